@@ -1,0 +1,61 @@
+//===- PartDialect.td - the part dialect -------------------*- tablegen -*-===//
+//
+// The `part` dialect: model ops on ranked static tensors, device meshes,
+// sharding annotations and the collectives the partitioner emits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_DIALECT_PART_IR_PARTDIALECT_TD
+#define PARTITION_DIALECT_PART_IR_PARTDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Part_Dialect : Dialect {
+  let name = "part";
+  let cppNamespace = "::partition::part";
+  let summary = "Model ops, device meshes, sharding annotations and collectives";
+  let description = [{
+    `part` describes a neural-network program and how it is spread over a
+    set of devices. A module declares one or more device meshes
+    (`part.mesh`), each a named grid of devices with named axes. Tensor
+    values carry a `#part.sharding` that says, per dimension, which mesh axes
+    split it, and over which axes the local value is still a partial sum
+    (*unreduced*). Model ops (matmul, layer_norm, attention, ...) keep the
+    structure of the source model so that sharding rules can be stated per
+    op; collective ops (`part.all_reduce`, `part.all_gather`, ...) appear
+    once the program has been partitioned into its per-device form.
+
+    Function arguments are marked with `part.role` (parameter, input or
+    label) and may carry a `part.sharding`; op results carry `part.sharding`
+    as a discardable attribute.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Adds the dialect's attributes (defined beside their storage classes).
+    void registerAttributes();
+
+    /// Name of the discardable attribute carrying a value's sharding, on op
+    /// results and on function arguments and results.
+    static constexpr ::llvm::StringLiteral getShardingAttrName() {
+      return ::llvm::StringLiteral("part.sharding");
+    }
+    /// Name of the function-argument attribute giving the argument's role.
+    static constexpr ::llvm::StringLiteral getRoleAttrName() {
+      return ::llvm::StringLiteral("part.role");
+    }
+  }];
+}
+
+class Part_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Part_Dialect, mnemonic, traits>;
+
+class Part_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Part_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+#endif // PARTITION_DIALECT_PART_IR_PARTDIALECT_TD

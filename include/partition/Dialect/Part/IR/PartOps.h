@@ -1,0 +1,40 @@
+//===- PartOps.h - part ops -------------------------------------*- C++ -*-===//
+//
+// Declares the ops of the `part` dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_DIALECT_PART_IR_PARTOPS_H
+#define PARTITION_DIALECT_PART_IR_PARTOPS_H
+
+#include "partition/Dialect/Part/IR/PartAttrs.h"
+#include "partition/Dialect/Part/IR/PartDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "partition/Dialect/Part/IR/PartOps.h.inc"
+
+namespace partition::part {
+
+/// Looks up the `part.mesh` called `name` from `from`'s nearest symbol table;
+/// returns null when there is none.
+MeshOp lookupMesh(mlir::Operation *from, mlir::FlatSymbolRefAttr name,
+                  mlir::SymbolTableCollection *symbolTable = nullptr);
+
+/// Checks `sharding` against the mesh it names (looked up from `from`) and
+/// against `type`; reports through `emitError`.
+mlir::LogicalResult
+verifyShardingFor(mlir::Operation *from, ShardingAttr sharding, mlir::Type type,
+                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
+                  mlir::SymbolTableCollection *symbolTable = nullptr);
+
+} // namespace partition::part
+
+#endif // PARTITION_DIALECT_PART_IR_PARTOPS_H

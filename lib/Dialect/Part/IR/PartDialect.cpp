@@ -1,0 +1,102 @@
+//===- PartDialect.cpp - the part dialect ---------------------------------===//
+//
+// Registers the dialect's ops and attributes, and verifies the `part.*`
+// attributes that other ops (func.func, model ops) carry.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartDialect.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace partition::part;
+
+#include "partition/Dialect/Part/IR/PartOpsDialect.cpp.inc"
+
+void PartDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "partition/Dialect/Part/IR/PartOps.cpp.inc"
+      >();
+}
+
+/// Verifies a `part.sharding` attribute on a value of type `type`.
+static LogicalResult verifyShardingAttr(Operation *op, Attribute attr,
+                                        Type type, const Twine &what) {
+  auto sharding = dyn_cast<ShardingAttr>(attr);
+  if (!sharding)
+    return op->emitOpError() << "'part.sharding' on " << what
+                             << " must be a #part.sharding, got " << attr;
+  return verifyShardingFor(op, sharding, type, [&] {
+    return op->emitOpError() << "has an invalid sharding on " << what << ": ";
+  });
+}
+
+LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == getShardingAttrName()) {
+    if (op->getNumResults() == 1)
+      return verifyShardingAttr(op, attr.getValue(), op->getResult(0).getType(),
+                                "its result");
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!list || list.size() != op->getNumResults())
+      return op->emitOpError()
+             << "has " << op->getNumResults()
+             << " results, so 'part.sharding' must be an array of as many "
+                "#part.sharding";
+    for (auto [index, sharding] : llvm::enumerate(list))
+      if (failed(verifyShardingAttr(op, sharding,
+                                    op->getResult(index).getType(),
+                                    "result " + Twine(index))))
+        return failure();
+    return success();
+  }
+  if (name == getRoleAttrName())
+    return op->emitOpError()
+           << "'part.role' belongs on function arguments, not on an op";
+  return op->emitOpError() << "has unknown attribute '" << name << "'";
+}
+
+LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  if (name == getShardingAttrName())
+    return verifyShardingAttr(op, attr.getValue(), type,
+                              "argument " + Twine(argIndex));
+  if (name == getRoleAttrName()) {
+    if (!isa<ArgRoleAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'part.role' on argument " << argIndex
+             << " must be #part.role<parameter|input|label>, got "
+             << attr.getValue();
+    return success();
+  }
+  return op->emitOpError() << "has unknown attribute '" << name
+                           << "' on argument " << argIndex;
+}
+
+LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != getShardingAttrName())
+    return op->emitOpError() << "has unknown attribute '" << name
+                             << "' on result " << resultIndex;
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return op->emitOpError() << "'part.sharding' on a region result needs a "
+                                "function";
+  return verifyShardingAttr(op, attr.getValue(),
+                            function.getResultTypes()[resultIndex],
+                            "result " + Twine(resultIndex));
+}

@@ -1,0 +1,769 @@
+//===- PartOps.cpp - part ops: verifiers and shape inference --------------===//
+//
+// Each verifier implements the op's **Constraints:** list in PartOps.td.
+// Shape-inferring ops report their errors from inferReturnTypes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace partition::part;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Formats a shape as `[4, 8]` for diagnostics.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string result = "[";
+  llvm::raw_string_ostream os(result);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return result;
+}
+
+MeshOp partition::part::lookupMesh(Operation *from, FlatSymbolRefAttr name,
+                                   SymbolTableCollection *symbolTable) {
+  if (symbolTable)
+    return symbolTable->lookupNearestSymbolFrom<MeshOp>(from, name);
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
+}
+
+LogicalResult partition::part::verifyShardingFor(
+    Operation *from, ShardingAttr sharding, Type type,
+    function_ref<InFlightDiagnostic()> emitError,
+    SymbolTableCollection *symbolTable) {
+  MeshOp mesh = lookupMesh(from, sharding.getMesh(), symbolTable);
+  if (!mesh)
+    return emitError() << "sharding refers to " << sharding.getMesh()
+                       << ", which is not a part.mesh";
+  return sharding.verifyAgainst(mesh.getMesh(), type, emitError);
+}
+
+/// Ranked tensor type of `value`'s type, or null.
+static RankedTensorType getTensorType(Type type) {
+  return dyn_cast<RankedTensorType>(type);
+}
+
+/// Reports an error at `loc` when the element types of `a` and `b` differ.
+static LogicalResult checkSameElementType(std::optional<Location> loc,
+                                          RankedTensorType a, StringRef aName,
+                                          RankedTensorType b, StringRef bName) {
+  if (a.getElementType() == b.getElementType())
+    return success();
+  return emitOptionalError(loc, "element types differ: ", aName, " has ",
+                           a.getElementType(), " and ", bName, " has ",
+                           b.getElementType());
+}
+
+/// Checks that `dim` indexes a tensor of rank `rank`.
+static LogicalResult checkDim(std::optional<Location> loc, StringRef what,
+                              int64_t dim, int64_t rank) {
+  if (dim >= 0 && dim < rank)
+    return success();
+  return emitOptionalError(loc, what, " ", dim, " is out of range for rank ",
+                           rank);
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// Parses `[[0, 1], [1, 2]]` into a flat array.
+static ParseResult parseSourceTargetPairs(OpAsmParser &parser,
+                                          DenseI64ArrayAttr &pairs) {
+  SmallVector<int64_t> flat;
+  auto parsePair = [&]() -> ParseResult {
+    int64_t source, target;
+    if (parser.parseLSquare() || parser.parseInteger(source) ||
+        parser.parseComma() || parser.parseInteger(target) ||
+        parser.parseRSquare())
+      return failure();
+    flat.push_back(source);
+    flat.push_back(target);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parsePair))
+    return failure();
+  pairs = DenseI64ArrayAttr::get(parser.getContext(), flat);
+  return success();
+}
+
+static void printSourceTargetPairs(OpAsmPrinter &printer, Operation *,
+                                   DenseI64ArrayAttr pairs) {
+  ArrayRef<int64_t> flat = pairs.asArrayRef();
+  printer << "[";
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+    if (i)
+      printer << ", ";
+    printer << "[" << flat[i] << ", " << flat[i + 1] << "]";
+  }
+  printer << "]";
+}
+
+//===----------------------------------------------------------------------===//
+// ShardingConstraintOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyShardingFor(
+      *this, getSharding(), getInput().getType(),
+      [&] { return emitOpError(); }, &symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp, CastOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult CastOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "changes the shape from " << formatShape(in.getShape())
+                         << " to " << formatShape(out.getShape())
+                         << "; a cast only converts the element type";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+/// Infers the numpy-broadcast result type of `lhs` and `rhs`.
+static LogicalResult inferBroadcast(std::optional<Location> loc, Type lhsType,
+                                    Type rhsType,
+                                    SmallVectorImpl<Type> &inferred) {
+  auto lhs = getTensorType(lhsType), rhs = getTensorType(rhsType);
+  if (!lhs || !rhs)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (failed(checkSameElementType(loc, lhs, "lhs", rhs, "rhs")))
+    return failure();
+  int64_t rank = std::max(lhs.getRank(), rhs.getRank());
+  SmallVector<int64_t> shape(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t l = i < rank - lhs.getRank() ? 1 : lhs.getDimSize(i - (rank - lhs.getRank()));
+    int64_t r = i < rank - rhs.getRank() ? 1 : rhs.getDimSize(i - (rank - rhs.getRank()));
+    if (l != r && l != 1 && r != 1)
+      return emitOptionalError(
+          loc, "shapes ", formatShape(lhs.getShape()), " and ",
+          formatShape(rhs.getShape()), " do not broadcast: aligned dimension ",
+          i, " has sizes ", l, " and ", r);
+    shape[i] = l == 1 ? r : l;
+  }
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+#define PART_BINARY_INFER(OP)                                                  \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBroadcast(loc, adaptor.getLhs().getType(),                     \
+                          adaptor.getRhs().getType(), inferred);               \
+  }
+PART_BINARY_INFER(AddOp)
+PART_BINARY_INFER(SubOp)
+PART_BINARY_INFER(MulOp)
+PART_BINARY_INFER(DivOp)
+PART_BINARY_INFER(MaxOp)
+PART_BINARY_INFER(MinOp)
+PART_BINARY_INFER(PowOp)
+#undef PART_BINARY_INFER
+
+//===----------------------------------------------------------------------===//
+// MatmulOp, BatchMatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto lhs = getTensorType(adaptor.getLhs().getType());
+  auto rhs = getTensorType(adaptor.getRhs().getType());
+  if (!lhs || !rhs)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (lhs.getRank() < 2)
+    return emitOptionalError(loc, "lhs must have rank at least 2, got ",
+                             formatShape(lhs.getShape()));
+  if (rhs.getRank() != 2)
+    return emitOptionalError(loc, "rhs must have rank 2, got ",
+                             formatShape(rhs.getShape()));
+  if (failed(checkSameElementType(loc, lhs, "lhs", rhs, "rhs")))
+    return failure();
+  int64_t rank = lhs.getRank();
+  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
+  int64_t m = lhs.getDimSize(ta ? rank - 1 : rank - 2);
+  int64_t lhsK = lhs.getDimSize(ta ? rank - 2 : rank - 1);
+  int64_t rhsK = rhs.getDimSize(tb ? 1 : 0);
+  int64_t n = rhs.getDimSize(tb ? 0 : 1);
+  if (lhsK != rhsK)
+    return emitOptionalError(loc, "contracting sizes differ: lhs ",
+                             formatShape(lhs.getShape()), " has ", lhsK,
+                             ", rhs ", formatShape(rhs.getShape()), " has ",
+                             rhsK);
+  SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
+  shape.push_back(m);
+  shape.push_back(n);
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  auto lhs = getTensorType(adaptor.getLhs().getType());
+  auto rhs = getTensorType(adaptor.getRhs().getType());
+  if (!lhs || !rhs)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (lhs.getRank() < 3 || lhs.getRank() != rhs.getRank())
+    return emitOptionalError(loc,
+                             "operands must have one rank of at least 3, got ",
+                             formatShape(lhs.getShape()), " and ",
+                             formatShape(rhs.getShape()));
+  if (failed(checkSameElementType(loc, lhs, "lhs", rhs, "rhs")))
+    return failure();
+  int64_t rank = lhs.getRank();
+  if (lhs.getShape().drop_back(2) != rhs.getShape().drop_back(2))
+    return emitOptionalError(loc, "batch dimensions differ: lhs ",
+                             formatShape(lhs.getShape()), ", rhs ",
+                             formatShape(rhs.getShape()));
+  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
+  int64_t m = lhs.getDimSize(ta ? rank - 1 : rank - 2);
+  int64_t lhsK = lhs.getDimSize(ta ? rank - 2 : rank - 1);
+  int64_t rhsK = rhs.getDimSize(tb ? rank - 1 : rank - 2);
+  int64_t n = rhs.getDimSize(tb ? rank - 2 : rank - 1);
+  if (lhsK != rhsK)
+    return emitOptionalError(loc, "contracting sizes differ: lhs ",
+                             formatShape(lhs.getShape()), " has ", lhsK,
+                             ", rhs ", formatShape(rhs.getShape()), " has ",
+                             rhsK);
+  SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
+  shape.push_back(m);
+  shape.push_back(n);
+  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SoftmaxOp, LayerNormOp, RmsNormOp, RotaryEmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  if (getDim() < 0 || getDim() >= rank)
+    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+                         << rank;
+  return success();
+}
+
+/// Checks a normalisation weight (`scale` or `bias`) against the input.
+static LogicalResult checkNormWeight(Operation *op, StringRef name,
+                                     Value weight, RankedTensorType input) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  int64_t d = input.getShape().empty() ? 0 : input.getShape().back();
+  if (input.getRank() < 1 || type.getShape() != ArrayRef<int64_t>{d})
+    return op->emitOpError()
+           << name << " has shape " << formatShape(type.getShape())
+           << " but must be [" << d << "], the last dimension of the input "
+           << formatShape(input.getShape());
+  if (type.getElementType() != input.getElementType())
+    return op->emitOpError() << name << " has element type "
+                             << type.getElementType() << " but the input has "
+                             << input.getElementType();
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (failed(checkNormWeight(*this, "scale", getScale(), input)))
+    return failure();
+  if (getBias() && failed(checkNormWeight(*this, "bias", getBias(), input)))
+    return failure();
+  return success();
+}
+
+LogicalResult RmsNormOp::verify() {
+  return checkNormWeight(*this, "scale", getScale(),
+                         cast<RankedTensorType>(getInput().getType()));
+}
+
+LogicalResult RotaryEmbeddingOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (input.getRank() < 2)
+    return emitOpError() << "input must have rank at least 2, got "
+                         << formatShape(input.getShape());
+  int64_t s = input.getDimSize(input.getRank() - 2);
+  int64_t d = input.getDimSize(input.getRank() - 1);
+  if (d % 2 != 0)
+    return emitOpError() << "last dimension of the input must be even to "
+                            "rotate halves, got "
+                         << d;
+  for (auto [name, table] : {std::pair<StringRef, Value>{"cos", getCos()},
+                             std::pair<StringRef, Value>{"sin", getSin()}}) {
+    auto type = cast<RankedTensorType>(table.getType());
+    if (type.getShape() != ArrayRef<int64_t>{s, d})
+      return emitOpError() << name << " table has shape "
+                           << formatShape(type.getShape()) << " but must be ["
+                           << s << ", " << d
+                           << "], the last two dimensions of the input";
+    if (type.getElementType() != input.getElementType())
+      return emitOpError() << name << " table has element type "
+                           << type.getElementType() << " but the input has "
+                           << input.getElementType();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp, SoftmaxCrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto q = getTensorType(adaptor.getQuery().getType());
+  auto k = getTensorType(adaptor.getKey().getType());
+  auto v = getTensorType(adaptor.getValue().getType());
+  if (!q || !k || !v)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
+    return emitOptionalError(
+        loc, "query, key and value must have rank 4 [batch, heads, seq, "
+             "head_dim], got ",
+        formatShape(q.getShape()), ", ", formatShape(k.getShape()), " and ",
+        formatShape(v.getShape()));
+  if (failed(checkSameElementType(loc, q, "query", k, "key")) ||
+      failed(checkSameElementType(loc, q, "query", v, "value")))
+    return failure();
+  if (q.getDimSize(0) != k.getDimSize(0) || k.getDimSize(0) != v.getDimSize(0))
+    return emitOptionalError(loc, "batch sizes differ: query ",
+                             q.getDimSize(0), ", key ", k.getDimSize(0),
+                             ", value ", v.getDimSize(0));
+  if (k.getDimSize(1) != v.getDimSize(1) || k.getDimSize(2) != v.getDimSize(2))
+    return emitOptionalError(
+        loc, "key ", formatShape(k.getShape()), " and value ",
+        formatShape(v.getShape()), " must have the same heads and sequence length");
+  if (q.getDimSize(1) % k.getDimSize(1) != 0)
+    return emitOptionalError(loc, "key/value heads (", k.getDimSize(1),
+                             ") must divide query heads (", q.getDimSize(1),
+                             ")");
+  if (q.getDimSize(3) != k.getDimSize(3))
+    return emitOptionalError(loc, "head sizes differ: query ", q.getDimSize(3),
+                             ", key ", k.getDimSize(3));
+  if (adaptor.getCausal() && q.getDimSize(2) != k.getDimSize(2))
+    return emitOptionalError(loc, "causal attention needs equal query and key "
+                                  "sequence lengths, got ",
+                             q.getDimSize(2), " and ", k.getDimSize(2));
+  inferred.push_back(RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+      q.getElementType()));
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  auto logits = getTensorType(adaptor.getLogits().getType());
+  auto labels = getTensorType(adaptor.getLabels().getType());
+  if (!logits || !labels)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  if (logits.getRank() < 1 ||
+      logits.getShape().drop_back() != labels.getShape())
+    return emitOptionalError(loc, "labels have shape ",
+                             formatShape(labels.getShape()),
+                             " but must be the logits' shape ",
+                             formatShape(logits.getShape()),
+                             " without its last (class) dimension");
+  if (adaptor.getReduction() == LossReduction::None)
+    inferred.push_back(
+        RankedTensorType::get(labels.getShape(), logits.getElementType()));
+  else
+    inferred.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Infers the result of reducing `input` over `dims`.
+static LogicalResult inferReduce(std::optional<Location> loc, Type inputType,
+                                 ArrayRef<int64_t> dims, bool keepDims,
+                                 SmallVectorImpl<Type> &inferred) {
+  auto input = getTensorType(inputType);
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  if (dims.empty())
+    return emitOptionalError(loc, "dims must not be empty");
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t dim : dims) {
+    if (failed(checkDim(loc, "reduced dimension", dim, input.getRank())))
+      return failure();
+    if (!seen.insert(dim).second)
+      return emitOptionalError(loc, "reduced dimension ", dim,
+                               " is listed twice");
+  }
+  SmallVector<int64_t> shape;
+  for (auto [dim, size] : llvm::enumerate(input.getShape())) {
+    if (!seen.contains(dim))
+      shape.push_back(size);
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+#define PART_REDUCE_INFER(OP)                                                  \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferReduce(loc, adaptor.getInput().getType(), adaptor.getDims(),   \
+                       adaptor.getKeepDims(), inferred);                       \
+  }
+PART_REDUCE_INFER(ReduceSumOp)
+PART_REDUCE_INFER(ReduceMeanOp)
+PART_REDUCE_INFER(ReduceMaxOp)
+#undef PART_REDUCE_INFER
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "changes the element type from "
+                         << in.getElementType() << " to "
+                         << out.getElementType() << "; use part.cast";
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << formatShape(in.getShape())
+                         << " (" << in.getNumElements() << " elements) to "
+                         << formatShape(out.getShape()) << " ("
+                         << out.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto input = getTensorType(adaptor.getInput().getType());
+  if (!input)
+    return emitOptionalError(loc, "input must be a ranked tensor");
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != input.getRank())
+    return emitOptionalError(loc, "permutation ", formatShape(perm), " has ",
+                             perm.size(), " entries but the input has rank ",
+                             input.getRank());
+  llvm::SmallSet<int64_t, 4> seen;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= input.getRank() || !seen.insert(p).second)
+      return emitOptionalError(loc, formatShape(perm),
+                               " is not a permutation of [0, ",
+                               input.getRank(), ")");
+    shape.push_back(input.getDimSize(p));
+  }
+  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "changes the element type from "
+                         << in.getElementType() << " to "
+                         << out.getElementType();
+  if (in.getRank() > out.getRank())
+    return emitOpError() << "cannot broadcast " << formatShape(in.getShape())
+                         << " to the lower-rank " << formatShape(out.getShape());
+  int64_t lead = out.getRank() - in.getRank();
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (in.getDimSize(i) != 1 && in.getDimSize(i) != out.getDimSize(lead + i))
+      return emitOpError() << "cannot broadcast " << formatShape(in.getShape())
+                           << " to " << formatShape(out.getShape())
+                           << ": operand dimension " << i << " has size "
+                           << in.getDimSize(i) << ", result dimension "
+                           << lead + i << " has size " << out.getDimSize(lead + i);
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank())
+    return emitOpError() << "result " << out << " must have the rank and "
+                         << "element type of the input " << in;
+  ArrayRef<int64_t> offsets = getOffsets();
+  SmallVector<int64_t> strides(in.getRank(), 1);
+  if (std::optional<ArrayRef<int64_t>> given = getStrides())
+    strides.assign(given->begin(), given->end());
+  if (static_cast<int64_t>(offsets.size()) != in.getRank() ||
+      static_cast<int64_t>(strides.size()) != in.getRank())
+    return emitOpError() << "needs one offset and one stride per dimension ("
+                         << in.getRank() << "), got " << offsets.size()
+                         << " offsets and " << strides.size() << " strides";
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (offsets[d] < 0 || strides[d] < 1)
+      return emitOpError() << "dimension " << d << " has offset " << offsets[d]
+                           << " and stride " << strides[d]
+                           << "; offsets must be >= 0 and strides >= 1";
+    int64_t size = out.getDimSize(d);
+    int64_t last = offsets[d] + (size - 1) * strides[d];
+    if (size > 0 && last >= in.getDimSize(d))
+      return emitOpError() << "dimension " << d << " reads element " << last
+                           << " (offset " << offsets[d] << ", size " << size
+                           << ", stride " << strides[d]
+                           << ") but the input has only " << in.getDimSize(d);
+  }
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "needs at least one operand");
+  auto first = getTensorType(adaptor.getInputs().front().getType());
+  if (!first)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  int64_t dim = adaptor.getDim();
+  if (failed(checkDim(loc, "concatenation dimension", dim, first.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  for (auto [index, value] : llvm::enumerate(adaptor.getInputs().drop_front())) {
+    auto type = getTensorType(value.getType());
+    if (!type)
+      return emitOptionalError(loc, "operands must be ranked tensors");
+    if (failed(checkSameElementType(loc, first, "operand 0", type,
+                                    "operand " + std::to_string(index + 1))))
+      return failure();
+    bool compatible = type.getRank() == first.getRank();
+    for (int64_t d = 0; compatible && d < first.getRank(); ++d)
+      compatible = d == dim || type.getDimSize(d) == first.getDimSize(d);
+    if (!compatible)
+      return emitOptionalError(loc, "operand ", index + 1, " has shape ",
+                               formatShape(type.getShape()),
+                               ", which does not match operand 0 ",
+                               formatShape(first.getShape()),
+                               " outside dimension ", dim);
+    shape[dim] += type.getDimSize(dim);
+  }
+  inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  auto data = getTensorType(adaptor.getData().getType());
+  auto indices = getTensorType(adaptor.getIndices().getType());
+  if (!data || !indices)
+    return emitOptionalError(loc, "operands must be ranked tensors");
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkDim(loc, "gather axis", axis, data.getRank())))
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
+  inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Resolves a collective's mesh and checks its axes; returns the group size.
+static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
+                                      ArrayAttr axes,
+                                      SymbolTableCollection &symbolTable) {
+  MeshOp mesh = lookupMesh(op, meshName, &symbolTable);
+  if (!mesh)
+    return op->emitOpError() << "refers to " << meshName
+                             << ", which is not a part.mesh";
+  if (axes.empty())
+    return op->emitOpError() << "needs at least one mesh axis";
+  llvm::StringSet<> seen;
+  int64_t size = 1;
+  for (Attribute attr : axes) {
+    StringRef axis = cast<StringAttr>(attr).getValue();
+    std::optional<int64_t> axisSize = mesh.getMesh().getAxisSize(axis);
+    if (!axisSize)
+      return op->emitOpError()
+             << "mesh " << meshName << " has no axis \"" << axis << "\"";
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "lists mesh axis \"" << axis << "\" twice";
+    size *= *axisSize;
+  }
+  return size;
+}
+
+/// Checks that `result` is `input` with dimension `dim` multiplied by
+/// `factor` (or divided, when `divide`); the rest must be equal.
+static LogicalResult checkScaledDim(Operation *op, Value inputValue,
+                                    Value resultValue, StringRef dimName,
+                                    int64_t dim, int64_t factor, bool divide) {
+  auto in = cast<RankedTensorType>(inputValue.getType());
+  auto out = cast<RankedTensorType>(resultValue.getType());
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank())
+    return op->emitOpError() << "result " << out << " must have the rank and "
+                             << "element type of the operand " << in;
+  if (dim < 0 || dim >= in.getRank())
+    return op->emitOpError() << dimName << " " << dim
+                             << " is out of range for rank " << in.getRank();
+  if (divide && in.getDimSize(dim) % factor != 0)
+    return op->emitOpError()
+           << "operand dimension " << dim << " of size " << in.getDimSize(dim)
+           << " is not divisible by the group size " << factor;
+  SmallVector<int64_t> expected(in.getShape());
+  expected[dim] = divide ? expected[dim] / factor : expected[dim] * factor;
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError() << "result shape " << formatShape(out.getShape())
+                             << " must be " << formatShape(expected)
+                             << " for operand " << formatShape(in.getShape())
+                             << " and group size " << factor;
+  return success();
+}
+
+MeshOp AllReduceOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
+MeshOp AllGatherOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
+MeshOp ReduceScatterOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
+MeshOp AllToAllOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
+MeshOp CollectivePermuteOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return success(succeeded(
+      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable)));
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> group =
+      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
+  if (failed(group))
+    return failure();
+  return checkScaledDim(*this, getInput(), getResult(), "dim", getDim(), *group,
+                        /*divide=*/false);
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> group =
+      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
+  if (failed(group))
+    return failure();
+  return checkScaledDim(*this, getInput(), getResult(), "dim", getDim(), *group,
+                        /*divide=*/true);
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> group =
+      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
+  if (failed(group))
+    return failure();
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  int64_t splitDim = getSplitDim(), concatDim = getConcatDim();
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank())
+    return emitOpError() << "result " << out << " must have the rank and "
+                         << "element type of the operand " << in;
+  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"split_dim", splitDim},
+                           std::pair<StringRef, int64_t>{"concat_dim", concatDim}})
+    if (dim < 0 || dim >= in.getRank())
+      return emitOpError() << name << " " << dim << " is out of range for rank "
+                           << in.getRank();
+  if (in.getDimSize(splitDim) % *group != 0)
+    return emitOpError() << "operand dimension " << splitDim << " of size "
+                         << in.getDimSize(splitDim)
+                         << " is not divisible by the group size " << *group;
+  SmallVector<int64_t> expected(in.getShape());
+  expected[splitDim] /= *group;
+  expected[concatDim] *= *group;
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape " << formatShape(out.getShape())
+                         << " must be " << formatShape(expected)
+                         << " for operand " << formatShape(in.getShape())
+                         << " and group size " << *group;
+  return success();
+}
+
+LogicalResult
+CollectivePermuteOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> group =
+      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
+  if (failed(group))
+    return failure();
+  ArrayRef<int64_t> pairs = getPairs();
+  if (pairs.size() % 2 != 0)
+    return emitOpError() << "pairs must hold [source, target] pairs, got "
+                         << pairs.size() << " indices";
+  llvm::SmallSet<int64_t, 8> sources, targets;
+  for (size_t i = 0; i < pairs.size(); i += 2) {
+    int64_t source = pairs[i], target = pairs[i + 1];
+    for (int64_t index : {source, target})
+      if (index < 0 || index >= *group)
+        return emitOpError() << "pair [" << source << ", " << target
+                             << "] is out of range for group size " << *group;
+    if (!sources.insert(source).second)
+      return emitOpError() << "device " << source
+                           << " is the source of more than one pair";
+    if (!targets.insert(target).second)
+      return emitOpError() << "device " << target
+                           << " is the target of more than one pair";
+  }
+  return success();
+}
+
+/// Checks the peer mesh and channel of a send or recv.
+static LogicalResult verifyPointToPoint(Operation *op, FlatSymbolRefAttr peer,
+                                        int64_t channel,
+                                        SymbolTableCollection &symbolTable) {
+  if (!lookupMesh(op, peer, &symbolTable))
+    return op->emitOpError() << "refers to " << peer
+                             << ", which is not a part.mesh";
+  if (channel < 0)
+    return op->emitOpError() << "channel must be non-negative, got " << channel;
+  return success();
+}
+
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyPointToPoint(*this, getToAttr(), getChannel(), symbolTable);
+}
+
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyPointToPoint(*this, getFromAttr(), getChannel(), symbolTable);
+}
+
+#define GET_OP_CLASSES
+#include "partition/Dialect/Part/IR/PartOps.cpp.inc"

@@ -1,0 +1,26 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "PARTITION"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.partition_obj_root, "test")
+
+# FileCheck variables do not leak across CHECK-LABEL blocks.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+if config.partition_have_cuda:
+    config.available_features.add("cuda-toolkit")
+
+config.substitutions.append(("%partition_src_root", config.partition_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["partition-opt"], [config.partition_tools_dir]
+)
