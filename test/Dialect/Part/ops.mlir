@@ -184,3 +184,9 @@ func.func @collectives(%x: tensor<16x16xf32>, %y: tensor<64x64xf32>) -> tensor<1
   %9 = part.recv from @stage0 channel 0 : tensor<16x16xf32>
   return %9 : tensor<16x16xf32>
 }
+
+// A declaration has no entry block; its argument shardings are checked
+// against the signature.
+// CHECK-LABEL: func.func private @declaration
+// CHECK-SAME: part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>
+func.func private @declaration(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>}) -> (tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{}, {}]>})

@@ -8,6 +8,7 @@
 #include "partition/Dialect/Part/IR/PartDialect.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,19 @@ TEST_F(MeshAttrTest, RejectsBadAxes) {
   EXPECT_FALSE(parseAttribute("#part.mesh<[\"a\"=2, \"a\"=2]>", &ctx));
   EXPECT_FALSE(parseAttribute("#part.mesh<[\"a\"=0]>", &ctx));
   EXPECT_FALSE(parseAttribute("#part.mesh<[\"\"=2]>", &ctx));
+}
+
+TEST_F(MeshAttrTest, CheckedBuilderReportsMismatchedLists) {
+  std::string message;
+  ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  MeshAttr bad = MeshAttr::getChecked(
+      [&] { return emitError(UnknownLoc::get(&ctx)); }, &ctx,
+      {StringAttr::get(&ctx, "dp")}, {2, 4});
+  EXPECT_FALSE(bad);
+  EXPECT_EQ(message, "mesh has 1 axis names but 2 sizes");
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "partition/Dialect/Part/IR/PartDialect.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
@@ -63,6 +64,22 @@ TEST_F(ShardingAttrTest, RejectsAnAxisUsedTwice) {
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
   EXPECT_FALSE(sharding("@mesh, [{\"dp\"}, {\"dp\"}]"));
   EXPECT_FALSE(sharding("@mesh, [{\"tp\"}, {}], unreduced={\"tp\"}"));
+}
+
+TEST_F(ShardingAttrTest, CheckedBuilderReportsMalformedParameters) {
+  std::string message;
+  ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  auto emit = [&] { return emitError(UnknownLoc::get(&ctx)); };
+  Builder b(&ctx);
+  EXPECT_FALSE(ShardingAttr::getChecked(emit, &ctx, FlatSymbolRefAttr(), {}, {}));
+  EXPECT_EQ(message, "sharding needs a mesh");
+  EXPECT_FALSE(ShardingAttr::getChecked(
+      emit, &ctx, FlatSymbolRefAttr::get(&ctx, "mesh"),
+      {b.getArrayAttr({b.getI64IntegerAttr(0)})}, {}));
+  EXPECT_EQ(message, "mesh axes must be strings, got 0 : i64");
 }
 
 TEST_F(ShardingAttrTest, CompareIsStructural) {

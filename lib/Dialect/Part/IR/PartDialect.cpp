@@ -68,10 +68,19 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
-  if (name == getShardingAttrName())
+  if (name == getShardingAttrName()) {
+    // A function declaration has no entry block: take the type from the
+    // signature.
+    Type type;
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      type = function.getArgumentTypes()[argIndex];
+    else if (!op->getRegion(regionIndex).empty())
+      type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+    else
+      return success();
     return verifyShardingAttr(op, attr.getValue(), type,
                               "argument " + Twine(argIndex));
+  }
   if (name == getRoleAttrName()) {
     if (!isa<ArgRoleAttr>(attr.getValue()))
       return op->emitOpError()
@@ -92,10 +101,11 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
   if (name != getShardingAttrName())
     return op->emitOpError() << "has unknown attribute '" << name
                              << "' on result " << resultIndex;
+  // Only functions give their region results attributes; elsewhere there is
+  // no result type to check the sharding against.
   auto function = dyn_cast<FunctionOpInterface>(op);
   if (!function)
-    return op->emitOpError() << "'part.sharding' on a region result needs a "
-                                "function";
+    return success();
   return verifyShardingAttr(op, attr.getValue(),
                             function.getResultTypes()[resultIndex],
                             "result " + Twine(resultIndex));

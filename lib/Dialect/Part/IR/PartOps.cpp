@@ -53,23 +53,39 @@ static RankedTensorType getTensorType(Type type) {
   return dyn_cast<RankedTensorType>(type);
 }
 
-/// Reports an error at `loc` when the element types of `a` and `b` differ.
-static LogicalResult checkSameElementType(std::optional<Location> loc,
+namespace {
+/// Emits shape-inference errors at an op's location, prefixed with the op's
+/// name like a verifier error; silent when there is no location (as when a
+/// builder probes whether a type can be inferred).
+struct Reporter {
+  std::optional<Location> loc;
+  StringRef opName;
+
+  template <typename... Args>
+  LogicalResult operator()(Args &&...args) const {
+    return emitOptionalError(loc, "'", opName, "' op ",
+                             std::forward<Args>(args)...);
+  }
+};
+} // namespace
+
+/// Reports an error when the element types of `a` and `b` differ.
+static LogicalResult checkSameElementType(const Reporter &report,
                                           RankedTensorType a, StringRef aName,
                                           RankedTensorType b, StringRef bName) {
   if (a.getElementType() == b.getElementType())
     return success();
-  return emitOptionalError(loc, "element types differ: ", aName, " has ",
+  return report("element types differ: ", aName, " has ",
                            a.getElementType(), " and ", bName, " has ",
                            b.getElementType());
 }
 
 /// Checks that `dim` indexes a tensor of rank `rank`.
-static LogicalResult checkDim(std::optional<Location> loc, StringRef what,
+static LogicalResult checkDim(const Reporter &report, StringRef what,
                               int64_t dim, int64_t rank) {
   if (dim >= 0 && dim < rank)
     return success();
-  return emitOptionalError(loc, what, " ", dim, " is out of range for rank ",
+  return report(what, " ", dim, " is out of range for rank ",
                            rank);
 }
 
@@ -141,13 +157,13 @@ LogicalResult CastOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Infers the numpy-broadcast result type of `lhs` and `rhs`.
-static LogicalResult inferBroadcast(std::optional<Location> loc, Type lhsType,
+static LogicalResult inferBroadcast(const Reporter &report, Type lhsType,
                                     Type rhsType,
                                     SmallVectorImpl<Type> &inferred) {
   auto lhs = getTensorType(lhsType), rhs = getTensorType(rhsType);
   if (!lhs || !rhs)
-    return emitOptionalError(loc, "operands must be ranked tensors");
-  if (failed(checkSameElementType(loc, lhs, "lhs", rhs, "rhs")))
+    return report("operands must be ranked tensors");
+  if (failed(checkSameElementType(report, lhs, "lhs", rhs, "rhs")))
     return failure();
   int64_t rank = std::max(lhs.getRank(), rhs.getRank());
   SmallVector<int64_t> shape(rank);
@@ -155,8 +171,7 @@ static LogicalResult inferBroadcast(std::optional<Location> loc, Type lhsType,
     int64_t l = i < rank - lhs.getRank() ? 1 : lhs.getDimSize(i - (rank - lhs.getRank()));
     int64_t r = i < rank - rhs.getRank() ? 1 : rhs.getDimSize(i - (rank - rhs.getRank()));
     if (l != r && l != 1 && r != 1)
-      return emitOptionalError(
-          loc, "shapes ", formatShape(lhs.getShape()), " and ",
+      return report("shapes ", formatShape(lhs.getShape()), " and ",
           formatShape(rhs.getShape()), " do not broadcast: aligned dimension ",
           i, " has sizes ", l, " and ", r);
     shape[i] = l == 1 ? r : l;
@@ -169,7 +184,8 @@ static LogicalResult inferBroadcast(std::optional<Location> loc, Type lhsType,
   LogicalResult OP::inferReturnTypes(                                          \
       MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
       SmallVectorImpl<Type> &inferred) {                                       \
-    return inferBroadcast(loc, adaptor.getLhs().getType(),                     \
+    return inferBroadcast(Reporter{loc, OP::getOperationName()},               \
+                          adaptor.getLhs().getType(),                     \
                           adaptor.getRhs().getType(), inferred);               \
   }
 PART_BINARY_INFER(AddOp)
@@ -189,17 +205,18 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, MatmulOp::getOperationName()};
   auto lhs = getTensorType(adaptor.getLhs().getType());
   auto rhs = getTensorType(adaptor.getRhs().getType());
   if (!lhs || !rhs)
-    return emitOptionalError(loc, "operands must be ranked tensors");
+    return report("operands must be ranked tensors");
   if (lhs.getRank() < 2)
-    return emitOptionalError(loc, "lhs must have rank at least 2, got ",
+    return report("lhs must have rank at least 2, got ",
                              formatShape(lhs.getShape()));
   if (rhs.getRank() != 2)
-    return emitOptionalError(loc, "rhs must have rank 2, got ",
+    return report("rhs must have rank 2, got ",
                              formatShape(rhs.getShape()));
-  if (failed(checkSameElementType(loc, lhs, "lhs", rhs, "rhs")))
+  if (failed(checkSameElementType(report, lhs, "lhs", rhs, "rhs")))
     return failure();
   int64_t rank = lhs.getRank();
   bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
@@ -208,7 +225,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   int64_t rhsK = rhs.getDimSize(tb ? 1 : 0);
   int64_t n = rhs.getDimSize(tb ? 0 : 1);
   if (lhsK != rhsK)
-    return emitOptionalError(loc, "contracting sizes differ: lhs ",
+    return report("contracting sizes differ: lhs ",
                              formatShape(lhs.getShape()), " has ", lhsK,
                              ", rhs ", formatShape(rhs.getShape()), " has ",
                              rhsK);
@@ -223,20 +240,20 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, BatchMatmulOp::getOperationName()};
   auto lhs = getTensorType(adaptor.getLhs().getType());
   auto rhs = getTensorType(adaptor.getRhs().getType());
   if (!lhs || !rhs)
-    return emitOptionalError(loc, "operands must be ranked tensors");
+    return report("operands must be ranked tensors");
   if (lhs.getRank() < 3 || lhs.getRank() != rhs.getRank())
-    return emitOptionalError(loc,
-                             "operands must have one rank of at least 3, got ",
+    return report("operands must have one rank of at least 3, got ",
                              formatShape(lhs.getShape()), " and ",
                              formatShape(rhs.getShape()));
-  if (failed(checkSameElementType(loc, lhs, "lhs", rhs, "rhs")))
+  if (failed(checkSameElementType(report, lhs, "lhs", rhs, "rhs")))
     return failure();
   int64_t rank = lhs.getRank();
   if (lhs.getShape().drop_back(2) != rhs.getShape().drop_back(2))
-    return emitOptionalError(loc, "batch dimensions differ: lhs ",
+    return report("batch dimensions differ: lhs ",
                              formatShape(lhs.getShape()), ", rhs ",
                              formatShape(rhs.getShape()));
   bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
@@ -245,7 +262,7 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
   int64_t rhsK = rhs.getDimSize(tb ? rank - 1 : rank - 2);
   int64_t n = rhs.getDimSize(tb ? rank - 2 : rank - 1);
   if (lhsK != rhsK)
-    return emitOptionalError(loc, "contracting sizes differ: lhs ",
+    return report("contracting sizes differ: lhs ",
                              formatShape(lhs.getShape()), " has ", lhsK,
                              ", rhs ", formatShape(rhs.getShape()), " has ",
                              rhsK);
@@ -334,37 +351,36 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, AttentionOp::getOperationName()};
   auto q = getTensorType(adaptor.getQuery().getType());
   auto k = getTensorType(adaptor.getKey().getType());
   auto v = getTensorType(adaptor.getValue().getType());
   if (!q || !k || !v)
-    return emitOptionalError(loc, "operands must be ranked tensors");
+    return report("operands must be ranked tensors");
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
-    return emitOptionalError(
-        loc, "query, key and value must have rank 4 [batch, heads, seq, "
+    return report("query, key and value must have rank 4 [batch, heads, seq, "
              "head_dim], got ",
         formatShape(q.getShape()), ", ", formatShape(k.getShape()), " and ",
         formatShape(v.getShape()));
-  if (failed(checkSameElementType(loc, q, "query", k, "key")) ||
-      failed(checkSameElementType(loc, q, "query", v, "value")))
+  if (failed(checkSameElementType(report, q, "query", k, "key")) ||
+      failed(checkSameElementType(report, q, "query", v, "value")))
     return failure();
   if (q.getDimSize(0) != k.getDimSize(0) || k.getDimSize(0) != v.getDimSize(0))
-    return emitOptionalError(loc, "batch sizes differ: query ",
+    return report("batch sizes differ: query ",
                              q.getDimSize(0), ", key ", k.getDimSize(0),
                              ", value ", v.getDimSize(0));
   if (k.getDimSize(1) != v.getDimSize(1) || k.getDimSize(2) != v.getDimSize(2))
-    return emitOptionalError(
-        loc, "key ", formatShape(k.getShape()), " and value ",
+    return report("key ", formatShape(k.getShape()), " and value ",
         formatShape(v.getShape()), " must have the same heads and sequence length");
   if (q.getDimSize(1) % k.getDimSize(1) != 0)
-    return emitOptionalError(loc, "key/value heads (", k.getDimSize(1),
+    return report("key/value heads (", k.getDimSize(1),
                              ") must divide query heads (", q.getDimSize(1),
                              ")");
   if (q.getDimSize(3) != k.getDimSize(3))
-    return emitOptionalError(loc, "head sizes differ: query ", q.getDimSize(3),
+    return report("head sizes differ: query ", q.getDimSize(3),
                              ", key ", k.getDimSize(3));
   if (adaptor.getCausal() && q.getDimSize(2) != k.getDimSize(2))
-    return emitOptionalError(loc, "causal attention needs equal query and key "
+    return report("causal attention needs equal query and key "
                                   "sequence lengths, got ",
                              q.getDimSize(2), " and ", k.getDimSize(2));
   inferred.push_back(RankedTensorType::get(
@@ -376,13 +392,14 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
 LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, SoftmaxCrossEntropyOp::getOperationName()};
   auto logits = getTensorType(adaptor.getLogits().getType());
   auto labels = getTensorType(adaptor.getLabels().getType());
   if (!logits || !labels)
-    return emitOptionalError(loc, "operands must be ranked tensors");
+    return report("operands must be ranked tensors");
   if (logits.getRank() < 1 ||
       logits.getShape().drop_back() != labels.getShape())
-    return emitOptionalError(loc, "labels have shape ",
+    return report("labels have shape ",
                              formatShape(labels.getShape()),
                              " but must be the logits' shape ",
                              formatShape(logits.getShape()),
@@ -400,20 +417,20 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
 //===----------------------------------------------------------------------===//
 
 /// Infers the result of reducing `input` over `dims`.
-static LogicalResult inferReduce(std::optional<Location> loc, Type inputType,
+static LogicalResult inferReduce(const Reporter &report, Type inputType,
                                  ArrayRef<int64_t> dims, bool keepDims,
                                  SmallVectorImpl<Type> &inferred) {
   auto input = getTensorType(inputType);
   if (!input)
-    return emitOptionalError(loc, "input must be a ranked tensor");
+    return report("input must be a ranked tensor");
   if (dims.empty())
-    return emitOptionalError(loc, "dims must not be empty");
+    return report("dims must not be empty");
   llvm::SmallSet<int64_t, 4> seen;
   for (int64_t dim : dims) {
-    if (failed(checkDim(loc, "reduced dimension", dim, input.getRank())))
+    if (failed(checkDim(report, "reduced dimension", dim, input.getRank())))
       return failure();
     if (!seen.insert(dim).second)
-      return emitOptionalError(loc, "reduced dimension ", dim,
+      return report("reduced dimension ", dim,
                                " is listed twice");
   }
   SmallVector<int64_t> shape;
@@ -431,7 +448,8 @@ static LogicalResult inferReduce(std::optional<Location> loc, Type inputType,
   LogicalResult OP::inferReturnTypes(                                          \
       MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
       SmallVectorImpl<Type> &inferred) {                                       \
-    return inferReduce(loc, adaptor.getInput().getType(), adaptor.getDims(),   \
+    return inferReduce(Reporter{loc, OP::getOperationName()},                  \
+                       adaptor.getInput().getType(), adaptor.getDims(),        \
                        adaptor.getKeepDims(), inferred);                       \
   }
 PART_REDUCE_INFER(ReduceSumOp)
@@ -462,19 +480,20 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, TransposeOp::getOperationName()};
   auto input = getTensorType(adaptor.getInput().getType());
   if (!input)
-    return emitOptionalError(loc, "input must be a ranked tensor");
+    return report("input must be a ranked tensor");
   ArrayRef<int64_t> perm = adaptor.getPermutation();
   if (static_cast<int64_t>(perm.size()) != input.getRank())
-    return emitOptionalError(loc, "permutation ", formatShape(perm), " has ",
+    return report("permutation ", formatShape(perm), " has ",
                              perm.size(), " entries but the input has rank ",
                              input.getRank());
   llvm::SmallSet<int64_t, 4> seen;
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= input.getRank() || !seen.insert(p).second)
-      return emitOptionalError(loc, formatShape(perm),
+      return report(formatShape(perm),
                                " is not a permutation of [0, ",
                                input.getRank(), ")");
     shape.push_back(input.getDimSize(p));
@@ -540,27 +559,28 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, ConcatOp::getOperationName()};
   if (adaptor.getInputs().empty())
-    return emitOptionalError(loc, "needs at least one operand");
+    return report("needs at least one operand");
   auto first = getTensorType(adaptor.getInputs().front().getType());
   if (!first)
-    return emitOptionalError(loc, "operands must be ranked tensors");
+    return report("operands must be ranked tensors");
   int64_t dim = adaptor.getDim();
-  if (failed(checkDim(loc, "concatenation dimension", dim, first.getRank())))
+  if (failed(checkDim(report, "concatenation dimension", dim, first.getRank())))
     return failure();
   SmallVector<int64_t> shape(first.getShape());
   for (auto [index, value] : llvm::enumerate(adaptor.getInputs().drop_front())) {
     auto type = getTensorType(value.getType());
     if (!type)
-      return emitOptionalError(loc, "operands must be ranked tensors");
-    if (failed(checkSameElementType(loc, first, "operand 0", type,
+      return report("operands must be ranked tensors");
+    if (failed(checkSameElementType(report, first, "operand 0", type,
                                     "operand " + std::to_string(index + 1))))
       return failure();
     bool compatible = type.getRank() == first.getRank();
     for (int64_t d = 0; compatible && d < first.getRank(); ++d)
       compatible = d == dim || type.getDimSize(d) == first.getDimSize(d);
     if (!compatible)
-      return emitOptionalError(loc, "operand ", index + 1, " has shape ",
+      return report("operand ", index + 1, " has shape ",
                                formatShape(type.getShape()),
                                ", which does not match operand 0 ",
                                formatShape(first.getShape()),
@@ -575,12 +595,13 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, GatherOp::getOperationName()};
   auto data = getTensorType(adaptor.getData().getType());
   auto indices = getTensorType(adaptor.getIndices().getType());
   if (!data || !indices)
-    return emitOptionalError(loc, "operands must be ranked tensors");
+    return report("operands must be ranked tensors");
   int64_t axis = adaptor.getAxis();
-  if (failed(checkDim(loc, "gather axis", axis, data.getRank())))
+  if (failed(checkDim(report, "gather axis", axis, data.getRank())))
     return failure();
   SmallVector<int64_t> shape(data.getShape().take_front(axis));
   llvm::append_range(shape, indices.getShape());

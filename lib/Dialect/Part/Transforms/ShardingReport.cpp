@@ -1,0 +1,192 @@
+//===- ShardingReport.cpp - print how values are split over a mesh --------===//
+//
+// A read-only report of each annotated function's arguments and results:
+// global and per-device shapes and bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "part-sharding-report"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTSHARDINGREPORTPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+/// One row of the report.
+struct Row {
+  std::string value, role, global, sharding, local;
+  int64_t localBytes = 0, globalBytes = 0;
+  bool isParameter = false;
+};
+
+/// Formats a tensor type's shape and element type as `8x16xf32`.
+static std::string formatType(ArrayRef<int64_t> shape, Type elementType) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (int64_t size : shape)
+    os << size << "x";
+  os << elementType;
+  return text;
+}
+
+/// Prints a sharding's per-dimension part, as in `[{"dp"}, {}], unreduced=...`.
+static std::string formatSharding(ShardingAttr sharding) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  Attribute(sharding).print(os);
+  // Drop the `#part.sharding<@mesh, ` prefix and the closing `>`.
+  StringRef body(text);
+  body = body.drop_until([](char c) { return c == ','; }).drop_front(2);
+  return body.drop_back().str();
+}
+
+struct PartShardingReportPass
+    : public partition::part::impl::PartShardingReportPassBase<
+          PartShardingReportPass> {
+  using PartShardingReportPassBase::PartShardingReportPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto function : module.getOps<FunctionOpInterface>())
+      if (failed(report(function)))
+        return signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+
+  /// Builds the row for a value of `type` with optional `sharding`.
+  FailureOr<Row> makeRow(FunctionOpInterface function, std::string value,
+                         Type type, ShardingAttr sharding, MeshAttr mesh,
+                         DictionaryAttr attrs) {
+    Row row;
+    row.value = std::move(value);
+    if (auto role = attrs ? attrs.getAs<ArgRoleAttr>(PartDialect::getRoleAttrName())
+                          : ArgRoleAttr())
+      row.role = stringifyArgRole(role.getValue()).str();
+    row.isParameter = row.role == "parameter";
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor) {
+      function.emitError() << row.value << " has type " << type
+                           << ", which partition cannot place on a mesh";
+      return failure();
+    }
+    int64_t elementBytes =
+        std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+    row.global = formatType(tensor.getShape(), tensor.getElementType());
+    row.globalBytes = tensor.getNumElements() * elementBytes;
+    SmallVector<int64_t> local(tensor.getShape());
+    if (sharding) {
+      row.sharding = formatSharding(sharding);
+      FailureOr<SmallVector<int64_t>> shape =
+          sharding.getLocalShape(tensor.getShape(), mesh);
+      if (failed(shape))
+        return failure(); // The verifier has reported it already.
+      local = *shape;
+    } else {
+      row.sharding = "replicated (not annotated)";
+    }
+    row.local = formatType(local, tensor.getElementType());
+    row.localBytes = elementBytes;
+    for (int64_t size : local)
+      row.localBytes *= size;
+    return row;
+  }
+
+  LogicalResult report(FunctionOpInterface function) {
+    // The mesh is the one the first annotation names; the report is per mesh,
+    // and a function spread over several meshes (pipeline stages) lists the
+    // values of each under its own mesh name.
+    SmallVector<std::pair<std::string, ShardingAttr>> annotated;
+    MeshOp mesh;
+    auto find = [&](DictionaryAttr attrs) -> ShardingAttr {
+      return attrs ? attrs.getAs<ShardingAttr>(PartDialect::getShardingAttrName())
+                   : ShardingAttr();
+    };
+    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+      if (ShardingAttr s = find(function.getArgAttrDict(i)); s && !mesh)
+        mesh = lookupMesh(function, s.getMesh());
+    for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
+      if (ShardingAttr s = find(function.getResultAttrDict(i)); s && !mesh)
+        mesh = lookupMesh(function, s.getMesh());
+    if (!mesh)
+      return success();
+
+    MeshAttr meshAttr = mesh.getMesh();
+    SmallVector<Row> rows;
+    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
+      DictionaryAttr attrs = function.getArgAttrDict(i);
+      FailureOr<Row> row =
+          makeRow(function, "arg " + std::to_string(i),
+                  function.getArgumentTypes()[i], find(attrs), meshAttr, attrs);
+      if (failed(row))
+        return failure();
+      rows.push_back(std::move(*row));
+    }
+    for (unsigned i = 0, e = function.getNumResults(); i < e; ++i) {
+      DictionaryAttr attrs = function.getResultAttrDict(i);
+      FailureOr<Row> row =
+          makeRow(function, "result " + std::to_string(i),
+                  function.getResultTypes()[i], find(attrs), meshAttr, attrs);
+      if (failed(row))
+        return failure();
+      rows.push_back(std::move(*row));
+    }
+
+    llvm::raw_ostream &os = llvm::outs();
+    os << "func @" << function.getName() << " on @" << mesh.getSymName() << " ";
+    SmallVector<std::string> axes;
+    for (auto [name, size] :
+         llvm::zip(meshAttr.getAxisNames(), meshAttr.getAxisSizes()))
+      axes.push_back("\"" + name.getValue().str() + "\"=" + std::to_string(size));
+    os << "[" << llvm::join(axes, ", ") << "] (" << meshAttr.getNumDevices()
+       << " devices)\n";
+
+    size_t widths[5] = {5, 4, 6, 8, 5};
+    for (const Row &row : rows) {
+      widths[0] = std::max(widths[0], row.value.size());
+      widths[1] = std::max(widths[1], row.role.size());
+      widths[2] = std::max(widths[2], row.global.size());
+      widths[3] = std::max(widths[3], row.sharding.size());
+      widths[4] = std::max(widths[4], row.local.size());
+    }
+    auto printRow = [&](StringRef a, StringRef b, StringRef c, StringRef d,
+                        StringRef e, StringRef f) {
+      os << "  " << llvm::left_justify(a, widths[0] + 2)
+         << llvm::left_justify(b, widths[1] + 2)
+         << llvm::left_justify(c, widths[2] + 2)
+         << llvm::left_justify(d, widths[3] + 2)
+         << llvm::left_justify(e, widths[4] + 2) << f << "\n";
+    };
+    printRow("value", "role", "global", "sharding", "local", "bytes/device");
+    int64_t parameterBytes = 0, parameterBytesPerDevice = 0;
+    for (const Row &row : rows) {
+      printRow(row.value, row.role, row.global, row.sharding, row.local,
+               std::to_string(row.localBytes));
+      if (row.isParameter) {
+        parameterBytes += row.globalBytes;
+        parameterBytesPerDevice += row.localBytes;
+      }
+    }
+    if (parameterBytes > 0)
+      os << "  parameters: " << parameterBytes << " bytes in all, "
+         << parameterBytesPerDevice << " bytes per device ("
+         << llvm::format("%.1f", 100.0 * parameterBytesPerDevice / parameterBytes)
+         << "%)\n";
+    os << "\n";
+    return success();
+  }
+};
+
+} // namespace
