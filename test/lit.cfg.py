@@ -18,6 +18,7 @@ if config.partition_have_cuda:
     config.available_features.add("cuda-toolkit")
 
 config.substitutions.append(("%partition_src_root", config.partition_src_root))
+config.substitutions.append(("%partition_obj_root", config.partition_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -36,8 +36,8 @@ TEST_F(MeshAttrTest, AxesAndSizes) {
   EXPECT_EQ(mesh.getAxisIndex("dp"), 1u);
   EXPECT_EQ(mesh.getAxisSize("tp"), 4);
   EXPECT_FALSE(mesh.getAxisSize("ep").has_value());
-  EXPECT_EQ(mesh.getGroupSize({StringAttr::get(&ctx, "pp"),
-                               StringAttr::get(&ctx, "tp")}),
+  EXPECT_EQ(mesh.getGroupSize(
+                {StringAttr::get(&ctx, "pp"), StringAttr::get(&ctx, "tp")}),
             8);
 }
 
@@ -64,9 +64,9 @@ TEST_F(MeshAttrTest, CheckedBuilderReportsMismatchedLists) {
     message = diag.str();
     return success();
   });
-  MeshAttr bad = MeshAttr::getChecked(
-      [&] { return emitError(UnknownLoc::get(&ctx)); }, &ctx,
-      {StringAttr::get(&ctx, "dp")}, {2, 4});
+  MeshAttr bad =
+      MeshAttr::getChecked([&] { return emitError(UnknownLoc::get(&ctx)); },
+                           &ctx, {StringAttr::get(&ctx, "dp")}, {2, 4});
   EXPECT_FALSE(bad);
   EXPECT_EQ(message, "mesh has 1 axis names but 2 sizes");
 }

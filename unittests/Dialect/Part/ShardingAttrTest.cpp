@@ -74,11 +74,12 @@ TEST_F(ShardingAttrTest, CheckedBuilderReportsMalformedParameters) {
   });
   auto emit = [&] { return emitError(UnknownLoc::get(&ctx)); };
   Builder b(&ctx);
-  EXPECT_FALSE(ShardingAttr::getChecked(emit, &ctx, FlatSymbolRefAttr(), {}, {}));
+  EXPECT_FALSE(
+      ShardingAttr::getChecked(emit, &ctx, FlatSymbolRefAttr(), {}, {}));
   EXPECT_EQ(message, "sharding needs a mesh");
-  EXPECT_FALSE(ShardingAttr::getChecked(
-      emit, &ctx, FlatSymbolRefAttr::get(&ctx, "mesh"),
-      {b.getArrayAttr({b.getI64IntegerAttr(0)})}, {}));
+  EXPECT_FALSE(
+      ShardingAttr::getChecked(emit, &ctx, FlatSymbolRefAttr::get(&ctx, "mesh"),
+                               {b.getArrayAttr({b.getI64IntegerAttr(0)})}, {}));
   EXPECT_EQ(message, "mesh axes must be strings, got 0 : i64");
 }
 
@@ -128,7 +129,8 @@ TEST_F(ShardingAttrTest, PermuteFollowsATranspose) {
 
 TEST_F(ShardingAttrTest, WithoutUnreduced) {
   ShardingAttr s = sharding("@mesh, [{\"dp\"}, {}], unreduced={\"tp\"}");
-  EXPECT_EQ(s.withoutUnreduced(axes({"tp"})), sharding("@mesh, [{\"dp\"}, {}]"));
+  EXPECT_EQ(s.withoutUnreduced(axes({"tp"})),
+            sharding("@mesh, [{\"dp\"}, {}]"));
 }
 
 TEST_F(ShardingAttrTest, LocalAndGlobalShapes) {
@@ -155,9 +157,8 @@ TEST_F(ShardingAttrTest, LocalShapeReportsWhatDoesNotDivide) {
     message = diag.str();
     return success();
   });
-  EXPECT_TRUE(failed(s.getLocalShape({8, 6}, mesh, [&] {
-    return emitError(UnknownLoc::get(&ctx));
-  })));
+  EXPECT_TRUE(failed(s.getLocalShape(
+      {8, 6}, mesh, [&] { return emitError(UnknownLoc::get(&ctx)); })));
   EXPECT_EQ(message, "dimension 1 of size 6 is not divisible by its 4 shards "
                      "over mesh axes \"tp\"");
   EXPECT_TRUE(failed(s.getLocalShape({8, 8, 8}, mesh)));

@@ -56,8 +56,8 @@ static ParseResult parseAxisSet(AsmParser &parser,
 static std::string formatAxes(ArrayRef<StringAttr> axes) {
   std::string result;
   llvm::raw_string_ostream os(result);
-  llvm::interleaveComma(axes, os,
-                        [&](StringAttr axis) { os << '"' << axis.getValue() << '"'; });
+  llvm::interleaveComma(
+      axes, os, [&](StringAttr axis) { os << '"' << axis.getValue() << '"'; });
   return result;
 }
 
@@ -192,8 +192,8 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
     SmallVector<StringAttr> axes;
     if (parseAxisSet(parser, axes))
       return failure();
-    dims.push_back(ArrayAttr::get(
-        ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
+    dims.push_back(
+        ArrayAttr::get(ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
     return success();
   };
   if (parser.parseComma() ||
@@ -214,8 +214,9 @@ void ShardingAttr::print(AsmPrinter &printer) const {
   printer << "<";
   printer.printAttributeWithoutType(getMesh());
   printer << ", [";
-  llvm::interleaveComma(llvm::seq<int64_t>(0, getRank()), printer,
-                        [&](int64_t dim) { printAxisSet(printer, getDimAxes(dim)); });
+  llvm::interleaveComma(
+      llvm::seq<int64_t>(0, getRank()), printer,
+      [&](int64_t dim) { printAxisSet(printer, getDimAxes(dim)); });
   printer << "]";
   if (!getUnreduced().empty()) {
     printer << ", unreduced=";
@@ -225,7 +226,8 @@ void ShardingAttr::print(AsmPrinter &printer) const {
 }
 
 LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   FlatSymbolRefAttr mesh, ArrayRef<ArrayAttr> dims,
+                                   FlatSymbolRefAttr mesh,
+                                   ArrayRef<ArrayAttr> dims,
                                    ArrayRef<StringAttr> unreduced) {
   if (!mesh)
     return emitError() << "sharding needs a mesh";
@@ -314,8 +316,8 @@ buildChecked(MLIRContext *ctx, FlatSymbolRefAttr mesh,
     for (StringAttr axis : axes)
       if (!seen.insert(axis).second)
         return failure();
-    dimAttrs.push_back(ArrayAttr::get(
-        ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
+    dimAttrs.push_back(
+        ArrayAttr::get(ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
   }
   for (StringAttr axis : unreduced)
     if (!seen.insert(axis).second)
@@ -324,7 +326,8 @@ buildChecked(MLIRContext *ctx, FlatSymbolRefAttr mesh,
 }
 
 FailureOr<ShardingAttr>
-ShardingAttr::withDimAxesAppended(int64_t dim, ArrayRef<StringAttr> axes) const {
+ShardingAttr::withDimAxesAppended(int64_t dim,
+                                  ArrayRef<StringAttr> axes) const {
   assert(dim >= 0 && dim < getRank() && "dimension out of range");
   SmallVector<SmallVector<StringAttr>> dims;
   for (int64_t d = 0; d < getRank(); ++d)
@@ -369,9 +372,9 @@ int64_t ShardingAttr::getNumShards(int64_t dim, MeshAttr mesh) const {
   return mesh.getGroupSize(getDimAxes(dim));
 }
 
-FailureOr<SmallVector<int64_t>>
-ShardingAttr::getLocalShape(ArrayRef<int64_t> globalShape, MeshAttr mesh,
-                            function_ref<InFlightDiagnostic()> emitError) const {
+FailureOr<SmallVector<int64_t>> ShardingAttr::getLocalShape(
+    ArrayRef<int64_t> globalShape, MeshAttr mesh,
+    function_ref<InFlightDiagnostic()> emitError) const {
   if (static_cast<int64_t>(globalShape.size()) != getRank()) {
     if (emitError)
       emitError() << "sharding has rank " << getRank()
@@ -421,9 +424,9 @@ ShardingAttr::getShardOffsets(ArrayRef<int64_t> localShape, MeshAttr mesh,
   return offsets;
 }
 
-LogicalResult
-ShardingAttr::verifyAgainst(MeshAttr mesh, Type type,
-                            function_ref<InFlightDiagnostic()> emitError) const {
+LogicalResult ShardingAttr::verifyAgainst(
+    MeshAttr mesh, Type type,
+    function_ref<InFlightDiagnostic()> emitError) const {
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
     return emitError() << "a sharding applies to ranked tensors, not " << type;

@@ -37,10 +37,11 @@ MeshOp partition::part::lookupMesh(Operation *from, FlatSymbolRefAttr name,
   return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, name);
 }
 
-LogicalResult partition::part::verifyShardingFor(
-    Operation *from, ShardingAttr sharding, Type type,
-    function_ref<InFlightDiagnostic()> emitError,
-    SymbolTableCollection *symbolTable) {
+LogicalResult
+partition::part::verifyShardingFor(Operation *from, ShardingAttr sharding,
+                                   Type type,
+                                   function_ref<InFlightDiagnostic()> emitError,
+                                   SymbolTableCollection *symbolTable) {
   MeshOp mesh = lookupMesh(from, sharding.getMesh(), symbolTable);
   if (!mesh)
     return emitError() << "sharding refers to " << sharding.getMesh()
@@ -75,9 +76,8 @@ static LogicalResult checkSameElementType(const Reporter &report,
                                           RankedTensorType b, StringRef bName) {
   if (a.getElementType() == b.getElementType())
     return success();
-  return report("element types differ: ", aName, " has ",
-                           a.getElementType(), " and ", bName, " has ",
-                           b.getElementType());
+  return report("element types differ: ", aName, " has ", a.getElementType(),
+                " and ", bName, " has ", b.getElementType());
 }
 
 /// Checks that `dim` indexes a tensor of rank `rank`.
@@ -85,8 +85,7 @@ static LogicalResult checkDim(const Reporter &report, StringRef what,
                               int64_t dim, int64_t rank) {
   if (dim >= 0 && dim < rank)
     return success();
-  return report(what, " ", dim, " is out of range for rank ",
-                           rank);
+  return report(what, " ", dim, " is out of range for rank ", rank);
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,8 +131,8 @@ static void printSourceTargetPairs(OpAsmPrinter &printer, Operation *,
 LogicalResult
 ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyShardingFor(
-      *this, getSharding(), getInput().getType(),
-      [&] { return emitOpError(); }, &symbolTable);
+      *this, getSharding(), getInput().getType(), [&] { return emitOpError(); },
+      &symbolTable);
 }
 
 //===----------------------------------------------------------------------===//
@@ -146,8 +145,9 @@ LogicalResult CastOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getResult().getType());
   if (in.getShape() != out.getShape())
-    return emitOpError() << "changes the shape from " << formatShape(in.getShape())
-                         << " to " << formatShape(out.getShape())
+    return emitOpError() << "changes the shape from "
+                         << formatShape(in.getShape()) << " to "
+                         << formatShape(out.getShape())
                          << "; a cast only converts the element type";
   return success();
 }
@@ -168,12 +168,17 @@ static LogicalResult inferBroadcast(const Reporter &report, Type lhsType,
   int64_t rank = std::max(lhs.getRank(), rhs.getRank());
   SmallVector<int64_t> shape(rank);
   for (int64_t i = 0; i < rank; ++i) {
-    int64_t l = i < rank - lhs.getRank() ? 1 : lhs.getDimSize(i - (rank - lhs.getRank()));
-    int64_t r = i < rank - rhs.getRank() ? 1 : rhs.getDimSize(i - (rank - rhs.getRank()));
+    int64_t l = i < rank - lhs.getRank()
+                    ? 1
+                    : lhs.getDimSize(i - (rank - lhs.getRank()));
+    int64_t r = i < rank - rhs.getRank()
+                    ? 1
+                    : rhs.getDimSize(i - (rank - rhs.getRank()));
     if (l != r && l != 1 && r != 1)
       return report("shapes ", formatShape(lhs.getShape()), " and ",
-          formatShape(rhs.getShape()), " do not broadcast: aligned dimension ",
-          i, " has sizes ", l, " and ", r);
+                    formatShape(rhs.getShape()),
+                    " do not broadcast: aligned dimension ", i, " has sizes ",
+                    l, " and ", r);
     shape[i] = l == 1 ? r : l;
   }
   inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
@@ -185,7 +190,7 @@ static LogicalResult inferBroadcast(const Reporter &report, Type lhsType,
       MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
       SmallVectorImpl<Type> &inferred) {                                       \
     return inferBroadcast(Reporter{loc, OP::getOperationName()},               \
-                          adaptor.getLhs().getType(),                     \
+                          adaptor.getLhs().getType(),                          \
                           adaptor.getRhs().getType(), inferred);               \
   }
 PART_BINARY_INFER(AddOp)
@@ -212,10 +217,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
     return report("operands must be ranked tensors");
   if (lhs.getRank() < 2)
     return report("lhs must have rank at least 2, got ",
-                             formatShape(lhs.getShape()));
+                  formatShape(lhs.getShape()));
   if (rhs.getRank() != 2)
-    return report("rhs must have rank 2, got ",
-                             formatShape(rhs.getShape()));
+    return report("rhs must have rank 2, got ", formatShape(rhs.getShape()));
   if (failed(checkSameElementType(report, lhs, "lhs", rhs, "rhs")))
     return failure();
   int64_t rank = lhs.getRank();
@@ -225,10 +229,9 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   int64_t rhsK = rhs.getDimSize(tb ? 1 : 0);
   int64_t n = rhs.getDimSize(tb ? 0 : 1);
   if (lhsK != rhsK)
-    return report("contracting sizes differ: lhs ",
-                             formatShape(lhs.getShape()), " has ", lhsK,
-                             ", rhs ", formatShape(rhs.getShape()), " has ",
-                             rhsK);
+    return report("contracting sizes differ: lhs ", formatShape(lhs.getShape()),
+                  " has ", lhsK, ", rhs ", formatShape(rhs.getShape()), " has ",
+                  rhsK);
   SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
   shape.push_back(m);
   shape.push_back(n);
@@ -247,25 +250,23 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
     return report("operands must be ranked tensors");
   if (lhs.getRank() < 3 || lhs.getRank() != rhs.getRank())
     return report("operands must have one rank of at least 3, got ",
-                             formatShape(lhs.getShape()), " and ",
-                             formatShape(rhs.getShape()));
+                  formatShape(lhs.getShape()), " and ",
+                  formatShape(rhs.getShape()));
   if (failed(checkSameElementType(report, lhs, "lhs", rhs, "rhs")))
     return failure();
   int64_t rank = lhs.getRank();
   if (lhs.getShape().drop_back(2) != rhs.getShape().drop_back(2))
-    return report("batch dimensions differ: lhs ",
-                             formatShape(lhs.getShape()), ", rhs ",
-                             formatShape(rhs.getShape()));
+    return report("batch dimensions differ: lhs ", formatShape(lhs.getShape()),
+                  ", rhs ", formatShape(rhs.getShape()));
   bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
   int64_t m = lhs.getDimSize(ta ? rank - 1 : rank - 2);
   int64_t lhsK = lhs.getDimSize(ta ? rank - 2 : rank - 1);
   int64_t rhsK = rhs.getDimSize(tb ? rank - 1 : rank - 2);
   int64_t n = rhs.getDimSize(tb ? rank - 2 : rank - 1);
   if (lhsK != rhsK)
-    return report("contracting sizes differ: lhs ",
-                             formatShape(lhs.getShape()), " has ", lhsK,
-                             ", rhs ", formatShape(rhs.getShape()), " has ",
-                             rhsK);
+    return report("contracting sizes differ: lhs ", formatShape(lhs.getShape()),
+                  " has ", lhsK, ", rhs ", formatShape(rhs.getShape()), " has ",
+                  rhsK);
   SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
   shape.push_back(m);
   shape.push_back(n);
@@ -296,9 +297,9 @@ static LogicalResult checkNormWeight(Operation *op, StringRef name,
            << " but must be [" << d << "], the last dimension of the input "
            << formatShape(input.getShape());
   if (type.getElementType() != input.getElementType())
-    return op->emitOpError() << name << " has element type "
-                             << type.getElementType() << " but the input has "
-                             << input.getElementType();
+    return op->emitOpError()
+           << name << " has element type " << type.getElementType()
+           << " but the input has " << input.getElementType();
   return success();
 }
 
@@ -359,30 +360,29 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
     return report("operands must be ranked tensors");
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
     return report("query, key and value must have rank 4 [batch, heads, seq, "
-             "head_dim], got ",
-        formatShape(q.getShape()), ", ", formatShape(k.getShape()), " and ",
-        formatShape(v.getShape()));
+                  "head_dim], got ",
+                  formatShape(q.getShape()), ", ", formatShape(k.getShape()),
+                  " and ", formatShape(v.getShape()));
   if (failed(checkSameElementType(report, q, "query", k, "key")) ||
       failed(checkSameElementType(report, q, "query", v, "value")))
     return failure();
   if (q.getDimSize(0) != k.getDimSize(0) || k.getDimSize(0) != v.getDimSize(0))
-    return report("batch sizes differ: query ",
-                             q.getDimSize(0), ", key ", k.getDimSize(0),
-                             ", value ", v.getDimSize(0));
+    return report("batch sizes differ: query ", q.getDimSize(0), ", key ",
+                  k.getDimSize(0), ", value ", v.getDimSize(0));
   if (k.getDimSize(1) != v.getDimSize(1) || k.getDimSize(2) != v.getDimSize(2))
     return report("key ", formatShape(k.getShape()), " and value ",
-        formatShape(v.getShape()), " must have the same heads and sequence length");
+                  formatShape(v.getShape()),
+                  " must have the same heads and sequence length");
   if (q.getDimSize(1) % k.getDimSize(1) != 0)
     return report("key/value heads (", k.getDimSize(1),
-                             ") must divide query heads (", q.getDimSize(1),
-                             ")");
+                  ") must divide query heads (", q.getDimSize(1), ")");
   if (q.getDimSize(3) != k.getDimSize(3))
-    return report("head sizes differ: query ", q.getDimSize(3),
-                             ", key ", k.getDimSize(3));
+    return report("head sizes differ: query ", q.getDimSize(3), ", key ",
+                  k.getDimSize(3));
   if (adaptor.getCausal() && q.getDimSize(2) != k.getDimSize(2))
     return report("causal attention needs equal query and key "
-                                  "sequence lengths, got ",
-                             q.getDimSize(2), " and ", k.getDimSize(2));
+                  "sequence lengths, got ",
+                  q.getDimSize(2), " and ", k.getDimSize(2));
   inferred.push_back(RankedTensorType::get(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
       q.getElementType()));
@@ -399,11 +399,10 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
     return report("operands must be ranked tensors");
   if (logits.getRank() < 1 ||
       logits.getShape().drop_back() != labels.getShape())
-    return report("labels have shape ",
-                             formatShape(labels.getShape()),
-                             " but must be the logits' shape ",
-                             formatShape(logits.getShape()),
-                             " without its last (class) dimension");
+    return report("labels have shape ", formatShape(labels.getShape()),
+                  " but must be the logits' shape ",
+                  formatShape(logits.getShape()),
+                  " without its last (class) dimension");
   if (adaptor.getReduction() == LossReduction::None)
     inferred.push_back(
         RankedTensorType::get(labels.getShape(), logits.getElementType()));
@@ -430,8 +429,7 @@ static LogicalResult inferReduce(const Reporter &report, Type inputType,
     if (failed(checkDim(report, "reduced dimension", dim, input.getRank())))
       return failure();
     if (!seen.insert(dim).second)
-      return report("reduced dimension ", dim,
-                               " is listed twice");
+      return report("reduced dimension ", dim, " is listed twice");
   }
   SmallVector<int64_t> shape;
   for (auto [dim, size] : llvm::enumerate(input.getShape())) {
@@ -486,16 +484,14 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
     return report("input must be a ranked tensor");
   ArrayRef<int64_t> perm = adaptor.getPermutation();
   if (static_cast<int64_t>(perm.size()) != input.getRank())
-    return report("permutation ", formatShape(perm), " has ",
-                             perm.size(), " entries but the input has rank ",
-                             input.getRank());
+    return report("permutation ", formatShape(perm), " has ", perm.size(),
+                  " entries but the input has rank ", input.getRank());
   llvm::SmallSet<int64_t, 4> seen;
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= input.getRank() || !seen.insert(p).second)
-      return report(formatShape(perm),
-                               " is not a permutation of [0, ",
-                               input.getRank(), ")");
+      return report(formatShape(perm), " is not a permutation of [0, ",
+                    input.getRank(), ")");
     shape.push_back(input.getDimSize(p));
   }
   inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
@@ -511,7 +507,8 @@ LogicalResult BroadcastOp::verify() {
                          << out.getElementType();
   if (in.getRank() > out.getRank())
     return emitOpError() << "cannot broadcast " << formatShape(in.getShape())
-                         << " to the lower-rank " << formatShape(out.getShape());
+                         << " to the lower-rank "
+                         << formatShape(out.getShape());
   int64_t lead = out.getRank() - in.getRank();
   for (int64_t i = 0; i < in.getRank(); ++i)
     if (in.getDimSize(i) != 1 && in.getDimSize(i) != out.getDimSize(lead + i))
@@ -519,7 +516,8 @@ LogicalResult BroadcastOp::verify() {
                            << " to " << formatShape(out.getShape())
                            << ": operand dimension " << i << " has size "
                            << in.getDimSize(i) << ", result dimension "
-                           << lead + i << " has size " << out.getDimSize(lead + i);
+                           << lead + i << " has size "
+                           << out.getDimSize(lead + i);
   return success();
 }
 
@@ -569,7 +567,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   if (failed(checkDim(report, "concatenation dimension", dim, first.getRank())))
     return failure();
   SmallVector<int64_t> shape(first.getShape());
-  for (auto [index, value] : llvm::enumerate(adaptor.getInputs().drop_front())) {
+  for (auto [index, value] :
+       llvm::enumerate(adaptor.getInputs().drop_front())) {
     auto type = getTensorType(value.getType());
     if (!type)
       return report("operands must be ranked tensors");
@@ -581,10 +580,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
       compatible = d == dim || type.getDimSize(d) == first.getDimSize(d);
     if (!compatible)
       return report("operand ", index + 1, " has shape ",
-                               formatShape(type.getShape()),
-                               ", which does not match operand 0 ",
-                               formatShape(first.getShape()),
-                               " outside dimension ", dim);
+                    formatShape(type.getShape()),
+                    ", which does not match operand 0 ",
+                    formatShape(first.getShape()), " outside dimension ", dim);
     shape[dim] += type.getDimSize(dim);
   }
   inferred.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -620,8 +618,8 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
                                       SymbolTableCollection &symbolTable) {
   MeshOp mesh = lookupMesh(op, meshName, &symbolTable);
   if (!mesh)
-    return op->emitOpError() << "refers to " << meshName
-                             << ", which is not a part.mesh";
+    return op->emitOpError()
+           << "refers to " << meshName << ", which is not a part.mesh";
   if (axes.empty())
     return op->emitOpError() << "needs at least one mesh axis";
   llvm::StringSet<> seen;
@@ -660,10 +658,10 @@ static LogicalResult checkScaledDim(Operation *op, Value inputValue,
   SmallVector<int64_t> expected(in.getShape());
   expected[dim] = divide ? expected[dim] / factor : expected[dim] * factor;
   if (out.getShape() != ArrayRef<int64_t>(expected))
-    return op->emitOpError() << "result shape " << formatShape(out.getShape())
-                             << " must be " << formatShape(expected)
-                             << " for operand " << formatShape(in.getShape())
-                             << " and group size " << factor;
+    return op->emitOpError()
+           << "result shape " << formatShape(out.getShape()) << " must be "
+           << formatShape(expected) << " for operand "
+           << formatShape(in.getShape()) << " and group size " << factor;
   return success();
 }
 
@@ -683,12 +681,14 @@ MeshOp CollectivePermuteOp::getMeshOp(SymbolTableCollection &symbolTable) {
   return lookupMesh(*this, getMeshAttr(), &symbolTable);
 }
 
-LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return success(succeeded(
-      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable)));
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return success(
+      succeeded(verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable)));
 }
 
-LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> group =
       verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
   if (failed(group))
@@ -719,8 +719,9 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       in.getRank() != out.getRank())
     return emitOpError() << "result " << out << " must have the rank and "
                          << "element type of the operand " << in;
-  for (auto [name, dim] : {std::pair<StringRef, int64_t>{"split_dim", splitDim},
-                           std::pair<StringRef, int64_t>{"concat_dim", concatDim}})
+  for (auto [name, dim] :
+       {std::pair<StringRef, int64_t>{"split_dim", splitDim},
+        std::pair<StringRef, int64_t>{"concat_dim", concatDim}})
     if (dim < 0 || dim >= in.getRank())
       return emitOpError() << name << " " << dim << " is out of range for rank "
                            << in.getRank();
@@ -771,8 +772,8 @@ static LogicalResult verifyPointToPoint(Operation *op, FlatSymbolRefAttr peer,
                                         int64_t channel,
                                         SymbolTableCollection &symbolTable) {
   if (!lookupMesh(op, peer, &symbolTable))
-    return op->emitOpError() << "refers to " << peer
-                             << ", which is not a part.mesh";
+    return op->emitOpError()
+           << "refers to " << peer << ", which is not a part.mesh";
   if (channel < 0)
     return op->emitOpError() << "channel must be non-negative, got " << channel;
   return success();

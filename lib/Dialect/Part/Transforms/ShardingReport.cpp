@@ -72,8 +72,9 @@ struct PartShardingReportPass
                          DictionaryAttr attrs) {
     Row row;
     row.value = std::move(value);
-    if (auto role = attrs ? attrs.getAs<ArgRoleAttr>(PartDialect::getRoleAttrName())
-                          : ArgRoleAttr())
+    if (auto role =
+            attrs ? attrs.getAs<ArgRoleAttr>(PartDialect::getRoleAttrName())
+                  : ArgRoleAttr())
       row.role = stringifyArgRole(role.getValue()).str();
     row.isParameter = row.role == "parameter";
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -111,8 +112,9 @@ struct PartShardingReportPass
     SmallVector<std::pair<std::string, ShardingAttr>> annotated;
     MeshOp mesh;
     auto find = [&](DictionaryAttr attrs) -> ShardingAttr {
-      return attrs ? attrs.getAs<ShardingAttr>(PartDialect::getShardingAttrName())
-                   : ShardingAttr();
+      return attrs
+                 ? attrs.getAs<ShardingAttr>(PartDialect::getShardingAttrName())
+                 : ShardingAttr();
     };
     for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
       if (ShardingAttr s = find(function.getArgAttrDict(i)); s && !mesh)
@@ -149,7 +151,8 @@ struct PartShardingReportPass
     SmallVector<std::string> axes;
     for (auto [name, size] :
          llvm::zip(meshAttr.getAxisNames(), meshAttr.getAxisSizes()))
-      axes.push_back("\"" + name.getValue().str() + "\"=" + std::to_string(size));
+      axes.push_back("\"" + name.getValue().str() +
+                     "\"=" + std::to_string(size));
     os << "[" << llvm::join(axes, ", ") << "] (" << meshAttr.getNumDevices()
        << " devices)\n";
 
@@ -182,7 +185,8 @@ struct PartShardingReportPass
     if (parameterBytes > 0)
       os << "  parameters: " << parameterBytes << " bytes in all, "
          << parameterBytesPerDevice << " bytes per device ("
-         << llvm::format("%.1f", 100.0 * parameterBytesPerDevice / parameterBytes)
+         << llvm::format("%.1f",
+                         100.0 * parameterBytesPerDevice / parameterBytes)
          << "%)\n";
     os << "\n";
     return success();

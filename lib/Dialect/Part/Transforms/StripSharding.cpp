@@ -45,11 +45,13 @@ struct PartStripShardingPass
           if (function.removeArgAttr(i, StringAttr::get(&getContext(), name)))
             ++removed;
         for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
-          if (function.removeResultAttr(i, StringAttr::get(&getContext(), name)))
+          if (function.removeResultAttr(i,
+                                        StringAttr::get(&getContext(), name)))
             ++removed;
       }
     });
-    LLVM_DEBUG(llvm::dbgs() << "removed " << removed << " sharding annotations\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << "removed " << removed << " sharding annotations\n");
     if (!removeMeshes)
       return;
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
