@@ -1,0 +1,394 @@
+//===- KernelShapes.cpp - operand and result checks per opcode ------------===//
+//
+// The runtime's counterpart of the part dialect's verifiers: a plan read from
+// disk is checked with these rules before anything runs, so kernels can rely
+// on consistent shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Kernels.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace partition::runtime;
+
+const char *partition::runtime::opKindName(OpKind op) {
+  const char *name = plan::EnumNameOpKind(op);
+  return name && *name ? name : "unknown-op";
+}
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+/// Collects the checks of one kernel and formats its errors.
+class Checker {
+public:
+  Checker(OpKind op, const KernelAttrs &attrs,
+          const std::vector<TensorRef> &inputs,
+          const std::vector<TensorRef> &outputs)
+      : op(op), attrs(attrs), in(inputs), out(outputs) {}
+
+  template <typename... Args>
+  Status fail(Args &&...args) const {
+    return PARTITION_ERROR(InvalidArgument, opKindName(op), ": ",
+                           std::forward<Args>(args)...);
+  }
+
+  Status arity(size_t inputs, size_t outputs) const {
+    if (in.size() != inputs || out.size() != outputs)
+      return fail("takes ", inputs, " operands and ", outputs,
+                  " results, got ", in.size(), " and ", out.size());
+    return Status::ok();
+  }
+  Status numInts(size_t n) const {
+    if (attrs.ints.size() != n)
+      return fail("takes ", n, " integer attributes, got ", attrs.ints.size());
+    return Status::ok();
+  }
+  Status numFloats(size_t n) const {
+    if (attrs.floats.size() != n)
+      return fail("takes ", n, " float attributes, got ", attrs.floats.size());
+    return Status::ok();
+  }
+  Status flag(size_t i) const {
+    if (attrs.ints[i] != 0 && attrs.ints[i] != 1)
+      return fail("attribute ", i, " must be 0 or 1, got ", attrs.ints[i]);
+    return Status::ok();
+  }
+  Status sameDType(const TensorRef &a, const char *aName, const TensorRef &b,
+                   const char *bName) const {
+    if (a.dtype != b.dtype)
+      return fail(aName, " has dtype ", dtypeName(a.dtype), " but ", bName,
+                  " has ", dtypeName(b.dtype));
+    return Status::ok();
+  }
+  Status floatDType(const TensorRef &a, const char *name) const {
+    if (!isFloat(a.dtype))
+      return fail(name, " must be f32, f16 or bf16, got ", dtypeName(a.dtype));
+    return Status::ok();
+  }
+  Status resultShape(const Shape &expected) const {
+    if (out[0].shape != expected)
+      return fail("result shape ", formatShape(out[0].shape), " must be ",
+                  formatShape(expected));
+    return Status::ok();
+  }
+  Status dim(int64_t d, int64_t rank, const char *what) const {
+    if (d < 0 || d >= rank)
+      return fail(what, " ", d, " is out of range for rank ", rank);
+    return Status::ok();
+  }
+
+  OpKind op;
+  const KernelAttrs &attrs;
+  const std::vector<TensorRef> &in;
+  const std::vector<TensorRef> &out;
+};
+
+/// numpy broadcast of two shapes, or an empty optional-like failure.
+bool broadcastShapes(const Shape &a, const Shape &b, Shape &result) {
+  size_t rank = std::max(a.size(), b.size());
+  result.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return false;
+    result[i] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+Status checkMatmul(const Checker &c, bool batched) {
+  PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+  PARTITION_RETURN_IF_ERROR(c.numInts(2));
+  PARTITION_RETURN_IF_ERROR(c.flag(0));
+  PARTITION_RETURN_IF_ERROR(c.flag(1));
+  const TensorRef &lhs = c.in[0], &rhs = c.in[1];
+  PARTITION_RETURN_IF_ERROR(c.floatDType(lhs, "lhs"));
+  PARTITION_RETURN_IF_ERROR(c.sameDType(lhs, "lhs", rhs, "rhs"));
+  PARTITION_RETURN_IF_ERROR(c.sameDType(lhs, "lhs", c.out[0], "the result"));
+  bool ta = c.attrs.ints[0], tb = c.attrs.ints[1];
+  int64_t lr = lhs.rank(), rr = rhs.rank();
+  if (batched) {
+    if (lr < 3 || lr != rr)
+      return c.fail("operands must have one rank of at least 3, got ",
+                    formatShape(lhs.shape), " and ", formatShape(rhs.shape));
+    if (!std::equal(lhs.shape.begin(), lhs.shape.end() - 2, rhs.shape.begin()))
+      return c.fail("batch dimensions differ: ", formatShape(lhs.shape), " and ",
+                    formatShape(rhs.shape));
+  } else if (lr < 2 || rr != 2) {
+    return c.fail("needs lhs of rank >= 2 and rhs of rank 2, got ",
+                  formatShape(lhs.shape), " and ", formatShape(rhs.shape));
+  }
+  int64_t m = lhs.shape[ta ? lr - 1 : lr - 2];
+  int64_t k = lhs.shape[ta ? lr - 2 : lr - 1];
+  int64_t rk = rhs.shape[tb ? rr - 1 : rr - 2];
+  int64_t n = rhs.shape[tb ? rr - 2 : rr - 1];
+  if (k != rk)
+    return c.fail("contracting sizes differ: ", k, " and ", rk);
+  Shape result(lhs.shape.begin(), lhs.shape.end() - 2);
+  result.push_back(m);
+  result.push_back(n);
+  return c.resultShape(result);
+}
+
+} // namespace
+
+Status partition::runtime::checkKernelShapes(
+    OpKind op, const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
+    const std::vector<TensorRef> &outputs) {
+  Checker c(op, attrs, inputs, outputs);
+  const auto &in = inputs;
+  switch (op) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Pow: {
+    PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(0));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", in[1], "rhs"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", outputs[0], "the result"));
+    if (op == OpKind::Pow)
+      PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "lhs"));
+    Shape shape;
+    if (!broadcastShapes(in[0].shape, in[1].shape, shape))
+      return c.fail("shapes ", formatShape(in[0].shape), " and ",
+                    formatShape(in[1].shape), " do not broadcast");
+    return c.resultShape(shape);
+  }
+  case OpKind::Neg:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Relu:
+  case OpKind::Silu:
+  case OpKind::Gelu: {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(op == OpKind::Gelu ? 1 : 0));
+    if (op == OpKind::Gelu)
+      PARTITION_RETURN_IF_ERROR(c.flag(0));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    return c.resultShape(in[0].shape);
+  }
+  case OpKind::Cast:
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    return c.resultShape(in[0].shape);
+  case OpKind::Copy:
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    if (in[0].numElements() != outputs[0].numElements())
+      return c.fail("copies ", in[0].numElements(), " elements into ",
+                    outputs[0].numElements());
+    return Status::ok();
+  case OpKind::Fill:
+    PARTITION_RETURN_IF_ERROR(c.arity(0, 1));
+    return c.numFloats(1);
+  case OpKind::Matmul:
+    return checkMatmul(c, /*batched=*/false);
+  case OpKind::BatchMatmul:
+    return checkMatmul(c, /*batched=*/true);
+  case OpKind::Softmax:
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(c.dim(attrs.ints[0], in[0].rank(), "dim"));
+    return c.resultShape(in[0].shape);
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm: {
+    bool layer = op == OpKind::LayerNorm;
+    PARTITION_RETURN_IF_ERROR(c.numInts(layer ? 1 : 0));
+    PARTITION_RETURN_IF_ERROR(c.numFloats(1));
+    bool bias = layer && attrs.ints[0] == 1;
+    if (layer)
+      PARTITION_RETURN_IF_ERROR(c.flag(0));
+    PARTITION_RETURN_IF_ERROR(c.arity(bias ? 3 : 2, 1));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the input"));
+    if (in[0].rank() < 1)
+      return c.fail("input must have rank at least 1");
+    Shape weight = {in[0].shape.back()};
+    for (size_t i = 1; i < in.size(); ++i) {
+      PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", in[i], i == 1 ? "scale" : "bias"));
+      if (in[i].shape != weight)
+        return c.fail(i == 1 ? "scale" : "bias", " has shape ",
+                      formatShape(in[i].shape), " but must be ",
+                      formatShape(weight));
+    }
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", outputs[0], "the result"));
+    return c.resultShape(in[0].shape);
+  }
+  case OpKind::RotaryEmbedding: {
+    PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the input"));
+    int64_t r = in[0].rank();
+    if (r < 2 || in[0].shape[r - 1] % 2 != 0)
+      return c.fail("input must have rank >= 2 and an even last dimension, got ",
+                    formatShape(in[0].shape));
+    Shape table = {in[0].shape[r - 2], in[0].shape[r - 1]};
+    for (int i = 1; i < 3; ++i) {
+      PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", in[i], "a table"));
+      if (in[i].shape != table)
+        return c.fail("table has shape ", formatShape(in[i].shape),
+                      " but must be ", formatShape(table));
+    }
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", outputs[0], "the result"));
+    return c.resultShape(in[0].shape);
+  }
+  case OpKind::Attention: {
+    PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    PARTITION_RETURN_IF_ERROR(c.flag(0));
+    PARTITION_RETURN_IF_ERROR(c.numFloats(1));
+    const TensorRef &q = in[0], &k = in[1], &v = in[2];
+    PARTITION_RETURN_IF_ERROR(c.floatDType(q, "query"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", k, "key"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", v, "value"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", outputs[0], "the result"));
+    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+      return c.fail("query, key and value must have rank 4");
+    if (q.shape[0] != k.shape[0] || k.shape[0] != v.shape[0] ||
+        k.shape[1] != v.shape[1] || k.shape[2] != v.shape[2] ||
+        q.shape[3] != k.shape[3] || k.shape[1] == 0 ||
+        q.shape[1] % k.shape[1] != 0)
+      return c.fail("incompatible query ", formatShape(q.shape), ", key ",
+                    formatShape(k.shape), " and value ", formatShape(v.shape));
+    if (attrs.ints[0] && q.shape[2] != k.shape[2])
+      return c.fail("causal attention needs equal sequence lengths, got ",
+                    q.shape[2], " and ", k.shape[2]);
+    return c.resultShape({q.shape[0], q.shape[1], q.shape[2], v.shape[3]});
+  }
+  case OpKind::SoftmaxCrossEntropy: {
+    PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    const TensorRef &logits = in[0], &labels = in[1];
+    PARTITION_RETURN_IF_ERROR(c.floatDType(logits, "logits"));
+    if (labels.dtype != DType::I32 && labels.dtype != DType::I64)
+      return c.fail("labels must be i32 or i64, got ", dtypeName(labels.dtype));
+    if (logits.rank() < 1 ||
+        Shape(logits.shape.begin(), logits.shape.end() - 1) != labels.shape)
+      return c.fail("labels ", formatShape(labels.shape),
+                    " must be the logits' shape ", formatShape(logits.shape),
+                    " without its last dimension");
+    int64_t reduction = attrs.ints[0];
+    if (reduction < 0 || reduction > 2)
+      return c.fail("reduction must be 0 (mean), 1 (sum) or 2 (none), got ",
+                    reduction);
+    PARTITION_RETURN_IF_ERROR(c.sameDType(logits, "logits", outputs[0], "the result"));
+    return c.resultShape(reduction == 2 ? labels.shape : Shape{});
+  }
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax: {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    if (attrs.ints.empty())
+      return c.fail("needs at least one reduced dimension");
+    std::set<int64_t> dims;
+    for (int64_t d : attrs.ints) {
+      PARTITION_RETURN_IF_ERROR(c.dim(d, in[0].rank(), "reduced dimension"));
+      if (!dims.insert(d).second)
+        return c.fail("reduced dimension ", d, " is listed twice");
+    }
+    Shape dropped, kept;
+    for (int64_t d = 0; d < in[0].rank(); ++d) {
+      if (!dims.count(d))
+        dropped.push_back(in[0].shape[d]);
+      kept.push_back(dims.count(d) ? 1 : in[0].shape[d]);
+    }
+    if (outputs[0].shape == kept)
+      return Status::ok();
+    return c.resultShape(dropped);
+  }
+  case OpKind::Transpose: {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    if (static_cast<int64_t>(attrs.ints.size()) != in[0].rank())
+      return c.fail("permutation has ", attrs.ints.size(),
+                    " entries for rank ", in[0].rank());
+    std::set<int64_t> seen;
+    Shape shape;
+    for (int64_t p : attrs.ints) {
+      if (p < 0 || p >= in[0].rank() || !seen.insert(p).second)
+        return c.fail("attributes ", formatShape(attrs.ints),
+                      " are not a permutation");
+      shape.push_back(in[0].shape[p]);
+    }
+    return c.resultShape(shape);
+  }
+  case OpKind::Broadcast: {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    Shape shape;
+    if (in[0].rank() > outputs[0].rank() ||
+        !broadcastShapes(in[0].shape, outputs[0].shape, shape) ||
+        shape != outputs[0].shape)
+      return c.fail("cannot broadcast ", formatShape(in[0].shape), " to ",
+                    formatShape(outputs[0].shape));
+    return Status::ok();
+  }
+  case OpKind::Slice: {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    int64_t r = in[0].rank();
+    if (outputs[0].rank() != r)
+      return c.fail("result rank ", outputs[0].rank(), " differs from ", r);
+    PARTITION_RETURN_IF_ERROR(c.numInts(2 * r));
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t offset = attrs.ints[d], stride = attrs.ints[r + d];
+      int64_t size = outputs[0].shape[d];
+      if (offset < 0 || stride < 1 ||
+          (size > 0 && offset + (size - 1) * stride >= in[0].shape[d]))
+        return c.fail("dimension ", d, " (offset ", offset, ", stride ",
+                      stride, ", size ", size, ") reads outside ",
+                      formatShape(in[0].shape));
+    }
+    return Status::ok();
+  }
+  case OpKind::Concat: {
+    if (in.empty() || outputs.size() != 1)
+      return c.fail("takes at least one operand and one result");
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    int64_t d = attrs.ints[0];
+    PARTITION_RETURN_IF_ERROR(c.dim(d, in[0].rank(), "dim"));
+    Shape shape = in[0].shape;
+    for (size_t i = 1; i < in.size(); ++i) {
+      PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "operand 0", in[i], "another operand"));
+      if (in[i].rank() != in[0].rank())
+        return c.fail("operands have different ranks");
+      for (int64_t j = 0; j < in[0].rank(); ++j)
+        if (j != d && in[i].shape[j] != in[0].shape[j])
+          return c.fail("operand ", i, " ", formatShape(in[i].shape),
+                        " does not match ", formatShape(in[0].shape),
+                        " outside dimension ", d);
+      shape[d] += in[i].shape[d];
+    }
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "operand 0", outputs[0], "the result"));
+    return c.resultShape(shape);
+  }
+  case OpKind::Gather: {
+    PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    int64_t axis = attrs.ints[0];
+    PARTITION_RETURN_IF_ERROR(c.dim(axis, in[0].rank(), "axis"));
+    if (in[1].dtype != DType::I32 && in[1].dtype != DType::I64)
+      return c.fail("indices must be i32 or i64, got ", dtypeName(in[1].dtype));
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "data", outputs[0], "the result"));
+    Shape shape(in[0].shape.begin(), in[0].shape.begin() + axis);
+    shape.insert(shape.end(), in[1].shape.begin(), in[1].shape.end());
+    shape.insert(shape.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());
+    return c.resultShape(shape);
+  }
+  }
+  return c.fail("unknown opcode ", static_cast<int>(op));
+}
