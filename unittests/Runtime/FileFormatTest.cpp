@@ -1,0 +1,3 @@
+#include <gtest/gtest.h>
+// placeholder: being written
+TEST(Placeholder, Empty) {}
