@@ -846,3 +846,48 @@ func.func @recv_channel() -> tensor<8xf32> {
   %0 = part.recv from @stage0 channel -1 : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// part.spmd and part.name
+//===----------------------------------------------------------------------===//
+
+// -----
+
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @spmd_not_a_mesh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {part.spmd = @other} {
+  return %x : tensor<8xf32>
+}
+// expected-error @-3 {{'func.func' op 'part.spmd' refers to @other, which is not a part.mesh}}
+
+// -----
+
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @spmd_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.spmd' belongs on a function and names a part.mesh}}
+  %0 = part.neg %x {part.spmd = @mesh} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+// expected-error @+1 {{'func.func' op has an invalid sharding on argument 0: mesh @mesh has no axis "pp"}}
+func.func private @spmd_checks_axes(%x: tensor<3xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>}) attributes {part.spmd = @mesh}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'part.name' on argument 0 must be a non-empty string, got ""}}
+func.func private @empty_name(%x: tensor<8xf32> {part.name = ""})
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'part.name' on result 0 must be a non-empty string, got 3 : i64}}
+func.func private @name_not_string(%x: tensor<8xf32>) -> (tensor<8xf32> {part.name = 3})
+
+// -----
+
+func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.name' belongs on function arguments, not on an op}}
+  %0 = part.neg %x {part.name = "y"} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -190,3 +190,14 @@ func.func @collectives(%x: tensor<16x16xf32>, %y: tensor<64x64xf32>) -> tensor<1
 // CHECK-LABEL: func.func private @declaration
 // CHECK-SAME: part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>
 func.func private @declaration(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>}) -> (tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{}, {}]>})
+
+// A per-device program: types are one device's shards, so a local dimension
+// of 3 split over "tp" (global 12) is fine.
+// CHECK-LABEL: func.func @spmd_program
+// CHECK-SAME: part.name = "w"
+// CHECK-SAME: attributes {part.spmd = @mesh}
+func.func @spmd_program(%w: tensor<3x5xf32> {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>})
+    -> (tensor<3x5xf32> {part.name = "y", part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>}) attributes {part.spmd = @mesh} {
+  %0 = part.neg %w {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>} : tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}

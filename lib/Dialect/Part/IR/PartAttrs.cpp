@@ -425,13 +425,14 @@ ShardingAttr::getShardOffsets(ArrayRef<int64_t> localShape, MeshAttr mesh,
 }
 
 LogicalResult ShardingAttr::verifyAgainst(
-    MeshAttr mesh, Type type,
-    function_ref<InFlightDiagnostic()> emitError) const {
+    MeshAttr mesh, Type type, function_ref<InFlightDiagnostic()> emitError,
+    bool typeIsLocal) const {
   auto tensorType = dyn_cast<RankedTensorType>(type);
   if (!tensorType)
     return emitError() << "a sharding applies to ranked tensors, not " << type;
+  SmallVector<StringAttr> shardedAxes = getShardedAxes();
   for (ArrayRef<StringAttr> axes :
-       {ArrayRef<StringAttr>(getShardedAxes()), getUnreduced()})
+       {ArrayRef<StringAttr>(shardedAxes), getUnreduced()})
     for (StringAttr axis : axes)
       if (!mesh.getAxisIndex(axis.getValue()))
         return emitError() << "mesh " << getMesh() << " has no axis \""
@@ -440,6 +441,8 @@ LogicalResult ShardingAttr::verifyAgainst(
     return emitError() << "sharding has rank " << getRank() << " but the value "
                        << "of type " << type << " has rank "
                        << tensorType.getRank();
+  if (typeIsLocal)
+    return success();
   return success(
       succeeded(getLocalShape(tensorType.getShape(), mesh, emitError)));
 }

@@ -37,6 +37,16 @@ static LogicalResult verifyShardingAttr(Operation *op, Attribute attr,
   });
 }
 
+/// Verifies a `part.name` attribute: a non-empty string.
+static LogicalResult verifyNameAttr(Operation *op, Attribute attr,
+                                    StringRef what, unsigned index) {
+  auto name = dyn_cast<StringAttr>(attr);
+  if (!name || name.getValue().empty())
+    return op->emitOpError() << "'part.name' on " << what << " " << index
+                             << " must be a non-empty string, got " << attr;
+  return success();
+}
+
 LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -57,9 +67,19 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
         return failure();
     return success();
   }
-  if (name == getRoleAttrName())
-    return op->emitOpError()
-           << "'part.role' belongs on function arguments, not on an op";
+  if (name == getSpmdAttrName()) {
+    auto mesh = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !mesh)
+      return op->emitOpError()
+             << "'part.spmd' belongs on a function and names a part.mesh";
+    if (!lookupMesh(op, mesh))
+      return op->emitOpError() << "'part.spmd' refers to " << mesh
+                               << ", which is not a part.mesh";
+    return success();
+  }
+  if (name == getRoleAttrName() || name == getNameAttrName())
+    return op->emitOpError() << "'" << name
+                             << "' belongs on function arguments, not on an op";
   return op->emitOpError() << "has unknown attribute '" << name << "'";
 }
 
@@ -81,6 +101,8 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
     return verifyShardingAttr(op, attr.getValue(), type,
                               "argument " + Twine(argIndex));
   }
+  if (name == getNameAttrName())
+    return verifyNameAttr(op, attr.getValue(), "argument", argIndex);
   if (name == getRoleAttrName()) {
     if (!isa<ArgRoleAttr>(attr.getValue()))
       return op->emitOpError()
@@ -98,6 +120,8 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == getNameAttrName())
+    return verifyNameAttr(op, attr.getValue(), "result", resultIndex);
   if (name != getShardingAttrName())
     return op->emitOpError() << "has unknown attribute '" << name
                              << "' on result " << resultIndex;

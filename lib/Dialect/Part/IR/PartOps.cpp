@@ -46,7 +46,16 @@ partition::part::verifyShardingFor(Operation *from, ShardingAttr sharding,
   if (!mesh)
     return emitError() << "sharding refers to " << sharding.getMesh()
                        << ", which is not a part.mesh";
-  return sharding.verifyAgainst(mesh.getMesh(), type, emitError);
+  return sharding.verifyAgainst(mesh.getMesh(), type, emitError,
+                                /*typeIsLocal=*/bool(getSpmdMesh(from)));
+}
+
+FlatSymbolRefAttr partition::part::getSpmdMesh(Operation *op) {
+  StringRef name = PartDialect::getSpmdAttrName();
+  for (; op; op = op->getParentOp())
+    if (auto mesh = op->getAttrOfType<FlatSymbolRefAttr>(name))
+      return mesh;
+  return {};
 }
 
 /// Ranked tensor type of `value`'s type, or null.

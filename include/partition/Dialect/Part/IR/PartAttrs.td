@@ -178,10 +178,13 @@ def Part_ShardingAttr : Part_Attr<"Sharding", "sharding"> {
     getShardOffsets(::llvm::ArrayRef<int64_t> localShape, MeshAttr mesh,
                     ::llvm::ArrayRef<int64_t> coordinates) const;
     /// Checks this sharding against `mesh` and a value of type `type`: every
-    /// axis exists, the rank matches, every split dimension divides evenly.
+    /// axis exists, the rank matches, and (for a global type) every split
+    /// dimension divides evenly. With `typeIsLocal`, `type` is one device's
+    /// shard (in a `part.spmd` function), which always divides.
     ::mlir::LogicalResult
     verifyAgainst(MeshAttr mesh, ::mlir::Type type,
-                  ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const;
+                  ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
+                  bool typeIsLocal = false) const;
   }];
 }
 

@@ -27,8 +27,11 @@ def Part_Dialect : Dialect {
     once the program has been partitioned into its per-device form.
 
     Function arguments are marked with `part.role` (parameter, input or
-    label) and may carry a `part.sharding`; op results carry `part.sharding`
-    as a discardable attribute.
+    label) and `part.name`, and may carry a `part.sharding`; op results carry
+    `part.sharding` as a discardable attribute. A function marked
+    `part.spmd = @mesh` is the per-device program of that mesh: its tensor
+    types are local shards and the shardings on its arguments and results say
+    how each shard relates to the whole value.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -42,6 +45,16 @@ def Part_Dialect : Dialect {
     /// results and on function arguments and results.
     static constexpr ::llvm::StringLiteral getShardingAttrName() {
       return ::llvm::StringLiteral("part.sharding");
+    }
+    /// Name of the function attribute that marks a per-device (SPMD) program
+    /// of a mesh: its tensor types are one device's shards.
+    static constexpr ::llvm::StringLiteral getSpmdAttrName() {
+      return ::llvm::StringLiteral("part.spmd");
+    }
+    /// Name of the argument and result attribute giving a value's name
+    /// (the parameter name in weight files, the output file name).
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return ::llvm::StringLiteral("part.name");
     }
     /// Name of the function-argument attribute giving the argument's role.
     static constexpr ::llvm::StringLiteral getRoleAttrName() {

@@ -28,8 +28,13 @@ namespace partition::part {
 MeshOp lookupMesh(mlir::Operation *from, mlir::FlatSymbolRefAttr name,
                   mlir::SymbolTableCollection *symbolTable = nullptr);
 
+/// The mesh a `part.spmd` function is the per-device program of, or null when
+/// `op` is not (inside) such a function.
+mlir::FlatSymbolRefAttr getSpmdMesh(mlir::Operation *op);
+
 /// Checks `sharding` against the mesh it names (looked up from `from`) and
-/// against `type`; reports through `emitError`.
+/// against `type`, which is a per-device type when `from` is or is inside a
+/// `part.spmd` function; reports through `emitError`.
 mlir::LogicalResult
 verifyShardingFor(mlir::Operation *from, ShardingAttr sharding, mlir::Type type,
                   llvm::function_ref<mlir::InFlightDiagnostic()> emitError,
