@@ -1,3 +1,384 @@
+//===- RuntimeCoreTest.cpp - status, dtypes, shapes, plans, shardings -----===//
+//
+// The plan loader is fed a valid plan and every corruption of it we can
+// build: truncations at every length, random byte flips, and targeted bad
+// indices, shapes and attributes. Each must give an error, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/DType.h"
+#include "partition/runtime/Kernels.h"
+#include "partition/runtime/Plan.h"
+#include "partition/runtime/Sharding.h"
+#include "partition/runtime/Status.h"
+
 #include <gtest/gtest.h>
-// placeholder: being written
-TEST(Placeholder, Empty) {}
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+using namespace partition::runtime;
+namespace plan = partition::plan;
+namespace fb = flatbuffers;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Status and dtypes
+//===----------------------------------------------------------------------===//
+
+Status failingCall() {
+  return PARTITION_ERROR(InvalidArgument, "value ", 3, " is bad");
+}
+
+Status propagates() {
+  PARTITION_RETURN_IF_ERROR(failingCall());
+  return Status::ok();
+}
+
+TEST(Status, CarriesCodeMessageAndPlace) {
+  Status s = propagates();
+  EXPECT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(s.message(), "value 3 is bad");
+  EXPECT_NE(s.where().find("RuntimeCoreTest.cpp:"), std::string::npos);
+  EXPECT_EQ(s.withContext("loading").message(), "loading: value 3 is bad");
+  EXPECT_EQ(Status::ok().toString(), "ok");
+}
+
+StatusOr<int> half(int x) {
+  if (x % 2)
+    return PARTITION_ERROR(InvalidArgument, x, " is odd");
+  return x / 2;
+}
+
+Status quarter(int x, int &result) {
+  PARTITION_ASSIGN_OR_RETURN(int h, half(x));
+  PARTITION_ASSIGN_OR_RETURN(result, half(h));
+  return Status::ok();
+}
+
+TEST(Status, AssignOrReturn) {
+  int r = 0;
+  EXPECT_TRUE(quarter(8, r).isOk());
+  EXPECT_EQ(r, 2);
+  EXPECT_EQ(quarter(6, r).message(), "3 is odd");
+}
+
+TEST(DType, HalfRoundTripsEveryValue) {
+  // Every finite f16 bit pattern survives f16 -> f32 -> f16 exactly.
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    uint16_t h = static_cast<uint16_t>(bits);
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff))
+      continue; // NaN payloads may change; checked below
+    EXPECT_EQ(floatToHalf(halfToFloat(h)), h) << "bits " << bits;
+  }
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
+}
+
+TEST(DType, HalfRoundsToNearestEven) {
+  EXPECT_EQ(halfToFloat(floatToHalf(1.0f)), 1.0f);
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1).
+  EXPECT_EQ(halfToFloat(floatToHalf(1.0f + std::ldexp(1.0f, -11))), 1.0f);
+  // 1 + 3 * 2^-11 is halfway between 1 + 2^-10 and 1 + 2^-9: even is 1 + 2^-9.
+  EXPECT_EQ(halfToFloat(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11))),
+            1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(halfToFloat(floatToHalf(65504.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(halfToFloat(floatToHalf(70000.0f))));
+  EXPECT_EQ(halfToFloat(floatToHalf(std::ldexp(1.0f, -24))),
+            std::ldexp(1.0f, -24)); // smallest subnormal
+}
+
+TEST(DType, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f)), 1.0f);
+  EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f + std::ldexp(1.0f, -8))), 1.0f);
+  EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f + 3 * std::ldexp(1.0f, -8))),
+            1.0f + std::ldexp(1.0f, -6));
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel shape checks
+//===----------------------------------------------------------------------===//
+
+TensorRef t(std::vector<int64_t> shape, DType dtype = DType::F32) {
+  return TensorRef{nullptr, dtype, std::move(shape)};
+}
+
+TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
+  EXPECT_TRUE(checkKernelShapes(OpKind::Add, {}, {t({4, 8}), t({8})},
+                                {t({4, 8})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Matmul, {{0, 1}, {}},
+                                {t({2, 3, 8}), t({5, 8})}, {t({2, 3, 5})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Attention, {{1}, {0.5f}},
+                                {t({2, 4, 6, 8}), t({2, 2, 6, 8}),
+                                 t({2, 2, 6, 3})},
+                                {t({2, 4, 6, 3})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::ReduceSum, {{1}, {}}, {t({4, 8})},
+                                {t({4, 1})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Slice, {{0, 1, 1, 2}, {}},
+                                {t({4, 8})}, {t({4, 4})})
+                  .isOk());
+}
+
+TEST(KernelShapes, RejectsWithTheNumbers) {
+  Status s = checkKernelShapes(OpKind::Matmul, {{0, 0}, {}},
+                               {t({2, 8}), t({4, 5})}, {t({2, 5})});
+  EXPECT_EQ(s.message(), "Matmul: contracting sizes differ: 8 and 4");
+  s = checkKernelShapes(OpKind::Add, {}, {t({4, 8}), t({3})}, {t({4, 8})});
+  EXPECT_EQ(s.message(), "Add: shapes [4, 8] and [3] do not broadcast");
+  s = checkKernelShapes(OpKind::Softmax, {{2}, {}}, {t({4, 8})}, {t({4, 8})});
+  EXPECT_EQ(s.message(), "Softmax: dim 2 is out of range for rank 2");
+  s = checkKernelShapes(OpKind::Slice, {{0, 6, 1, 1}, {}}, {t({4, 8})},
+                        {t({4, 4})});
+  EXPECT_FALSE(s.isOk());
+  s = checkKernelShapes(OpKind::Gather, {{0}, {}}, {t({10, 4}), t({3})},
+                        {t({3, 4})});
+  EXPECT_EQ(s.message(), "Gather: indices must be i32 or i64, got f32");
+  s = checkKernelShapes(OpKind(200), {}, {}, {});
+  EXPECT_FALSE(s.isOk());
+}
+
+//===----------------------------------------------------------------------===//
+// Plans
+//===----------------------------------------------------------------------===//
+
+/// What to break when building the test plan.
+enum class Break {
+  Nothing,
+  Version,
+  MeshRanks,
+  ValueIndex,
+  ArenaOverflow,
+  AliasForward,
+  OperandIndex,
+  KernelShape,
+  KernelAttrs,
+  CollectiveAxis,
+  CollectiveShape,
+  BindingSharding,
+  ScheduleProgram,
+  Opcode,
+};
+
+/// A two-device plan: y = all_reduce(x @ w) + b over axis "tp".
+std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
+  fb::FlatBufferBuilder b;
+  std::vector<fb::Offset<fb::String>> axisNames = {b.CreateString("tp")};
+  std::vector<int64_t> axisSizes = {2};
+  std::vector<int32_t> ranks = {0, what == Break::MeshRanks ? 0 : 1};
+  auto mesh = plan::CreateMeshDirect(b, "mesh", &axisNames, &axisSizes, &ranks);
+
+  auto value = [&](std::vector<int64_t> shape, plan::Storage storage,
+                   uint64_t offset, uint32_t index) {
+    return plan::CreateValueDirect(b, plan::DType::F32, &shape, storage,
+                                   offset, index);
+  };
+  std::vector<fb::Offset<plan::Value>> values = {
+      value({4, 8}, plan::Storage::Input, 0, 0),                       // 0 x
+      value({8, 6}, plan::Storage::Persistent, 0,
+            what == Break::ValueIndex ? 7 : 0),                         // 1 w
+      value({6}, plan::Storage::Persistent, 0, 1),                     // 2 b
+      value({4, 6}, plan::Storage::Arena,
+            what == Break::ArenaOverflow ? 200 : 0, 0),                // 3
+      value({4, 6}, plan::Storage::Arena, 128, 0),                     // 4
+      value({4, 6}, plan::Storage::Arena, 0, 0),                       // 5
+      value({24}, plan::Storage::Alias, 0,
+            what == Break::AliasForward ? 7 : 5),                       // 6
+      value({24}, plan::Storage::Arena, 128, 0),                       // 7
+  };
+  auto sharding = [&](std::vector<std::vector<uint32_t>> dims) {
+    std::vector<fb::Offset<plan::DimSharding>> d;
+    for (auto &axes : dims)
+      d.push_back(plan::CreateDimShardingDirect(b, &axes));
+    return plan::CreateShardingDirect(b, &d);
+  };
+  auto binding = [&](const char *name, plan::Role role, uint32_t v,
+                     std::vector<int64_t> global,
+                     fb::Offset<plan::Sharding> s) {
+    return plan::CreateBindingDirect(b, name, role, v, &global, s);
+  };
+  std::vector<fb::Offset<plan::Binding>> params = {
+      binding("w", plan::Role::Parameter, 1,
+              {what == Break::BindingSharding ? 8 : 16, 6},
+              sharding({{0}, {}})),
+      binding("b", plan::Role::Parameter, 2, {6}, sharding({{}})),
+  };
+  std::vector<fb::Offset<plan::Binding>> inputs = {
+      binding("x", plan::Role::Input, 0, {4, 16}, sharding({{}, {0}}))};
+  std::vector<fb::Offset<plan::Binding>> outputs = {
+      binding("y", plan::Role::Output, 6, {24}, sharding({{}}))};
+
+  auto kernel = [&](plan::OpKind op, std::vector<int64_t> ints,
+                    std::vector<uint32_t> operands,
+                    std::vector<uint32_t> results) {
+    auto k = plan::CreateKernelInstDirect(b, op, &ints);
+    return plan::CreateInstructionDirect(b, plan::Inst::KernelInst, k.Union(),
+                                         &operands, &results, "test.mlir:1:1");
+  };
+  std::vector<uint32_t> reduceAxes = {what == Break::CollectiveAxis ? 3u : 0u};
+  auto allReduce = plan::CreateCollectiveInstDirect(
+      b, plan::CollectiveKind::AllReduce, &reduceAxes, plan::ReduceOp::Sum);
+  std::vector<uint32_t> arOperands = {3},
+                        arResults = {what == Break::CollectiveShape ? 7u : 4u};
+  std::vector<fb::Offset<plan::Instruction>> instructions = {
+      kernel(what == Break::Opcode ? plan::OpKind(999) : plan::OpKind::Matmul,
+             what == Break::KernelAttrs ? std::vector<int64_t>{0}
+                                        : std::vector<int64_t>{0, 0},
+             {0, what == Break::OperandIndex ? 99u : 1u},
+             {what == Break::KernelShape ? 7u : 3u}),
+      plan::CreateInstructionDirect(b, plan::Inst::CollectiveInst,
+                                    allReduce.Union(), &arOperands,
+                                    &arResults),
+      kernel(plan::OpKind::Add, {}, {4, 2}, {5}),
+  };
+  std::vector<fb::Offset<plan::Program>> programs = {plan::CreateProgramDirect(
+      b, "f", 0, &values, 256, &params, &inputs, &outputs, &instructions)};
+  std::vector<fb::Offset<plan::Mesh>> meshes = {mesh};
+  std::vector<fb::Offset<plan::ScheduleStep>> schedule = {
+      plan::CreateScheduleStep(b, what == Break::ScheduleProgram ? 4 : 0, 0)};
+  auto root = plan::CreatePlanDirect(
+      b, what == Break::Version ? kFormatVersion + 1 : kFormatVersion, "test",
+      &meshes, &programs, &schedule);
+  b.FinishSizePrefixed(root, plan::PlanIdentifier());
+  return std::vector<uint8_t>(b.GetBufferPointer(),
+                              b.GetBufferPointer() + b.GetSize());
+}
+
+TEST(Plan, LoadsAValidPlanAndDumpsIt) {
+  StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(buildPlan(), "test.plan");
+  ASSERT_TRUE(p.isOk()) << p.status().toString();
+  EXPECT_EQ(p->worldSize(), 2);
+  std::string dump = p->dump();
+  EXPECT_NE(dump.find("mesh @mesh [\"tp\"=2] ranks [0, 1]"), std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("%3 = Matmul ints[0, 0](%0, %1) : f32[4, 6] @arena+0"),
+            std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("AllReduce Sum over {\"tp\"} (group of 2)"),
+            std::string::npos)
+      << dump;
+  EXPECT_NE(dump.find("param \"w\" %1 : f32[8, 6] of global [16, 6] sharded "
+                      "[{\"tp\"}, {}]"),
+            std::string::npos)
+      << dump;
+}
+
+TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
+  struct Case {
+    Break what;
+    const char *expected;
+  } cases[] = {
+      {Break::Version, "plan format version 2 is not supported"},
+      {Break::MeshRanks, "rank 0 is out of range or repeated"},
+      {Break::ValueIndex, "value 1 is parameter 7 of 2"},
+      {Break::ArenaOverflow, "value 3 occupies arena bytes [200, 296) beyond "
+                             "the arena of 256"},
+      {Break::AliasForward, "value 6 aliases value 7, which is not an earlier "
+                            "value"},
+      {Break::OperandIndex, "operand value 99 of 8"},
+      {Break::KernelShape, "Matmul: result shape [24] must be [4, 6]"},
+      {Break::KernelAttrs, "Matmul: takes 2 integer attributes, got 1"},
+      {Break::CollectiveAxis, "axis 3 is out of range or repeated"},
+      {Break::CollectiveShape, "result shape [24] must be [4, 6]"},
+      {Break::BindingSharding,
+       "parameter \"w\" dimension 0: local size 8 times 2 shards is not the "
+       "global size 8"},
+      {Break::ScheduleProgram, "schedule step names program 4 of 1"},
+      {Break::Opcode, "unknown opcode 999"},
+  };
+  for (const Case &c : cases) {
+    StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(buildPlan(c.what), "x.plan");
+    ASSERT_FALSE(p.isOk()) << "corruption " << int(c.what) << " accepted";
+    EXPECT_NE(p.status().message().find(c.expected), std::string::npos)
+        << "got: " << p.status().message();
+    EXPECT_EQ(p.status().message().rfind("x.plan: ", 0), 0u)
+        << p.status().message();
+  }
+}
+
+TEST(Plan, RejectsEveryTruncation) {
+  std::vector<uint8_t> valid = buildPlan();
+  for (size_t n = 0; n < valid.size(); ++n) {
+    std::vector<uint8_t> cut(valid.begin(), valid.begin() + n);
+    EXPECT_FALSE(LoadedPlan::fromBytes(cut, "cut.plan").isOk())
+        << "truncated to " << n << " bytes";
+  }
+}
+
+TEST(Plan, SurvivesRandomByteFlips) {
+  // Every mutation either loads (the flip hit padding or a value that stays
+  // valid) or is rejected; none may crash. A loaded mutant is dumped too, so
+  // the dumper only ever sees validated plans.
+  std::vector<uint8_t> valid = buildPlan();
+  std::mt19937 rng(1234);
+  int rejected = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<uint8_t> mutant = valid;
+    int flips = 1 + rng() % 4;
+    for (int f = 0; f < flips; ++f)
+      mutant[rng() % mutant.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+    StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(mutant, "m.plan");
+    if (p.isOk())
+      EXPECT_FALSE(p->dump().empty());
+    else
+      ++rejected;
+  }
+  EXPECT_GT(rejected, 10000); // most flips land in data that matters
+}
+
+TEST(Plan, RejectsPaddedFiles) {
+  std::vector<uint8_t> padded = buildPlan();
+  padded.push_back(0);
+  EXPECT_NE(LoadedPlan::fromBytes(padded, "p.plan")
+                .status()
+                .message()
+                .find("truncated or padded"),
+            std::string::npos);
+}
+
+TEST(Plan, RejectsOtherFiles) {
+  EXPECT_NE(LoadedPlan::fromBytes({'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o',
+                                   'r', 'l', 'd', '!'},
+                                  "a.txt")
+                .status()
+                .message()
+                .find("not a partition plan"),
+            std::string::npos);
+  EXPECT_EQ(LoadedPlan::fromFile("/nonexistent/p.plan").status().code(),
+            StatusCode::NotFound);
+}
+
+//===----------------------------------------------------------------------===//
+// Shardings
+//===----------------------------------------------------------------------===//
+
+TEST(Sharding, OffsetsAndBlocks) {
+  std::vector<uint8_t> bytes = buildPlan();
+  const plan::Plan *p = plan::GetSizePrefixedPlan(bytes.data());
+  const plan::Mesh &mesh = *p->meshes()->Get(0);
+  EXPECT_EQ(meshCoordinates(mesh, 1), std::vector<int64_t>({1}));
+  const plan::Binding &x = *p->programs()->Get(0)->inputs()->Get(0);
+  // x: global [4, 16] split over "tp" along dimension 1: device 1 holds
+  // columns 8..15.
+  EXPECT_EQ(shardOffsets(mesh, *x.sharding(), {1}, {4, 8}),
+            std::vector<int64_t>({0, 8}));
+
+  std::vector<float> global(4 * 16), block(4 * 8), back(4 * 16, -1);
+  for (size_t i = 0; i < global.size(); ++i)
+    global[i] = float(i);
+  extractBlock(global.data(), {4, 16}, block.data(), {4, 8}, {0, 8}, 4);
+  EXPECT_EQ(block[0], 8.0f);
+  EXPECT_EQ(block[8], 24.0f);
+  insertBlock(back.data(), {4, 16}, block.data(), {4, 8}, {0, 8}, 4);
+  EXPECT_EQ(back[8], 8.0f);
+  EXPECT_EQ(back[0], -1.0f);
+  EXPECT_EQ(back[63], 63.0f);
+}
+
+} // namespace

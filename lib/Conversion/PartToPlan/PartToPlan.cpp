@@ -1,0 +1,680 @@
+//===- PartToPlan.cpp - lower per-device part programs to a plan ----------===//
+//
+// Each `part.spmd` function becomes one plan program. Values are numbered in
+// program order; function arguments become parameter or input bindings,
+// constants become persistent data, reshapes alias their operand, and every
+// other tensor result gets a slot in the program's arena. Arena offsets are
+// assigned by liveness: a value lives from the instruction that defines it
+// to its last use (through aliases), and values whose lifetimes overlap never
+// share bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Conversion/PartToPlan/PartToPlan.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/runtime/plan/plan_generated.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace partition;
+using namespace partition::part;
+namespace fb = flatbuffers;
+
+/// Must match kFormatVersion in runtime/include/partition/runtime/Plan.h.
+static constexpr uint32_t kPlanFormatVersion = 1;
+
+/// Arena offsets are multiples of this (cache lines; vector loads).
+static constexpr uint64_t kArenaAlignment = 64;
+
+namespace {
+
+/// The plan dtype of `type`'s element type, if the runtime has one.
+std::optional<plan::DType> getDType(Type elementType) {
+  if (elementType.isF32())
+    return plan::DType::F32;
+  if (elementType.isF16())
+    return plan::DType::F16;
+  if (elementType.isBF16())
+    return plan::DType::BF16;
+  if (elementType.isSignlessInteger(32))
+    return plan::DType::I32;
+  if (elementType.isSignlessInteger(64))
+    return plan::DType::I64;
+  return std::nullopt;
+}
+
+uint64_t alignTo(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+/// One value of a program being lowered.
+struct ValueInfo {
+  RankedTensorType type;
+  plan::Storage storage = plan::Storage::Arena;
+  uint32_t index = 0;   // Persistent / Input / Alias target
+  uint64_t offset = 0;  // Arena
+  int64_t def = -1;     // instruction that defines it (-1: before the first)
+  int64_t lastUse = -1; // last instruction that reads it
+  uint64_t bytes() const {
+    return type.getNumElements() *
+           std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  }
+};
+
+/// Lowers one function.
+class ProgramLowering {
+public:
+  ProgramLowering(fb::FlatBufferBuilder &builder, func::FuncOp function,
+                  MeshOp mesh, unsigned meshIndex,
+                  const llvm::DenseMap<StringAttr, unsigned> &programOfMesh)
+      : builder(builder), function(function), mesh(mesh), meshIndex(meshIndex),
+        programOfMesh(programOfMesh) {}
+
+  FailureOr<fb::Offset<plan::Program>> lower(ProgramMemory &memory);
+
+private:
+  LogicalResult numberValues();
+  LogicalResult lowerOp(Operation *op);
+  FailureOr<fb::Offset<plan::Sharding>> lowerSharding(Operation *at,
+                                                      ShardingAttr sharding);
+  FailureOr<fb::Offset<plan::Binding>>
+  makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
+              ShardingAttr sharding,
+              fb::Offset<fb::Vector<uint8_t>> data = 0);
+  FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
+  void planArena(ProgramMemory &memory);
+  fb::Offset<plan::Instruction>
+  instruction(Operation *op, plan::Inst type, fb::Offset<void> inst);
+
+  fb::FlatBufferBuilder &builder;
+  func::FuncOp function;
+  MeshOp mesh;
+  unsigned meshIndex;
+  const llvm::DenseMap<StringAttr, unsigned> &programOfMesh;
+
+  llvm::DenseMap<Value, uint32_t> valueIds;
+  std::vector<ValueInfo> values;
+  std::vector<fb::Offset<plan::Binding>> params, inputs, outputs;
+  std::vector<fb::Offset<plan::Instruction>> instructions;
+  int64_t position = 0; // index of the instruction being lowered
+};
+
+} // namespace
+
+LogicalResult ProgramLowering::numberValues() {
+  auto add = [&](Value value, Operation *at) -> LogicalResult {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape() || !getDType(type.getElementType()))
+      return at->emitError() << "the runtime cannot hold a value of type "
+                             << value.getType()
+                             << " (static tensors of f32, f16, bf16, i32 or "
+                                "i64 only)";
+    valueIds[value] = values.size();
+    ValueInfo info;
+    info.type = type;
+    values.push_back(info);
+    return success();
+  };
+  for (BlockArgument arg : function.getArguments())
+    if (failed(add(arg, function)))
+      return failure();
+  WalkResult result = function.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (failed(add(v, op)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+FailureOr<fb::Offset<plan::Sharding>>
+ProgramLowering::lowerSharding(Operation *at, ShardingAttr sharding) {
+  MeshAttr meshAttr = mesh.getMesh();
+  std::vector<fb::Offset<plan::DimSharding>> dims;
+  std::vector<uint32_t> unreduced;
+  if (sharding) {
+    if (sharding.getMesh().getAttr() != mesh.getSymNameAttr())
+      return at->emitError() << "sharding names mesh " << sharding.getMesh()
+                             << " but the program runs on @"
+                             << mesh.getSymName();
+    for (int64_t d = 0; d < sharding.getRank(); ++d) {
+      std::vector<uint32_t> axes;
+      for (StringAttr axis : sharding.getDimAxes(d))
+        axes.push_back(*meshAttr.getAxisIndex(axis.getValue()));
+      dims.push_back(plan::CreateDimShardingDirect(builder, &axes));
+    }
+    for (StringAttr axis : sharding.getUnreduced())
+      unreduced.push_back(*meshAttr.getAxisIndex(axis.getValue()));
+  }
+  return plan::CreateShardingDirect(builder, &dims, &unreduced);
+}
+
+FailureOr<fb::Offset<plan::Binding>>
+ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
+                             Value value, ShardingAttr sharding,
+                             fb::Offset<fb::Vector<uint8_t>> data) {
+  auto type = cast<RankedTensorType>(value.getType());
+  std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
+  if (sharding) {
+    if (sharding.getRank() != type.getRank())
+      return at->emitError() << "sharding of " << name << " has rank "
+                             << sharding.getRank() << " but the value has rank "
+                             << type.getRank();
+    SmallVector<int64_t> g =
+        sharding.getGlobalShape(type.getShape(), mesh.getMesh());
+    global.assign(g.begin(), g.end());
+  } else {
+    // No annotation: replicated, the local value is the whole value.
+    sharding = ShardingAttr::getReplicated(function.getContext(),
+                                           mesh.getSymName(), type.getRank());
+  }
+  FailureOr<fb::Offset<plan::Sharding>> s = lowerSharding(at, sharding);
+  if (failed(s))
+    return failure();
+  auto nameOffset = builder.CreateString(name.str());
+  auto shapeOffset = builder.CreateVector(global);
+  plan::BindingBuilder b(builder);
+  b.add_name(nameOffset);
+  b.add_role(role);
+  b.add_value(valueIds.lookup(value));
+  b.add_global_shape(shapeOffset);
+  b.add_sharding(*s);
+  if (!data.IsNull())
+    b.add_data(data);
+  return b.Finish();
+}
+
+FailureOr<std::vector<uint32_t>> ProgramLowering::axisIndices(Operation *op,
+                                                              ArrayAttr axes) {
+  std::vector<uint32_t> result;
+  MeshAttr meshAttr = mesh.getMesh();
+  for (Attribute axis : axes) {
+    std::optional<unsigned> index =
+        meshAttr.getAxisIndex(cast<StringAttr>(axis).getValue());
+    if (!index)
+      return op->emitOpError() << "names axis " << axis << ", which mesh @"
+                               << mesh.getSymName() << " of this program lacks";
+    result.push_back(*index);
+  }
+  return result;
+}
+
+fb::Offset<plan::Instruction>
+ProgramLowering::instruction(Operation *op, plan::Inst type,
+                             fb::Offset<void> inst) {
+  std::vector<uint32_t> operands, results;
+  for (Value v : op->getOperands()) {
+    uint32_t id = valueIds.lookup(v);
+    operands.push_back(id);
+    values[id].lastUse = std::max(values[id].lastUse, position);
+  }
+  for (Value v : op->getResults()) {
+    uint32_t id = valueIds.lookup(v);
+    results.push_back(id);
+    values[id].def = position;
+    values[id].lastUse = std::max(values[id].lastUse, position);
+  }
+  std::string loc;
+  llvm::raw_string_ostream os(loc);
+  op->getLoc().print(os);
+  return plan::CreateInstructionDirect(builder, type, inst, &operands, &results,
+                                       loc.c_str());
+}
+
+/// Kernel opcode and attributes of a model op, or nullopt for ops that are
+/// not kernels.
+static std::optional<plan::OpKind>
+kernelOf(Operation *op, std::vector<int64_t> &ints, std::vector<float> &floats) {
+  using K = plan::OpKind;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](AddOp) { return K::Add; })
+      .Case([](SubOp) { return K::Sub; })
+      .Case([](MulOp) { return K::Mul; })
+      .Case([](DivOp) { return K::Div; })
+      .Case([](MaxOp) { return K::Max; })
+      .Case([](MinOp) { return K::Min; })
+      .Case([](PowOp) { return K::Pow; })
+      .Case([](NegOp) { return K::Neg; })
+      .Case([](ExpOp) { return K::Exp; })
+      .Case([](LogOp) { return K::Log; })
+      .Case([](SqrtOp) { return K::Sqrt; })
+      .Case([](RsqrtOp) { return K::Rsqrt; })
+      .Case([](TanhOp) { return K::Tanh; })
+      .Case([](SigmoidOp) { return K::Sigmoid; })
+      .Case([](ReluOp) { return K::Relu; })
+      .Case([](SiluOp) { return K::Silu; })
+      .Case([&](GeluOp g) {
+        ints = {g.getApproximation() == GeluApproximation::Tanh ? 1 : 0};
+        return K::Gelu;
+      })
+      .Case([](CastOp) { return K::Cast; })
+      .Case([&](MatmulOp m) {
+        ints = {m.getTransposeA(), m.getTransposeB()};
+        return K::Matmul;
+      })
+      .Case([&](BatchMatmulOp m) {
+        ints = {m.getTransposeA(), m.getTransposeB()};
+        return K::BatchMatmul;
+      })
+      .Case([&](SoftmaxOp s) {
+        ints = {static_cast<int64_t>(s.getDim())};
+        return K::Softmax;
+      })
+      .Case([&](LayerNormOp l) {
+        ints = {l.getBias() ? 1 : 0};
+        floats = {l.getEpsilon().convertToFloat()};
+        return K::LayerNorm;
+      })
+      .Case([&](RmsNormOp r) {
+        floats = {r.getEpsilon().convertToFloat()};
+        return K::RmsNorm;
+      })
+      .Case([](RotaryEmbeddingOp) { return K::RotaryEmbedding; })
+      .Case([&](AttentionOp a) {
+        ints = {a.getCausal()};
+        int64_t d = cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
+        floats = {a.getScale() ? a.getScale()->convertToFloat()
+                               : static_cast<float>(1.0 / std::sqrt(double(d)))};
+        return K::Attention;
+      })
+      .Case([&](SoftmaxCrossEntropyOp c) {
+        ints = {static_cast<int64_t>(c.getReduction())};
+        return K::SoftmaxCrossEntropy;
+      })
+      .Case([&](ReduceSumOp r) {
+        ints.assign(r.getDims().begin(), r.getDims().end());
+        return K::ReduceSum;
+      })
+      .Case([&](ReduceMeanOp r) {
+        ints.assign(r.getDims().begin(), r.getDims().end());
+        return K::ReduceMean;
+      })
+      .Case([&](ReduceMaxOp r) {
+        ints.assign(r.getDims().begin(), r.getDims().end());
+        return K::ReduceMax;
+      })
+      .Case([&](TransposeOp t) {
+        ints.assign(t.getPermutation().begin(), t.getPermutation().end());
+        return K::Transpose;
+      })
+      .Case([](BroadcastOp) { return K::Broadcast; })
+      .Case([&](SliceOp s) {
+        ints.assign(s.getOffsets().begin(), s.getOffsets().end());
+        if (std::optional<ArrayRef<int64_t>> strides = s.getStrides())
+          ints.insert(ints.end(), strides->begin(), strides->end());
+        else
+          ints.insert(ints.end(), s.getOffsets().size(), 1);
+        return K::Slice;
+      })
+      .Case([&](ConcatOp c) {
+        ints = {static_cast<int64_t>(c.getDim())};
+        return K::Concat;
+      })
+      .Case([&](GatherOp g) {
+        ints = {static_cast<int64_t>(g.getAxis())};
+        return K::Gather;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Plan reduction of a dialect reduction kind.
+static plan::ReduceOp reduceOf(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Sum:
+    return plan::ReduceOp::Sum;
+  case ReductionKind::Max:
+    return plan::ReduceOp::Max;
+  case ReductionKind::Min:
+    return plan::ReduceOp::Min;
+  case ReductionKind::Avg:
+    return plan::ReduceOp::Avg;
+  }
+  return plan::ReduceOp::Sum;
+}
+
+LogicalResult ProgramLowering::lowerOp(Operation *op) {
+  // Values that need no instruction.
+  if (isa<ReshapeOp, ShardingConstraintOp>(op)) {
+    ValueInfo &info = values[valueIds.lookup(op->getResult(0))];
+    info.storage = plan::Storage::Alias;
+    info.index = valueIds.lookup(op->getOperand(0));
+    return success();
+  }
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense)
+      return op->emitOpError() << "has a value the runtime cannot store; "
+                                  "dense elements only";
+    ValueInfo &info = values[valueIds.lookup(constant.getResult())];
+    std::vector<uint8_t> bytes;
+    bytes.reserve(info.bytes());
+    // Raw data of a splat holds one element: repeat it.
+    ArrayRef<char> raw = dense.getRawData();
+    int64_t n = info.type.getNumElements();
+    int64_t element = info.bytes() / std::max<int64_t>(1, n);
+    for (int64_t i = 0; i < n; ++i) {
+      const char *src = raw.data() + (dense.isSplat() ? 0 : i * element);
+      bytes.insert(bytes.end(), src, src + element);
+    }
+    info.storage = plan::Storage::Persistent;
+    info.index = params.size();
+    auto data = builder.CreateVector(bytes);
+    FailureOr<fb::Offset<plan::Binding>> binding =
+        makeBinding(op, ("constant" + Twine(params.size())).str(),
+                    plan::Role::Constant, constant.getResult(), ShardingAttr(),
+                    data);
+    if (failed(binding))
+      return failure();
+    params.push_back(*binding);
+    return success();
+  }
+
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  if (std::optional<plan::OpKind> kind = kernelOf(op, ints, floats)) {
+    auto inst = plan::CreateKernelInstDirect(builder, *kind, &ints, &floats);
+    instructions.push_back(
+        instruction(op, plan::Inst::KernelInst, inst.Union()));
+    ++position;
+    return success();
+  }
+
+  auto collective = [&](plan::CollectiveKind kind, ArrayAttr axes,
+                        plan::ReduceOp reduce,
+                        std::vector<int64_t> args) -> LogicalResult {
+    FailureOr<std::vector<uint32_t>> indices = axisIndices(op, axes);
+    if (failed(indices))
+      return failure();
+    auto inst = plan::CreateCollectiveInstDirect(builder, kind, &*indices,
+                                                 reduce, &args);
+    instructions.push_back(
+        instruction(op, plan::Inst::CollectiveInst, inst.Union()));
+    ++position;
+    return success();
+  };
+  auto checkMesh = [&](FlatSymbolRefAttr name) -> LogicalResult {
+    if (name.getAttr() != mesh.getSymNameAttr())
+      return op->emitOpError() << "runs on " << name << " but its program is "
+                               << "the per-device program of @"
+                               << mesh.getSymName();
+    return success();
+  };
+  if (auto ar = dyn_cast<AllReduceOp>(op))
+    return failure(failed(checkMesh(ar.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::AllReduce,
+                                     ar.getAxes(), reduceOf(ar.getKind()), {})));
+  if (auto ag = dyn_cast<AllGatherOp>(op))
+    return failure(failed(checkMesh(ag.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::AllGather,
+                                     ag.getAxes(), plan::ReduceOp::Sum,
+                                     {static_cast<int64_t>(ag.getDim())})));
+  if (auto rs = dyn_cast<ReduceScatterOp>(op))
+    return failure(failed(checkMesh(rs.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::ReduceScatter,
+                                     rs.getAxes(), reduceOf(rs.getKind()),
+                                     {static_cast<int64_t>(rs.getDim())})));
+  if (auto a2a = dyn_cast<AllToAllOp>(op))
+    return failure(failed(checkMesh(a2a.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::AllToAll,
+                                     a2a.getAxes(), plan::ReduceOp::Sum,
+                                     {static_cast<int64_t>(a2a.getSplitDim()),
+                                      static_cast<int64_t>(a2a.getConcatDim())})));
+  if (auto cp = dyn_cast<CollectivePermuteOp>(op)) {
+    ArrayRef<int64_t> pairs = cp.getPairs();
+    return failure(failed(checkMesh(cp.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::Permute,
+                                     cp.getAxes(), plan::ReduceOp::Sum,
+                                     {pairs.begin(), pairs.end()})));
+  }
+  if (isa<SendOp, RecvOp>(op)) {
+    FlatSymbolRefAttr peer = isa<SendOp>(op) ? cast<SendOp>(op).getToAttr()
+                                             : cast<RecvOp>(op).getFromAttr();
+    int64_t channel = isa<SendOp>(op) ? cast<SendOp>(op).getChannel()
+                                      : cast<RecvOp>(op).getChannel();
+    auto it = programOfMesh.find(peer.getAttr());
+    if (it == programOfMesh.end())
+      return op->emitOpError() << "names " << peer
+                               << ", but no part.spmd function runs on it";
+    if (isa<SendOp>(op))
+      instructions.push_back(instruction(
+          op, plan::Inst::SendInst,
+          plan::CreateSendInst(builder, it->second, channel).Union()));
+    else
+      instructions.push_back(instruction(
+          op, plan::Inst::RecvInst,
+          plan::CreateRecvInst(builder, it->second, channel).Union()));
+    ++position;
+    return success();
+  }
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+      StringAttr name = function.getResultAttrOfType<StringAttr>(
+          index, PartDialect::getNameAttrName());
+      auto sharding = function.getResultAttrOfType<ShardingAttr>(
+          index, PartDialect::getShardingAttrName());
+      FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
+          op, name ? name.getValue() : ("output" + Twine(index)).str(),
+          plan::Role::Output, value, sharding);
+      if (failed(binding))
+        return failure();
+      outputs.push_back(*binding);
+      // Outputs live to the end of the program.
+      values[valueIds.lookup(value)].lastUse = INT64_MAX;
+    }
+    return success();
+  }
+  return op->emitOpError()
+         << "has no runtime lowering (no kernel, collective or transfer)";
+}
+
+void ProgramLowering::planArena(ProgramMemory &memory) {
+  // Resolve aliases to their root and extend the root's lifetime over every
+  // use of the alias.
+  auto root = [&](uint32_t id) {
+    while (values[id].storage == plan::Storage::Alias)
+      id = values[id].index;
+    return id;
+  };
+  for (uint32_t id = 0; id < values.size(); ++id)
+    if (values[id].storage == plan::Storage::Alias) {
+      ValueInfo &r = values[root(id)];
+      r.lastUse = std::max(r.lastUse, values[id].lastUse);
+    }
+
+  std::vector<uint32_t> arena;
+  for (uint32_t id = 0; id < values.size(); ++id)
+    if (values[id].storage == plan::Storage::Arena) {
+      // A result nobody reads still needs bytes while its kernel runs.
+      values[id].lastUse = std::max(values[id].lastUse, values[id].def);
+      arena.push_back(id);
+      memory.unplannedBytes += alignTo(values[id].bytes(), kArenaAlignment);
+    }
+  // Largest first, then place each at the lowest offset that does not
+  // overlap a placed value whose lifetime intersects its own.
+  std::stable_sort(arena.begin(), arena.end(), [&](uint32_t a, uint32_t b) {
+    return values[a].bytes() > values[b].bytes();
+  });
+  std::vector<uint32_t> placed;
+  uint64_t peak = 0;
+  for (uint32_t id : arena) {
+    ValueInfo &v = values[id];
+    uint64_t size = alignTo(std::max<uint64_t>(v.bytes(), 1), kArenaAlignment);
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (uint32_t other : placed) {
+      const ValueInfo &o = values[other];
+      if (o.def <= v.lastUse && v.def <= o.lastUse)
+        busy.push_back({o.offset, o.offset + alignTo(std::max<uint64_t>(
+                                                         o.bytes(), 1),
+                                                     kArenaAlignment)});
+    }
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + size <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    v.offset = offset;
+    peak = std::max(peak, offset + size);
+    placed.push_back(id);
+  }
+  memory.arenaBytes = peak;
+}
+
+FailureOr<fb::Offset<plan::Program>>
+ProgramLowering::lower(ProgramMemory &memory) {
+  memory.name = function.getName().str();
+  if (function.getBody().getBlocks().size() != 1)
+    return function.emitError()
+           << "a per-device program must be one block without control flow";
+  if (failed(numberValues()))
+    return failure();
+
+  // Arguments: parameters are persistent, everything else is fed per step.
+  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(
+        index, PartDialect::getRoleAttrName());
+    auto name =
+        function.getArgAttrOfType<StringAttr>(index, PartDialect::getNameAttrName());
+    auto sharding = function.getArgAttrOfType<ShardingAttr>(
+        index, PartDialect::getShardingAttrName());
+    std::string argName =
+        name ? name.getValue().str() : ("arg" + Twine(index)).str();
+    bool isParameter = role && role.getValue() == ArgRole::Parameter;
+    ValueInfo &info = values[valueIds.lookup(arg)];
+    info.storage =
+        isParameter ? plan::Storage::Persistent : plan::Storage::Input;
+    info.index = isParameter ? params.size() : inputs.size();
+    plan::Role planRole =
+        !role ? plan::Role::Input
+              : role.getValue() == ArgRole::Parameter
+                    ? plan::Role::Parameter
+                    : role.getValue() == ArgRole::Label ? plan::Role::Label
+                                                        : plan::Role::Input;
+    FailureOr<fb::Offset<plan::Binding>> binding =
+        makeBinding(function, argName, planRole, arg, sharding);
+    if (failed(binding))
+      return failure();
+    (isParameter ? params : inputs).push_back(*binding);
+  }
+
+  for (Operation &op : function.getBody().front())
+    if (failed(lowerOp(&op)))
+      return failure();
+
+  planArena(memory);
+  for (const ValueInfo &v : values)
+    if (v.storage == plan::Storage::Persistent)
+      memory.persistentBytes += v.bytes();
+
+  std::vector<fb::Offset<plan::Value>> valueOffsets;
+  for (const ValueInfo &v : values) {
+    std::vector<int64_t> shape(v.type.getShape().begin(),
+                               v.type.getShape().end());
+    valueOffsets.push_back(plan::CreateValueDirect(
+        builder, *getDType(v.type.getElementType()), &shape, v.storage,
+        v.storage == plan::Storage::Arena ? v.offset : 0, v.index));
+  }
+  return plan::CreateProgramDirect(builder, memory.name.c_str(), meshIndex,
+                                   &valueOffsets, memory.arenaBytes, &params,
+                                   &inputs, &outputs, &instructions);
+}
+
+LogicalResult partition::lowerToPlan(ModuleOp module,
+                                     std::vector<uint8_t> &bytes,
+                                     std::vector<ProgramMemory> *memory) {
+  fb::FlatBufferBuilder builder(1 << 16);
+
+  // Meshes, with consecutive world ranks: mesh k's devices follow mesh k-1's.
+  std::vector<fb::Offset<plan::Mesh>> meshes;
+  llvm::DenseMap<StringAttr, unsigned> meshIndex;
+  int32_t nextRank = 0;
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    MeshAttr attr = mesh.getMesh();
+    std::vector<fb::Offset<fb::String>> names;
+    for (StringAttr name : attr.getAxisNames())
+      names.push_back(builder.CreateString(name.getValue().str()));
+    std::vector<int64_t> sizes(attr.getAxisSizes().begin(),
+                               attr.getAxisSizes().end());
+    std::vector<int32_t> ranks;
+    for (int64_t i = 0; i < attr.getNumDevices(); ++i)
+      ranks.push_back(nextRank++);
+    meshIndex[mesh.getSymNameAttr()] = meshes.size();
+    meshes.push_back(plan::CreateMeshDirect(
+        builder, mesh.getSymName().str().c_str(), &names, &sizes, &ranks));
+  }
+
+  SmallVector<func::FuncOp> functions;
+  llvm::DenseMap<StringAttr, unsigned> programOfMesh;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    FlatSymbolRefAttr spmd = getSpmdMesh(function);
+    if (!spmd || function.isDeclaration())
+      continue;
+    if (!programOfMesh.try_emplace(spmd.getAttr(), functions.size()).second)
+      return function.emitError()
+             << "a second per-device program for " << spmd
+             << "; each mesh runs one program";
+    functions.push_back(function);
+  }
+  if (functions.empty())
+    return module.emitError()
+           << "no per-device program to lower: mark the function with "
+              "'part.spmd = @mesh'";
+
+  std::vector<fb::Offset<plan::Program>> programs;
+  std::vector<ProgramMemory> figures;
+  for (func::FuncOp function : functions) {
+    FlatSymbolRefAttr spmd = getSpmdMesh(function);
+    MeshOp mesh = lookupMesh(function, spmd);
+    ProgramLowering lowering(builder, function, mesh,
+                             meshIndex.lookup(spmd.getAttr()), programOfMesh);
+    ProgramMemory figure;
+    FailureOr<fb::Offset<plan::Program>> program = lowering.lower(figure);
+    if (failed(program))
+      return failure();
+    programs.push_back(*program);
+    figures.push_back(figure);
+  }
+
+  // One step per program, in module order. Pipeline schedules (GPipe, 1F1B)
+  // will list (program, micro-batch) steps here.
+  std::vector<fb::Offset<plan::ScheduleStep>> schedule;
+  for (unsigned i = 0; i < programs.size(); ++i)
+    schedule.push_back(plan::CreateScheduleStep(builder, i, 0));
+  auto root = plan::CreatePlanDirect(builder, kPlanFormatVersion,
+                                     "partition-translate", &meshes, &programs,
+                                     &schedule);
+  // Size-prefixed: the runtime detects any truncation, even in padding.
+  builder.FinishSizePrefixed(root, plan::PlanIdentifier());
+  bytes.assign(builder.GetBufferPointer(),
+               builder.GetBufferPointer() + builder.GetSize());
+  if (memory)
+    *memory = std::move(figures);
+  return success();
+}
+
+void partition::registerPartToPlanTranslation() {
+  static TranslateFromMLIRRegistration registration(
+      "part-to-plan",
+      "lower part.spmd functions to a partition execution plan",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "expected a module";
+        std::vector<uint8_t> bytes;
+        if (failed(lowerToPlan(module, bytes)))
+          return failure();
+        os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<PartDialect, func::FuncDialect>();
+      });
+}

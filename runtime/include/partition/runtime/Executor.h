@@ -1,0 +1,117 @@
+//===- Executor.h - runs a plan on one rank ---------------------*- C++ -*-===//
+//
+// An Executor holds one rank's share of a plan: the arena, the persistent
+// parameters, the inputs, and the communicators of every group the rank's
+// program uses. run() executes the schedule's instructions in order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_RUNTIME_EXECUTOR_H
+#define PARTITION_RUNTIME_EXECUTOR_H
+
+#include "partition/runtime/Communicator.h"
+#include "partition/runtime/Device.h"
+#include "partition/runtime/Plan.h"
+#include "partition/runtime/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace partition::runtime {
+
+/// Where a rank's parameter slices come from (a safetensors file, random
+/// initialisation, a checkpoint).
+class ParameterSource {
+public:
+  virtual ~ParameterSource() = default;
+  /// Fills `hostDst` with the block at `offsets` of shape `localShape` of
+  /// parameter `name`, whose whole value has `globalShape` and `dtype`.
+  virtual Status read(const std::string &name, DType dtype,
+                      const std::vector<int64_t> &globalShape,
+                      const std::vector<int64_t> &offsets,
+                      const std::vector<int64_t> &localShape,
+                      void *hostDst) = 0;
+};
+
+/// A tensor in host memory.
+struct HostTensor {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+};
+
+/// One timed span of work on a rank, for traces.
+struct TraceEvent {
+  std::string name;
+  std::string category; ///< "kernel", "collective", "transfer"
+  double startUs = 0;
+  double durationUs = 0;
+};
+
+class Executor {
+public:
+  ~Executor();
+
+  /// Prepares `worldRank`'s part of `plan` on `device`: allocates memory and
+  /// creates the communicators of every group its program uses (a collective
+  /// step: every rank of the world must call create).
+  static StatusOr<std::unique_ptr<Executor>>
+  create(const LoadedPlan &plan, int worldRank, Device &device,
+         CommunicatorFactory &comms, bool trace = false);
+
+  /// True when some program of the plan runs on this rank.
+  bool hasProgram() const { return program_ != nullptr; }
+  /// Mesh coordinates of this rank in its program's mesh.
+  const std::vector<int64_t> &coordinates() const { return coordinates_; }
+  const plan::Program *program() const { return program_; }
+  const plan::Mesh *mesh() const { return mesh_; }
+
+  /// Loads this rank's slice of every parameter; constants come from the plan.
+  Status loadParameters(ParameterSource &source);
+  /// Copies this rank's block of input `name` out of the whole value.
+  Status setInput(const std::string &name, const HostTensor &whole);
+  /// Runs the schedule once.
+  Status run();
+  /// This rank's block of output `name`.
+  StatusOr<HostTensor> output(const std::string &name);
+
+  const std::vector<TraceEvent> &trace() const { return trace_; }
+  Device &device() { return device_; }
+
+private:
+  Executor(const LoadedPlan &plan, int worldRank, Device &device,
+           CommunicatorFactory &comms, bool trace);
+  Status prepare();
+  StatusOr<Communicator *> groupOf(const flatbuffers::Vector<uint32_t> &axes);
+  StatusOr<Communicator *> peerOf(int peerRank);
+  void *valuePtr(uint32_t id);
+  TensorRef tensor(uint32_t id);
+  StatusOr<void *> scratch(int slot, size_t bytes);
+  Status runInstruction(const plan::Instruction &inst);
+  Status runCollective(const plan::CollectiveInst &c, const TensorRef &in,
+                       const TensorRef &out);
+
+  LoadedPlan plan_;
+  int worldRank_;
+  Device &device_;
+  CommunicatorFactory &comms_;
+  bool tracing_;
+  const plan::Program *program_ = nullptr;
+  uint32_t programIndex_ = 0;
+  const plan::Mesh *mesh_ = nullptr;
+  int64_t deviceIndex_ = 0;
+  std::vector<int64_t> coordinates_;
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<Buffer> arena_;
+  std::vector<std::unique_ptr<Buffer>> params_, inputs_;
+  std::vector<std::unique_ptr<Buffer>> scratch_;
+  std::map<std::vector<uint32_t>, std::unique_ptr<Communicator>> groups_;
+  std::map<int, std::unique_ptr<Communicator>> peers_;
+  std::vector<TraceEvent> trace_;
+};
+
+} // namespace partition::runtime
+
+#endif // PARTITION_RUNTIME_EXECUTOR_H

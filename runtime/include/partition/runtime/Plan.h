@@ -1,0 +1,67 @@
+//===- Plan.h - loading and checking execution plans ------------*- C++ -*-===//
+//
+// A plan file is a FlatBuffer (runtime/plan/plan.fbs). Loading checks it in
+// two layers: the FlatBuffers verifier (every offset inside the buffer), then
+// validatePlan (every index, shape, dtype and attribute), so nothing that
+// runs later can read out of bounds because of a bad file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_RUNTIME_PLAN_H
+#define PARTITION_RUNTIME_PLAN_H
+
+#include "partition/runtime/DType.h"
+#include "partition/runtime/Status.h"
+#include "partition/runtime/plan/plan_generated.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace partition::runtime {
+
+/// The plan format version this runtime reads (plan.fbs changes that an
+/// older reader would misread bump it; the compiler writes the same number).
+constexpr uint32_t kFormatVersion = 1;
+
+/// A plan held in memory after it passed verification and validation.
+class LoadedPlan {
+public:
+  /// Checks `bytes` (named `source` in messages) and keeps them.
+  static StatusOr<LoadedPlan> fromBytes(std::vector<uint8_t> bytes,
+                                        std::string source);
+  /// Reads and checks the plan file at `path`.
+  static StatusOr<LoadedPlan> fromFile(const std::string &path);
+
+  const plan::Plan &root() const { return *root_; }
+  const std::string &source() const { return *source_; }
+  /// 1 + the highest rank any mesh uses.
+  int worldSize() const { return worldSize_; }
+  /// A readable listing of the plan: meshes, bindings, instructions, memory.
+  std::string dump() const;
+
+private:
+  std::shared_ptr<const std::vector<uint8_t>> bytes_;
+  std::shared_ptr<const std::string> source_;
+  const plan::Plan *root_ = nullptr;
+  int worldSize_ = 0;
+};
+
+/// Checks a verified plan's contents; the message names the program, the
+/// instruction or value and the numbers.
+Status validatePlan(const plan::Plan &plan);
+
+/// Runtime dtype of a plan dtype.
+inline DType toDType(plan::DType type) { return static_cast<DType>(type); }
+
+/// Bytes of a plan value (elements times element size).
+int64_t valueBytes(const plan::Value &value);
+
+/// The size of the group over `axes` of `mesh` (product of axis sizes).
+int64_t groupSize(const plan::Mesh &mesh,
+                  const flatbuffers::Vector<uint32_t> &axes);
+
+} // namespace partition::runtime
+
+#endif // PARTITION_RUNTIME_PLAN_H

@@ -1,0 +1,628 @@
+//===- Plan.cpp - loading, validating and dumping plans -------------------===//
+
+#include "partition/runtime/Plan.h"
+#include "partition/runtime/Kernels.h"
+#include "partition/runtime/Tensor.h"
+
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <sstream>
+
+using namespace partition::runtime;
+namespace fb = flatbuffers;
+namespace plan = partition::plan;
+
+/// Upper bounds that keep arithmetic on sizes far from overflow; a plan
+/// beyond them is rejected as malformed rather than trusted.
+static constexpr int64_t kMaxDim = int64_t(1) << 40;
+static constexpr int64_t kMaxBytes = int64_t(1) << 50;
+static constexpr int kMaxRanks = 1 << 20;
+
+int64_t partition::runtime::valueBytes(const plan::Value &value) {
+  int64_t n = 1;
+  for (int64_t d : *value.shape())
+    n *= d;
+  return n * dtypeSize(toDType(value.dtype()));
+}
+
+int64_t partition::runtime::groupSize(const plan::Mesh &mesh,
+                                      const fb::Vector<uint32_t> &axes) {
+  int64_t size = 1;
+  for (uint32_t axis : axes)
+    size *= mesh.axis_sizes()->Get(axis);
+  return size;
+}
+
+namespace {
+
+std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
+  return v ? std::vector<int64_t>(v->begin(), v->end())
+           : std::vector<int64_t>();
+}
+
+/// Checks one program; `where` prefixes messages.
+class ProgramValidator {
+public:
+  ProgramValidator(const plan::Plan &whole, const plan::Program &program,
+                   std::string where)
+      : whole(whole), program(program), where(std::move(where)) {}
+
+  Status run();
+
+private:
+  template <typename... Args>
+  Status fail(Args &&...args) const {
+    return PARTITION_ERROR(InvalidArgument, where, ": ",
+                           std::forward<Args>(args)...);
+  }
+  Status checkValues();
+  Status checkBindings(const fb::Vector<fb::Offset<plan::Binding>> *bindings,
+                       const char *kind, plan::Storage storage);
+  Status checkInstruction(size_t index, const plan::Instruction &inst);
+  Status checkCollective(const std::string &at, const plan::CollectiveInst &c,
+                         const std::vector<TensorRef> &in,
+                         const std::vector<TensorRef> &out);
+  TensorRef ref(uint32_t id) const {
+    const plan::Value &v = *program.values()->Get(id);
+    return TensorRef{nullptr, toDType(v.dtype()), toVector(v.shape())};
+  }
+
+  const plan::Plan &whole;
+  const plan::Program &program;
+  const plan::Mesh *mesh = nullptr;
+  std::string where;
+};
+
+Status ProgramValidator::run() {
+  if (program.mesh() >= whole.meshes()->size())
+    return fail("mesh index ", program.mesh(), " is out of range (",
+                whole.meshes()->size(), " meshes)");
+  mesh = whole.meshes()->Get(program.mesh());
+  if (program.arena_bytes() > uint64_t(kMaxBytes))
+    return fail("arena of ", program.arena_bytes(), " bytes is implausible");
+  PARTITION_RETURN_IF_ERROR(checkValues());
+  PARTITION_RETURN_IF_ERROR(
+      checkBindings(program.params(), "parameter", plan::Storage::Persistent));
+  PARTITION_RETURN_IF_ERROR(
+      checkBindings(program.inputs(), "input", plan::Storage::Input));
+  PARTITION_RETURN_IF_ERROR(
+      checkBindings(program.outputs(), "output", plan::Storage(255)));
+  for (size_t i = 0; i < program.instructions()->size(); ++i)
+    PARTITION_RETURN_IF_ERROR(
+        checkInstruction(i, *program.instructions()->Get(i)));
+  return Status::ok();
+}
+
+Status ProgramValidator::checkValues() {
+  const auto &values = *program.values();
+  size_t numParams = program.params() ? program.params()->size() : 0;
+  size_t numInputs = program.inputs() ? program.inputs()->size() : 0;
+  for (size_t id = 0; id < values.size(); ++id) {
+    const plan::Value &v = *values.Get(id);
+    if (v.dtype() > plan::DType::MAX)
+      return fail("value ", id, " has unknown dtype ", int(v.dtype()));
+    int64_t elements = 1;
+    for (int64_t d : *v.shape()) {
+      if (d < 0 || d > kMaxDim)
+        return fail("value ", id, " has dimension ", d);
+      elements *= d;
+      if (elements > kMaxBytes)
+        return fail("value ", id, " has more than ", kMaxBytes, " elements");
+    }
+    switch (v.storage()) {
+    case plan::Storage::Arena:
+      if (v.offset() > program.arena_bytes() ||
+          uint64_t(valueBytes(v)) > program.arena_bytes() - v.offset())
+        return fail("value ", id, " occupies arena bytes [", v.offset(), ", ",
+                    v.offset() + valueBytes(v), ") beyond the arena of ",
+                    program.arena_bytes());
+      break;
+    case plan::Storage::Persistent:
+      if (v.index() >= numParams)
+        return fail("value ", id, " is parameter ", v.index(), " of ",
+                    numParams);
+      break;
+    case plan::Storage::Input:
+      if (v.index() >= numInputs)
+        return fail("value ", id, " is input ", v.index(), " of ", numInputs);
+      break;
+    case plan::Storage::Alias: {
+      // Aliases point to earlier values, so chains end and never loop.
+      if (v.index() >= id)
+        return fail("value ", id, " aliases value ", v.index(),
+                    ", which is not an earlier value");
+      const plan::Value &target = *values.Get(v.index());
+      if (valueBytes(target) != valueBytes(v) || target.dtype() != v.dtype())
+        return fail("value ", id, " (", valueBytes(v),
+                    " bytes) aliases value ", v.index(), " (",
+                    valueBytes(target), " bytes of another size or dtype)");
+      break;
+    }
+    default:
+      return fail("value ", id, " has unknown storage ", int(v.storage()));
+    }
+  }
+  return Status::ok();
+}
+
+Status ProgramValidator::checkBindings(
+    const fb::Vector<fb::Offset<plan::Binding>> *bindings, const char *kind,
+    plan::Storage storage) {
+  if (!bindings)
+    return Status::ok();
+  std::set<std::string> names;
+  for (size_t i = 0; i < bindings->size(); ++i) {
+    const plan::Binding &b = *bindings->Get(i);
+    std::string name = b.name()->str();
+    if (!names.insert(name).second)
+      return fail("two ", kind, "s are named \"", name, "\"");
+    if (b.value() >= program.values()->size())
+      return fail(kind, " \"", name, "\" names value ", b.value(), " of ",
+                  program.values()->size());
+    const plan::Value &v = *program.values()->Get(b.value());
+    if (storage != plan::Storage(255) &&
+        (v.storage() != storage || v.index() != i))
+      return fail(kind, " \"", name, "\" (binding ", i, ") is bound to value ",
+                  b.value(), ", which is not stored as ", kind, " ", i);
+    // The sharding relates the local value to the global one.
+    const auto &dims = *b.sharding()->dims();
+    size_t rank = v.shape()->size();
+    if (dims.size() != rank || b.global_shape()->size() != rank)
+      return fail(kind, " \"", name, "\" has rank ", rank, " but its sharding ",
+                  "has ", dims.size(), " and its global shape ",
+                  b.global_shape()->size(), " dimensions");
+    std::set<uint32_t> used;
+    auto useAxis = [&](uint32_t axis) -> Status {
+      if (axis >= mesh->axis_names()->size())
+        return fail(kind, " \"", name, "\" uses mesh axis ", axis, " of ",
+                    mesh->axis_names()->size());
+      if (!used.insert(axis).second)
+        return fail(kind, " \"", name, "\" uses mesh axis ", axis, " twice");
+      return Status::ok();
+    };
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t shards = 1;
+      for (uint32_t axis : *dims.Get(d)->axes()) {
+        PARTITION_RETURN_IF_ERROR(useAxis(axis));
+        shards *= mesh->axis_sizes()->Get(axis);
+      }
+      if (v.shape()->Get(d) * shards != b.global_shape()->Get(d))
+        return fail(kind, " \"", name, "\" dimension ", d, ": local size ",
+                    v.shape()->Get(d), " times ", shards,
+                    " shards is not the global size ",
+                    b.global_shape()->Get(d));
+    }
+    if (b.sharding()->unreduced())
+      for (uint32_t axis : *b.sharding()->unreduced())
+        PARTITION_RETURN_IF_ERROR(useAxis(axis));
+    if (b.role() == plan::Role::Constant &&
+        (!b.data() || int64_t(b.data()->size()) != valueBytes(v)))
+      return fail("constant \"", name, "\" has ",
+                  b.data() ? b.data()->size() : 0, " bytes of data but needs ",
+                  valueBytes(v));
+  }
+  return Status::ok();
+}
+
+Status ProgramValidator::checkCollective(const std::string &at,
+                                         const plan::CollectiveInst &c,
+                                         const std::vector<TensorRef> &in,
+                                         const std::vector<TensorRef> &out) {
+  auto failAt = [&](auto &&...args) {
+    return fail(at, ": ", std::forward<decltype(args)>(args)...);
+  };
+  if (in.size() != 1 || out.size() != 1)
+    return failAt("a collective takes one operand and one result");
+  if (in[0].dtype != out[0].dtype)
+    return failAt("operand and result dtypes differ");
+  if (c.reduce() > plan::ReduceOp::MAX)
+    return failAt("unknown reduction ", int(c.reduce()));
+  std::set<uint32_t> seen;
+  for (uint32_t axis : *c.axes())
+    if (axis >= mesh->axis_names()->size() || !seen.insert(axis).second)
+      return failAt("axis ", axis, " is out of range or repeated");
+  if (c.axes()->size() == 0)
+    return failAt("needs at least one mesh axis");
+  int64_t g = groupSize(*mesh, *c.axes());
+  std::vector<int64_t> ints = toVector(c.ints());
+  std::vector<int64_t> expected = in[0].shape;
+  auto needInts = [&](size_t n) -> Status {
+    if (ints.size() != n)
+      return failAt("takes ", n, " integer attributes, got ", ints.size());
+    return Status::ok();
+  };
+  auto dimOk = [&](int64_t d) -> Status {
+    if (d < 0 || d >= in[0].rank())
+      return failAt("dimension ", d, " is out of range for rank ",
+                    in[0].rank());
+    return Status::ok();
+  };
+  switch (c.kind()) {
+  case plan::CollectiveKind::AllReduce:
+    PARTITION_RETURN_IF_ERROR(needInts(0));
+    break;
+  case plan::CollectiveKind::AllGather:
+    PARTITION_RETURN_IF_ERROR(needInts(1));
+    PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
+    expected[ints[0]] *= g;
+    break;
+  case plan::CollectiveKind::ReduceScatter:
+    PARTITION_RETURN_IF_ERROR(needInts(1));
+    PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
+    if (expected[ints[0]] % g)
+      return failAt("dimension ", ints[0], " of size ", expected[ints[0]],
+                    " is not divisible by the group size ", g);
+    expected[ints[0]] /= g;
+    break;
+  case plan::CollectiveKind::AllToAll:
+    PARTITION_RETURN_IF_ERROR(needInts(2));
+    PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
+    PARTITION_RETURN_IF_ERROR(dimOk(ints[1]));
+    if (expected[ints[0]] % g)
+      return failAt("dimension ", ints[0], " of size ", expected[ints[0]],
+                    " is not divisible by the group size ", g);
+    expected[ints[0]] /= g;
+    expected[ints[1]] *= g;
+    break;
+  case plan::CollectiveKind::Permute: {
+    if (ints.size() % 2)
+      return failAt("permute pairs have an odd number of entries");
+    std::set<int64_t> sources, targets;
+    for (size_t i = 0; i < ints.size(); i += 2) {
+      if (ints[i] < 0 || ints[i] >= g || ints[i + 1] < 0 || ints[i + 1] >= g)
+        return failAt("pair [", ints[i], ", ", ints[i + 1],
+                      "] is out of range for group size ", g);
+      if (!sources.insert(ints[i]).second ||
+          !targets.insert(ints[i + 1]).second)
+        return failAt("a device is the source or target of two pairs");
+    }
+    break;
+  }
+  default:
+    return failAt("unknown collective kind ", int(c.kind()));
+  }
+  if (out[0].shape != expected)
+    return failAt("result shape ", formatShape(out[0].shape), " must be ",
+                  formatShape(expected));
+  return Status::ok();
+}
+
+Status ProgramValidator::checkInstruction(size_t index,
+                                          const plan::Instruction &inst) {
+  std::string at = "instruction " + std::to_string(index);
+  if (inst.loc() && inst.loc()->size())
+    at += " (" + inst.loc()->str() + ")";
+  std::vector<TensorRef> in, out;
+  size_t numValues = program.values()->size();
+  if (inst.operands())
+    for (uint32_t id : *inst.operands()) {
+      if (id >= numValues)
+        return fail(at, ": operand value ", id, " of ", numValues);
+      in.push_back(ref(id));
+    }
+  if (inst.results())
+    for (uint32_t id : *inst.results()) {
+      if (id >= numValues)
+        return fail(at, ": result value ", id, " of ", numValues);
+      plan::Storage s = program.values()->Get(id)->storage();
+      if (s != plan::Storage::Arena && s != plan::Storage::Persistent)
+        return fail(at, ": result value ", id,
+                    " must live in the arena or be persistent");
+      out.push_back(ref(id));
+    }
+  switch (inst.inst_type()) {
+  case plan::Inst::KernelInst: {
+    const plan::KernelInst &k = *inst.inst_as_KernelInst();
+    if (k.op() > plan::OpKind::MAX)
+      return fail(at, ": unknown opcode ", int(k.op()));
+    KernelAttrs attrs{toVector(k.ints()), {}};
+    if (k.floats())
+      attrs.floats.assign(k.floats()->begin(), k.floats()->end());
+    Status s = checkKernelShapes(k.op(), attrs, in, out);
+    if (!s.isOk())
+      return fail(at, ": ", s.message());
+    return Status::ok();
+  }
+  case plan::Inst::CollectiveInst:
+    return checkCollective(at, *inst.inst_as_CollectiveInst(), in, out);
+  case plan::Inst::SendInst:
+  case plan::Inst::RecvInst: {
+    bool isSend = inst.inst_type() == plan::Inst::SendInst;
+    uint32_t peer = isSend ? inst.inst_as_SendInst()->peer_program()
+                           : inst.inst_as_RecvInst()->peer_program();
+    int64_t channel = isSend ? inst.inst_as_SendInst()->channel()
+                             : inst.inst_as_RecvInst()->channel();
+    if (in.size() != (isSend ? 1u : 0u) || out.size() != (isSend ? 0u : 1u))
+      return fail(at, ": a ", isSend ? "send" : "recv", " takes ",
+                  isSend ? "one operand" : "one result");
+    if (peer >= whole.programs()->size() || channel < 0)
+      return fail(at, ": peer program ", peer, " or channel ", channel,
+                  " is out of range");
+    const plan::Mesh &other =
+        *whole.meshes()->Get(whole.programs()->Get(peer)->mesh());
+    if (other.ranks()->size() != mesh->ranks()->size())
+      return fail(at, ": peer mesh has ", other.ranks()->size(),
+                  " devices, this one ", mesh->ranks()->size());
+    return Status::ok();
+  }
+  default:
+    return fail(at, ": unknown instruction kind ", int(inst.inst_type()));
+  }
+}
+
+} // namespace
+
+Status partition::runtime::validatePlan(const plan::Plan &whole) {
+  if (whole.format_version() != kFormatVersion)
+    return PARTITION_ERROR(InvalidArgument, "plan format version ",
+                           whole.format_version(),
+                           " is not supported; this runtime reads version ",
+                           kFormatVersion);
+  std::set<int32_t> worldRanks;
+  for (size_t m = 0; m < whole.meshes()->size(); ++m) {
+    const plan::Mesh &mesh = *whole.meshes()->Get(m);
+    std::string where = "mesh @" + mesh.name()->str();
+    if (mesh.axis_names()->size() != mesh.axis_sizes()->size())
+      return PARTITION_ERROR(InvalidArgument, where, ": ",
+                             mesh.axis_names()->size(), " axis names but ",
+                             mesh.axis_sizes()->size(), " sizes");
+    int64_t devices = 1;
+    for (int64_t size : *mesh.axis_sizes()) {
+      if (size < 1 || size > kMaxRanks)
+        return PARTITION_ERROR(InvalidArgument, where, ": axis size ", size);
+      devices *= size;
+      if (devices > kMaxRanks)
+        return PARTITION_ERROR(InvalidArgument, where, ": more than ",
+                               kMaxRanks, " devices");
+    }
+    if (int64_t(mesh.ranks()->size()) != devices)
+      return PARTITION_ERROR(InvalidArgument, where, ": ", devices,
+                             " devices but ", mesh.ranks()->size(), " ranks");
+    std::set<int32_t> ranks;
+    for (int32_t r : *mesh.ranks()) {
+      if (r < 0 || r >= kMaxRanks || !ranks.insert(r).second)
+        return PARTITION_ERROR(InvalidArgument, where, ": rank ", r,
+                               " is out of range or repeated");
+      worldRanks.insert(r);
+    }
+  }
+  if (whole.programs()->size() == 0)
+    return PARTITION_ERROR(InvalidArgument, "the plan has no program");
+  for (size_t p = 0; p < whole.programs()->size(); ++p) {
+    const plan::Program &program = *whole.programs()->Get(p);
+    PARTITION_RETURN_IF_ERROR(
+        ProgramValidator(whole, program,
+                         "program " + std::to_string(p) + " (" +
+                             program.name()->str() + ")")
+            .run());
+  }
+  for (const plan::ScheduleStep *step : *whole.schedule())
+    if (step->program() >= whole.programs()->size())
+      return PARTITION_ERROR(InvalidArgument, "schedule step names program ",
+                             step->program(), " of ",
+                             whole.programs()->size());
+  return Status::ok();
+}
+
+StatusOr<LoadedPlan> LoadedPlan::fromBytes(std::vector<uint8_t> bytes,
+                                           std::string source) {
+  // The buffer is size-prefixed, so a file cut anywhere (even in trailing
+  // padding) is caught before the verifier runs.
+  if (bytes.size() < 12 ||
+      !fb::BufferHasIdentifier(bytes.data(), plan::PlanIdentifier(),
+                               /*size_prefixed=*/true))
+    return PARTITION_ERROR(InvalidArgument, source,
+                           ": not a partition plan (missing the PPLN "
+                           "identifier; ",
+                           bytes.size(), " bytes)");
+  uint32_t declared = fb::GetPrefixedSize(bytes.data());
+  if (uint64_t(declared) + sizeof(fb::uoffset_t) != bytes.size())
+    return PARTITION_ERROR(InvalidArgument, source, ": the plan declares ",
+                           declared + sizeof(fb::uoffset_t),
+                           " bytes but the file has ", bytes.size(),
+                           " (truncated or padded)");
+  fb::Verifier verifier(bytes.data(), bytes.size(),
+                        /*max_depth=*/64, /*max_tables=*/10000000);
+  if (!plan::VerifySizePrefixedPlanBuffer(verifier))
+    return PARTITION_ERROR(InvalidArgument, source,
+                           ": the plan is malformed (FlatBuffers "
+                           "verification failed)");
+  const plan::Plan *root = plan::GetSizePrefixedPlan(bytes.data());
+  Status valid = validatePlan(*root);
+  if (!valid.isOk())
+    return valid.withContext(source);
+  LoadedPlan result;
+  int maxRank = -1;
+  for (const plan::Mesh *mesh : *root->meshes())
+    for (int32_t r : *mesh->ranks())
+      maxRank = std::max(maxRank, r);
+  result.worldSize_ = maxRank + 1;
+  result.bytes_ =
+      std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  result.source_ = std::make_shared<const std::string>(std::move(source));
+  result.root_ = plan::GetSizePrefixedPlan(result.bytes_->data());
+  return result;
+}
+
+StatusOr<LoadedPlan> LoadedPlan::fromFile(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return PARTITION_ERROR(NotFound, path, ": cannot open the plan file");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  if (file.bad())
+    return PARTITION_ERROR(Internal, path, ": read error");
+  return fromBytes(std::move(bytes), path);
+}
+
+//===----------------------------------------------------------------------===//
+// dump
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string typeText(const plan::Value &v) {
+  std::string s = dtypeName(toDType(v.dtype()));
+  s += formatShape(toVector(v.shape()));
+  return s;
+}
+
+std::string shardingText(const plan::Mesh &mesh, const plan::Sharding &s) {
+  auto axisName = [&](uint32_t axis) {
+    return "\"" + mesh.axis_names()->Get(axis)->str() + "\"";
+  };
+  std::string text = "[";
+  for (size_t d = 0; d < s.dims()->size(); ++d) {
+    text += d ? ", {" : "{";
+    const auto &axes = *s.dims()->Get(d)->axes();
+    for (size_t i = 0; i < axes.size(); ++i)
+      text += (i ? ", " : "") + axisName(axes.Get(i));
+    text += "}";
+  }
+  text += "]";
+  if (s.unreduced() && s.unreduced()->size()) {
+    text += ", unreduced={";
+    for (size_t i = 0; i < s.unreduced()->size(); ++i)
+      text += (i ? ", " : "") + axisName(s.unreduced()->Get(i));
+    text += "}";
+  }
+  return text;
+}
+
+std::string storageText(const plan::Value &v) {
+  switch (v.storage()) {
+  case plan::Storage::Arena:
+    return "arena+" + std::to_string(v.offset());
+  case plan::Storage::Persistent:
+    return "param " + std::to_string(v.index());
+  case plan::Storage::Input:
+    return "input " + std::to_string(v.index());
+  case plan::Storage::Alias:
+    return "alias %" + std::to_string(v.index());
+  }
+  return "?";
+}
+
+} // namespace
+
+std::string LoadedPlan::dump() const {
+  const plan::Plan &p = root();
+  std::ostringstream os;
+  os << "plan format " << p.format_version() << ", produced by "
+     << (p.producer() ? p.producer()->str() : "?") << ", world of "
+     << worldSize() << " ranks\n";
+  for (const plan::Mesh *mesh : *p.meshes()) {
+    os << "mesh @" << mesh->name()->str() << " [";
+    for (size_t i = 0; i < mesh->axis_names()->size(); ++i)
+      os << (i ? ", " : "") << '"' << mesh->axis_names()->Get(i)->str()
+         << "\"=" << mesh->axis_sizes()->Get(i);
+    os << "] ranks " << formatShape(std::vector<int64_t>(mesh->ranks()->begin(),
+                                                         mesh->ranks()->end()))
+       << "\n";
+  }
+  for (size_t pi = 0; pi < p.programs()->size(); ++pi) {
+    const plan::Program &prog = *p.programs()->Get(pi);
+    const plan::Mesh &mesh = *p.meshes()->Get(prog.mesh());
+    int64_t persistent = 0;
+    for (const plan::Value *v : *prog.values())
+      if (v->storage() == plan::Storage::Persistent)
+        persistent += valueBytes(*v);
+    os << "\nprogram " << pi << " @" << prog.name()->str() << " on @"
+       << mesh.name()->str() << ": " << prog.values()->size() << " values, "
+       << prog.instructions()->size() << " instructions\n"
+       << "  memory per device: arena " << prog.arena_bytes()
+       << " bytes, parameters and constants " << persistent
+       << " bytes, peak " << prog.arena_bytes() + persistent << " bytes\n";
+    auto bindings = [&](const char *kind,
+                        const fb::Vector<fb::Offset<plan::Binding>> *list) {
+      if (!list)
+        return;
+      for (const plan::Binding *b : *list) {
+        const plan::Value &v = *prog.values()->Get(b->value());
+        os << "  " << kind << " \"" << b->name()->str() << "\" %"
+           << b->value() << " : " << typeText(v) << " of global "
+           << formatShape(toVector(b->global_shape())) << " sharded "
+           << shardingText(mesh, *b->sharding()) << "\n";
+      }
+    };
+    bindings("param", prog.params());
+    bindings("input", prog.inputs());
+    for (size_t i = 0; i < prog.instructions()->size(); ++i) {
+      const plan::Instruction &inst = *prog.instructions()->Get(i);
+      os << "  ";
+      if (inst.results())
+        for (size_t r = 0; r < inst.results()->size(); ++r)
+          os << (r ? ", %" : "%") << inst.results()->Get(r);
+      if (inst.results() && inst.results()->size())
+        os << " = ";
+      std::vector<int64_t> ints;
+      switch (inst.inst_type()) {
+      case plan::Inst::KernelInst: {
+        const plan::KernelInst &k = *inst.inst_as_KernelInst();
+        os << opKindName(k.op());
+        ints = toVector(k.ints());
+        if (!ints.empty())
+          os << " ints" << formatShape(ints);
+        if (k.floats() && k.floats()->size()) {
+          os << " floats[";
+          for (size_t f = 0; f < k.floats()->size(); ++f)
+            os << (f ? ", " : "") << k.floats()->Get(f);
+          os << "]";
+        }
+        break;
+      }
+      case plan::Inst::CollectiveInst: {
+        const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
+        os << plan::EnumNameCollectiveKind(c.kind());
+        if (c.kind() == plan::CollectiveKind::AllReduce ||
+            c.kind() == plan::CollectiveKind::ReduceScatter)
+          os << " " << plan::EnumNameReduceOp(c.reduce());
+        os << " over {";
+        for (size_t a = 0; a < c.axes()->size(); ++a)
+          os << (a ? ", " : "") << '"'
+             << mesh.axis_names()->Get(c.axes()->Get(a))->str() << '"';
+        os << "} (group of " << groupSize(mesh, *c.axes()) << ")";
+        ints = toVector(c.ints());
+        if (!ints.empty())
+          os << " ints" << formatShape(ints);
+        break;
+      }
+      case plan::Inst::SendInst:
+        os << "Send to program " << inst.inst_as_SendInst()->peer_program()
+           << " channel " << inst.inst_as_SendInst()->channel();
+        break;
+      case plan::Inst::RecvInst:
+        os << "Recv from program " << inst.inst_as_RecvInst()->peer_program()
+           << " channel " << inst.inst_as_RecvInst()->channel();
+        break;
+      default:
+        os << "?";
+      }
+      os << "(";
+      if (inst.operands())
+        for (size_t o = 0; o < inst.operands()->size(); ++o)
+          os << (o ? ", %" : "%") << inst.operands()->Get(o);
+      os << ")";
+      if (inst.results() && inst.results()->size()) {
+        const plan::Value &v = *prog.values()->Get(inst.results()->Get(0));
+        os << " : " << typeText(v) << " @" << storageText(v);
+      }
+      os << "\n";
+    }
+    for (size_t id = 0; id < prog.values()->size(); ++id) {
+      const plan::Value &v = *prog.values()->Get(id);
+      if (v.storage() == plan::Storage::Alias)
+        os << "  %" << id << " = alias of %" << v.index() << " : "
+           << typeText(v) << "\n";
+    }
+    bindings("output", prog.outputs());
+  }
+  os << "\nschedule:";
+  for (const plan::ScheduleStep *step : *p.schedule())
+    os << " (program " << step->program() << ", micro-batch "
+       << step->micro_batch() << ")";
+  os << "\n";
+  return os.str();
+}

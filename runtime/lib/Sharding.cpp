@@ -1,0 +1,131 @@
+//===- Sharding.cpp - shard offsets and block copies ----------------------===//
+
+#include "partition/runtime/Sharding.h"
+
+#include <cstring>
+#include <set>
+
+using namespace partition::runtime;
+namespace plan = partition::plan;
+
+std::vector<int64_t> partition::runtime::meshCoordinates(const plan::Mesh &mesh,
+                                                         int64_t device) {
+  size_t n = mesh.axis_sizes()->size();
+  std::vector<int64_t> coordinates(n);
+  for (size_t i = n; i-- > 0;) {
+    int64_t size = mesh.axis_sizes()->Get(i);
+    coordinates[i] = device % size;
+    device /= size;
+  }
+  return coordinates;
+}
+
+int64_t partition::runtime::meshDevice(const plan::Mesh &mesh,
+                                       const std::vector<int64_t> &coordinates) {
+  int64_t device = 0;
+  for (size_t i = 0; i < coordinates.size(); ++i)
+    device = device * mesh.axis_sizes()->Get(i) + coordinates[i];
+  return device;
+}
+
+std::vector<int64_t>
+partition::runtime::shardOffsets(const plan::Mesh &mesh,
+                                 const plan::Sharding &sharding,
+                                 const std::vector<int64_t> &coordinates,
+                                 const std::vector<int64_t> &localShape) {
+  std::vector<int64_t> offsets;
+  for (size_t d = 0; d < localShape.size(); ++d) {
+    int64_t block = 0;
+    for (uint32_t axis : *sharding.dims()->Get(d)->axes())
+      block = block * mesh.axis_sizes()->Get(axis) + coordinates[axis];
+    offsets.push_back(block * localShape[d]);
+  }
+  return offsets;
+}
+
+bool partition::runtime::isAssemblingDevice(
+    const plan::Mesh &mesh, const plan::Sharding &sharding,
+    const std::vector<int64_t> &coordinates) {
+  (void)mesh; // Coordinates already follow the mesh's axes.
+  std::set<uint32_t> used;
+  for (const plan::DimSharding *dim : *sharding.dims())
+    for (uint32_t axis : *dim->axes())
+      used.insert(axis);
+  if (sharding.unreduced())
+    for (uint32_t axis : *sharding.unreduced())
+      used.insert(axis);
+  for (size_t axis = 0; axis < coordinates.size(); ++axis)
+    if (!used.count(axis) && coordinates[axis] != 0)
+      return false;
+  return true;
+}
+
+namespace {
+/// Visits every contiguous innermost row of a block, calling
+/// fn(globalElementOffset, localElementOffset, rowElements).
+template <typename Fn>
+void forEachRow(const std::vector<int64_t> &globalShape,
+                const std::vector<int64_t> &localShape,
+                const std::vector<int64_t> &offsets, Fn fn) {
+  size_t rank = localShape.size();
+  if (rank == 0) {
+    fn(0, 0, 1);
+    return;
+  }
+  for (int64_t d : localShape)
+    if (d == 0)
+      return;
+  std::vector<int64_t> globalStride(rank, 1);
+  for (size_t i = rank - 1; i-- > 0;)
+    globalStride[i] = globalStride[i + 1] * globalShape[i + 1];
+  int64_t row = localShape[rank - 1];
+  std::vector<int64_t> index(rank, 0);
+  int64_t localOffset = 0;
+  while (true) {
+    int64_t globalOffset = 0;
+    for (size_t i = 0; i < rank; ++i)
+      globalOffset += (offsets[i] + index[i]) * globalStride[i];
+    fn(globalOffset, localOffset, row);
+    localOffset += row;
+    // Advance the outer indices (all but the last).
+    size_t i = rank - 1;
+    while (i-- > 0) {
+      if (++index[i] < localShape[i])
+        break;
+      index[i] = 0;
+    }
+    if (i == size_t(-1))
+      return;
+  }
+}
+} // namespace
+
+void partition::runtime::extractBlock(const void *global,
+                                      const std::vector<int64_t> &globalShape,
+                                      void *local,
+                                      const std::vector<int64_t> &localShape,
+                                      const std::vector<int64_t> &offsets,
+                                      int64_t elementSize) {
+  const char *src = static_cast<const char *>(global);
+  char *dst = static_cast<char *>(local);
+  forEachRow(globalShape, localShape, offsets,
+             [&](int64_t g, int64_t l, int64_t n) {
+               std::memcpy(dst + l * elementSize, src + g * elementSize,
+                           n * elementSize);
+             });
+}
+
+void partition::runtime::insertBlock(void *global,
+                                     const std::vector<int64_t> &globalShape,
+                                     const void *local,
+                                     const std::vector<int64_t> &localShape,
+                                     const std::vector<int64_t> &offsets,
+                                     int64_t elementSize) {
+  char *dst = static_cast<char *>(global);
+  const char *src = static_cast<const char *>(local);
+  forEachRow(globalShape, localShape, offsets,
+             [&](int64_t g, int64_t l, int64_t n) {
+               std::memcpy(dst + g * elementSize, src + l * elementSize,
+                           n * elementSize);
+             });
+}
