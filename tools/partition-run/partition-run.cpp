@@ -1,0 +1,621 @@
+//===- partition-run.cpp - run an execution plan on N ranks ---------------===//
+//
+// Loads a plan, each rank's slices of the weights (safetensors) and inputs
+// (.npy), runs the plan, assembles the outputs and writes them as .npy.
+// Ranks are threads of this process by default, processes this tool starts
+// (--processes), or processes an external launcher starts (RANK, WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT in the environment). No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Backends.h"
+#include "partition/runtime/Executor.h"
+#include "partition/runtime/Npy.h"
+#include "partition/runtime/Plan.h"
+#include "partition/runtime/Safetensors.h"
+#include "partition/runtime/Sharding.h"
+#include "partition/runtime/Stores.h"
+#include "partition/runtime/cpu/GlooCommunicator.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <netinet/in.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace partition::runtime;
+using partition::runtime::cpu::GlooCommunicatorFactory;
+using partition::runtime::cpu::GlooOptions;
+namespace plan = partition::plan;
+
+namespace {
+
+const char *kUsage = R"(usage: partition-run PLAN [options]
+
+Runs a partition execution plan (written by partition-translate --part-to-plan).
+
+  --dump                 print the plan (meshes, bindings, instructions,
+                         memory per device) and exit
+  --ranks N              number of ranks (default: the plan's world size)
+  --processes            run each rank in its own process (default: threads)
+  --backend cpu|cuda     device backend (default: cpu)
+  --weights FILE         safetensors file with every parameter, by name
+  --input NAME=FILE.npy  the whole value of input NAME (repeatable)
+  --output-dir DIR       write each output as DIR/NAME.npy
+  --steps N              run the plan N times (default 1); times are per step
+  --trace FILE.json      write a Chrome/Perfetto trace of every rank
+  --timeout SECONDS      deadline of each collective wait (default 60)
+
+An external launcher may start one process per rank instead, setting RANK,
+WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU).
+)";
+
+struct Options {
+  std::string planPath;
+  bool dump = false;
+  int ranks = 0;
+  bool processes = false;
+  std::string backend = "cpu";
+  std::string weights;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string outputDir;
+  int steps = 1;
+  std::string trace;
+  int timeoutSeconds = 60;
+};
+
+/// Parses the command line; returns an error message or "".
+std::string parseArgs(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      if (i + 1 >= argc)
+        return nullptr;
+      (void)flag;
+      return argv[++i];
+    };
+    auto number = [&](const char *flag, int &out) -> std::string {
+      const char *v = value(flag);
+      if (!v)
+        return std::string(flag) + " needs a value";
+      char *end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (!*v || *end || n < 1 || n > 1 << 20)
+        return std::string(flag) + " needs a positive integer, got \"" + v +
+               "\"";
+      out = int(n);
+      return "";
+    };
+    std::string err;
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (a == "--dump") {
+      o.dump = true;
+    } else if (a == "--processes") {
+      o.processes = true;
+    } else if (a == "--ranks") {
+      err = number("--ranks", o.ranks);
+    } else if (a == "--steps") {
+      err = number("--steps", o.steps);
+    } else if (a == "--timeout") {
+      err = number("--timeout", o.timeoutSeconds);
+    } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
+               a == "--trace" || a == "--input") {
+      const char *v = value(a.c_str());
+      if (!v)
+        return a + " needs a value";
+      if (a == "--backend")
+        o.backend = v;
+      else if (a == "--weights")
+        o.weights = v;
+      else if (a == "--output-dir")
+        o.outputDir = v;
+      else if (a == "--trace")
+        o.trace = v;
+      else {
+        std::string s = v;
+        size_t eq = s.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+          return "--input needs NAME=FILE.npy, got \"" + s + "\"";
+        o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+      }
+    } else if (!a.empty() && a[0] == '-') {
+      return "unknown option " + a + " (see --help)";
+    } else if (o.planPath.empty()) {
+      o.planPath = a;
+    } else {
+      return "more than one plan given: " + o.planPath + " and " + a;
+    }
+    if (!err.empty())
+      return err;
+  }
+  if (o.planPath.empty())
+    return "no plan given (see --help)";
+  return "";
+}
+
+/// Reads each rank's parameter slices from one safetensors file.
+class SafetensorsSource final : public ParameterSource {
+public:
+  explicit SafetensorsSource(SafetensorsReader reader)
+      : reader_(std::move(reader)) {}
+
+  Status read(const std::string &name, DType dtype,
+              const std::vector<int64_t> &globalShape,
+              const std::vector<int64_t> &offsets,
+              const std::vector<int64_t> &localShape, void *dst) override {
+    if (!reader_.contains(name)) {
+      std::string names;
+      for (const std::string &n : reader_.names())
+        names += (names.empty() ? "" : ", ") + n;
+      return PARTITION_ERROR(NotFound, reader_.path(), ": parameter \"", name,
+                             "\" is missing (the file has: ", names, ")");
+    }
+    PARTITION_ASSIGN_OR_RETURN(SafetensorsTensorInfo info, reader_.info(name));
+    if (info.dtype != dtype || info.shape != globalShape)
+      return PARTITION_ERROR(InvalidArgument, reader_.path(), ": parameter \"",
+                             name, "\" is ", dtypeName(info.dtype),
+                             formatShape(info.shape), " in the file but ",
+                             dtypeName(dtype), formatShape(globalShape),
+                             " in the plan");
+    int64_t bytes = dtypeSize(dtype);
+    for (int64_t d : localShape)
+      bytes *= d;
+    return reader_.readSlice(name, offsets, localShape, dst, bytes);
+  }
+
+private:
+  SafetensorsReader reader_;
+};
+
+/// What one rank hands back.
+struct RankResult {
+  Status status;
+  double setupMs = 0, stepMs = 0;
+  size_t peakBytes = 0;
+  std::vector<int64_t> coordinates;
+  std::map<std::string, HostTensor> outputs;
+  std::vector<TraceEvent> trace;
+};
+
+/// Runs rank `rank` of the world: everything but output assembly.
+RankResult runRank(const Options &o, const LoadedPlan &plan,
+                   const std::map<std::string, HostTensor> &inputs, int rank,
+                   int worldSize, std::shared_ptr<Store> store) {
+  RankResult r;
+  auto start = std::chrono::steady_clock::now();
+  auto fail = [&](Status s) {
+    r.status = s;
+    return r;
+  };
+  StatusOr<std::unique_ptr<Device>> device = createDevice(o.backend, rank);
+  if (!device.isOk())
+    return fail(device.status());
+  GlooOptions gloo;
+  gloo.timeout = std::chrono::seconds(o.timeoutSeconds);
+  GlooCommunicatorFactory comms(rank, worldSize, store, gloo);
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(plan, rank, **device, comms, !o.trace.empty());
+  if (!executor.isOk())
+    return fail(executor.status());
+  Executor &ex = **executor;
+  if (!ex.hasProgram())
+    return r;
+  r.coordinates = ex.coordinates();
+
+  const plan::Program &program = *ex.program();
+  bool needsWeights = false;
+  if (program.params())
+    for (const plan::Binding *b : *program.params())
+      needsWeights |= b->role() != plan::Role::Constant;
+  if (needsWeights) {
+    if (o.weights.empty())
+      return fail(PARTITION_ERROR(
+          InvalidArgument, "the plan has parameters; give them with --weights "
+                           "FILE.safetensors"));
+    StatusOr<SafetensorsReader> reader = SafetensorsReader::open(o.weights);
+    if (!reader.isOk())
+      return fail(reader.status());
+    SafetensorsSource source(std::move(*reader));
+    if (Status s = ex.loadParameters(source); !s.isOk())
+      return fail(s);
+  }
+  if (program.inputs())
+    for (const plan::Binding *b : *program.inputs()) {
+      auto it = inputs.find(b->name()->str());
+      if (it == inputs.end())
+        return fail(PARTITION_ERROR(InvalidArgument, "input \"",
+                                    b->name()->str(),
+                                    "\" is missing; give it with --input ",
+                                    b->name()->str(), "=FILE.npy"));
+      if (Status s = ex.setInput(it->first, it->second); !s.isOk())
+        return fail(s);
+    }
+  auto ready = std::chrono::steady_clock::now();
+  r.setupMs = std::chrono::duration<double, std::milli>(ready - start).count();
+  for (int step = 0; step < o.steps; ++step)
+    if (Status s = ex.run(); !s.isOk())
+      return fail(s);
+  r.stepMs = std::chrono::duration<double, std::milli>(
+                 std::chrono::steady_clock::now() - ready)
+                 .count() /
+             o.steps;
+  if (program.outputs())
+    for (const plan::Binding *b : *program.outputs()) {
+      StatusOr<HostTensor> t = ex.output(b->name()->str());
+      if (!t.isOk())
+        return fail(t.status());
+      r.outputs[b->name()->str()] = std::move(*t);
+    }
+  r.peakBytes = ex.device().peakAllocatedBytes();
+  r.trace = ex.trace();
+  return r;
+}
+
+/// Assembles output `b` of `program` from every rank's block.
+StatusOr<HostTensor> assemble(const plan::Plan &root,
+                              const plan::Program &program,
+                              const plan::Binding &b,
+                              const std::vector<RankResult> &results) {
+  const plan::Mesh &mesh = *root.meshes()->Get(program.mesh());
+  const plan::Value &v = *program.values()->Get(b.value());
+  if (b.sharding()->unreduced() && b.sharding()->unreduced()->size())
+    return PARTITION_ERROR(InvalidArgument, "output \"", b.name()->str(),
+                           "\" is still a partial sum over some mesh axes; "
+                           "the program must reduce it before returning it");
+  HostTensor whole;
+  whole.dtype = toDType(v.dtype());
+  whole.shape.assign(b.global_shape()->begin(), b.global_shape()->end());
+  int64_t elements = 1;
+  for (int64_t d : whole.shape)
+    elements *= d;
+  whole.data.assign(elements * dtypeSize(whole.dtype), 0);
+  for (int32_t rank : *mesh.ranks()) {
+    const RankResult &r = results[rank];
+    if (!isAssemblingDevice(mesh, *b.sharding(), r.coordinates))
+      continue;
+    const HostTensor &local = r.outputs.at(b.name()->str());
+    insertBlock(whole.data.data(), whole.shape, local.data.data(), local.shape,
+                shardOffsets(mesh, *b.sharding(), r.coordinates, local.shape),
+                dtypeSize(whole.dtype));
+  }
+  return whole;
+}
+
+/// Serialises a rank's outputs and figures for the store (process mode).
+std::vector<char> packResult(const RankResult &r) {
+  std::ostringstream os(std::ios::binary);
+  auto put = [&](const void *p, size_t n) {
+    os.write(static_cast<const char *>(p), std::streamsize(n));
+  };
+  auto putI = [&](int64_t x) { put(&x, 8); };
+  putI(r.coordinates.size());
+  for (int64_t c : r.coordinates)
+    putI(c);
+  put(&r.setupMs, 8);
+  put(&r.stepMs, 8);
+  putI(int64_t(r.peakBytes));
+  putI(r.outputs.size());
+  for (const auto &[name, t] : r.outputs) {
+    putI(name.size());
+    put(name.data(), name.size());
+    putI(int64_t(t.dtype));
+    putI(t.shape.size());
+    for (int64_t d : t.shape)
+      putI(d);
+    putI(t.data.size());
+    put(t.data.data(), t.data.size());
+  }
+  std::string s = os.str();
+  return std::vector<char>(s.begin(), s.end());
+}
+
+RankResult unpackResult(const std::vector<char> &bytes) {
+  RankResult r;
+  size_t at = 0;
+  auto get = [&](void *p, size_t n) {
+    if (at + n > bytes.size())
+      n = 0; // a short record only comes from a bug; leave zeros
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+  };
+  auto getI = [&]() {
+    int64_t x = 0;
+    get(&x, 8);
+    return x;
+  };
+  r.coordinates.resize(getI());
+  for (int64_t &c : r.coordinates)
+    c = getI();
+  get(&r.setupMs, 8);
+  get(&r.stepMs, 8);
+  r.peakBytes = size_t(getI());
+  int64_t n = getI();
+  for (int64_t i = 0; i < n; ++i) {
+    std::string name(getI(), '\0');
+    get(name.data(), name.size());
+    HostTensor t;
+    t.dtype = DType(getI());
+    t.shape.resize(getI());
+    for (int64_t &d : t.shape)
+      d = getI();
+    t.data.resize(getI());
+    get(t.data.data(), t.data.size());
+    r.outputs[name] = std::move(t);
+  }
+  return r;
+}
+
+void writeTrace(const std::string &path, const std::vector<RankResult> &rs) {
+  std::ofstream out(path);
+  out << "{\"traceEvents\":[";
+  bool first = true;
+  double origin = 1e300;
+  for (const RankResult &r : rs)
+    for (const TraceEvent &e : r.trace)
+      origin = std::min(origin, e.startUs);
+  for (size_t rank = 0; rank < rs.size(); ++rank)
+    for (const TraceEvent &e : rs[rank].trace) {
+      out << (first ? "" : ",") << "\n{\"name\":\"" << e.name
+          << "\",\"cat\":\"" << e.category << "\",\"ph\":\"X\",\"ts\":"
+          << e.startUs - origin << ",\"dur\":" << e.durationUs
+          << ",\"pid\":" << rank << ",\"tid\":"
+          << (e.category == "kernel" ? 0 : 1) << "}";
+      first = false;
+    }
+  for (size_t rank = 0; rank < rs.size(); ++rank)
+    out << (first ? "" : ",") << "\n{\"name\":\"process_name\",\"ph\":\"M\","
+        << "\"pid\":" << rank << ",\"args\":{\"name\":\"rank " << rank
+        << "\"}}";
+  out << "\n]}\n";
+}
+
+/// Prints figures and writes outputs; returns the exit code.
+int finish(const Options &o, const LoadedPlan &plan,
+           const std::vector<RankResult> &results) {
+  for (size_t rank = 0; rank < results.size(); ++rank)
+    if (!results[rank].status.isOk()) {
+      std::cerr << "partition-run: rank " << rank << ": "
+                << results[rank].status.toString() << "\n";
+    }
+  for (const RankResult &r : results)
+    if (!r.status.isOk())
+      return 1;
+  for (size_t rank = 0; rank < results.size(); ++rank) {
+    const RankResult &r = results[rank];
+    std::printf("rank %zu: setup %.1f ms, %.3f ms per step, peak memory %zu "
+                "bytes\n",
+                rank, r.setupMs, r.stepMs, r.peakBytes);
+  }
+  const plan::Plan &root = plan.root();
+  for (const plan::Program *program : *root.programs()) {
+    if (!program->outputs())
+      continue;
+    for (const plan::Binding *b : *program->outputs()) {
+      StatusOr<HostTensor> whole = assemble(root, *program, *b, results);
+      if (!whole.isOk()) {
+        std::cerr << "partition-run: " << whole.status().toString() << "\n";
+        return 1;
+      }
+      std::string name = b->name()->str();
+      std::printf("output %s: %s%s\n", name.c_str(), dtypeName(whole->dtype),
+                  formatShape(whole->shape).c_str());
+      if (!o.outputDir.empty()) {
+        std::string path = o.outputDir + "/" + name + ".npy";
+        Status s = writeNpy(path, whole->dtype, whole->shape,
+                            whole->data.data());
+        if (!s.isOk()) {
+          std::cerr << "partition-run: " << s.toString() << "\n";
+          return 1;
+        }
+      }
+    }
+  }
+  if (!o.trace.empty())
+    writeTrace(o.trace, results);
+  return 0;
+}
+
+/// A free TCP port on loopback, for the store of --processes.
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&addr), len) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  if (fd >= 0)
+    ::close(fd);
+  return port;
+}
+
+/// One rank of a multi-process run; rank 0 gathers and reports.
+int runAsProcess(const Options &o, const LoadedPlan &plan,
+                 const std::map<std::string, HostTensor> &inputs, int rank,
+                 int worldSize, const std::string &host, int port) {
+  TcpStoreOptions storeOptions;
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create(host, port, /*serve=*/rank == 0, storeOptions);
+  if (!store.isOk()) {
+    std::cerr << "partition-run: rank " << rank << ": "
+              << store.status().toString() << "\n";
+    return 1;
+  }
+  std::shared_ptr<Store> shared(std::move(*store));
+  RankResult result = runRank(o, plan, inputs, rank, worldSize, shared);
+  std::string key = "result/" + std::to_string(rank);
+  if (!result.status.isOk()) {
+    std::string text = "!" + result.status.toString();
+    (void)shared->set(key, std::vector<char>(text.begin(), text.end()));
+    std::cerr << "partition-run: rank " << rank << ": "
+              << result.status.toString() << "\n";
+    if (rank != 0)
+      return 1;
+  } else {
+    std::vector<char> packed = packResult(result);
+    packed.insert(packed.begin(), '+');
+    if (Status s = shared->set(key, packed); !s.isOk()) {
+      std::cerr << "partition-run: rank " << rank << ": " << s.toString()
+                << "\n";
+      return 1;
+    }
+  }
+  if (rank != 0) {
+    // Stay until rank 0 has read every result (it serves the store).
+    (void)shared->get("done", std::chrono::seconds(o.timeoutSeconds + 30));
+    return 0;
+  }
+  std::vector<RankResult> results(worldSize);
+  for (int r = 0; r < worldSize; ++r) {
+    StatusOr<std::vector<char>> bytes = shared->get(
+        "result/" + std::to_string(r),
+        std::chrono::seconds(o.timeoutSeconds + 30));
+    if (!bytes.isOk()) {
+      results[r].status = bytes.status();
+    } else if (bytes->empty() || (*bytes)[0] != '+') {
+      std::string text(bytes->begin() + (bytes->empty() ? 0 : 1),
+                       bytes->end());
+      results[r].status = PARTITION_ERROR(Aborted, text);
+    } else {
+      results[r] = unpackResult(
+          std::vector<char>(bytes->begin() + 1, bytes->end()));
+    }
+  }
+  int code = finish(o, plan, results);
+  (void)shared->set("done", {'1'});
+  // Give the other ranks a moment to read "done" before the store closes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  return code;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (std::string err = parseArgs(argc, argv, o); !err.empty()) {
+    std::cerr << "partition-run: " << err << "\n";
+    return 2;
+  }
+  StatusOr<LoadedPlan> plan = LoadedPlan::fromFile(o.planPath);
+  if (!plan.isOk()) {
+    std::cerr << "partition-run: " << plan.status().toString() << "\n";
+    return 1;
+  }
+  if (o.dump) {
+    std::cout << plan->dump();
+    return 0;
+  }
+
+  // Launched by an external launcher (or by --processes): one rank here.
+  const char *rankEnv = std::getenv("RANK");
+  const char *worldEnv = std::getenv("WORLD_SIZE");
+  int worldSize = plan->worldSize();
+  if (rankEnv && worldEnv) {
+    int rank = std::atoi(rankEnv), world = std::atoi(worldEnv);
+    if (world != worldSize || rank < 0 || rank >= world) {
+      std::cerr << "partition-run: RANK=" << rankEnv << " WORLD_SIZE="
+                << worldEnv << " do not fit the plan, which needs "
+                << worldSize << " ranks\n";
+      return 1;
+    }
+    const char *addr = std::getenv("MASTER_ADDR");
+    const char *port = std::getenv("MASTER_PORT");
+    if (!addr || !port) {
+      std::cerr << "partition-run: RANK is set, so MASTER_ADDR and "
+                   "MASTER_PORT must be too\n";
+      return 1;
+    }
+    std::map<std::string, HostTensor> inputs;
+    for (const auto &[name, path] : o.inputs) {
+      StatusOr<NpyArray> a = readNpy(path);
+      if (!a.isOk()) {
+        std::cerr << "partition-run: " << a.status().toString() << "\n";
+        return 1;
+      }
+      inputs[name] = HostTensor{a->dtype, a->shape,
+                                std::vector<char>(a->data.begin(),
+                                                  a->data.end())};
+    }
+    return runAsProcess(o, *plan, inputs, rank, world, addr, std::atoi(port));
+  }
+
+  if (o.ranks && o.ranks != worldSize) {
+    std::cerr << "partition-run: the plan needs " << worldSize
+              << " ranks (its meshes hold " << worldSize
+              << " devices), but --ranks " << o.ranks << " was given\n";
+    return 1;
+  }
+
+  if (o.processes) {
+    int port = freePort();
+    if (!port) {
+      std::cerr << "partition-run: no free port on loopback for the store\n";
+      return 1;
+    }
+    std::vector<pid_t> children;
+    for (int rank = 0; rank < worldSize; ++rank) {
+      pid_t pid = ::fork();
+      if (pid < 0) {
+        std::perror("partition-run: fork");
+        return 1;
+      }
+      if (pid == 0) {
+        ::setenv("RANK", std::to_string(rank).c_str(), 1);
+        ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+        ::setenv("WORLD_SIZE", std::to_string(worldSize).c_str(), 1);
+        ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+        ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+        std::vector<char *> args(argv, argv + argc);
+        args.push_back(nullptr);
+        ::execv("/proc/self/exe", args.data());
+        std::perror("partition-run: exec");
+        std::_Exit(127);
+      }
+      children.push_back(pid);
+    }
+    int code = 0;
+    for (pid_t pid : children) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        code = 1;
+    }
+    return code;
+  }
+
+  // Ranks as threads of this process.
+  std::map<std::string, HostTensor> inputs;
+  for (const auto &[name, path] : o.inputs) {
+    StatusOr<NpyArray> a = readNpy(path);
+    if (!a.isOk()) {
+      std::cerr << "partition-run: " << a.status().toString() << "\n";
+      return 1;
+    }
+    inputs[name] = HostTensor{
+        a->dtype, a->shape, std::vector<char>(a->data.begin(), a->data.end())};
+  }
+  auto store = std::make_shared<InProcessStore>();
+  std::vector<RankResult> results(worldSize);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < worldSize; ++rank)
+    threads.emplace_back([&, rank] {
+      results[rank] = runRank(o, *plan, inputs, rank, worldSize, store);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return finish(o, *plan, results);
+}
