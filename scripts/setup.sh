@@ -8,8 +8,10 @@ packages=(
   g++ cmake ninja-build ccache python3
   # MLIR/LLVM 22 (compiler side only; the runtime does not use them)
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  # tests
-  libgtest-dev
+  # runtime: plan format, CPU GEMMs, CPU collectives
+  libflatbuffers-dev flatbuffers-compiler libopenblas-dev libgloo-dev
+  # tests: GoogleTest; numpy for end-to-end references
+  libgtest-dev python3-numpy
 )
 
 missing=()

@@ -36,10 +36,10 @@ Status::Status(StatusCode code, std::string message, const char *file,
                int line)
     : code_(code), message_(std::move(message)) {
   if (file && code != StatusCode::Ok) {
-    // Keep the path from "runtime/" on: enough to find the line, and the same
-    // on every machine.
-    const char *short_ = std::strstr(file, "runtime/");
-    where_ = std::string(short_ ? short_ : file) + ":" + std::to_string(line);
+    // The file name alone: enough to find the line, and the same on every
+    // machine (no build paths in messages).
+    const char *slash = std::strrchr(file, '/');
+    where_ = std::string(slash ? slash + 1 : file) + ":" + std::to_string(line);
   }
 }
 

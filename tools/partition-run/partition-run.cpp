@@ -54,6 +54,9 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --steps N              run the plan N times (default 1); times are per step
   --trace FILE.json      write a Chrome/Perfetto trace of every rank
   --timeout SECONDS      deadline of each collective wait (default 60)
+  --fail-rank R          make rank R stop with an error before its first
+                         step (to check that the other ranks then fail
+                         within --timeout instead of hanging)
 
 An external launcher may start one process per rank instead, setting RANK,
 WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU).
@@ -71,6 +74,7 @@ struct Options {
   int steps = 1;
   std::string trace;
   int timeoutSeconds = 60;
+  int failRank = -1;
 };
 
 /// Parses the command line; returns an error message or "".
@@ -109,6 +113,16 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       err = number("--steps", o.steps);
     } else if (a == "--timeout") {
       err = number("--timeout", o.timeoutSeconds);
+    } else if (a == "--fail-rank") {
+      int r = 0;
+      const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (v && std::string(v) == "0") {
+        ++i;
+        o.failRank = 0;
+      } else {
+        err = number("--fail-rank", r);
+        o.failRank = r;
+      }
     } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
                a == "--trace" || a == "--input") {
       const char *v = value(a.c_str());
@@ -241,6 +255,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       if (Status s = ex.setInput(it->first, it->second); !s.isOk())
         return fail(s);
     }
+  if (rank == o.failRank)
+    return fail(PARTITION_ERROR(Aborted, "failing on purpose (--fail-rank ",
+                                rank, ")"));
   auto ready = std::chrono::steady_clock::now();
   r.setupMs = std::chrono::duration<double, std::milli>(ready - start).count();
   for (int step = 0; step < o.steps; ++step)

@@ -221,9 +221,14 @@ ProgramLowering::instruction(Operation *op, plan::Inst type,
     values[id].def = position;
     values[id].lastUse = std::max(values[id].lastUse, position);
   }
+  // "file:line:col" for source locations; other kinds as MLIR prints them.
   std::string loc;
   llvm::raw_string_ostream os(loc);
-  op->getLoc().print(os);
+  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  else
+    op->getLoc().print(os);
   return plan::CreateInstructionDirect(builder, type, inst, &operands, &results,
                                        loc.c_str());
 }
