@@ -20,6 +20,8 @@
 // RUN: partition-run %t/2.plan --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/out2 | FileCheck %s --check-prefix=RUN2
 // RUN: partition-run %t/4.plan --ranks 4 --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/out4 | FileCheck %s --check-prefix=RUN4
 // RUN: partition-run %t/4.plan --processes --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/outp | FileCheck %s --check-prefix=RUN4
+// RUN: partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --trace %t/trace.json > /dev/null
+// RUN: %python %S/Inputs/check_trace.py %t/trace.json 4 Matmul Add Gelu AllReduce
 // RUN: %python %S/Inputs/compare.py 2e-5 1e-5 %t/expected.npy %t/out1/y.npy %t/out2/y.npy %t/out4/y.npy %t/outp/y.npy
 //
 // DUMP: mesh @mesh ["dp"=2, "tp"=2] ranks [0, 1, 2, 3]
