@@ -1,1 +1,635 @@
-// placeholder: being written
+//===- Npy.cpp - read and write NumPy .npy files --------------------------===//
+//
+// The header is a Python dict literal; the parser accepts the subset NumPy
+// writes (and that np.load evaluates): single- or double-quoted strings
+// without escapes, True/False, tuples of non-negative decimal integers, any
+// whitespace, trailing commas. Anything else is an error naming the file and
+// the byte where parsing stopped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Npy.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace partition::runtime;
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the file readers assume a little-endian host");
+
+/// "\x93NUMPY".
+static const char kMagic[] = "\x93NUMPY";
+static constexpr size_t kMagicBytes = 6;
+/// Largest header accepted (NumPy's np.load stops at 10000 by default).
+static constexpr uint64_t kMaxHeaderBytes = 1 << 20;
+/// Rank limit shared with the safetensors reader (NumPy 2's NPY_MAXDIMS).
+static constexpr size_t kMaxRank = 64;
+/// NumPy leaves room for this many digits of the first dimension so the
+/// header can be rewritten in place when the array grows.
+static constexpr size_t kGrowthAxisMaxDigits = 21;
+/// NumPy aligns the data to this many bytes.
+static constexpr size_t kArrayAlign = 64;
+
+const char *partition::runtime::npyDescr(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "<f4";
+  case DType::F16:
+    return "<f2";
+  case DType::I32:
+    return "<i4";
+  case DType::I64:
+    return "<i8";
+  case DType::BF16:
+    return nullptr;
+  }
+  return nullptr;
+}
+
+/// "[a, b, ...]".
+static std::string formatList(const std::vector<int64_t> &values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i)
+      text += ", ";
+    text += std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+/// A header fragment fit for a message: printable ASCII, cut when long.
+static std::string printable(const std::string &text) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < 60; ++i) {
+    unsigned char c = text[i];
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  if (text.size() > 60)
+    out += "...";
+  return out;
+}
+
+/// product(shape) * elementBytes, or nullopt on a negative dimension or
+/// overflow of int64 (multiplying left to right).
+static std::optional<int64_t> checkedByteSize(const std::vector<int64_t> &shape,
+                                              int64_t elementBytes) {
+  int64_t product = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return std::nullopt;
+    if (dim != 0 && product > std::numeric_limits<int64_t>::max() / dim)
+      return std::nullopt;
+    product *= dim;
+  }
+  if (product > std::numeric_limits<int64_t>::max() / elementBytes)
+    return std::nullopt;
+  return product * elementBytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Header parser
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Parses the dict literal of a header.
+class DictParser {
+public:
+  DictParser(const std::string &text, const std::string &path)
+      : text(text), path(path) {}
+
+  template <typename... Args>
+  Status error(Args &&...args) const {
+    return PARTITION_ERROR(InvalidArgument, path, ": invalid .npy header at ",
+                           "byte ", pos, ": ", std::forward<Args>(args)...);
+  }
+
+  void skipWhitespace() {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
+                                 text[pos] == '\n' || text[pos] == '\r'))
+      ++pos;
+  }
+  bool atEnd() const { return pos >= text.size(); }
+  char peek() const { return atEnd() ? '\0' : text[pos]; }
+  bool isDigit() const { return peek() >= '0' && peek() <= '9'; }
+
+  Status expect(char c, const char *context) {
+    if (peek() != c)
+      return error("expected '", c, "' ", context);
+    ++pos;
+    return Status::ok();
+  }
+
+  /// A quoted string without escapes.
+  Status parseString(std::string &out) {
+    char quote = peek();
+    if (quote != '\'' && quote != '"')
+      return error("expected a quoted string");
+    size_t start = ++pos;
+    while (!atEnd() && text[pos] != quote) {
+      if (text[pos] == '\\')
+        return error("escape sequences are not supported in strings");
+      if (text[pos] == '\n')
+        return error("unterminated string");
+      ++pos;
+    }
+    if (atEnd())
+      return error("unterminated string");
+    out = text.substr(start, pos - start);
+    ++pos;
+    return Status::ok();
+  }
+
+  /// True or False.
+  Status parseBool(bool &out) {
+    for (const auto &[word, value] :
+         {std::pair<const char *, bool>{"True", true},
+          std::pair<const char *, bool>{"False", false}}) {
+      size_t length = std::strlen(word);
+      if (text.compare(pos, length, word) == 0) {
+        size_t end = pos + length;
+        if (end < text.size() &&
+            (std::isalnum(static_cast<unsigned char>(text[end])) ||
+             text[end] == '_'))
+          break;
+        pos = end;
+        out = value;
+        return Status::ok();
+      }
+    }
+    return error("'fortran_order' must be True or False");
+  }
+
+  /// A tuple of non-negative integers: (), (n,), (n, m), (n, m,).
+  Status parseShape(std::vector<int64_t> &out) {
+    out.clear();
+    if (peek() != '(')
+      return error("'shape' must be a tuple");
+    ++pos;
+    skipWhitespace();
+    bool sawComma = false;
+    while (peek() != ')') {
+      if (out.size() == kMaxRank)
+        return error("'shape' has more than ", kMaxRank, " dimensions");
+      if (peek() == '-')
+        return error("'shape' has a negative dimension");
+      if (!isDigit())
+        return error(atEnd() ? "unterminated tuple"
+                             : "'shape' must hold non-negative integers");
+      size_t start = pos;
+      int64_t value = 0;
+      while (isDigit()) {
+        int digit = text[pos] - '0';
+        if (value > (std::numeric_limits<int64_t>::max() - digit) / 10)
+          return error("dimension ", printable(text.substr(start, 30)),
+                       " is too large");
+        value = value * 10 + digit;
+        ++pos;
+      }
+      if (pos - start > 1 && text[start] == '0')
+        return error("dimension with a leading zero");
+      if (peek() == 'L') // written by Python 2
+        ++pos;
+      out.push_back(value);
+      skipWhitespace();
+      if (peek() == ',') {
+        sawComma = true;
+        ++pos;
+        skipWhitespace();
+        continue;
+      }
+      if (peek() != ')')
+        return error(atEnd() ? "unterminated tuple"
+                             : "expected ',' or ')' in 'shape'");
+    }
+    if (out.size() == 1 && !sawComma)
+      return error("'shape' (", out[0],
+                   ") is not a tuple; a 1-tuple is "
+                   "written (",
+                   out[0], ",)");
+    ++pos;
+    return Status::ok();
+  }
+
+  const std::string &text;
+  const std::string &path;
+  size_t pos = 0;
+};
+
+} // namespace
+
+/// The DType for a descr, or an error saying why it is not supported.
+static StatusOr<DType> parseDescr(const std::string &descr,
+                                  const std::string &path) {
+  for (DType type : {DType::F32, DType::F16, DType::I32, DType::I64})
+    if (descr == npyDescr(type))
+      return type;
+  if (!descr.empty() && descr[0] == '>')
+    return PARTITION_ERROR(InvalidArgument, path, ": descr '", printable(descr),
+                           "' is big-endian; only little-endian data is "
+                           "supported (save arr.astype('<",
+                           printable(descr.substr(1)), "'))");
+  return PARTITION_ERROR(InvalidArgument, path, ": descr '", printable(descr),
+                         "' is not supported (supported: '<f4', '<f2', "
+                         "'<i4', '<i8'; bf16 data is passed as safetensors)");
+}
+
+/// Checks the preamble in `bytes` (at least its first 12 bytes, or the whole
+/// file when shorter) against the file's size and returns the preamble's
+/// size and the header's.
+static Status parsePreamble(const std::string &bytes, uint64_t size,
+                            const std::string &path, uint64_t &preamble,
+                            uint64_t &headerBytes, int &major) {
+  if (size < 10 || bytes.size() < 10)
+    return PARTITION_ERROR(InvalidArgument, path, ": file has ", size,
+                           " bytes, too few for a .npy preamble");
+  if (bytes.compare(0, kMagicBytes, kMagic, kMagicBytes) != 0)
+    return PARTITION_ERROR(InvalidArgument, path,
+                           ": not a .npy file (no \\x93NUMPY magic)");
+  major = static_cast<unsigned char>(bytes[6]);
+  int minor = static_cast<unsigned char>(bytes[7]);
+  if (major < 1 || major > 3 || minor != 0)
+    return PARTITION_ERROR(InvalidArgument, path, ": .npy version ", major, ".",
+                           minor,
+                           " is not supported (supported: 1.0, 2.0, 3.0)");
+  preamble = major == 1 ? 10 : 12;
+  if (size < preamble || bytes.size() < preamble)
+    return PARTITION_ERROR(InvalidArgument, path, ": file has ", size,
+                           " bytes, too few for a version ", major,
+                           ".0 preamble of ", preamble, " bytes");
+  headerBytes = 0;
+  for (uint64_t i = preamble; i-- > 8;)
+    headerBytes = headerBytes << 8 | static_cast<unsigned char>(bytes[i]);
+  if (headerBytes > kMaxHeaderBytes)
+    return PARTITION_ERROR(InvalidArgument, path, ": header length ",
+                           headerBytes, " exceeds the limit of ",
+                           kMaxHeaderBytes, " bytes");
+  if (headerBytes > size - preamble)
+    return PARTITION_ERROR(InvalidArgument, path, ": header length ",
+                           headerBytes, " but only ", size - preamble,
+                           " bytes follow the preamble");
+  return Status::ok();
+}
+
+StatusOr<NpyInfo> partition::runtime::parseNpyHeader(const std::string &bytes,
+                                                     int64_t fileBytes,
+                                                     const std::string &path) {
+  if (fileBytes < 0)
+    fileBytes = static_cast<int64_t>(bytes.size());
+  uint64_t size = static_cast<uint64_t>(fileBytes);
+  uint64_t preamble = 0, headerBytes = 0;
+  int major = 0;
+  PARTITION_RETURN_IF_ERROR(
+      parsePreamble(bytes, size, path, preamble, headerBytes, major));
+  if (bytes.size() < preamble + headerBytes)
+    return PARTITION_ERROR(InvalidArgument, path, ": ", bytes.size(),
+                           " bytes given, fewer than the ",
+                           preamble + headerBytes,
+                           " bytes of the preamble and header");
+
+  std::string header = bytes.substr(preamble, headerBytes);
+  DictParser parser(header, path);
+  parser.skipWhitespace();
+  PARTITION_RETURN_IF_ERROR(parser.expect('{', "at the start of the header"));
+  std::optional<std::string> descr;
+  std::optional<bool> fortranOrder;
+  std::optional<std::vector<int64_t>> shape;
+  parser.skipWhitespace();
+  while (parser.peek() != '}') {
+    std::string key;
+    PARTITION_RETURN_IF_ERROR(parser.parseString(key));
+    parser.skipWhitespace();
+    PARTITION_RETURN_IF_ERROR(parser.expect(':', "after a key"));
+    parser.skipWhitespace();
+    if (key == "descr") {
+      if (descr)
+        return parser.error("'descr' appears twice");
+      if (parser.peek() == '[')
+        return parser.error("structured dtypes are not supported");
+      descr.emplace();
+      PARTITION_RETURN_IF_ERROR(parser.parseString(*descr));
+    } else if (key == "fortran_order") {
+      if (fortranOrder)
+        return parser.error("'fortran_order' appears twice");
+      fortranOrder.emplace();
+      PARTITION_RETURN_IF_ERROR(parser.parseBool(*fortranOrder));
+    } else if (key == "shape") {
+      if (shape)
+        return parser.error("'shape' appears twice");
+      shape.emplace();
+      PARTITION_RETURN_IF_ERROR(parser.parseShape(*shape));
+    } else {
+      return parser.error("unknown key '", printable(key),
+                          "' (expected 'descr', 'fortran_order', 'shape')");
+    }
+    parser.skipWhitespace();
+    if (parser.peek() == ',') {
+      ++parser.pos;
+      parser.skipWhitespace();
+    } else if (parser.peek() != '}') {
+      return parser.error(parser.atEnd() ? "unterminated dict"
+                                         : "expected ',' or '}'");
+    }
+  }
+  ++parser.pos;
+  parser.skipWhitespace();
+  if (!parser.atEnd())
+    return parser.error("unexpected data after the dict");
+  if (!descr || !fortranOrder || !shape)
+    return PARTITION_ERROR(InvalidArgument, path, ": .npy header has no '",
+                           !descr          ? "descr"
+                           : !fortranOrder ? "fortran_order"
+                                           : "shape",
+                           "'");
+
+  PARTITION_ASSIGN_OR_RETURN(DType dtype, parseDescr(*descr, path));
+  if (*fortranOrder)
+    return PARTITION_ERROR(InvalidArgument, path,
+                           ": array is in Fortran order; only C order is "
+                           "supported (save np.ascontiguousarray(arr))");
+  std::optional<int64_t> numBytes = checkedByteSize(*shape, dtypeSize(dtype));
+  if (!numBytes)
+    return PARTITION_ERROR(InvalidArgument, path, ": shape ",
+                           formatList(*shape), " of ", dtypeName(dtype),
+                           " has a size in bytes that overflows 64 bits");
+  uint64_t dataOffset = preamble + headerBytes;
+  uint64_t dataBytes = size - dataOffset;
+  if (dataBytes != static_cast<uint64_t>(*numBytes))
+    return PARTITION_ERROR(InvalidArgument, path, ": shape ",
+                           formatList(*shape), " of ", dtypeName(dtype),
+                           " needs ", *numBytes,
+                           " bytes of data but the file "
+                           "has ",
+                           dataBytes);
+  NpyInfo info;
+  info.dtype = dtype;
+  info.shape = std::move(*shape);
+  info.majorVersion = major;
+  info.dataOffset = static_cast<int64_t>(dataOffset);
+  info.numBytes = *numBytes;
+  return info;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A file descriptor closed on scope exit.
+struct FileCloser {
+  int fd = -1;
+  ~FileCloser() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+} // namespace
+
+static Status ioError(const std::string &path, const char *what) {
+  int err = errno;
+  if (err == ENOENT)
+    return PARTITION_ERROR(NotFound, path, ": ", what, ": ",
+                           std::strerror(err));
+  return PARTITION_ERROR(InvalidArgument, path, ": ", what, ": ",
+                         std::strerror(err));
+}
+
+/// Reads exactly `bytes` bytes at `offset`, retrying short reads.
+static Status preadFully(int fd, const std::string &path, uint64_t offset,
+                         void *dst, uint64_t bytes) {
+  auto *out = static_cast<char *>(dst);
+  while (bytes > 0) {
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(bytes, 1u << 30));
+    ssize_t got = ::pread(fd, out, chunk, static_cast<off_t>(offset));
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      return PARTITION_ERROR(Internal, path, ": read of ", chunk,
+                             " bytes at offset ", offset,
+                             " failed: ", std::strerror(errno));
+    }
+    if (got == 0)
+      return PARTITION_ERROR(OutOfRange, path, ": file ends at offset ", offset,
+                             " while ", bytes,
+                             " more bytes were expected (was it truncated "
+                             "after it was opened?)");
+    out += got;
+    offset += static_cast<uint64_t>(got);
+    bytes -= static_cast<uint64_t>(got);
+  }
+  return Status::ok();
+}
+
+/// Opens `path` and reads and checks its header.
+static Status openNpy(const std::string &path, FileCloser &file,
+                      NpyInfo &info) {
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file.fd < 0)
+    return ioError(path, "cannot open");
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0)
+    return ioError(path, "cannot stat");
+  if (!S_ISREG(st.st_mode))
+    return PARTITION_ERROR(InvalidArgument, path, ": not a regular file");
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  // The preamble first, then the header it announces.
+  std::string bytes(std::min<uint64_t>(size, 12), '\0');
+  PARTITION_RETURN_IF_ERROR(
+      preadFully(file.fd, path, 0, bytes.data(), bytes.size()));
+  uint64_t preamble = 0, headerBytes = 0;
+  int major = 0;
+  PARTITION_RETURN_IF_ERROR(
+      parsePreamble(bytes, size, path, preamble, headerBytes, major));
+  bytes.resize(preamble + headerBytes);
+  PARTITION_RETURN_IF_ERROR(
+      preadFully(file.fd, path, 0, bytes.data(), bytes.size()));
+  StatusOr<NpyInfo> parsed =
+      parseNpyHeader(bytes, static_cast<int64_t>(size), path);
+  if (!parsed.isOk())
+    return parsed.status();
+  info = std::move(parsed).value();
+  return Status::ok();
+}
+
+StatusOr<NpyInfo> partition::runtime::readNpyInfo(const std::string &path) {
+  FileCloser file;
+  NpyInfo info;
+  PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
+  return info;
+}
+
+Status partition::runtime::readNpy(const std::string &path, void *dst,
+                                   int64_t dstBytes, NpyInfo *infoOut) {
+  FileCloser file;
+  NpyInfo info;
+  PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
+  if (dstBytes != info.numBytes)
+    return PARTITION_ERROR(InvalidArgument, path, ": array of shape ",
+                           formatList(info.shape), " of ",
+                           dtypeName(info.dtype), " has ", info.numBytes,
+                           " bytes but the destination has ", dstBytes);
+  if (info.numBytes && !dst)
+    return PARTITION_ERROR(InvalidArgument, path, ": null destination");
+  PARTITION_RETURN_IF_ERROR(
+      preadFully(file.fd, path, info.dataOffset, dst, info.numBytes));
+  if (infoOut)
+    *infoOut = std::move(info);
+  return Status::ok();
+}
+
+Status partition::runtime::readNpy(const std::string &path,
+                                   const TensorRef &dst) {
+  FileCloser file;
+  NpyInfo info;
+  PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
+  if (dst.dtype != info.dtype || dst.shape != info.shape)
+    return PARTITION_ERROR(InvalidArgument, path, ": array is ",
+                           formatList(info.shape), " of ",
+                           dtypeName(info.dtype), " but the destination is ",
+                           formatList(dst.shape), " of ", dtypeName(dst.dtype));
+  if (info.numBytes && !dst.data)
+    return PARTITION_ERROR(InvalidArgument, path, ": null destination");
+  return preadFully(file.fd, path, info.dataOffset, dst.data, info.numBytes);
+}
+
+StatusOr<NpyArray> partition::runtime::readNpy(const std::string &path) {
+  FileCloser file;
+  NpyInfo info;
+  PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
+  NpyArray array;
+  array.dtype = info.dtype;
+  array.shape = info.shape;
+  array.data.resize(info.numBytes);
+  PARTITION_RETURN_IF_ERROR(preadFully(file.fd, path, info.dataOffset,
+                                       array.data.data(), info.numBytes));
+  return array;
+}
+
+StatusOr<NpyArray> partition::runtime::parseNpy(const std::string &bytes,
+                                                const std::string &name) {
+  PARTITION_ASSIGN_OR_RETURN(NpyInfo info, parseNpyHeader(bytes, -1, name));
+  NpyArray array;
+  array.dtype = info.dtype;
+  array.shape = std::move(info.shape);
+  array.data.assign(bytes.begin() + info.dataOffset, bytes.end());
+  return array;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+/// The preamble and header NumPy writes for a C-order array.
+static StatusOr<std::string>
+npyHeader(DType dtype, const std::vector<int64_t> &shape, int64_t &numBytes) {
+  const char *descr = npyDescr(dtype);
+  if (!descr)
+    return PARTITION_ERROR(Unimplemented, dtypeName(dtype),
+                           " has no .npy type; pass ", dtypeName(dtype),
+                           " data as safetensors");
+  if (shape.size() > kMaxRank)
+    return PARTITION_ERROR(InvalidArgument, "shape ", formatList(shape),
+                           " has more than ", kMaxRank, " dimensions");
+  std::optional<int64_t> bytes = checkedByteSize(shape, dtypeSize(dtype));
+  if (!bytes)
+    return PARTITION_ERROR(InvalidArgument, "invalid shape ",
+                           formatList(shape));
+  numBytes = *bytes;
+
+  // Python's repr of the shape tuple.
+  std::string tuple = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    tuple += (i ? ", " : "") + std::to_string(shape[i]);
+  tuple += shape.size() == 1 ? ",)" : ")";
+  std::string dict = std::string("{'descr': '") + descr +
+                     "', 'fortran_order': False, 'shape': " + tuple + ", }";
+  if (!shape.empty())
+    dict.append(kGrowthAxisMaxDigits - std::to_string(shape[0]).size(), ' ');
+
+  // Version 1.0 unless the header needs a 4-byte length.
+  for (int major : {1, 2}) {
+    size_t preamble = major == 1 ? 10 : 12;
+    size_t unpadded = preamble + dict.size() + 1; // + '\n'
+    size_t padding = kArrayAlign - unpadded % kArrayAlign;
+    uint64_t headerBytes = dict.size() + padding + 1;
+    if (major == 1 && headerBytes > 0xffff)
+      continue;
+    std::string out(kMagic, kMagicBytes);
+    out += static_cast<char>(major);
+    out += '\0';
+    for (size_t i = 0; i < preamble - 8; ++i)
+      out += static_cast<char>((headerBytes >> (8 * i)) & 0xff);
+    out += dict;
+    out.append(padding, ' ');
+    out += '\n';
+    return out;
+  }
+  return PARTITION_ERROR(Internal, "unreachable");
+}
+
+StatusOr<std::string>
+partition::runtime::serializeNpy(DType dtype, const std::vector<int64_t> &shape,
+                                 const void *data) {
+  int64_t numBytes = 0;
+  PARTITION_ASSIGN_OR_RETURN(std::string bytes,
+                             npyHeader(dtype, shape, numBytes));
+  if (numBytes && !data)
+    return PARTITION_ERROR(InvalidArgument, "no data for shape ",
+                           formatList(shape));
+  if (numBytes)
+    bytes.append(static_cast<const char *>(data), numBytes);
+  return bytes;
+}
+
+Status partition::runtime::writeNpy(const std::string &path, DType dtype,
+                                    const std::vector<int64_t> &shape,
+                                    const void *data) {
+  int64_t numBytes = 0;
+  StatusOr<std::string> header = npyHeader(dtype, shape, numBytes);
+  if (!header.isOk())
+    return header.status().withContext(path);
+  if (numBytes && !data)
+    return PARTITION_ERROR(InvalidArgument, path, ": no data for shape ",
+                           formatList(shape));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return ioError(path, "cannot create");
+  Status status = Status::ok();
+  auto writeAll = [&](const char *src, uint64_t bytes) {
+    while (bytes > 0 && status.isOk()) {
+      size_t chunk = static_cast<size_t>(std::min<uint64_t>(bytes, 1u << 30));
+      ssize_t put = ::write(fd, src, chunk);
+      if (put < 0) {
+        if (errno == EINTR)
+          continue;
+        status = PARTITION_ERROR(Internal, path,
+                                 ": write failed: ", std::strerror(errno));
+        return;
+      }
+      src += put;
+      bytes -= static_cast<uint64_t>(put);
+    }
+  };
+  writeAll(header->data(), header->size());
+  writeAll(static_cast<const char *>(data), numBytes);
+  if (::close(fd) != 0 && status.isOk())
+    status = ioError(path, "cannot close");
+  if (!status.isOk())
+    ::unlink(path.c_str());
+  return status;
+}
+
+Status partition::runtime::writeNpy(const std::string &path,
+                                    const TensorRef &tensor) {
+  return writeNpy(path, tensor.dtype, tensor.shape, tensor.data);
+}
