@@ -1,3 +1,1697 @@
+//===- KernelConformanceTest.cpp - every kernel against a reference -------===//
+//
+// Runs every plan::OpKind on every backend with a usable device ("cpu"
+// always, "cuda" where a GPU is present) and compares the results with a
+// straightforward reference written here: naive loops in double precision on
+// the very values the kernel reads (inputs are drawn and then rounded to their
+// dtype, so the reference sees no rounding the kernel does not).
+//
+// Memory is allocated with Device::allocate and moved with copyToDevice /
+// copyToHost, so nothing here assumes host memory. Result buffers start as
+// 0xff bytes (NaN, or -1 for integers) so an element a kernel never writes
+// shows up.
+//
+// Tolerances are error bounds, derived per op next to each test, never fitted
+// to what a backend happens to produce:
+//  - Data movement (Copy, Transpose, Broadcast, Slice, Concat, Gather, Fill),
+//    Cast, Neg, Relu, Max, Min and ReduceMax are exact: tolerance 0.
+//  - Everything else is bounded in units of the f32 unit roundoff u = 2^-24
+//    (the contract is "f16 and bf16 are computed in f32"), using the standard
+//    worst-case bounds (e.g. gamma_n = n u for a sum of n terms in any order,
+//    so a backend may sum in any order, with or without FMA), and libm-style
+//    functions (exp, log, tanh, erf, pow, rsqrt) are allowed kLibmUlps = 4
+//    ulp (see there).
+//  - An f16 or bf16 result is then rounded once more into its dtype: that
+//    adds u(dtype) = 2^-11 or 2^-8 of the value (see stored()).
+//  - Bounds are first order; the neglected O(u^2) terms are below 1e-12
+//    relative.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Backends.h"
+#include "partition/runtime/DType.h"
+#include "partition/runtime/Device.h"
+#include "partition/runtime/Kernels.h"
+
 #include <gtest/gtest.h>
-// placeholder: being written
-TEST(Placeholder, Empty) {}
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <iomanip>
+#include <random>
+#include <set>
+#include <sstream>
+
+using namespace partition::runtime;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+constexpr DType kFloatTypes[] = {DType::F32, DType::F16, DType::BF16};
+constexpr DType kAllTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32,
+                               DType::I64};
+
+//===----------------------------------------------------------------------===//
+// Shapes and indices
+//===----------------------------------------------------------------------===//
+
+int64_t numel(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Multi-index of flat position `flat` in a row-major `shape`.
+Shape unravel(int64_t flat, const Shape &shape) {
+  Shape index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    index[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return index;
+}
+
+/// Flat position of `index` in a row-major `shape`.
+int64_t ravel(const Shape &index, const Shape &shape) {
+  int64_t flat = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    flat = flat * shape[i] + index[i];
+  return flat;
+}
+
+/// numpy broadcast of two shapes (the test cases are compatible).
+Shape broadcastShape(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    result[i] = x == 1 ? y : x;
+  }
+  return result;
+}
+
+/// Flat position in an operand of `shape` of the element that broadcasts to
+/// result index `index`.
+int64_t broadcastSource(const Shape &index, const Shape &shape) {
+  size_t lead = index.size() - shape.size();
+  int64_t flat = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    flat = flat * shape[i] + (shape[i] == 1 ? 0 : index[lead + i]);
+  return flat;
+}
+
+std::string str(const Shape &shape) { return formatShape(shape); }
+
+//===----------------------------------------------------------------------===//
+// Number formats, written independently of the runtime's conversions so that
+// the tests check those too
+//===----------------------------------------------------------------------===//
+
+/// Rounds `x` to nearest (ties to even) in a binary format with `precision`
+/// significand bits, smallest normal exponent `minExponent` (below it,
+/// subnormals keep that exponent's spacing) and largest finite `maxFinite`.
+double roundToFormat(double x, int precision, int minExponent,
+                     double maxFinite) {
+  if (!std::isfinite(x) || x == 0)
+    return x;
+  int e;
+  std::frexp(x, &e); // |x| = f * 2^e with f in [0.5, 1)
+  int exponent = std::max(e - 1, minExponent);
+  double quantum = std::ldexp(1.0, exponent - (precision - 1));
+  double r = std::nearbyint(x / quantum) * quantum; // default mode: to even
+  if (std::fabs(r) > maxFinite)
+    return std::copysign(INFINITY, x);
+  return r;
+}
+
+/// `x` rounded to the nearest value of `t` (integers: `x` itself).
+double roundTo(DType t, double x) {
+  switch (t) {
+  case DType::F32:
+    return roundToFormat(x, 24, -126, FLT_MAX);
+  case DType::F16:
+    return roundToFormat(x, 11, -14, 65504.0);
+  case DType::BF16:
+    return roundToFormat(x, 8, -126, 0x1.fep127);
+  default:
+    return x;
+  }
+}
+
+/// IEEE binary16 bits of `v`, which must be exactly representable.
+uint16_t encodeF16(double v) {
+  uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  double a = std::fabs(v);
+  if (std::isnan(v))
+    return 0x7e00;
+  if (std::isinf(v))
+    return sign | 0x7c00;
+  if (a < 0x1p-14) // subnormal or zero: a multiple of 2^-24
+    return sign | static_cast<uint16_t>(a * 0x1p24);
+  int e;
+  std::frexp(a, &e);
+  int exponent = e - 1;
+  auto mantissa = static_cast<uint16_t>((std::ldexp(a, -exponent) - 1) * 1024);
+  return sign | static_cast<uint16_t>((exponent + 15) << 10) | mantissa;
+}
+
+double decodeF16(uint16_t h) {
+  double sign = (h & 0x8000) ? -1 : 1;
+  int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  if (exponent == 0)
+    return sign * std::ldexp(mantissa, -24);
+  if (exponent == 0x1f)
+    return mantissa ? NAN : sign * INFINITY;
+  return sign * std::ldexp(1024 + mantissa, exponent - 25);
+}
+
+//===----------------------------------------------------------------------===//
+// Host tensors
+//===----------------------------------------------------------------------===//
+
+/// A tensor on the host: each value exactly representable in `dtype`.
+struct HostTensor {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<double> values;
+};
+
+HostTensor emptyTensor(DType dtype, const Shape &shape) {
+  return {dtype, shape, std::vector<double>(numel(shape), 0.0)};
+}
+
+std::vector<uint8_t> encode(const HostTensor &t) {
+  size_t size = dtypeSize(t.dtype);
+  std::vector<uint8_t> bytes(t.values.size() * size);
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    uint8_t *dst = bytes.data() + i * size;
+    double v = t.values[i];
+    switch (t.dtype) {
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(dst, &f, 4);
+      break;
+    }
+    case DType::F16: {
+      uint16_t h = encodeF16(v);
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DType::BF16: { // the upper half of the (exact) f32 bits
+      float f = static_cast<float>(v);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      uint16_t h = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DType::I32: {
+      auto x = static_cast<int32_t>(v);
+      std::memcpy(dst, &x, 4);
+      break;
+    }
+    case DType::I64: {
+      auto x = static_cast<int64_t>(v);
+      std::memcpy(dst, &x, 8);
+      break;
+    }
+    }
+  }
+  return bytes;
+}
+
+void decode(const std::vector<uint8_t> &bytes, HostTensor &t) {
+  size_t size = dtypeSize(t.dtype);
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    const uint8_t *src = bytes.data() + i * size;
+    switch (t.dtype) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, src, 4);
+      t.values[i] = f;
+      break;
+    }
+    case DType::F16: {
+      uint16_t h;
+      std::memcpy(&h, src, 2);
+      t.values[i] = decodeF16(h);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t h;
+      std::memcpy(&h, src, 2);
+      uint32_t bits = static_cast<uint32_t>(h) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      t.values[i] = f;
+      break;
+    }
+    case DType::I32: {
+      int32_t x;
+      std::memcpy(&x, src, 4);
+      t.values[i] = x;
+      break;
+    }
+    case DType::I64: {
+      int64_t x;
+      std::memcpy(&x, src, 8);
+      t.values[i] = static_cast<double>(x);
+      break;
+    }
+    }
+  }
+}
+
+/// Deterministic test data.
+class Random {
+public:
+  explicit Random(uint64_t seed) : gen(seed) {}
+  double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(gen);
+  }
+  int64_t integer(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(gen);
+  }
+
+private:
+  std::mt19937_64 gen;
+};
+
+/// Values drawn uniformly from [lo, hi] and rounded to `dtype` (integers:
+/// integers in [lo, hi]); with `awayFromZero`, |value| >= lo > 0 with a random
+/// sign.
+HostTensor randomTensor(Random &rng, DType dtype, const Shape &shape, double lo,
+                        double hi, bool awayFromZero = false) {
+  HostTensor t = emptyTensor(dtype, shape);
+  for (double &v : t.values) {
+    if (isFloat(dtype))
+      v = roundTo(dtype, rng.uniform(lo, hi));
+    else
+      v = static_cast<double>(
+          rng.integer(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+    if (awayFromZero && rng.integer(0, 1))
+      v = -v;
+  }
+  return t;
+}
+
+/// Integer range for data-movement tests: i64 values beyond 32 bits catch a
+/// kernel that moves 4 bytes per element.
+std::pair<double, double> dataRange(DType dtype) {
+  if (dtype == DType::I64)
+    return {-0x1p40, 0x1p40};
+  if (dtype == DType::I32)
+    return {-100000, 100000};
+  return {-2, 2};
+}
+
+HostTensor dataTensor(Random &rng, DType dtype, const Shape &shape) {
+  auto [lo, hi] = dataRange(dtype);
+  return randomTensor(rng, dtype, shape, lo, hi);
+}
+
+//===----------------------------------------------------------------------===//
+// Tolerances
+//===----------------------------------------------------------------------===//
+
+/// f32 unit roundoff: the relative error of one rounding to nearest.
+constexpr double kU = 0x1p-24;
+/// One f32 ulp relative to the value: ulp(r) <= 2^-23 |r| for normal r.
+constexpr double kUlp = 0x1p-23;
+/// The error allowed to exp, log, tanh, erf, pow and rsqrt in f32, in ulp.
+/// CUDA's programming guide lists 1 to 2 ulp for expf, logf, tanhf, erff and
+/// rsqrtf (measured, not proven, bounds) and glibc documents at most 1 to 2
+/// ulp for its float versions; 4 leaves the same room for powf, whose figure
+/// is the least certain.
+constexpr double kLibmUlps = 4;
+
+double unitRoundoff(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 0x1p-11;
+  case DType::BF16:
+    return 0x1p-8;
+  default:
+    return kU;
+  }
+}
+
+/// Half the spacing of the format's subnormals: the absolute error of
+/// rounding a value too small for relative precision.
+double tinyError(DType t) {
+  switch (t) {
+  case DType::F16:
+    return 0x1p-25;
+  case DType::BF16:
+    return 0x1p-134;
+  default:
+    return 0x1p-150;
+  }
+}
+
+/// Error bound of a result computed in f32 to within `e` of `exact` and then
+/// stored in `t`: f32 results are stored as computed (their bound `e` already
+/// counts the last rounding); f16 and bf16 ones are rounded once more, by at
+/// most u(t) of the computed value.
+double stored(DType t, double exact, double e) {
+  if (t == DType::F32)
+    return e + tinyError(t);
+  return e + unitRoundoff(t) * (std::fabs(exact) + e) + tinyError(t);
+}
+
+std::vector<double> zeros(size_t n) { return std::vector<double>(n, 0.0); }
+
+//===----------------------------------------------------------------------===//
+// The fixture
+//===----------------------------------------------------------------------===//
+
+/// Whole-number tokens of `text` ("-77", "13"), to check that a message names
+/// a value without fixing its wording.
+std::set<std::string> numberTokens(const std::string &text) {
+  std::set<std::string> tokens;
+  std::string current;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ' ';
+    bool digit = c >= '0' && c <= '9';
+    if (digit || (c == '-' && current.empty() && i + 1 < text.size() &&
+                  text[i + 1] >= '0' && text[i + 1] <= '9')) {
+      current += c;
+    } else if (!current.empty()) {
+      tokens.insert(current);
+      current.clear();
+    }
+  }
+  return tokens;
+}
+
+class KernelConformanceTest : public ::testing::TestWithParam<std::string> {
+protected:
+  void SetUp() override {
+    StatusOr<std::unique_ptr<Device>> created = createDevice(GetParam());
+    ASSERT_TRUE(created.isOk()) << created.status().toString();
+    device = std::move(created).value();
+    StatusOr<std::unique_ptr<Stream>> s = device->createStream();
+    ASSERT_TRUE(s.isOk()) << s.status().toString();
+    stream = std::move(s).value();
+  }
+
+  /// Runs `op` on the backend: uploads `inputs`, checks the case with
+  /// checkKernelShapes (a case that fails it is a broken test), runs the
+  /// kernel and downloads `outputs`, which come in with dtype and shape. A
+  /// backend may report a kernel's error from run() or, asynchronously, from
+  /// the next synchronization: either is returned.
+  Status runKernel(OpKind op, const KernelAttrs &attrs,
+                   const std::vector<HostTensor> &inputs,
+                   std::vector<HostTensor> &outputs) {
+    std::vector<std::unique_ptr<Buffer>> buffers;
+    std::vector<std::vector<uint8_t>> staging; // alive until synchronized
+    std::vector<TensorRef> in, out;
+    auto place = [&](const HostTensor &t, bool poison,
+                     std::vector<TensorRef> &refs) -> Status {
+      staging.push_back(poison ? std::vector<uint8_t>(
+                                     numel(t.shape) * dtypeSize(t.dtype), 0xff)
+                               : encode(t));
+      const std::vector<uint8_t> &bytes = staging.back();
+      PARTITION_ASSIGN_OR_RETURN(
+          std::unique_ptr<Buffer> buffer,
+          device->allocate(std::max<size_t>(bytes.size(), 1)));
+      PARTITION_RETURN_IF_ERROR(device->copyToDevice(
+          buffer->data(), bytes.data(), bytes.size(), *stream));
+      refs.push_back(TensorRef{buffer->data(), t.dtype, t.shape});
+      buffers.push_back(std::move(buffer));
+      return Status::ok();
+    };
+    for (const HostTensor &t : inputs)
+      PARTITION_RETURN_IF_ERROR(place(t, /*poison=*/false, in));
+    for (const HostTensor &t : outputs)
+      PARTITION_RETURN_IF_ERROR(place(t, /*poison=*/true, out));
+
+    Status shapes = checkKernelShapes(op, attrs, in, out);
+    EXPECT_TRUE(shapes.isOk())
+        << "the test case fails checkKernelShapes: " << shapes.toString();
+    PARTITION_RETURN_IF_ERROR(shapes);
+
+    Status status = device->kernels().run(op, attrs, in, out, *stream);
+    Status synced = stream->synchronize();
+    PARTITION_RETURN_IF_ERROR(status);
+    PARTITION_RETURN_IF_ERROR(synced);
+
+    std::vector<std::vector<uint8_t>> results;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      results.emplace_back(out[i].numBytes());
+      PARTITION_RETURN_IF_ERROR(device->copyToHost(
+          results.back().data(), out[i].data, out[i].numBytes(), *stream));
+    }
+    PARTITION_RETURN_IF_ERROR(stream->synchronize());
+    for (size_t i = 0; i < outputs.size(); ++i)
+      decode(results[i], outputs[i]);
+    return Status::ok();
+  }
+
+  /// runKernel, recording a failure when it returns an error.
+  bool runOk(OpKind op, const KernelAttrs &attrs,
+             const std::vector<HostTensor> &inputs,
+             std::vector<HostTensor> &outputs) {
+    Status status = runKernel(op, attrs, inputs, outputs);
+    EXPECT_TRUE(status.isOk()) << status.toString();
+    return status.isOk();
+  }
+
+  /// Expects an InvalidArgument error whose message names `value` and
+  /// `position` (as whole numbers; the wording is the backend's).
+  void expectRejected(OpKind op, const KernelAttrs &attrs,
+                      const std::vector<HostTensor> &inputs,
+                      std::vector<HostTensor> &outputs, int64_t value,
+                      int64_t position) {
+    Status status = runKernel(op, attrs, inputs, outputs);
+    ASSERT_FALSE(status.isOk())
+        << "value " << value << " at position " << position << " was accepted";
+    EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << status.toString();
+    std::set<std::string> tokens = numberTokens(status.message());
+    EXPECT_TRUE(tokens.count(std::to_string(value)))
+        << "the message does not name the value " << value << ": "
+        << status.toString();
+    EXPECT_TRUE(tokens.count(std::to_string(position)))
+        << "the message does not name the position " << position << ": "
+        << status.toString();
+  }
+
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Stream> stream;
+};
+
+/// Expects |actual[i] - expected[i]| <= tol[i] for every element; NaN must
+/// meet NaN and an infinity the same infinity. Reports the count and the
+/// first few offenders.
+void expectClose(const HostTensor &actual, const std::vector<double> &expected,
+                 const std::vector<double> &tol) {
+  ASSERT_EQ(actual.values.size(), expected.size());
+  ASSERT_EQ(tol.size(), expected.size());
+  int64_t bad = 0;
+  std::ostringstream details;
+  details << std::setprecision(9);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double a = actual.values[i], e = expected[i];
+    bool ok;
+    if (std::isnan(e))
+      ok = std::isnan(a);
+    else if (std::isinf(e))
+      ok = a == e;
+    else
+      ok = std::fabs(a - e) <= tol[i]; // false for NaN
+    if (!ok && bad++ < 5)
+      details << "  at " << str(unravel(i, actual.shape)) << ": got " << a
+              << ", expected " << e << ", |error| " << std::fabs(a - e)
+              << " > tolerance " << tol[i] << "\n";
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << expected.size() << " elements of "
+                    << dtypeName(actual.dtype) << str(actual.shape)
+                    << " are off:\n"
+                    << details.str();
+}
+
+void expectExact(const HostTensor &actual,
+                 const std::vector<double> &expected) {
+  expectClose(actual, expected, zeros(expected.size()));
+}
+
+std::string describe(OpKind op, DType dtype, const std::string &rest) {
+  return std::string(opKindName(op)) + " " + dtypeName(dtype) + " " + rest;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+// Binary float ops. Add, Sub and Mul are one f32 rounding (u |r|); Div is
+// allowed 2u |r| for a backend that multiplies by a reciprocal. Max and Min
+// return one of their (exactly stored) operands: exact. Pow gets kLibmUlps.
+TEST_P(KernelConformanceTest, BinaryFloat) {
+  struct Case {
+    Shape lhs, rhs;
+  };
+  const Case cases[] = {{{7}, {7}},
+                        {{1}, {1}},
+                        {{3, 17}, {17}},
+                        {{17}, {3, 17}},
+                        {{33, 1}, {1, 65}},
+                        {{2, 3, 1, 7}, {3, 5, 1}},
+                        {{}, {3, 7}},
+                        {{2, 1, 33}, {2, 17, 1}},
+                        {{65, 129}, {65, 129}}};
+  const OpKind ops[] = {OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div,
+                        OpKind::Max, OpKind::Min, OpKind::Pow};
+  Random rng(1);
+  for (DType dtype : kFloatTypes) {
+    for (OpKind op : ops) {
+      for (const Case &c : cases) {
+        SCOPED_TRACE(describe(op, dtype, str(c.lhs) + " and " + str(c.rhs)));
+        HostTensor lhs = op == OpKind::Pow
+                             ? randomTensor(rng, dtype, c.lhs, 0.5, 2)
+                             : randomTensor(rng, dtype, c.lhs, -2, 2);
+        HostTensor rhs = op == OpKind::Div
+                             ? randomTensor(rng, dtype, c.rhs, 0.5, 2,
+                                            /*awayFromZero=*/true)
+                             : randomTensor(rng, dtype, c.rhs, -2, 2);
+        Shape shape = broadcastShape(c.lhs, c.rhs);
+        std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
+        if (!runOk(op, {}, {lhs, rhs}, out))
+          continue;
+        std::vector<double> expected(numel(shape)), tol(numel(shape));
+        for (int64_t i = 0; i < numel(shape); ++i) {
+          Shape index = unravel(i, shape);
+          double x = lhs.values[broadcastSource(index, c.lhs)];
+          double y = rhs.values[broadcastSource(index, c.rhs)];
+          double r = 0, e = 0;
+          switch (op) {
+          case OpKind::Add:
+            r = x + y, e = kU * std::fabs(r);
+            break;
+          case OpKind::Sub:
+            r = x - y, e = kU * std::fabs(r);
+            break;
+          case OpKind::Mul:
+            r = x * y, e = kU * std::fabs(r);
+            break;
+          case OpKind::Div:
+            r = x / y, e = 2 * kU * std::fabs(r);
+            break;
+          case OpKind::Max:
+            r = std::max(x, y);
+            break;
+          case OpKind::Min:
+            r = std::min(x, y);
+            break;
+          default:
+            r = std::pow(x, y), e = kLibmUlps * kUlp * std::fabs(r);
+            break;
+          }
+          expected[i] = r;
+          bool exact = op == OpKind::Max || op == OpKind::Min;
+          tol[i] = exact ? 0 : stored(dtype, r, e);
+        }
+        expectClose(out[0], expected, tol);
+      }
+    }
+  }
+}
+
+// Binary integer ops are exact; Div truncates toward zero (operands of both
+// signs, so -7 / 2 = -3 is exercised). Ranges keep products within i32/i64.
+TEST_P(KernelConformanceTest, BinaryInteger) {
+  struct Case {
+    Shape lhs, rhs;
+  };
+  const Case cases[] = {{{7}, {7}},
+                        {{3, 17}, {17}},
+                        {{33, 1}, {1, 65}},
+                        {{}, {3, 7}},
+                        {{2, 3, 1, 7}, {3, 5, 1}}};
+  const OpKind ops[] = {OpKind::Add, OpKind::Sub, OpKind::Mul,
+                        OpKind::Div, OpKind::Max, OpKind::Min};
+  Random rng(2);
+  for (DType dtype : {DType::I32, DType::I64}) {
+    double range = dtype == DType::I32 ? 1000 : 1 << 20;
+    for (OpKind op : ops) {
+      for (const Case &c : cases) {
+        SCOPED_TRACE(describe(op, dtype, str(c.lhs) + " and " + str(c.rhs)));
+        HostTensor lhs = randomTensor(rng, dtype, c.lhs, -range, range);
+        HostTensor rhs = op == OpKind::Div
+                             ? randomTensor(rng, dtype, c.rhs, 1, 9,
+                                            /*awayFromZero=*/true)
+                             : randomTensor(rng, dtype, c.rhs, -range, range);
+        Shape shape = broadcastShape(c.lhs, c.rhs);
+        std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
+        if (!runOk(op, {}, {lhs, rhs}, out))
+          continue;
+        std::vector<double> expected(numel(shape));
+        for (int64_t i = 0; i < numel(shape); ++i) {
+          Shape index = unravel(i, shape);
+          auto x =
+              static_cast<int64_t>(lhs.values[broadcastSource(index, c.lhs)]);
+          auto y =
+              static_cast<int64_t>(rhs.values[broadcastSource(index, c.rhs)]);
+          int64_t r = op == OpKind::Add   ? x + y
+                      : op == OpKind::Sub ? x - y
+                      : op == OpKind::Mul ? x * y
+                      : op == OpKind::Div ? x / y // C++: toward zero
+                      : op == OpKind::Max ? std::max(x, y)
+                                          : std::min(x, y);
+          expected[i] = static_cast<double>(r);
+        }
+        expectExact(out[0], expected);
+      }
+    }
+  }
+}
+
+struct UnaryRef {
+  OpKind op;
+  int64_t gelu; ///< Gelu's approximation attribute
+  double lo, hi;
+  std::function<double(double)> f;
+};
+
+double geluErf(double x) {
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
+double geluTanh(double x) {
+  double inner = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1 + std::tanh(inner));
+}
+
+// Unary ops. Neg and Relu are exact. The others are modelled as a function
+// computed to within k ulp after its input was perturbed by k ulp, which
+// bounds the error by k ulp (|f(x)| + |x f'(x)|) with k = kLibmUlps (x f'
+// from a central difference in double): that covers one libm call (at most 2
+// ulp on CUDA and glibc) plus the roundings of the few f32 operations around
+// it (sigmoid's 1 + e and its division, silu's product). Gelu adds k ulp |x|:
+// errors inside 1 + erf(.) / 1 + tanh(.) reach the result multiplied by
+// 0.5 x, which |x f'(x)| misses near the zero of gelu' (x ~ -0.75).
+TEST_P(KernelConformanceTest, Unary) {
+  const UnaryRef refs[] = {
+      {OpKind::Neg, 0, -4, 4, [](double x) { return -x; }},
+      {OpKind::Exp, 0, -4, 4, [](double x) { return std::exp(x); }},
+      {OpKind::Log, 0, 0.05, 4, [](double x) { return std::log(x); }},
+      {OpKind::Sqrt, 0, 0.05, 4, [](double x) { return std::sqrt(x); }},
+      {OpKind::Rsqrt, 0, 0.05, 4, [](double x) { return 1 / std::sqrt(x); }},
+      {OpKind::Tanh, 0, -4, 4, [](double x) { return std::tanh(x); }},
+      {OpKind::Sigmoid, 0, -8, 8,
+       [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {OpKind::Relu, 0, -4, 4, [](double x) { return x < 0 ? 0.0 : x; }},
+      {OpKind::Silu, 0, -8, 8, [](double x) { return x / (1 + std::exp(-x)); }},
+      {OpKind::Gelu, 0, -5, 5, geluErf},
+      {OpKind::Gelu, 1, -5, 5, geluTanh},
+  };
+  // 4100 spans more than one 4096-element chunk of a blocked implementation.
+  const Shape shapes[] = {{1}, {7}, {3, 17}, {33, 65}, {4100}};
+  Random rng(3);
+  for (DType dtype : kFloatTypes) {
+    for (const UnaryRef &ref : refs) {
+      KernelAttrs attrs;
+      if (ref.op == OpKind::Gelu)
+        attrs.ints = {ref.gelu};
+      for (const Shape &shape : shapes) {
+        SCOPED_TRACE(describe(ref.op, dtype,
+                              str(shape) + (ref.op == OpKind::Gelu
+                                                ? (ref.gelu ? " tanh" : " erf")
+                                                : "")));
+        HostTensor in = randomTensor(rng, dtype, shape, ref.lo, ref.hi);
+        std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
+        if (!runOk(ref.op, attrs, {in}, out))
+          continue;
+        bool exact = ref.op == OpKind::Neg || ref.op == OpKind::Relu;
+        std::vector<double> expected(in.values.size()), tol(in.values.size());
+        for (size_t i = 0; i < in.values.size(); ++i) {
+          double x = in.values[i], r = ref.f(x);
+          const double h = 1e-6;
+          double xfPrime = (ref.f(x * (1 + h)) - ref.f(x * (1 - h))) / (2 * h);
+          double e = kLibmUlps * kUlp * (std::fabs(r) + std::fabs(xfPrime));
+          if (ref.op == OpKind::Gelu)
+            e += kLibmUlps * kUlp * std::fabs(x);
+          expected[i] = r;
+          tol[i] = exact ? 0 : stored(dtype, r, e);
+        }
+        expectClose(out[0], expected, tol);
+      }
+    }
+  }
+}
+
+// Cast between every pair of dtypes; exact: float to float and integer to
+// float round to nearest even (the reference rounds independently of the
+// runtime's conversions), float to integer truncates toward zero. The f32
+// source includes f16 subnormals, values that round to the f16 maximum or
+// overflow to infinity, and halves (3.5, -3.5) that truncate.
+TEST_P(KernelConformanceTest, Cast) {
+  const Shape shape = {3, 17};
+  Random rng(4);
+  for (DType from : kAllTypes) {
+    for (DType to : kAllTypes) {
+      SCOPED_TRACE(std::string("Cast ") + dtypeName(from) + " -> " +
+                   dtypeName(to));
+      HostTensor in = isFloat(from)
+                          ? randomTensor(rng, from, shape, -100, 100)
+                          : randomTensor(rng, from, shape, -3000, 3000);
+      std::vector<double> specials;
+      if (from == DType::F32)
+        specials = {0.0,   -0.0, 1e-6, -3e-7, 65504, 65519,
+                    65520, 1e5,  -1e5, 3.5,   -3.5,  2.5};
+      else if (!isFloat(from))
+        specials = {0, 1, -1, 2047, 2049, -2049, 2051};
+      if (!isFloat(from) && to == DType::F32) // above 2^24: f32 rounds
+        specials.insert(specials.end(), {16777217, -16777219});
+      for (size_t i = 0; i < specials.size(); ++i)
+        in.values[i] = roundTo(from, specials[i]);
+      std::vector<HostTensor> out = {emptyTensor(to, shape)};
+      if (!runOk(OpKind::Cast, {}, {in}, out))
+        continue;
+      std::vector<double> expected(in.values.size());
+      for (size_t i = 0; i < in.values.size(); ++i)
+        expected[i] =
+            isFloat(to) ? roundTo(to, in.values[i]) : std::trunc(in.values[i]);
+      expectExact(out[0], expected);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+struct GemmCase {
+  Shape batch;
+  int64_t m, k, n;
+};
+
+/// lhs (ta: [..., K, M]) times rhs (tb: [..., N, K]) in double, with the
+/// error bound of an f32 GEMM: |C - C~| <= gamma_K (|A| |B|), gamma_K =
+/// K u / (1 - K u) < (K + 1) u here. This holds for any summation order and
+/// with or without FMA; it is the worst case, not the typical sqrt(K) one.
+/// `rhsBatched`: rhs has the batch dimensions too (BatchMatmul).
+void referenceGemm(const GemmCase &c, bool ta, bool tb, bool rhsBatched,
+                   const HostTensor &lhs, const HostTensor &rhs, DType dtype,
+                   std::vector<double> &expected, std::vector<double> &tol) {
+  int64_t batch = numel(c.batch), m = c.m, k = c.k, n = c.n;
+  expected.assign(batch * m * n, 0);
+  tol.assign(batch * m * n, 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    const double *a = lhs.values.data() + b * m * k;
+    const double *bb = rhs.values.data() + (rhsBatched ? b * k * n : 0);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, abs = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double x = ta ? a[p * m + i] : a[i * k + p];
+          double y = tb ? bb[j * k + p] : bb[p * n + j];
+          sum += x * y;
+          abs += std::fabs(x * y);
+        }
+        expected[(b * m + i) * n + j] = sum;
+        tol[(b * m + i) * n + j] = stored(dtype, sum, (k + 1) * kU * abs);
+      }
+    }
+  }
+}
+
+Shape withMatrix(Shape batch, int64_t rows, int64_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+
+// Matmul: lhs [..., M, K] with its leading dimensions as batch rows, rhs
+// [K, N]; every transpose combination, including transpose_a with leading
+// dimensions (each leading index its own [K, M] matrix). Tolerance: see
+// referenceGemm.
+TEST_P(KernelConformanceTest, Matmul) {
+  const GemmCase cases[] = {{{}, 1, 1, 1},    {{}, 3, 7, 17},
+                            {{2}, 5, 3, 7},   {{2, 3}, 7, 17, 33},
+                            {{3}, 17, 33, 1}, {{}, 65, 129, 31}};
+  Random rng(5);
+  for (DType dtype : kFloatTypes) {
+    for (const GemmCase &c : cases) {
+      for (int ta = 0; ta < 2; ++ta) {
+        for (int tb = 0; tb < 2; ++tb) {
+          std::ostringstream name;
+          name << str(c.batch) << " M=" << c.m << " K=" << c.k << " N=" << c.n
+               << " transpose_a=" << ta << " transpose_b=" << tb;
+          SCOPED_TRACE(describe(OpKind::Matmul, dtype, name.str()));
+          Shape lhsShape = ta ? withMatrix(c.batch, c.k, c.m)
+                              : withMatrix(c.batch, c.m, c.k);
+          Shape rhsShape = tb ? Shape{c.n, c.k} : Shape{c.k, c.n};
+          HostTensor lhs = randomTensor(rng, dtype, lhsShape, -1, 1);
+          HostTensor rhs = randomTensor(rng, dtype, rhsShape, -1, 1);
+          std::vector<HostTensor> out = {
+              emptyTensor(dtype, withMatrix(c.batch, c.m, c.n))};
+          if (!runOk(OpKind::Matmul, {{ta, tb}, {}}, {lhs, rhs}, out))
+            continue;
+          std::vector<double> expected, tol;
+          referenceGemm(c, ta, tb, /*rhsBatched=*/false, lhs, rhs, dtype,
+                        expected, tol);
+          expectClose(out[0], expected, tol);
+        }
+      }
+    }
+  }
+}
+
+// BatchMatmul: [B..., M, K] x [B..., K, N] with every transpose combination.
+// Tolerance: see referenceGemm.
+TEST_P(KernelConformanceTest, BatchMatmul) {
+  const GemmCase cases[] = {
+      {{1}, 1, 1, 1}, {{2}, 3, 7, 5}, {{2, 3}, 17, 33, 9}, {{4}, 65, 31, 33}};
+  Random rng(6);
+  for (DType dtype : kFloatTypes) {
+    for (const GemmCase &c : cases) {
+      for (int ta = 0; ta < 2; ++ta) {
+        for (int tb = 0; tb < 2; ++tb) {
+          std::ostringstream name;
+          name << str(c.batch) << " M=" << c.m << " K=" << c.k << " N=" << c.n
+               << " transpose_a=" << ta << " transpose_b=" << tb;
+          SCOPED_TRACE(describe(OpKind::BatchMatmul, dtype, name.str()));
+          Shape lhsShape = ta ? withMatrix(c.batch, c.k, c.m)
+                              : withMatrix(c.batch, c.m, c.k);
+          Shape rhsShape = tb ? withMatrix(c.batch, c.n, c.k)
+                              : withMatrix(c.batch, c.k, c.n);
+          HostTensor lhs = randomTensor(rng, dtype, lhsShape, -1, 1);
+          HostTensor rhs = randomTensor(rng, dtype, rhsShape, -1, 1);
+          std::vector<HostTensor> out = {
+              emptyTensor(dtype, withMatrix(c.batch, c.m, c.n))};
+          if (!runOk(OpKind::BatchMatmul, {{ta, tb}, {}}, {lhs, rhs}, out))
+            continue;
+          std::vector<double> expected, tol;
+          referenceGemm(c, ta, tb, /*rhsBatched=*/true, lhs, rhs, dtype,
+                        expected, tol);
+          expectClose(out[0], expected, tol);
+        }
+      }
+    }
+  }
+}
+
+/// Relative error bound of softmax over `n` values whose largest distance
+/// from the maximum is `maxDev`, for an element at distance `dev`: x - m is
+/// one rounding (u |x - m|, which exp turns into a relative error), exp adds
+/// kLibmUlps, the sum of n positive terms gamma_n plus the largest relative
+/// error of its terms, and the normalisation (reciprocal and product, or a
+/// division) 2u.
+double softmaxRelError(double dev, double maxDev, int64_t n) {
+  return kU * (dev + maxDev) + 2 * kLibmUlps * kUlp + (n + 2) * kU;
+}
+
+// Attention per (batch, head) with query head h reading kv head h / (H/Hkv);
+// causal masks key positions after the query's. Tolerance, per output
+// element, first order:
+//  - scores s = scale * q.k: GEMM bound (D + 1) u |scale| sum|q k|, plus one
+//    rounding for the scaling;
+//  - softmax: a score error of at most eS on a row changes each probability
+//    by at most 2 eS relative, on top of softmaxRelError;
+//  - out = P V: gamma_Sk sum_j p_j |v_j| plus the probabilities' relative
+//    error times the same sum;
+//  - f16/bf16: PartOps.td defines attention by its decomposition, in which
+//    the probabilities are a tensor of the operands' element type, so a
+//    backend may round them to it before the second product (CUDA does):
+//    u(dtype) sum_j p_j |v_j| more. Scores stay f32 on every backend.
+TEST_P(KernelConformanceTest, Attention) {
+  struct Case {
+    int64_t b, h, hkv, sq, sk, d, dv;
+    bool causal;
+    double scale; ///< 0: 1 / sqrt(D), as the compiler fills in by default
+  };
+  const Case cases[] = {
+      {1, 1, 1, 1, 1, 1, 1, false, 0},   {1, 1, 1, 1, 1, 1, 1, true, 0},
+      {2, 4, 4, 7, 7, 8, 8, true, 0},    {2, 4, 2, 7, 7, 8, 8, true, 0},
+      {2, 4, 2, 7, 7, 8, 8, false, 0},   {1, 8, 2, 17, 17, 16, 16, true, 0},
+      {2, 4, 1, 5, 17, 8, 3, false, 0},  {1, 2, 2, 33, 33, 32, 32, false, 0.5},
+      {1, 6, 3, 65, 65, 64, 64, true, 0}};
+  Random rng(7);
+  for (DType dtype : kFloatTypes) {
+    for (const Case &c : cases) {
+      std::ostringstream name;
+      name << "B=" << c.b << " H=" << c.h << " Hkv=" << c.hkv << " Sq=" << c.sq
+           << " Sk=" << c.sk << " D=" << c.d << " Dv=" << c.dv
+           << (c.causal ? " causal" : "");
+      SCOPED_TRACE(describe(OpKind::Attention, dtype, name.str()));
+      float scale = c.scale ? static_cast<float>(c.scale)
+                            : static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, c.sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, c.sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, c.sk, c.dv}, -1, 1);
+      std::vector<HostTensor> out = {
+          emptyTensor(dtype, {c.b, c.h, c.sq, c.dv})};
+      KernelAttrs attrs{{c.causal}, {scale}};
+      if (!runOk(OpKind::Attention, attrs, {q, k, v}, out))
+        continue;
+      std::vector<double> expected(out[0].values.size()),
+          tol(out[0].values.size());
+      int64_t group = c.h / c.hkv;
+      for (int64_t b = 0; b < c.b; ++b) {
+        for (int64_t h = 0; h < c.h; ++h) {
+          int64_t kvh = h / group;
+          for (int64_t i = 0; i < c.sq; ++i) {
+            int64_t seen = c.causal ? i + 1 : c.sk;
+            std::vector<double> s(seen), err(seen);
+            for (int64_t j = 0; j < seen; ++j) {
+              double dot = 0, abs = 0;
+              for (int64_t d = 0; d < c.d; ++d) {
+                double x = q.values[ravel({b, h, i, d}, q.shape)];
+                double y = k.values[ravel({b, kvh, j, d}, k.shape)];
+                dot += x * y;
+                abs += std::fabs(x * y);
+              }
+              s[j] = scale * dot;
+              err[j] = (c.d + 2) * kU * std::fabs(scale) * abs;
+            }
+            double m = *std::max_element(s.begin(), s.end());
+            double maxErr = *std::max_element(err.begin(), err.end());
+            double maxDev = 0, sum = 0;
+            for (int64_t j = 0; j < seen; ++j) {
+              maxDev = std::max(maxDev, m - s[j]);
+              sum += std::exp(s[j] - m);
+            }
+            double relP = 2 * maxErr + softmaxRelError(maxDev, maxDev, c.sk);
+            for (int64_t e = 0; e < c.dv; ++e) {
+              double o = 0, weight = 0;
+              for (int64_t j = 0; j < seen; ++j) {
+                double p = std::exp(s[j] - m) / sum;
+                double y = v.values[ravel({b, kvh, j, e}, v.shape)];
+                o += p * y;
+                weight += p * std::fabs(y);
+              }
+              int64_t at = ravel({b, h, i, e}, out[0].shape);
+              expected[at] = o;
+              double probRounding =
+                  dtype == DType::F32 ? 0 : unitRoundoff(dtype);
+              tol[at] = stored(
+                  dtype, o, ((c.sk + 1) * kU + relP + probRounding) * weight);
+            }
+          }
+        }
+      }
+      expectClose(out[0], expected, tol);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, normalisation, rotary embedding, loss
+//===----------------------------------------------------------------------===//
+
+// Softmax along each dimension; the [-100, 100] case overflows exp in f32
+// unless the maximum is subtracted. Tolerance: softmaxRelError relative,
+// plus, where exp(x - m) underflows to an f32 subnormal (the [-100, 100]
+// case), the absolute error there: exp's kLibmUlps and the normalising
+// product's rounding, each in units of the subnormal spacing 2^-149.
+TEST_P(KernelConformanceTest, Softmax) {
+  struct Case {
+    Shape shape;
+    int64_t dim;
+    double range;
+  };
+  const Case cases[] = {
+      {{1}, 0, 4},        {{17}, 0, 4},       {{3, 17}, 0, 4},
+      {{3, 17}, 1, 4},    {{2, 3, 33}, 0, 4}, {{2, 3, 33}, 1, 4},
+      {{2, 3, 33}, 2, 4}, {{4, 129}, 1, 4},   {{4, 129}, 1, 100}};
+  Random rng(8);
+  for (DType dtype : kFloatTypes) {
+    for (const Case &c : cases) {
+      std::ostringstream name;
+      name << str(c.shape) << " dim " << c.dim << " values in [-" << c.range
+           << ", " << c.range << "]";
+      SCOPED_TRACE(describe(OpKind::Softmax, dtype, name.str()));
+      HostTensor in = randomTensor(rng, dtype, c.shape, -c.range, c.range);
+      std::vector<HostTensor> out = {emptyTensor(dtype, c.shape)};
+      if (!runOk(OpKind::Softmax, {{c.dim}, {}}, {in}, out))
+        continue;
+      std::vector<double> expected(in.values.size()), tol(in.values.size());
+      int64_t n = c.shape[c.dim];
+      for (size_t flat = 0; flat < in.values.size(); ++flat) {
+        Shape index = unravel(flat, c.shape);
+        double m = -INFINITY;
+        for (index[c.dim] = 0; index[c.dim] < n; ++index[c.dim])
+          m = std::max(m, in.values[ravel(index, c.shape)]);
+        double sum = 0, maxDev = 0;
+        for (index[c.dim] = 0; index[c.dim] < n; ++index[c.dim]) {
+          double x = in.values[ravel(index, c.shape)];
+          sum += std::exp(x - m);
+          maxDev = std::max(maxDev, m - x);
+        }
+        double x = in.values[flat], y = std::exp(x - m) / sum;
+        expected[flat] = y;
+        tol[flat] = stored(dtype, y,
+                           softmaxRelError(m - x, maxDev, n) * y +
+                               (kLibmUlps + 1) * 0x1p-149);
+      }
+      expectClose(out[0], expected, tol);
+    }
+  }
+}
+
+// LayerNorm and RmsNorm over the last dimension (n elements). LayerNorm's
+// bound: the mean from any f32 summation is within gamma_n mean|x|, which
+// shifts x - mean; the variance, its square root and reciprocal carry
+// (n + 4) u relative; centring, scaling, multiplying by the weight and adding
+// the bias 4 more roundings. Together
+//   (n + 8) u (|g| (|x - mean| + mean|x|) / sigma + |b|).
+// The rows with mean 100 and spread 1 catch a one-pass E[x^2] - E[x]^2
+// variance in f32 (a kernel changed that way missed this bound by 3x to 20x
+// there). RmsNorm: the mean square, root and reciprocal carry (n + 4) u
+// relative, plus 4 roundings: (n + 8) u |x g| / rms.
+TEST_P(KernelConformanceTest, Normalization) {
+  struct Case {
+    Shape shape;
+    double center;
+  };
+  const Case cases[] = {{{1}, 0},      {{3, 7}, 0},    {{2, 3, 33}, 0},
+                        {{5, 129}, 0}, {{2, 1000}, 0}, {{4, 65}, 100}};
+  Random rng(9);
+  for (DType dtype : kFloatTypes) {
+    for (OpKind op : {OpKind::LayerNorm, OpKind::RmsNorm}) {
+      for (int bias = 0; bias < (op == OpKind::LayerNorm ? 2 : 1); ++bias) {
+        for (const Case &c : cases) {
+          std::ostringstream name;
+          name << str(c.shape) << (bias ? " with bias" : "") << " mean "
+               << c.center;
+          SCOPED_TRACE(describe(op, dtype, name.str()));
+          int64_t n = c.shape.back(), rows = numel(c.shape) / n;
+          const float eps = 1e-5f;
+          HostTensor x =
+              randomTensor(rng, dtype, c.shape, c.center - 1, c.center + 1);
+          HostTensor g = randomTensor(rng, dtype, {n}, 0.5, 1.5);
+          HostTensor bv = randomTensor(rng, dtype, {n}, -1, 1);
+          std::vector<HostTensor> inputs = {x, g};
+          KernelAttrs attrs{{}, {eps}};
+          if (op == OpKind::LayerNorm) {
+            attrs.ints = {bias};
+            if (bias)
+              inputs.push_back(bv);
+          }
+          std::vector<HostTensor> out = {emptyTensor(dtype, c.shape)};
+          if (!runOk(op, attrs, inputs, out))
+            continue;
+          std::vector<double> expected(x.values.size()), tol(x.values.size());
+          for (int64_t r = 0; r < rows; ++r) {
+            const double *row = x.values.data() + r * n;
+            double mean = 0, meanAbs = 0, var = 0, meanSquare = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              mean += row[i] / n;
+              meanAbs += std::fabs(row[i]) / n;
+              meanSquare += row[i] * row[i] / n;
+            }
+            for (int64_t i = 0; i < n; ++i)
+              var += (row[i] - mean) * (row[i] - mean) / n;
+            for (int64_t i = 0; i < n; ++i) {
+              double gi = g.values[i], y, e;
+              if (op == OpKind::LayerNorm) {
+                double sigma = std::sqrt(var + double(eps));
+                double b = bias ? bv.values[i] : 0;
+                y = (row[i] - mean) / sigma * gi + b;
+                e = (n + 8) * kU *
+                    (std::fabs(gi) * (std::fabs(row[i] - mean) + meanAbs) /
+                         sigma +
+                     std::fabs(b));
+              } else {
+                double rms = std::sqrt(meanSquare + double(eps));
+                y = row[i] / rms * gi;
+                e = (n + 8) * kU * std::fabs(row[i] * gi) / rms;
+              }
+              expected[r * n + i] = y;
+              tol[r * n + i] = stored(dtype, y, e);
+            }
+          }
+          expectClose(out[0], expected, tol);
+        }
+      }
+    }
+  }
+}
+
+// RotaryEmbedding, rotate-half convention: y = x cos + [-x2, x1] sin. Two
+// products and a sum: at most 3u (|x cos| + |rotated sin|).
+TEST_P(KernelConformanceTest, RotaryEmbedding) {
+  const Shape shapes[] = {
+      {3, 4}, {33, 2}, {2, 3, 7, 8}, {1, 2, 17, 16}, {2, 65, 64}};
+  Random rng(10);
+  for (DType dtype : kFloatTypes) {
+    for (const Shape &shape : shapes) {
+      SCOPED_TRACE(describe(OpKind::RotaryEmbedding, dtype, str(shape)));
+      int64_t r = shape.size(), s = shape[r - 2], d = shape[r - 1], h = d / 2;
+      HostTensor x = randomTensor(rng, dtype, shape, -2, 2);
+      HostTensor cosT = randomTensor(rng, dtype, {s, d}, -1, 1);
+      HostTensor sinT = randomTensor(rng, dtype, {s, d}, -1, 1);
+      std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
+      if (!runOk(OpKind::RotaryEmbedding, {}, {x, cosT, sinT}, out))
+        continue;
+      std::vector<double> expected(x.values.size()), tol(x.values.size());
+      for (size_t flat = 0; flat < x.values.size(); ++flat) {
+        int64_t i = flat % d, pos = (flat / d) % s;
+        int64_t rowStart = flat - i;
+        double rotated =
+            i < h ? -x.values[rowStart + i + h] : x.values[rowStart + i - h];
+        double a = x.values[flat] * cosT.values[pos * d + i];
+        double b = rotated * sinT.values[pos * d + i];
+        expected[flat] = a + b;
+        tol[flat] =
+            stored(dtype, a + b, 3 * kU * (std::fabs(a) + std::fabs(b)));
+      }
+      expectClose(out[0], expected, tol);
+    }
+  }
+}
+
+// SoftmaxCrossEntropy: loss = logsumexp(x) - x[label] per position, then
+// mean, sum or none. Per position, with lse = m + log S: S carries
+// softmaxRelError-like error (u maxDev + kLibmUlps + gamma_C), which log turns
+// into an absolute error, log itself kLibmUlps |log S|, and the two additions
+// u (|m| + |log S|) and u |loss|. Sum adds gamma_N sum |loss|; mean divides
+// by N with one more rounding.
+TEST_P(KernelConformanceTest, SoftmaxCrossEntropy) {
+  struct Case {
+    Shape logits;
+    double range;
+  };
+  const Case cases[] = {{{1, 1}, 4},    {{7, 3}, 4},       {{2, 5, 17}, 4},
+                        {{4, 129}, 20}, {{2, 3, 1000}, 4}, {{3, 33}, 100}};
+  Random rng(11);
+  for (DType dtype : kFloatTypes) {
+    for (DType labelType : {DType::I32, DType::I64}) {
+      for (int64_t reduction = 0; reduction < 3; ++reduction) {
+        for (const Case &c : cases) {
+          std::ostringstream name;
+          name << str(c.logits) << " labels " << dtypeName(labelType) << " "
+               << (reduction == 0   ? "mean"
+                   : reduction == 1 ? "sum"
+                                    : "none");
+          SCOPED_TRACE(
+              describe(OpKind::SoftmaxCrossEntropy, dtype, name.str()));
+          int64_t classes = c.logits.back();
+          Shape labelShape(c.logits.begin(), c.logits.end() - 1);
+          HostTensor logits =
+              randomTensor(rng, dtype, c.logits, -c.range, c.range);
+          HostTensor labels =
+              randomTensor(rng, labelType, labelShape, 0, classes - 1);
+          Shape resultShape = reduction == 2 ? labelShape : Shape{};
+          std::vector<HostTensor> out = {emptyTensor(dtype, resultShape)};
+          if (!runOk(OpKind::SoftmaxCrossEntropy, {{reduction}, {}},
+                     {logits, labels}, out))
+            continue;
+          int64_t positions = numel(labelShape);
+          std::vector<double> loss(positions), err(positions);
+          for (int64_t p = 0; p < positions; ++p) {
+            const double *x = logits.values.data() + p * classes;
+            double m = *std::max_element(x, x + classes), sum = 0, maxDev = 0;
+            for (int64_t j = 0; j < classes; ++j) {
+              sum += std::exp(x[j] - m);
+              maxDev = std::max(maxDev, m - x[j]);
+            }
+            double logS = std::log(sum);
+            loss[p] = m + logS - x[static_cast<int64_t>(labels.values[p])];
+            err[p] = kU * maxDev + 2 * kLibmUlps * kUlp + (classes + 2) * kU +
+                     kLibmUlps * kUlp * std::fabs(logS) +
+                     kU * (std::fabs(m) + std::fabs(logS)) +
+                     kU * std::fabs(loss[p]);
+          }
+          if (reduction == 2) {
+            std::vector<double> tol(positions);
+            for (int64_t p = 0; p < positions; ++p)
+              tol[p] = stored(dtype, loss[p], err[p]);
+            expectClose(out[0], loss, tol);
+            continue;
+          }
+          double total = 0, totalErr = 0, absTotal = 0;
+          for (int64_t p = 0; p < positions; ++p) {
+            total += loss[p];
+            totalErr += err[p];
+            absTotal += std::fabs(loss[p]);
+          }
+          totalErr += positions * kU * absTotal;
+          if (reduction == 0) {
+            total /= positions;
+            totalErr = totalErr / positions + kU * std::fabs(total);
+          }
+          expectClose(out[0], {total}, {stored(dtype, total, totalErr)});
+        }
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// ReduceSum / ReduceMean / ReduceMax over dimension sets, with the reduced
+// dimensions kept (size 1) or dropped. Sum of n terms in any f32 order:
+// gamma_n sum|x|; mean: that over n plus the division's u |mean|; max: exact.
+TEST_P(KernelConformanceTest, Reduce) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> dims;
+  };
+  const Case cases[] = {{{17}, {0}},
+                        {{3, 7}, {0}},
+                        {{3, 7}, {1}},
+                        {{3, 7}, {0, 1}},
+                        {{2, 3, 5, 7}, {1, 3}},
+                        {{2, 3, 5, 7}, {0, 2}},
+                        {{2, 3, 5, 7}, {3}},
+                        {{2, 3, 5, 7}, {0, 1, 2, 3}},
+                        {{65, 129}, {0}},
+                        {{65, 129}, {1}},
+                        {{1, 33, 1}, {0, 2}},
+                        {{4, 1, 5}, {1}},
+                        {{3, 7}, {1, 0}}};
+  Random rng(12);
+  for (DType dtype : kFloatTypes) {
+    for (OpKind op :
+         {OpKind::ReduceSum, OpKind::ReduceMean, OpKind::ReduceMax}) {
+      for (const Case &c : cases) {
+        for (int keep = 0; keep < 2; ++keep) {
+          std::ostringstream name;
+          name << str(c.shape) << " dims " << str(c.dims)
+               << (keep ? " kept" : " dropped");
+          SCOPED_TRACE(describe(op, dtype, name.str()));
+          std::set<int64_t> reduced(c.dims.begin(), c.dims.end());
+          Shape kept, dropped;
+          int64_t count = 1;
+          for (int64_t d = 0; d < int64_t(c.shape.size()); ++d) {
+            kept.push_back(reduced.count(d) ? 1 : c.shape[d]);
+            if (!reduced.count(d))
+              dropped.push_back(c.shape[d]);
+            else
+              count *= c.shape[d];
+          }
+          HostTensor in = randomTensor(rng, dtype, c.shape, -1, 1);
+          std::vector<HostTensor> out = {
+              emptyTensor(dtype, keep ? kept : dropped)};
+          if (!runOk(op, {c.dims, {}}, {in}, out))
+            continue;
+          int64_t results = numel(kept);
+          std::vector<double> sum(results, 0), abs(results, 0),
+              max(results, -INFINITY);
+          for (size_t flat = 0; flat < in.values.size(); ++flat) {
+            Shape index = unravel(flat, c.shape);
+            for (int64_t d : c.dims)
+              index[d] = 0;
+            int64_t at = ravel(index, kept);
+            double x = in.values[flat];
+            sum[at] += x;
+            abs[at] += std::fabs(x);
+            max[at] = std::max(max[at], x);
+          }
+          std::vector<double> expected(results), tol(results);
+          for (int64_t i = 0; i < results; ++i) {
+            if (op == OpKind::ReduceMax) {
+              expected[i] = max[i];
+              tol[i] = 0;
+            } else if (op == OpKind::ReduceSum) {
+              expected[i] = sum[i];
+              tol[i] = stored(dtype, sum[i], count * kU * abs[i]);
+            } else {
+              double mean = sum[i] / count;
+              expected[i] = mean;
+              tol[i] = stored(dtype, mean, kU * abs[i] + kU * std::fabs(mean));
+            }
+          }
+          expectClose(out[0], expected, tol);
+        }
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement: exact on every dtype
+//===----------------------------------------------------------------------===//
+
+TEST_P(KernelConformanceTest, Transpose) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {{{7}, {0}},
+                        {{3, 17}, {1, 0}},
+                        {{2, 3, 5}, {2, 0, 1}},
+                        {{2, 3, 5}, {0, 2, 1}},
+                        {{2, 3, 5, 7}, {0, 2, 1, 3}},
+                        {{2, 3, 5, 7}, {3, 2, 1, 0}},
+                        {{1, 33, 1, 7}, {2, 3, 0, 1}},
+                        {{65, 129}, {1, 0}},
+                        {{3, 40, 70}, {0, 2, 1}},
+                        {{33, 2, 65}, {2, 1, 0}}};
+  Random rng(13);
+  for (DType dtype : kAllTypes) {
+    for (const Case &c : cases) {
+      SCOPED_TRACE(describe(OpKind::Transpose, dtype,
+                            str(c.shape) + " permutation " + str(c.perm)));
+      Shape outShape;
+      for (int64_t p : c.perm)
+        outShape.push_back(c.shape[p]);
+      HostTensor in = dataTensor(rng, dtype, c.shape);
+      std::vector<HostTensor> out = {emptyTensor(dtype, outShape)};
+      if (!runOk(OpKind::Transpose, {c.perm, {}}, {in}, out))
+        continue;
+      std::vector<double> expected(in.values.size());
+      for (int64_t flat = 0; flat < numel(outShape); ++flat) {
+        Shape index = unravel(flat, outShape), source(c.shape.size());
+        for (size_t i = 0; i < c.perm.size(); ++i)
+          source[c.perm[i]] = index[i];
+        expected[flat] = in.values[ravel(source, c.shape)];
+      }
+      expectExact(out[0], expected);
+    }
+  }
+}
+
+TEST_P(KernelConformanceTest, Broadcast) {
+  struct Case {
+    Shape in, out;
+  };
+  const Case cases[] = {{{}, {4, 3}},
+                        {{1}, {17}},
+                        {{17}, {3, 17}},
+                        {{33, 1}, {33, 65}},
+                        {{3, 1, 7}, {2, 3, 5, 7}},
+                        {{2, 1}, {2, 1}}};
+  Random rng(14);
+  for (DType dtype : kAllTypes) {
+    for (const Case &c : cases) {
+      SCOPED_TRACE(
+          describe(OpKind::Broadcast, dtype, str(c.in) + " to " + str(c.out)));
+      HostTensor in = dataTensor(rng, dtype, c.in);
+      std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
+      if (!runOk(OpKind::Broadcast, {}, {in}, out))
+        continue;
+      std::vector<double> expected(numel(c.out));
+      for (int64_t flat = 0; flat < numel(c.out); ++flat)
+        expected[flat] = in.values[broadcastSource(unravel(flat, c.out), c.in)];
+      expectExact(out[0], expected);
+    }
+  }
+}
+
+TEST_P(KernelConformanceTest, Slice) {
+  struct Case {
+    Shape in;
+    std::vector<int64_t> offsets, strides;
+    Shape out;
+  };
+  const Case cases[] = {{{17}, {3}, {2}, {7}},
+                        {{7, 9}, {1, 2}, {2, 3}, {3, 3}},
+                        {{3, 5, 7}, {0, 1, 2}, {1, 1, 1}, {3, 3, 4}},
+                        {{4, 33}, {1, 0}, {1, 1}, {2, 33}},
+                        {{2, 3, 65}, {1, 0, 3}, {1, 2, 5}, {1, 2, 13}},
+                        {{5, 1}, {4, 0}, {1, 1}, {1, 1}},
+                        {{6, 8}, {0, 7}, {3, 1}, {2, 1}}};
+  Random rng(15);
+  for (DType dtype : kAllTypes) {
+    for (const Case &c : cases) {
+      SCOPED_TRACE(describe(OpKind::Slice, dtype,
+                            str(c.in) + " offsets " + str(c.offsets) +
+                                " strides " + str(c.strides) + " -> " +
+                                str(c.out)));
+      HostTensor in = dataTensor(rng, dtype, c.in);
+      std::vector<int64_t> ints = c.offsets;
+      ints.insert(ints.end(), c.strides.begin(), c.strides.end());
+      std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
+      if (!runOk(OpKind::Slice, {ints, {}}, {in}, out))
+        continue;
+      std::vector<double> expected(numel(c.out));
+      for (int64_t flat = 0; flat < numel(c.out); ++flat) {
+        Shape index = unravel(flat, c.out);
+        for (size_t d = 0; d < index.size(); ++d)
+          index[d] = c.offsets[d] + index[d] * c.strides[d];
+        expected[flat] = in.values[ravel(index, c.in)];
+      }
+      expectExact(out[0], expected);
+    }
+  }
+}
+
+TEST_P(KernelConformanceTest, Concat) {
+  struct Case {
+    std::vector<Shape> inputs;
+    int64_t dim;
+  };
+  const Case cases[] = {{{{17}}, 0},
+                        {{{3, 5}, {2, 5}}, 0},
+                        {{{3, 5}, {3, 1}, {3, 7}}, 1},
+                        {{{2, 3, 4}, {2, 1, 4}}, 1},
+                        {{{2, 3, 4}, {2, 3, 1}, {2, 3, 33}}, 2}};
+  Random rng(16);
+  for (DType dtype : kAllTypes) {
+    for (const Case &c : cases) {
+      std::string name;
+      for (const Shape &s : c.inputs)
+        name += str(s) + " ";
+      SCOPED_TRACE(describe(OpKind::Concat, dtype,
+                            name + "dim " + std::to_string(c.dim)));
+      std::vector<HostTensor> inputs;
+      Shape outShape = c.inputs[0];
+      outShape[c.dim] = 0;
+      for (const Shape &s : c.inputs) {
+        inputs.push_back(dataTensor(rng, dtype, s));
+        outShape[c.dim] += s[c.dim];
+      }
+      std::vector<HostTensor> out = {emptyTensor(dtype, outShape)};
+      if (!runOk(OpKind::Concat, {{c.dim}, {}}, inputs, out))
+        continue;
+      std::vector<double> expected(numel(outShape));
+      for (int64_t flat = 0; flat < numel(outShape); ++flat) {
+        Shape index = unravel(flat, outShape);
+        size_t which = 0;
+        while (index[c.dim] >= c.inputs[which][c.dim])
+          index[c.dim] -= c.inputs[which++][c.dim];
+        expected[flat] = inputs[which].values[ravel(index, c.inputs[which])];
+      }
+      expectExact(out[0], expected);
+    }
+  }
+}
+
+TEST_P(KernelConformanceTest, Gather) {
+  struct Case {
+    Shape data, indices;
+    int64_t axis;
+  };
+  const Case cases[] = {{{7, 5}, {3}, 0},       {{33}, {17}, 0},
+                        {{7, 5}, {2, 4}, 1},    {{3, 9, 4}, {5}, 1},
+                        {{3, 4, 9}, {2, 3}, 2}, {{1000, 64}, {2, 16}, 0}};
+  Random rng(17);
+  for (DType dtype : kAllTypes) {
+    for (DType indexType : {DType::I32, DType::I64}) {
+      for (const Case &c : cases) {
+        SCOPED_TRACE(describe(OpKind::Gather, dtype,
+                              str(c.data) + " indices " + dtypeName(indexType) +
+                                  str(c.indices) + " axis " +
+                                  std::to_string(c.axis)));
+        int64_t limit = c.data[c.axis];
+        HostTensor data = dataTensor(rng, dtype, c.data);
+        HostTensor indices =
+            randomTensor(rng, indexType, c.indices, 0, limit - 1);
+        Shape outShape(c.data.begin(), c.data.begin() + c.axis);
+        outShape.insert(outShape.end(), c.indices.begin(), c.indices.end());
+        outShape.insert(outShape.end(), c.data.begin() + c.axis + 1,
+                        c.data.end());
+        std::vector<HostTensor> out = {emptyTensor(dtype, outShape)};
+        if (!runOk(OpKind::Gather, {{c.axis}, {}}, {data, indices}, out))
+          continue;
+        std::vector<double> expected(numel(outShape));
+        size_t rank = c.indices.size();
+        for (int64_t flat = 0; flat < numel(outShape); ++flat) {
+          Shape index = unravel(flat, outShape);
+          Shape at(index.begin() + c.axis, index.begin() + c.axis + rank);
+          Shape source(index.begin(), index.begin() + c.axis);
+          source.push_back(
+              static_cast<int64_t>(indices.values[ravel(at, c.indices)]));
+          source.insert(source.end(), index.begin() + c.axis + rank,
+                        index.end());
+          expected[flat] = data.values[ravel(source, c.data)];
+        }
+        expectExact(out[0], expected);
+      }
+    }
+  }
+}
+
+TEST_P(KernelConformanceTest, Copy) {
+  struct Case {
+    Shape in, out;
+  };
+  const Case cases[] = {
+      {{1}, {1}}, {{6, 4}, {24}}, {{3, 5, 7}, {3, 5, 7}}, {{4100}, {2, 2050}}};
+  Random rng(18);
+  for (DType dtype : kAllTypes) {
+    for (const Case &c : cases) {
+      SCOPED_TRACE(
+          describe(OpKind::Copy, dtype, str(c.in) + " -> " + str(c.out)));
+      HostTensor in = dataTensor(rng, dtype, c.in);
+      std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
+      if (!runOk(OpKind::Copy, {}, {in}, out))
+        continue;
+      expectExact(out[0], in.values);
+    }
+  }
+}
+
+// Fill: the f32 attribute rounded to the dtype (0.1 is inexact in all three
+// float types); integer dtypes get integral values.
+TEST_P(KernelConformanceTest, Fill) {
+  const Shape shapes[] = {{}, {1}, {3, 17}, {2, 4100}};
+  for (DType dtype : kAllTypes) {
+    for (float value : isFloat(dtype) ? std::vector<float>{0.1f, -2.5f}
+                                      : std::vector<float>{-3.0f, 7.0f}) {
+      for (const Shape &shape : shapes) {
+        SCOPED_TRACE(describe(OpKind::Fill, dtype,
+                              str(shape) + " value " + std::to_string(value)));
+        std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
+        if (!runOk(OpKind::Fill, {{}, {value}}, {}, out))
+          continue;
+        expectExact(out[0],
+                    std::vector<double>(numel(shape), roundTo(dtype, value)));
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Errors a kernel finds in the data
+//===----------------------------------------------------------------------===//
+
+// A gather index outside [0, size) (negative or too large) is an
+// InvalidArgument naming the position and the value, never a stray read.
+TEST_P(KernelConformanceTest, GatherRejectsOutOfRangeIndex) {
+  Random rng(19);
+  for (DType indexType : {DType::I32, DType::I64}) {
+    for (int64_t axis = 0; axis < 2; ++axis) {
+      for (int64_t bad : {int64_t(1234), int64_t(-77), int64_t(7)}) {
+        SCOPED_TRACE(std::string("Gather indices ") + dtypeName(indexType) +
+                     " axis " + std::to_string(axis) + " index " +
+                     std::to_string(bad));
+        // Axis sizes 7 and 5: index 7 is one past the end of axis 0.
+        HostTensor data = dataTensor(rng, DType::F32, {7, 5});
+        int64_t limit = data.shape[axis];
+        HostTensor indices = randomTensor(rng, indexType, {20}, 0, limit - 1);
+        indices.values[13] = static_cast<double>(bad);
+        Shape outShape = axis == 0 ? Shape{20, 5} : Shape{7, 20};
+        std::vector<HostTensor> out = {emptyTensor(DType::F32, outShape)};
+        expectRejected(OpKind::Gather, {{axis}, {}}, {data, indices}, out, bad,
+                       13);
+      }
+    }
+  }
+}
+
+// A label outside [0, classes) is an InvalidArgument naming the position
+// and the value, for every reduction.
+TEST_P(KernelConformanceTest, SoftmaxCrossEntropyRejectsOutOfRangeLabel) {
+  Random rng(20);
+  for (DType labelType : {DType::I32, DType::I64}) {
+    for (int64_t reduction = 0; reduction < 3; ++reduction) {
+      for (int64_t bad : {int64_t(1234), int64_t(-77), int64_t(5)}) {
+        SCOPED_TRACE(std::string("SoftmaxCrossEntropy labels ") +
+                     dtypeName(labelType) + " reduction " +
+                     std::to_string(reduction) + " label " +
+                     std::to_string(bad));
+        HostTensor logits = randomTensor(rng, DType::F32, {20, 5}, -2, 2);
+        HostTensor labels = randomTensor(rng, labelType, {20}, 0, 4);
+        labels.values[13] = static_cast<double>(bad);
+        std::vector<HostTensor> out = {
+            emptyTensor(DType::F32, reduction == 2 ? Shape{20} : Shape{})};
+        expectRejected(OpKind::SoftmaxCrossEntropy, {{reduction}, {}},
+                       {logits, labels}, out, bad, 13);
+      }
+    }
+  }
+}
+
+// The CPU backend checks integer divisors (x / 0 would trap the process);
+// other backends leave integer division by zero unspecified.
+TEST_P(KernelConformanceTest, CpuIntegerDivisionByZeroIsAnError) {
+  if (GetParam() != "cpu")
+    GTEST_SKIP() << "integer division by zero is only specified on the CPU";
+  HostTensor lhs{DType::I32, {4}, {1, 2, 3, 4}};
+  HostTensor rhs{DType::I32, {4}, {1, -1, 0, 2}};
+  std::vector<HostTensor> out = {emptyTensor(DType::I32, {4})};
+  Status status = runKernel(OpKind::Div, {}, {lhs, rhs}, out);
+  EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << status.toString();
+}
+
+//===----------------------------------------------------------------------===//
+// The device
+//===----------------------------------------------------------------------===//
+
+// Allocation accounting, 64-byte alignment, and copies in and out of device
+// memory and within it.
+TEST_P(KernelConformanceTest, DeviceMemory) {
+  size_t before = device->allocatedBytes();
+  std::vector<uint8_t> pattern(1000), back(1000, 0);
+  for (size_t i = 0; i < pattern.size(); ++i)
+    pattern[i] = static_cast<uint8_t>(i * 7 + 3);
+  {
+    StatusOr<std::unique_ptr<Buffer>> a = device->allocate(1000);
+    StatusOr<std::unique_ptr<Buffer>> b = device->allocate(1000);
+    ASSERT_TRUE(a.isOk() && b.isOk());
+    EXPECT_EQ((*a)->size(), 1000u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>((*a)->data()) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>((*b)->data()) % 64, 0u);
+    EXPECT_GE(device->allocatedBytes(), before + 2000);
+    EXPECT_GE(device->peakAllocatedBytes(), device->allocatedBytes());
+    ASSERT_TRUE(
+        device->copyToDevice((*a)->data(), pattern.data(), 1000, *stream)
+            .isOk());
+    ASSERT_TRUE(device->copy((*b)->data(), (*a)->data(), 1000, *stream).isOk());
+    ASSERT_TRUE(
+        device->copyToHost(back.data(), (*b)->data(), 1000, *stream).isOk());
+    StatusOr<std::unique_ptr<Event>> event = device->createEvent();
+    ASSERT_TRUE(event.isOk());
+    EXPECT_TRUE((*event)->record(*stream).isOk());
+    EXPECT_TRUE((*event)->synchronize().isOk());
+    EXPECT_TRUE(stream->synchronize().isOk());
+    EXPECT_EQ(back, pattern);
+  }
+  EXPECT_EQ(device->allocatedBytes(), before);
+  EXPECT_GE(device->peakAllocatedBytes(), before + 2000);
+}
+
+//===----------------------------------------------------------------------===//
+// Coverage
+//===----------------------------------------------------------------------===//
+
+// Every opcode in plan.fbs has a test above: a new opcode fails here until
+// one is written and listed.
+TEST(KernelConformanceCoverage, EveryOpKindIsTested) {
+  const std::set<OpKind> tested = {OpKind::Add,
+                                   OpKind::Sub,
+                                   OpKind::Mul,
+                                   OpKind::Div,
+                                   OpKind::Max,
+                                   OpKind::Min,
+                                   OpKind::Pow, // Binary*
+                                   OpKind::Neg,
+                                   OpKind::Exp,
+                                   OpKind::Log,
+                                   OpKind::Sqrt,
+                                   OpKind::Rsqrt,
+                                   OpKind::Tanh,
+                                   OpKind::Sigmoid,
+                                   OpKind::Relu,
+                                   OpKind::Silu,
+                                   OpKind::Gelu, // Unary
+                                   OpKind::Cast,
+                                   OpKind::Matmul,
+                                   OpKind::BatchMatmul,
+                                   OpKind::Softmax,
+                                   OpKind::LayerNorm,
+                                   OpKind::RmsNorm, // Normalization
+                                   OpKind::RotaryEmbedding,
+                                   OpKind::Attention,
+                                   OpKind::SoftmaxCrossEntropy,
+                                   OpKind::ReduceSum,
+                                   OpKind::ReduceMean,
+                                   OpKind::ReduceMax, // Reduce
+                                   OpKind::Transpose,
+                                   OpKind::Broadcast,
+                                   OpKind::Slice,
+                                   OpKind::Concat,
+                                   OpKind::Gather,
+                                   OpKind::Copy,
+                                   OpKind::Fill};
+  for (OpKind op : partition::plan::EnumValuesOpKind())
+    EXPECT_TRUE(tested.count(op)) << opKindName(op) << " has no test";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, KernelConformanceTest,
+                         ::testing::ValuesIn(availableBackends()),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return info.param;
+                         });
+
+} // namespace
