@@ -1,1 +1,638 @@
-// placeholder: being written
+//===- Stores.cpp - rendezvous key-value stores ---------------------------===//
+//
+// InProcessStore, and TcpStore: pooled client connections and, on the
+// serving rank, a server with one accept thread and one thread per client
+// connection. A get waits on the server (a condition variable) rather than
+// polling, so a rendezvous costs one round trip per key.
+//
+// Wire format (integers little-endian):
+//   request:  u8 op, u32 key length, key, then
+//             op 1 (set): u64 value length, value
+//             op 2 (get): u64 timeout in milliseconds
+//   response: u8 code (0 ok, 1 timed out, 2 error), u64 length, bytes (the
+//             value of a get, or the error message)
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Stores.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace partition::runtime;
+using Clock = std::chrono::steady_clock;
+
+//===----------------------------------------------------------------------===//
+// InProcessStore
+//===----------------------------------------------------------------------===//
+
+Status InProcessStore::set(const std::string &key,
+                           const std::vector<char> &value) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    values_[key] = value;
+  }
+  changed_.notify_all();
+  return Status::ok();
+}
+
+StatusOr<std::vector<char>>
+InProcessStore::get(const std::string &key, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto deadline =
+      Clock::now() + std::max(timeout, std::chrono::milliseconds(0));
+  if (!changed_.wait_until(lock, deadline,
+                           [&] { return values_.count(key) != 0; }))
+    return PARTITION_ERROR(DeadlineExceeded, "store key '", key,
+                           "' was not set within ", timeout.count(), " ms");
+  return values_[key];
+}
+
+//===----------------------------------------------------------------------===//
+// Socket helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum : uint8_t { kOpSet = 1, kOpGet = 2 };
+enum : uint8_t { kReplyOk = 0, kReplyTimedOut = 1, kReplyError = 2 };
+
+constexpr uint64_t kMaxKeyBytes = 64 * 1024;
+constexpr uint64_t kMaxValueBytes = 256ull * 1024 * 1024;
+/// How long a server or client waits for the rest of a message once it has
+/// begun, and how much longer than a get's timeout a client waits for the
+/// server's answer.
+constexpr std::chrono::seconds kMessageGrace(10);
+/// The longest wait a get may ask the server for.
+constexpr std::chrono::hours kMaxGetTimeout(24);
+
+std::string errnoText(int error) { return std::strerror(error); }
+
+void closeFd(int &fd) {
+  if (fd >= 0)
+    ::close(fd);
+  fd = -1;
+}
+
+void setNoDelay(int fd) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+bool setNonBlocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  return flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+int remainingMs(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - Clock::now());
+  // Round up so that a poll never returns just before the deadline.
+  return static_cast<int>(
+      std::clamp<int64_t>(left.count() + 1, 0, 1000 * 1000 * 1000));
+}
+
+/// What ended a wait for a socket.
+enum class WaitResult { Ready, TimedOut, Woken, Failed };
+
+/// Waits until `fd` has `events`, the deadline passes, or `wakeFd` (if not
+/// -1) becomes readable.
+WaitResult waitFd(int fd, short events, Clock::time_point deadline,
+                  int wakeFd) {
+  for (;;) {
+    pollfd fds[2] = {{fd, events, 0}, {wakeFd, POLLIN, 0}};
+    int rc = ::poll(fds, wakeFd >= 0 ? 2 : 1, remainingMs(deadline));
+    if (rc < 0 && errno == EINTR)
+      continue;
+    if (rc < 0)
+      return WaitResult::Failed;
+    if (wakeFd >= 0 && (fds[1].revents & POLLIN))
+      return WaitResult::Woken;
+    if (fds[0].revents)
+      return WaitResult::Ready;
+    if (Clock::now() >= deadline)
+      return WaitResult::TimedOut;
+  }
+}
+
+/// The outcome of moving a whole message over a socket.
+struct IoError {
+  StatusCode code = StatusCode::Ok;
+  std::string message;
+  explicit operator bool() const { return code != StatusCode::Ok; }
+};
+
+IoError sendAll(int fd, const void *data, size_t size,
+                Clock::time_point deadline, int wakeFd = -1) {
+  const char *bytes = static_cast<const char *>(data);
+  while (size > 0) {
+    ssize_t n = ::send(fd, bytes, size, MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes += n;
+      size -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      return {StatusCode::Unavailable, "send: " + errnoText(errno)};
+    switch (waitFd(fd, POLLOUT, deadline, wakeFd)) {
+    case WaitResult::Ready:
+      break;
+    case WaitResult::TimedOut:
+      return {StatusCode::DeadlineExceeded, "send timed out"};
+    case WaitResult::Woken:
+      return {StatusCode::Aborted, "store is shutting down"};
+    case WaitResult::Failed:
+      return {StatusCode::Unavailable, "poll: " + errnoText(errno)};
+    }
+  }
+  return {};
+}
+
+/// Reads exactly `size` bytes. A peer that closes the connection first is an
+/// Unavailable error.
+IoError recvAll(int fd, void *data, size_t size, Clock::time_point deadline,
+                int wakeFd = -1) {
+  char *bytes = static_cast<char *>(data);
+  while (size > 0) {
+    ssize_t n = ::recv(fd, bytes, size, 0);
+    if (n > 0) {
+      bytes += n;
+      size -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0)
+      return {StatusCode::Unavailable, "connection closed by the peer"};
+    if (errno == EINTR)
+      continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return {StatusCode::Unavailable, "recv: " + errnoText(errno)};
+    switch (waitFd(fd, POLLIN, deadline, wakeFd)) {
+    case WaitResult::Ready:
+      break;
+    case WaitResult::TimedOut:
+      return {StatusCode::DeadlineExceeded, "receive timed out"};
+    case WaitResult::Woken:
+      return {StatusCode::Aborted, "store is shutting down"};
+    case WaitResult::Failed:
+      return {StatusCode::Unavailable, "poll: " + errnoText(errno)};
+    }
+  }
+  return {};
+}
+
+void putU32(std::vector<char> &out, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void putU64(std::vector<char> &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t readLE(const unsigned char *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+IoError recvU32(int fd, uint32_t &v, Clock::time_point deadline,
+                int wakeFd = -1) {
+  unsigned char b[4];
+  IoError err = recvAll(fd, b, 4, deadline, wakeFd);
+  v = static_cast<uint32_t>(readLE(b, 4));
+  return err;
+}
+IoError recvU64(int fd, uint64_t &v, Clock::time_point deadline,
+                int wakeFd = -1) {
+  unsigned char b[8];
+  IoError err = recvAll(fd, b, 8, deadline, wakeFd);
+  v = readLE(b, 8);
+  return err;
+}
+
+/// getaddrinfo() for a TCP endpoint; host "" means any local address.
+StatusOr<addrinfo *> resolve(const std::string &host, int port, bool passive) {
+  addrinfo hints;
+  std::memset(&hints, 0, sizeof(hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  addrinfo *result = nullptr;
+  std::string service = std::to_string(port);
+  int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(),
+                         &hints, &result);
+  if (rc != 0)
+    return PARTITION_ERROR(Unavailable, "cannot resolve '", host,
+                           "': ", ::gai_strerror(rc));
+  return result;
+}
+
+/// One non-blocking connect to any of host's addresses; -1 and `error` set
+/// when none answered by the deadline.
+int connectOnce(const std::string &host, int port, Clock::time_point deadline,
+                std::string &error) {
+  StatusOr<addrinfo *> addrs = resolve(host, port, false);
+  if (!addrs.isOk()) {
+    error = addrs.status().message();
+    return -1;
+  }
+  int connected = -1;
+  for (addrinfo *ai = *addrs; ai && connected < 0; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                      ai->ai_protocol);
+    if (fd < 0) {
+      error = "socket: " + errnoText(errno);
+      continue;
+    }
+    setNonBlocking(fd);
+    int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      WaitResult w = waitFd(fd, POLLOUT, deadline, -1);
+      int soError = 0;
+      socklen_t len = sizeof(soError);
+      if (w != WaitResult::Ready ||
+          ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len) != 0)
+        soError = w == WaitResult::TimedOut ? ETIMEDOUT : errno;
+      rc = soError == 0 ? 0 : -1;
+      errno = soError;
+    }
+    if (rc != 0) {
+      error = errnoText(errno);
+      ::close(fd);
+      continue;
+    }
+    setNoDelay(fd);
+    connected = fd;
+  }
+  ::freeaddrinfo(*addrs);
+  return connected;
+}
+
+/// Connects to host:port, retrying with a growing pause (the server may start
+/// after its clients) until the deadline.
+StatusOr<int> connectWithRetry(const std::string &host, int port,
+                               Clock::time_point deadline) {
+  auto start = Clock::now();
+  auto pause = std::chrono::milliseconds(10);
+  std::string error;
+  int attempts = 0;
+  for (;;) {
+    ++attempts;
+    int fd = connectOnce(host, port, deadline, error);
+    if (fd >= 0)
+      return fd;
+    auto now = Clock::now();
+    if (now >= deadline)
+      break;
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(pause, deadline - now));
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
+  auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+      Clock::now() - start);
+  return PARTITION_ERROR(Unavailable, "cannot reach the store at ", host, ":",
+                         port, " (", attempts, " attempts in ", waited.count(),
+                         " ms): ", error);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// TcpStore::Server
+//===----------------------------------------------------------------------===//
+
+/// Serves the map: an accept thread and a thread per connection. Shutdown
+/// writes to a pipe that every thread polls, and wakes waiting gets.
+class TcpStore::Server {
+public:
+  static StatusOr<std::unique_ptr<Server>> start(const std::string &host,
+                                                 int port);
+  ~Server();
+  int port() const { return port_; }
+
+private:
+  Server() = default;
+  void acceptLoop();
+  void serve(int fd);
+  /// Handles one request whose op byte has arrived; false ends the
+  /// connection.
+  bool handleRequest(int fd, uint8_t op);
+  bool reply(int fd, uint8_t code, const char *data, size_t size);
+
+  int listenFd_ = -1;
+  int wakePipe_[2] = {-1, -1};
+  int port_ = 0;
+  std::thread acceptThread_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stopping_ = false;
+  std::map<std::string, std::vector<char>> values_;
+  std::vector<std::thread> connections_;
+};
+
+StatusOr<std::unique_ptr<TcpStore::Server>>
+TcpStore::Server::start(const std::string &host, int port) {
+  if (port < 0 || port > 65535)
+    return PARTITION_ERROR(InvalidArgument, "store port ", port,
+                           " is outside 0..65535");
+  PARTITION_ASSIGN_OR_RETURN(addrinfo * addrs, resolve(host, port, true));
+  std::unique_ptr<Server> server(new Server());
+  std::string lastError = "no address";
+  for (addrinfo *ai = addrs; ai; ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+                      ai->ai_protocol);
+    if (fd < 0) {
+      lastError = "socket: " + errnoText(errno);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+        ::listen(fd, 1024) != 0) {
+      lastError = errnoText(errno);
+      ::close(fd);
+      continue;
+    }
+    server->listenFd_ = fd;
+    break;
+  }
+  ::freeaddrinfo(addrs);
+  if (server->listenFd_ < 0)
+    return PARTITION_ERROR(Unavailable, "cannot serve the store on ", host, ":",
+                           port, ": ", lastError);
+
+  sockaddr_storage bound;
+  socklen_t boundLen = sizeof(bound);
+  if (::getsockname(server->listenFd_, reinterpret_cast<sockaddr *>(&bound),
+                    &boundLen) != 0)
+    return PARTITION_ERROR(Internal, "getsockname: ", errnoText(errno));
+  server->port_ =
+      bound.ss_family == AF_INET6
+          ? ntohs(reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port)
+          : ntohs(reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
+
+  if (::pipe2(server->wakePipe_, O_CLOEXEC) != 0)
+    return PARTITION_ERROR(Internal, "pipe: ", errnoText(errno));
+  server->acceptThread_ = std::thread([s = server.get()] { s->acceptLoop(); });
+  return server;
+}
+
+TcpStore::Server::~Server() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (wakePipe_[1] >= 0) {
+    char byte = 1;
+    while (::write(wakePipe_[1], &byte, 1) < 0 && errno == EINTR) {
+    }
+  }
+  if (acceptThread_.joinable())
+    acceptThread_.join();
+  // The accept thread has stopped, so connections_ no longer grows.
+  for (std::thread &t : connections_)
+    t.join();
+  closeFd(listenFd_);
+  closeFd(wakePipe_[0]);
+  closeFd(wakePipe_[1]);
+}
+
+void TcpStore::Server::acceptLoop() {
+  for (;;) {
+    WaitResult w = waitFd(listenFd_, POLLIN,
+                          Clock::now() + std::chrono::hours(24), wakePipe_[0]);
+    if (w == WaitResult::Woken || w == WaitResult::Failed)
+      return;
+    if (w != WaitResult::Ready)
+      continue;
+    int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0)
+      continue; // e.g. the client gave up, or EMFILE: try again.
+    setNoDelay(fd);
+    setNonBlocking(fd);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) {
+      ::close(fd);
+      return;
+    }
+    connections_.emplace_back([this, fd] { serve(fd); });
+  }
+}
+
+void TcpStore::Server::serve(int fd) {
+  for (;;) {
+    // Idle connections wait for the next request until shutdown; a started
+    // request must arrive within kMessageGrace.
+    uint8_t op;
+    if (recvAll(fd, &op, 1, Clock::now() + std::chrono::hours(24 * 365),
+                wakePipe_[0]))
+      break;
+    if (!handleRequest(fd, op))
+      break;
+  }
+  ::close(fd);
+}
+
+bool TcpStore::Server::reply(int fd, uint8_t code, const char *data,
+                             size_t size) {
+  std::vector<char> header(1, static_cast<char>(code));
+  putU64(header, size);
+  auto deadline = Clock::now() + kMessageGrace;
+  return !sendAll(fd, header.data(), header.size(), deadline, wakePipe_[0]) &&
+         !sendAll(fd, data, size, deadline, wakePipe_[0]);
+}
+
+bool TcpStore::Server::handleRequest(int fd, uint8_t op) {
+  auto deadline = Clock::now() + kMessageGrace;
+  uint32_t keySize;
+  if (recvU32(fd, keySize, deadline, wakePipe_[0]))
+    return false;
+  if ((op != kOpSet && op != kOpGet) || keySize > kMaxKeyBytes) {
+    std::string msg = "malformed store request (op " + std::to_string(op) +
+                      ", key of " + std::to_string(keySize) + " bytes)";
+    reply(fd, kReplyError, msg.data(), msg.size());
+    return false; // The stream cannot be trusted any more.
+  }
+  std::string key(keySize, '\0');
+  uint64_t arg;
+  if (recvAll(fd, key.data(), keySize, deadline, wakePipe_[0]) ||
+      recvU64(fd, arg, deadline, wakePipe_[0]))
+    return false;
+
+  if (op == kOpSet) {
+    if (arg > kMaxValueBytes) {
+      std::string msg = "store value of " + std::to_string(arg) +
+                        " bytes exceeds the limit of " +
+                        std::to_string(kMaxValueBytes);
+      reply(fd, kReplyError, msg.data(), msg.size());
+      return false;
+    }
+    std::vector<char> value(arg);
+    if (recvAll(fd, value.data(), value.size(), Clock::now() + kMessageGrace,
+                wakePipe_[0]))
+      return false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      values_[key] = std::move(value);
+    }
+    changed_.notify_all();
+    return reply(fd, kReplyOk, nullptr, 0);
+  }
+
+  auto timeout = std::min<std::chrono::milliseconds>(
+      std::chrono::milliseconds(arg), kMaxGetTimeout);
+  std::vector<char> value;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    bool found = changed_.wait_until(lock, Clock::now() + timeout, [&] {
+      return stopping_ || values_.count(key) != 0;
+    });
+    if (stopping_)
+      return false;
+    if (!found) {
+      lock.unlock();
+      return reply(fd, kReplyTimedOut, nullptr, 0);
+    }
+    value = values_[key];
+  }
+  return reply(fd, kReplyOk, value.data(), value.size());
+}
+
+//===----------------------------------------------------------------------===//
+// TcpStore (client)
+//===----------------------------------------------------------------------===//
+
+StatusOr<std::unique_ptr<TcpStore>> TcpStore::create(const std::string &host,
+                                                     int port, bool serve,
+                                                     TcpStoreOptions options) {
+  if (port < 0 || port > 65535 || (!serve && port == 0))
+    return PARTITION_ERROR(InvalidArgument, "store port ", port,
+                           " is invalid (0 picks a free port only when "
+                           "serving)");
+  std::unique_ptr<Server> server;
+  if (serve) {
+    PARTITION_ASSIGN_OR_RETURN(server, Server::start(host, port));
+    port = server->port();
+  }
+  PARTITION_ASSIGN_OR_RETURN(
+      int fd,
+      connectWithRetry(host, port, Clock::now() + options.connectTimeout));
+  return std::unique_ptr<TcpStore>(
+      new TcpStore(std::move(server), fd, host, port, options));
+}
+
+TcpStore::TcpStore(std::unique_ptr<Server> server, int fd, std::string host,
+                   int port, TcpStoreOptions options)
+    : server_(std::move(server)), host_(std::move(host)), port_(port),
+      options_(options), idle_{fd} {}
+
+TcpStore::~TcpStore() {
+  for (int &fd : idle_)
+    closeFd(fd);
+  server_.reset();
+}
+
+StatusOr<std::vector<char>>
+TcpStore::roundTrip(const std::vector<char> &request,
+                    const std::vector<char> *payload, const std::string &what,
+                    std::chrono::milliseconds wait) {
+  auto start = Clock::now();
+  int fd = -1;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!idle_.empty()) {
+      fd = idle_.back();
+      idle_.pop_back();
+    }
+  }
+  if (fd < 0) {
+    auto connectWindow = std::min<std::chrono::milliseconds>(
+        options_.connectTimeout,
+        std::max<std::chrono::milliseconds>(wait, kMessageGrace));
+    PARTITION_ASSIGN_OR_RETURN(
+        fd, connectWithRetry(host_, port_, start + connectWindow));
+  }
+
+  // The server answers a get when its key is set or its timeout passes;
+  // allow it some slack before giving up on it.
+  auto deadline = start + wait + kMessageGrace;
+  IoError err = sendAll(fd, request.data(), request.size(), deadline);
+  if (!err && payload)
+    err = sendAll(fd, payload->data(), payload->size(), deadline);
+  uint8_t code = kReplyError;
+  uint64_t size = 0;
+  if (!err)
+    err = recvAll(fd, &code, 1, deadline);
+  if (!err)
+    err = recvU64(fd, size, deadline);
+  std::vector<char> reply;
+  if (!err && size > kMaxValueBytes)
+    err = {StatusCode::Internal, "oversized reply"};
+  if (!err) {
+    reply.resize(size);
+    err = recvAll(fd, reply.data(), size, Clock::now() + kMessageGrace);
+  }
+  if (err) {
+    // The stream is out of step (or gone): never reuse this connection.
+    closeFd(fd);
+    return Status(
+        err.code,
+        detail::concat(what, " at ", host_, ":", port_, ": ", err.message),
+        __FILE__, __LINE__);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(fd);
+  }
+  if (code == kReplyTimedOut)
+    return PARTITION_ERROR(DeadlineExceeded, what, " timed out after ",
+                           wait.count(), " ms: the key was not set");
+  if (code != kReplyOk)
+    return PARTITION_ERROR(Internal, what, " failed on the server: ",
+                           std::string(reply.begin(), reply.end()));
+  return reply;
+}
+
+Status TcpStore::set(const std::string &key, const std::vector<char> &value) {
+  if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes)
+    return PARTITION_ERROR(InvalidArgument, "store key of ", key.size(),
+                           " bytes or value of ", value.size(),
+                           " bytes is over the limit (", kMaxKeyBytes, ", ",
+                           kMaxValueBytes, ")");
+  std::vector<char> request(1, static_cast<char>(kOpSet));
+  putU32(request, static_cast<uint32_t>(key.size()));
+  request.insert(request.end(), key.begin(), key.end());
+  putU64(request, value.size());
+  StatusOr<std::vector<char>> reply =
+      roundTrip(request, &value, "store set of '" + key + "'",
+                std::chrono::milliseconds(0));
+  return reply.isOk() ? Status::ok() : reply.status();
+}
+
+StatusOr<std::vector<char>> TcpStore::get(const std::string &key,
+                                          std::chrono::milliseconds timeout) {
+  if (key.size() > kMaxKeyBytes)
+    return PARTITION_ERROR(InvalidArgument, "store key of ", key.size(),
+                           " bytes is over the limit of ", kMaxKeyBytes);
+  timeout = std::clamp<std::chrono::milliseconds>(
+      timeout, std::chrono::milliseconds(0), kMaxGetTimeout);
+  std::vector<char> request(1, static_cast<char>(kOpGet));
+  putU32(request, static_cast<uint32_t>(key.size()));
+  request.insert(request.end(), key.begin(), key.end());
+  putU64(request, static_cast<uint64_t>(timeout.count()));
+  return roundTrip(request, nullptr, "store get of '" + key + "'", timeout);
+}

@@ -1,3 +1,1241 @@
+//===- CollectiveTest.cpp - stores, Gloo collectives, failure handling ----===//
+//
+// Ranks are threads of this process with an InProcessStore (or a TcpStore
+// where the store itself is under test). Inputs are small integers, so sums
+// are exact in every dtype and results are compared bit for bit; averages of
+// floats are the f32 sum divided by the group size, rounded once.
+//
+// Every test is bounded in time: communicators use short timeouts, and a
+// watchdog ends the binary when a test runs past kTestBound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Communicator.h"
+#include "partition/runtime/Device.h"
+#include "partition/runtime/Stores.h"
+#include "partition/runtime/cpu/GlooCommunicator.h"
+
 #include <gtest/gtest.h>
-// placeholder: being written
-TEST(Placeholder, Empty) {}
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+using namespace partition::runtime;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using cpu::GlooCommunicatorFactory;
+using cpu::GlooOptions;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Harness
+//===----------------------------------------------------------------------===//
+
+/// The longest any test may run before the watchdog ends the binary.
+constexpr auto kTestBound = 120s;
+
+/// Ends the process when a test runs past kTestBound, so that a hang is a
+/// failure naming the test rather than a stuck job.
+class Watchdog final : public ::testing::EmptyTestEventListener {
+public:
+  Watchdog() {
+    std::thread([this] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      for (;;) {
+        if (armed_ && Clock::now() >= deadline_) {
+          std::fprintf(stderr, "FATAL: test %s ran past its bound of %lld s\n",
+                       name_.c_str(),
+                       static_cast<long long>(kTestBound.count()));
+          std::fflush(stderr);
+          std::_Exit(124);
+        }
+        changed_.wait_for(lock, 200ms);
+      }
+    }).detach();
+  }
+  void OnTestStart(const ::testing::TestInfo &info) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    name_ = std::string(info.test_suite_name()) + "." + info.name();
+    deadline_ = Clock::now() + kTestBound;
+    armed_ = true;
+  }
+  void OnTestEnd(const ::testing::TestInfo &) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    armed_ = false;
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool armed_ = false;
+  Clock::time_point deadline_;
+  std::string name_;
+};
+
+const bool watchdogInstalled = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new Watchdog());
+  return true;
+}();
+
+/// The CPU's streams run work when it is enqueued, so there is never anything
+/// to wait for. (The CPU device is tested on its own.)
+class NoopStream final : public Stream {
+public:
+  Status synchronize() override { return Status::ok(); }
+};
+
+/// Runs `body(rank)` on `n` threads and joins them.
+void runRanks(int n, const std::function<void(int)> &body) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back(body, r);
+  for (std::thread &t : threads)
+    t.join();
+}
+
+/// Lets threads wait until `count` of them have arrived. The wait is bounded,
+/// so that a rank that failed before arriving does not hang the others.
+class Latch {
+public:
+  explicit Latch(int count) : count_(count) {}
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (--count_ == 0)
+      changed_.notify_all();
+    if (!changed_.wait_for(lock, 30s, [&] { return count_ <= 0; }))
+      ADD_FAILURE() << "a rank never reached the latch";
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int count_;
+};
+
+std::vector<int> iota(int n, int first = 0, int step = 1) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i)
+    v[i] = first + i * step;
+  return v;
+}
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+GlooOptions testOptions(std::chrono::milliseconds timeout = 20s) {
+  GlooOptions options;
+  options.timeout = timeout;
+  return options;
+}
+
+/// A communicator over `ranks`, or a test failure.
+std::unique_ptr<Communicator> connect(GlooCommunicatorFactory &factory,
+                                      const std::vector<int> &ranks,
+                                      const std::string &key) {
+  StatusOr<std::unique_ptr<Communicator>> comm = factory.create(ranks, key);
+  EXPECT_TRUE(comm.isOk()) << "rank " << factory.worldRank() << ": "
+                           << comm.status().toString();
+  return comm.isOk() ? std::move(comm).value() : nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Typed data
+//===----------------------------------------------------------------------===//
+
+const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32,
+                         DType::I64};
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min,
+                         ReduceOp::Avg};
+
+const char *opName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::Avg:
+    return "avg";
+  }
+  return "?";
+}
+
+/// Bytes of one element of `dtype` holding `x` (rounded to nearest).
+void encode(DType dtype, double x, char *out) {
+  switch (dtype) {
+  case DType::F32: {
+    float v = static_cast<float>(x);
+    std::memcpy(out, &v, 4);
+    return;
+  }
+  case DType::F16: {
+    uint16_t v = floatToHalf(static_cast<float>(x));
+    std::memcpy(out, &v, 2);
+    return;
+  }
+  case DType::BF16: {
+    uint16_t v = floatToBf16(static_cast<float>(x));
+    std::memcpy(out, &v, 2);
+    return;
+  }
+  case DType::I32: {
+    int32_t v = static_cast<int32_t>(x);
+    std::memcpy(out, &v, 4);
+    return;
+  }
+  case DType::I64: {
+    int64_t v = static_cast<int64_t>(x);
+    std::memcpy(out, &v, 8);
+    return;
+  }
+  }
+}
+
+double decode(DType dtype, const char *in) {
+  switch (dtype) {
+  case DType::F32: {
+    float v;
+    std::memcpy(&v, in, 4);
+    return v;
+  }
+  case DType::F16: {
+    uint16_t v;
+    std::memcpy(&v, in, 2);
+    return halfToFloat(v);
+  }
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, in, 2);
+    return bf16ToFloat(v);
+  }
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, in, 4);
+    return v;
+  }
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, in, 8);
+    return static_cast<double>(v);
+  }
+  }
+  return 0;
+}
+
+/// Element `i` of rank `rank`'s input: a small integer in -8..8 (exact sums
+/// in every dtype), shifted by multiples of 2^33 for i64 to exercise the
+/// upper bits.
+double inputValue(DType dtype, int rank, int64_t i, int salt = 0) {
+  double v = static_cast<double>((rank * 7 + i * 3 + salt * 5) % 17 - 8);
+  if (dtype == DType::I64)
+    v += static_cast<double>((rank % 3) + 1) * 8589934592.0;
+  return v;
+}
+
+/// A buffer of `count` elements of rank `rank`'s input.
+std::vector<char> makeInput(DType dtype, int rank, int64_t count,
+                            int salt = 0) {
+  std::vector<char> buf(count * dtypeSize(dtype));
+  for (int64_t i = 0; i < count; ++i)
+    encode(dtype, inputValue(dtype, rank, i, salt),
+           buf.data() + i * dtypeSize(dtype));
+  return buf;
+}
+
+/// The expected bytes of `op` over `values` (one per rank) in `dtype`,
+/// computed the way the communicator is specified to: exact sums, averages
+/// of floats divided in f32, of integers truncated.
+void expectedReduction(DType dtype, ReduceOp op,
+                       const std::vector<double> &values, char *out) {
+  double acc = values[0];
+  for (size_t r = 1; r < values.size(); ++r) {
+    if (op == ReduceOp::Max)
+      acc = std::max(acc, values[r]);
+    else if (op == ReduceOp::Min)
+      acc = std::min(acc, values[r]);
+    else
+      acc += values[r];
+  }
+  if (op == ReduceOp::Avg) {
+    int n = static_cast<int>(values.size());
+    if (isFloat(dtype))
+      acc = static_cast<float>(acc) / static_cast<float>(n);
+    else
+      acc = static_cast<double>(static_cast<int64_t>(acc) / n);
+  }
+  encode(dtype, acc, out);
+}
+
+/// Checks `actual` against `expected` element by element; reports the first
+/// mismatch only.
+void expectSameElements(DType dtype, const std::vector<char> &actual,
+                        const std::vector<char> &expected,
+                        const std::string &what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  int64_t size = dtypeSize(dtype);
+  for (size_t i = 0; i < actual.size() / size; ++i) {
+    if (std::memcmp(actual.data() + i * size, expected.data() + i * size,
+                    size) != 0) {
+      ADD_FAILURE() << what << ": element " << i << " is "
+                    << decode(dtype, actual.data() + i * size) << ", expected "
+                    << decode(dtype, expected.data() + i * size);
+      return;
+    }
+  }
+}
+
+std::string label(const char *what, DType dtype, int64_t count, int rank,
+                  int size, const char *op = nullptr) {
+  return std::string(what) + " " + dtypeName(dtype) + (op ? " " : "") +
+         (op ? op : "") + " count " + std::to_string(count) + " rank " +
+         std::to_string(rank) + "/" + std::to_string(size);
+}
+
+//===----------------------------------------------------------------------===//
+// Checked collectives (used by the sweeps below)
+//===----------------------------------------------------------------------===//
+
+void checkAllReduce(Communicator &comm, DType dtype, ReduceOp op, int64_t count,
+                    bool inPlace, int salt = 0) {
+  NoopStream stream;
+  int n = comm.size(), rank = comm.rank();
+  int64_t size = dtypeSize(dtype);
+  std::vector<char> send = makeInput(dtype, rank, count, salt);
+  std::vector<char> recv(send.size(), 0x5a);
+  if (inPlace)
+    recv = send;
+  Status status = comm.allReduce(inPlace ? recv.data() : send.data(),
+                                 recv.data(), count, dtype, op, stream);
+  std::string what = label(inPlace ? "all-reduce (in place)" : "all-reduce",
+                           dtype, count, rank, n, opName(op));
+  ASSERT_TRUE(status.isOk()) << what << ": " << status.toString();
+  std::vector<char> expected(send.size());
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < count; ++i) {
+    for (int r = 0; r < n; ++r)
+      values[r] = inputValue(dtype, r, i, salt);
+    expectedReduction(dtype, op, values, expected.data() + i * size);
+  }
+  expectSameElements(dtype, recv, expected, what);
+}
+
+void checkAllGather(Communicator &comm, DType dtype, int64_t count,
+                    bool inPlace) {
+  NoopStream stream;
+  int n = comm.size(), rank = comm.rank();
+  int64_t bytes = count * dtypeSize(dtype);
+  std::vector<char> send = makeInput(dtype, rank, count);
+  std::vector<char> recv(bytes * n, 0x5a);
+  const void *input = send.data();
+  if (inPlace) {
+    std::memcpy(recv.data() + rank * bytes, send.data(), bytes);
+    input = recv.data() + rank * bytes;
+  }
+  Status status = comm.allGather(input, recv.data(), count, dtype, stream);
+  std::string what = label(inPlace ? "all-gather (in place)" : "all-gather",
+                           dtype, count, rank, n);
+  ASSERT_TRUE(status.isOk()) << what << ": " << status.toString();
+  std::vector<char> expected;
+  for (int r = 0; r < n; ++r) {
+    std::vector<char> block = makeInput(dtype, r, count);
+    expected.insert(expected.end(), block.begin(), block.end());
+  }
+  expectSameElements(dtype, recv, expected, what);
+}
+
+void checkReduceScatter(Communicator &comm, DType dtype, ReduceOp op,
+                        int64_t count) {
+  NoopStream stream;
+  int n = comm.size(), rank = comm.rank();
+  int64_t size = dtypeSize(dtype);
+  // Block b of rank r's input is inputValue(r, b * count + i).
+  std::vector<char> send = makeInput(dtype, rank, count * n);
+  std::vector<char> recv(count * size, 0x5a);
+  Status status =
+      comm.reduceScatter(send.data(), recv.data(), count, dtype, op, stream);
+  std::string what = label("reduce-scatter", dtype, count, rank, n, opName(op));
+  ASSERT_TRUE(status.isOk()) << what << ": " << status.toString();
+  std::vector<char> expected(count * size);
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < count; ++i) {
+    for (int r = 0; r < n; ++r)
+      values[r] = inputValue(dtype, r, rank * count + i);
+    expectedReduction(dtype, op, values, expected.data() + i * size);
+  }
+  expectSameElements(dtype, recv, expected, what);
+}
+
+void checkAllToAll(Communicator &comm, DType dtype, int64_t count,
+                   bool inPlace) {
+  NoopStream stream;
+  int n = comm.size(), rank = comm.rank();
+  int64_t bytes = count * dtypeSize(dtype);
+  std::vector<char> send = makeInput(dtype, rank, count * n);
+  std::vector<char> recv(send.size(), 0x5a);
+  if (inPlace)
+    recv = send;
+  Status status = comm.allToAll(inPlace ? recv.data() : send.data(),
+                                recv.data(), count, dtype, stream);
+  std::string what = label(inPlace ? "all-to-all (in place)" : "all-to-all",
+                           dtype, count, rank, n);
+  ASSERT_TRUE(status.isOk()) << what << ": " << status.toString();
+  // recv block j = block `rank` of rank j's input.
+  std::vector<char> expected;
+  for (int j = 0; j < n; ++j) {
+    std::vector<char> input = makeInput(dtype, j, count * n);
+    expected.insert(expected.end(), input.begin() + rank * bytes,
+                    input.begin() + (rank + 1) * bytes);
+  }
+  expectSameElements(dtype, recv, expected, what);
+}
+
+/// Runs a permute with `pairs` and checks every rank's result: the source's
+/// input, or zeros for a rank that is no target.
+void checkPermute(Communicator &comm, DType dtype, int64_t count,
+                  const std::vector<std::pair<int, int>> &pairs, bool inPlace) {
+  NoopStream stream;
+  int n = comm.size(), rank = comm.rank();
+  std::vector<char> send = makeInput(dtype, rank, count, /*salt=*/1);
+  std::vector<char> recv(send.size(), 0x5a);
+  if (inPlace)
+    recv = send;
+  Status status = comm.permute(inPlace ? recv.data() : send.data(), recv.data(),
+                               count, dtype, pairs, stream);
+  std::string what =
+      label(inPlace ? "permute (in place)" : "permute", dtype, count, rank, n);
+  ASSERT_TRUE(status.isOk()) << what << ": " << status.toString();
+  std::vector<char> expected(send.size(), 0);
+  for (const auto &[from, to] : pairs)
+    if (to == rank)
+      expected = makeInput(dtype, from, count, /*salt=*/1);
+  expectSameElements(dtype, recv, expected, what);
+}
+
+//===----------------------------------------------------------------------===//
+// Stores
+//===----------------------------------------------------------------------===//
+
+std::vector<char> bytesOf(const std::string &s) {
+  return std::vector<char>(s.begin(), s.end());
+}
+std::string stringOf(const std::vector<char> &v) {
+  return std::string(v.begin(), v.end());
+}
+
+TEST(InProcessStore, SetThenGetAndOverwrite) {
+  InProcessStore store;
+  ASSERT_TRUE(store.set("a", bytesOf("one")).isOk());
+  StatusOr<std::vector<char>> value = store.get("a", 0ms);
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(stringOf(*value), "one");
+  ASSERT_TRUE(store.set("a", bytesOf("")).isOk());
+  value = store.get("a", 0ms);
+  ASSERT_TRUE(value.isOk());
+  EXPECT_TRUE(value->empty());
+}
+
+TEST(InProcessStore, GetWaitsForALaterSet) {
+  InProcessStore store;
+  std::thread setter([&] {
+    std::this_thread::sleep_for(50ms);
+    EXPECT_TRUE(store.set("late", bytesOf("here")).isOk());
+  });
+  StatusOr<std::vector<char>> value = store.get("late", 5s);
+  setter.join();
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(stringOf(*value), "here");
+}
+
+TEST(InProcessStore, GetTimesOut) {
+  InProcessStore store;
+  auto start = Clock::now();
+  StatusOr<std::vector<char>> value = store.get("missing", 100ms);
+  double elapsed = secondsSince(start);
+  ASSERT_FALSE(value.isOk());
+  EXPECT_EQ(value.status().code(), StatusCode::DeadlineExceeded);
+  EXPECT_NE(value.status().message().find("missing"), std::string::npos);
+  EXPECT_GE(elapsed, 0.09);
+  EXPECT_LT(elapsed, 2.0);
+}
+
+/// A TcpStore serving on a free loopback port.
+std::unique_ptr<TcpStore> serveStore() {
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create("127.0.0.1", 0, /*serve=*/true);
+  EXPECT_TRUE(store.isOk()) << store.status().toString();
+  return store.isOk() ? std::move(store).value() : nullptr;
+}
+
+/// A client of the store on `port`.
+std::unique_ptr<TcpStore> storeClient(int port,
+                                      std::chrono::milliseconds connect = 5s) {
+  TcpStoreOptions options;
+  options.connectTimeout = connect;
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create("127.0.0.1", port, /*serve=*/false, options);
+  EXPECT_TRUE(store.isOk()) << store.status().toString();
+  return store.isOk() ? std::move(store).value() : nullptr;
+}
+
+TEST(TcpStore, ServesSeveralClients) {
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  EXPECT_TRUE(server->isServer());
+  EXPECT_GT(server->port(), 0);
+  constexpr int kClients = 6;
+  // Each client sets its key, then reads every other client's key (most of
+  // which are set later, so the gets wait on the server).
+  runRanks(kClients, [&](int rank) {
+    std::unique_ptr<TcpStore> client =
+        rank == 0 ? nullptr : storeClient(server->port());
+    TcpStore &store = rank == 0 ? *server : *client;
+    ASSERT_TRUE(store
+                    .set("key" + std::to_string(rank),
+                         bytesOf("value" + std::to_string(rank)))
+                    .isOk());
+    for (int other = 0; other < kClients; ++other) {
+      StatusOr<std::vector<char>> value =
+          store.get("key" + std::to_string(other), 10s);
+      ASSERT_TRUE(value.isOk()) << value.status().toString();
+      EXPECT_EQ(stringOf(*value), "value" + std::to_string(other));
+    }
+  });
+}
+
+TEST(TcpStore, GetWaitsForALaterSetFromAnotherThread) {
+  // One client shared by two threads: the waiting get must not hold up the
+  // set.
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  std::thread setter([&] {
+    std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(server->set("late", bytesOf("here")).isOk());
+  });
+  auto start = Clock::now();
+  StatusOr<std::vector<char>> value = server->get("late", 10s);
+  setter.join();
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(stringOf(*value), "here");
+  EXPECT_LT(secondsSince(start), 5.0);
+}
+
+TEST(TcpStore, GetTimesOut) {
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  std::unique_ptr<TcpStore> client = storeClient(server->port());
+  ASSERT_TRUE(client);
+  auto start = Clock::now();
+  StatusOr<std::vector<char>> value = client->get("missing", 200ms);
+  double elapsed = secondsSince(start);
+  ASSERT_FALSE(value.isOk());
+  EXPECT_EQ(value.status().code(), StatusCode::DeadlineExceeded)
+      << value.status().toString();
+  EXPECT_GE(elapsed, 0.19);
+  EXPECT_LT(elapsed, 2.0);
+  // The connection is still good after a timeout.
+  ASSERT_TRUE(client->set("missing", bytesOf("now")).isOk());
+  value = client->get("missing", 1s);
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(stringOf(*value), "now");
+}
+
+TEST(TcpStore, LargeAndEmptyValuesAndOverwrite) {
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  std::unique_ptr<TcpStore> client = storeClient(server->port());
+  ASSERT_TRUE(client);
+  std::vector<char> big(3 * 1024 * 1024 + 7);
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<char>(i * 131 + 7);
+  ASSERT_TRUE(client->set("big", big).isOk());
+  ASSERT_TRUE(client->set("empty", {}).isOk());
+  StatusOr<std::vector<char>> value = server->get("big", 1s);
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_TRUE(*value == big);
+  value = server->get("empty", 1s);
+  ASSERT_TRUE(value.isOk());
+  EXPECT_TRUE(value->empty());
+  ASSERT_TRUE(server->set("big", bytesOf("small")).isOk());
+  value = client->get("big", 1s);
+  ASSERT_TRUE(value.isOk());
+  EXPECT_EQ(stringOf(*value), "small");
+}
+
+/// A loopback port that was free a moment ago.
+int freePort() {
+  std::unique_ptr<TcpStore> server = serveStore();
+  return server ? server->port() : 0;
+}
+
+TEST(TcpStore, RefusedConnectionIsUnavailableAfterBoundedRetries) {
+  int port = freePort();
+  ASSERT_GT(port, 0);
+  TcpStoreOptions options;
+  options.connectTimeout = 300ms;
+  auto start = Clock::now();
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create("127.0.0.1", port, /*serve=*/false, options);
+  double elapsed = secondsSince(start);
+  ASSERT_FALSE(store.isOk());
+  EXPECT_EQ(store.status().code(), StatusCode::Unavailable);
+  EXPECT_NE(store.status().message().find("cannot reach the store"),
+            std::string::npos)
+      << store.status().toString();
+  EXPECT_NE(store.status().message().find("refused"), std::string::npos)
+      << store.status().toString();
+  EXPECT_GE(elapsed, 0.29);
+  EXPECT_LT(elapsed, 2.0);
+}
+
+TEST(TcpStore, ClientMayStartBeforeTheServer) {
+  int port = freePort();
+  ASSERT_GT(port, 0);
+  std::unique_ptr<TcpStore> client;
+  std::thread early([&] {
+    client = storeClient(port, /*connect=*/10s);
+    if (client) {
+      EXPECT_TRUE(client->set("early", bytesOf("bird")).isOk());
+    }
+  });
+  std::this_thread::sleep_for(300ms);
+  StatusOr<std::unique_ptr<TcpStore>> server =
+      TcpStore::create("127.0.0.1", port, /*serve=*/true);
+  StatusOr<std::vector<char>> value =
+      server.isOk() ? (*server)->get("early", 10s)
+                    : StatusOr<std::vector<char>>(server.status());
+  early.join();
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(stringOf(*value), "bird");
+}
+
+TEST(TcpStore, ServerShutdownFailsAWaitingClient) {
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  std::unique_ptr<TcpStore> client = storeClient(server->port());
+  ASSERT_TRUE(client);
+  auto start = Clock::now();
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(100ms);
+    server.reset();
+  });
+  StatusOr<std::vector<char>> value = client->get("never", 30s);
+  double elapsed = secondsSince(start);
+  stopper.join();
+  ASSERT_FALSE(value.isOk());
+  EXPECT_EQ(value.status().code(), StatusCode::Unavailable)
+      << value.status().toString();
+  EXPECT_LT(elapsed, 5.0);
+}
+
+TEST(TcpStore, RejectsBadPorts) {
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create("127.0.0.1", 0, /*serve=*/false);
+  ASSERT_FALSE(store.isOk());
+  EXPECT_EQ(store.status().code(), StatusCode::InvalidArgument);
+  store = TcpStore::create("127.0.0.1", 70000, /*serve=*/true);
+  ASSERT_FALSE(store.isOk());
+  EXPECT_EQ(store.status().code(), StatusCode::InvalidArgument);
+}
+
+TEST(TcpStore, CarriesGlooRendezvous) {
+  // Rank 0 serves the store, as it does across processes.
+  constexpr int kRanks = 4;
+  std::atomic<int> port{0};
+  Latch served(kRanks), done(kRanks);
+  runRanks(kRanks, [&](int rank) {
+    std::shared_ptr<TcpStore> store;
+    if (rank == 0) {
+      store = serveStore();
+      port = store ? store->port() : -1;
+    }
+    served.arriveAndWait();
+    if (rank != 0 && port.load() > 0)
+      store = storeClient(port.load());
+    if (store) {
+      GlooCommunicatorFactory factory(rank, kRanks, store, testOptions(5s));
+      std::unique_ptr<Communicator> comm = connect(factory, iota(kRanks), "w");
+      if (comm)
+        checkAllReduce(*comm, DType::F32, ReduceOp::Sum, 1000, false);
+    }
+    // Rank 0's store serves until every rank is done with it.
+    done.arriveAndWait();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives on 1..8 ranks
+//===----------------------------------------------------------------------===//
+
+/// Element counts that do not divide evenly over the ranks.
+const int64_t kCounts[] = {1, 13};
+
+class Collectives : public ::testing::TestWithParam<int> {
+protected:
+  /// Runs `body(comm)` on every rank of a world of GetParam() ranks.
+  void onEveryRank(const std::function<void(Communicator &)> &body) {
+    int n = GetParam();
+    auto store = std::make_shared<InProcessStore>();
+    runRanks(n, [&](int rank) {
+      GlooCommunicatorFactory factory(rank, n, store, testOptions());
+      std::unique_ptr<Communicator> comm = connect(factory, iota(n), "world");
+      ASSERT_TRUE(comm);
+      EXPECT_EQ(comm->rank(), rank);
+      EXPECT_EQ(comm->size(), n);
+      body(*comm);
+    });
+  }
+};
+
+TEST_P(Collectives, AllReduce) {
+  onEveryRank([](Communicator &comm) {
+    for (int64_t count : kCounts)
+      for (DType dtype : kDTypes)
+        for (ReduceOp op : kOps)
+          checkAllReduce(comm, dtype, op, count,
+                         /*inPlace=*/op == ReduceOp::Max);
+  });
+}
+
+TEST_P(Collectives, AllGather) {
+  onEveryRank([](Communicator &comm) {
+    for (int64_t count : kCounts)
+      for (DType dtype : kDTypes)
+        for (bool inPlace : {false, true})
+          checkAllGather(comm, dtype, count, inPlace);
+  });
+}
+
+TEST_P(Collectives, ReduceScatter) {
+  onEveryRank([](Communicator &comm) {
+    for (int64_t count : kCounts)
+      for (DType dtype : kDTypes)
+        for (ReduceOp op : kOps)
+          checkReduceScatter(comm, dtype, op, count);
+  });
+}
+
+TEST_P(Collectives, AllToAll) {
+  onEveryRank([](Communicator &comm) {
+    for (int64_t count : kCounts)
+      for (DType dtype : kDTypes)
+        for (bool inPlace : {false, true})
+          checkAllToAll(comm, dtype, count, inPlace);
+  });
+}
+
+TEST_P(Collectives, PermuteRing) {
+  onEveryRank([](Communicator &comm) {
+    int n = comm.size();
+    std::vector<std::pair<int, int>> ring, backwards;
+    for (int r = 0; r < n; ++r) {
+      ring.push_back({r, (r + 1) % n});
+      backwards.push_back({r, (r + n - 1) % n});
+    }
+    for (DType dtype : kDTypes) {
+      checkPermute(comm, dtype, 13, ring, /*inPlace=*/false);
+      checkPermute(comm, dtype, 13, backwards, /*inPlace=*/true);
+    }
+  });
+}
+
+TEST_P(Collectives, ZeroElementsIsANoOp) {
+  onEveryRank([](Communicator &comm) {
+    NoopStream stream;
+    EXPECT_TRUE(
+        comm.allReduce(nullptr, nullptr, 0, DType::F32, ReduceOp::Sum, stream)
+            .isOk());
+    EXPECT_TRUE(comm.allGather(nullptr, nullptr, 0, DType::F16, stream).isOk());
+    EXPECT_TRUE(comm.reduceScatter(nullptr, nullptr, 0, DType::I64,
+                                   ReduceOp::Max, stream)
+                    .isOk());
+    EXPECT_TRUE(comm.allToAll(nullptr, nullptr, 0, DType::I32, stream).isOk());
+    // Operations still line up afterwards.
+    checkAllReduce(comm, DType::I32, ReduceOp::Sum, 13, false);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, Collectives, ::testing::Range(1, 9),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           return "Ranks" + std::to_string(info.param);
+                         });
+
+//===----------------------------------------------------------------------===//
+// Large buffers (Gloo splits them into segments)
+//===----------------------------------------------------------------------===//
+
+/// Runs `body(comm)` on every rank of a world of `n` ranks.
+void onWorld(int n, const std::function<void(Communicator &)> &body,
+             GlooOptions options = testOptions()) {
+  auto store = std::make_shared<InProcessStore>();
+  runRanks(n, [&](int rank) {
+    GlooCommunicatorFactory factory(rank, n, store, options);
+    std::unique_ptr<Communicator> comm = connect(factory, iota(n), "world");
+    ASSERT_TRUE(comm);
+    body(*comm);
+  });
+}
+
+TEST(CollectivesLarge, AllReduceOfAMillionAndThreeElements) {
+  for (int n : {3, 8})
+    onWorld(n, [](Communicator &comm) {
+      checkAllReduce(comm, DType::F32, ReduceOp::Sum, 1000003, false);
+      checkAllReduce(comm, DType::BF16, ReduceOp::Avg, 1000003, true);
+      checkAllReduce(comm, DType::I64, ReduceOp::Max, 1000003, false);
+    });
+}
+
+TEST(CollectivesLarge, GatherScatterAndAllToAll) {
+  onWorld(4, [](Communicator &comm) {
+    constexpr int64_t kBlock = 250007;
+    checkAllGather(comm, DType::F32, kBlock, false);
+    checkReduceScatter(comm, DType::F16, ReduceOp::Sum, kBlock);
+    checkReduceScatter(comm, DType::I32, ReduceOp::Min, kBlock);
+    checkAllToAll(comm, DType::BF16, kBlock, true);
+    std::vector<std::pair<int, int>> ring;
+    for (int r = 0; r < comm.size(); ++r)
+      ring.push_back({r, (r + 1) % comm.size()});
+    checkPermute(comm, DType::I64, kBlock, ring, false);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Permute, send and recv
+//===----------------------------------------------------------------------===//
+
+TEST(Permute, PartialPairingZeroesNonTargets) {
+  onWorld(4, [](Communicator &comm) {
+    // 0 <-> 2 swap, 1 keeps its own, 3 is no target and gets zeros.
+    for (DType dtype : kDTypes) {
+      checkPermute(comm, dtype, 13, {{0, 2}, {2, 0}, {1, 1}}, false);
+      checkPermute(comm, dtype, 13, {{0, 2}, {2, 0}, {1, 1}}, true);
+    }
+    // 3 sends to 0 but receives nothing; 1 and 2 get zeros.
+    checkPermute(comm, DType::F32, 1000003, {{3, 0}}, false);
+    // No pairs at all: every rank gets zeros.
+    checkPermute(comm, DType::I32, 7, {}, false);
+  });
+}
+
+TEST(Permute, RejectsInvalidPairsAndStaysUsable) {
+  onWorld(3, [](Communicator &comm) {
+    NoopStream stream;
+    std::vector<float> send(4, 1.0f), recv(4);
+    for (const auto &pairs : std::vector<std::vector<std::pair<int, int>>>{
+             {{0, 1}, {2, 1}}, // two sources for target 1
+             {{0, 1}, {0, 2}}, // rank 0 sends twice
+             {{0, 3}},         // no rank 3
+             {{-1, 0}}}) {
+      Status status =
+          comm.permute(send.data(), recv.data(), 4, DType::F32, pairs, stream);
+      EXPECT_EQ(status.code(), StatusCode::InvalidArgument)
+          << status.toString();
+    }
+    checkPermute(comm, DType::F32, 13, {{0, 1}, {1, 2}, {2, 0}}, false);
+  });
+}
+
+TEST(SendRecv, MatchesByPeerAndTag) {
+  onWorld(3, [](Communicator &comm) {
+    NoopStream stream;
+    constexpr int64_t kCount = 1001;
+    const int64_t kBigTag = (int64_t(1) << 56) - 1;
+    std::vector<int64_t> a(kCount), b(kCount), c(kCount);
+    for (int64_t i = 0; i < kCount; ++i) {
+      a[i] = i;
+      b[i] = -i;
+      c[i] = i * 1000003;
+    }
+    std::vector<int64_t> got(kCount);
+    switch (comm.rank()) {
+    case 0:
+      // Two messages to rank 2 with different tags, then one to rank 1.
+      ASSERT_TRUE(comm.send(a.data(), kCount, DType::I64, 2, 5, stream).isOk());
+      ASSERT_TRUE(
+          comm.send(c.data(), kCount, DType::I64, 2, kBigTag, stream).isOk());
+      ASSERT_TRUE(comm.send(b.data(), kCount, DType::I64, 1, 5, stream).isOk());
+      break;
+    case 1:
+      ASSERT_TRUE(
+          comm.recv(got.data(), kCount, DType::I64, 0, 5, stream).isOk());
+      EXPECT_EQ(got, b);
+      ASSERT_TRUE(comm.send(c.data(), kCount, DType::I64, 2, 5, stream).isOk());
+      break;
+    case 2:
+      ASSERT_TRUE(
+          comm.recv(got.data(), kCount, DType::I64, 0, 5, stream).isOk());
+      EXPECT_EQ(got, a);
+      ASSERT_TRUE(
+          comm.recv(got.data(), kCount, DType::I64, 0, kBigTag, stream).isOk());
+      EXPECT_EQ(got, c);
+      // Same tag as rank 0's first message, other peer.
+      ASSERT_TRUE(
+          comm.recv(got.data(), kCount, DType::I64, 1, 5, stream).isOk());
+      EXPECT_EQ(got, c);
+      break;
+    }
+    // Collectives still line up after point-to-point traffic.
+    checkAllReduce(comm, DType::F32, ReduceOp::Sum, 13, false);
+  });
+}
+
+TEST(SendRecv, DifferentTagsDoNotMatch) {
+  // Rank 0 sends with tag 7, rank 1 waits for tag 8: neither completes, both
+  // fail within the timeout.
+  onWorld(
+      2,
+      [](Communicator &comm) {
+        NoopStream stream;
+        std::vector<float> data(10, 1.0f);
+        auto start = Clock::now();
+        Status status =
+            comm.rank() == 0
+                ? comm.send(data.data(), 10, DType::F32, 1, 7, stream)
+                : comm.recv(data.data(), 10, DType::F32, 0, 8, stream);
+        double elapsed = secondsSince(start);
+        ASSERT_FALSE(status.isOk());
+        EXPECT_TRUE(status.code() == StatusCode::DeadlineExceeded ||
+                    status.code() == StatusCode::Aborted)
+            << status.toString();
+        EXPECT_LT(elapsed, 0.5 + 1.5);
+      },
+      testOptions(500ms));
+}
+
+TEST(SendRecv, RejectsBadPeersAndTags) {
+  onWorld(2, [](Communicator &comm) {
+    NoopStream stream;
+    float x = 0;
+    int other = 1 - comm.rank();
+    EXPECT_EQ(comm.send(&x, 1, DType::F32, comm.rank(), 0, stream).code(),
+              StatusCode::InvalidArgument);
+    EXPECT_EQ(comm.send(&x, 1, DType::F32, 2, 0, stream).code(),
+              StatusCode::InvalidArgument);
+    EXPECT_EQ(comm.recv(&x, 1, DType::F32, other, -1, stream).code(),
+              StatusCode::InvalidArgument);
+    EXPECT_EQ(
+        comm.recv(&x, 1, DType::F32, other, int64_t(1) << 56, stream).code(),
+        StatusCode::InvalidArgument);
+    EXPECT_EQ(comm.send(&x, -1, DType::F32, other, 0, stream).code(),
+              StatusCode::InvalidArgument);
+    EXPECT_EQ(comm.send(nullptr, 1, DType::F32, other, 0, stream).code(),
+              StatusCode::InvalidArgument);
+    checkAllReduce(comm, DType::F32, ReduceOp::Sum, 13, false);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Groups from mesh axes
+//===----------------------------------------------------------------------===//
+
+TEST(Groups, RowsAndColumnsOfA2x4Mesh) {
+  // World rank = row * 4 + column. Rows are the groups along the column axis
+  // and vice versa, as a mesh axis produces them.
+  constexpr int kRows = 2, kCols = 4, kWorld = kRows * kCols;
+  auto store = std::make_shared<InProcessStore>();
+  runRanks(kWorld, [&](int rank) {
+    NoopStream stream;
+    int row = rank / kCols, col = rank % kCols;
+    GlooCommunicatorFactory factory(rank, kWorld, store, testOptions());
+    std::unique_ptr<Communicator> rowComm = connect(
+        factory, iota(kCols, row * kCols), "axis1/" + std::to_string(row));
+    std::unique_ptr<Communicator> colComm = connect(
+        factory, iota(kRows, col, kCols), "axis0/" + std::to_string(col));
+    ASSERT_TRUE(rowComm && colComm);
+    EXPECT_EQ(rowComm->rank(), col);
+    EXPECT_EQ(rowComm->size(), kCols);
+    EXPECT_EQ(colComm->rank(), row);
+    EXPECT_EQ(colComm->size(), kRows);
+
+    // Sum over the row, then over the column: the sum over the world.
+    std::vector<int64_t> x(13);
+    for (int i = 0; i < 13; ++i)
+      x[i] = rank * 100 + i;
+    ASSERT_TRUE(rowComm
+                    ->allReduce(x.data(), x.data(), 13, DType::I64,
+                                ReduceOp::Sum, stream)
+                    .isOk());
+    ASSERT_TRUE(colComm
+                    ->allReduce(x.data(), x.data(), 13, DType::I64,
+                                ReduceOp::Sum, stream)
+                    .isOk());
+    for (int i = 0; i < 13; ++i)
+      EXPECT_EQ(x[i], 100 * (kWorld * (kWorld - 1) / 2) + kWorld * i);
+
+    // Gather over the column: the ranks of this column, in row order.
+    int32_t me = rank;
+    std::vector<int32_t> column(kRows);
+    ASSERT_TRUE(
+        colComm->allGather(&me, column.data(), 1, DType::I32, stream).isOk());
+    EXPECT_EQ(column, iota(kRows, col, kCols));
+
+    // The groups interleave freely and run the full checks too.
+    checkReduceScatter(*rowComm, DType::BF16, ReduceOp::Avg, 13);
+    checkAllToAll(*colComm, DType::F16, 13, false);
+    checkAllReduce(*rowComm, DType::F32, ReduceOp::Max, 13, false);
+
+    // A group created again under the same key gets a fresh rendezvous.
+    std::unique_ptr<Communicator> again = connect(
+        factory, iota(kCols, row * kCols), "axis1/" + std::to_string(row));
+    ASSERT_TRUE(again);
+    checkAllReduce(*again, DType::I32, ReduceOp::Sum, 13, false);
+  });
+}
+
+TEST(Groups, RejectsMalformedGroups) {
+  auto store = std::make_shared<InProcessStore>();
+  GlooCommunicatorFactory factory(1, 4, store, testOptions(200ms));
+  for (const std::vector<int> &ranks :
+       {std::vector<int>{0, 2}, {0, 1, 1}, {1, 4}, {}, {-1, 1}}) {
+    StatusOr<std::unique_ptr<Communicator>> comm = factory.create(ranks, "bad");
+    ASSERT_FALSE(comm.isOk());
+    EXPECT_EQ(comm.status().code(), StatusCode::InvalidArgument)
+        << comm.status().toString();
+  }
+  GlooCommunicatorFactory outside(4, 4, store, testOptions(200ms));
+  StatusOr<std::unique_ptr<Communicator>> comm = outside.create({0}, "bad");
+  ASSERT_FALSE(comm.isOk());
+  EXPECT_EQ(comm.status().code(), StatusCode::InvalidArgument);
+}
+
+TEST(Groups, MembersMustAgreeOnTheRanks) {
+  // Ranks 0 and 1 use key "g" with the same group size and positions, but
+  // rank 1 names world rank 2 where rank 0 names itself: connecting works,
+  // the fingerprint check fails on both.
+  auto store = std::make_shared<InProcessStore>();
+  runRanks(2, [&](int rank) {
+    GlooCommunicatorFactory factory(rank, 3, store, testOptions(5s));
+    StatusOr<std::unique_ptr<Communicator>> comm = factory.create(
+        rank == 0 ? std::vector<int>{0, 1} : std::vector<int>{2, 1}, "g");
+    ASSERT_FALSE(comm.isOk());
+    EXPECT_EQ(comm.status().code(), StatusCode::InvalidArgument)
+        << comm.status().toString();
+    EXPECT_NE(comm.status().message().find("different list of ranks"),
+              std::string::npos)
+        << comm.status().toString();
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Failures: a failing rank makes its peers fail within the timeout
+//===----------------------------------------------------------------------===//
+
+constexpr auto kShortTimeout = 2000ms;
+/// Scheduling slack on top of the timeout (two cores, eight threads).
+constexpr double kSlackSeconds = 1.5;
+const double kFailureBound =
+    std::chrono::duration<double>(kShortTimeout).count() + kSlackSeconds;
+
+/// Checks that `status` is the error of a failed peer or an expired wait.
+void expectPeerFailure(const Status &status, double elapsed, int rank) {
+  EXPECT_FALSE(status.isOk()) << "rank " << rank;
+  EXPECT_TRUE(status.code() == StatusCode::DeadlineExceeded ||
+              status.code() == StatusCode::Aborted)
+      << "rank " << rank << ": " << status.toString();
+  EXPECT_LT(elapsed, kFailureBound)
+      << "rank " << rank << " took " << elapsed << " s to fail";
+  std::printf("  rank %d failed after %.3f s: %s\n", rank, elapsed,
+              status.toString().c_str());
+}
+
+/// After a failure, every call fails at once without touching the network.
+void expectUnusable(Communicator &comm) {
+  NoopStream stream;
+  std::vector<float> x(8);
+  auto start = Clock::now();
+  Status status =
+      comm.allReduce(x.data(), x.data(), 8, DType::F32, ReduceOp::Sum, stream);
+  EXPECT_EQ(status.code(), StatusCode::Aborted) << status.toString();
+  status = comm.send(x.data(), 8, DType::F32, (comm.rank() + 1) % comm.size(),
+                     0, stream);
+  EXPECT_EQ(status.code(), StatusCode::Aborted) << status.toString();
+  EXPECT_LT(secondsSince(start), 0.1);
+}
+
+TEST(Failure, PeerDestroysItsCommunicatorMidRun) {
+  constexpr int kRanks = 4;
+  auto store = std::make_shared<InProcessStore>();
+  runRanks(kRanks, [&](int rank) {
+    NoopStream stream;
+    GlooCommunicatorFactory factory(rank, kRanks, store,
+                                    testOptions(kShortTimeout));
+    std::unique_ptr<Communicator> comm = connect(factory, iota(kRanks), "w");
+    ASSERT_TRUE(comm);
+    checkAllReduce(*comm, DType::F32, ReduceOp::Sum, 1000, false);
+    if (rank == 3) {
+      // Fails while the others are already waiting in the next all-reduce.
+      std::this_thread::sleep_for(200ms);
+      comm.reset();
+      return;
+    }
+    std::vector<float> x(1 << 20, 1.0f);
+    auto start = Clock::now();
+    Status status = comm->allReduce(x.data(), x.data(), x.size(), DType::F32,
+                                    ReduceOp::Sum, stream);
+    expectPeerFailure(status, secondsSince(start), rank);
+    expectUnusable(*comm);
+  });
+}
+
+TEST(Failure, PeerNeverJoinsTheCollective) {
+  constexpr int kRanks = 4;
+  auto store = std::make_shared<InProcessStore>();
+  Latch othersDone(kRanks);
+  runRanks(kRanks, [&](int rank) {
+    NoopStream stream;
+    GlooCommunicatorFactory factory(rank, kRanks, store,
+                                    testOptions(kShortTimeout));
+    std::unique_ptr<Communicator> comm = connect(factory, iota(kRanks), "w");
+    ASSERT_TRUE(comm);
+    std::vector<float> x(1000, 1.0f);
+    if (rank != 3) {
+      auto start = Clock::now();
+      Status status = comm->allReduce(x.data(), x.data(), x.size(), DType::F32,
+                                      ReduceOp::Sum, stream);
+      expectPeerFailure(status, secondsSince(start), rank);
+      expectUnusable(*comm);
+    }
+    // Rank 3 stays alive (holding its communicator) until the others have
+    // failed; its own next call then fails fast too.
+    othersDone.arriveAndWait();
+    if (rank == 3) {
+      auto start = Clock::now();
+      Status status = comm->allReduce(x.data(), x.data(), x.size(), DType::F32,
+                                      ReduceOp::Sum, stream);
+      expectPeerFailure(status, secondsSince(start), rank);
+      EXPECT_LT(secondsSince(start), 0.5);
+    }
+  });
+}
+
+TEST(Failure, PeerNeverCreatesTheGroup) {
+  constexpr int kRanks = 4;
+  auto store = std::make_shared<InProcessStore>();
+  runRanks(kRanks - 1, [&](int rank) {
+    GlooCommunicatorFactory factory(rank, kRanks, store,
+                                    testOptions(kShortTimeout));
+    auto start = Clock::now();
+    StatusOr<std::unique_ptr<Communicator>> comm =
+        factory.create(iota(kRanks), "w");
+    double elapsed = secondsSince(start);
+    ASSERT_FALSE(comm.isOk());
+    expectPeerFailure(comm.status(), elapsed, rank);
+  });
+}
+
+TEST(Failure, AbortWakesAPendingRecvAtOnce) {
+  auto store = std::make_shared<InProcessStore>();
+  Latch aborted(2);
+  runRanks(2, [&](int rank) {
+    NoopStream stream;
+    GlooCommunicatorFactory factory(rank, 2, store, testOptions(20s));
+    std::unique_ptr<Communicator> comm = connect(factory, iota(2), "w");
+    ASSERT_TRUE(comm);
+    std::vector<float> x(100);
+    if (rank == 0) {
+      std::thread aborter([&] {
+        std::this_thread::sleep_for(100ms);
+        comm->abort();
+      });
+      auto start = Clock::now();
+      Status status = comm->recv(x.data(), 100, DType::F32, 1, 0, stream);
+      double elapsed = secondsSince(start);
+      aborter.join();
+      EXPECT_EQ(status.code(), StatusCode::Aborted) << status.toString();
+      EXPECT_LT(elapsed, 1.0);
+      expectUnusable(*comm);
+    }
+    aborted.arriveAndWait();
+    if (rank == 1) {
+      // Rank 0 reset its connections: this rank fails at once, long before
+      // its 20 s timeout.
+      auto start = Clock::now();
+      Status status = comm->allReduce(x.data(), x.data(), 100, DType::F32,
+                                      ReduceOp::Sum, stream);
+      double elapsed = secondsSince(start);
+      EXPECT_FALSE(status.isOk());
+      EXPECT_LT(elapsed, 1.0) << status.toString();
+    }
+  });
+}
+
+TEST(Failure, AbortDuringACollectiveReturnsWithinTheTimeout) {
+  auto store = std::make_shared<InProcessStore>();
+  Latch done(2);
+  runRanks(2, [&](int rank) {
+    NoopStream stream;
+    GlooCommunicatorFactory factory(rank, 2, store, testOptions(kShortTimeout));
+    std::unique_ptr<Communicator> comm = connect(factory, iota(2), "w");
+    ASSERT_TRUE(comm);
+    if (rank == 0) {
+      std::thread aborter([&] {
+        std::this_thread::sleep_for(100ms);
+        comm->abort();
+      });
+      std::vector<float> x(1000);
+      auto start = Clock::now();
+      Status status = comm->allReduce(x.data(), x.data(), 1000, DType::F32,
+                                      ReduceOp::Sum, stream);
+      double elapsed = secondsSince(start);
+      aborter.join();
+      EXPECT_EQ(status.code(), StatusCode::Aborted) << status.toString();
+      EXPECT_LT(elapsed, kFailureBound);
+      std::printf("  aborted all-reduce returned after %.3f s\n", elapsed);
+    }
+    done.arriveAndWait();
+  });
+}
+
+TEST(Failure, AnErrorAbortsTheRanksOtherGroups) {
+  auto store = std::make_shared<InProcessStore>();
+  Latch created(2), failed(2);
+  runRanks(2, [&](int rank) {
+    NoopStream stream;
+    GlooCommunicatorFactory factory(rank, 2, store, testOptions(kShortTimeout));
+    std::unique_ptr<Communicator> a = connect(factory, iota(2), "a");
+    std::unique_ptr<Communicator> b = connect(factory, iota(2), "b");
+    ASSERT_TRUE(a && b);
+    created.arriveAndWait();
+    if (rank == 1) {
+      a.reset(); // Rank 1 leaves group "a".
+    } else {
+      std::vector<float> x(100);
+      auto start = Clock::now();
+      Status status = a->allReduce(x.data(), x.data(), 100, DType::F32,
+                                   ReduceOp::Sum, stream);
+      expectPeerFailure(status, secondsSince(start), rank);
+      // Group "b" was aborted with it, without any traffic.
+      expectUnusable(*b);
+    }
+    failed.arriveAndWait();
+  });
+}
+
+TEST(Failure, InvalidArgumentsLeaveTheCommunicatorUsable) {
+  onWorld(2, [](Communicator &comm) {
+    NoopStream stream;
+    std::vector<float> x(4);
+    EXPECT_EQ(comm.allReduce(x.data(), x.data(), -1, DType::F32, ReduceOp::Sum,
+                             stream)
+                  .code(),
+              StatusCode::InvalidArgument);
+    EXPECT_EQ(comm.allGather(nullptr, x.data(), 1, DType::F32, stream).code(),
+              StatusCode::InvalidArgument);
+    EXPECT_EQ(
+        comm.allToAll(x.data(), x.data(), 1, static_cast<DType>(42), stream)
+            .code(),
+        StatusCode::InvalidArgument);
+    checkAllReduce(comm, DType::F32, ReduceOp::Sum, 13, false);
+  });
+}
+
+} // namespace

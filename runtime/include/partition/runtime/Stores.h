@@ -1,0 +1,109 @@
+//===- Stores.h - rendezvous key-value stores -------------------*- C++ -*-===//
+//
+// Two implementations of runtime::Store: InProcessStore for ranks that are
+// threads of one process, and TcpStore, a small TCP key-value store served by
+// rank 0 for ranks that are processes (Gloo ships no TCP store). Both are
+// backend-neutral: they carry Gloo's address exchange as well as NCCL's
+// unique id.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_RUNTIME_STORES_H
+#define PARTITION_RUNTIME_STORES_H
+
+#include "partition/runtime/Communicator.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace partition::runtime {
+
+/// A store shared by the ranks of one process (ranks as threads): a map
+/// guarded by a mutex, with a condition variable that wakes waiting gets.
+/// Thread-safe.
+class InProcessStore final : public Store {
+public:
+  /// Sets `key` to `value`, replacing any earlier value, and wakes waiters.
+  Status set(const std::string &key, const std::vector<char> &value) override;
+  /// The value of `key`, waiting up to `timeout` for it to be set;
+  /// DeadlineExceeded when it is not.
+  StatusOr<std::vector<char>> get(const std::string &key,
+                                  std::chrono::milliseconds timeout) override;
+
+private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, std::vector<char>> values_;
+};
+
+/// Options of a TcpStore.
+struct TcpStoreOptions {
+  /// How long create() keeps retrying to reach the server (it may start
+  /// after its clients). Later reconnections wait at most this long too.
+  std::chrono::milliseconds connectTimeout = std::chrono::seconds(30);
+};
+
+/// A TCP key-value store. The rank that serves it (rank 0, on MASTER_ADDR and
+/// MASTER_PORT) runs the server in background threads; every rank, the
+/// server's included, talks to it as a client. A get() waits on the server
+/// until the key is set or its timeout passes. Sockets use TCP_NODELAY on both
+/// ends. Thread-safe: a request takes an idle connection or opens another, so
+/// a get waiting in one thread never holds up a set from another.
+///
+/// The server lives as long as its TcpStore: keep rank 0's store until every
+/// rank has finished its rendezvous (e.g. until communicators are created).
+class TcpStore final : public Store {
+public:
+  /// Connects to the store at host:port. When `serve` is true, first starts
+  /// serving on host:port (port 0 picks a free port; read it with port()).
+  /// Errors: Unavailable when the server cannot be reached within
+  /// options.connectTimeout (connection refused, unknown host), or when
+  /// `serve` cannot bind the address.
+  static StatusOr<std::unique_ptr<TcpStore>>
+  create(const std::string &host, int port, bool serve,
+         TcpStoreOptions options = {});
+  ~TcpStore() override;
+
+  /// The port the store listens on (the one picked when created with port 0).
+  int port() const { return port_; }
+  /// True when this TcpStore runs the server.
+  bool isServer() const { return server_ != nullptr; }
+
+  /// Sets `key` to `value` on the server. Keys up to 64 KiB, values up to
+  /// 256 MiB.
+  Status set(const std::string &key, const std::vector<char> &value) override;
+  /// The value of `key`, waiting on the server up to `timeout` for it to be
+  /// set: DeadlineExceeded when it is not, Unavailable when the server went
+  /// away.
+  StatusOr<std::vector<char>> get(const std::string &key,
+                                  std::chrono::milliseconds timeout) override;
+
+  /// The server side; defined in Stores.cpp.
+  class Server;
+
+private:
+  TcpStore(std::unique_ptr<Server> server, int fd, std::string host, int port,
+           TcpStoreOptions options);
+  /// One request/response exchange on a pooled connection.
+  StatusOr<std::vector<char>> roundTrip(const std::vector<char> &request,
+                                        const std::vector<char> *payload,
+                                        const std::string &what,
+                                        std::chrono::milliseconds wait);
+
+  std::unique_ptr<Server> server_;
+  std::string host_;
+  int port_;
+  TcpStoreOptions options_;
+  /// Connections to the server not in use by a request.
+  std::mutex mutex_;
+  std::vector<int> idle_;
+};
+
+} // namespace partition::runtime
+
+#endif // PARTITION_RUNTIME_STORES_H
