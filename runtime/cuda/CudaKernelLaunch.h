@@ -1,0 +1,192 @@
+//===- CudaKernelLaunch.h - launchers of the CUDA kernels -------*- C++ -*-===//
+//
+// The boundary between the host-side dispatch (CudaKernels.cpp, compiled by
+// the host compiler) and the device code (CudaKernels.cu, compiled by nvcc):
+// plain pointers, sizes and dtypes, no plan or Status types. Each launcher
+// enqueues its kernels on `config.stream`, never waits, and returns the
+// launch error (cudaGetLastError()).
+//
+// Floating-point tensors are stored as f32, f16 or bf16 and computed in f32;
+// integer tensors are computed in their own type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_RUNTIME_CUDA_CUDAKERNELLAUNCH_H
+#define PARTITION_RUNTIME_CUDA_CUDAKERNELLAUNCH_H
+
+#include "partition/runtime/DType.h"
+
+#include <cstdint>
+#include <cuda_runtime_api.h>
+
+namespace partition::runtime::cuda {
+
+/// The first error a kernel found in the data (an index or label out of
+/// range, an integer division by zero), in device memory. The first thread
+/// to find one claims the record with an atomic and fills it in; it also
+/// sets the flag in mapped host memory, so the host learns of it after a
+/// synchronization without a copy, and copies the record only then.
+struct DeviceErrorRecord {
+  unsigned int claimed; ///< 0 until a kernel claims the record
+  int kind;             ///< a DeviceErrorKind
+  long long value;      ///< the offending index, label or divisor
+  long long position;   ///< its flat position in its tensor
+  long long limit;      ///< the size it had to be below
+};
+
+/// What a DeviceErrorRecord reports.
+enum DeviceErrorKind : int {
+  kGatherIndexOutOfRange = 1,
+  kLabelOutOfRange = 2,
+  kIntegerDivisionByZero = 3,
+};
+
+/// Where kernels report errors: the record (device memory) and the flag
+/// (mapped host memory, device pointer).
+struct ErrorSink {
+  DeviceErrorRecord *record = nullptr;
+  volatile int *flag = nullptr;
+};
+
+/// Most dimensions an index computation handles (after merging dimensions
+/// that are contiguous with each other).
+constexpr int kMaxRank = 8;
+
+/// Where and how kernels are launched.
+struct LaunchConfig {
+  cudaStream_t stream = nullptr;
+  /// Grid-stride kernels use at most this many blocks.
+  int maxBlocks = 1;
+  /// Where kernels report errors found in the data.
+  ErrorSink errors;
+};
+
+/// A row-major walk over `shape` whose element at coordinates c sits at
+/// offset sum(c[d] * strides[d]) (in elements) of the source.
+struct StridedView {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+};
+
+/// A row-major walk over the result `shape` of a broadcasting binary op, with
+/// the strides of each operand (0 along broadcast dimensions).
+struct BroadcastView {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t lhsStrides[kMaxRank] = {};
+  int64_t rhsStrides[kMaxRank] = {};
+};
+
+enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow };
+enum class UnaryKind {
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Silu,
+  GeluErf,
+  GeluTanh
+};
+enum class ReduceKind { Sum, Mean, Max };
+
+/// out[i] = lhs[view(i)] op rhs[view(i)] for `count` result elements. Pow
+/// takes float dtypes only. Integer ops wrap on overflow; an integer
+/// division by zero gives 0 and is reported.
+cudaError_t launchBinary(const LaunchConfig &config, BinaryKind kind,
+                         DType dtype, void *out, const void *lhs,
+                         const void *rhs, const BroadcastView &view,
+                         int64_t count);
+
+/// out[i] = f(in[i]) for a float dtype.
+cudaError_t launchUnary(const LaunchConfig &config, UnaryKind kind, DType dtype,
+                        void *out, const void *in, int64_t count);
+
+/// out[i] = in[i] converted: float to float rounds to nearest even, float to
+/// integer truncates toward zero (saturating; NaN gives 0), integer to float
+/// rounds to nearest, integer to integer wraps.
+cudaError_t launchCast(const LaunchConfig &config, DType from, DType to,
+                       void *out, const void *in, int64_t count);
+
+/// Sets `count` elements of `elementBytes` (2, 4 or 8) to `pattern`.
+cudaError_t launchFillPattern(const LaunchConfig &config, int elementBytes,
+                              void *out, uint64_t pattern, int64_t count);
+
+/// out[i] = in[view(i)] for `count` elements of `elementBytes` (1, 2, 4 or 8).
+cudaError_t launchStridedCopy(const LaunchConfig &config, int elementBytes,
+                              void *out, const void *in,
+                              const StridedView &view, int64_t count);
+
+/// out[p, i, q] = data[p, indices[i], q] for data [outer, axisSize, inner];
+/// an index outside [0, axisSize) is clamped and reported.
+cudaError_t launchGather(const LaunchConfig &config, int elementBytes,
+                         DType indexType, void *out, const void *data,
+                         const void *indices, int64_t outer, int64_t axisSize,
+                         int64_t numIndices, int64_t inner);
+
+/// Softmax of in [outer, dim, inner] along the middle dimension.
+cudaError_t launchSoftmax(const LaunchConfig &config, DType dtype, void *out,
+                          const void *in, int64_t outer, int64_t dim,
+                          int64_t inner);
+
+/// Softmax of the f32 rows of `scores` [rows, cols] into `out` (of `dtype`;
+/// may be `scores` itself when f32). The rows come in groups of
+/// `rowsPerGroup` that start at row `rowOffset` of a [heads * seq, cols]
+/// block. With `causalPeriod` (seq) > 0, a row at query position
+/// p = (rowOffset + r % rowsPerGroup) % causalPeriod keeps its first p + 1
+/// columns and gets zeros in the others (the causal mask).
+cudaError_t launchAttentionSoftmax(const LaunchConfig &config, DType dtype,
+                                   void *out, const float *scores, int64_t rows,
+                                   int64_t cols, int64_t rowsPerGroup,
+                                   int64_t rowOffset, int64_t causalPeriod);
+
+/// Layer norm (biased variance; `bias` may be null) or, with `rms`, RMS norm
+/// over the last dimension of in [rows, cols].
+cudaError_t launchNorm(const LaunchConfig &config, bool rms, DType dtype,
+                       void *out, const void *in, const void *scale,
+                       const void *bias, int64_t rows, int64_t cols,
+                       float epsilon);
+
+/// Rotary embedding (rotate-half) of in [..., seq, dim] with cos and sin
+/// tables [seq, dim]; `count` is the number of elements of `in`.
+cudaError_t launchRotary(const LaunchConfig &config, DType dtype, void *out,
+                         const void *in, const void *cos, const void *sin,
+                         int64_t count, int64_t seq, int64_t dim);
+
+/// Per-row softmax cross-entropy of logits [rows, classes] against labels
+/// [rows] (i32 or i64): loss = logsumexp(row) - row[label]. Writes `out` as
+/// `outType` (the logits' dtype, or F32 for a scratch array). A label outside
+/// [0, classes) is clamped and reported.
+cudaError_t launchCrossEntropy(const LaunchConfig &config, DType logitsType,
+                               DType labelType, DType outType, void *out,
+                               const void *logits, const void *labels,
+                               int64_t rows, int64_t classes);
+
+/// out[0] = sum(in[0..count)) / divisor, written as `outType`, summed in a
+/// fixed order (deterministic).
+cudaError_t launchSumToScalar(const LaunchConfig &config, DType outType,
+                              void *out, const float *in, int64_t count,
+                              float divisor);
+
+/// Reduces in [outer, reduced, inner] along the middle dimension into
+/// out [outer, inner].
+cudaError_t launchReduce(const LaunchConfig &config, ReduceKind kind,
+                         DType dtype, void *out, const void *in, int64_t outer,
+                         int64_t reduced, int64_t inner);
+
+/// Reduces over any set of dimensions: result element i walks `kept` (the
+/// result's shape with the input's strides) and, for each, every element of
+/// `reduced` (the reduced dimensions with the input's strides).
+cudaError_t launchReduceStrided(const LaunchConfig &config, ReduceKind kind,
+                                DType dtype, void *out, const void *in,
+                                const StridedView &kept,
+                                const StridedView &reduced, int64_t outCount,
+                                int64_t reducedCount);
+
+} // namespace partition::runtime::cuda
+
+#endif // PARTITION_RUNTIME_CUDA_CUDAKERNELLAUNCH_H

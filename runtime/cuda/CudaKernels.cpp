@@ -1,0 +1,728 @@
+//===- CudaKernels.cpp - running plan opcodes on a GPU --------------------===//
+//
+// Host side of the CUDA kernels: checks a call, turns shapes and attributes
+// into the launch parameters of CudaKernelLaunch.h (merging dimensions that
+// are contiguous with each other, so index arithmetic stays short), and
+// enqueues the work on the caller's stream without waiting for it.
+//
+// GEMMs go through GemmRunner (cuBLASLt, f32 accumulation). Attention is the
+// plain decomposition: a batched GEMM for the scores (in f32), a masked
+// softmax, and a batched GEMM with the values. Grouped-query heads need no
+// copies: the G = H / Hkv query heads that share a key/value head are
+// contiguous, so each (batch, kv head) pair is one GEMM with G * Sq rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaKernels.h"
+#include "CudaBackend.h"
+#include "CudaGemm.h"
+#include "CudaKernelLaunch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace partition::runtime;
+using namespace partition::runtime::cuda;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
+  int64_t n = 1;
+  for (auto it = begin; it != end; ++it)
+    n *= *it;
+  return n;
+}
+
+Shape rowMajorStrides(const Shape &shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Strides of `in` walked over the broadcast shape `out` (numpy alignment at
+/// the last dimension; 0 along stretched or missing dimensions).
+Shape broadcastStrides(const Shape &in, const Shape &out) {
+  Shape strides(out.size(), 0);
+  Shape inStrides = rowMajorStrides(in);
+  size_t offset = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    strides[offset + i] = in[i] == 1 ? 0 : inStrides[i];
+  return strides;
+}
+
+/// A row-major walk over `shape`, with the strides of one or more operands.
+struct Walk {
+  Shape shape;
+  std::vector<Shape> strides;
+
+  /// Drops dimensions of size 1 and merges each dimension into the one before
+  /// it when that is contiguous with it in every operand. Leaves at least one
+  /// dimension.
+  void simplify() {
+    Shape newShape;
+    std::vector<Shape> newStrides(strides.size());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1)
+        continue;
+      bool merge = !newShape.empty();
+      for (size_t k = 0; merge && k < strides.size(); ++k)
+        merge = newStrides[k].back() == strides[k][d] * shape[d];
+      if (merge) {
+        newShape.back() *= shape[d];
+        for (size_t k = 0; k < strides.size(); ++k)
+          newStrides[k].back() = strides[k][d];
+        continue;
+      }
+      newShape.push_back(shape[d]);
+      for (size_t k = 0; k < strides.size(); ++k)
+        newStrides[k].push_back(strides[k][d]);
+    }
+    if (newShape.empty()) {
+      newShape.push_back(1);
+      for (Shape &s : newStrides)
+        s.push_back(1);
+    }
+    shape = std::move(newShape);
+    strides = std::move(newStrides);
+  }
+
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+Status tooManyDims(OpKind op, int rank) {
+  return PARTITION_ERROR(Unimplemented, opKindName(op), ": ", rank,
+                         " non-contiguous dimensions exceed the CUDA "
+                         "backend's limit of ",
+                         kMaxRank);
+}
+
+StridedView toView(const Shape &shape, const Shape &strides) {
+  StridedView view;
+  view.rank = static_cast<int>(shape.size());
+  for (int d = 0; d < view.rank; ++d) {
+    view.shape[d] = shape[d];
+    view.strides[d] = strides[d];
+  }
+  return view;
+}
+
+/// The bits of `value` stored as `dtype`: float types round to nearest even;
+/// integer types truncate toward zero, saturate, and take 0 for NaN.
+uint64_t fillPattern(DType dtype, float value) {
+  auto toInt = [&](double lo, double hi) -> int64_t {
+    if (std::isnan(value))
+      return 0;
+    double v = std::trunc(static_cast<double>(value));
+    v = std::min(std::max(v, lo), hi);
+    return static_cast<int64_t>(v);
+  };
+  switch (dtype) {
+  case DType::F32: {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return bits;
+  }
+  case DType::F16:
+    return floatToHalf(value);
+  case DType::BF16:
+    return floatToBf16(value);
+  case DType::I32:
+    return static_cast<uint32_t>(
+        static_cast<int32_t>(toInt(-2147483648.0, 2147483647.0)));
+  case DType::I64:
+    return static_cast<uint64_t>(
+        toInt(-9223372036854775808.0, 9223372036854774784.0));
+  }
+  return 0;
+}
+
+/// Stream-ordered scratch memory from the device's pool, freed (in stream
+/// order) when it goes out of scope.
+class Scratch {
+public:
+  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
+  ~Scratch() {
+    if (data_)
+      (void)cudaFreeAsync(data_, stream_);
+  }
+  Status allocate(size_t bytes, cudaMemPool_t pool) {
+    PARTITION_CUDA_CHECK(cudaMallocFromPoolAsync(&data_, bytes, pool, stream_));
+    return Status::ok();
+  }
+  void *data() const { return data_; }
+
+private:
+  cudaStream_t stream_;
+  void *data_ = nullptr;
+};
+
+/// Attention's scores and probabilities are computed in chunks of at most
+/// this many bytes of scratch.
+constexpr int64_t kAttentionScratchBytes = int64_t(256) << 20;
+
+class CudaKernelsImpl final : public Kernels {
+public:
+  CudaKernelsImpl(std::shared_ptr<DeviceState> state,
+                  std::unique_ptr<GemmRunner> gemm)
+      : state_(std::move(state)), gemm_(std::move(gemm)) {}
+
+  Status run(OpKind op, const KernelAttrs &attrs,
+             const std::vector<TensorRef> &inputs,
+             const std::vector<TensorRef> &outputs, Stream &stream) override {
+    PARTITION_RETURN_IF_ERROR(checkKernelShapes(op, attrs, inputs, outputs));
+    PARTITION_ASSIGN_OR_RETURN(CudaStream * cudaStream,
+                               asCudaStream(stream, opKindName(op)));
+    if (cudaStream->state().ordinal() != state_->ordinal())
+      return PARTITION_ERROR(InvalidArgument, opKindName(op), ": stream of ",
+                             cudaStream->state().name(), " used on ",
+                             state_->name());
+    for (const auto *list : {&inputs, &outputs})
+      for (const TensorRef &t : *list)
+        if (!t.data && t.numElements() > 0)
+          return PARTITION_ERROR(InvalidArgument, opKindName(op),
+                                 ": null data for a tensor of shape ",
+                                 formatShape(t.shape));
+    PARTITION_RETURN_IF_ERROR(state_->makeCurrent());
+    LaunchConfig config;
+    config.stream = cudaStream->get();
+    config.maxBlocks = state_->multiProcessorCount() * 16;
+    config.errors = state_->errorSink();
+    Status status = dispatch(op, attrs, inputs, outputs, *cudaStream, config);
+    if (!status.isOk() && status.message().rfind(opKindName(op), 0) != 0)
+      return status.withContext(opKindName(op));
+    return status;
+  }
+
+private:
+  Status dispatch(OpKind op, const KernelAttrs &attrs,
+                  const std::vector<TensorRef> &in,
+                  const std::vector<TensorRef> &out, CudaStream &stream,
+                  const LaunchConfig &config) {
+    switch (op) {
+    case OpKind::Add:
+      return binary(op, BinaryKind::Add, in, out[0], config);
+    case OpKind::Sub:
+      return binary(op, BinaryKind::Sub, in, out[0], config);
+    case OpKind::Mul:
+      return binary(op, BinaryKind::Mul, in, out[0], config);
+    case OpKind::Div:
+      return binary(op, BinaryKind::Div, in, out[0], config);
+    case OpKind::Max:
+      return binary(op, BinaryKind::Max, in, out[0], config);
+    case OpKind::Min:
+      return binary(op, BinaryKind::Min, in, out[0], config);
+    case OpKind::Pow:
+      return binary(op, BinaryKind::Pow, in, out[0], config);
+    case OpKind::Neg:
+      return unary(UnaryKind::Neg, in[0], out[0], config);
+    case OpKind::Exp:
+      return unary(UnaryKind::Exp, in[0], out[0], config);
+    case OpKind::Log:
+      return unary(UnaryKind::Log, in[0], out[0], config);
+    case OpKind::Sqrt:
+      return unary(UnaryKind::Sqrt, in[0], out[0], config);
+    case OpKind::Rsqrt:
+      return unary(UnaryKind::Rsqrt, in[0], out[0], config);
+    case OpKind::Tanh:
+      return unary(UnaryKind::Tanh, in[0], out[0], config);
+    case OpKind::Sigmoid:
+      return unary(UnaryKind::Sigmoid, in[0], out[0], config);
+    case OpKind::Relu:
+      return unary(UnaryKind::Relu, in[0], out[0], config);
+    case OpKind::Silu:
+      return unary(UnaryKind::Silu, in[0], out[0], config);
+    case OpKind::Gelu:
+      return unary(attrs.ints[0] ? UnaryKind::GeluTanh : UnaryKind::GeluErf,
+                   in[0], out[0], config);
+    case OpKind::Cast:
+      return cast(in[0], out[0], config);
+    case OpKind::Matmul:
+      return matmul(attrs, in[0], in[1], out[0], stream, /*batched=*/false);
+    case OpKind::BatchMatmul:
+      return matmul(attrs, in[0], in[1], out[0], stream, /*batched=*/true);
+    case OpKind::Softmax:
+      return softmax(attrs.ints[0], in[0], out[0], config);
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+      return norm(op == OpKind::RmsNorm, attrs, in, out[0], config);
+    case OpKind::RotaryEmbedding:
+      return rotary(in, out[0], config);
+    case OpKind::Attention:
+      return attention(attrs, in[0], in[1], in[2], out[0], stream, config);
+    case OpKind::SoftmaxCrossEntropy:
+      return crossEntropy(attrs.ints[0], in[0], in[1], out[0], config);
+    case OpKind::ReduceSum:
+      return reduce(op, ReduceKind::Sum, attrs, in[0], out[0], config);
+    case OpKind::ReduceMean:
+      return reduce(op, ReduceKind::Mean, attrs, in[0], out[0], config);
+    case OpKind::ReduceMax:
+      return reduce(op, ReduceKind::Max, attrs, in[0], out[0], config);
+    case OpKind::Transpose:
+      return transpose(attrs, in[0], out[0], config);
+    case OpKind::Broadcast: {
+      Walk walk{out[0].shape, {broadcastStrides(in[0].shape, out[0].shape)}};
+      return stridedCopy(op, walk, in[0].data, out[0], config);
+    }
+    case OpKind::Slice:
+      return slice(attrs, in[0], out[0], config);
+    case OpKind::Concat:
+      return concat(attrs.ints[0], in, out[0], config);
+    case OpKind::Gather:
+      return gather(attrs.ints[0], in[0], in[1], out[0], config);
+    case OpKind::Copy:
+      return copyBytes(out[0].data, in[0].data, out[0].numBytes(), config);
+    case OpKind::Fill:
+      return fill(attrs.floats[0], out[0], config);
+    }
+    return PARTITION_ERROR(Unimplemented, "unknown opcode ",
+                           static_cast<int>(op));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Elementwise
+  //===--------------------------------------------------------------------===//
+
+  Status binary(OpKind op, BinaryKind kind, const std::vector<TensorRef> &in,
+                const TensorRef &out, const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    Walk walk{out.shape,
+              {broadcastStrides(in[0].shape, out.shape),
+               broadcastStrides(in[1].shape, out.shape)}};
+    walk.simplify();
+    if (walk.rank() > kMaxRank)
+      return tooManyDims(op, walk.rank());
+    BroadcastView view;
+    view.rank = walk.rank();
+    for (int d = 0; d < view.rank; ++d) {
+      view.shape[d] = walk.shape[d];
+      view.lhsStrides[d] = walk.strides[0][d];
+      view.rhsStrides[d] = walk.strides[1][d];
+    }
+    PARTITION_CUDA_CHECK(launchBinary(config, kind, out.dtype, out.data,
+                                      in[0].data, in[1].data, view, count));
+    return Status::ok();
+  }
+
+  Status unary(UnaryKind kind, const TensorRef &in, const TensorRef &out,
+               const LaunchConfig &config) {
+    PARTITION_CUDA_CHECK(launchUnary(config, kind, out.dtype, out.data, in.data,
+                                     out.numElements()));
+    return Status::ok();
+  }
+
+  Status cast(const TensorRef &in, const TensorRef &out,
+              const LaunchConfig &config) {
+    if (in.dtype == out.dtype)
+      return copyBytes(out.data, in.data, out.numBytes(), config);
+    PARTITION_CUDA_CHECK(launchCast(config, in.dtype, out.dtype, out.data,
+                                    in.data, out.numElements()));
+    return Status::ok();
+  }
+
+  Status fill(float value, const TensorRef &out, const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    uint64_t pattern = fillPattern(out.dtype, value);
+    if (pattern == 0) {
+      PARTITION_CUDA_CHECK(cudaMemsetAsync(
+          out.data, 0, static_cast<size_t>(out.numBytes()), config.stream));
+      return Status::ok();
+    }
+    PARTITION_CUDA_CHECK(
+        launchFillPattern(config, static_cast<int>(dtypeSize(out.dtype)),
+                          out.data, pattern, count));
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Products
+  //===--------------------------------------------------------------------===//
+
+  Status matmul(const KernelAttrs &attrs, const TensorRef &lhs,
+                const TensorRef &rhs, const TensorRef &out, CudaStream &stream,
+                bool batched) {
+    bool ta = attrs.ints[0] != 0, tb = attrs.ints[1] != 0;
+    int64_t lr = lhs.rank(), rr = rhs.rank();
+    RowMajorGemm g;
+    g.abType = g.cType = lhs.dtype;
+    g.transposeA = ta;
+    g.transposeB = tb;
+    int64_t m = lhs.shape[ta ? lr - 1 : lr - 2];
+    g.k = lhs.shape[ta ? lr - 2 : lr - 1];
+    g.n = rhs.shape[tb ? rr - 2 : rr - 1];
+    int64_t batch = product(lhs.shape.begin(), lhs.shape.end() - 2);
+    if (batch == 0 || m == 0 || g.n == 0)
+      return Status::ok();
+    PARTITION_ASSIGN_OR_RETURN(void *workspace, stream.workspace());
+    auto run = [&](const void *a, const void *b, void *c) {
+      return gemm_->run(g, a, b, c, stream.get(), workspace,
+                        CudaStream::kWorkspaceBytes);
+    };
+    if (batched) {
+      g.m = m;
+      g.batch = batch;
+      g.strideA = m * g.k;
+      g.strideB = g.k * g.n;
+      g.strideC = m * g.n;
+      return run(lhs.data, rhs.data, out.data);
+    }
+    if (!ta) {
+      // Leading dimensions of lhs fold into the rows of one product.
+      g.m = batch * m;
+      return run(lhs.data, rhs.data, out.data);
+    }
+    // lhs^T per leading index, against the one rhs.
+    g.m = m;
+    int64_t elt = dtypeSize(lhs.dtype);
+    for (int64_t i = 0; i < batch; ++i)
+      PARTITION_RETURN_IF_ERROR(
+          run(static_cast<const char *>(lhs.data) + i * m * g.k * elt, rhs.data,
+              static_cast<char *>(out.data) + i * m * g.n * elt));
+    return Status::ok();
+  }
+
+  Status attention(const KernelAttrs &attrs, const TensorRef &q,
+                   const TensorRef &k, const TensorRef &v, const TensorRef &out,
+                   CudaStream &stream, const LaunchConfig &config) {
+    bool causal = attrs.ints[0] != 0;
+    float scale = attrs.floats[0];
+    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+            d = q.shape[3];
+    int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+    if (out.numElements() == 0)
+      return Status::ok();
+    if (sk == 0) // softmax over no keys: an empty weighted sum
+      return copyZeros(out, config);
+
+    int64_t group = heads / kvHeads;
+    int64_t pairs = batch * kvHeads;  // (batch, kv head) pairs
+    int64_t rowsPerPair = group * sq; // query rows sharing one kv head
+    int64_t elt = dtypeSize(q.dtype);
+    bool f32 = q.dtype == DType::F32;
+    // f32 scores, and probabilities in the storage type (in place for f32).
+    int64_t bytesPerRow = sk * (4 + (f32 ? 0 : elt));
+    int64_t pairsPerChunk = 1, rowsPerChunk = rowsPerPair;
+    if (rowsPerPair * bytesPerRow <= kAttentionScratchBytes)
+      pairsPerChunk = std::min<int64_t>(pairs, kAttentionScratchBytes /
+                                                   (rowsPerPair * bytesPerRow));
+    else
+      rowsPerChunk = std::max<int64_t>(1, kAttentionScratchBytes / bytesPerRow);
+
+    int64_t chunkRows = pairsPerChunk * rowsPerChunk;
+    Scratch scratch(stream.get());
+    PARTITION_RETURN_IF_ERROR(scratch.allocate(
+        static_cast<size_t>(chunkRows * bytesPerRow), state_->scratchPool()));
+    auto *scores = static_cast<float *>(scratch.data());
+    void *probs = f32 ? static_cast<void *>(scores)
+                      : static_cast<void *>(scores + chunkRows * sk);
+    PARTITION_ASSIGN_OR_RETURN(void *workspace, stream.workspace());
+
+    const char *qData = static_cast<const char *>(q.data);
+    const char *kData = static_cast<const char *>(k.data);
+    const char *vData = static_cast<const char *>(v.data);
+    char *outData = static_cast<char *>(out.data);
+    for (int64_t p0 = 0; p0 < pairs; p0 += pairsPerChunk) {
+      int64_t np = std::min(pairsPerChunk, pairs - p0);
+      for (int64_t r0 = 0; r0 < rowsPerPair; r0 += rowsPerChunk) {
+        int64_t nr = std::min(rowsPerChunk, rowsPerPair - r0);
+        // scores = scale * Q K^T, [np, nr, sk] in f32.
+        RowMajorGemm s;
+        s.abType = q.dtype;
+        s.cType = DType::F32;
+        s.transposeB = true;
+        s.m = nr;
+        s.n = sk;
+        s.k = d;
+        s.batch = np;
+        s.strideA = rowsPerPair * d;
+        s.strideB = sk * d;
+        s.strideC = nr * sk;
+        s.alpha = scale;
+        PARTITION_RETURN_IF_ERROR(
+            gemm_->run(s, qData + (p0 * rowsPerPair + r0) * d * elt,
+                       kData + p0 * sk * d * elt, scores, stream.get(),
+                       workspace, CudaStream::kWorkspaceBytes));
+        PARTITION_CUDA_CHECK(launchAttentionSoftmax(config, q.dtype, probs,
+                                                    scores, np * nr, sk, nr, r0,
+                                                    causal ? sq : 0));
+        // out = P V, [np, nr, dv].
+        RowMajorGemm o;
+        o.abType = o.cType = q.dtype;
+        o.m = nr;
+        o.n = dv;
+        o.k = sk;
+        o.batch = np;
+        o.strideA = nr * sk;
+        o.strideB = sk * dv;
+        o.strideC = rowsPerPair * dv;
+        PARTITION_RETURN_IF_ERROR(
+            gemm_->run(o, probs, vData + p0 * sk * dv * elt,
+                       outData + (p0 * rowsPerPair + r0) * dv * elt,
+                       stream.get(), workspace, CudaStream::kWorkspaceBytes));
+      }
+    }
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Softmax, norms, rotary embedding, loss
+  //===--------------------------------------------------------------------===//
+
+  Status softmax(int64_t dim, const TensorRef &in, const TensorRef &out,
+                 const LaunchConfig &config) {
+    int64_t outer = product(in.shape.begin(), in.shape.begin() + dim);
+    int64_t inner = product(in.shape.begin() + dim + 1, in.shape.end());
+    PARTITION_CUDA_CHECK(launchSoftmax(config, in.dtype, out.data, in.data,
+                                       outer, in.shape[dim], inner));
+    return Status::ok();
+  }
+
+  Status norm(bool rms, const KernelAttrs &attrs,
+              const std::vector<TensorRef> &in, const TensorRef &out,
+              const LaunchConfig &config) {
+    int64_t cols = in[0].shape.back();
+    int64_t rows = cols == 0 ? 0 : in[0].numElements() / cols;
+    const void *bias = !rms && attrs.ints[0] ? in[2].data : nullptr;
+    PARTITION_CUDA_CHECK(launchNorm(config, rms, in[0].dtype, out.data,
+                                    in[0].data, in[1].data, bias, rows, cols,
+                                    attrs.floats[0]));
+    return Status::ok();
+  }
+
+  Status rotary(const std::vector<TensorRef> &in, const TensorRef &out,
+                const LaunchConfig &config) {
+    int64_t r = in[0].rank();
+    PARTITION_CUDA_CHECK(launchRotary(
+        config, in[0].dtype, out.data, in[0].data, in[1].data, in[2].data,
+        in[0].numElements(), in[0].shape[r - 2], in[0].shape[r - 1]));
+    return Status::ok();
+  }
+
+  Status crossEntropy(int64_t reduction, const TensorRef &logits,
+                      const TensorRef &labels, const TensorRef &out,
+                      const LaunchConfig &config) {
+    int64_t classes = logits.shape.back();
+    int64_t rows = labels.numElements();
+    if (rows > 0 && classes == 0)
+      return PARTITION_ERROR(InvalidArgument,
+                             "SoftmaxCrossEntropy: logits have no classes");
+    if (reduction == 2) {
+      PARTITION_CUDA_CHECK(launchCrossEntropy(
+          config, logits.dtype, labels.dtype, out.dtype, out.data, logits.data,
+          labels.data, rows, classes));
+      return Status::ok();
+    }
+    // Per-row losses in f32 scratch, then one deterministic sum.
+    Scratch scratch(config.stream);
+    PARTITION_RETURN_IF_ERROR(
+        scratch.allocate(static_cast<size_t>(std::max<int64_t>(rows, 1) * 4),
+                         state_->scratchPool()));
+    auto *losses = static_cast<float *>(scratch.data());
+    PARTITION_CUDA_CHECK(launchCrossEntropy(config, logits.dtype, labels.dtype,
+                                            DType::F32, losses, logits.data,
+                                            labels.data, rows, classes));
+    float divisor = reduction == 0 ? static_cast<float>(rows) : 1.0f;
+    PARTITION_CUDA_CHECK(
+        launchSumToScalar(config, out.dtype, out.data, losses, rows, divisor));
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Reductions
+  //===--------------------------------------------------------------------===//
+
+  Status reduce(OpKind op, ReduceKind kind, const KernelAttrs &attrs,
+                const TensorRef &in, const TensorRef &out,
+                const LaunchConfig &config) {
+    int64_t outCount = out.numElements();
+    if (outCount == 0)
+      return Status::ok();
+    std::vector<bool> reduced(in.rank(), false);
+    for (int64_t dim : attrs.ints)
+      reduced[dim] = true;
+    // Groups of neighbouring dimensions that are all kept or all reduced.
+    Shape sizes;
+    std::vector<bool> isReduced;
+    for (int64_t d = 0; d < in.rank(); ++d) {
+      if (in.shape[d] == 1)
+        continue;
+      if (!sizes.empty() && isReduced.back() == reduced[d]) {
+        sizes.back() *= in.shape[d];
+        continue;
+      }
+      sizes.push_back(in.shape[d]);
+      isReduced.push_back(reduced[d]);
+    }
+    int reducedGroups =
+        static_cast<int>(std::count(isReduced.begin(), isReduced.end(), true));
+    if (reducedGroups <= 1) {
+      int64_t outer = 1, middle = 1, inner = 1;
+      bool seen = false;
+      for (size_t g = 0; g < sizes.size(); ++g) {
+        if (isReduced[g]) {
+          middle = sizes[g];
+          seen = true;
+        } else {
+          (seen ? inner : outer) *= sizes[g];
+        }
+      }
+      PARTITION_CUDA_CHECK(launchReduce(config, kind, in.dtype, out.data,
+                                        in.data, outer, middle, inner));
+      return Status::ok();
+    }
+    Shape strides = rowMajorStrides(sizes);
+    Shape keptShape, keptStrides, reducedShape, reducedStrides;
+    for (size_t g = 0; g < sizes.size(); ++g) {
+      (isReduced[g] ? reducedShape : keptShape).push_back(sizes[g]);
+      (isReduced[g] ? reducedStrides : keptStrides).push_back(strides[g]);
+    }
+    if (keptShape.empty()) {
+      keptShape.push_back(1);
+      keptStrides.push_back(0);
+    }
+    int rank =
+        static_cast<int>(std::max(keptShape.size(), reducedShape.size()));
+    if (rank > kMaxRank)
+      return tooManyDims(op, rank);
+    int64_t reducedCount = product(reducedShape.begin(), reducedShape.end());
+    PARTITION_CUDA_CHECK(launchReduceStrided(
+        config, kind, in.dtype, out.data, in.data,
+        toView(keptShape, keptStrides), toView(reducedShape, reducedStrides),
+        outCount, reducedCount));
+    return Status::ok();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Data movement
+  //===--------------------------------------------------------------------===//
+
+  Status copyBytes(void *dst, const void *src, int64_t bytes,
+                   const LaunchConfig &config) {
+    if (bytes == 0)
+      return Status::ok();
+    PARTITION_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes),
+                                         cudaMemcpyDeviceToDevice,
+                                         config.stream));
+    return Status::ok();
+  }
+
+  Status copyZeros(const TensorRef &out, const LaunchConfig &config) {
+    PARTITION_CUDA_CHECK(cudaMemsetAsync(
+        out.data, 0, static_cast<size_t>(out.numBytes()), config.stream));
+    return Status::ok();
+  }
+
+  /// out = the elements of `src` that `walk` (over out's shape, with the
+  /// source's strides) visits.
+  Status stridedCopy(OpKind op, Walk &walk, const void *src,
+                     const TensorRef &out, const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    walk.simplify();
+    int64_t elt = dtypeSize(out.dtype);
+    if (walk.rank() == 1 && walk.strides[0][0] == 1)
+      return copyBytes(out.data, src, count * elt, config);
+    if (walk.rank() > kMaxRank)
+      return tooManyDims(op, walk.rank());
+    PARTITION_CUDA_CHECK(
+        launchStridedCopy(config, static_cast<int>(elt), out.data, src,
+                          toView(walk.shape, walk.strides[0]), count));
+    return Status::ok();
+  }
+
+  Status transpose(const KernelAttrs &attrs, const TensorRef &in,
+                   const TensorRef &out, const LaunchConfig &config) {
+    Shape inStrides = rowMajorStrides(in.shape);
+    Shape strides;
+    for (int64_t p : attrs.ints)
+      strides.push_back(inStrides[p]);
+    Walk walk{out.shape, {strides}};
+    return stridedCopy(OpKind::Transpose, walk, in.data, out, config);
+  }
+
+  Status slice(const KernelAttrs &attrs, const TensorRef &in,
+               const TensorRef &out, const LaunchConfig &config) {
+    int64_t r = in.rank();
+    Shape inStrides = rowMajorStrides(in.shape);
+    Shape strides(r);
+    int64_t base = 0;
+    for (int64_t d = 0; d < r; ++d) {
+      base += attrs.ints[d] * inStrides[d];
+      strides[d] = inStrides[d] * attrs.ints[r + d];
+    }
+    if (out.numElements() == 0)
+      return Status::ok();
+    Walk walk{out.shape, {strides}};
+    const char *src =
+        static_cast<const char *>(in.data) + base * dtypeSize(in.dtype);
+    return stridedCopy(OpKind::Slice, walk, src, out, config);
+  }
+
+  Status concat(int64_t dim, const std::vector<TensorRef> &in,
+                const TensorRef &out, const LaunchConfig &config) {
+    if (out.numElements() == 0)
+      return Status::ok();
+    int64_t elt = dtypeSize(out.dtype);
+    int64_t outer = product(out.shape.begin(), out.shape.begin() + dim);
+    int64_t innerAfter = product(out.shape.begin() + dim + 1, out.shape.end());
+    int64_t pitch = out.shape[dim] * innerAfter * elt;
+    int64_t offset = 0;
+    for (const TensorRef &t : in) {
+      int64_t width = t.shape[dim] * innerAfter * elt;
+      if (width == 0)
+        continue;
+      char *dst = static_cast<char *>(out.data) + offset;
+      if (outer == 1) {
+        PARTITION_RETURN_IF_ERROR(copyBytes(dst, t.data, width, config));
+      } else {
+        PARTITION_CUDA_CHECK(cudaMemcpy2DAsync(
+            dst, static_cast<size_t>(pitch), t.data, static_cast<size_t>(width),
+            static_cast<size_t>(width), static_cast<size_t>(outer),
+            cudaMemcpyDeviceToDevice, config.stream));
+      }
+      offset += width;
+    }
+    return Status::ok();
+  }
+
+  Status gather(int64_t axis, const TensorRef &data, const TensorRef &indices,
+                const TensorRef &out, const LaunchConfig &config) {
+    if (out.numElements() == 0)
+      return Status::ok();
+    int64_t axisSize = data.shape[axis];
+    if (axisSize == 0)
+      return PARTITION_ERROR(OutOfRange,
+                             "Gather: every index is outside "
+                             "the empty axis ",
+                             axis, " of ", formatShape(data.shape));
+    int64_t outer = product(data.shape.begin(), data.shape.begin() + axis);
+    int64_t inner = product(data.shape.begin() + axis + 1, data.shape.end());
+    PARTITION_CUDA_CHECK(
+        launchGather(config, static_cast<int>(dtypeSize(data.dtype)),
+                     indices.dtype, out.data, data.data, indices.data, outer,
+                     axisSize, indices.numElements(), inner));
+    return Status::ok();
+  }
+
+  std::shared_ptr<DeviceState> state_;
+  std::unique_ptr<GemmRunner> gemm_;
+};
+
+} // namespace
+
+StatusOr<std::unique_ptr<Kernels>>
+cuda::createCudaKernels(std::shared_ptr<DeviceState> state) {
+  PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<GemmRunner> gemm,
+                             GemmRunner::create());
+  return std::unique_ptr<Kernels>(
+      new CudaKernelsImpl(std::move(state), std::move(gemm)));
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The check for a machine with one NVIDIA GPU (an H100/H200: sm_90). Sets up,
+# configures a CUDA build, builds only what the CUDA checks need, then runs
+#   - RuntimeCudaTests and RuntimeCudaFailureTests (device, kernels, NCCL),
+#   - RuntimeKernelTests (the conformance suite, which covers every backend
+#     with a usable device, so "cuda" there),
+#   - GemmCudaBench (the backend's Matmul against direct cuBLASLt and
+#     cublasGemmEx calls, bf16 and f32), when the build defines it,
+# and ends with a summary. Meant to finish in under 8 minutes on 16 cores.
+#
+#   scripts/gpu-check.sh            # build in build-gpu/
+#   BUILD_DIR=out scripts/gpu-check.sh
+#
+# Logs go to <build>/gpu-check/. Exits non-zero when a step fails, a test
+# fails, or no GPU is visible (the CUDA tests would only skip).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+build_dir=${BUILD_DIR:-build-gpu}
+logs="$build_dir/gpu-check"
+mkdir -p "$logs"
+jobs=$(nproc)
+started=$SECONDS
+summary=()
+failures=0
+tests_passed=0
+tests_failed=0
+tests_skipped=0
+
+note() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+elapsed() { echo "$((SECONDS - $1)) s"; }
+die() {
+  echo "gpu-check: $1" >&2
+  note "$2" "FAILED ($1)"
+  printf '%s\n' "${summary[@]}"
+  echo "gpu-check: 0 passed, 1 failed"
+  exit 1
+}
+
+# Single machine: NCCL's bootstrap may use the loopback interface.
+export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo}
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+
+# --- set-up -------------------------------------------------------------------
+t=$SECONDS
+scripts/setup.sh >"$logs/setup.log" 2>&1 ||
+  { tail -20 "$logs/setup.log"; die "scripts/setup.sh failed (see $logs/setup.log)" setup; }
+note setup "ok ($(elapsed $t))"
+
+gpu="none"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total \
+          --format=csv,noheader 2>/dev/null | head -1)
+  [ -n "$gpu" ] || gpu="none"
+fi
+echo "gpu-check: GPU: $gpu"
+if [ "$gpu" = "none" ]; then
+  note GPU "NONE VISIBLE: the CUDA tests will skip"
+  failures=$((failures + 1))
+else
+  note GPU "$gpu"
+fi
+
+nvcc=${CUDACXX:-/usr/local/cuda/bin/nvcc}
+[ -x "$nvcc" ] || nvcc=$(command -v nvcc || true)
+[ -n "$nvcc" ] || die "no nvcc: install the CUDA toolkit (/usr/local/cuda)" toolkit
+
+# NCCL: next to the toolkit, or the nvidia-nccl wheel of a Python install.
+nccl_args=()
+if [ -z "${NCCL_ROOT:-}" ] && [ ! -f "$(dirname "$nvcc")/../include/nccl.h" ] &&
+   [ ! -f /usr/include/nccl.h ] && [ ! -f /usr/local/include/nccl.h ]; then
+  header=$(find /usr /opt -path '*/nvidia/nccl/include/nccl.h' 2>/dev/null | head -1)
+  [ -n "$header" ] && NCCL_ROOT=$(dirname "$(dirname "$header")")
+fi
+[ -n "${NCCL_ROOT:-}" ] && nccl_args=(-DNCCL_ROOT="$NCCL_ROOT")
+
+# --- configure and build --------------------------------------------------------
+t=$SECONDS
+if [ ! -f "$build_dir/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$build_dir" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DPARTITION_ENABLE_CUDA=ON \
+    -DCMAKE_CUDA_COMPILER="$nvcc" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 \
+    "${nccl_args[@]}" >"$logs/configure.log" 2>&1 ||
+    { tail -30 "$logs/configure.log"; die "configure failed (see $logs/configure.log)" configure; }
+fi
+ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^RuntimeCudaTests:' ||
+  die "the build has no CUDA targets: was the toolkit found? (see $logs/configure.log)" configure
+note configure "ok ($(elapsed $t))"
+
+targets=(RuntimeCudaTests RuntimeCudaFailureTests RuntimeKernelTests)
+have_bench=0
+if ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^GemmCudaBench:'; then
+  targets+=(GemmCudaBench)
+  have_bench=1
+fi
+t=$SECONDS
+ninja -C "$build_dir" -j "$jobs" "${targets[@]}" >"$logs/build.log" 2>&1 ||
+  { grep -E 'error|FAILED' "$logs/build.log" | head -30; die "build failed (see $logs/build.log)" build; }
+note build "ok: ${targets[*]} ($(elapsed $t))"
+
+# --- tests ------------------------------------------------------------------------
+# run_tests NAME TIMEOUT: runs <build>/unittests/NAME and adds its counts.
+run_tests() {
+  local name=$1 limit=$2 log="$logs/$1.log" t=$SECONDS status=0
+  timeout "$limit" "$build_dir/unittests/$name" --gtest_color=no >"$log" 2>&1 ||
+    status=$?
+  local passed failed skipped
+  passed=$(grep -E '^\[  PASSED  \] [0-9]+' "$log" | sed -E 's/[^0-9]*([0-9]+).*/\1/' | tail -1)
+  failed=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | sed -E 's/[^0-9]*([0-9]+).*/\1/' | tail -1)
+  skipped=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$log" | sed -E 's/[^0-9]*([0-9]+).*/\1/' | tail -1)
+  passed=${passed:-0} failed=${failed:-0} skipped=${skipped:-0}
+  tests_passed=$((tests_passed + passed))
+  tests_failed=$((tests_failed + failed))
+  tests_skipped=$((tests_skipped + skipped))
+  local what
+  what="$passed passed, $failed failed, $skipped skipped ($(elapsed $t))"
+  if [ "$status" -eq 124 ]; then
+    what="TIMED OUT after $limit s; $what"
+  elif [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    what="EXIT $status; $what"
+  fi
+  if [ "$status" -ne 0 ]; then
+    failures=$((failures + 1))
+    echo "--- $name (tail of $log) ---"
+    grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -40
+    tail -15 "$log"
+  fi
+  note "$name" "$what"
+}
+
+run_tests RuntimeCudaTests 180
+run_tests RuntimeCudaFailureTests 180
+run_tests RuntimeKernelTests 240
+
+# The kernels once more under compute-sanitizer's memcheck (out-of-bounds and
+# misaligned accesses), where the tool works (Firecracker machines; it
+# refuses the device under gVisor). GPU_CHECK_SANITIZER=0 skips it.
+sanitizer=$(command -v compute-sanitizer || echo "$(dirname "$nvcc")/compute-sanitizer")
+if [ "${GPU_CHECK_SANITIZER:-1}" != 0 ] && [ -x "$sanitizer" ] && [ "$gpu" != none ]; then
+  t=$SECONDS
+  status=0
+  timeout 200 "$sanitizer" --tool memcheck --report-api-errors no \
+    --error-exitcode 99 "$build_dir/unittests/RuntimeCudaTests" \
+    --gtest_filter='CudaKernelTest.*:CudaDeviceTest.*' --gtest_color=no \
+    >"$logs/memcheck.log" 2>&1 || status=$?
+  if [ "$status" -eq 0 ]; then
+    note memcheck "ok: no memory errors in the kernel tests ($(elapsed $t))"
+  elif grep -q 'Device not supported\|error 999' "$logs/memcheck.log"; then
+    note memcheck "not supported on this machine ($(elapsed $t))"
+  else
+    failures=$((failures + 1))
+    note memcheck "FAILED (exit $status, see $logs/memcheck.log; $(elapsed $t))"
+    grep -E '=========|FAILED' "$logs/memcheck.log" | head -30
+  fi
+else
+  note memcheck "skipped"
+fi
+
+# --- benchmark --------------------------------------------------------------------
+if [ "$have_bench" -eq 1 ]; then
+  t=$SECONDS
+  status=0
+  timeout 150 "$build_dir/bin/GemmCudaBench" >"$logs/GemmCudaBench.log" 2>&1 || status=$?
+  cat "$logs/GemmCudaBench.log"
+  if [ "$status" -ne 0 ]; then
+    failures=$((failures + 1))
+    note GemmCudaBench "FAILED (exit $status, $(elapsed $t))"
+  else
+    note GemmCudaBench "ok ($(elapsed $t))"
+  fi
+  while IFS= read -r line; do
+    summary+=("  ${line#gemm-bench: }")
+  done < <(grep -E '^gemm-bench: [0-9]' "$logs/GemmCudaBench.log")
+else
+  note GemmCudaBench "NOT BUILT: add bench/cuda to the top-level CMakeLists.txt"
+  failures=$((failures + 1))
+fi
+
+# --- summary ----------------------------------------------------------------------
+echo
+echo "=== gpu-check summary ($(elapsed $started) in all; logs in $logs) ==="
+printf '%s\n' "${summary[@]}"
+if [ "$failures" -ne 0 ]; then
+  echo "gpu-check: $failures step(s) failed"
+fi
+echo "gpu-check: $tests_passed passed, $tests_failed failed, $tests_skipped skipped"
+[ "$failures" -eq 0 ] && [ "$tests_failed" -eq 0 ]
