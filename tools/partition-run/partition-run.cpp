@@ -16,7 +16,12 @@
 #include "partition/runtime/Sharding.h"
 #include "partition/runtime/Stores.h"
 #include "partition/runtime/cpu/GlooCommunicator.h"
+#ifdef PARTITION_HAVE_CUDA
+#include "partition/runtime/cuda/CudaDevice.h"
+#include "partition/runtime/cuda/NcclCommunicator.h"
+#endif
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +52,9 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          memory per device) and exit
   --ranks N              number of ranks (default: the plan's world size)
   --processes            run each rank in its own process (default: threads)
-  --backend cpu|cuda     device backend (default: cpu)
+  --backend cpu|cuda     device backend (default: cuda when this build has it
+                         and there is a GPU for every rank, else cpu); cuda
+                         uses NCCL, cpu uses Gloo
   --weights FILE         safetensors file with every parameter, by name
   --input NAME=FILE.npy  the whole value of input NAME (repeatable)
   --output-dir DIR       write each output as DIR/NAME.npy
@@ -67,7 +74,7 @@ struct Options {
   bool dump = false;
   int ranks = 0;
   bool processes = false;
-  std::string backend = "cpu";
+  std::string backend; // empty: chosen by what is present
   std::string weights;
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
@@ -212,14 +219,32 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     r.status = s;
     return r;
   };
-  StatusOr<std::unique_ptr<Device>> device = createDevice(o.backend, rank);
+  // The GPU of a rank: LOCAL_RANK under a launcher, else the rank itself.
+  const char *localRank = std::getenv("LOCAL_RANK");
+  StatusOr<std::unique_ptr<Device>> device =
+      createDevice(o.backend, localRank ? std::atoi(localRank) : rank);
   if (!device.isOk())
     return fail(device.status());
-  GlooOptions gloo;
-  gloo.timeout = std::chrono::seconds(o.timeoutSeconds);
-  GlooCommunicatorFactory comms(rank, worldSize, store, gloo);
+  std::unique_ptr<CommunicatorFactory> comms;
+  if (o.backend == "cuda") {
+#ifdef PARTITION_HAVE_CUDA
+    cuda::NcclOptions nccl;
+    nccl.timeout = std::chrono::seconds(o.timeoutSeconds);
+    StatusOr<std::unique_ptr<CommunicatorFactory>> factory =
+        cuda::createNcclCommunicatorFactory(*store, rank, worldSize, **device,
+                                            nccl);
+    if (!factory.isOk())
+      return fail(factory.status());
+    comms = std::move(*factory);
+#endif
+  } else {
+    GlooOptions gloo;
+    gloo.timeout = std::chrono::seconds(o.timeoutSeconds);
+    comms = std::make_unique<GlooCommunicatorFactory>(rank, worldSize, store,
+                                                      gloo);
+  }
   StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(plan, rank, **device, comms, !o.trace.empty());
+      Executor::create(plan, rank, **device, *comms, !o.trace.empty());
   if (!executor.isOk())
     return fail(executor.status());
   Executor &ex = **executor;
@@ -535,6 +560,24 @@ int main(int argc, char **argv) {
   if (o.dump) {
     std::cout << plan->dump();
     return 0;
+  }
+
+  if (o.backend.empty()) {
+    o.backend = "cpu";
+#ifdef PARTITION_HAVE_CUDA
+    if (cuda::cudaDeviceCount() >= plan->worldSize())
+      o.backend = "cuda";
+#endif
+  }
+  std::vector<std::string> compiled = compiledBackends();
+  if (std::find(compiled.begin(), compiled.end(), o.backend) ==
+      compiled.end()) {
+    std::cerr << "partition-run: backend \"" << o.backend
+              << "\" is not in this build (it has:";
+    for (const std::string &b : compiled)
+      std::cerr << " " << b;
+    std::cerr << ")\n";
+    return 1;
   }
 
   // Launched by an external launcher (or by --processes): one rank here.
