@@ -645,6 +645,14 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     if (failed(program))
       return failure();
     programs.push_back(*program);
+    // The compiler's account of each device's memory, next to the function.
+    emitRemark(function.getLoc()) << "per-device memory of @" << figure.name
+                          << ": arena " << figure.arenaBytes << " bytes ("
+                          << figure.unplannedBytes
+                          << " without reuse), parameters and constants "
+                          << figure.persistentBytes << " bytes, peak "
+                          << figure.arenaBytes + figure.persistentBytes
+                          << " bytes";
     figures.push_back(figure);
   }
 
