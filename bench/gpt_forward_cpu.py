@@ -11,9 +11,15 @@ usage: python3 bench/gpt_forward_cpu.py [--build build] [--layers 2]
 
 Needs numpy and torch (Debian: python3-numpy, python3-torch).
 """
+import os
+
+# One BLAS thread for both sides, set before numpy or torch load OpenBLAS
+# (torch.set_num_threads does not limit OpenBLAS's own threads).
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+
 import argparse
 import json
-import os
 import re
 import struct
 import subprocess

@@ -39,6 +39,40 @@ using Shape = std::vector<int64_t>;
 /// set-up, short enough that the f32 scratch stays in the L1/L2 cache.
 constexpr int64_t kChunk = 4096;
 
+/// exp(x) within 2 ulp (and correctly rounded down to subnormal results),
+/// written without branches or library calls so that loops using it
+/// vectorize (libm's expf does not). Overflow gives inf, NaN stays NaN. Used
+/// by softmax, sigmoid, SiLU and GELU; the Exp op itself keeps std::exp.
+inline float expVec(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  constexpr float kRound = 12582912.0f; // 1.5 * 2^23: adds round to nearest
+  constexpr float kMax = 88.7228391f, kMin = -104.0f; // e^kMin < 2^-149
+  float xc = x < kMin ? kMin : x;
+  xc = xc > kMax ? kMax : xc;
+  float n = (xc * kLog2e + kRound) - kRound;
+  float r = xc - n * kLn2Hi - n * kLn2Lo;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^n with n in [-150, 128] as two normal factors 2^a * 2^b; the second
+  // product rounds once into the subnormal range when the result lies there.
+  int32_t ni = static_cast<int32_t>(n);
+  int32_t a = ni >> 1, b = ni - a;
+  int32_t ea = (a + 127) << 23, eb = (b + 127) << 23;
+  float sa, sb;
+  std::memcpy(&sa, &ea, 4);
+  std::memcpy(&sb, &eb, 4);
+  float y = (p * sa) * sb;
+  y = x > kMax ? std::numeric_limits<float>::infinity() : y;
+  y = x < kMin ? 0.0f : y;
+  return x != x ? x : y;
+}
+
 /// Floats of attention scores computed at once (4 MiB): long sequences are
 /// processed in blocks of query rows instead of one [Sq, Sk] matrix per head.
 constexpr int64_t kScoreBlock = int64_t(1) << 20;
@@ -248,7 +282,7 @@ float maxRow(const float *x, int64_t n) {
 void softmaxRow(const float *x, float *y, int64_t n) {
   float m = maxRow(x, n);
   for (int64_t i = 0; i < n; ++i)
-    y[i] = std::exp(x[i] - m);
+    y[i] = expVec(x[i] - m);
   float inv = static_cast<float>(1.0 / sumRow(y, n));
   for (int64_t i = 0; i < n; ++i)
     y[i] *= inv;
@@ -640,14 +674,14 @@ Status unary(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
     unaryF32(in, out, [](float x) { return std::tanh(x); });
     break;
   case OpKind::Sigmoid:
-    unaryF32(in, out, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+    unaryF32(in, out, [](float x) { return 1.0f / (1.0f + expVec(-x)); });
     break;
   case OpKind::Relu:
     // Written so that NaN stays NaN.
     unaryF32(in, out, [](float x) { return x < 0.0f ? 0.0f : x; });
     break;
   case OpKind::Silu:
-    unaryF32(in, out, [](float x) { return x / (1.0f + std::exp(-x)); });
+    unaryF32(in, out, [](float x) { return x / (1.0f + expVec(-x)); });
     break;
   case OpKind::Gelu:
     if (attrs.ints[0] == 0) {
@@ -656,10 +690,12 @@ Status unary(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
         return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
       });
     } else {
-      constexpr float kSqrt2OverPi = 0.79788456080286536f;
+      // 0.5 x (1 + tanh(u)) = x sigmoid(2u) = x / (1 + exp(-2u)): one
+      // exponential and no cancellation where tanh(u) nears -1.
+      constexpr float kTwoSqrt2OverPi = 2 * 0.79788456080286536f;
       unaryF32(in, out, [](float x) {
-        float inner = kSqrt2OverPi * (x + 0.044715f * x * x * x);
-        return 0.5f * x * (1.0f + std::tanh(inner));
+        float twoU = kTwoSqrt2OverPi * (x + 0.044715f * x * x * x);
+        return x / (1.0f + expVec(-twoU));
       });
     }
     break;
@@ -871,7 +907,7 @@ void softmaxColumns(const float *x, float *y, int64_t dimSize, int64_t inner) {
     const float *row = x + i * inner;
     float *dst = y + i * inner;
     for (int64_t j = 0; j < inner; ++j) {
-      dst[j] = std::exp(row[j] - m[j]);
+      dst[j] = expVec(row[j] - m[j]);
       sum[j] += dst[j];
     }
   }
