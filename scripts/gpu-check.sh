@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The check for a machine with one NVIDIA GPU (an H100/H200: sm_90). Sets up,
-# configures a CUDA build, builds only what the CUDA checks need, then runs
+# The check for a machine with one NVIDIA GPU (an H100/H200: sm_90). Sets up
+# the runtime's packages, configures a runtime-only CUDA build (no MLIR:
+# -DPARTITION_ENABLE_COMPILER=OFF), builds what the CUDA checks need, then runs
 #   - RuntimeCudaTests and RuntimeCudaFailureTests (device, kernels, NCCL),
 #   - RuntimeKernelTests (the conformance suite, which covers every backend
 #     with a usable device, so "cuda" there),
@@ -42,7 +43,7 @@ export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 
 # --- set-up -------------------------------------------------------------------
 t=$SECONDS
-scripts/setup.sh >"$logs/setup.log" 2>&1 ||
+scripts/setup.sh --runtime >"$logs/setup.log" 2>&1 ||
   { tail -20 "$logs/setup.log"; die "scripts/setup.sh failed (see $logs/setup.log)" setup; }
 note setup "ok ($(elapsed $t))"
 
@@ -78,7 +79,7 @@ t=$SECONDS
 if [ ! -f "$build_dir/build.ninja" ]; then
   cmake -G Ninja -S . -B "$build_dir" \
     -DCMAKE_BUILD_TYPE=Release \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DPARTITION_ENABLE_COMPILER=OFF \
     -DPARTITION_ENABLE_CUDA=ON \
     -DCMAKE_CUDA_COMPILER="$nvcc" \
     -DCMAKE_CUDA_ARCHITECTURES=90 \

@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Installs every Debian package partition's build and tests use. Idempotent:
 # when everything is present it changes nothing and prints nothing.
+#   scripts/setup.sh            # everything
+#   scripts/setup.sh --runtime  # the runtime and partition-run only (no MLIR),
+#                               # for -DPARTITION_ENABLE_COMPILER=OFF builds
 set -euo pipefail
 
 packages=(
   # toolchain and build
   g++ cmake ninja-build ccache python3
-  # MLIR/LLVM 22 (compiler side only; the runtime does not use them)
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # runtime: plan format, CPU GEMMs, CPU collectives
   libflatbuffers-dev flatbuffers-compiler libopenblas-dev libgloo-dev
   # tests: GoogleTest; numpy for end-to-end references
   libgtest-dev python3-numpy
 )
+if [ "${1:-}" != "--runtime" ]; then
+  # MLIR/LLVM 22, for the compiler (the runtime does not use them)
+  packages+=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
