@@ -525,16 +525,20 @@ std::string LoadedPlan::dump() const {
   for (size_t pi = 0; pi < p.programs()->size(); ++pi) {
     const plan::Program &prog = *p.programs()->Get(pi);
     const plan::Mesh &mesh = *p.meshes()->Get(prog.mesh());
-    int64_t persistent = 0;
-    for (const plan::Value *v : *prog.values())
+    int64_t persistent = 0, inputs = 0;
+    for (const plan::Value *v : *prog.values()) {
       if (v->storage() == plan::Storage::Persistent)
         persistent += valueBytes(*v);
+      if (v->storage() == plan::Storage::Input)
+        inputs += valueBytes(*v);
+    }
     os << "\nprogram " << pi << " @" << prog.name()->str() << " on @"
        << mesh.name()->str() << ": " << prog.values()->size() << " values, "
        << prog.instructions()->size() << " instructions\n"
        << "  memory per device: arena " << prog.arena_bytes()
        << " bytes, parameters and constants " << persistent
-       << " bytes, peak " << prog.arena_bytes() + persistent << " bytes\n";
+       << " bytes, inputs " << inputs << " bytes, peak "
+       << prog.arena_bytes() + persistent + inputs << " bytes\n";
     auto bindings = [&](const char *kind,
                         const fb::Vector<fb::Offset<plan::Binding>> *list) {
       if (!list)

@@ -575,9 +575,12 @@ ProgramLowering::lower(ProgramMemory &memory) {
       return failure();
 
   planArena(memory);
-  for (const ValueInfo &v : values)
+  for (const ValueInfo &v : values) {
     if (v.storage == plan::Storage::Persistent)
       memory.persistentBytes += v.bytes();
+    if (v.storage == plan::Storage::Input)
+      memory.inputBytes += v.bytes();
+  }
 
   std::vector<fb::Offset<plan::Value>> valueOffsets;
   for (const ValueInfo &v : values) {
@@ -650,9 +653,9 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
                           << ": arena " << figure.arenaBytes << " bytes ("
                           << figure.unplannedBytes
                           << " without reuse), parameters and constants "
-                          << figure.persistentBytes << " bytes, peak "
-                          << figure.arenaBytes + figure.persistentBytes
-                          << " bytes";
+                          << figure.persistentBytes << " bytes, inputs "
+                          << figure.inputBytes << " bytes, peak "
+                          << figure.peakBytes() << " bytes";
     figures.push_back(figure);
   }
 

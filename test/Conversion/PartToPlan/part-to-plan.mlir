@@ -9,8 +9,8 @@
 part.mesh @s0 = <["dp"=2, "tp"=2]>
 part.mesh @s1 = <["dp"=2, "tp"=2]>
 
-// REMARK: remark: per-device memory of @stage0: arena 192 bytes (512 without reuse), parameters and constants 24 bytes, peak 216 bytes
-// REMARK: remark: per-device memory of @stage1: arena 128 bytes (128 without reuse), parameters and constants 0 bytes, peak 128 bytes
+// REMARK: remark: per-device memory of @stage0: arena 192 bytes (512 without reuse), parameters and constants 24 bytes, inputs 64 bytes, peak 280 bytes
+// REMARK: remark: per-device memory of @stage1: arena 128 bytes (128 without reuse), parameters and constants 0 bytes, inputs 0 bytes, peak 128 bytes
 // CHECK-LABEL: program 0 @stage0 on @s0
 // CHECK: param "constant0" %[[C:[0-9]+]] : f32[2]
 // CHECK: param "constant1" %[[S:[0-9]+]] : f32[4]

@@ -27,6 +27,12 @@ struct ProgramMemory {
   uint64_t unplannedBytes = 0;
   /// Bytes of parameters and constants kept across steps.
   uint64_t persistentBytes = 0;
+  /// Bytes of the per-step inputs (fed from outside).
+  uint64_t inputBytes = 0;
+  /// Everything the runtime allocates for the program on one device.
+  uint64_t peakBytes() const {
+    return arenaBytes + persistentBytes + inputBytes;
+  }
 };
 
 /// Lowers `module` to a serialized plan in `bytes`. Emits diagnostics at the
