@@ -49,8 +49,7 @@ ReduceOp toReduceOp(plan::ReduceOp op) {
 
 double nowUs() {
   using namespace std::chrono;
-  return duration<double, std::micro>(
-             steady_clock::now().time_since_epoch())
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -118,9 +117,9 @@ Status Executor::prepare() {
     for (uint32_t i = 0; i < program_->params()->size(); ++i) {
       const plan::Binding *b = program_->params()->Get(i);
       if (b->role() == plan::Role::Constant)
-        PARTITION_RETURN_IF_ERROR(device_.copyToDevice(
-            params_[i]->data(), b->data()->data(), b->data()->size(),
-            *stream_));
+        PARTITION_RETURN_IF_ERROR(
+            device_.copyToDevice(params_[i]->data(), b->data()->data(),
+                                 b->data()->size(), *stream_));
     }
 
   // Communicators, in instruction order: every member of a group reaches
@@ -234,12 +233,11 @@ Status Executor::loadParameters(ParameterSource &source) {
     std::vector<int64_t> offsets =
         shardOffsets(*mesh_, *b->sharding(), coordinates_, local);
     std::vector<char> host(valueBytes(*v));
-    PARTITION_RETURN_IF_ERROR(
-        source.read(b->name()->str(), toDType(v->dtype()),
-                    toVector(b->global_shape()), offsets, local, host.data()));
-    PARTITION_RETURN_IF_ERROR(
-        device_.copyToDevice(params_[i]->data(), host.data(), host.size(),
-                             *stream_));
+    PARTITION_RETURN_IF_ERROR(source.read(b->name()->str(), toDType(v->dtype()),
+                                          toVector(b->global_shape()), offsets,
+                                          local, host.data()));
+    PARTITION_RETURN_IF_ERROR(device_.copyToDevice(
+        params_[i]->data(), host.data(), host.size(), *stream_));
   }
   return stream_->synchronize();
 }
@@ -278,9 +276,9 @@ StatusOr<HostTensor> Executor::output(const std::string &name) {
       const plan::Value *v = program_->values()->Get(b->value());
       HostTensor result{toDType(v->dtype()), toVector(v->shape()), {}};
       result.data.resize(valueBytes(*v));
-      PARTITION_RETURN_IF_ERROR(device_.copyToHost(
-          result.data.data(), valuePtr(b->value()), result.data.size(),
-          *stream_));
+      PARTITION_RETURN_IF_ERROR(
+          device_.copyToHost(result.data.data(), valuePtr(b->value()),
+                             result.data.size(), *stream_));
       PARTITION_RETURN_IF_ERROR(stream_->synchronize());
       return result;
     }
@@ -317,8 +315,8 @@ Status Executor::run() {
           event.name = plan::EnumNameCollectiveKind(c->kind());
           event.category = "collective";
         } else {
-          event.name = inst.inst_type() == plan::Inst::SendInst ? "Send"
-                                                                : "Recv";
+          event.name =
+              inst.inst_type() == plan::Inst::SendInst ? "Send" : "Recv";
           event.category = "transfer";
         }
         event.startUs = start;
@@ -398,8 +396,8 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
       return comm->allGather(in.data, out.data, in.numElements(), in.dtype,
                              *stream_);
     PARTITION_ASSIGN_OR_RETURN(void *tmp, scratch(0, out.numBytes()));
-    PARTITION_RETURN_IF_ERROR(comm->allGather(in.data, tmp, in.numElements(),
-                                              in.dtype, *stream_));
+    PARTITION_RETURN_IF_ERROR(
+        comm->allGather(in.data, tmp, in.numElements(), in.dtype, *stream_));
     return swapOuter(tmp, out.data, g, outer, in.numElements() / outer);
   }
   case plan::CollectiveKind::ReduceScatter: {
@@ -407,8 +405,8 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     size_t d = ints[0];
     int64_t outer = product(in.shape, 0, d);
     if (outer == 1)
-      return comm->reduceScatter(in.data, out.data, out.numElements(),
-                                 in.dtype, toReduceOp(c.reduce()), *stream_);
+      return comm->reduceScatter(in.data, out.data, out.numElements(), in.dtype,
+                                 toReduceOp(c.reduce()), *stream_);
     PARTITION_ASSIGN_OR_RETURN(void *tmp, scratch(0, in.numBytes()));
     PARTITION_RETURN_IF_ERROR(
         swapOuter(in.data, tmp, outer, g, in.numElements() / outer / g));

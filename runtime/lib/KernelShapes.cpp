@@ -38,8 +38,8 @@ public:
 
   Status arity(size_t inputs, size_t outputs) const {
     if (in.size() != inputs || out.size() != outputs)
-      return fail("takes ", inputs, " operands and ", outputs,
-                  " results, got ", in.size(), " and ", out.size());
+      return fail("takes ", inputs, " operands and ", outputs, " results, got ",
+                  in.size(), " and ", out.size());
     return Status::ok();
   }
   Status numInts(size_t n) const {
@@ -117,8 +117,8 @@ Status checkMatmul(const Checker &c, bool batched) {
       return c.fail("operands must have one rank of at least 3, got ",
                     formatShape(lhs.shape), " and ", formatShape(rhs.shape));
     if (!std::equal(lhs.shape.begin(), lhs.shape.end() - 2, rhs.shape.begin()))
-      return c.fail("batch dimensions differ: ", formatShape(lhs.shape), " and ",
-                    formatShape(rhs.shape));
+      return c.fail("batch dimensions differ: ", formatShape(lhs.shape),
+                    " and ", formatShape(rhs.shape));
   } else if (lr < 2 || rr != 2) {
     return c.fail("needs lhs of rank >= 2 and rhs of rank 2, got ",
                   formatShape(lhs.shape), " and ", formatShape(rhs.shape));
@@ -137,9 +137,10 @@ Status checkMatmul(const Checker &c, bool batched) {
 
 } // namespace
 
-Status partition::runtime::checkKernelShapes(
-    OpKind op, const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
-    const std::vector<TensorRef> &outputs) {
+Status
+partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
+                                      const std::vector<TensorRef> &inputs,
+                                      const std::vector<TensorRef> &outputs) {
   Checker c(op, attrs, inputs, outputs);
   const auto &in = inputs;
   switch (op) {
@@ -153,7 +154,8 @@ Status partition::runtime::checkKernelShapes(
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
     PARTITION_RETURN_IF_ERROR(c.numInts(0));
     PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", in[1], "rhs"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "lhs", outputs[0], "the result"));
     if (op == OpKind::Pow)
       PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "lhs"));
     Shape shape;
@@ -177,7 +179,8 @@ Status partition::runtime::checkKernelShapes(
     if (op == OpKind::Gelu)
       PARTITION_RETURN_IF_ERROR(c.flag(0));
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     return c.resultShape(in[0].shape);
   }
   case OpKind::Cast:
@@ -185,7 +188,8 @@ Status partition::runtime::checkKernelShapes(
     return c.resultShape(in[0].shape);
   case OpKind::Copy:
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     if (in[0].numElements() != outputs[0].numElements())
       return c.fail("copies ", in[0].numElements(), " elements into ",
                     outputs[0].numElements());
@@ -201,7 +205,8 @@ Status partition::runtime::checkKernelShapes(
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
     PARTITION_RETURN_IF_ERROR(c.numInts(1));
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     PARTITION_RETURN_IF_ERROR(c.dim(attrs.ints[0], in[0].rank(), "dim"));
     return c.resultShape(in[0].shape);
   case OpKind::LayerNorm:
@@ -218,13 +223,15 @@ Status partition::runtime::checkKernelShapes(
       return c.fail("input must have rank at least 1");
     Shape weight = {in[0].shape.back()};
     for (size_t i = 1; i < in.size(); ++i) {
-      PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", in[i], i == 1 ? "scale" : "bias"));
+      PARTITION_RETURN_IF_ERROR(
+          c.sameDType(in[0], "the input", in[i], i == 1 ? "scale" : "bias"));
       if (in[i].shape != weight)
         return c.fail(i == 1 ? "scale" : "bias", " has shape ",
                       formatShape(in[i].shape), " but must be ",
                       formatShape(weight));
     }
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the input", outputs[0], "the result"));
     return c.resultShape(in[0].shape);
   }
   case OpKind::RotaryEmbedding: {
@@ -232,16 +239,19 @@ Status partition::runtime::checkKernelShapes(
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the input"));
     int64_t r = in[0].rank();
     if (r < 2 || in[0].shape[r - 1] % 2 != 0)
-      return c.fail("input must have rank >= 2 and an even last dimension, got ",
-                    formatShape(in[0].shape));
+      return c.fail(
+          "input must have rank >= 2 and an even last dimension, got ",
+          formatShape(in[0].shape));
     Shape table = {in[0].shape[r - 2], in[0].shape[r - 1]};
     for (int i = 1; i < 3; ++i) {
-      PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", in[i], "a table"));
+      PARTITION_RETURN_IF_ERROR(
+          c.sameDType(in[0], "the input", in[i], "a table"));
       if (in[i].shape != table)
         return c.fail("table has shape ", formatShape(in[i].shape),
                       " but must be ", formatShape(table));
     }
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the input", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the input", outputs[0], "the result"));
     return c.resultShape(in[0].shape);
   }
   case OpKind::Attention: {
@@ -253,7 +263,8 @@ Status partition::runtime::checkKernelShapes(
     PARTITION_RETURN_IF_ERROR(c.floatDType(q, "query"));
     PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", k, "key"));
     PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", v, "value"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(q, "query", outputs[0], "the result"));
     if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
       return c.fail("query, key and value must have rank 4");
     if (q.shape[0] != k.shape[0] || k.shape[0] != v.shape[0] ||
@@ -283,7 +294,8 @@ Status partition::runtime::checkKernelShapes(
     if (reduction < 0 || reduction > 2)
       return c.fail("reduction must be 0 (mean), 1 (sum) or 2 (none), got ",
                     reduction);
-    PARTITION_RETURN_IF_ERROR(c.sameDType(logits, "logits", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(logits, "logits", outputs[0], "the result"));
     return c.resultShape(reduction == 2 ? labels.shape : Shape{});
   }
   case OpKind::ReduceSum:
@@ -291,7 +303,8 @@ Status partition::runtime::checkKernelShapes(
   case OpKind::ReduceMax: {
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     if (attrs.ints.empty())
       return c.fail("needs at least one reduced dimension");
     std::set<int64_t> dims;
@@ -312,10 +325,11 @@ Status partition::runtime::checkKernelShapes(
   }
   case OpKind::Transpose: {
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     if (static_cast<int64_t>(attrs.ints.size()) != in[0].rank())
-      return c.fail("permutation has ", attrs.ints.size(),
-                    " entries for rank ", in[0].rank());
+      return c.fail("permutation has ", attrs.ints.size(), " entries for rank ",
+                    in[0].rank());
     std::set<int64_t> seen;
     Shape shape;
     for (int64_t p : attrs.ints) {
@@ -328,7 +342,8 @@ Status partition::runtime::checkKernelShapes(
   }
   case OpKind::Broadcast: {
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     Shape shape;
     if (in[0].rank() > outputs[0].rank() ||
         !broadcastShapes(in[0].shape, outputs[0].shape, shape) ||
@@ -339,7 +354,8 @@ Status partition::runtime::checkKernelShapes(
   }
   case OpKind::Slice: {
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
     int64_t r = in[0].rank();
     if (outputs[0].rank() != r)
       return c.fail("result rank ", outputs[0].rank(), " differs from ", r);
@@ -349,8 +365,8 @@ Status partition::runtime::checkKernelShapes(
       int64_t size = outputs[0].shape[d];
       if (offset < 0 || stride < 1 ||
           (size > 0 && offset + (size - 1) * stride >= in[0].shape[d]))
-        return c.fail("dimension ", d, " (offset ", offset, ", stride ",
-                      stride, ", size ", size, ") reads outside ",
+        return c.fail("dimension ", d, " (offset ", offset, ", stride ", stride,
+                      ", size ", size, ") reads outside ",
                       formatShape(in[0].shape));
     }
     return Status::ok();
@@ -363,7 +379,8 @@ Status partition::runtime::checkKernelShapes(
     PARTITION_RETURN_IF_ERROR(c.dim(d, in[0].rank(), "dim"));
     Shape shape = in[0].shape;
     for (size_t i = 1; i < in.size(); ++i) {
-      PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "operand 0", in[i], "another operand"));
+      PARTITION_RETURN_IF_ERROR(
+          c.sameDType(in[0], "operand 0", in[i], "another operand"));
       if (in[i].rank() != in[0].rank())
         return c.fail("operands have different ranks");
       for (int64_t j = 0; j < in[0].rank(); ++j)
@@ -373,7 +390,8 @@ Status partition::runtime::checkKernelShapes(
                         " outside dimension ", d);
       shape[d] += in[i].shape[d];
     }
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "operand 0", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "operand 0", outputs[0], "the result"));
     return c.resultShape(shape);
   }
   case OpKind::Gather: {
@@ -383,10 +401,12 @@ Status partition::runtime::checkKernelShapes(
     PARTITION_RETURN_IF_ERROR(c.dim(axis, in[0].rank(), "axis"));
     if (in[1].dtype != DType::I32 && in[1].dtype != DType::I64)
       return c.fail("indices must be i32 or i64, got ", dtypeName(in[1].dtype));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "data", outputs[0], "the result"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "data", outputs[0], "the result"));
     Shape shape(in[0].shape.begin(), in[0].shape.begin() + axis);
     shape.insert(shape.end(), in[1].shape.begin(), in[1].shape.end());
-    shape.insert(shape.end(), in[0].shape.begin() + axis + 1, in[0].shape.end());
+    shape.insert(shape.end(), in[0].shape.begin() + axis + 1,
+                 in[0].shape.end());
     return c.resultShape(shape);
   }
   }

@@ -10,6 +10,8 @@
 
 #include "partition/runtime/Npy.h"
 
+#include "FileIO.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -395,64 +397,29 @@ struct FileCloser {
 
 } // namespace
 
-static Status ioError(const std::string &path, const char *what) {
-  int err = errno;
-  if (err == ENOENT)
-    return PARTITION_ERROR(NotFound, path, ": ", what, ": ",
-                           std::strerror(err));
-  return PARTITION_ERROR(InvalidArgument, path, ": ", what, ": ",
-                         std::strerror(err));
-}
-
-/// Reads exactly `bytes` bytes at `offset`, retrying short reads.
-static Status preadFully(int fd, const std::string &path, uint64_t offset,
-                         void *dst, uint64_t bytes) {
-  auto *out = static_cast<char *>(dst);
-  while (bytes > 0) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(bytes, 1u << 30));
-    ssize_t got = ::pread(fd, out, chunk, static_cast<off_t>(offset));
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      return PARTITION_ERROR(Internal, path, ": read of ", chunk,
-                             " bytes at offset ", offset,
-                             " failed: ", std::strerror(errno));
-    }
-    if (got == 0)
-      return PARTITION_ERROR(OutOfRange, path, ": file ends at offset ", offset,
-                             " while ", bytes,
-                             " more bytes were expected (was it truncated "
-                             "after it was opened?)");
-    out += got;
-    offset += static_cast<uint64_t>(got);
-    bytes -= static_cast<uint64_t>(got);
-  }
-  return Status::ok();
-}
-
 /// Opens `path` and reads and checks its header.
 static Status openNpy(const std::string &path, FileCloser &file,
                       NpyInfo &info) {
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file.fd < 0)
-    return ioError(path, "cannot open");
+    return detail::ioError(path, "cannot open");
   struct stat st;
   if (::fstat(file.fd, &st) != 0)
-    return ioError(path, "cannot stat");
+    return detail::ioError(path, "cannot stat");
   if (!S_ISREG(st.st_mode))
     return PARTITION_ERROR(InvalidArgument, path, ": not a regular file");
   uint64_t size = static_cast<uint64_t>(st.st_size);
   // The preamble first, then the header it announces.
   std::string bytes(std::min<uint64_t>(size, 12), '\0');
   PARTITION_RETURN_IF_ERROR(
-      preadFully(file.fd, path, 0, bytes.data(), bytes.size()));
+      detail::preadFully(file.fd, path, 0, bytes.data(), bytes.size()));
   uint64_t preamble = 0, headerBytes = 0;
   int major = 0;
   PARTITION_RETURN_IF_ERROR(
       parsePreamble(bytes, size, path, preamble, headerBytes, major));
   bytes.resize(preamble + headerBytes);
   PARTITION_RETURN_IF_ERROR(
-      preadFully(file.fd, path, 0, bytes.data(), bytes.size()));
+      detail::preadFully(file.fd, path, 0, bytes.data(), bytes.size()));
   StatusOr<NpyInfo> parsed =
       parseNpyHeader(bytes, static_cast<int64_t>(size), path);
   if (!parsed.isOk())
@@ -481,7 +448,7 @@ Status partition::runtime::readNpy(const std::string &path, void *dst,
   if (info.numBytes && !dst)
     return PARTITION_ERROR(InvalidArgument, path, ": null destination");
   PARTITION_RETURN_IF_ERROR(
-      preadFully(file.fd, path, info.dataOffset, dst, info.numBytes));
+      detail::preadFully(file.fd, path, info.dataOffset, dst, info.numBytes));
   if (infoOut)
     *infoOut = std::move(info);
   return Status::ok();
@@ -499,7 +466,8 @@ Status partition::runtime::readNpy(const std::string &path,
                            formatList(dst.shape), " of ", dtypeName(dst.dtype));
   if (info.numBytes && !dst.data)
     return PARTITION_ERROR(InvalidArgument, path, ": null destination");
-  return preadFully(file.fd, path, info.dataOffset, dst.data, info.numBytes);
+  return detail::preadFully(file.fd, path, info.dataOffset, dst.data,
+                            info.numBytes);
 }
 
 StatusOr<NpyArray> partition::runtime::readNpy(const std::string &path) {
@@ -510,8 +478,8 @@ StatusOr<NpyArray> partition::runtime::readNpy(const std::string &path) {
   array.dtype = info.dtype;
   array.shape = info.shape;
   array.data.resize(info.numBytes);
-  PARTITION_RETURN_IF_ERROR(preadFully(file.fd, path, info.dataOffset,
-                                       array.data.data(), info.numBytes));
+  PARTITION_RETURN_IF_ERROR(detail::preadFully(
+      file.fd, path, info.dataOffset, array.data.data(), info.numBytes));
   return array;
 }
 
@@ -603,7 +571,7 @@ Status partition::runtime::writeNpy(const std::string &path, DType dtype,
                            formatList(shape));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    return ioError(path, "cannot create");
+    return detail::ioError(path, "cannot create");
   Status status = Status::ok();
   auto writeAll = [&](const char *src, uint64_t bytes) {
     while (bytes > 0 && status.isOk()) {
@@ -623,7 +591,7 @@ Status partition::runtime::writeNpy(const std::string &path, DType dtype,
   writeAll(header->data(), header->size());
   writeAll(static_cast<const char *>(data), numBytes);
   if (::close(fd) != 0 && status.isOk())
-    status = ioError(path, "cannot close");
+    status = detail::ioError(path, "cannot close");
   if (!status.isOk())
     ::unlink(path.c_str());
   return status;

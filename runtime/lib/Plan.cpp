@@ -135,9 +135,9 @@ Status ProgramValidator::checkValues() {
                     ", which is not an earlier value");
       const plan::Value &target = *values.Get(v.index());
       if (valueBytes(target) != valueBytes(v) || target.dtype() != v.dtype())
-        return fail("value ", id, " (", valueBytes(v),
-                    " bytes) aliases value ", v.index(), " (",
-                    valueBytes(target), " bytes of another size or dtype)");
+        return fail("value ", id, " (", valueBytes(v), " bytes) aliases value ",
+                    v.index(), " (", valueBytes(target),
+                    " bytes of another size or dtype)");
       break;
     }
     default:
@@ -356,10 +356,9 @@ Status ProgramValidator::checkInstruction(size_t index,
 
 Status partition::runtime::validatePlan(const plan::Plan &whole) {
   if (whole.format_version() != kFormatVersion)
-    return PARTITION_ERROR(InvalidArgument, "plan format version ",
-                           whole.format_version(),
-                           " is not supported; this runtime reads version ",
-                           kFormatVersion);
+    return PARTITION_ERROR(
+        InvalidArgument, "plan format version ", whole.format_version(),
+        " is not supported; this runtime reads version ", kFormatVersion);
   std::set<int32_t> worldRanks;
   for (size_t m = 0; m < whole.meshes()->size(); ++m) {
     const plan::Mesh &mesh = *whole.meshes()->Get(m);
@@ -392,17 +391,16 @@ Status partition::runtime::validatePlan(const plan::Plan &whole) {
     return PARTITION_ERROR(InvalidArgument, "the plan has no program");
   for (size_t p = 0; p < whole.programs()->size(); ++p) {
     const plan::Program &program = *whole.programs()->Get(p);
-    PARTITION_RETURN_IF_ERROR(
-        ProgramValidator(whole, program,
-                         "program " + std::to_string(p) + " (" +
-                             program.name()->str() + ")")
-            .run());
+    PARTITION_RETURN_IF_ERROR(ProgramValidator(whole, program,
+                                               "program " + std::to_string(p) +
+                                                   " (" +
+                                                   program.name()->str() + ")")
+                                  .run());
   }
   for (const plan::ScheduleStep *step : *whole.schedule())
     if (step->program() >= whole.programs()->size())
       return PARTITION_ERROR(InvalidArgument, "schedule step names program ",
-                             step->program(), " of ",
-                             whole.programs()->size());
+                             step->program(), " of ", whole.programs()->size());
   return Status::ok();
 }
 
@@ -518,8 +516,9 @@ std::string LoadedPlan::dump() const {
     for (size_t i = 0; i < mesh->axis_names()->size(); ++i)
       os << (i ? ", " : "") << '"' << mesh->axis_names()->Get(i)->str()
          << "\"=" << mesh->axis_sizes()->Get(i);
-    os << "] ranks " << formatShape(std::vector<int64_t>(mesh->ranks()->begin(),
-                                                         mesh->ranks()->end()))
+    os << "] ranks "
+       << formatShape(std::vector<int64_t>(mesh->ranks()->begin(),
+                                           mesh->ranks()->end()))
        << "\n";
   }
   for (size_t pi = 0; pi < p.programs()->size(); ++pi) {
@@ -536,17 +535,17 @@ std::string LoadedPlan::dump() const {
        << mesh.name()->str() << ": " << prog.values()->size() << " values, "
        << prog.instructions()->size() << " instructions\n"
        << "  memory per device: arena " << prog.arena_bytes()
-       << " bytes, parameters and constants " << persistent
-       << " bytes, inputs " << inputs << " bytes, peak "
-       << prog.arena_bytes() + persistent + inputs << " bytes\n";
+       << " bytes, parameters and constants " << persistent << " bytes, inputs "
+       << inputs << " bytes, peak " << prog.arena_bytes() + persistent + inputs
+       << " bytes\n";
     auto bindings = [&](const char *kind,
                         const fb::Vector<fb::Offset<plan::Binding>> *list) {
       if (!list)
         return;
       for (const plan::Binding *b : *list) {
         const plan::Value &v = *prog.values()->Get(b->value());
-        os << "  " << kind << " \"" << b->name()->str() << "\" %"
-           << b->value() << " : " << typeText(v) << " of global "
+        os << "  " << kind << " \"" << b->name()->str() << "\" %" << b->value()
+           << " : " << typeText(v) << " of global "
            << formatShape(toVector(b->global_shape())) << " sharded "
            << shardingText(mesh, *b->sharding()) << "\n";
       }

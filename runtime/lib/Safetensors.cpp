@@ -10,6 +10,8 @@
 
 #include "partition/runtime/Safetensors.h"
 
+#include "FileIO.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -167,60 +169,6 @@ static size_t findInvalidUtf8(const std::string &text) {
     pos += length;
   }
   return std::string::npos;
-}
-
-static Status ioError(const std::string &path, const char *what) {
-  int err = errno;
-  if (err == ENOENT)
-    return PARTITION_ERROR(NotFound, path, ": ", what, ": ",
-                           std::strerror(err));
-  return PARTITION_ERROR(InvalidArgument, path, ": ", what, ": ",
-                         std::strerror(err));
-}
-
-/// Reads exactly `bytes` bytes at `offset`, retrying short reads.
-static Status preadFully(int fd, const std::string &path, uint64_t offset,
-                         void *dst, uint64_t bytes) {
-  auto *out = static_cast<char *>(dst);
-  while (bytes > 0) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(bytes, 1u << 30));
-    ssize_t got = ::pread(fd, out, chunk, static_cast<off_t>(offset));
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      return PARTITION_ERROR(Internal, path, ": read of ", chunk,
-                             " bytes at offset ", offset,
-                             " failed: ", std::strerror(errno));
-    }
-    if (got == 0)
-      return PARTITION_ERROR(OutOfRange, path, ": file ends at offset ", offset,
-                             " while ", bytes,
-                             " more bytes were expected (was it truncated "
-                             "after it was opened?)");
-    out += got;
-    offset += static_cast<uint64_t>(got);
-    bytes -= static_cast<uint64_t>(got);
-  }
-  return Status::ok();
-}
-
-/// Writes all of `bytes`, retrying short writes.
-static Status writeFully(int fd, const std::string &path, const void *src,
-                         uint64_t bytes) {
-  const auto *in = static_cast<const char *>(src);
-  while (bytes > 0) {
-    size_t chunk = static_cast<size_t>(std::min<uint64_t>(bytes, 1u << 30));
-    ssize_t put = ::write(fd, in, chunk);
-    if (put < 0) {
-      if (errno == EINTR)
-        continue;
-      return PARTITION_ERROR(Internal, path,
-                             ": write failed: ", std::strerror(errno));
-    }
-    in += put;
-    bytes -= static_cast<uint64_t>(put);
-  }
-  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
@@ -598,10 +546,10 @@ StatusOr<SafetensorsReader> SafetensorsReader::open(const std::string &path) {
   reader.path_ = path;
   reader.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (reader.fd_ < 0)
-    return ioError(path, "cannot open");
+    return detail::ioError(path, "cannot open");
   struct stat st;
   if (::fstat(reader.fd_, &st) != 0)
-    return ioError(path, "cannot stat");
+    return detail::ioError(path, "cannot stat");
   if (!S_ISREG(st.st_mode))
     return PARTITION_ERROR(InvalidArgument, path, ": not a regular file");
   uint64_t fileBytes = static_cast<uint64_t>(st.st_size);
@@ -609,12 +557,13 @@ StatusOr<SafetensorsReader> SafetensorsReader::open(const std::string &path) {
     return PARTITION_ERROR(InvalidArgument, path, ": file has ", fileBytes,
                            " bytes, fewer than the 8-byte header length");
   unsigned char lengthBytes[8];
-  PARTITION_RETURN_IF_ERROR(
-      preadFully(reader.fd_, path, 0, lengthBytes, sizeof(lengthBytes)));
+  PARTITION_RETURN_IF_ERROR(detail::preadFully(reader.fd_, path, 0, lengthBytes,
+                                               sizeof(lengthBytes)));
   PARTITION_ASSIGN_OR_RETURN(uint64_t n,
                              checkHeaderLength(path, lengthBytes, fileBytes));
   std::string header(n, '\0');
-  PARTITION_RETURN_IF_ERROR(preadFully(reader.fd_, path, 8, header.data(), n));
+  PARTITION_RETURN_IF_ERROR(
+      detail::preadFully(reader.fd_, path, 8, header.data(), n));
   reader.headerBytes_ = n;
   reader.dataStart_ = 8 + n;
   PARTITION_RETURN_IF_ERROR(reader.parseHeader(header, fileBytes - 8 - n));
@@ -861,7 +810,7 @@ Status SafetensorsReader::readAt(uint64_t offset, void *dst, uint64_t bytes,
     stats->bytesRead += static_cast<int64_t>(bytes);
   }
   if (fd_ >= 0)
-    return preadFully(fd_, path_, offset, dst, bytes);
+    return detail::preadFully(fd_, path_, offset, dst, bytes);
   if (offset > memory_.size() || bytes > memory_.size() - offset)
     return PARTITION_ERROR(Internal, path_, ": read of ", bytes,
                            " bytes at offset ", offset, " is outside the ",
@@ -1191,16 +1140,16 @@ std::string SafetensorsWriter::headerBytes() const {
 Status SafetensorsWriter::write(const std::string &path) const {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    return ioError(path, "cannot create");
+    return detail::ioError(path, "cannot create");
   std::string header = headerBytes();
-  Status status = writeFully(fd, path, header.data(), header.size());
+  Status status = detail::writeFully(fd, path, header.data(), header.size());
   for (const Pending *tensor : ordered()) {
     if (!status.isOk())
       break;
-    status = writeFully(fd, path, tensor->data, tensor->numBytes);
+    status = detail::writeFully(fd, path, tensor->data, tensor->numBytes);
   }
   if (::close(fd) != 0 && status.isOk())
-    status = ioError(path, "cannot close");
+    status = detail::ioError(path, "cannot close");
   if (!status.isOk())
     ::unlink(path.c_str());
   return status;

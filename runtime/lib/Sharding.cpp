@@ -20,8 +20,9 @@ std::vector<int64_t> partition::runtime::meshCoordinates(const plan::Mesh &mesh,
   return coordinates;
 }
 
-int64_t partition::runtime::meshDevice(const plan::Mesh &mesh,
-                                       const std::vector<int64_t> &coordinates) {
+int64_t
+partition::runtime::meshDevice(const plan::Mesh &mesh,
+                               const std::vector<int64_t> &coordinates) {
   int64_t device = 0;
   for (size_t i = 0; i < coordinates.size(); ++i)
     device = device * mesh.axis_sizes()->Get(i) + coordinates[i];

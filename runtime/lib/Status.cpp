@@ -32,8 +32,7 @@ const char *partition::runtime::statusCodeName(StatusCode code) {
   return "unknown";
 }
 
-Status::Status(StatusCode code, std::string message, const char *file,
-               int line)
+Status::Status(StatusCode code, std::string message, const char *file, int line)
     : code_(code), message_(std::move(message)) {
   if (file && code != StatusCode::Ok) {
     // The file name alone: enough to find the line, and the same on every

@@ -184,11 +184,10 @@ public:
     }
     PARTITION_ASSIGN_OR_RETURN(SafetensorsTensorInfo info, reader_.info(name));
     if (info.dtype != dtype || info.shape != globalShape)
-      return PARTITION_ERROR(InvalidArgument, reader_.path(), ": parameter \"",
-                             name, "\" is ", dtypeName(info.dtype),
-                             formatShape(info.shape), " in the file but ",
-                             dtypeName(dtype), formatShape(globalShape),
-                             " in the plan");
+      return PARTITION_ERROR(
+          InvalidArgument, reader_.path(), ": parameter \"", name, "\" is ",
+          dtypeName(info.dtype), formatShape(info.shape), " in the file but ",
+          dtypeName(dtype), formatShape(globalShape), " in the plan");
     int64_t bytes = dtypeSize(dtype);
     for (int64_t d : localShape)
       bytes *= d;
@@ -198,6 +197,17 @@ public:
 private:
   SafetensorsReader reader_;
 };
+
+/// Reads every --input file (the whole values; each rank takes its block).
+StatusOr<std::map<std::string, HostTensor>> readInputs(const Options &o) {
+  std::map<std::string, HostTensor> inputs;
+  for (const auto &[name, path] : o.inputs) {
+    PARTITION_ASSIGN_OR_RETURN(NpyArray a, readNpy(path));
+    inputs[name] = HostTensor{a.dtype, a.shape,
+                              std::vector<char>(a.data.begin(), a.data.end())};
+  }
+  return inputs;
+}
 
 /// What one rank hands back.
 struct RankResult {
@@ -240,8 +250,8 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   } else {
     GlooOptions gloo;
     gloo.timeout = std::chrono::seconds(o.timeoutSeconds);
-    comms = std::make_unique<GlooCommunicatorFactory>(rank, worldSize, store,
-                                                      gloo);
+    comms =
+        std::make_unique<GlooCommunicatorFactory>(rank, worldSize, store, gloo);
   }
   StatusOr<std::unique_ptr<Executor>> executor =
       Executor::create(plan, rank, **device, *comms, !o.trace.empty());
@@ -408,11 +418,10 @@ void writeTrace(const std::string &path, const std::vector<RankResult> &rs) {
       origin = std::min(origin, e.startUs);
   for (size_t rank = 0; rank < rs.size(); ++rank)
     for (const TraceEvent &e : rs[rank].trace) {
-      out << (first ? "" : ",") << "\n{\"name\":\"" << e.name
-          << "\",\"cat\":\"" << e.category << "\",\"ph\":\"X\",\"ts\":"
-          << e.startUs - origin << ",\"dur\":" << e.durationUs
-          << ",\"pid\":" << rank << ",\"tid\":"
-          << (e.category == "kernel" ? 0 : 1) << "}";
+      out << (first ? "" : ",") << "\n{\"name\":\"" << e.name << "\",\"cat\":\""
+          << e.category << "\",\"ph\":\"X\",\"ts\":" << e.startUs - origin
+          << ",\"dur\":" << e.durationUs << ",\"pid\":" << rank
+          << ",\"tid\":" << (e.category == "kernel" ? 0 : 1) << "}";
       first = false;
     }
   for (size_t rank = 0; rank < rs.size(); ++rank)
@@ -454,8 +463,8 @@ int finish(const Options &o, const LoadedPlan &plan,
                   formatShape(whole->shape).c_str());
       if (!o.outputDir.empty()) {
         std::string path = o.outputDir + "/" + name + ".npy";
-        Status s = writeNpy(path, whole->dtype, whole->shape,
-                            whole->data.data());
+        Status s =
+            writeNpy(path, whole->dtype, whole->shape, whole->data.data());
         if (!s.isOk()) {
           std::cerr << "partition-run: " << s.toString() << "\n";
           return 1;
@@ -523,18 +532,17 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   }
   std::vector<RankResult> results(worldSize);
   for (int r = 0; r < worldSize; ++r) {
-    StatusOr<std::vector<char>> bytes = shared->get(
-        "result/" + std::to_string(r),
-        std::chrono::seconds(o.timeoutSeconds + 30));
+    StatusOr<std::vector<char>> bytes =
+        shared->get("result/" + std::to_string(r),
+                    std::chrono::seconds(o.timeoutSeconds + 30));
     if (!bytes.isOk()) {
       results[r].status = bytes.status();
     } else if (bytes->empty() || (*bytes)[0] != '+') {
-      std::string text(bytes->begin() + (bytes->empty() ? 0 : 1),
-                       bytes->end());
+      std::string text(bytes->begin() + (bytes->empty() ? 0 : 1), bytes->end());
       results[r].status = PARTITION_ERROR(Aborted, text);
     } else {
-      results[r] = unpackResult(
-          std::vector<char>(bytes->begin() + 1, bytes->end()));
+      results[r] =
+          unpackResult(std::vector<char>(bytes->begin() + 1, bytes->end()));
     }
   }
   int code = finish(o, plan, results);
@@ -587,9 +595,10 @@ int main(int argc, char **argv) {
   if (rankEnv && worldEnv) {
     int rank = std::atoi(rankEnv), world = std::atoi(worldEnv);
     if (world != worldSize || rank < 0 || rank >= world) {
-      std::cerr << "partition-run: RANK=" << rankEnv << " WORLD_SIZE="
-                << worldEnv << " do not fit the plan, which needs "
-                << worldSize << " ranks\n";
+      std::cerr << "partition-run: RANK=" << rankEnv
+                << " WORLD_SIZE=" << worldEnv
+                << " do not fit the plan, which needs " << worldSize
+                << " ranks\n";
       return 1;
     }
     const char *addr = std::getenv("MASTER_ADDR");
@@ -599,18 +608,12 @@ int main(int argc, char **argv) {
                    "MASTER_PORT must be too\n";
       return 1;
     }
-    std::map<std::string, HostTensor> inputs;
-    for (const auto &[name, path] : o.inputs) {
-      StatusOr<NpyArray> a = readNpy(path);
-      if (!a.isOk()) {
-        std::cerr << "partition-run: " << a.status().toString() << "\n";
-        return 1;
-      }
-      inputs[name] = HostTensor{a->dtype, a->shape,
-                                std::vector<char>(a->data.begin(),
-                                                  a->data.end())};
+    StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
+    if (!inputs.isOk()) {
+      std::cerr << "partition-run: " << inputs.status().toString() << "\n";
+      return 1;
     }
-    return runAsProcess(o, *plan, inputs, rank, world, addr, std::atoi(port));
+    return runAsProcess(o, *plan, *inputs, rank, world, addr, std::atoi(port));
   }
 
   if (o.ranks && o.ranks != worldSize) {
@@ -658,22 +661,17 @@ int main(int argc, char **argv) {
   }
 
   // Ranks as threads of this process.
-  std::map<std::string, HostTensor> inputs;
-  for (const auto &[name, path] : o.inputs) {
-    StatusOr<NpyArray> a = readNpy(path);
-    if (!a.isOk()) {
-      std::cerr << "partition-run: " << a.status().toString() << "\n";
-      return 1;
-    }
-    inputs[name] = HostTensor{
-        a->dtype, a->shape, std::vector<char>(a->data.begin(), a->data.end())};
+  StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
+  if (!inputs.isOk()) {
+    std::cerr << "partition-run: " << inputs.status().toString() << "\n";
+    return 1;
   }
   auto store = std::make_shared<InProcessStore>();
   std::vector<RankResult> results(worldSize);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < worldSize; ++rank)
     threads.emplace_back([&, rank] {
-      results[rank] = runRank(o, *plan, inputs, rank, worldSize, store);
+      results[rank] = runRank(o, *plan, *inputs, rank, worldSize, store);
     });
   for (std::thread &t : threads)
     t.join();

@@ -107,22 +107,22 @@ TensorRef t(std::vector<int64_t> shape, DType dtype = DType::F32) {
 }
 
 TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
-  EXPECT_TRUE(checkKernelShapes(OpKind::Add, {}, {t({4, 8}), t({8})},
-                                {t({4, 8})})
-                  .isOk());
+  EXPECT_TRUE(
+      checkKernelShapes(OpKind::Add, {}, {t({4, 8}), t({8})}, {t({4, 8})})
+          .isOk());
   EXPECT_TRUE(checkKernelShapes(OpKind::Matmul, {{0, 1}, {}},
                                 {t({2, 3, 8}), t({5, 8})}, {t({2, 3, 5})})
                   .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::Attention, {{1}, {0.5f}},
-                                {t({2, 4, 6, 8}), t({2, 2, 6, 8}),
-                                 t({2, 2, 6, 3})},
-                                {t({2, 4, 6, 3})})
-                  .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::ReduceSum, {{1}, {}}, {t({4, 8})},
-                                {t({4, 1})})
-                  .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::Slice, {{0, 1, 1, 2}, {}},
-                                {t({4, 8})}, {t({4, 4})})
+  EXPECT_TRUE(
+      checkKernelShapes(OpKind::Attention, {{1}, {0.5f}},
+                        {t({2, 4, 6, 8}), t({2, 2, 6, 8}), t({2, 2, 6, 3})},
+                        {t({2, 4, 6, 3})})
+          .isOk());
+  EXPECT_TRUE(
+      checkKernelShapes(OpKind::ReduceSum, {{1}, {}}, {t({4, 8})}, {t({4, 1})})
+          .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Slice, {{0, 1, 1, 2}, {}}, {t({4, 8})},
+                                {t({4, 4})})
                   .isOk());
 }
 
@@ -176,21 +176,21 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
 
   auto value = [&](std::vector<int64_t> shape, plan::Storage storage,
                    uint64_t offset, uint32_t index) {
-    return plan::CreateValueDirect(b, plan::DType::F32, &shape, storage,
-                                   offset, index);
+    return plan::CreateValueDirect(b, plan::DType::F32, &shape, storage, offset,
+                                   index);
   };
   std::vector<fb::Offset<plan::Value>> values = {
-      value({4, 8}, plan::Storage::Input, 0, 0),                       // 0 x
+      value({4, 8}, plan::Storage::Input, 0, 0), // 0 x
       value({8, 6}, plan::Storage::Persistent, 0,
-            what == Break::ValueIndex ? 7 : 0),                         // 1 w
-      value({6}, plan::Storage::Persistent, 0, 1),                     // 2 b
+            what == Break::ValueIndex ? 7 : 0),    // 1 w
+      value({6}, plan::Storage::Persistent, 0, 1), // 2 b
       value({4, 6}, plan::Storage::Arena,
-            what == Break::ArenaOverflow ? 200 : 0, 0),                // 3
-      value({4, 6}, plan::Storage::Arena, 128, 0),                     // 4
-      value({4, 6}, plan::Storage::Arena, 0, 0),                       // 5
+            what == Break::ArenaOverflow ? 200 : 0, 0), // 3
+      value({4, 6}, plan::Storage::Arena, 128, 0),      // 4
+      value({4, 6}, plan::Storage::Arena, 0, 0),        // 5
       value({24}, plan::Storage::Alias, 0,
-            what == Break::AliasForward ? 7 : 5),                       // 6
-      value({24}, plan::Storage::Arena, 128, 0),                       // 7
+            what == Break::AliasForward ? 7 : 5), // 6
+      value({24}, plan::Storage::Arena, 128, 0),  // 7
   };
   auto sharding = [&](std::vector<std::vector<uint32_t>> dims) {
     std::vector<fb::Offset<plan::DimSharding>> d;
@@ -233,8 +233,7 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
              {0, what == Break::OperandIndex ? 99u : 1u},
              {what == Break::KernelShape ? 7u : 3u}),
       plan::CreateInstructionDirect(b, plan::Inst::CollectiveInst,
-                                    allReduce.Union(), &arOperands,
-                                    &arResults),
+                                    allReduce.Union(), &arOperands, &arResults),
       kernel(plan::OpKind::Add, {}, {4, 2}, {5}),
   };
   std::vector<fb::Offset<plan::Program>> programs = {plan::CreateProgramDirect(
@@ -343,13 +342,13 @@ TEST(Plan, RejectsPaddedFiles) {
 }
 
 TEST(Plan, RejectsOtherFiles) {
-  EXPECT_NE(LoadedPlan::fromBytes({'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o',
-                                   'r', 'l', 'd', '!'},
-                                  "a.txt")
-                .status()
-                .message()
-                .find("not a partition plan"),
-            std::string::npos);
+  EXPECT_NE(
+      LoadedPlan::fromBytes(
+          {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!'}, "a.txt")
+          .status()
+          .message()
+          .find("not a partition plan"),
+      std::string::npos);
   EXPECT_EQ(LoadedPlan::fromFile("/nonexistent/p.plan").status().code(),
             StatusCode::NotFound);
 }

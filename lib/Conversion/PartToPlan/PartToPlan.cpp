@@ -86,12 +86,11 @@ private:
                                                       ShardingAttr sharding);
   FailureOr<fb::Offset<plan::Binding>>
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
-              ShardingAttr sharding,
-              fb::Offset<fb::Vector<uint8_t>> data = 0);
+              ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0);
   FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
   void planArena(ProgramMemory &memory);
-  fb::Offset<plan::Instruction>
-  instruction(Operation *op, plan::Inst type, fb::Offset<void> inst);
+  fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
+                                            fb::Offset<void> inst);
 
   fb::FlatBufferBuilder &builder;
   func::FuncOp function;
@@ -112,10 +111,10 @@ LogicalResult ProgramLowering::numberValues() {
   auto add = [&](Value value, Operation *at) -> LogicalResult {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type || !type.hasStaticShape() || !getDType(type.getElementType()))
-      return at->emitError() << "the runtime cannot hold a value of type "
-                             << value.getType()
-                             << " (static tensors of f32, f16, bf16, i32 or "
-                                "i64 only)";
+      return at->emitError()
+             << "the runtime cannot hold a value of type " << value.getType()
+             << " (static tensors of f32, f16, bf16, i32 or "
+                "i64 only)";
     valueIds[value] = values.size();
     ValueInfo info;
     info.type = type;
@@ -141,9 +140,9 @@ ProgramLowering::lowerSharding(Operation *at, ShardingAttr sharding) {
   std::vector<uint32_t> unreduced;
   if (sharding) {
     if (sharding.getMesh().getAttr() != mesh.getSymNameAttr())
-      return at->emitError() << "sharding names mesh " << sharding.getMesh()
-                             << " but the program runs on @"
-                             << mesh.getSymName();
+      return at->emitError()
+             << "sharding names mesh " << sharding.getMesh()
+             << " but the program runs on @" << mesh.getSymName();
     for (int64_t d = 0; d < sharding.getRank(); ++d) {
       std::vector<uint32_t> axes;
       for (StringAttr axis : sharding.getDimAxes(d))
@@ -164,9 +163,9 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
   std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
   if (sharding) {
     if (sharding.getRank() != type.getRank())
-      return at->emitError() << "sharding of " << name << " has rank "
-                             << sharding.getRank() << " but the value has rank "
-                             << type.getRank();
+      return at->emitError()
+             << "sharding of " << name << " has rank " << sharding.getRank()
+             << " but the value has rank " << type.getRank();
     SmallVector<int64_t> g =
         sharding.getGlobalShape(type.getShape(), mesh.getMesh());
     global.assign(g.begin(), g.end());
@@ -235,8 +234,9 @@ ProgramLowering::instruction(Operation *op, plan::Inst type,
 
 /// Kernel opcode and attributes of a model op, or nullopt for ops that are
 /// not kernels.
-static std::optional<plan::OpKind>
-kernelOf(Operation *op, std::vector<int64_t> &ints, std::vector<float> &floats) {
+static std::optional<plan::OpKind> kernelOf(Operation *op,
+                                            std::vector<int64_t> &ints,
+                                            std::vector<float> &floats) {
   using K = plan::OpKind;
   return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
       .Case([](AddOp) { return K::Add; })
@@ -284,9 +284,11 @@ kernelOf(Operation *op, std::vector<int64_t> &ints, std::vector<float> &floats) 
       .Case([](RotaryEmbeddingOp) { return K::RotaryEmbedding; })
       .Case([&](AttentionOp a) {
         ints = {a.getCausal()};
-        int64_t d = cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
-        floats = {a.getScale() ? a.getScale()->convertToFloat()
-                               : static_cast<float>(1.0 / std::sqrt(double(d)))};
+        int64_t d =
+            cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
+        floats = {a.getScale()
+                      ? a.getScale()->convertToFloat()
+                      : static_cast<float>(1.0 / std::sqrt(double(d)))};
         return K::Attention;
       })
       .Case([&](SoftmaxCrossEntropyOp c) {
@@ -371,10 +373,9 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
     info.storage = plan::Storage::Persistent;
     info.index = params.size();
     auto data = builder.CreateVector(bytes);
-    FailureOr<fb::Offset<plan::Binding>> binding =
-        makeBinding(op, ("constant" + Twine(params.size())).str(),
-                    plan::Role::Constant, constant.getResult(), ShardingAttr(),
-                    data);
+    FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
+        op, ("constant" + Twine(params.size())).str(), plan::Role::Constant,
+        constant.getResult(), ShardingAttr(), data);
     if (failed(binding))
       return failure();
     params.push_back(*binding);
@@ -406,15 +407,16 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
   };
   auto checkMesh = [&](FlatSymbolRefAttr name) -> LogicalResult {
     if (name.getAttr() != mesh.getSymNameAttr())
-      return op->emitOpError() << "runs on " << name << " but its program is "
-                               << "the per-device program of @"
-                               << mesh.getSymName();
+      return op->emitOpError()
+             << "runs on " << name << " but its program is "
+             << "the per-device program of @" << mesh.getSymName();
     return success();
   };
   if (auto ar = dyn_cast<AllReduceOp>(op))
-    return failure(failed(checkMesh(ar.getMeshAttr())) ||
-                   failed(collective(plan::CollectiveKind::AllReduce,
-                                     ar.getAxes(), reduceOf(ar.getKind()), {})));
+    return failure(
+        failed(checkMesh(ar.getMeshAttr())) ||
+        failed(collective(plan::CollectiveKind::AllReduce, ar.getAxes(),
+                          reduceOf(ar.getKind()), {})));
   if (auto ag = dyn_cast<AllGatherOp>(op))
     return failure(failed(checkMesh(ag.getMeshAttr())) ||
                    failed(collective(plan::CollectiveKind::AllGather,
@@ -426,17 +428,18 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
                                      rs.getAxes(), reduceOf(rs.getKind()),
                                      {static_cast<int64_t>(rs.getDim())})));
   if (auto a2a = dyn_cast<AllToAllOp>(op))
-    return failure(failed(checkMesh(a2a.getMeshAttr())) ||
-                   failed(collective(plan::CollectiveKind::AllToAll,
-                                     a2a.getAxes(), plan::ReduceOp::Sum,
-                                     {static_cast<int64_t>(a2a.getSplitDim()),
-                                      static_cast<int64_t>(a2a.getConcatDim())})));
+    return failure(
+        failed(checkMesh(a2a.getMeshAttr())) ||
+        failed(collective(plan::CollectiveKind::AllToAll, a2a.getAxes(),
+                          plan::ReduceOp::Sum,
+                          {static_cast<int64_t>(a2a.getSplitDim()),
+                           static_cast<int64_t>(a2a.getConcatDim())})));
   if (auto cp = dyn_cast<CollectivePermuteOp>(op)) {
     ArrayRef<int64_t> pairs = cp.getPairs();
-    return failure(failed(checkMesh(cp.getMeshAttr())) ||
-                   failed(collective(plan::CollectiveKind::Permute,
-                                     cp.getAxes(), plan::ReduceOp::Sum,
-                                     {pairs.begin(), pairs.end()})));
+    return failure(
+        failed(checkMesh(cp.getMeshAttr())) ||
+        failed(collective(plan::CollectiveKind::Permute, cp.getAxes(),
+                          plan::ReduceOp::Sum, {pairs.begin(), pairs.end()})));
   }
   if (isa<SendOp, RecvOp>(op)) {
     FlatSymbolRefAttr peer = isa<SendOp>(op) ? cast<SendOp>(op).getToAttr()
@@ -445,8 +448,8 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
                                       : cast<RecvOp>(op).getChannel();
     auto it = programOfMesh.find(peer.getAttr());
     if (it == programOfMesh.end())
-      return op->emitOpError() << "names " << peer
-                               << ", but no part.spmd function runs on it";
+      return op->emitOpError()
+             << "names " << peer << ", but no part.spmd function runs on it";
     if (isa<SendOp>(op))
       instructions.push_back(instruction(
           op, plan::Inst::SendInst,
@@ -515,9 +518,9 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
     for (uint32_t other : placed) {
       const ValueInfo &o = values[other];
       if (o.def <= v.lastUse && v.def <= o.lastUse)
-        busy.push_back({o.offset, o.offset + alignTo(std::max<uint64_t>(
-                                                         o.bytes(), 1),
-                                                     kArenaAlignment)});
+        busy.push_back(
+            {o.offset, o.offset + alignTo(std::max<uint64_t>(o.bytes(), 1),
+                                          kArenaAlignment)});
     }
     std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
@@ -546,8 +549,8 @@ ProgramLowering::lower(ProgramMemory &memory) {
   for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
     auto role = function.getArgAttrOfType<ArgRoleAttr>(
         index, PartDialect::getRoleAttrName());
-    auto name =
-        function.getArgAttrOfType<StringAttr>(index, PartDialect::getNameAttrName());
+    auto name = function.getArgAttrOfType<StringAttr>(
+        index, PartDialect::getNameAttrName());
     auto sharding = function.getArgAttrOfType<ShardingAttr>(
         index, PartDialect::getShardingAttrName());
     std::string argName =
@@ -558,11 +561,10 @@ ProgramLowering::lower(ProgramMemory &memory) {
         isParameter ? plan::Storage::Persistent : plan::Storage::Input;
     info.index = isParameter ? params.size() : inputs.size();
     plan::Role planRole =
-        !role ? plan::Role::Input
-              : role.getValue() == ArgRole::Parameter
-                    ? plan::Role::Parameter
-                    : role.getValue() == ArgRole::Label ? plan::Role::Label
-                                                        : plan::Role::Input;
+        !role                                   ? plan::Role::Input
+        : role.getValue() == ArgRole::Parameter ? plan::Role::Parameter
+        : role.getValue() == ArgRole::Label     ? plan::Role::Label
+                                                : plan::Role::Input;
     FailureOr<fb::Offset<plan::Binding>> binding =
         makeBinding(function, argName, planRole, arg, sharding);
     if (failed(binding))
@@ -626,9 +628,8 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     if (!spmd || function.isDeclaration())
       continue;
     if (!programOfMesh.try_emplace(spmd.getAttr(), functions.size()).second)
-      return function.emitError()
-             << "a second per-device program for " << spmd
-             << "; each mesh runs one program";
+      return function.emitError() << "a second per-device program for " << spmd
+                                  << "; each mesh runs one program";
     functions.push_back(function);
   }
   if (functions.empty())
@@ -649,13 +650,12 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
       return failure();
     programs.push_back(*program);
     // The compiler's account of each device's memory, next to the function.
-    emitRemark(function.getLoc()) << "per-device memory of @" << figure.name
-                          << ": arena " << figure.arenaBytes << " bytes ("
-                          << figure.unplannedBytes
-                          << " without reuse), parameters and constants "
-                          << figure.persistentBytes << " bytes, inputs "
-                          << figure.inputBytes << " bytes, peak "
-                          << figure.peakBytes() << " bytes";
+    emitRemark(function.getLoc())
+        << "per-device memory of @" << figure.name << ": arena "
+        << figure.arenaBytes << " bytes (" << figure.unplannedBytes
+        << " without reuse), parameters and constants "
+        << figure.persistentBytes << " bytes, inputs " << figure.inputBytes
+        << " bytes, peak " << figure.peakBytes() << " bytes";
     figures.push_back(figure);
   }
 
@@ -664,9 +664,9 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
   std::vector<fb::Offset<plan::ScheduleStep>> schedule;
   for (unsigned i = 0; i < programs.size(); ++i)
     schedule.push_back(plan::CreateScheduleStep(builder, i, 0));
-  auto root = plan::CreatePlanDirect(builder, kPlanFormatVersion,
-                                     "partition-translate", &meshes, &programs,
-                                     &schedule);
+  auto root =
+      plan::CreatePlanDirect(builder, kPlanFormatVersion, "partition-translate",
+                             &meshes, &programs, &schedule);
   // Size-prefixed: the runtime detects any truncation, even in padding.
   builder.FinishSizePrefixed(root, plan::PlanIdentifier());
   bytes.assign(builder.GetBufferPointer(),
@@ -678,8 +678,7 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
 
 void partition::registerPartToPlanTranslation() {
   static TranslateFromMLIRRegistration registration(
-      "part-to-plan",
-      "lower part.spmd functions to a partition execution plan",
+      "part-to-plan", "lower part.spmd functions to a partition execution plan",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)

@@ -70,9 +70,10 @@ public:
 class Store {
 public:
   virtual ~Store() = default;
-  virtual Status set(const std::string &key, const std::vector<char> &value) = 0;
-  virtual StatusOr<std::vector<char>> get(const std::string &key,
-                                          std::chrono::milliseconds timeout) = 0;
+  virtual Status set(const std::string &key,
+                     const std::vector<char> &value) = 0;
+  virtual StatusOr<std::vector<char>>
+  get(const std::string &key, std::chrono::milliseconds timeout) = 0;
 };
 
 /// Makes communicators for this process's rank of the world.

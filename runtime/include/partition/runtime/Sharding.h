@@ -1,4 +1,5 @@
-//===- Sharding.h - where a rank's shard sits in a global tensor -*- C++ -*-===//
+//===- Sharding.h - where a rank's shard sits in a global tensor -*- C++
+//-*-===//
 //
 // The runtime's view of a plan sharding: mesh coordinates of a device, the
 // offsets of its block in the global tensor, and copying blocks between a

@@ -1,0 +1,33 @@
+//===- FileIO.h - file reads and writes shared by the file formats -*- C++
+//-*-===//
+//
+// Private to the runtime library: POSIX reads and writes that retry short
+// transfers and turn errno into a Status naming the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_RUNTIME_LIB_FILEIO_H
+#define PARTITION_RUNTIME_LIB_FILEIO_H
+
+#include "partition/runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace partition::runtime::detail {
+
+/// The Status for a failed `what` ("cannot open", ...) on `path`, from errno:
+/// NotFound for a missing file, InvalidArgument otherwise.
+Status ioError(const std::string &path, const char *what);
+
+/// Reads exactly `bytes` bytes at `offset` of `fd`, retrying short reads.
+Status preadFully(int fd, const std::string &path, uint64_t offset, void *dst,
+                  uint64_t bytes);
+
+/// Writes all of `bytes` to `fd`, retrying short writes.
+Status writeFully(int fd, const std::string &path, const void *src,
+                  uint64_t bytes);
+
+} // namespace partition::runtime::detail
+
+#endif // PARTITION_RUNTIME_LIB_FILEIO_H
