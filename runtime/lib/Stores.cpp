@@ -273,6 +273,21 @@ int connectOnce(const std::string &host, int port, Clock::time_point deadline,
       ::close(fd);
       continue;
     }
+    // With nothing listening on a port in the ephemeral range, Linux can
+    // complete a connect from that same port to itself (a TCP simultaneous
+    // open): that is no server, so count it as refused.
+    sockaddr_storage self{}, peer{};
+    socklen_t selfLen = sizeof(self), peerLen = sizeof(peer);
+    if (::getsockname(fd, reinterpret_cast<sockaddr *>(&self), &selfLen) ==
+            0 &&
+        ::getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &peerLen) ==
+            0 &&
+        selfLen == peerLen && std::memcmp(&self, &peer, selfLen) == 0) {
+      error = "connection refused (the socket connected to itself: nothing "
+              "listens on the port)";
+      ::close(fd);
+      continue;
+    }
     setNoDelay(fd);
     connected = fd;
   }

@@ -17,6 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -577,8 +581,31 @@ int freePort() {
   return server ? server->port() : 0;
 }
 
+/// A loopback port bound by a socket that never listens: connecting to it is
+/// refused, and while the socket is open no other test (in this process or a
+/// parallel shard) can take the port.
+struct RefusingPort {
+  RefusingPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&addr), len) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+      port = ntohs(addr.sin_port);
+  }
+  ~RefusingPort() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  int fd = -1;
+  int port = 0;
+};
+
 TEST(TcpStore, RefusedConnectionIsUnavailableAfterBoundedRetries) {
-  int port = freePort();
+  RefusingPort refusing;
+  int port = refusing.port;
   ASSERT_GT(port, 0);
   TcpStoreOptions options;
   options.connectTimeout = 300ms;
