@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <unistd.h>
 
 using namespace partition::runtime;
@@ -59,4 +60,20 @@ Status detail::writeFully(int fd, const std::string &path, const void *src,
     bytes -= static_cast<uint64_t>(put);
   }
   return Status::ok();
+}
+
+std::optional<int64_t>
+detail::checkedByteSize(const std::vector<int64_t> &shape,
+                        int64_t elementBytes) {
+  int64_t product = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return std::nullopt;
+    if (dim != 0 && product > std::numeric_limits<int64_t>::max() / dim)
+      return std::nullopt;
+    product *= dim;
+  }
+  if (product > std::numeric_limits<int64_t>::max() / elementBytes)
+    return std::nullopt;
+  return product * elementBytes;
 }

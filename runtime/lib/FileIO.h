@@ -12,7 +12,9 @@
 #include "partition/runtime/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace partition::runtime::detail {
 
@@ -23,6 +25,12 @@ Status ioError(const std::string &path, const char *what);
 /// Reads exactly `bytes` bytes at `offset` of `fd`, retrying short reads.
 Status preadFully(int fd, const std::string &path, uint64_t offset, void *dst,
                   uint64_t bytes);
+
+/// product(shape) * elementBytes multiplied left to right (as the reference
+/// safetensors implementation does); nullopt on a negative dimension or an
+/// int64 overflow, even one that a later zero dimension would cancel.
+std::optional<int64_t> checkedByteSize(const std::vector<int64_t> &shape,
+                                       int64_t elementBytes);
 
 /// Writes all of `bytes` to `fd`, retrying short writes.
 Status writeFully(int fd, const std::string &path, const void *src,

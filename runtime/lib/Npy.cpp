@@ -79,23 +79,6 @@ static std::string printable(const std::string &text) {
   return out;
 }
 
-/// product(shape) * elementBytes, or nullopt on a negative dimension or
-/// overflow of int64 (multiplying left to right).
-static std::optional<int64_t> checkedByteSize(const std::vector<int64_t> &shape,
-                                              int64_t elementBytes) {
-  int64_t product = 1;
-  for (int64_t dim : shape) {
-    if (dim < 0)
-      return std::nullopt;
-    if (dim != 0 && product > std::numeric_limits<int64_t>::max() / dim)
-      return std::nullopt;
-    product *= dim;
-  }
-  if (product > std::numeric_limits<int64_t>::max() / elementBytes)
-    return std::nullopt;
-  return product * elementBytes;
-}
-
 //===----------------------------------------------------------------------===//
 // Header parser
 //===----------------------------------------------------------------------===//
@@ -357,7 +340,8 @@ StatusOr<NpyInfo> partition::runtime::parseNpyHeader(const std::string &bytes,
     return PARTITION_ERROR(InvalidArgument, path,
                            ": array is in Fortran order; only C order is "
                            "supported (save np.ascontiguousarray(arr))");
-  std::optional<int64_t> numBytes = checkedByteSize(*shape, dtypeSize(dtype));
+  std::optional<int64_t> numBytes =
+      detail::checkedByteSize(*shape, dtypeSize(dtype));
   if (!numBytes)
     return PARTITION_ERROR(InvalidArgument, path, ": shape ",
                            formatList(*shape), " of ", dtypeName(dtype),
@@ -508,7 +492,8 @@ npyHeader(DType dtype, const std::vector<int64_t> &shape, int64_t &numBytes) {
   if (shape.size() > kMaxRank)
     return PARTITION_ERROR(InvalidArgument, "shape ", formatList(shape),
                            " has more than ", kMaxRank, " dimensions");
-  std::optional<int64_t> bytes = checkedByteSize(shape, dtypeSize(dtype));
+  std::optional<int64_t> bytes =
+      detail::checkedByteSize(shape, dtypeSize(dtype));
   if (!bytes)
     return PARTITION_ERROR(InvalidArgument, "invalid shape ",
                            formatList(shape));

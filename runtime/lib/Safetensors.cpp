@@ -114,24 +114,6 @@ static std::string quoted(const std::string &name) {
   return text + "\"";
 }
 
-/// Product of `shape` times `elementBytes`, multiplied left to right as the
-/// reference implementation does; nullopt on overflow of int64 (even when a
-/// later dimension is 0) or on a negative dimension.
-static std::optional<int64_t> checkedByteSize(const std::vector<int64_t> &shape,
-                                              int64_t elementBytes) {
-  int64_t product = 1;
-  for (int64_t dim : shape) {
-    if (dim < 0)
-      return std::nullopt;
-    if (dim != 0 && product > std::numeric_limits<int64_t>::max() / dim)
-      return std::nullopt;
-    product *= dim;
-  }
-  if (product > std::numeric_limits<int64_t>::max() / elementBytes)
-    return std::nullopt;
-  return product * elementBytes;
-}
-
 /// Length of the well-formed UTF-8 sequence at `text[pos]`, or 0 when it is
 /// malformed (overlong forms, surrogates and code points above U+10FFFF
 /// included).
@@ -707,7 +689,7 @@ Status SafetensorsReader::parseHeader(const std::string &header,
     std::string typeName =
         entry.dtype ? dtypeName(*entry.dtype) : std::string(entry.dtypeName);
     std::optional<int64_t> bytes =
-        checkedByteSize(entry.shape, entry.elementBytes);
+        detail::checkedByteSize(entry.shape, entry.elementBytes);
     if (!bytes)
       return PARTITION_ERROR(InvalidArgument, path, ": ", tensor, " has shape ",
                              formatList(entry.shape), " of ", typeName,
@@ -969,7 +951,7 @@ Status SafetensorsReader::readSlice(const std::string &name,
                            " is of ", dtypeName(*entry->dtype),
                            " but the destination is of ", dtypeName(dst.dtype));
   std::optional<int64_t> bytes =
-      checkedByteSize(dst.shape, entry->elementBytes);
+      detail::checkedByteSize(dst.shape, entry->elementBytes);
   if (!bytes)
     return PARTITION_ERROR(InvalidArgument, path_, ": destination shape ",
                            formatList(dst.shape), " is invalid");
@@ -997,7 +979,8 @@ Status SafetensorsWriter::add(const std::string &name, DType dtype,
     return PARTITION_ERROR(InvalidArgument, "tensor ", quoted(name),
                            " has rank ", shape.size(), ", more than ",
                            kMaxFileTensorRank);
-  std::optional<int64_t> bytes = checkedByteSize(shape, dtypeSize(dtype));
+  std::optional<int64_t> bytes =
+      detail::checkedByteSize(shape, dtypeSize(dtype));
   if (!bytes)
     return PARTITION_ERROR(InvalidArgument, "tensor ", quoted(name),
                            " has invalid shape ", formatList(shape));
