@@ -7,6 +7,8 @@
 // RUN: partition-opt %t.custom | diff %t.custom -
 // RUN: partition-opt %s --mlir-print-op-generic | partition-opt | diff %t.custom -
 // Without its annotations it is the single-device reference program:
+// Every op has a sharding rule that fits its types:
+// RUN: partition-opt %s --part-print-sharding-rules -o /dev/null 2>/dev/null
 // RUN: partition-opt %s --part-strip-sharding | FileCheck %s --check-prefix=STRIPPED
 // STRIPPED-NOT: part.sharding
 // RUN: FileCheck %s < %t.custom

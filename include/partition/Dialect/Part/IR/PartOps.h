@@ -9,6 +9,7 @@
 
 #include "partition/Dialect/Part/IR/PartAttrs.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
+#include "partition/Dialect/Part/IR/ShardingRule.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,6 +18,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "partition/Dialect/Part/IR/PartInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "partition/Dialect/Part/IR/PartOps.h.inc"

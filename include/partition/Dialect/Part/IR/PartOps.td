@@ -4,6 +4,7 @@
 #define PARTITION_DIALECT_PART_IR_PARTOPS_TD
 
 include "partition/Dialect/Part/IR/PartAttrs.td"
+include "partition/Dialect/Part/IR/PartInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -41,7 +42,7 @@ def Part_MeshOp : Part_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
 }
 
 def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
-    [Pure, SameOperandsAndResultType,
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, SameOperandsAndResultType,
      DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "pins the sharding of a value";
   let description = [{
@@ -66,7 +67,7 @@ def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
 // Model ops: constants, casts and elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Part_ConstantOp : Part_Op<"constant", [ConstantLike, Pure,
+def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
@@ -83,7 +84,7 @@ def Part_ConstantOp : Part_Op<"constant", [ConstantLike, Pure,
   let hasFolder = 1;
 }
 
-def Part_CastOp : Part_Op<"cast", [Pure]> {
+def Part_CastOp : Part_Op<"cast", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
   let summary = "converts the element type of a tensor";
   let description = [{
     Float to float rounds to nearest even; float to integer truncates toward
@@ -103,7 +104,7 @@ def Part_CastOp : Part_Op<"cast", [Pure]> {
 }
 
 class Part_BinaryOp<string mnemonic, Type operandType, string formula>
-    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>]> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = [{
     Computes `}] # formula # [{` elementwise. Shapes broadcast as in numpy:
@@ -135,7 +136,8 @@ def Part_MinOp : Part_BinaryOp<"min", Part_Tensor, "min(lhs, rhs)">;
 def Part_PowOp : Part_BinaryOp<"pow", Part_FloatTensor, "lhs ^ rhs">;
 
 class Part_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
-    : Part_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
+    : Part_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                     DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>], traits)> {
   let summary = "elementwise " # formula;
   let description = [{
     Computes `}] # formula # [{` elementwise; f16 and bf16 are computed in f32.
@@ -159,7 +161,7 @@ def Part_SigmoidOp : Part_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Part_ReluOp : Part_UnaryOp<"relu", "max(x, 0)">;
 def Part_SiluOp : Part_UnaryOp<"silu", "x * sigmoid(x)">;
 
-def Part_GeluOp : Part_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Part_GeluOp : Part_Op<"gelu", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "elementwise GELU, exact (erf) or tanh-approximated";
   let description = [{
     `erf`:  `0.5 * x * (1 + erf(x / sqrt(2)))` (BERT, PyTorch's default);
@@ -180,7 +182,7 @@ def Part_GeluOp : Part_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 // Model ops: contractions
 //===----------------------------------------------------------------------===//
 
-def Part_MatmulOp : Part_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Part_MatmulOp : Part_Op<"matmul", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "matrix product of a tensor with a matrix (a linear layer)";
   let description = [{
     `lhs` has shape `[..., M, K]` (`[..., K, M]` with `transpose_a`), `rhs`
@@ -208,7 +210,7 @@ def Part_MatmulOp : Part_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Part_BatchMatmulOp : Part_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
+def Part_BatchMatmulOp : Part_Op<"batch_matmul", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "batched matrix product";
   let description = [{
     `lhs` has shape `[B..., M, K]` and `rhs` `[B..., K, N]` (the last two
@@ -238,7 +240,7 @@ def Part_BatchMatmulOp : Part_Op<"batch_matmul", [Pure, InferTypeOpAdaptor]> {
 // Model ops: normalisation, softmax, attention, loss
 //===----------------------------------------------------------------------===//
 
-def Part_SoftmaxOp : Part_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `dim`.
@@ -257,7 +259,7 @@ def Part_SoftmaxOp : Part_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 }
 
 def Part_LayerNormOp : Part_Op<"layer_norm",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     `(x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias` over the last
@@ -283,7 +285,7 @@ def Part_LayerNormOp : Part_Op<"layer_norm",
 }
 
 def Part_RmsNormOp : Part_Op<"rms_norm",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "root-mean-square normalisation over the last dimension";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * scale` over the last dimension (Llama).
@@ -307,7 +309,7 @@ def Part_RmsNormOp : Part_Op<"rms_norm",
 }
 
 def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding (rotate-half form)";
   let description = [{
     For `x` of shape `[..., S, D]` and tables `cos`, `sin` of shape `[S, D]`:
@@ -334,7 +336,7 @@ def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
   let hasVerifier = 1;
 }
 
-def Part_AttentionOp : Part_Op<"attention", [Pure, InferTypeOpAdaptor]> {
+def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "scaled dot-product attention, optionally causal";
   let description = [{
     `query` has shape `[B, H, Sq, D]`, `key` `[B, Hkv, Sk, D]` and `value`
@@ -372,7 +374,7 @@ def Part_AttentionOp : Part_Op<"attention", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
-    [Pure, InferTypeOpAdaptor]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     For logits `[..., C]` and labels `[...]`:
@@ -399,7 +401,7 @@ def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
 //===----------------------------------------------------------------------===//
 
 class Part_ReduceOp<string mnemonic, string what>
-    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>]> {
   let summary = what # " over dimensions";
   let description = [{
     Reduces `dims` by taking the }] # what # [{. The reduced dimensions are
@@ -429,7 +431,7 @@ def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum">;
 // Model ops: data movement
 //===----------------------------------------------------------------------===//
 
-def Part_ReshapeOp : Part_Op<"reshape", [Pure]> {
+def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
   let summary = "reinterprets a tensor's elements under another shape";
   let description = [{
     Row-major order is kept.
@@ -448,7 +450,7 @@ def Part_ReshapeOp : Part_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Part_TransposeOp : Part_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Part_TransposeOp : Part_Op<"transpose", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -467,7 +469,7 @@ def Part_TransposeOp : Part_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Part_BroadcastOp : Part_Op<"broadcast", [Pure]> {
+def Part_BroadcastOp : Part_Op<"broadcast", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
   let summary = "broadcasts a tensor to a larger shape, numpy style";
   let description = [{
     Shapes are aligned at their last dimension; operand dimensions of size 1
@@ -488,7 +490,7 @@ def Part_BroadcastOp : Part_Op<"broadcast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Part_SliceOp : Part_Op<"slice", [Pure]> {
+def Part_SliceOp : Part_Op<"slice", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
   let summary = "extracts a strided block of a tensor";
   let description = [{
     Result element `i` is operand element `offsets + i * strides` (per
@@ -515,7 +517,7 @@ def Part_SliceOp : Part_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Part_ConcatOp : Part_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Part_ConcatOp : Part_Op<"concat", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "joins tensors along one dimension";
   let description = [{
     ```mlir
@@ -534,7 +536,7 @@ def Part_ConcatOp : Part_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Part_GatherOp : Part_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices of a tensor at integer indices (embedding lookup)";
   let description = [{
     The result has shape `data.shape[:axis] + indices.shape +

@@ -57,4 +57,26 @@ def PartShardingReportPass : Pass<"part-sharding-report", "::mlir::ModuleOp"> {
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartPrintShardingRulesPass
+    : Pass<"part-print-sharding-rules", "::mlir::ModuleOp"> {
+  let summary = "reports every op's sharding rule as a remark";
+  let description = [{
+    For each op with a sharding rule, emits a remark giving its factors: per
+    operand and result, the factors of each dimension (major to minor; `1`
+    for a broadcast dimension), each factor's size, and the factors that are
+    not parallel. Checks every rule against its op on the way. An op of the
+    part dialect without a rule is reported as an error: it could not be
+    partitioned.
+
+    ```mlir
+    %2 = part.matmul %0, %1 : (tensor<8x16x64xf32>, tensor<64x256xf32>) -> tensor<8x16x256xf32>
+    ```
+    gives
+    ```
+    remark: sharding rule ([a, b, d], [d, c]) -> ([a, b, c]) a=8 b=16 c=256 d=64; d reduction
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD
