@@ -12,6 +12,7 @@
 // Without its annotations it is the single-device reference program:
 // Every op has a sharding rule that fits its types:
 // RUN: partition-opt %s --part-print-sharding-rules -o /dev/null 2>/dev/null
+// RUN: partition-opt %s --part-propagate-shardings -o /dev/null
 // RUN: partition-opt %s --part-strip-sharding | FileCheck %s --check-prefix=STRIPPED
 // STRIPPED-NOT: part.sharding
 // RUN: FileCheck %s < %t.custom

@@ -891,3 +891,16 @@ func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = part.neg %x {part.name = "y"} : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+func.func @origin_not_string(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.sharding_origin' must be a string}}
+  %0 = part.neg %x {part.sharding_origin = 3} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'part.sharding_origin' on argument 0 must be a string}}
+func.func private @arg_origin_not_string(%x: tensor<8xf32> {part.sharding_origin = 3})

@@ -67,6 +67,11 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
         return failure();
     return success();
   }
+  if (name == getShardingOriginAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.sharding_origin' must be a string";
+    return success();
+  }
   if (name == getSpmdAttrName()) {
     auto mesh = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
     if (!isa<FunctionOpInterface>(op) || !mesh)
@@ -78,8 +83,8 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == getRoleAttrName() || name == getNameAttrName())
-    return op->emitOpError() << "'" << name
-                             << "' belongs on function arguments, not on an op";
+    return op->emitOpError()
+           << "'" << name << "' belongs on function arguments, not on an op";
   return op->emitOpError() << "has unknown attribute '" << name << "'";
 }
 
@@ -103,6 +108,12 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (name == getNameAttrName())
     return verifyNameAttr(op, attr.getValue(), "argument", argIndex);
+  if (name == getShardingOriginAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.sharding_origin' on argument "
+                               << argIndex << " must be a string";
+    return success();
+  }
   if (name == getRoleAttrName()) {
     if (!isa<ArgRoleAttr>(attr.getValue()))
       return op->emitOpError()

@@ -56,6 +56,10 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNameAttrName() {
       return ::llvm::StringLiteral("part.name");
     }
+    /// Name of the attribute recording where a propagated sharding came from.
+    static constexpr ::llvm::StringLiteral getShardingOriginAttrName() {
+      return ::llvm::StringLiteral("part.sharding_origin");
+    }
     /// Name of the function-argument attribute giving the argument's role.
     static constexpr ::llvm::StringLiteral getRoleAttrName() {
       return ::llvm::StringLiteral("part.role");

@@ -79,4 +79,33 @@ def PartPrintShardingRulesPass
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartPropagateShardingsPass
+    : Pass<"part-propagate-shardings", "::mlir::ModuleOp"> {
+  let summary = "gives every value a sharding, from the user's annotations";
+  let description = [{
+    Spreads the shardings of annotated function arguments and results,
+    `part.sharding_constraint`s and annotated op results through every op by
+    its sharding rule, forward and backward, until nothing changes. A factor
+    takes its mesh axes from the highest-priority value that carries some (a
+    user annotation over a propagated sharding; at equal priority, a finer
+    split of the same axes); need-replication factors never take axes; axes
+    on a reduction factor make the result unreduced over them. Each value that
+    receives a sharding records its source in `part.sharding_origin`.
+    Per-device (`part.spmd`) functions are left alone. An op of the dialect
+    without a sharding rule is an error.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}] # "}]" # [{>},
+                 %w: tensor<16x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}] # "}]" # [{>}) -> tensor<8x32xf32> {
+      %0 = part.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+      %1 = part.relu %0 : tensor<8x32xf32>
+      return %1 : tensor<8x32xf32>
+    }
+    ```
+    After, `%0` and `%1` carry `#part.sharding<@mesh, [{"dp"}, {"tp"}] # "}]" # [{>`.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD

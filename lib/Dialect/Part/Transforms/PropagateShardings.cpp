@@ -1,0 +1,379 @@
+//===- PropagateShardings.cpp - spread shardings through the program ------===//
+//
+// Each value gets a sharding from the user's annotations, carried through
+// every op by its sharding rule, forward and backward until nothing changes.
+// A factor takes its mesh axes from the highest-priority dimension that
+// carries some (a user annotation beats a propagated sharding); values only
+// ever gain axes, so the iteration ends. Need-replication factors never carry
+// axes: the partitioner reshards their operands. Axes on a reduction factor
+// make the result unreduced over them. Every value that receives a sharding
+// records where it came from in `part.sharding_origin`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Debug.h"
+
+#include <numeric>
+
+#define DEBUG_TYPE "part-propagate-shardings"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTPROPAGATESHARDINGSPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+/// How much a value's sharding is to be trusted over another's.
+enum class Priority { None = 0, Propagated = 1, User = 2 };
+
+/// What propagation knows about one value.
+struct State {
+  SmallVector<SmallVector<StringAttr>> dims; ///< axes per dimension
+  SmallVector<StringAttr> unreduced;
+  Priority priority = Priority::None;
+  std::string origin;
+};
+
+/// Axes a factor takes, with the priority and origin of their source.
+struct FactorChoice {
+  SmallVector<StringAttr> axes;
+  Priority priority = Priority::None;
+  std::string origin;
+};
+
+class Propagation {
+public:
+  Propagation(func::FuncOp function, MeshOp mesh)
+      : function(function), mesh(mesh), meshAttr(mesh.getMesh()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult seed();
+  State &stateOf(Value v);
+  void setFromSharding(Value v, ShardingAttr s, Priority p, std::string why);
+  bool visit(Operation *op, ShardingRuleOpInterface ruled);
+  void write();
+  int64_t axisSize(StringAttr axis) {
+    return *meshAttr.getAxisSize(axis.getValue());
+  }
+
+  func::FuncOp function;
+  MeshOp mesh;
+  MeshAttr meshAttr;
+  llvm::DenseMap<Value, State> states;
+};
+
+} // namespace
+
+State &Propagation::stateOf(Value v) {
+  auto [it, inserted] = states.try_emplace(v);
+  if (inserted)
+    it->second.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+  return it->second;
+}
+
+void Propagation::setFromSharding(Value v, ShardingAttr s, Priority p,
+                                  std::string why) {
+  State &state = stateOf(v);
+  for (int64_t d = 0; d < s.getRank(); ++d)
+    state.dims[d] = s.getDimAxes(d);
+  state.unreduced.assign(s.getUnreduced().begin(), s.getUnreduced().end());
+  state.priority = p;
+  state.origin = std::move(why);
+}
+
+/// "file:line:col" of `loc` when it has one.
+static std::string where(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "";
+}
+
+LogicalResult Propagation::seed() {
+  StringRef name = PartDialect::getShardingAttrName();
+  for (auto [i, arg] : llvm::enumerate(function.getArguments()))
+    if (auto s = function.getArgAttrOfType<ShardingAttr>(i, name))
+      setFromSharding(arg, s, Priority::User,
+                      "annotation on argument " + std::to_string(i) + " of @" +
+                          function.getName().str());
+  WalkResult result = function.walk([&](Operation *op) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        if (auto s = function.getResultAttrOfType<ShardingAttr>(i, name))
+          setFromSharding(v, s, Priority::User,
+                          "annotation on result " + std::to_string(i) +
+                              " of @" + function.getName().str());
+      return WalkResult::advance();
+    }
+    if (auto c = dyn_cast<ShardingConstraintOp>(op)) {
+      setFromSharding(c.getResult(), c.getSharding(), Priority::User,
+                      "sharding_constraint at " + where(op->getLoc()));
+      return WalkResult::advance();
+    }
+    if (op->getNumResults() == 1)
+      if (auto s = op->getAttrOfType<ShardingAttr>(name)) {
+        // A sharding already on a result is kept: the user's when it has no
+        // recorded origin, propagation's otherwise.
+        bool propagated = op->hasAttr(PartDialect::getShardingOriginAttrName());
+        setFromSharding(
+            op->getResult(0), s,
+            propagated ? Priority::Propagated : Priority::User,
+            propagated ? op->getAttrOfType<StringAttr>(
+                               PartDialect::getShardingOriginAttrName())
+                             .str()
+                       : "annotation on " + op->getName().getStringRef().str() +
+                             " at " + where(op->getLoc()));
+      }
+    if (isa<PartDialect>(op->getDialect()) &&
+        !isa<ShardingRuleOpInterface, MeshOp>(op) && op->getNumResults()) {
+      op->emitOpError() << "has no sharding rule, so its operands and results "
+                           "cannot be sharded";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
+  ShardingRule rule = ruled.getShardingRule();
+  SmallVector<FactorChoice> choices(rule.getNumFactors());
+
+  // Gather: each dimension's axes, split over its factors major to minor.
+  auto collect = [&](Value v, const ShardingRule::ValueMapping &mapping) {
+    auto it = states.find(v);
+    if (it == states.end() || it->second.priority == Priority::None)
+      return;
+    const State &state = it->second;
+    for (auto [d, factors] : llvm::enumerate(mapping)) {
+      ArrayRef<StringAttr> axes = state.dims[d];
+      size_t next = 0;
+      bool blocked = false;
+      for (int64_t f : factors) {
+        // Axes split the dimension major to minor, so a minor factor can take
+        // axes only once the major ones are split completely.
+        SmallVector<StringAttr> mine;
+        int64_t product = 1;
+        while (!blocked && next < axes.size() &&
+               rule.getFactorSize(f) % (product * axisSize(axes[next])) == 0) {
+          product *= axisSize(axes[next]);
+          mine.push_back(axes[next++]);
+        }
+        blocked |= next < axes.size() && product != rule.getFactorSize(f);
+        FactorChoice &choice = choices[f];
+        if (mine.empty() ||
+            rule.getFactorKind(f) == FactorKind::NeedReplication)
+          continue;
+        // Higher priority wins; at equal priority, more axes win when the
+        // shorter list is a prefix (the same split, refined).
+        bool better =
+            state.priority > choice.priority ||
+            (state.priority == choice.priority &&
+             mine.size() > choice.axes.size() &&
+             ArrayRef<StringAttr>(mine).take_front(choice.axes.size()) ==
+                 ArrayRef<StringAttr>(choice.axes));
+        if (better) {
+          choice.axes = mine;
+          choice.priority = state.priority;
+          choice.origin = state.origin;
+        }
+      }
+    }
+  };
+  for (auto [v, mapping] :
+       llvm::zip(op->getOperands(), rule.getOperandMappings()))
+    collect(v, mapping);
+  for (auto [v, mapping] :
+       llvm::zip(op->getResults(), rule.getResultMappings()))
+    collect(v, mapping);
+
+  // An axis may shard one factor only: higher-priority factors keep theirs.
+  SmallVector<int64_t> order(rule.getNumFactors());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
+    return choices[a].priority > choices[b].priority;
+  });
+  llvm::SmallDenseSet<StringAttr> used;
+  for (int64_t f : order) {
+    SmallVector<StringAttr> kept;
+    for (StringAttr axis : choices[f].axes) {
+      if (!used.insert(axis).second)
+        break; // keep a prefix so the split stays major to minor
+      kept.push_back(axis);
+    }
+    choices[f].axes = kept;
+  }
+
+  // Scatter: a value takes the factors' axes where it has fewer.
+  bool changed = false;
+  auto apply = [&](Value v, const ShardingRule::ValueMapping &mapping,
+                   bool isResult) {
+    State &state = stateOf(v);
+    if (state.priority == Priority::User)
+      return;
+    SmallVector<SmallVector<StringAttr>> dims(mapping.size());
+    Priority best = Priority::None;
+    // Every source that contributed axes, in order of first appearance.
+    SmallVector<std::string> origins;
+    auto take = [&](const FactorChoice &choice) {
+      if (choice.axes.empty())
+        return;
+      best = std::max(best, choice.priority);
+      if (!llvm::is_contained(origins, choice.origin))
+        origins.push_back(choice.origin);
+    };
+    for (auto [d, factors] : llvm::enumerate(mapping))
+      for (int64_t f : factors) {
+        llvm::append_range(dims[d], choices[f].axes);
+        take(choices[f]);
+      }
+    SmallVector<StringAttr> unreduced;
+    if (isResult)
+      for (int64_t f = 0; f < rule.getNumFactors(); ++f)
+        if (rule.getFactorKind(f) == FactorKind::Reduction) {
+          llvm::append_range(unreduced, choices[f].axes);
+          take(choices[f]);
+        }
+    std::string origin = llvm::join(origins, "; ");
+    auto count = [](ArrayRef<SmallVector<StringAttr>> ds) {
+      size_t n = 0;
+      for (const auto &axes : ds)
+        n += axes.size();
+      return n;
+    };
+    size_t before = count(state.dims) + state.unreduced.size();
+    size_t after = count(dims) + unreduced.size();
+    if (best == Priority::None || after <= before)
+      return;
+    // Sharding must divide each dimension.
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+    for (auto [d, axes] : llvm::enumerate(dims)) {
+      int64_t shards = 1;
+      for (StringAttr axis : axes)
+        shards *= axisSize(axis);
+      if (shape[d] % shards)
+        return;
+    }
+    state.dims = std::move(dims);
+    state.unreduced = std::move(unreduced);
+    state.priority = Priority::Propagated;
+    state.origin = origin;
+    changed = true;
+  };
+  for (auto [v, mapping] :
+       llvm::zip(op->getOperands(), rule.getOperandMappings()))
+    apply(v, mapping, /*isResult=*/false);
+  for (auto [v, mapping] :
+       llvm::zip(op->getResults(), rule.getResultMappings()))
+    apply(v, mapping, /*isResult=*/true);
+  return changed;
+}
+
+void Propagation::write() {
+  MLIRContext *ctx = function.getContext();
+  StringRef name = PartDialect::getShardingAttrName();
+  auto build = [&](const State &state) {
+    SmallVector<ArrayAttr> dims;
+    for (const auto &axes : state.dims)
+      dims.push_back(ArrayAttr::get(
+          ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
+    return ShardingAttr::get(ctx, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+                             dims, state.unreduced);
+  };
+  for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+    auto it = states.find(arg);
+    if (it == states.end() || it->second.priority != Priority::Propagated)
+      continue;
+    function.setArgAttr(i, name, build(it->second));
+    function.setArgAttr(i, PartDialect::getShardingOriginAttrName(),
+                        StringAttr::get(ctx, it->second.origin));
+  }
+  function.walk([&](Operation *op) {
+    if (op->getNumResults() != 1 || isa<ShardingConstraintOp>(op))
+      return;
+    auto it = states.find(op->getResult(0));
+    // Write what propagation found, and the user's shardings that were given
+    // elsewhere (on a function result) onto the op that computes the value.
+    if (it == states.end() || it->second.priority == Priority::None ||
+        (it->second.priority == Priority::User && op->hasAttr(name)))
+      return;
+    op->setAttr(name, build(it->second));
+    op->setAttr(PartDialect::getShardingOriginAttrName(),
+                StringAttr::get(ctx, it->second.origin));
+  });
+}
+
+LogicalResult Propagation::run() {
+  if (failed(seed()))
+    return failure();
+  SmallVector<std::pair<Operation *, ShardingRuleOpInterface>> ops;
+  function.walk([&](ShardingRuleOpInterface ruled) {
+    ops.push_back({ruled.getOperation(), ruled});
+  });
+  // Forward, then backward, until nothing changes. Each change adds axes to
+  // some value, so this ends; the bound is a guard against a bug.
+  for (int round = 0; round < 64; ++round) {
+    bool changed = false;
+    for (auto &[op, ruled] : ops)
+      changed |= visit(op, ruled);
+    for (auto &[op, ruled] : llvm::reverse(ops))
+      changed |= visit(op, ruled);
+    LLVM_DEBUG(llvm::dbgs() << "round " << round << ": "
+                            << (changed ? "changed" : "fixed point") << "\n");
+    if (!changed) {
+      write();
+      return success();
+    }
+  }
+  return function.emitError() << "sharding propagation did not converge";
+}
+
+namespace {
+struct PartPropagateShardingsPass
+    : public partition::part::impl::PartPropagateShardingsPassBase<
+          PartPropagateShardingsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isDeclaration() || getSpmdMesh(function))
+        continue;
+      // The mesh is the one the function's annotations name.
+      FlatSymbolRefAttr meshName;
+      auto note = [&](ShardingAttr s) {
+        if (s && !meshName)
+          meshName = s.getMesh();
+      };
+      StringRef name = PartDialect::getShardingAttrName();
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        note(function.getArgAttrOfType<ShardingAttr>(i, name));
+      for (unsigned i = 0; i < function.getNumResults(); ++i)
+        note(function.getResultAttrOfType<ShardingAttr>(i, name));
+      function.walk([&](Operation *op) {
+        if (auto c = dyn_cast<ShardingConstraintOp>(op))
+          note(c.getSharding());
+        else
+          note(op->getAttrOfType<ShardingAttr>(name));
+      });
+      if (!meshName)
+        continue; // nothing to propagate
+      MeshOp mesh = lookupMesh(function, meshName);
+      Propagation propagation(function, mesh);
+      if (failed(propagation.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
