@@ -126,7 +126,8 @@ Status Executor::prepare() {
   // its creation in the same order, so creation cannot deadlock.
   for (const plan::Instruction *inst : *program_->instructions()) {
     if (auto c = inst->inst_as_CollectiveInst()) {
-      PARTITION_RETURN_IF_ERROR(groupOf(*c->axes()).status());
+      if (c->kind() != plan::CollectiveKind::AllSlice) // no communication
+        PARTITION_RETURN_IF_ERROR(groupOf(*c->axes()).status());
     } else if (inst->inst_type() == plan::Inst::SendInst ||
                inst->inst_type() == plan::Inst::RecvInst) {
       uint32_t peer = inst->inst_type() == plan::Inst::SendInst
@@ -371,10 +372,23 @@ Status Executor::runInstruction(const plan::Instruction &inst) {
 
 Status Executor::runCollective(const plan::CollectiveInst &c,
                                const TensorRef &in, const TensorRef &out) {
-  PARTITION_ASSIGN_OR_RETURN(Communicator * comm, groupOf(*c.axes()));
-  int64_t g = comm->size();
   std::vector<int64_t> ints = toVector(c.ints());
   Kernels &kernels = device_.kernels();
+  if (c.kind() == plan::CollectiveKind::AllSlice) {
+    // No communication: keep the block at this device's group index, which
+    // is the row-major index of its coordinates along the group's axes.
+    int64_t index = 0;
+    for (uint32_t axis : *c.axes())
+      index = index * mesh_->axis_sizes()->Get(axis) + coordinates_[axis];
+    int64_t d = ints[0];
+    KernelAttrs slice;
+    for (int64_t i = 0; i < in.rank(); ++i)
+      slice.ints.push_back(i == d ? index * out.shape[i] : 0);
+    slice.ints.insert(slice.ints.end(), in.rank(), 1);
+    return kernels.run(plan::OpKind::Slice, slice, {in}, {out}, *stream_);
+  }
+  PARTITION_ASSIGN_OR_RETURN(Communicator * comm, groupOf(*c.axes()));
+  int64_t g = comm->size();
   // Transposes `src` viewed as [a, b, rest] into `dst` as [b, a, rest].
   auto swapOuter = [&](void *src, void *dst, int64_t a, int64_t b,
                        int64_t rest) {
@@ -437,6 +451,8 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
         comm->allToAll(send, recv, block, in.dtype, *stream_));
     return swapOuter(recv, out.data, g, concatOuter, block / concatOuter);
   }
+  case plan::CollectiveKind::AllSlice:
+    break; // handled above, without a communicator
   case plan::CollectiveKind::Permute: {
     std::vector<std::pair<int, int>> pairs;
     for (size_t i = 0; i + 1 < ints.size(); i += 2)

@@ -249,6 +249,7 @@ Status ProgramValidator::checkCollective(const std::string &at,
     expected[ints[0]] *= g;
     break;
   case plan::CollectiveKind::ReduceScatter:
+  case plan::CollectiveKind::AllSlice:
     PARTITION_RETURN_IF_ERROR(needInts(1));
     PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
     if (expected[ints[0]] % g)

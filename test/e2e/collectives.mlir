@@ -11,4 +11,4 @@
 // RUN: partition-run %t/c.plan --backend cpu --ranks 8 --input x=%t/x.npy --output-dir %t/out | FileCheck %s
 // RUN: %python %S/Inputs/compare.py 0 1e-7 %t/expected.npy %t/out/out.npy
 // CHECK: rank 7: setup
-// CHECK: output out: f32[32]
+// CHECK: output out: f32[16]

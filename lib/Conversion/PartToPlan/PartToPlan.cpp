@@ -427,6 +427,11 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
                    failed(collective(plan::CollectiveKind::ReduceScatter,
                                      rs.getAxes(), reduceOf(rs.getKind()),
                                      {static_cast<int64_t>(rs.getDim())})));
+  if (auto as = dyn_cast<AllSliceOp>(op))
+    return failure(failed(checkMesh(as.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::AllSlice,
+                                     as.getAxes(), plan::ReduceOp::Sum,
+                                     {static_cast<int64_t>(as.getDim())})));
   if (auto a2a = dyn_cast<AllToAllOp>(op))
     return failure(
         failed(checkMesh(a2a.getMeshAttr())) ||

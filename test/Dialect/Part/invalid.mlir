@@ -904,3 +904,20 @@ func.func @origin_not_string(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // expected-error @+1 {{'func.func' op 'part.sharding_origin' on argument 0 must be a string}}
 func.func private @arg_origin_not_string(%x: tensor<8xf32> {part.sharding_origin = 3})
+
+// -----
+
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @all_slice_shape(%x: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'part.all_slice' op result shape [4, 2] must be [2, 2] for operand [8, 2] and group size 4}}
+  %0 = part.all_slice %x on @mesh axes ["tp"] dim 0 : tensor<8x2xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @softmax_negative_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'part.softmax' op dim -1 is out of range for rank 2}}
+  %0 = part.softmax %x dim -1 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

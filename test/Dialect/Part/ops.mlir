@@ -201,3 +201,10 @@ func.func @spmd_program(%w: tensor<3x5xf32> {part.name = "w", part.role = #part.
   %0 = part.neg %w {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>} : tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
+
+// CHECK-LABEL: func.func @all_slice
+// CHECK: part.all_slice %{{.*}} on @mesh axes ["dp", "tp"] dim 0 : tensor<16x4xf32> -> tensor<2x4xf32>
+func.func @all_slice(%x: tensor<16x4xf32>) -> tensor<2x4xf32> {
+  %0 = part.all_slice %x on @mesh axes ["dp", "tp"] dim 0 : tensor<16x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}

@@ -13,10 +13,11 @@ func.func @stage0(%x: tensor<4x4xf32> {part.name = "x", part.role = #part.role<i
   return
 }
 
-func.func @stage1() -> (tensor<8xf32> {part.name = "out", part.sharding = #part.sharding<@s1, [{"dp", "tp"}]>})
+func.func @stage1() -> (tensor<4xf32> {part.name = "out", part.sharding = #part.sharding<@s1, [{"dp", "tp"}]>})
     attributes {part.spmd = @s1} {
   %q = part.recv from @s0 channel 3 : tensor<2x4xf32>
   %m = part.all_reduce %q on @s1 axes ["tp"] avg : tensor<2x4xf32>
-  %f = part.reshape %m : tensor<2x4xf32> -> tensor<8xf32>
-  return %f : tensor<8xf32>
+  %s = part.all_slice %m on @s1 axes ["tp"] dim 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+  %f = part.reshape %s : tensor<2x2xf32> -> tensor<4xf32>
+  return %f : tensor<4xf32>
 }

@@ -289,8 +289,9 @@ LogicalResult BatchMatmulOp::inferReturnTypes(MLIRContext *,
 
 LogicalResult SoftmaxOp::verify() {
   int64_t rank = getInput().getType().getRank();
-  if (getDim() < 0 || getDim() >= rank)
-    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is out of range for rank "
                          << rank;
   return success();
 }
@@ -683,6 +684,9 @@ MeshOp AllGatherOp::getMeshOp(SymbolTableCollection &symbolTable) {
 MeshOp ReduceScatterOp::getMeshOp(SymbolTableCollection &symbolTable) {
   return lookupMesh(*this, getMeshAttr(), &symbolTable);
 }
+MeshOp AllSliceOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
 MeshOp AllToAllOp::getMeshOp(SymbolTableCollection &symbolTable) {
   return lookupMesh(*this, getMeshAttr(), &symbolTable);
 }
@@ -708,6 +712,15 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 LogicalResult
 ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> group =
+      verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
+  if (failed(group))
+    return failure();
+  return checkScaledDim(*this, getInput(), getResult(), "dim", getDim(), *group,
+                        /*divide=*/true);
+}
+
+LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> group =
       verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);
   if (failed(group))

@@ -646,6 +646,33 @@ def Part_ReduceScatterOp : Part_CollectiveOp<"reduce_scatter", [Pure]> {
   }];
 }
 
+def Part_AllSliceOp : Part_CollectiveOp<"all_slice", [Pure]> {
+  let summary = "keeps this device's block of a value replicated over a group";
+  let description = [{
+    The inverse of `part.all_gather`, without communication: the value is
+    the same on every device of the group, and each keeps the block along
+    `dim` given by its group index (linear index along `axes`, first axis
+    major). This is how a replicated dimension becomes a split one.
+
+    ```mlir
+    %1 = part.all_slice %0 on @mesh axes ["tp"] dim 1 : tensor<16x64xf32> -> tensor<16x16xf32>
+    ```
+
+    **Constraints:**
+    - the mesh and axes constraints of `part.all_reduce`;
+    - `0 <= dim < rank`; the element types and ranks are equal;
+    - operand dimension `dim` is divisible by the group size and the result's
+      is the quotient; all other dimensions are equal.
+  }];
+  let arguments = (ins Part_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                   StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Part_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axes` $axes `dim` $dim attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
 def Part_AllToAllOp : Part_CollectiveOp<"all_to_all", [Pure]> {
   let summary = "exchanges blocks so one dimension is split instead of another";
   let description = [{
