@@ -10,6 +10,11 @@
 // Every op has a sharding rule that fits its types:
 // RUN: partition-opt %s --part-print-sharding-rules -o /dev/null 2>/dev/null
 // RUN: partition-opt %s --part-propagate-shardings -o /dev/null
+// Partitioned: Megatron's two all-reduces per block over "tp".
+// RUN: partition-opt %s --part-propagate-shardings --part-partition | FileCheck %s --check-prefix=SPMD
+// SPMD: attributes {part.spmd = @mesh}
+// SPMD-COUNT-2: part.all_reduce {{.*}} axes ["tp"] sum
+// SPMD-NOT: part.all_
 // RUN: partition-opt %s --part-strip-sharding | FileCheck %s --check-prefix=STRIPPED
 // STRIPPED-NOT: part.sharding
 // RUN: FileCheck %s < %t.custom

@@ -67,9 +67,9 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
         return failure();
     return success();
   }
-  if (name == getShardingOriginAttrName()) {
+  if (name == getShardingOriginAttrName() || name == getOriginAttrName()) {
     if (!isa<StringAttr>(attr.getValue()))
-      return op->emitOpError() << "'part.sharding_origin' must be a string";
+      return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
   if (name == getSpmdAttrName()) {

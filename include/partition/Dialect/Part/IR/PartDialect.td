@@ -60,6 +60,11 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardingOriginAttrName() {
       return ::llvm::StringLiteral("part.sharding_origin");
     }
+    /// Name of the attribute on an inserted collective saying which op (and
+    /// which of its operands) needed it.
+    static constexpr ::llvm::StringLiteral getOriginAttrName() {
+      return ::llvm::StringLiteral("part.origin");
+    }
     /// Name of the function-argument attribute giving the argument's role.
     static constexpr ::llvm::StringLiteral getRoleAttrName() {
       return ::llvm::StringLiteral("part.role");

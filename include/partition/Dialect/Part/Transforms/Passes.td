@@ -108,4 +108,40 @@ def PartPropagateShardingsPass
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
+  let summary = "rewrites each annotated global function into its per-device program";
+  let description = [{
+    Walks a function whose values carry shardings (usually after
+    `part-propagate-shardings`) and rebuilds it on local shapes. Before each
+    op, its operands are resharded to what the op's sharding rule needs: a
+    pending sum is completed with `part.all_reduce`, an axis to drop is
+    gathered with `part.all_gather`, an axis to add is taken with
+    `part.all_slice`. Axes on reduction factors leave the op's result a
+    pending sum (a mean over a split dimension is scaled to its share).
+    Results are resharded to the function's result annotations. Each inserted
+    collective records in `part.origin` which op and operand needed it. The
+    function gets `part.spmd = @mesh`; `partition-translate --part-to-plan`
+    lowers it.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}] # "}]" # [{>},
+                 %w: tensor<16x4xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}, {}] # "}]" # [{>}) -> tensor<8x4xf32> {
+      %0 = part.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+      return %0 : tensor<8x4xf32>
+    }
+    ```
+    After (mesh "tp"=4):
+    ```mlir
+    func.func @f(%x: tensor<8x4xf32> {...}, %w: tensor<4x4xf32> {...}) -> tensor<8x4xf32>
+        attributes {part.spmd = @mesh} {
+      %0 = part.matmul %x, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+      %1 = part.all_reduce %0 on @mesh axes ["tp"] sum {part.origin = "result 0 of func.return"} : tensor<8x4xf32>
+      return %1 : tensor<8x4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD

@@ -1,0 +1,386 @@
+//===- Partition.cpp - global part program to per-device program ----------===//
+//
+// Rewrites each annotated global function into the per-device program of its
+// mesh. Every op's operands are first resharded to what its sharding rule
+// needs (no axes on need-replication factors, no pending sums), then the op
+// is rebuilt on local shapes; axes on reduction factors leave its result
+// unreduced. Reshards are all_reduce (pending sums), all_gather (axes to
+// drop) and all_slice (axes to add), in that order; each inserted collective
+// records in `part.origin` which op needed it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+
+#define DEBUG_TYPE "part-partition"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTPARTITIONPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+/// A sharding as plain lists: axes per dimension, and pending-sum axes.
+struct Layout {
+  SmallVector<SmallVector<StringAttr>> dims;
+  SmallVector<StringAttr> unreduced;
+
+  static Layout of(ShardingAttr s, int64_t rank) {
+    Layout l;
+    l.dims.resize(rank);
+    if (!s)
+      return l;
+    for (int64_t d = 0; d < rank; ++d)
+      l.dims[d] = s.getDimAxes(d);
+    l.unreduced.assign(s.getUnreduced().begin(), s.getUnreduced().end());
+    return l;
+  }
+};
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp function, MeshOp mesh)
+      : function(function), mesh(mesh), meshAttr(mesh.getMesh()),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {}
+
+  LogicalResult run();
+
+private:
+  int64_t groupSize(ArrayRef<StringAttr> axes) {
+    return meshAttr.getGroupSize(axes);
+  }
+  RankedTensorType localType(RankedTensorType global, const Layout &l) {
+    SmallVector<int64_t> shape(global.getShape());
+    for (auto [d, axes] : llvm::enumerate(l.dims))
+      shape[d] /= groupSize(axes);
+    return RankedTensorType::get(shape, global.getElementType());
+  }
+  ArrayAttr axesAttr(ArrayRef<StringAttr> axes) {
+    return ArrayAttr::get(function.getContext(),
+                          SmallVector<Attribute>(axes.begin(), axes.end()));
+  }
+  FailureOr<Value> reshard(OpBuilder &b, Value local, Layout &current,
+                           const Layout &target, Operation *user,
+                           const Twine &why);
+  LogicalResult partitionOp(OpBuilder &b, Operation *op);
+
+  func::FuncOp function;
+  MeshOp mesh;
+  MeshAttr meshAttr;
+  FlatSymbolRefAttr meshRef;
+  IRMapping mapping;                     // global value -> local value
+  llvm::DenseMap<Value, Layout> layouts; // local value -> its layout
+};
+
+} // namespace
+
+FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
+                                      Layout &current, const Layout &target,
+                                      Operation *user, const Twine &why) {
+  MLIRContext *ctx = function.getContext();
+  Location loc = user->getLoc();
+  StringAttr origin = StringAttr::get(
+      ctx, (why + " of " + user->getName().getStringRef()).str());
+  auto tag = [&](Operation *op) {
+    op->setAttr(PartDialect::getOriginAttrName(), origin);
+  };
+  if (!target.unreduced.empty() && target.unreduced != current.unreduced)
+    return user->emitOpError()
+           << "would need a pending sum it does not have; unsupported";
+  // 1. Complete pending sums.
+  if (!current.unreduced.empty() && target.unreduced.empty()) {
+    auto op =
+        AllReduceOp::create(b, loc, local, meshRef, axesAttr(current.unreduced),
+                            ReductionKindAttr::get(ctx, ReductionKind::Sum));
+    tag(op);
+    local = op.getResult();
+    current.unreduced.clear();
+  }
+  auto type = [&]() { return cast<RankedTensorType>(local.getType()); };
+  // 2. Drop the axes that are not a prefix of the target's, gathering them.
+  for (auto [d, axes] : llvm::enumerate(current.dims)) {
+    size_t p = 0;
+    while (p < axes.size() && p < target.dims[d].size() &&
+           axes[p] == target.dims[d][p])
+      ++p;
+    if (p == axes.size())
+      continue;
+    SmallVector<StringAttr> drop(axes.begin() + p, axes.end());
+    SmallVector<int64_t> shape(type().getShape());
+    shape[d] *= groupSize(drop);
+    auto op = AllGatherOp::create(
+        b, loc, RankedTensorType::get(shape, type().getElementType()), local,
+        meshRef, axesAttr(drop), b.getI64IntegerAttr(d));
+    tag(op);
+    local = op.getResult();
+    axes.resize(p);
+  }
+  // 3. Add the target's remaining axes by keeping this device's block.
+  for (auto [d, axes] : llvm::enumerate(current.dims)) {
+    if (axes.size() == target.dims[d].size())
+      continue;
+    SmallVector<StringAttr> add(target.dims[d].begin() + axes.size(),
+                                target.dims[d].end());
+    SmallVector<int64_t> shape(type().getShape());
+    shape[d] /= groupSize(add);
+    auto op = AllSliceOp::create(
+        b, loc, RankedTensorType::get(shape, type().getElementType()), local,
+        meshRef, axesAttr(add), b.getI64IntegerAttr(d));
+    tag(op);
+    local = op.getResult();
+    axes = target.dims[d];
+  }
+  return local;
+}
+
+LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
+  StringRef shardingName = PartDialect::getShardingAttrName();
+  if (auto constraint = dyn_cast<ShardingConstraintOp>(op)) {
+    // No op of its own: the operand is resharded to the constraint.
+    Value local = mapping.lookup(constraint.getInput());
+    Layout current = layouts[local];
+    Layout target =
+        Layout::of(constraint.getSharding(), constraint.getType().getRank());
+    FailureOr<Value> r =
+        reshard(b, local, current, target, op, "the constraint");
+    if (failed(r))
+      return failure();
+    layouts[*r] = current;
+    mapping.map(constraint.getResult(), *r);
+    return success();
+  }
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    // The whole value on every device; consumers slice what they need.
+    Operation *copy = b.clone(*op);
+    copy->removeAttr(shardingName);
+    copy->removeAttr(PartDialect::getShardingOriginAttrName());
+    mapping.map(op->getResult(0), copy->getResult(0));
+    layouts[copy->getResult(0)] = Layout::of({}, constant.getType().getRank());
+    return success();
+  }
+  auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!ruled)
+    return op->emitOpError() << "has no sharding rule, so it cannot be "
+                                "partitioned";
+  ShardingRule rule = ruled.getShardingRule();
+
+  // Axes per factor: the result's annotation first, then the operands' own
+  // layouts, each axis on one factor only and only where it divides.
+  SmallVector<SmallVector<StringAttr>> factorAxes(rule.getNumFactors());
+  llvm::SmallDenseSet<StringAttr> used;
+  auto offer = [&](const Layout &l, const ShardingRule::ValueMapping &m) {
+    for (auto [d, factors] : llvm::enumerate(m)) {
+      ArrayRef<StringAttr> axes = l.dims[d];
+      size_t next = 0;
+      for (int64_t f : factors) {
+        int64_t product = 1;
+        bool takes = factorAxes[f].empty() &&
+                     rule.getFactorKind(f) != FactorKind::NeedReplication;
+        SmallVector<StringAttr> mine;
+        while (next < axes.size() &&
+               rule.getFactorSize(f) % (product * groupSize(axes[next])) == 0) {
+          product *= groupSize(axes[next]);
+          mine.push_back(axes[next++]);
+        }
+        bool whole = product == rule.getFactorSize(f) || next == axes.size();
+        if (takes && !mine.empty() &&
+            llvm::none_of(mine, [&](StringAttr a) { return used.count(a); })) {
+          factorAxes[f] = mine;
+          used.insert(mine.begin(), mine.end());
+        }
+        if (!whole)
+          break; // later axes split this factor unevenly: do not pass on
+      }
+    }
+  };
+  if (op->getNumResults() == 1)
+    if (auto s = op->getAttrOfType<ShardingAttr>(shardingName))
+      offer(Layout::of(s, s.getRank()), rule.getResultMappings()[0]);
+  for (auto [operand, m] :
+       llvm::zip(op->getOperands(), rule.getOperandMappings()))
+    offer(layouts[mapping.lookup(operand)], m);
+
+  // Operands: exactly the factors' axes, no pending sums.
+  SmallVector<Value> operands;
+  for (auto [i, operand, m] :
+       llvm::enumerate(op->getOperands(), rule.getOperandMappings())) {
+    Layout target;
+    target.dims.resize(m.size());
+    for (auto [d, factors] : llvm::enumerate(m))
+      for (int64_t f : factors)
+        llvm::append_range(target.dims[d], factorAxes[f]);
+    Value local = mapping.lookup(operand);
+    Layout current = layouts[local];
+    FailureOr<Value> resharded =
+        reshard(b, local, current, target, op, "operand " + Twine(i));
+    if (failed(resharded))
+      return failure();
+    layouts[*resharded] = current;
+    operands.push_back(*resharded);
+  }
+
+  // The op on local shapes; its results have the factors' axes, and are
+  // pending sums over the axes of sharded reduction factors.
+  SmallVector<Type> resultTypes;
+  SmallVector<Layout> resultLayouts;
+  SmallVector<StringAttr> reduced;
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f)
+    if (rule.getFactorKind(f) == FactorKind::Reduction)
+      llvm::append_range(reduced, factorAxes[f]);
+  for (auto [result, m] :
+       llvm::zip(op->getResults(), rule.getResultMappings())) {
+    Layout l;
+    l.dims.resize(m.size());
+    for (auto [d, factors] : llvm::enumerate(m))
+      for (int64_t f : factors)
+        llvm::append_range(l.dims[d], factorAxes[f]);
+    l.unreduced = reduced;
+    resultTypes.push_back(
+        localType(cast<RankedTensorType>(result.getType()), l));
+    resultLayouts.push_back(l);
+  }
+  OperationState state(op->getLoc(), op->getName());
+  state.addOperands(operands);
+  state.addTypes(resultTypes);
+  for (NamedAttribute attr : op->getAttrs())
+    if (attr.getName() != shardingName &&
+        attr.getName() != PartDialect::getShardingOriginAttrName())
+      state.addAttribute(attr.getName(), attr.getValue());
+  Operation *local = b.create(state);
+
+  // A mean over a split dimension: each device's mean over its block, times
+  // the block's share, is its part of the sum that makes the global mean.
+  bool isMean =
+      isa<ReduceMeanOp>(op) ||
+      (isa<SoftmaxCrossEntropyOp>(op) &&
+       cast<SoftmaxCrossEntropyOp>(op).getReduction() == LossReduction::Mean);
+  if (isMean && !reduced.empty()) {
+    auto type = cast<RankedTensorType>(local->getResult(0).getType());
+    double share = 1.0 / groupSize(reduced);
+    auto scale = ConstantOp::create(
+        b, op->getLoc(),
+        DenseElementsAttr::get(RankedTensorType::get({}, type.getElementType()),
+                               FloatAttr::get(type.getElementType(), share)));
+    auto mul = MulOp::create(b, op->getLoc(), type, local->getResult(0),
+                             scale.getResult());
+    local = mul;
+  }
+  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+    Value r = local->getResult(i);
+    mapping.map(op->getResult(i), r);
+    layouts[r] = resultLayouts[i];
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  MLIRContext *ctx = function.getContext();
+  StringRef shardingName = PartDialect::getShardingAttrName();
+  Block &oldBody = function.getBody().front();
+  auto *newBody = new Block();
+
+  // Arguments: local types from their shardings (replicated when none).
+  SmallVector<Type> argTypes;
+  for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+    auto global = cast<RankedTensorType>(arg.getType());
+    Layout l =
+        Layout::of(function.getArgAttrOfType<ShardingAttr>(i, shardingName),
+                   global.getRank());
+    if (!l.unreduced.empty())
+      return function.emitError()
+             << "argument " << i
+             << " is annotated as a pending sum; an "
+                "input must be a whole value or a split of one";
+    Type local = localType(global, l);
+    argTypes.push_back(local);
+    BlockArgument newArg = newBody->addArgument(local, arg.getLoc());
+    mapping.map(arg, newArg);
+    layouts[newArg] = l;
+  }
+
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(newBody);
+  for (Operation &op : oldBody.without_terminator())
+    if (failed(partitionOp(b, &op))) {
+      delete newBody;
+      return failure();
+    }
+
+  // Results: resharded to the function's result annotations.
+  auto ret = cast<func::ReturnOp>(oldBody.getTerminator());
+  SmallVector<Value> results;
+  SmallVector<Type> resultTypes;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto global = cast<RankedTensorType>(v.getType());
+    Layout target =
+        Layout::of(function.getResultAttrOfType<ShardingAttr>(i, shardingName),
+                   global.getRank());
+    Value local = mapping.lookup(v);
+    Layout current = layouts[local];
+    FailureOr<Value> r =
+        reshard(b, local, current, target, ret, "result " + Twine(i));
+    if (failed(r)) {
+      delete newBody;
+      return failure();
+    }
+    results.push_back(*r);
+    resultTypes.push_back(localType(global, target));
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+
+  // Swap in the new body and signature; the shardings on arguments and
+  // results now say how each local value is a slice of the global one.
+  function.getBody().getBlocks().clear();
+  function.getBody().push_back(newBody);
+  function.setFunctionType(FunctionType::get(ctx, argTypes, resultTypes));
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    function.removeArgAttr(
+        i, StringAttr::get(ctx, PartDialect::getShardingOriginAttrName()));
+  function->setAttr(PartDialect::getSpmdAttrName(), meshRef);
+  return success();
+}
+
+namespace {
+struct PartPartitionPass
+    : public partition::part::impl::PartPartitionPassBase<PartPartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    StringRef name = PartDialect::getShardingAttrName();
+    for (auto function :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (function.isDeclaration() || getSpmdMesh(function))
+        continue;
+      FlatSymbolRefAttr meshName;
+      auto note = [&](ShardingAttr s) {
+        if (s && !meshName)
+          meshName = s.getMesh();
+      };
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        note(function.getArgAttrOfType<ShardingAttr>(i, name));
+      for (unsigned i = 0; i < function.getNumResults(); ++i)
+        note(function.getResultAttrOfType<ShardingAttr>(i, name));
+      function.walk(
+          [&](Operation *op) { note(op->getAttrOfType<ShardingAttr>(name)); });
+      if (!meshName)
+        continue; // not annotated: stays a single-device function
+      if (function.getBody().getBlocks().size() != 1) {
+        function.emitError() << "can only partition a function of one block";
+        return signalPassFailure();
+      }
+      Partitioner partitioner(function, lookupMesh(function, meshName));
+      if (failed(partitioner.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,77 @@
+// RUN: partition-opt %s --part-propagate-shardings --part-partition -split-input-file | FileCheck %s
+
+// Megatron MLP: one all_reduce over "tp" completes the row-parallel matmul's
+// pending sum where the bias add needs it; nothing else moves.
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+// CHECK-LABEL: func.func @mlp
+// CHECK-SAME: (%[[X:.*]]: tensor<4x16xf32> {{.*}}, %[[W1:.*]]: tensor<16x8xf32> {{.*}}, %[[B1:.*]]: tensor<8xf32> {{.*}}, %[[W2:.*]]: tensor<8x16xf32> {{.*}}, %[[B2:.*]]: tensor<16xf32>)
+// CHECK-SAME: -> (tensor<4x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>})
+// CHECK-SAME: attributes {part.spmd = @mesh}
+func.func @mlp(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>},
+               %w1: tensor<16x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>},
+               %b1: tensor<32xf32>,
+               %w2: tensor<32x16xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>},
+               %b2: tensor<16xf32>) -> (tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}) {
+  // CHECK-NEXT: %[[H:.*]] = part.matmul %[[X]], %[[W1]] : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %0 = part.matmul %x, %w1 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  // CHECK-NEXT: %[[A:.*]] = part.add %[[H]], %[[B1]] : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = part.add %0, %b1 : (tensor<8x32xf32>, tensor<32xf32>) -> tensor<8x32xf32>
+  // CHECK-NEXT: %[[R:.*]] = part.relu %[[A]] : tensor<4x8xf32>
+  %2 = part.relu %1 : tensor<8x32xf32>
+  // CHECK-NEXT: %[[P:.*]] = part.matmul %[[R]], %[[W2]] : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %3 = part.matmul %2, %w2 : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
+  // CHECK-NEXT: %[[S:.*]] = part.all_reduce %[[P]] on @mesh axes ["tp"] sum {part.origin = "operand 0 of part.add"} : tensor<4x16xf32>
+  // CHECK-NEXT: %[[Y:.*]] = part.add %[[S]], %[[B2]]
+  %4 = part.add %3, %b2 : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  // CHECK-NEXT: return %[[Y]] : tensor<4x16xf32>
+  return %4 : tensor<8x16xf32>
+}
+
+// -----
+
+// Reshards. Propagation puts the softmax on the constraint's split (rows over
+// "x"), so its operand, split by columns, moves "x" from dimension 1 to 0:
+// gathered, then sliced (an all_to_all would move fewer bytes; that choice is
+// still to come). The argument the user pinned as replicated is sliced to
+// meet the split add; the unannotated result is gathered back.
+part.mesh @mesh = <["x"=2]>
+// CHECK-LABEL: func.func @reshards
+// CHECK-SAME: (%[[A:.*]]: tensor<4x4xf32> {{.*}}, %[[B:.*]]: tensor<4x8xf32> {{.*}}) -> tensor<4x8xf32>
+func.func @reshards(%a: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {"x"}]>},
+                    %b: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {}]>}) -> tensor<4x8xf32> {
+  // CHECK: %[[G:.*]] = part.all_gather %[[A]] on @mesh axes ["x"] dim 1 {part.origin = "operand 0 of part.softmax"} : tensor<4x4xf32> -> tensor<4x8xf32>
+  // CHECK: %[[GS:.*]] = part.all_slice %[[G]] on @mesh axes ["x"] dim 0 {part.origin = "operand 0 of part.softmax"} : tensor<4x8xf32> -> tensor<2x8xf32>
+  // CHECK: %[[SM:.*]] = part.softmax %[[GS]] dim 1 : tensor<2x8xf32>
+  %0 = part.softmax %a dim 1 : tensor<4x8xf32>
+  %1 = part.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<4x8xf32>
+  // CHECK: %[[BS:.*]] = part.all_slice %[[B]] on @mesh axes ["x"] dim 0 {part.origin = "operand 1 of part.add"} : tensor<4x8xf32> -> tensor<2x8xf32>
+  // CHECK: %[[S:.*]] = part.add %[[SM]], %[[BS]] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %2 = part.add %1, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  // CHECK: %[[W:.*]] = part.all_gather %[[S]] on @mesh axes ["x"] dim 0 {part.origin = "result 0 of func.return"} : tensor<2x8xf32> -> tensor<4x8xf32>
+  // CHECK: return %[[W]]
+  return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A mean over a split dimension becomes each device's share of the sum; the
+// pending sum is completed where the result must be whole.
+part.mesh @mesh = <["dp"=4]>
+// CHECK-LABEL: func.func @mean
+func.func @mean(%x: tensor<8x3xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}) -> tensor<3xf32> {
+  // CHECK: %[[M:.*]] = part.reduce_mean %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
+  // CHECK: %[[Q:.*]] = part.constant dense<2.500000e-01> : tensor<f32>
+  // CHECK: %[[P:.*]] = part.mul %[[M]], %[[Q]]
+  // CHECK: part.all_reduce %[[P]] on @mesh axes ["dp"] sum {part.origin = "result 0 of func.return"} : tensor<3xf32>
+  %0 = part.reduce_mean %x dims [0] : tensor<8x3xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// A function without annotations is not partitioned.
+// CHECK-LABEL: func.func @plain
+// CHECK-NOT: part.spmd
+func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
