@@ -23,7 +23,7 @@
 // RUN: not partition-run %t/2.plan --backend tpu 2>&1 | FileCheck %s --check-prefix=BACKEND
 // BACKEND: partition-run: backend "tpu" is not in this build (it has: cpu
 // RUN: not partition-run %t/2.plan --backend cpu --input x=%t/x.npy 2>&1 | FileCheck %s --check-prefix=WEIGHTS
-// WEIGHTS: rank 0: invalid argument: the plan has parameters; give them with --weights FILE.safetensors
+// WEIGHTS: rank 0: invalid argument: the plan has parameters; give them with --weights FILE.safetensors or --random-weights SEED
 // RUN: not partition-run %t/2.plan --backend cpu --weights %t/weights.safetensors 2>&1 | FileCheck %s --check-prefix=INPUT
 // INPUT: rank 0: invalid argument: input "x" is missing; give it with --input x=FILE.npy
 // RUN: not partition-run %t/2.plan --backend cpu --weights %t/weights.safetensors --input x=%t/x_bad.npy 2>&1 | FileCheck %s --check-prefix=SHAPE

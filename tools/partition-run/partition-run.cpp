@@ -56,6 +56,11 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          and there is a GPU for every rank, else cpu); cuda
                          uses NCCL, cpu uses Gloo
   --weights FILE         safetensors file with every parameter, by name
+  --random-weights SEED  instead of --weights: every parameter element is a
+                         fixed function of (SEED, name, global index) in
+                         [-SCALE, SCALE), so any partitioning of the same
+                         plan gets the same weights
+  --random-scale SCALE   range of --random-weights (default 0.1)
   --input NAME=FILE.npy  the whole value of input NAME (repeatable)
   --output-dir DIR       write each output as DIR/NAME.npy
   --steps N              run the plan N times (default 1); times are per step
@@ -76,6 +81,8 @@ struct Options {
   bool processes = false;
   std::string backend; // empty: chosen by what is present
   std::string weights;
+  int randomSeed = -1;
+  float randomScale = 0.1f;
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
   int steps = 1;
@@ -120,6 +127,21 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       err = number("--steps", o.steps);
     } else if (a == "--timeout") {
       err = number("--timeout", o.timeoutSeconds);
+    } else if (a == "--random-weights") {
+      const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+      if (v && std::string(v) == "0") {
+        ++i;
+        o.randomSeed = 0;
+      } else {
+        err = number("--random-weights", o.randomSeed);
+      }
+    } else if (a == "--random-scale") {
+      const char *v = value("--random-scale");
+      char *end = nullptr;
+      float scale = v ? std::strtof(v, &end) : 0;
+      if (!v || !*v || *end || !(scale > 0))
+        return "--random-scale needs a positive number";
+      o.randomScale = scale;
     } else if (a == "--fail-rank") {
       int r = 0;
       const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -209,6 +231,64 @@ StatusOr<std::map<std::string, HostTensor>> readInputs(const Options &o) {
   return inputs;
 }
 
+/// Parameters made up from (seed, name, global index), the same whatever
+/// block a rank asks for: a plan partitioned any way sees the same weights.
+class RandomSource final : public ParameterSource {
+public:
+  RandomSource(uint64_t seed, float scale) : seed_(seed), scale_(scale) {}
+
+  Status read(const std::string &name, DType dtype,
+              const std::vector<int64_t> &globalShape,
+              const std::vector<int64_t> &offsets,
+              const std::vector<int64_t> &localShape, void *dst) override {
+    if (!isFloat(dtype))
+      return PARTITION_ERROR(InvalidArgument, "parameter \"", name,
+                             "\" is ", dtypeName(dtype),
+                             "; --random-weights makes float parameters only");
+    uint64_t key = seed_ * 0x9e3779b97f4a7c15ull;
+    for (char c : name) // FNV-1a over the name
+      key = (key ^ uint8_t(c)) * 0x100000001b3ull;
+    int64_t n = 1;
+    for (int64_t d : localShape)
+      n *= d;
+    size_t rank = localShape.size();
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < rank; ++d)
+        flat = flat * globalShape[d] + offsets[d] + index[d];
+      float value = (uniform(key + uint64_t(flat)) * 2 - 1) * scale_;
+      store(dst, dtype, i, value);
+      for (size_t d = rank; d-- > 0;) // next local index, row-major
+        if (++index[d] < localShape[d])
+          break;
+        else
+          index[d] = 0;
+    }
+    return Status::ok();
+  }
+
+private:
+  /// splitmix64 of `x`, as a float in [0, 1).
+  static float uniform(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return float(x >> 40) / float(1ull << 24);
+  }
+  static void store(void *dst, DType dtype, int64_t i, float v) {
+    if (dtype == DType::F32)
+      static_cast<float *>(dst)[i] = v;
+    else if (dtype == DType::F16)
+      static_cast<uint16_t *>(dst)[i] = floatToHalf(v);
+    else
+      static_cast<uint16_t *>(dst)[i] = floatToBf16(v);
+  }
+  uint64_t seed_;
+  float scale_;
+};
+
 /// What one rank hands back.
 struct RankResult {
   Status status;
@@ -267,11 +347,15 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   if (program.params())
     for (const plan::Binding *b : *program.params())
       needsWeights |= b->role() != plan::Role::Constant;
-  if (needsWeights) {
+  if (needsWeights && o.randomSeed >= 0) {
+    RandomSource source(uint64_t(o.randomSeed), o.randomScale);
+    if (Status s = ex.loadParameters(source); !s.isOk())
+      return fail(s);
+  } else if (needsWeights) {
     if (o.weights.empty())
       return fail(PARTITION_ERROR(
           InvalidArgument, "the plan has parameters; give them with --weights "
-                           "FILE.safetensors"));
+                           "FILE.safetensors or --random-weights SEED"));
     StatusOr<SafetensorsReader> reader = SafetensorsReader::open(o.weights);
     if (!reader.isOk())
       return fail(reader.status());
