@@ -71,7 +71,8 @@ private:
   }
   FailureOr<Value> reshard(OpBuilder &b, Value local, Layout &current,
                            const Layout &target, Operation *user,
-                           const Twine &why);
+                           const Twine &why, StringRef source);
+  std::string sourceOf(Value global);
   LogicalResult partitionOp(OpBuilder &b, Operation *op);
 
   func::FuncOp function;
@@ -86,11 +87,19 @@ private:
 
 FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
                                       Layout &current, const Layout &target,
-                                      Operation *user, const Twine &why) {
+                                      Operation *user, const Twine &why,
+                                      StringRef source) {
   MLIRContext *ctx = function.getContext();
   Location loc = user->getLoc();
-  StringAttr origin = StringAttr::get(
-      ctx, (why + " of " + user->getName().getStringRef()).str());
+  // Say which op needed the collective and where the operand's sharding came
+  // from (an annotation, or propagation from annotations).
+  std::string text = (why + " of " + user->getName().getStringRef()).str();
+  if (auto loc = dyn_cast<FileLineColLoc>(user->getLoc()))
+    text +=
+        " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());
+  if (!source.empty())
+    text += ", sharded by " + source.str();
+  StringAttr origin = StringAttr::get(ctx, text);
   auto tag = [&](Operation *op) {
     op->setAttr(PartDialect::getOriginAttrName(), origin);
   };
@@ -143,6 +152,31 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   return local;
 }
 
+std::string Partitioner::sourceOf(Value global) {
+  StringRef origin = PartDialect::getShardingOriginAttrName();
+  StringRef sharding = PartDialect::getShardingAttrName();
+  if (auto arg = dyn_cast<BlockArgument>(global)) {
+    unsigned i = arg.getArgNumber();
+    if (auto s = function.getArgAttrOfType<StringAttr>(i, origin))
+      return s.str();
+    if (function.getArgAttr(i, sharding))
+      return "annotation on argument " + std::to_string(i) + " of @" +
+             function.getName().str();
+    return "";
+  }
+  Operation *def = global.getDefiningOp();
+  if (auto s = def->getAttrOfType<StringAttr>(origin))
+    return s.str();
+  if (def->hasAttr(sharding) || isa<ShardingConstraintOp>(def)) {
+    std::string text = "annotation on " + def->getName().getStringRef().str();
+    if (auto loc = dyn_cast<FileLineColLoc>(def->getLoc()))
+      text += " at " + loc.getFilename().str() + ":" +
+              std::to_string(loc.getLine());
+    return text;
+  }
+  return "";
+}
+
 LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   StringRef shardingName = PartDialect::getShardingAttrName();
   if (auto constraint = dyn_cast<ShardingConstraintOp>(op)) {
@@ -152,7 +186,8 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     Layout target =
         Layout::of(constraint.getSharding(), constraint.getType().getRank());
     FailureOr<Value> r =
-        reshard(b, local, current, target, op, "the constraint");
+        reshard(b, local, current, target, op, "the constraint",
+                sourceOf(constraint.getInput()));
     if (failed(r))
       return failure();
     layouts[*r] = current;
@@ -222,7 +257,8 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     Value local = mapping.lookup(operand);
     Layout current = layouts[local];
     FailureOr<Value> resharded =
-        reshard(b, local, current, target, op, "operand " + Twine(i));
+        reshard(b, local, current, target, op, "operand " + Twine(i),
+                sourceOf(operand));
     if (failed(resharded))
       return failure();
     layouts[*resharded] = current;
@@ -327,8 +363,8 @@ LogicalResult Partitioner::run() {
                    global.getRank());
     Value local = mapping.lookup(v);
     Layout current = layouts[local];
-    FailureOr<Value> r =
-        reshard(b, local, current, target, ret, "result " + Twine(i));
+    FailureOr<Value> r = reshard(b, local, current, target, ret,
+                                 "result " + Twine(i), sourceOf(v));
     if (failed(r)) {
       delete newBody;
       return failure();

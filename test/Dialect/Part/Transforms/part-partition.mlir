@@ -20,7 +20,8 @@ func.func @mlp(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp
   %2 = part.relu %1 : tensor<8x32xf32>
   // CHECK-NEXT: %[[P:.*]] = part.matmul %[[R]], %[[W2]] : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   %3 = part.matmul %2, %w2 : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
-  // CHECK-NEXT: %[[S:.*]] = part.all_reduce %[[P]] on @mesh axes ["tp"] sum {part.origin = "operand 0 of part.add"} : tensor<4x16xf32>
+  // Its origin names the op that needed it and the annotations behind it.
+  // CHECK-NEXT: %[[S:.*]] = part.all_reduce %[[P]] on @mesh axes ["tp"] sum {part.origin = "operand 0 of part.add at {{.*}}part-partition.mlir:{{[0-9]+}}, sharded by annotation on argument 0 of @mlp; annotation on argument 1 of @mlp; annotation on argument 3 of @mlp"} : tensor<4x16xf32>
   // CHECK-NEXT: %[[Y:.*]] = part.add %[[S]], %[[B2]]
   %4 = part.add %3, %b2 : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   // CHECK-NEXT: return %[[Y]] : tensor<4x16xf32>
@@ -39,15 +40,15 @@ part.mesh @mesh = <["x"=2]>
 // CHECK-SAME: (%[[A:.*]]: tensor<4x4xf32> {{.*}}, %[[B:.*]]: tensor<4x8xf32> {{.*}}) -> tensor<4x8xf32>
 func.func @reshards(%a: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {"x"}]>},
                     %b: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {}]>}) -> tensor<4x8xf32> {
-  // CHECK: %[[G:.*]] = part.all_gather %[[A]] on @mesh axes ["x"] dim 1 {part.origin = "operand 0 of part.softmax"} : tensor<4x4xf32> -> tensor<4x8xf32>
-  // CHECK: %[[GS:.*]] = part.all_slice %[[G]] on @mesh axes ["x"] dim 0 {part.origin = "operand 0 of part.softmax"} : tensor<4x8xf32> -> tensor<2x8xf32>
+  // CHECK: %[[G:.*]] = part.all_gather %[[A]] on @mesh axes ["x"] dim 1 {part.origin = "operand 0 of part.softmax{{[^"]*}}"} : tensor<4x4xf32> -> tensor<4x8xf32>
+  // CHECK: %[[GS:.*]] = part.all_slice %[[G]] on @mesh axes ["x"] dim 0 {part.origin = "operand 0 of part.softmax{{[^"]*}}"} : tensor<4x8xf32> -> tensor<2x8xf32>
   // CHECK: %[[SM:.*]] = part.softmax %[[GS]] dim 1 : tensor<2x8xf32>
   %0 = part.softmax %a dim 1 : tensor<4x8xf32>
   %1 = part.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<4x8xf32>
-  // CHECK: %[[BS:.*]] = part.all_slice %[[B]] on @mesh axes ["x"] dim 0 {part.origin = "operand 1 of part.add"} : tensor<4x8xf32> -> tensor<2x8xf32>
+  // CHECK: %[[BS:.*]] = part.all_slice %[[B]] on @mesh axes ["x"] dim 0 {part.origin = "operand 1 of part.add{{[^"]*}}"} : tensor<4x8xf32> -> tensor<2x8xf32>
   // CHECK: %[[S:.*]] = part.add %[[SM]], %[[BS]] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   %2 = part.add %1, %b : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  // CHECK: %[[W:.*]] = part.all_gather %[[S]] on @mesh axes ["x"] dim 0 {part.origin = "result 0 of func.return"} : tensor<2x8xf32> -> tensor<4x8xf32>
+  // CHECK: %[[W:.*]] = part.all_gather %[[S]] on @mesh axes ["x"] dim 0 {part.origin = "result 0 of func.return{{[^"]*}}"} : tensor<2x8xf32> -> tensor<4x8xf32>
   // CHECK: return %[[W]]
   return %2 : tensor<4x8xf32>
 }
@@ -62,7 +63,7 @@ func.func @mean(%x: tensor<8x3xf32> {part.sharding = #part.sharding<@mesh, [{"dp
   // CHECK: %[[M:.*]] = part.reduce_mean %{{.*}} dims [0] : tensor<2x3xf32> -> tensor<3xf32>
   // CHECK: %[[Q:.*]] = part.constant dense<2.500000e-01> : tensor<f32>
   // CHECK: %[[P:.*]] = part.mul %[[M]], %[[Q]]
-  // CHECK: part.all_reduce %[[P]] on @mesh axes ["dp"] sum {part.origin = "result 0 of func.return"} : tensor<3xf32>
+  // CHECK: part.all_reduce %[[P]] on @mesh axes ["dp"] sum {part.origin = "result 0 of func.return{{[^"]*}}"} : tensor<3xf32>
   %0 = part.reduce_mean %x dims [0] : tensor<8x3xf32> -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }

@@ -144,4 +144,26 @@ def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartExplainPass : Pass<"part-explain", "::mlir::ModuleOp"> {
+  let summary = "says why each collective is there and what it costs";
+  let description = [{
+    For every collective of a per-device (`part.spmd`) function, emits a
+    remark with its kind, mesh axes, group size, the bytes it moves per
+    device and its `part.origin` (the op and operand that needed it, and the
+    annotations that gave that op its sharding); then prints a table per
+    function: collectives by kind and axes, how many, and bytes per device.
+    Bytes per device follow ring algorithms: all-reduce 2(n-1)/n of the
+    buffer, all-gather and all-to-all (n-1)/n of the larger side,
+    reduce-scatter (n-1)/n of its input, a permute the buffer, all_slice
+    nothing. The IR is unchanged.
+
+    ```
+    func @mlp on @mesh: 1 collective, 384 bytes per device
+      kind        axes    count  bytes/device
+      all_reduce  "tp"    1      384
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD
