@@ -25,6 +25,7 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
 /// Registers partition's passes and the upstream passes its pipelines use.
 inline void registerAllPasses() {
   part::registerPartPasses();
+  part::registerSpmdPipeline();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

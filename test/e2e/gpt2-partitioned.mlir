@@ -19,6 +19,15 @@
 // RUN:   mkdir -p %t/$m && \
 // RUN:   partition-run %t/$m.plan --backend cpu --random-weights 1 --random-scale 1 --input arg0=%t/tokens.npy --input arg1=%t/labels.npy --output-dir %t/$m > %t/$m.log || exit 1; \
 // RUN: done
+// The same model without any annotation, partitioned by the part-spmd
+// pipeline alone (data parallel on "dp", Megatron splits on "tp"):
+// RUN: partition-opt %S/../Examples/gpt2.mlir --part-strip-sharding=remove-meshes > %t/plain.mlir
+// RUN: for m in 2x4 1x4 8x1 4x2; do \
+// RUN:   partition-opt %t/plain.mlir --part-spmd="mesh=dp:${m%%x*},tp:${m#*x}" | partition-translate --part-to-plan -o %t/auto$m.plan 2>/dev/null && \
+// RUN:   mkdir -p %t/auto$m && \
+// RUN:   partition-run %t/auto$m.plan --backend cpu --random-weights 1 --random-scale 1 --input arg0=%t/tokens.npy --input arg1=%t/labels.npy --output-dir %t/auto$m > /dev/null || exit 1; \
+// RUN: done
+// RUN: %python %S/Inputs/compare.py 1e-5 0 %t/1x1/output0.npy %t/auto2x4/output0.npy %t/auto1x4/output0.npy %t/auto8x1/output0.npy %t/auto4x2/output0.npy
 // RUN: FileCheck %s < %t/2x4.log
 // RUN: %python %S/Inputs/compare.py 1e-5 0 %t/1x1/output0.npy %t/2x1/output0.npy %t/1x2/output0.npy %t/2x2/output0.npy %t/4x2/output0.npy %t/2x4/output0.npy %t/8x1/output0.npy %t/1x4/output0.npy
 //

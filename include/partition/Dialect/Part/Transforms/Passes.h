@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace partition::part {
 
@@ -19,6 +20,33 @@ namespace partition::part {
 
 #define GEN_PASS_REGISTRATION
 #include "partition/Dialect/Part/Transforms/Passes.h.inc"
+
+/// Options of the part-spmd pipeline.
+struct SpmdPipelineOptions
+    : public mlir::PassPipelineOptions<SpmdPipelineOptions> {
+  Option<std::string> mesh{*this, "mesh",
+                           llvm::cl::desc("mesh axes and sizes, e.g. "
+                                          "dp:2,tp:4 (either may be absent)")};
+  Option<std::string> meshName{*this, "mesh-name",
+                               llvm::cl::desc("name of the mesh"),
+                               llvm::cl::init("mesh")};
+  Option<std::string> dataParallelAxis{*this, "dp-axis",
+                                       llvm::cl::desc("the data-parallel axis"),
+                                       llvm::cl::init("dp")};
+  Option<std::string> tensorParallelAxis{
+      *this, "tp-axis", llvm::cl::desc("the tensor-parallel axis"),
+      llvm::cl::init("tp")};
+};
+
+/// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel
+/// (when the mesh has the data-parallel axis), part-tensor-parallel (when it
+/// has the tensor-parallel axis), part-propagate-shardings, part-partition.
+/// `--mlir-print-ir-after-all` shows the IR after each stage.
+void addSpmdPipeline(mlir::OpPassManager &pm,
+                     const SpmdPipelineOptions &options);
+
+/// Registers `--part-spmd`.
+void registerSpmdPipeline();
 
 } // namespace partition::part
 

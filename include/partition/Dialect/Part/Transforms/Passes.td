@@ -166,4 +166,70 @@ def PartExplainPass : Pass<"part-explain", "::mlir::ModuleOp"> {
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartDefineMeshPass : Pass<"part-define-mesh", "::mlir::ModuleOp"> {
+  let summary = "declares the device mesh the module is partitioned for";
+  let description = [{
+    Adds `part.mesh @<name> = <[...]>` from a compact shape such as
+    `dp:2,tp:4` (axis names and sizes, major to minor), unless the module
+    already declares that mesh with the same axes; a different declaration is
+    an error.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"meshName", "name", "std::string", /*default=*/"\"mesh\"",
+           "name of the mesh">,
+    Option<"shape", "shape", "std::string", /*default=*/"\"\"",
+           "axes and sizes, e.g. dp:2,tp:4">
+  ];
+}
+
+def PartDataParallelPass : Pass<"part-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "splits the batch of every input and label over a mesh axis";
+  let description = [{
+    For each global function, gives every argument with role `input` or
+    `label` that has no sharding a split of its first (batch) dimension over
+    `axis`; parameters stay as they are (replicated unless something else
+    splits them). A batch the axis does not divide is an error naming the
+    argument, the sizes and the axis.
+
+    ```mlir
+    %x: tensor<8x16xf32> {part.role = #part.role<input>}
+    // becomes
+    %x: tensor<8x16xf32> {part.role = #part.role<input>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}] # "}]" # [{>}
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
+           "the mesh">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
+           "the data-parallel mesh axis">
+  ];
+}
+
+def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
+  let summary = "annotates Megatron column/row splits of MLP and attention blocks";
+  let description = [{
+    Finds pairs of linear layers joined by a path that a split of their
+    shared dimension passes through unchanged: from a `part.matmul` whose
+    right operand is a parameter, through elementwise ops, bias adds,
+    reshapes and transposes into heads, rotary embeddings and attention, to a
+    `part.matmul` that takes the result as its left operand and a parameter
+    as its right. The first weight is split by columns over `axis`, the
+    second by rows (Megatron's column- and row-parallel linear layers: an MLP,
+    or the Q/K/V projections and the attention output projection).
+    Propagation then carries the splits through biases, heads and
+    activations, and the forward pass of each such block needs one
+    all-reduce. Weights the axis does not divide, and head counts it does
+    not divide, are errors naming them.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
+           "the mesh">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"tp\"",
+           "the tensor-parallel mesh axis">
+  ];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD

@@ -1,0 +1,68 @@
+//===- DataParallel.cpp - split the batch over a mesh axis ----------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#define DEBUG_TYPE "part-data-parallel"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTDATAPARALLELPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+struct PartDataParallelPass
+    : public partition::part::impl::PartDataParallelPassBase<
+          PartDataParallelPass> {
+  using PartDataParallelPassBase::PartDataParallelPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto mesh =
+        dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, meshName));
+    if (!mesh) {
+      module.emitError() << "no part.mesh @" << meshName
+                         << " to split the batch over";
+      return signalPassFailure();
+    }
+    std::optional<int64_t> size = mesh.getMesh().getAxisSize(axis);
+    if (!size) {
+      mesh.emitError() << "mesh @" << meshName << " has no axis \"" << axis
+                       << "\"";
+      return signalPassFailure();
+    }
+    StringRef shardingName = PartDialect::getShardingAttrName();
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isDeclaration() || getSpmdMesh(function))
+        continue;
+      for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+        auto role = function.getArgAttrOfType<ArgRoleAttr>(
+            i, PartDialect::getRoleAttrName());
+        if (!role || role.getValue() == ArgRole::Parameter ||
+            function.getArgAttr(i, shardingName))
+          continue;
+        auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
+        if (type.getRank() == 0)
+          continue;
+        if (type.getDimSize(0) % *size) {
+          function.emitError()
+              << "argument " << i << " has batch size " << type.getDimSize(0)
+              << ", which mesh axis \"" << axis << "\" of size " << *size
+              << " does not divide";
+          return signalPassFailure();
+        }
+        SmallVector<SmallVector<StringRef>> dims(type.getRank());
+        dims[0].push_back(axis);
+        function.setArgAttr(i, shardingName,
+                            ShardingAttr::get(ctx, meshName, dims));
+      }
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,40 @@
+//===- Pipelines.cpp - the part-spmd pipeline -----------------------------===//
+
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace partition::part;
+
+void partition::part::addSpmdPipeline(OpPassManager &pm,
+                                      const SpmdPipelineOptions &options) {
+  std::string shape = options.mesh;
+  // Which of the parallel axes the mesh has.
+  auto hasAxis = [&](StringRef axis) {
+    SmallVector<StringRef> parts;
+    StringRef(shape).split(parts, ',', -1, false);
+    return llvm::any_of(parts, [&](StringRef part) {
+      return part.split(':').first.trim() == axis;
+    });
+  };
+  pm.addPass(createPartDefineMeshPass({options.meshName, shape}));
+  if (hasAxis(options.dataParallelAxis))
+    pm.addPass(createPartDataParallelPass(
+        {options.meshName, options.dataParallelAxis}));
+  if (hasAxis(options.tensorParallelAxis))
+    pm.addPass(createPartTensorParallelPass(
+        {options.meshName, options.tensorParallelAxis}));
+  pm.addPass(createPartPropagateShardingsPass());
+  pm.addPass(createPartPartitionPass());
+}
+
+void partition::part::registerSpmdPipeline() {
+  PassPipelineRegistration<SpmdPipelineOptions>(
+      "part-spmd",
+      "partitions a model for a mesh: declare the mesh, split the batch "
+      "over the data-parallel axis, apply Megatron splits over the "
+      "tensor-parallel axis, propagate shardings, partition",
+      addSpmdPipeline);
+}

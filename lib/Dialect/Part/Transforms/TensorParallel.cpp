@@ -1,0 +1,153 @@
+//===- TensorParallel.cpp - Megatron column/row splits --------------------===//
+//
+// A column-parallel linear layer followed, through ops a split of its output
+// features passes through unchanged, by a row-parallel one: the pair needs
+// one all-reduce of the second's partial sums and nothing in between.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
+
+#define DEBUG_TYPE "part-tensor-parallel"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTTENSORPARALLELPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+/// The function argument `v` is, when it is a parameter.
+std::optional<unsigned> parameterIndex(func::FuncOp function, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner()->getParentOp() != function)
+    return std::nullopt;
+  auto role = function.getArgAttrOfType<ArgRoleAttr>(
+      arg.getArgNumber(), PartDialect::getRoleAttrName());
+  if (!role || role.getValue() != ArgRole::Parameter)
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+/// Ops a split of the feature dimension passes through unchanged.
+bool passesSplit(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, ExpOp, TanhOp,
+             SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp, ReshapeOp, TransposeOp,
+             RotaryEmbeddingOp, AttentionOp>(op);
+}
+
+struct PartTensorParallelPass
+    : public partition::part::impl::PartTensorParallelPassBase<
+          PartTensorParallelPass> {
+  using PartTensorParallelPassBase::PartTensorParallelPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto mesh =
+        dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, meshName));
+    if (!mesh) {
+      module.emitError() << "no part.mesh @" << meshName
+                         << " to split the layers over";
+      return signalPassFailure();
+    }
+    std::optional<int64_t> size = mesh.getMesh().getAxisSize(axis);
+    if (!size) {
+      mesh.emitError() << "mesh @" << meshName << " has no axis \"" << axis
+                       << "\"";
+      return signalPassFailure();
+    }
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isDeclaration() && !getSpmdMesh(function) &&
+          failed(annotate(function, *size)))
+        return signalPassFailure();
+  }
+
+  LogicalResult annotate(func::FuncOp function, int64_t size) {
+    MLIRContext *ctx = function.getContext();
+    StringRef shardingName = PartDialect::getShardingAttrName();
+    // Splits chosen per parameter, in argument order: (dimension, the layer).
+    std::map<unsigned, std::pair<int64_t, Operation *>> splits;
+    SmallVector<Operation *> heads; // reshapes into heads on some path
+
+    WalkResult walk = function.walk([&](MatmulOp first) {
+      std::optional<unsigned> w1 = parameterIndex(function, first.getRhs());
+      if (!w1)
+        return WalkResult::advance();
+      // Follow the output forward to row-parallel partners.
+      SmallVector<std::pair<MatmulOp, unsigned>> partners;
+      SmallVector<Operation *> pathHeads;
+      SmallVector<Value> work = {first.getResult()};
+      llvm::SmallPtrSet<Operation *, 16> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          if (!seen.insert(user).second)
+            continue;
+          if (auto second = dyn_cast<MatmulOp>(user)) {
+            std::optional<unsigned> w2 =
+                parameterIndex(function, second.getRhs());
+            if (w2 && use.getOperandNumber() == 0 && !second.getTransposeA())
+              partners.push_back({second, *w2});
+            continue;
+          }
+          if (!passesSplit(user))
+            continue;
+          if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+            auto in = reshape.getInput().getType();
+            auto out = reshape.getType();
+            if (out.getRank() == in.getRank() + 1 &&
+                out.getShape().take_back(2) !=
+                    ArrayRef<int64_t>{1, in.getShape().back()})
+              pathHeads.push_back(reshape);
+          }
+          for (Value r : user->getResults())
+            work.push_back(r);
+        }
+      }
+      if (partners.empty())
+        return WalkResult::advance();
+      splits[*w1] = {first.getTransposeB() ? 0 : 1, first};
+      for (auto [second, w2] : partners)
+        splits[w2] = {second.getTransposeB() ? 1 : 0, second};
+      llvm::append_range(heads, pathHeads);
+      return WalkResult::advance();
+    });
+    (void)walk;
+
+    for (Operation *op : heads) {
+      auto reshape = cast<ReshapeOp>(op);
+      int64_t h = reshape.getType().getShape().drop_back().back();
+      if (h % size)
+        return reshape.emitOpError()
+               << "splits features into " << h << " heads, which " << axis
+               << " (size " << size << ") does not divide";
+    }
+    for (auto [index, split] : splits) {
+      if (function.getArgAttr(index, shardingName))
+        continue; // the user's annotation stands
+      auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+      auto [dim, layer] = split;
+      if (type.getDimSize(dim) % size)
+        return layer->emitOpError()
+               << "would split dimension " << dim << " of argument " << index
+               << " (size " << type.getDimSize(dim) << ") over " << axis
+               << ", but its size " << size << " does not divide it";
+      SmallVector<SmallVector<StringRef>> dims(type.getRank());
+      dims[dim].push_back(axis);
+      function.setArgAttr(index, shardingName,
+                          ShardingAttr::get(ctx, meshName, dims));
+    }
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,29 @@
+// The two-layer GPT-2 example without its annotations, partitioned by the
+// part-spmd pipeline alone.
+// RUN: partition-opt %S/../../../Examples/gpt2.mlir --part-strip-sharding=remove-meshes > %t.mlir
+// RUN: partition-opt %t.mlir --part-spmd="mesh=tp:4" | FileCheck %s --check-prefix=TP
+// RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4" | FileCheck %s --check-prefix=DPTP
+// RUN: partition-opt %t.mlir --part-spmd="mesh=dp:8" | FileCheck %s --check-prefix=DP
+// RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4" --mlir-print-ir-after=part-tensor-parallel -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
+
+// Megatron: two all-reduces over "tp" per layer in the forward pass (after
+// the attention output projection and the second MLP matmul), nothing else.
+// TP: part.mesh @mesh = <["tp"=4]>
+// TP: attributes {part.spmd = @mesh}
+// TP-COUNT-4: part.all_reduce {{.*}} axes ["tp"] sum
+// TP-NOT: part.all_
+
+// Data parallelism adds only the loss's mean over the batch.
+// DPTP: part.mesh @mesh = <["dp"=2, "tp"=4]>
+// DPTP-COUNT-4: part.all_reduce {{.*}} axes ["tp"] sum
+// DPTP: part.all_reduce {{.*}} axes ["dp"] sum
+// DPTP-NOT: part.all_
+
+// DP: part.all_reduce {{.*}} axes ["dp"] sum
+// DP-NOT: part.all_
+
+// The IR after each stage can be inspected: here after the Megatron splits
+// (the Q projection of layer 0 by columns, its output projection by rows).
+// STAGE: IR Dump After PartTensorParallelPass
+// STAGE: %arg6: tensor<64x64xf32> {part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>}
+// STAGE: %arg12: tensor<64x64xf32> {part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>}
