@@ -4,9 +4,10 @@
 // mesh. Every op's operands are first resharded to what its sharding rule
 // needs (no axes on need-replication factors, no pending sums), then the op
 // is rebuilt on local shapes; axes on reduction factors leave its result
-// unreduced. Reshards are all_reduce (pending sums), all_gather (axes to
-// drop) and all_slice (axes to add), in that order; each inserted collective
-// records in `part.origin` which op needed it.
+// unreduced. Reshards are, in order: reduce_scatter or all_reduce (pending
+// sums), all_to_all (an axis moving between dimensions), all_gather (axes to
+// drop) and all_slice (axes to add); each inserted collective records in
+// `part.origin` which op needed it and where the operand's sharding came from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,7 +107,38 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   if (!target.unreduced.empty() && target.unreduced != current.unreduced)
     return user->emitOpError()
            << "would need a pending sum it does not have; unsupported";
-  // 1. Complete pending sums.
+  // 1. Complete pending sums. Where the target splits a dimension with some
+  //    of the pending axes next, reduce-scatter them there (each device gets
+  //    only its block of the sum); all-reduce the rest.
+  auto prefixOf = [](ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
+    return a.size() <= b.size() && a == b.take_front(a.size());
+  };
+  for (auto [d, axes] : llvm::enumerate(current.dims)) {
+    if (current.unreduced.empty() || !target.unreduced.empty() ||
+        !prefixOf(axes, target.dims[d]))
+      continue;
+    SmallVector<StringAttr> run;
+    for (StringAttr axis :
+         ArrayRef<StringAttr>(target.dims[d]).drop_front(axes.size())) {
+      if (!llvm::is_contained(current.unreduced, axis))
+        break;
+      run.push_back(axis);
+    }
+    auto inType = cast<RankedTensorType>(local.getType());
+    if (run.empty() || inType.getDimSize(d) % groupSize(run))
+      continue;
+    SmallVector<int64_t> shape(inType.getShape());
+    shape[d] /= groupSize(run);
+    auto op = ReduceScatterOp::create(
+        b, loc, RankedTensorType::get(shape, inType.getElementType()), local,
+        meshRef, axesAttr(run), b.getI64IntegerAttr(d),
+        ReductionKindAttr::get(ctx, ReductionKind::Sum));
+    tag(op);
+    local = op.getResult();
+    llvm::append_range(axes, run);
+    llvm::erase_if(current.unreduced,
+                   [&](StringAttr a) { return llvm::is_contained(run, a); });
+  }
   if (!current.unreduced.empty() && target.unreduced.empty()) {
     auto op =
         AllReduceOp::create(b, loc, local, meshRef, axesAttr(current.unreduced),
@@ -116,7 +148,40 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
     current.unreduced.clear();
   }
   auto type = [&]() { return cast<RankedTensorType>(local.getType()); };
-  // 2. Drop the axes that are not a prefix of the target's, gathering them.
+  // 2. Move an axis from one dimension to another with an all-to-all when it
+  //    is the minor axis of the first (which must lose it) and the next axis
+  //    the second needs: one exchange of (n-1)/n of the data instead of a
+  //    gather of everything followed by a slice.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (size_t j = 0; j < current.dims.size() && !moved; ++j) {
+      auto &to = current.dims[j];
+      if (!prefixOf(to, target.dims[j]) || to.size() == target.dims[j].size())
+        continue;
+      StringAttr axis = target.dims[j][to.size()];
+      for (size_t i = 0; i < current.dims.size() && !moved; ++i) {
+        auto &from = current.dims[i];
+        if (i == j || from.empty() || from.back() != axis)
+          continue;
+        int64_t n = groupSize(axis);
+        if (type().getDimSize(j) % n)
+          continue;
+        SmallVector<int64_t> shape(type().getShape());
+        shape[j] /= n;
+        shape[i] *= n;
+        auto op = AllToAllOp::create(
+            b, loc, RankedTensorType::get(shape, type().getElementType()),
+            local, meshRef, axesAttr(axis), b.getI64IntegerAttr(j),
+            b.getI64IntegerAttr(i));
+        tag(op);
+        local = op.getResult();
+        from.pop_back();
+        to.push_back(axis);
+        moved = true;
+      }
+    }
+  }
+  // 3. Drop the axes that are not a prefix of the target's, gathering them.
   for (auto [d, axes] : llvm::enumerate(current.dims)) {
     size_t p = 0;
     while (p < axes.size() && p < target.dims[d].size() &&
@@ -134,7 +199,7 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
     local = op.getResult();
     axes.resize(p);
   }
-  // 3. Add the target's remaining axes by keeping this device's block.
+  // 4. Add the target's remaining axes by keeping this device's block.
   for (auto [d, axes] : llvm::enumerate(current.dims)) {
     if (axes.size() == target.dims[d].size())
       continue;

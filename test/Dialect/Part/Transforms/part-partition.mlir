@@ -31,18 +31,16 @@ func.func @mlp(%x: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp
 // -----
 
 // Reshards. Propagation puts the softmax on the constraint's split (rows over
-// "x"), so its operand, split by columns, moves "x" from dimension 1 to 0:
-// gathered, then sliced (an all_to_all would move fewer bytes; that choice is
-// still to come). The argument the user pinned as replicated is sliced to
-// meet the split add; the unannotated result is gathered back.
+// "x"), so its operand, split by columns, moves "x" from dimension 1 to 0
+// with one all_to_all. The argument the user pinned as replicated is sliced
+// to meet the split add; the unannotated result is gathered back.
 part.mesh @mesh = <["x"=2]>
 // CHECK-LABEL: func.func @reshards
 // CHECK-SAME: (%[[A:.*]]: tensor<4x4xf32> {{.*}}, %[[B:.*]]: tensor<4x8xf32> {{.*}}) -> tensor<4x8xf32>
 func.func @reshards(%a: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {"x"}]>},
                     %b: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {}]>}) -> tensor<4x8xf32> {
-  // CHECK: %[[G:.*]] = part.all_gather %[[A]] on @mesh axes ["x"] dim 1 {part.origin = "operand 0 of part.softmax{{[^"]*}}"} : tensor<4x4xf32> -> tensor<4x8xf32>
-  // CHECK: %[[GS:.*]] = part.all_slice %[[G]] on @mesh axes ["x"] dim 0 {part.origin = "operand 0 of part.softmax{{[^"]*}}"} : tensor<4x8xf32> -> tensor<2x8xf32>
-  // CHECK: %[[SM:.*]] = part.softmax %[[GS]] dim 1 : tensor<2x8xf32>
+  // CHECK: %[[T:.*]] = part.all_to_all %[[A]] on @mesh axes ["x"] split_dim 0 concat_dim 1 {part.origin = "operand 0 of part.softmax{{[^"]*}}"} : tensor<4x4xf32> -> tensor<2x8xf32>
+  // CHECK: %[[SM:.*]] = part.softmax %[[T]] dim 1 : tensor<2x8xf32>
   %0 = part.softmax %a dim 1 : tensor<4x8xf32>
   %1 = part.sharding_constraint %0 <@mesh, [{"x"}, {}]> : tensor<4x8xf32>
   // CHECK: %[[BS:.*]] = part.all_slice %[[B]] on @mesh axes ["x"] dim 0 {part.origin = "operand 1 of part.add{{[^"]*}}"} : tensor<4x8xf32> -> tensor<2x8xf32>
@@ -51,6 +49,23 @@ func.func @reshards(%a: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [
   // CHECK: %[[W:.*]] = part.all_gather %[[S]] on @mesh axes ["x"] dim 0 {part.origin = "result 0 of func.return{{[^"]*}}"} : tensor<2x8xf32> -> tensor<4x8xf32>
   // CHECK: return %[[W]]
   return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// A pending sum whose consumer wants it split: one reduce_scatter (each
+// device receives only its block of the sum) instead of an all-reduce.
+part.mesh @mesh = <["tp"=4]>
+// CHECK-LABEL: func.func @sequence_parallel
+func.func @sequence_parallel(%h: tensor<8x16xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>},
+                             %w: tensor<16x8xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>})
+    -> (tensor<8x8xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>}) {
+  // CHECK: %[[P:.*]] = part.matmul %{{.*}}, %{{.*}} : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  // CHECK: %[[R:.*]] = part.reduce_scatter %[[P]] on @mesh axes ["tp"] dim 0 sum {part.origin = "operand 0 of part.softmax{{[^"]*}}"} : tensor<8x8xf32> -> tensor<2x8xf32>
+  // CHECK-NOT: part.all_reduce
+  %0 = part.matmul %h, %w : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+  %1 = part.softmax %0 dim 1 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
 }
 
 // -----

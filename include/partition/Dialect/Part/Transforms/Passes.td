@@ -114,9 +114,10 @@ def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
     Walks a function whose values carry shardings (usually after
     `part-propagate-shardings`) and rebuilds it on local shapes. Before each
     op, its operands are resharded to what the op's sharding rule needs: a
-    pending sum is completed with `part.all_reduce`, an axis to drop is
-    gathered with `part.all_gather`, an axis to add is taken with
-    `part.all_slice`. Axes on reduction factors leave the op's result a
+    pending sum is reduce-scattered where the target splits a dimension with
+    the same axes and all-reduced otherwise; an axis that moves between
+    dimensions goes by `part.all_to_all`; an axis to drop is gathered with
+    `part.all_gather`; an axis to add is taken with `part.all_slice`. Axes on reduction factors leave the op's result a
     pending sum (a mean over a split dimension is scaled to its share).
     Results are resharded to the function's result annotations. Each inserted
     collective records in `part.origin` which op and operand needed it. The
