@@ -34,8 +34,9 @@ def tensor(shape):
     return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
 
 
-def program(L, B, S, E, H, F):
-    """The part IR of the stack, as the per-device program of a 1-device mesh."""
+def program(L, B, S, E, H, F, spmd=True):
+    """The part IR of the stack: the per-device program of a 1-device mesh,
+    or (spmd=False) an unannotated global program to be partitioned."""
     D = E // H
     args, body = [], []
     counter = [0]
@@ -93,10 +94,10 @@ def program(L, B, S, E, H, F):
         h = linear(h, w1, c1)
         h = op(f"part.gelu {h[0]} tanh : {tensor(h[1])}", h[1])
         x = add(x, linear(h, w2, c2))
-    text = ['part.mesh @mesh = <["dp"=1]>', "",
-            "func.func @gpt(\n    " + ",\n    ".join(args) +
-            f")\n    -> ({tensor(x[1])} {{part.name = \"y\"}}) "
-            "attributes {part.spmd = @mesh} {"]
+    text = ['part.mesh @mesh = <["dp"=1]>', ""] if spmd else []
+    text += ["func.func @gpt(\n    " + ",\n    ".join(args) +
+             f")\n    -> ({tensor(x[1])} {{part.name = \"y\"}})" +
+             (" attributes {part.spmd = @mesh}" if spmd else "") + " {"]
     text += body
     text += [f"  return {x[0]} : {tensor(x[1])}", "}"]
     return "\n".join(text) + "\n"
