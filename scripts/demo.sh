@@ -2,6 +2,8 @@
 # Sets up, builds and runs partition's main job. Today:
 #   1. verify a two-layer GPT-2 written in the part dialect and annotated for a
 #      2 x 4 (dp x tp) mesh, print it, and show how it is split over 8 devices;
+#      partition the same model without annotations for that mesh and explain
+#      every collective;
 #   2. lower a hand-sharded MLP (the per-device program of a 2 x 2 mesh) to an
 #      execution plan, show the plan, run it on 4 CPU ranks and on 1 rank
 #      (the unsharded program), and compare both with numpy.
@@ -18,6 +20,12 @@ echo "== 1. $model: verified and printed by partition-opt"
 echo
 echo "== how its values are split over the mesh (--part-sharding-report)"
 "$bin/partition-opt" "$model" --part-sharding-report -o /dev/null
+echo
+echo "== the same model without annotations, partitioned by --part-spmd=\"mesh=dp:2,tp:4\":"
+echo "   the collectives it needs and why (--part-explain)"
+"$bin/partition-opt" "$model" --part-strip-sharding=remove-meshes |
+  "$bin/partition-opt" --part-spmd="mesh=dp:2,tp:4" --part-explain -o /dev/null \
+    --mlir-print-op-on-diagnostic=false 2>&1 | grep -E "remark|^func|^  [a-z]" | sed 's/^.*remark: /  /'
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
