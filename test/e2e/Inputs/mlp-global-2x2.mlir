@@ -1,4 +1,5 @@
-// The global MLP of Inputs/mlp-*.mlir, annotated for a 2 x 2 (dp x tp) mesh:
+// The global MLP of Inputs/mlp-*.mlir, annotated for a 2 x 2 (dp x tp) mesh
+// (test/e2e/mlp-partitioned.mlir resizes the mesh):
 // only the input, the two weights and the result carry shardings; the
 // per-device program comes from part-propagate-shardings and part-partition.
 part.mesh @mesh = <["dp"=2, "tp"=2]>
