@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 
@@ -72,6 +73,7 @@ private:
   MeshOp mesh;
   MeshAttr meshAttr;
   llvm::DenseMap<Value, State> states;
+  llvm::DenseSet<Value> reported; // values whose unsplit dimension was reported
 };
 
 } // namespace
@@ -191,6 +193,17 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
           choice.origin = state.origin;
         }
       }
+      if (next < axes.size() && reported.insert(v).second) {
+        // Axes the op's factors cannot take stop at this op: say so.
+        std::string names;
+        for (StringAttr axis : axes.drop_front(next))
+          names += (names.empty() ? "\"" : ", \"") + axis.str() + "\"";
+        op->emitRemark() << "cannot carry mesh axes " << names
+                         << " of dimension " << d << " (size "
+                         << cast<RankedTensorType>(v.getType()).getDimSize(d)
+                         << ") through: they do not split the op's factors "
+                            "of that dimension evenly";
+      }
     }
   };
   for (auto [v, mapping] :
@@ -265,7 +278,7 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
       for (StringAttr axis : axes)
         shards *= axisSize(axis);
       if (shape[d] % shards)
-        return;
+        return; // cannot happen: factors divide their dimensions
     }
     state.dims = std::move(dims);
     state.unreduced = std::move(unreduced);

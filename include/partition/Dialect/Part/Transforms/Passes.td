@@ -92,7 +92,9 @@ def PartPropagateShardingsPass
     on a reduction factor make the result unreduced over them. Each value that
     receives a sharding records its source in `part.sharding_origin`.
     Per-device (`part.spmd`) functions are left alone. An op of the dialect
-    without a sharding rule is an error.
+    without a sharding rule is an error. A sharding that would split a
+    dimension its axes do not divide is not applied, and a remark says which
+    value and dimension stay whole.
 
     Before:
     ```mlir
