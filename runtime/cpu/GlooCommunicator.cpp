@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <csignal>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -868,11 +869,27 @@ void GlooCommunicatorFactory::Shared::abortAll(GlooCommunicator *except,
 // GlooCommunicatorFactory
 //===----------------------------------------------------------------------===//
 
+/// Gloo writes to its sockets without MSG_NOSIGNAL, so a peer that leaves
+/// mid-collective would kill this process with SIGPIPE instead of giving the
+/// error Status the runtime promises. Ignore SIGPIPE unless the program has
+/// installed a handler of its own (then it has decided).
+static void ignoreSigpipeOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 &&
+        current.sa_handler == SIG_DFL)
+      ::signal(SIGPIPE, SIG_IGN);
+  });
+}
+
 GlooCommunicatorFactory::GlooCommunicatorFactory(int worldRank, int worldSize,
                                                  std::shared_ptr<Store> store,
                                                  GlooOptions options)
     : worldRank_(worldRank), worldSize_(worldSize), store_(std::move(store)),
-      options_(std::move(options)), shared_(std::make_shared<Shared>()) {}
+      options_(std::move(options)), shared_(std::make_shared<Shared>()) {
+  ignoreSigpipeOnce();
+}
 
 GlooCommunicatorFactory::~GlooCommunicatorFactory() = default;
 
