@@ -26,10 +26,15 @@
 // RUN: partition-opt %S/../Examples/gpt2.mlir --part-strip-sharding=remove-meshes > %t/plain.mlir
 // RUN: for m in 2x4 1x4 8x1 4x2; do \
 // RUN:   partition-opt %t/plain.mlir --part-spmd="mesh=dp:${m%%x*},tp:${m#*x}" | partition-translate --part-to-plan -o %t/auto$m.plan 2>/dev/null && \
+// RUN:   partition-opt %t/plain.mlir --part-spmd="mesh=dp:${m%%x*},tp:${m#*x} sequence-parallel=true" | partition-translate --part-to-plan -o %t/sp$m.plan 2>/dev/null && \
+// RUN:   mkdir -p %t/sp$m && \
+// RUN:   partition-run %t/sp$m.plan --backend cpu --random-weights 1 --random-scale 1 --input arg0=%t/tokens.npy --input arg1=%t/labels.npy --output-dir %t/sp$m > /dev/null && \
 // RUN:   mkdir -p %t/auto$m && \
 // RUN:   partition-run %t/auto$m.plan --backend cpu --random-weights 1 --random-scale 1 --input arg0=%t/tokens.npy --input arg1=%t/labels.npy --output-dir %t/auto$m > /dev/null || exit 1; \
 // RUN: done
 // RUN: %python %S/Inputs/compare.py 1e-5 0 %t/1x1/output0.npy %t/auto2x4/output0.npy %t/auto1x4/output0.npy %t/auto8x1/output0.npy %t/auto4x2/output0.npy
+// ... and with sequence parallelism:
+// RUN: %python %S/Inputs/compare.py 1e-5 0 %t/1x1/output0.npy %t/sp2x4/output0.npy %t/sp1x4/output0.npy %t/sp8x1/output0.npy %t/sp4x2/output0.npy
 // RUN: %python %S/Inputs/gpt2_reference.py 1 1 %t/tokens.npy %t/labels.npy %t/reference.npy
 // RUN: %python %S/Inputs/compare.py 1e-5 0 %t/reference.npy %t/1x1/output0.npy %t/2x4/output0.npy
 // RUN: FileCheck %s < %t/2x4.log

@@ -242,8 +242,8 @@ public:
               const std::vector<int64_t> &offsets,
               const std::vector<int64_t> &localShape, void *dst) override {
     if (!isFloat(dtype))
-      return PARTITION_ERROR(InvalidArgument, "parameter \"", name,
-                             "\" is ", dtypeName(dtype),
+      return PARTITION_ERROR(InvalidArgument, "parameter \"", name, "\" is ",
+                             dtypeName(dtype),
                              "; --random-weights makes float parameters only");
     uint64_t key = seed_ * 0x9e3779b97f4a7c15ull;
     for (char c : name) // FNV-1a over the name
@@ -292,6 +292,8 @@ private:
 /// What one rank hands back.
 struct RankResult {
   Status status;
+  /// The error as the rank reported it (process mode), when set.
+  std::string errorText;
   double setupMs = 0, stepMs = 0;
   size_t peakBytes = 0;
   std::vector<int64_t> coordinates;
@@ -519,10 +521,12 @@ void writeTrace(const std::string &path, const std::vector<RankResult> &rs) {
 int finish(const Options &o, const LoadedPlan &plan,
            const std::vector<RankResult> &results) {
   for (size_t rank = 0; rank < results.size(); ++rank)
-    if (!results[rank].status.isOk()) {
+    if (!results[rank].status.isOk())
       std::cerr << "partition-run: rank " << rank << ": "
-                << results[rank].status.toString() << "\n";
-    }
+                << (results[rank].errorText.empty()
+                        ? results[rank].status.toString()
+                        : results[rank].errorText)
+                << "\n";
   for (const RankResult &r : results)
     if (!r.status.isOk())
       return 1;
@@ -594,12 +598,16 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   RankResult result = runRank(o, plan, inputs, rank, worldSize, shared);
   std::string key = "result/" + std::to_string(rank);
   if (!result.status.isOk()) {
+    // Rank 0 reports every rank's error, in rank order; a rank prints its own
+    // only when it cannot hand it over.
     std::string text = "!" + result.status.toString();
-    (void)shared->set(key, std::vector<char>(text.begin(), text.end()));
-    std::cerr << "partition-run: rank " << rank << ": "
-              << result.status.toString() << "\n";
-    if (rank != 0)
+    if (!shared->set(key, std::vector<char>(text.begin(), text.end())).isOk())
+      std::cerr << "partition-run: rank " << rank << ": "
+                << result.status.toString() << "\n";
+    if (rank != 0) {
+      (void)shared->get("done", std::chrono::seconds(o.timeoutSeconds + 30));
       return 1;
+    }
   } else {
     std::vector<char> packed = packResult(result);
     packed.insert(packed.begin(), '+');
@@ -624,6 +632,7 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
     } else if (bytes->empty() || (*bytes)[0] != '+') {
       std::string text(bytes->begin() + (bytes->empty() ? 0 : 1), bytes->end());
       results[r].status = PARTITION_ERROR(Aborted, text);
+      results[r].errorText = text;
     } else {
       results[r] =
           unpackResult(std::vector<char>(bytes->begin() + 1, bytes->end()));

@@ -82,6 +82,8 @@ private:
   FlatSymbolRefAttr meshRef;
   IRMapping mapping;                     // global value -> local value
   llvm::DenseMap<Value, Layout> layouts; // local value -> its layout
+  /// Reshards already made of a local value: (layout reached, value).
+  llvm::DenseMap<Value, SmallVector<std::pair<Layout, Value>>> reshards;
 };
 
 } // namespace
@@ -320,6 +322,16 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
       for (int64_t f : factors)
         llvm::append_range(target.dims[d], factorAxes[f]);
     Value local = mapping.lookup(operand);
+    // A value resharded the same way for an earlier op is reused (the Q, K
+    // and V projections share one all-gather of their input).
+    auto &done = reshards[local];
+    auto reused = llvm::find_if(done, [&](const auto &entry) {
+      return entry.first.dims == target.dims && entry.first.unreduced.empty();
+    });
+    if (reused != done.end()) {
+      operands.push_back(reused->second);
+      continue;
+    }
     Layout current = layouts[local];
     FailureOr<Value> resharded =
         reshard(b, local, current, target, op, "operand " + Twine(i),
@@ -327,6 +339,8 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     if (failed(resharded))
       return failure();
     layouts[*resharded] = current;
+    if (*resharded != local)
+      reshards[local].push_back({current, *resharded});
     operands.push_back(*resharded);
   }
 

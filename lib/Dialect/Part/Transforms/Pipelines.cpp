@@ -24,8 +24,9 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
     pm.addPass(createPartDataParallelPass(
         {options.meshName, options.dataParallelAxis}));
   if (hasAxis(options.tensorParallelAxis))
-    pm.addPass(createPartTensorParallelPass(
-        {options.meshName, options.tensorParallelAxis}));
+    pm.addPass(createPartTensorParallelPass({options.meshName,
+                                             options.tensorParallelAxis,
+                                             options.sequenceParallel}));
   pm.addPass(createPartPropagateShardingsPass());
   pm.addPass(createPartPartitionPass());
 }

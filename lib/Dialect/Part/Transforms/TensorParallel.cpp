@@ -10,6 +10,7 @@
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
@@ -71,12 +72,70 @@ struct PartTensorParallelPass
         return signalPassFailure();
   }
 
+  /// Sequence parallelism: after the residual add that takes each
+  /// row-parallel layer's output, pin the residual stream [B, S, E] to a
+  /// split of S over the axis (and of B as the batch of the inputs is split).
+  LogicalResult splitSequence(func::FuncOp function,
+                              ArrayRef<MatmulOp> rowParallel, int64_t size) {
+    MLIRContext *ctx = function.getContext();
+    // The batch split the data-parallel annotation gave the inputs.
+    SmallVector<StringRef> batchAxes;
+    for (unsigned i = 0; i < function.getNumArguments() && batchAxes.empty();
+         ++i) {
+      auto role = function.getArgAttrOfType<ArgRoleAttr>(
+          i, PartDialect::getRoleAttrName());
+      auto s = function.getArgAttrOfType<ShardingAttr>(
+          i, PartDialect::getShardingAttrName());
+      if (role && role.getValue() == ArgRole::Input && s && s.getRank() > 0)
+        for (StringAttr axis : s.getDimAxes(0))
+          batchAxes.push_back(axis.getValue());
+    }
+    llvm::SmallPtrSet<Operation *, 8> done;
+    for (MatmulOp layer : rowParallel) {
+      // Through an optional bias add to the residual add.
+      Value v = layer.getResult();
+      Operation *residual = nullptr;
+      for (int step = 0; step < 2 && !residual && v.hasOneUse(); ++step) {
+        auto add = dyn_cast<AddOp>(*v.getUsers().begin());
+        if (!add)
+          break;
+        Value other = add.getLhs() == v ? add.getRhs() : add.getLhs();
+        if (parameterIndex(function, other))
+          v = add.getResult(); // the bias
+        else
+          residual = add;
+      }
+      if (!residual || !done.insert(residual).second)
+        continue;
+      auto type = cast<RankedTensorType>(residual->getResult(0).getType());
+      if (type.getRank() != 3)
+        continue;
+      if (type.getDimSize(1) % size)
+        return residual->emitOpError()
+               << "has sequence length " << type.getDimSize(1) << ", which "
+               << axis << " (size " << size
+               << ") does not divide for sequence parallelism";
+      SmallVector<SmallVector<StringRef>> dims(3);
+      dims[0].assign(batchAxes.begin(), batchAxes.end());
+      dims[1].push_back(axis);
+      OpBuilder b(ctx);
+      b.setInsertionPointAfter(residual);
+      Value result = residual->getResult(0);
+      auto constraint =
+          ShardingConstraintOp::create(b, residual->getLoc(), result,
+                                       ShardingAttr::get(ctx, meshName, dims));
+      result.replaceAllUsesExcept(constraint.getResult(), constraint);
+    }
+    return success();
+  }
+
   LogicalResult annotate(func::FuncOp function, int64_t size) {
     MLIRContext *ctx = function.getContext();
     StringRef shardingName = PartDialect::getShardingAttrName();
     // Splits chosen per parameter, in argument order: (dimension, the layer).
     std::map<unsigned, std::pair<int64_t, Operation *>> splits;
     SmallVector<Operation *> heads; // reshapes into heads on some path
+    SmallVector<MatmulOp> rowParallel;
 
     WalkResult walk = function.walk([&](MatmulOp first) {
       std::optional<unsigned> w1 = parameterIndex(function, first.getRhs());
@@ -117,8 +176,10 @@ struct PartTensorParallelPass
       if (partners.empty())
         return WalkResult::advance();
       splits[*w1] = {first.getTransposeB() ? 0 : 1, first};
-      for (auto [second, w2] : partners)
+      for (auto [second, w2] : partners) {
         splits[w2] = {second.getTransposeB() ? 1 : 0, second};
+        rowParallel.push_back(second);
+      }
       llvm::append_range(heads, pathHeads);
       return WalkResult::advance();
     });
@@ -132,6 +193,8 @@ struct PartTensorParallelPass
                << "splits features into " << h << " heads, which " << axis
                << " (size " << size << ") does not divide";
     }
+    if (sequenceParallel && failed(splitSequence(function, rowParallel, size)))
+      return failure();
     for (auto [index, split] : splits) {
       if (function.getArgAttr(index, shardingName))
         continue; // the user's annotation stands

@@ -4,6 +4,7 @@
 // RUN: partition-opt %t.mlir --part-spmd="mesh=tp:4" | FileCheck %s --check-prefix=TP
 // RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4" | FileCheck %s --check-prefix=DPTP
 // RUN: partition-opt %t.mlir --part-spmd="mesh=dp:8" | FileCheck %s --check-prefix=DP
+// RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4 sequence-parallel=true" | FileCheck %s --check-prefix=SP
 // RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4" --mlir-print-ir-after=part-tensor-parallel -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
 
 // Megatron: two all-reduces over "tp" per layer in the forward pass (after
@@ -27,3 +28,20 @@
 // STAGE: IR Dump After PartTensorParallelPass
 // STAGE: %arg6: tensor<64x64xf32> {part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>}
 // STAGE: %arg12: tensor<64x64xf32> {part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>}
+
+// Sequence parallelism: each block's all-reduce becomes a reduce-scatter of
+// its output by sequence and an all-gather of the next block's input; the
+// Q, K and V projections share one all-gather.
+// SP: attributes {part.spmd = @mesh}
+// SP-NOT: part.all_reduce {{.*}} axes ["tp"]
+// SP: part.all_gather {{.*}} axes ["tp"] dim 1
+// SP-NEXT: = part.matmul %
+// SP: part.reduce_scatter {{.*}} axes ["tp"] dim 1 sum
+// SP: part.all_gather {{.*}} axes ["tp"] dim 1
+// SP: part.reduce_scatter {{.*}} axes ["tp"] dim 1 sum
+// SP: part.all_gather {{.*}} axes ["tp"] dim 1
+// SP: part.reduce_scatter {{.*}} axes ["tp"] dim 1 sum
+// SP: part.all_gather {{.*}} axes ["tp"] dim 1
+// SP: part.reduce_scatter {{.*}} axes ["tp"] dim 1 sum
+// SP-NOT: part.all_gather
+// SP: part.all_reduce {{.*}} axes ["dp", "tp"] sum

@@ -36,6 +36,11 @@ struct SpmdPipelineOptions
   Option<std::string> tensorParallelAxis{
       *this, "tp-axis", llvm::cl::desc("the tensor-parallel axis"),
       llvm::cl::init("tp")};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("split the residual stream by sequence over the "
+                     "tensor-parallel axis between blocks"),
+      llvm::cl::init(false)};
 };
 
 /// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel

@@ -223,15 +223,25 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
     or the Q/K/V projections and the attention output projection).
     Propagation then carries the splits through biases, heads and
     activations, and the forward pass of each such block needs one
-    all-reduce. Weights the axis does not divide, and head counts it does
-    not divide, are errors naming them.
+    all-reduce. With `sequence-parallel`, the residual add after each row-
+    parallel layer gets a `part.sharding_constraint` splitting the sequence
+    dimension over the axis (and the batch as the inputs are split), so the
+    partitioner reduce-scatters the block's output and all-gathers the next
+    block's input. Weights, head counts and sequence lengths the axis does
+    not divide are errors naming them.
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
     Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
            "the mesh">,
     Option<"axis", "axis", "std::string", /*default=*/"\"tp\"",
-           "the tensor-parallel mesh axis">
+           "the tensor-parallel mesh axis">,
+    Option<"sequenceParallel", "sequence-parallel", "bool",
+           /*default=*/"false",
+           "also split the residual stream [batch, sequence, features] by "
+           "sequence over the axis between blocks (Megatron's sequence "
+           "parallelism): each block's all-reduce becomes a reduce-scatter "
+           "and an all-gather, and layer norms run on sequence shards">
   ];
 }
 
