@@ -50,7 +50,17 @@ struct FactorChoice {
   SmallVector<StringAttr> axes;
   Priority priority = Priority::None;
   std::string origin;
+  /// Bytes of the value the axes come from: the other choice's value would
+  /// have to be resharded, so at equal priority the larger value wins.
+  int64_t bytes = 0;
 };
+
+/// Bytes of a ranked tensor value.
+static int64_t bytesOf(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
 
 class Propagation {
 public:
@@ -179,18 +189,22 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
         if (mine.empty() ||
             rule.getFactorKind(f) == FactorKind::NeedReplication)
           continue;
-        // Higher priority wins; at equal priority, more axes win when the
-        // shorter list is a prefix (the same split, refined).
-        bool better =
-            state.priority > choice.priority ||
-            (state.priority == choice.priority &&
-             mine.size() > choice.axes.size() &&
-             ArrayRef<StringAttr>(mine).take_front(choice.axes.size()) ==
-                 ArrayRef<StringAttr>(choice.axes));
+        // Higher priority wins. At equal priority, a finer split of the same
+        // axes wins; between splits that disagree, the larger value's wins,
+        // since the smaller one is cheaper to reshard.
+        int64_t bytes = bytesOf(v);
+        size_t common = std::min(mine.size(), choice.axes.size());
+        bool agree = ArrayRef<StringAttr>(mine).take_front(common) ==
+                     ArrayRef<StringAttr>(choice.axes).take_front(common);
+        bool better = state.priority > choice.priority ||
+                      (state.priority == choice.priority &&
+                       ((agree && mine.size() > choice.axes.size()) ||
+                        (!agree && bytes > choice.bytes)));
         if (better) {
           choice.axes = mine;
           choice.priority = state.priority;
           choice.origin = state.origin;
+          choice.bytes = bytes;
         }
       }
       if (next < axes.size() && reported.insert(v).second) {
@@ -217,7 +231,9 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
   SmallVector<int64_t> order(rule.getNumFactors());
   std::iota(order.begin(), order.end(), 0);
   llvm::stable_sort(order, [&](int64_t a, int64_t b) {
-    return choices[a].priority > choices[b].priority;
+    if (choices[a].priority != choices[b].priority)
+      return choices[a].priority > choices[b].priority;
+    return choices[a].bytes > choices[b].bytes;
   });
   llvm::SmallDenseSet<StringAttr> used;
   for (int64_t f : order) {

@@ -117,3 +117,17 @@ func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = part.neg %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Equal priorities that disagree on values of different sizes: the axis goes
+// to the larger value's dimension (resharding the smaller one is cheaper),
+// whatever the order of factors or operands.
+part.mesh @mesh = <["x"=2]>
+// CHECK-LABEL: func.func @cost
+func.func @cost(%big: tensor<8x64xf32> {part.sharding = #part.sharding<@mesh, [{}, {"x"}]>},
+                %small: tensor<8x1xf32> {part.sharding = #part.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x64xf32> {
+  // CHECK: part.add {{.*}}part.sharding = #part.sharding<@mesh, [{}, {"x"}]>
+  %0 = part.add %small, %big : (tensor<8x1xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}

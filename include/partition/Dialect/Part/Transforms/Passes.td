@@ -88,7 +88,9 @@ def PartPropagateShardingsPass
     its sharding rule, forward and backward, until nothing changes. A factor
     takes its mesh axes from the highest-priority value that carries some (a
     user annotation over a propagated sharding; at equal priority, a finer
-    split of the same axes); need-replication factors never take axes; axes
+    split of the same axes, or else the larger value's split, since the
+    smaller value is cheaper to reshard); need-replication factors never
+    take axes; axes
     on a reduction factor make the result unreduced over them. Each value that
     receives a sharding records its source in `part.sharding_origin`.
     Per-device (`part.spmd`) functions are left alone. An op of the dialect
