@@ -126,7 +126,8 @@ Status Executor::prepare() {
   // its creation in the same order, so creation cannot deadlock.
   for (const plan::Instruction *inst : *program_->instructions()) {
     if (auto c = inst->inst_as_CollectiveInst()) {
-      if (c->kind() != plan::CollectiveKind::AllSlice) // no communication
+      if (c->kind() != plan::CollectiveKind::AllSlice &&
+          c->kind() != plan::CollectiveKind::AxisIndex) // no communication
         PARTITION_RETURN_IF_ERROR(groupOf(*c->axes()).status());
     } else if (inst->inst_type() == plan::Inst::SendInst ||
                inst->inst_type() == plan::Inst::RecvInst) {
@@ -345,8 +346,21 @@ Status Executor::runInstruction(const plan::Instruction &inst) {
       attrs.floats.assign(k.floats()->begin(), k.floats()->end());
     return device_.kernels().run(k.op(), attrs, in, out, *stream_);
   }
-  case plan::Inst::CollectiveInst:
-    return runCollective(*inst.inst_as_CollectiveInst(), in[0], out[0]);
+  case plan::Inst::CollectiveInst: {
+    const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
+    if (c.kind() == plan::CollectiveKind::AxisIndex) {
+      // No communication: this device's row-major index along the axes.
+      int32_t index = 0;
+      for (uint32_t axis : *c.axes())
+        index = index * int32_t(mesh_->axis_sizes()->Get(axis)) +
+                int32_t(coordinates_[axis]);
+      PARTITION_RETURN_IF_ERROR(
+          device_.copyToDevice(out[0].data, &index, sizeof(index), *stream_));
+      // The host value must outlive an asynchronous copy.
+      return stream_->synchronize();
+    }
+    return runCollective(c, in[0], out[0]);
+  }
   case plan::Inst::SendInst: {
     const plan::SendInst &s = *inst.inst_as_SendInst();
     const plan::Mesh *peerMesh = plan_.root().meshes()->Get(
@@ -452,7 +466,8 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     return swapOuter(recv, out.data, g, concatOuter, block / concatOuter);
   }
   case plan::CollectiveKind::AllSlice:
-    break; // handled above, without a communicator
+  case plan::CollectiveKind::AxisIndex:
+    break; // handled without a communicator
   case plan::CollectiveKind::Permute: {
     std::vector<std::pair<int, int>> pairs;
     for (size_t i = 0; i + 1 < ints.size(); i += 2)

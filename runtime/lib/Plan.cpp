@@ -213,10 +213,15 @@ Status ProgramValidator::checkCollective(const std::string &at,
   auto failAt = [&](auto &&...args) {
     return fail(at, ": ", std::forward<decltype(args)>(args)...);
   };
-  if (in.size() != 1 || out.size() != 1)
+  if (c.kind() == plan::CollectiveKind::AxisIndex) {
+    if (!in.empty() || out.size() != 1 || out[0].dtype != DType::I32 ||
+        out[0].rank() != 0)
+      return failAt("axis_index takes no operand and gives an i32 scalar");
+  } else if (in.size() != 1 || out.size() != 1) {
     return failAt("a collective takes one operand and one result");
-  if (in[0].dtype != out[0].dtype)
+  } else if (in[0].dtype != out[0].dtype) {
     return failAt("operand and result dtypes differ");
+  }
   if (c.reduce() > plan::ReduceOp::MAX)
     return failAt("unknown reduction ", int(c.reduce()));
   std::set<uint32_t> seen;
@@ -227,6 +232,9 @@ Status ProgramValidator::checkCollective(const std::string &at,
     return failAt("needs at least one mesh axis");
   int64_t g = groupSize(*mesh, *c.axes());
   std::vector<int64_t> ints = toVector(c.ints());
+  if (c.kind() == plan::CollectiveKind::AxisIndex)
+    return ints.empty() ? Status::ok()
+                        : failAt("axis_index takes no integer attributes");
   std::vector<int64_t> expected = in[0].shape;
   auto needInts = [&](size_t n) -> Status {
     if (ints.size() != n)

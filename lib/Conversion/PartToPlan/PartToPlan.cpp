@@ -427,6 +427,10 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
                    failed(collective(plan::CollectiveKind::ReduceScatter,
                                      rs.getAxes(), reduceOf(rs.getKind()),
                                      {static_cast<int64_t>(rs.getDim())})));
+  if (auto ai = dyn_cast<AxisIndexOp>(op))
+    return failure(failed(checkMesh(ai.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::AxisIndex,
+                                     ai.getAxes(), plan::ReduceOp::Sum, {})));
   if (auto as = dyn_cast<AllSliceOp>(op))
     return failure(failed(checkMesh(as.getMeshAttr())) ||
                    failed(collective(plan::CollectiveKind::AllSlice,

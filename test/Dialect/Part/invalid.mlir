@@ -921,3 +921,12 @@ func.func @softmax_negative_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = part.softmax %x dim -1 : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @axis_index_axis() -> tensor<i32> {
+  // expected-error @+1 {{'part.axis_index' op mesh @mesh has no axis "pp"}}
+  %0 = part.axis_index on @mesh axes ["pp"] : tensor<i32>
+  return %0 : tensor<i32>
+}

@@ -208,3 +208,10 @@ func.func @all_slice(%x: tensor<16x4xf32>) -> tensor<2x4xf32> {
   %0 = part.all_slice %x on @mesh axes ["dp", "tp"] dim 0 : tensor<16x4xf32> -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// CHECK-LABEL: func.func @axis_index
+// CHECK: part.axis_index on @mesh axes ["dp", "tp"] : tensor<i32>
+func.func @axis_index() -> tensor<i32> {
+  %0 = part.axis_index on @mesh axes ["dp", "tp"] : tensor<i32>
+  return %0 : tensor<i32>
+}

@@ -684,6 +684,9 @@ MeshOp AllGatherOp::getMeshOp(SymbolTableCollection &symbolTable) {
 MeshOp ReduceScatterOp::getMeshOp(SymbolTableCollection &symbolTable) {
   return lookupMesh(*this, getMeshAttr(), &symbolTable);
 }
+MeshOp AxisIndexOp::getMeshOp(SymbolTableCollection &symbolTable) {
+  return lookupMesh(*this, getMeshAttr(), &symbolTable);
+}
 MeshOp AllSliceOp::getMeshOp(SymbolTableCollection &symbolTable) {
   return lookupMesh(*this, getMeshAttr(), &symbolTable);
 }
@@ -718,6 +721,12 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   return checkScaledDim(*this, getInput(), getResult(), "dim", getDim(), *group,
                         /*divide=*/true);
+}
+
+LogicalResult
+AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return success(
+      succeeded(verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable)));
 }
 
 LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

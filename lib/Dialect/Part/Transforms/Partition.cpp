@@ -75,6 +75,7 @@ private:
                            const Twine &why, StringRef source);
   std::string sourceOf(Value global);
   LogicalResult partitionOp(OpBuilder &b, Operation *op);
+  LogicalResult partitionSplitLookup(OpBuilder &b, GatherOp gather);
 
   func::FuncOp function;
   MeshOp mesh;
@@ -219,6 +220,100 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   return local;
 }
 
+/// A lookup in a table split along the looked-up dimension (Megatron's
+/// vocabulary-parallel embedding): each device looks up the indices that fall
+/// in its rows, writes zeros for the others, and the result is a pending sum
+/// over the table's axes. No device needs the whole table.
+LogicalResult Partitioner::partitionSplitLookup(OpBuilder &b, GatherOp gather) {
+  MLIRContext *ctx = function.getContext();
+  Location loc = gather.getLoc();
+  int64_t axis = gather.getAxis();
+  Value data = mapping.lookup(gather.getData());
+  Layout dataLayout = layouts[data];
+  SmallVector<StringAttr> split = dataLayout.dims[axis];
+
+  // The indices address the whole table: no axis of the table's split may
+  // split them too, and they must not be pending sums.
+  Value indices = mapping.lookup(gather.getIndices());
+  Layout current = layouts[indices];
+  Layout target = current;
+  target.unreduced.clear();
+  for (auto &axes : target.dims) {
+    auto it = llvm::find_if(
+        axes, [&](StringAttr a) { return llvm::is_contained(split, a); });
+    axes.erase(it, axes.end());
+  }
+  FailureOr<Value> resharded =
+      reshard(b, indices, current, target, gather, "operand 1",
+              sourceOf(gather.getIndices()));
+  if (failed(resharded))
+    return failure();
+  indices = *resharded;
+  layouts[indices] = current;
+
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  Type indexElt = indexType.getElementType();
+  auto scalar = [&](int64_t v) {
+    auto type = RankedTensorType::get({}, indexElt);
+    return ConstantOp::create(
+               b, loc,
+               DenseElementsAttr::get(type, b.getIntegerAttr(indexElt, v)))
+        .getResult();
+  };
+  int64_t rows = dataType.getDimSize(axis);
+  StringAttr origin = StringAttr::get(
+      ctx,
+      "vocabulary-parallel lookup of part.gather" +
+          (isa<FileLineColLoc>(loc)
+               ? " at " + cast<FileLineColLoc>(loc).getFilename().str() + ":" +
+                     std::to_string(cast<FileLineColLoc>(loc).getLine())
+               : std::string()));
+  // offset = (this device's index along the split) * rows per device.
+  Value index =
+      AxisIndexOp::create(b, loc, RankedTensorType::get({}, b.getI32Type()),
+                          meshRef, axesAttr(split));
+  index.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(), origin);
+  if (!indexElt.isInteger(32))
+    index = CastOp::create(b, loc, RankedTensorType::get({}, indexElt), index);
+  Value offset = MulOp::create(b, loc, index, scalar(rows));
+  // local = indices - offset; mask = 1 where 0 <= local < rows, else 0.
+  Value local = SubOp::create(b, loc, indices, offset);
+  Value zero = scalar(0), one = scalar(1);
+  Value low = MinOp::create(
+      b, loc, MaxOp::create(b, loc, AddOp::create(b, loc, local, one), zero),
+      one);
+  Value high = MinOp::create(
+      b, loc,
+      MaxOp::create(b, loc, SubOp::create(b, loc, scalar(rows), local), zero),
+      one);
+  Value mask = MulOp::create(b, loc, low, high);
+  Value safe = MulOp::create(b, loc, local, mask);
+  Value looked = GatherOp::create(b, loc, data, safe, uint64_t(axis));
+  // Zero the rows this device does not hold: the mask, shaped to broadcast
+  // over the gathered features.
+  auto lookedType = cast<RankedTensorType>(looked.getType());
+  SmallVector<int64_t> maskShape(indexType.getShape());
+  maskShape.append(dataType.getRank() - axis - 1, 1);
+  Value maskF = CastOp::create(
+      b, loc,
+      RankedTensorType::get(indexType.getShape(), lookedType.getElementType()),
+      mask);
+  maskF = ReshapeOp::create(
+      b, loc, RankedTensorType::get(maskShape, lookedType.getElementType()),
+      maskF);
+  Value result = MulOp::create(b, loc, looked, maskF);
+
+  Layout out;
+  out.dims.assign(dataLayout.dims.begin(), dataLayout.dims.begin() + axis);
+  out.dims.append(target.dims.begin(), target.dims.end());
+  out.dims.append(dataLayout.dims.begin() + axis + 1, dataLayout.dims.end());
+  out.unreduced = split;
+  mapping.map(gather.getResult(), result);
+  layouts[result] = out;
+  return success();
+}
+
 std::string Partitioner::sourceOf(Value global) {
   StringRef origin = PartDialect::getShardingOriginAttrName();
   StringRef sharding = PartDialect::getShardingAttrName();
@@ -269,6 +364,11 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     mapping.map(op->getResult(0), copy->getResult(0));
     layouts[copy->getResult(0)] = Layout::of({}, constant.getType().getRank());
     return success();
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    Layout &data = layouts[mapping.lookup(gather.getData())];
+    if (!data.dims[gather.getAxis()].empty() && data.unreduced.empty())
+      return partitionSplitLookup(b, gather);
   }
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
   if (!ruled)

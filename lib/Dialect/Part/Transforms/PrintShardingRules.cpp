@@ -26,7 +26,8 @@ struct PartPrintShardingRulesPass
         // part op without a rule could not be partitioned.
         if (isa<PartDialect>(op->getDialect()) &&
             !isa<MeshOp, AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-                 CollectivePermuteOp, SendOp, RecvOp>(op)) {
+                 AllSliceOp, AxisIndexOp, CollectivePermuteOp, SendOp, RecvOp>(
+                op)) {
           op->emitError() << "has no sharding rule";
           failedAny = true;
         }

@@ -91,3 +91,27 @@ func.func @mean(%x: tensor<8x3xf32> {part.sharding = #part.sharding<@mesh, [{"dp
 func.func @plain(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A lookup in a table split by rows (a vocabulary-parallel embedding): each
+// device looks up the ids in its rows, zeros the others, and the result is a
+// pending sum over the table's axis; the table is never gathered.
+part.mesh @mesh = <["tp"=4]>
+// CHECK-LABEL: func.func @split_lookup
+// CHECK-SAME: (%[[T:.*]]: tensor<25x8xf32> {{.*}}, %[[I:.*]]: tensor<6xi64>)
+func.func @split_lookup(%table: tensor<100x8xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>},
+                        %ids: tensor<6xi64>) -> tensor<6x8xf32> {
+  // CHECK: %[[AI:.*]] = part.axis_index on @mesh axes ["tp"]
+  // CHECK: %[[AC:.*]] = part.cast %[[AI]] : tensor<i32> -> tensor<i64>
+  // CHECK: %[[R:.*]] = part.constant dense<25> : tensor<i64>
+  // CHECK: %[[OFF:.*]] = part.mul %[[AC]], %[[R]]
+  // CHECK: %[[L:.*]] = part.sub %[[I]], %[[OFF]]
+  // CHECK: %[[G:.*]] = part.gather %[[T]], %{{.*}} axis 0 : (tensor<25x8xf32>, tensor<6xi64>) -> tensor<6x8xf32>
+  // CHECK: %[[M:.*]] = part.reshape %{{.*}} : tensor<6xf32> -> tensor<6x1xf32>
+  // CHECK: %[[Z:.*]] = part.mul %[[G]], %[[M]]
+  // CHECK: part.all_reduce %[[Z]] on @mesh axes ["tp"] sum
+  // CHECK-NOT: part.all_gather
+  %0 = part.gather %table, %ids axis 0 : (tensor<100x8xf32>, tensor<6xi64>) -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}

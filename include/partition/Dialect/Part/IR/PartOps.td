@@ -646,6 +646,26 @@ def Part_ReduceScatterOp : Part_CollectiveOp<"reduce_scatter", [Pure]> {
   }];
 }
 
+def Part_AxisIndexOp : Part_CollectiveOp<"axis_index", [Pure]> {
+  let summary = "this device's index within its group along mesh axes";
+  let description = [{
+    A scalar: the row-major index of this device's coordinates along `axes`
+    (first axis major), in `[0, group size)`. It is what makes a per-device
+    program differ between devices without communication, e.g. the offset of
+    a device's rows in a vocabulary-split embedding table.
+
+    ```mlir
+    %i = part.axis_index on @mesh axes ["tp"] : tensor<i32>
+    ```
+
+    **Constraints:**
+    - the mesh and axes constraints of `part.all_reduce`.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let results = (outs TensorRankOf<[I32], [0]>:$result);
+  let assemblyFormat = "`on` $mesh `axes` $axes attr-dict `:` type($result)";
+}
+
 def Part_AllSliceOp : Part_CollectiveOp<"all_slice", [Pure]> {
   let summary = "keeps this device's block of a value replicated over a group";
   let description = [{
