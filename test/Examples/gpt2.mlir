@@ -15,18 +15,20 @@
 // RUN: partition-opt %s --part-propagate-shardings -o /dev/null
 // Partitioned, each layer's forward needs exactly two all-reduces over "tp"
 // (after the attention output projection and the second MLP matmul), and the
-// mean loss one over "dp". The vocabulary-split embedding is looked up where
-// each device holds its rows (Megatron's vocabulary-parallel embedding: one
-// more all-reduce over "tp"); the vocabulary-split logits are still gathered
-// for the loss (a vocabulary-parallel loss is to come):
+// mean loss one over "dp". The vocabulary-split embedding and logits are
+// never gathered: the lookup costs one all-reduce of the embeddings, the
+// loss three of per-position scalars (max, sum of exponentials, the label's
+// logit), as in Megatron's vocabulary-parallel embedding and loss:
 // RUN: partition-opt %s --part-propagate-shardings --part-partition | FileCheck %s --check-prefix=SPMD
 // SPMD: attributes {part.spmd = @mesh}
+// SPMD-NOT: part.all_gather
 // SPMD: part.axis_index on @mesh axes ["tp"] {part.origin = "vocabulary-parallel lookup of part.gather{{[^"]*}}"}
-// SPMD-NOT: part.all_gather {{.*}} dim 0
 // SPMD: part.gather %{{.*}} : (tensor<128x64xf32>, tensor<4x16xi32>) -> tensor<4x16x64xf32>
 // SPMD: part.all_reduce {{.*}} axes ["tp"] sum {part.origin = "operand 0 of part.add{{[^"]*}}"}
 // SPMD-COUNT-4: part.all_reduce {{.*}} axes ["tp"] sum {part.origin = "operand 0 of part.add{{[^"]*}}"}
-// SPMD: part.all_gather {{.*}} axes ["tp"] dim 2 {part.origin = "operand 0 of part.softmax_cross_entropy{{[^"]*}}"}
+// SPMD: part.all_reduce {{.*}} axes ["tp"] max {part.origin = "vocabulary-parallel loss{{[^"]*}}"}
+// SPMD: part.all_reduce {{.*}} axes ["tp"] sum {part.origin = "vocabulary-parallel loss{{[^"]*}}"}
+// SPMD: part.all_reduce {{.*}} axes ["tp"] sum {part.origin = "vocabulary-parallel loss{{[^"]*}}"}
 // SPMD: part.all_reduce {{.*}} axes ["dp"] sum {part.origin = "result 0 of func.return{{[^"]*}}"}
 // SPMD-NOT: part.all_
 // RUN: partition-opt %s --part-strip-sharding | FileCheck %s --check-prefix=STRIPPED

@@ -76,6 +76,7 @@ private:
   std::string sourceOf(Value global);
   LogicalResult partitionOp(OpBuilder &b, Operation *op);
   LogicalResult partitionSplitLookup(OpBuilder &b, GatherOp gather);
+  LogicalResult partitionSplitLoss(OpBuilder &b, SoftmaxCrossEntropyOp loss);
 
   func::FuncOp function;
   MeshOp mesh;
@@ -314,6 +315,150 @@ LogicalResult Partitioner::partitionSplitLookup(OpBuilder &b, GatherOp gather) {
   return success();
 }
 
+/// Cross-entropy over logits split along the classes (Megatron's
+/// vocabulary-parallel loss): the log-sum-exp is assembled from each device's
+/// maximum and sum of exponentials (an all-reduce of max, then of sum, over
+/// positions only), and the label's logit from the one device holding it;
+/// no device gathers the logits.
+LogicalResult Partitioner::partitionSplitLoss(OpBuilder &b,
+                                              SoftmaxCrossEntropyOp loss) {
+  MLIRContext *ctx = function.getContext();
+  Location loc = loss.getLoc();
+  Value logits = mapping.lookup(loss.getLogits());
+  Layout logitsLayout = layouts[logits];
+  SmallVector<StringAttr> split = logitsLayout.dims.back();
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  int64_t rank = logitsType.getRank();
+  Type floatElt = logitsType.getElementType();
+
+  // Labels split like the logits' positions, whole otherwise.
+  Layout positions;
+  positions.dims.assign(logitsLayout.dims.begin(), logitsLayout.dims.end() - 1);
+  Value labels = mapping.lookup(loss.getLabels());
+  Layout current = layouts[labels];
+  FailureOr<Value> resharded = reshard(b, labels, current, positions, loss,
+                                       "operand 1", sourceOf(loss.getLabels()));
+  if (failed(resharded))
+    return failure();
+  labels = *resharded;
+  layouts[labels] = current;
+  auto labelType = cast<RankedTensorType>(labels.getType());
+  Type indexElt = labelType.getElementType();
+
+  std::string where;
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    where = " at " + file.getFilename().str() + ":" +
+            std::to_string(file.getLine());
+  StringAttr origin = StringAttr::get(
+      ctx, "vocabulary-parallel loss of part.softmax_cross_entropy" + where);
+  auto tag = [&](Value v) {
+    v.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(), origin);
+    return v;
+  };
+  auto intScalar = [&](int64_t v) {
+    auto type = RankedTensorType::get({}, indexElt);
+    return ConstantOp::create(
+               b, loc,
+               DenseElementsAttr::get(type, b.getIntegerAttr(indexElt, v)))
+        .getResult();
+  };
+  auto reduceLast = [&](Value v, bool max) -> Value {
+    SmallVector<int64_t> dims = {rank - 1};
+    if (max)
+      return ReduceMaxOp::create(b, loc, v, dims, /*keep_dims=*/true);
+    return ReduceSumOp::create(b, loc, v, dims, /*keep_dims=*/true);
+  };
+
+  // log-sum-exp over all classes: m = max over devices of local maxima;
+  // lse = m + log(sum over devices of local sums of exp(x - m)).
+  Value m = tag(AllReduceOp::create(
+      b, loc, reduceLast(logits, true), meshRef, axesAttr(split),
+      ReductionKindAttr::get(ctx, ReductionKind::Max)));
+  Value e = ExpOp::create(b, loc, SubOp::create(b, loc, logits, m));
+  Value s = tag(AllReduceOp::create(
+      b, loc, reduceLast(e, false), meshRef, axesAttr(split),
+      ReductionKindAttr::get(ctx, ReductionKind::Sum)));
+  Value lse = AddOp::create(b, loc, LogOp::create(b, loc, s), m);
+
+  // The label's logit: one-hot of (label - offset) over this device's
+  // classes, built with integer arithmetic (|class - label| capped at 1).
+  int64_t classes = logitsType.getShape().back();
+  Value index =
+      AxisIndexOp::create(b, loc, RankedTensorType::get({}, b.getI32Type()),
+                          meshRef, axesAttr(split));
+  tag(index);
+  if (!indexElt.isInteger(32))
+    index = CastOp::create(b, loc, RankedTensorType::get({}, indexElt), index);
+  Value offset = MulOp::create(b, loc, index, intScalar(classes));
+  Value local = SubOp::create(b, loc, labels, offset);
+  SmallVector<int64_t> column(labelType.getShape());
+  column.push_back(1);
+  local =
+      ReshapeOp::create(b, loc, RankedTensorType::get(column, indexElt), local);
+  SmallVector<APInt> iotaValues;
+  unsigned bits = indexElt.getIntOrFloatBitWidth();
+  for (int64_t c = 0; c < classes; ++c)
+    iotaValues.push_back(APInt(bits, c));
+  Value iota = ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({classes}, indexElt),
+                             iotaValues));
+  Value diff = SubOp::create(b, loc, iota, local);
+  Value zero = intScalar(0), one = intScalar(1);
+  Value distance = MinOp::create(
+      b, loc, MaxOp::create(b, loc, diff, SubOp::create(b, loc, zero, diff)),
+      one);
+  Value hot = SubOp::create(b, loc, one, distance);
+  Value hotF = CastOp::create(
+      b, loc,
+      RankedTensorType::get(cast<RankedTensorType>(hot.getType()).getShape(),
+                            floatElt),
+      hot);
+  Value picked = tag(AllReduceOp::create(
+      b, loc, reduceLast(MulOp::create(b, loc, logits, hotF), false), meshRef,
+      axesAttr(split), ReductionKindAttr::get(ctx, ReductionKind::Sum)));
+
+  // Per-position loss [positions..., 1] -> [positions...].
+  Value perPosition = SubOp::create(b, loc, lse, picked);
+  perPosition = ReshapeOp::create(
+      b, loc, RankedTensorType::get(labelType.getShape(), floatElt),
+      perPosition);
+
+  Layout out;
+  Value result = perPosition;
+  if (loss.getReduction() == LossReduction::None) {
+    out = positions;
+  } else {
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < labelType.getRank(); ++d)
+      all.push_back(d);
+    SmallVector<StringAttr> reduced;
+    for (const auto &axes : positions.dims)
+      llvm::append_range(reduced, axes);
+    if (all.empty()) {
+      result = perPosition;
+    } else if (loss.getReduction() == LossReduction::Sum) {
+      result = ReduceSumOp::create(b, loc, perPosition, all, false);
+    } else {
+      result = ReduceMeanOp::create(b, loc, perPosition, all, false);
+      if (!reduced.empty()) {
+        // Each device's mean of its positions, scaled to its share.
+        auto scale = ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({}, floatElt),
+                FloatAttr::get(floatElt, 1.0 / groupSize(reduced))));
+        result = MulOp::create(b, loc, result, scale.getResult());
+      }
+    }
+    out.dims.clear();
+    out.unreduced = reduced;
+  }
+  mapping.map(loss.getResult(), result);
+  layouts[result] = out;
+  return success();
+}
+
 std::string Partitioner::sourceOf(Value global) {
   StringRef origin = PartDialect::getShardingOriginAttrName();
   StringRef sharding = PartDialect::getShardingAttrName();
@@ -364,6 +509,11 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     mapping.map(op->getResult(0), copy->getResult(0));
     layouts[copy->getResult(0)] = Layout::of({}, constant.getType().getRank());
     return success();
+  }
+  if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
+    Layout &logits = layouts[mapping.lookup(loss.getLogits())];
+    if (!logits.dims.back().empty() && logits.unreduced.empty())
+      return partitionSplitLoss(b, loss);
   }
   if (auto gather = dyn_cast<GatherOp>(op)) {
     Layout &data = layouts[mapping.lookup(gather.getData())];

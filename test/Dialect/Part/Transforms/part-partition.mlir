@@ -115,3 +115,25 @@ func.func @split_lookup(%table: tensor<100x8xf32> {part.sharding = #part.shardin
   %0 = part.gather %table, %ids axis 0 : (tensor<100x8xf32>, tensor<6xi64>) -> tensor<6x8xf32>
   return %0 : tensor<6x8xf32>
 }
+
+// -----
+
+// Cross-entropy over class-split logits (a vocabulary-parallel loss): the
+// log-sum-exp from each device's maximum and sum, the label's logit from the
+// device holding it; the logits are never gathered.
+part.mesh @mesh = <["tp"=2]>
+// CHECK-LABEL: func.func @split_loss
+func.func @split_loss(%logits: tensor<4x10xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>},
+                      %labels: tensor<4xi32>) -> tensor<f32> {
+  // CHECK-NOT: part.all_gather
+  // CHECK: %[[MAX:.*]] = part.reduce_max %{{.*}} dims [1] keep_dims : tensor<4x5xf32> -> tensor<4x1xf32>
+  // CHECK: part.all_reduce %[[MAX]] on @mesh axes ["tp"] max
+  // CHECK: part.all_reduce %{{.*}} on @mesh axes ["tp"] sum
+  // CHECK: part.axis_index on @mesh axes ["tp"]
+  // CHECK: part.constant dense<[0, 1, 2, 3, 4]> : tensor<5xi32>
+  // CHECK: part.all_reduce %{{.*}} on @mesh axes ["tp"] sum
+  // CHECK: part.reduce_mean %{{.*}} dims [0] : tensor<4xf32> -> tensor<f32>
+  // CHECK-NOT: part.all_
+  %0 = part.softmax_cross_entropy %logits, %labels mean : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
