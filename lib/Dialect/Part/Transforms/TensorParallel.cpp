@@ -185,6 +185,20 @@ struct PartTensorParallelPass
     });
     (void)walk;
 
+    // A parameter table looked up along its rows (an embedding) is split by
+    // rows: each device looks up the ids it holds (a vocabulary-parallel
+    // embedding), and an output head that shares the table then yields
+    // vocabulary-split logits for a vocabulary-parallel loss.
+    function.walk([&](GatherOp lookup) {
+      std::optional<unsigned> table =
+          parameterIndex(function, lookup.getData());
+      if (!table || lookup.getAxis() != 0 || splits.count(*table))
+        return;
+      auto type = cast<RankedTensorType>(lookup.getData().getType());
+      if (type.getDimSize(0) % size == 0)
+        splits[*table] = {0, lookup};
+    });
+
     for (Operation *op : heads) {
       auto reshape = cast<ReshapeOp>(op);
       int64_t h = reshape.getType().getShape().drop_back().back();

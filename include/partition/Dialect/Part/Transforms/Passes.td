@@ -222,7 +222,10 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
     `part.matmul` that takes the result as its left operand and a parameter
     as its right. The first weight is split by columns over `axis`, the
     second by rows (Megatron's column- and row-parallel linear layers: an MLP,
-    or the Q/K/V projections and the attention output projection).
+    or the Q/K/V projections and the attention output projection). A
+    parameter table looked up by rows (an embedding) is split by rows when
+    the axis divides them: a vocabulary-parallel embedding, and, when an
+    output head shares the table, vocabulary-split logits and loss.
     Propagation then carries the splits through biases, heads and
     activations, and the forward pass of each such block needs one
     all-reduce. With `sequence-parallel`, the residual add after each row-
