@@ -526,10 +526,45 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
                                 "partitioned";
   ShardingRule rule = ruled.getShardingRule();
 
+  // Pending sums that may stay pending through this op, where that is valid
+  // and saves a reduction: a sum or difference of values pending over the
+  // same axes (two row-parallel branches added: one all-reduce, not two);
+  // a negation, reshape or transpose of a pending value; a pending value
+  // times (or divided by) a whole one.
+  SmallVector<StringAttr> pending;
+  SmallVector<bool> operandPending(op->getNumOperands(), false);
+  {
+    auto unreducedOf = [&](Value v) {
+      return layouts[mapping.lookup(v)].unreduced;
+    };
+    if (isa<AddOp, SubOp>(op)) {
+      auto a = unreducedOf(op->getOperand(0)),
+           b2 = unreducedOf(op->getOperand(1));
+      if (!a.empty() && a == b2) {
+        pending = a;
+        operandPending.assign(2, true);
+      }
+    } else if (isa<NegOp, ReshapeOp, TransposeOp>(op)) {
+      pending = unreducedOf(op->getOperand(0));
+      operandPending.assign(1, !pending.empty());
+    } else if (isa<MulOp, DivOp>(op)) {
+      auto a = unreducedOf(op->getOperand(0)),
+           b2 = unreducedOf(op->getOperand(1));
+      if (!a.empty() && b2.empty()) {
+        pending = a;
+        operandPending[0] = true;
+      } else if (isa<MulOp>(op) && a.empty() && !b2.empty()) {
+        pending = b2;
+        operandPending[1] = true;
+      }
+    }
+  }
+
   // Axes per factor: the result's annotation first, then the operands' own
-  // layouts, each axis on one factor only and only where it divides.
+  // layouts, each axis on one factor only and only where it divides; axes of
+  // pending sums kept pending shard nothing.
   SmallVector<SmallVector<StringAttr>> factorAxes(rule.getNumFactors());
-  llvm::SmallDenseSet<StringAttr> used;
+  llvm::SmallDenseSet<StringAttr> used(pending.begin(), pending.end());
   auto offer = [&](const Layout &l, const ShardingRule::ValueMapping &m) {
     for (auto [d, factors] : llvm::enumerate(m)) {
       ArrayRef<StringAttr> axes = l.dims[d];
@@ -562,7 +597,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
        llvm::zip(op->getOperands(), rule.getOperandMappings()))
     offer(layouts[mapping.lookup(operand)], m);
 
-  // Operands: exactly the factors' axes, no pending sums.
+  // Operands: exactly the factors' axes, and no pending sums but those kept.
   SmallVector<Value> operands;
   for (auto [i, operand, m] :
        llvm::enumerate(op->getOperands(), rule.getOperandMappings())) {
@@ -571,12 +606,15 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     for (auto [d, factors] : llvm::enumerate(m))
       for (int64_t f : factors)
         llvm::append_range(target.dims[d], factorAxes[f]);
+    if (operandPending[i])
+      target.unreduced = pending;
     Value local = mapping.lookup(operand);
     // A value resharded the same way for an earlier op is reused (the Q, K
     // and V projections share one all-gather of their input).
     auto &done = reshards[local];
     auto reused = llvm::find_if(done, [&](const auto &entry) {
-      return entry.first.dims == target.dims && entry.first.unreduced.empty();
+      return entry.first.dims == target.dims &&
+             entry.first.unreduced == target.unreduced;
     });
     if (reused != done.end()) {
       operands.push_back(reused->second);
@@ -610,6 +648,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
       for (int64_t f : factors)
         llvm::append_range(l.dims[d], factorAxes[f]);
     l.unreduced = reduced;
+    llvm::append_range(l.unreduced, pending);
     resultTypes.push_back(
         localType(cast<RankedTensorType>(result.getType()), l));
     resultLayouts.push_back(l);
