@@ -121,8 +121,15 @@ def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
     pending sum is reduce-scattered where the target splits a dimension with
     the same axes and all-reduced otherwise; an axis that moves between
     dimensions goes by `part.all_to_all`; an axis to drop is gathered with
-    `part.all_gather`; an axis to add is taken with `part.all_slice`. Axes on reduction factors leave the op's result a
-    pending sum (a mean over a split dimension is scaled to its share).
+    `part.all_gather`; an axis to add is taken with `part.all_slice`. Axes
+    on reduction factors leave the op's result a pending sum (a mean over a
+    split dimension is scaled to its share); a pending sum stays pending
+    through ops that keep it valid (adding two sums pending over the same
+    axes, negation, reshape, transpose, scaling by a whole value), so two
+    row-parallel branches added need one all-reduce. A gather from a table
+    split along the looked-up dimension, and a cross-entropy over
+    class-split logits, are partitioned without gathering (Megatron's
+    vocabulary-parallel embedding and loss).
     Results are resharded to the function's result annotations. Each inserted
     collective records in `part.origin` which op and operand needed it. The
     function gets `part.spmd = @mesh`; `partition-translate --part-to-plan`
