@@ -56,17 +56,6 @@ const char *partition::runtime::npyDescr(DType type) {
   return nullptr;
 }
 
-/// "[a, b, ...]".
-static std::string formatList(const std::vector<int64_t> &values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i)
-      text += ", ";
-    text += std::to_string(values[i]);
-  }
-  return text + "]";
-}
-
 /// A header fragment fit for a message: printable ASCII, cut when long.
 static std::string printable(const std::string &text) {
   std::string out;
@@ -344,13 +333,13 @@ StatusOr<NpyInfo> partition::runtime::parseNpyHeader(const std::string &bytes,
       detail::checkedByteSize(*shape, dtypeSize(dtype));
   if (!numBytes)
     return PARTITION_ERROR(InvalidArgument, path, ": shape ",
-                           formatList(*shape), " of ", dtypeName(dtype),
+                           formatShape(*shape), " of ", dtypeName(dtype),
                            " has a size in bytes that overflows 64 bits");
   uint64_t dataOffset = preamble + headerBytes;
   uint64_t dataBytes = size - dataOffset;
   if (dataBytes != static_cast<uint64_t>(*numBytes))
     return PARTITION_ERROR(InvalidArgument, path, ": shape ",
-                           formatList(*shape), " of ", dtypeName(dtype),
+                           formatShape(*shape), " of ", dtypeName(dtype),
                            " needs ", *numBytes,
                            " bytes of data but the file "
                            "has ",
@@ -426,7 +415,7 @@ Status partition::runtime::readNpy(const std::string &path, void *dst,
   PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
   if (dstBytes != info.numBytes)
     return PARTITION_ERROR(InvalidArgument, path, ": array of shape ",
-                           formatList(info.shape), " of ",
+                           formatShape(info.shape), " of ",
                            dtypeName(info.dtype), " has ", info.numBytes,
                            " bytes but the destination has ", dstBytes);
   if (info.numBytes && !dst)
@@ -444,10 +433,10 @@ Status partition::runtime::readNpy(const std::string &path,
   NpyInfo info;
   PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
   if (dst.dtype != info.dtype || dst.shape != info.shape)
-    return PARTITION_ERROR(InvalidArgument, path, ": array is ",
-                           formatList(info.shape), " of ",
-                           dtypeName(info.dtype), " but the destination is ",
-                           formatList(dst.shape), " of ", dtypeName(dst.dtype));
+    return PARTITION_ERROR(
+        InvalidArgument, path, ": array is ", formatShape(info.shape), " of ",
+        dtypeName(info.dtype), " but the destination is ",
+        formatShape(dst.shape), " of ", dtypeName(dst.dtype));
   if (info.numBytes && !dst.data)
     return PARTITION_ERROR(InvalidArgument, path, ": null destination");
   return detail::preadFully(file.fd, path, info.dataOffset, dst.data,
@@ -490,13 +479,13 @@ npyHeader(DType dtype, const std::vector<int64_t> &shape, int64_t &numBytes) {
                            " has no .npy type; pass ", dtypeName(dtype),
                            " data as safetensors");
   if (shape.size() > kMaxRank)
-    return PARTITION_ERROR(InvalidArgument, "shape ", formatList(shape),
+    return PARTITION_ERROR(InvalidArgument, "shape ", formatShape(shape),
                            " has more than ", kMaxRank, " dimensions");
   std::optional<int64_t> bytes =
       detail::checkedByteSize(shape, dtypeSize(dtype));
   if (!bytes)
     return PARTITION_ERROR(InvalidArgument, "invalid shape ",
-                           formatList(shape));
+                           formatShape(shape));
   numBytes = *bytes;
 
   // Python's repr of the shape tuple.
@@ -538,7 +527,7 @@ partition::runtime::serializeNpy(DType dtype, const std::vector<int64_t> &shape,
                              npyHeader(dtype, shape, numBytes));
   if (numBytes && !data)
     return PARTITION_ERROR(InvalidArgument, "no data for shape ",
-                           formatList(shape));
+                           formatShape(shape));
   if (numBytes)
     bytes.append(static_cast<const char *>(data), numBytes);
   return bytes;
@@ -553,7 +542,7 @@ Status partition::runtime::writeNpy(const std::string &path, DType dtype,
     return header.status().withContext(path);
   if (numBytes && !data)
     return PARTITION_ERROR(InvalidArgument, path, ": no data for shape ",
-                           formatList(shape));
+                           formatShape(shape));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return detail::ioError(path, "cannot create");

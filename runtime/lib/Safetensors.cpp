@@ -78,18 +78,6 @@ static const char *kSupportedDTypes = "F32, F16, BF16, I32, I64";
 // Small helpers
 //===----------------------------------------------------------------------===//
 
-/// "[a, b, ...]" for any integer list.
-template <typename T>
-static std::string formatList(const std::vector<T> &values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i)
-      text += ", ";
-    text += std::to_string(values[i]);
-  }
-  return text + "]";
-}
-
 /// The name as it appears in messages: quoted, control bytes escaped, and cut
 /// when very long.
 static std::string quoted(const std::string &name) {
@@ -692,7 +680,7 @@ Status SafetensorsReader::parseHeader(const std::string &header,
         detail::checkedByteSize(entry.shape, entry.elementBytes);
     if (!bytes)
       return PARTITION_ERROR(InvalidArgument, path, ": ", tensor, " has shape ",
-                             formatList(entry.shape), " of ", typeName,
+                             formatShape(entry.shape), " of ", typeName,
                              ", whose size in bytes overflows 64 "
                              "bits");
     std::string offsets = "[" + std::to_string(entry.begin) + ", " +
@@ -708,7 +696,7 @@ Status SafetensorsReader::parseHeader(const std::string &header,
     if (entry.end - entry.begin != static_cast<uint64_t>(*bytes))
       return PARTITION_ERROR(InvalidArgument, path, ": ", tensor,
                              " has data_offsets ", offsets, " but shape ",
-                             formatList(entry.shape), " of ", typeName,
+                             formatShape(entry.shape), " of ", typeName,
                              " needs ", *bytes, " bytes");
   }
 
@@ -821,9 +809,10 @@ Status SafetensorsReader::read(const std::string &name,
   PARTITION_ASSIGN_OR_RETURN(const Entry *entry, lookup(name));
   if (dst.dtype != *entry->dtype || dst.shape != entry->shape)
     return PARTITION_ERROR(InvalidArgument, path_, ": tensor ", quoted(name),
-                           " is ", formatList(entry->shape), " of ",
+                           " is ", formatShape(entry->shape), " of ",
                            dtypeName(*entry->dtype), " but the destination is ",
-                           formatList(dst.shape), " of ", dtypeName(dst.dtype));
+                           formatShape(dst.shape), " of ",
+                           dtypeName(dst.dtype));
   return read(name, dst.data, static_cast<int64_t>(entry->end - entry->begin));
 }
 
@@ -839,15 +828,15 @@ Status SafetensorsReader::readSlice(const std::string &name,
   if (offsets.size() != shape.size() || sizes.size() != shape.size())
     return PARTITION_ERROR(InvalidArgument, path_, ": ", tensor, " has rank ",
                            rank, " but the slice has offsets ",
-                           formatList(offsets), " and sizes ",
-                           formatList(sizes));
+                           formatShape(offsets), " and sizes ",
+                           formatShape(sizes));
   for (int64_t d = 0; d < rank; ++d)
     if (offsets[d] < 0 || sizes[d] < 0 || offsets[d] > shape[d] ||
         sizes[d] > shape[d] - offsets[d])
       return PARTITION_ERROR(
-          OutOfRange, path_, ": slice with offsets ", formatList(offsets),
-          " and sizes ", formatList(sizes), " is outside ", tensor,
-          " of shape ", formatList(shape), " (dimension ", d, ")");
+          OutOfRange, path_, ": slice with offsets ", formatShape(offsets),
+          " and sizes ", formatShape(sizes), " is outside ", tensor,
+          " of shape ", formatShape(shape), " (dimension ", d, ")");
   const int64_t element = entry->elementBytes;
   // Sizes are within the shape, whose byte size does not overflow.
   int64_t sliceBytes = element;
@@ -855,7 +844,7 @@ Status SafetensorsReader::readSlice(const std::string &name,
     sliceBytes *= size;
   if (dstBytes != sliceBytes)
     return PARTITION_ERROR(
-        InvalidArgument, path_, ": slice ", formatList(sizes), " of ", tensor,
+        InvalidArgument, path_, ": slice ", formatShape(sizes), " of ", tensor,
         " has ", sliceBytes, " bytes but the destination has ", dstBytes);
   if (sliceBytes == 0)
     return Status::ok();
@@ -954,7 +943,7 @@ Status SafetensorsReader::readSlice(const std::string &name,
       detail::checkedByteSize(dst.shape, entry->elementBytes);
   if (!bytes)
     return PARTITION_ERROR(InvalidArgument, path_, ": destination shape ",
-                           formatList(dst.shape), " is invalid");
+                           formatShape(dst.shape), " is invalid");
   return readSlice(name, offsets, dst.shape, dst.data, *bytes, options);
 }
 
@@ -983,7 +972,7 @@ Status SafetensorsWriter::add(const std::string &name, DType dtype,
       detail::checkedByteSize(shape, dtypeSize(dtype));
   if (!bytes)
     return PARTITION_ERROR(InvalidArgument, "tensor ", quoted(name),
-                           " has invalid shape ", formatList(shape));
+                           " has invalid shape ", formatShape(shape));
   if (*bytes && !data)
     return PARTITION_ERROR(InvalidArgument, "tensor ", quoted(name),
                            " has no data");
@@ -1104,7 +1093,7 @@ std::string SafetensorsWriter::headerBytes() const {
     json += ":{\"dtype\":\"";
     json += safetensorsDTypeName(tensor->dtype);
     json += "\",\"shape\":";
-    std::string shape = formatList(tensor->shape);
+    std::string shape = formatShape(tensor->shape);
     shape.erase(std::remove(shape.begin(), shape.end(), ' '), shape.end());
     json += shape;
     json += ",\"data_offsets\":[" + std::to_string(offset) + "," +

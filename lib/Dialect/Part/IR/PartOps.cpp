@@ -50,6 +50,22 @@ partition::part::verifyShardingFor(Operation *from, ShardingAttr sharding,
                                 /*typeIsLocal=*/bool(getSpmdMesh(from)));
 }
 
+FailureOr<int64_t> partition::part::lookupMeshAxisSize(ModuleOp module,
+                                                       StringRef meshName,
+                                                       StringRef axis,
+                                                       StringRef purpose) {
+  auto mesh =
+      dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, meshName));
+  if (!mesh)
+    return module.emitError()
+           << "no part.mesh @" << meshName << " to " << purpose;
+  std::optional<int64_t> size = mesh.getMesh().getAxisSize(axis);
+  if (!size)
+    return mesh.emitError()
+           << "mesh @" << meshName << " has no axis \"" << axis << "\"";
+  return *size;
+}
+
 FlatSymbolRefAttr partition::part::getSpmdMesh(Operation *op) {
   StringRef name = PartDialect::getSpmdAttrName();
   for (; op; op = op->getParentOp())

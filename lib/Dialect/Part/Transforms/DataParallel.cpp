@@ -24,19 +24,10 @@ struct PartDataParallelPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto mesh =
-        dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, meshName));
-    if (!mesh) {
-      module.emitError() << "no part.mesh @" << meshName
-                         << " to split the batch over";
+    FailureOr<int64_t> size =
+        lookupMeshAxisSize(module, meshName, axis, "split the batch over");
+    if (failed(size))
       return signalPassFailure();
-    }
-    std::optional<int64_t> size = mesh.getMesh().getAxisSize(axis);
-    if (!size) {
-      mesh.emitError() << "mesh @" << meshName << " has no axis \"" << axis
-                       << "\"";
-      return signalPassFailure();
-    }
     StringRef shardingName = PartDialect::getShardingAttrName();
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isDeclaration() || getSpmdMesh(function))

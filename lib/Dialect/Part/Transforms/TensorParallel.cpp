@@ -53,19 +53,10 @@ struct PartTensorParallelPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto mesh =
-        dyn_cast_or_null<MeshOp>(SymbolTable::lookupSymbolIn(module, meshName));
-    if (!mesh) {
-      module.emitError() << "no part.mesh @" << meshName
-                         << " to split the layers over";
+    FailureOr<int64_t> size =
+        lookupMeshAxisSize(module, meshName, axis, "split the layers over");
+    if (failed(size))
       return signalPassFailure();
-    }
-    std::optional<int64_t> size = mesh.getMesh().getAxisSize(axis);
-    if (!size) {
-      mesh.emitError() << "mesh @" << meshName << " has no axis \"" << axis
-                       << "\"";
-      return signalPassFailure();
-    }
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isDeclaration() && !getSpmdMesh(function) &&
           failed(annotate(function, *size)))

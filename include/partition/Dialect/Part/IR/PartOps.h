@@ -31,6 +31,14 @@ namespace partition::part {
 MeshOp lookupMesh(mlir::Operation *from, mlir::FlatSymbolRefAttr name,
                   mlir::SymbolTableCollection *symbolTable = nullptr);
 
+/// The size of `axis` of the `part.mesh` called `meshName` in `module`, for a
+/// pass that splits something over that axis (`purpose` completes "to ...").
+/// Reports a missing mesh or axis on the module or mesh and fails.
+mlir::FailureOr<int64_t> lookupMeshAxisSize(mlir::ModuleOp module,
+                                            llvm::StringRef meshName,
+                                            llvm::StringRef axis,
+                                            llvm::StringRef purpose);
+
 /// The mesh a `part.spmd` function is the per-device program of, or null when
 /// `op` is not (inside) such a function.
 mlir::FlatSymbolRefAttr getSpmdMesh(mlir::Operation *op);
