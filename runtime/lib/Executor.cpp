@@ -354,10 +354,11 @@ Status Executor::runInstruction(const plan::Instruction &inst) {
       for (uint32_t axis : *c.axes())
         index = index * int32_t(mesh_->axis_sizes()->Get(axis)) +
                 int32_t(coordinates_[axis]);
-      PARTITION_RETURN_IF_ERROR(
-          device_.copyToDevice(out[0].data, &index, sizeof(index), *stream_));
-      // The host value must outlive an asynchronous copy.
-      return stream_->synchronize();
+      // The host value must outlive the asynchronous copy: it is kept, at a
+      // fixed address, for the executor's lifetime (the same value each step).
+      const int32_t &kept =
+          axisIndices_.try_emplace(&inst, index).first->second;
+      return device_.copyToDevice(out[0].data, &kept, sizeof(kept), *stream_);
     }
     return runCollective(c, in[0], out[0]);
   }

@@ -109,6 +109,9 @@ private:
   std::vector<std::unique_ptr<Buffer>> scratch_;
   std::map<std::vector<uint32_t>, std::unique_ptr<Communicator>> groups_;
   std::map<int, std::unique_ptr<Communicator>> peers_;
+  /// Host copies of each axis_index instruction's value, at stable addresses,
+  /// so that their asynchronous uploads need no host synchronisation.
+  std::map<const plan::Instruction *, int32_t> axisIndices_;
   std::vector<TraceEvent> trace_;
 };
 
