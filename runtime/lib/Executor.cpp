@@ -140,6 +140,25 @@ Status Executor::prepare() {
           peerOf(peerMesh->ranks()->Get(deviceIndex_)).status());
     }
   }
+
+  // Buffers are fixed from here on, so every instruction's tensors are too.
+  for (const plan::Instruction *inst : *program_->instructions()) {
+    Decoded d;
+    if (inst->operands())
+      for (uint32_t id : *inst->operands())
+        d.in.push_back(tensor(id));
+    if (inst->results())
+      for (uint32_t id : *inst->results())
+        d.out.push_back(tensor(id));
+    if (auto k = inst->inst_as_KernelInst()) {
+      d.attrs.ints = toVector(k->ints());
+      if (k->floats())
+        d.attrs.floats.assign(k->floats()->begin(), k->floats()->end());
+    } else if (auto c = inst->inst_as_CollectiveInst()) {
+      d.attrs.ints = toVector(c->ints());
+    }
+    decoded_.push_back(std::move(d));
+  }
   return stream_->synchronize();
 }
 
@@ -298,7 +317,7 @@ Status Executor::run() {
     for (uint32_t i = 0; i < instructions.size(); ++i) {
       const plan::Instruction &inst = *instructions.Get(i);
       double start = tracing_ ? nowUs() : 0;
-      Status s = runInstruction(inst);
+      Status s = runInstruction(inst, decoded_[i]);
       if (!s.isOk()) {
         std::string where = "instruction " + std::to_string(i);
         if (inst.loc() && inst.loc()->size())
@@ -330,21 +349,13 @@ Status Executor::run() {
   return stream_->synchronize();
 }
 
-Status Executor::runInstruction(const plan::Instruction &inst) {
-  std::vector<TensorRef> in, out;
-  if (inst.operands())
-    for (uint32_t id : *inst.operands())
-      in.push_back(tensor(id));
-  if (inst.results())
-    for (uint32_t id : *inst.results())
-      out.push_back(tensor(id));
+Status Executor::runInstruction(const plan::Instruction &inst,
+                                const Decoded &d) {
+  const std::vector<TensorRef> &in = d.in, &out = d.out;
   switch (inst.inst_type()) {
   case plan::Inst::KernelInst: {
     const plan::KernelInst &k = *inst.inst_as_KernelInst();
-    KernelAttrs attrs{toVector(k.ints()), {}};
-    if (k.floats())
-      attrs.floats.assign(k.floats()->begin(), k.floats()->end());
-    return device_.kernels().run(k.op(), attrs, in, out, *stream_);
+    return device_.kernels().run(k.op(), d.attrs, in, out, *stream_);
   }
   case plan::Inst::CollectiveInst: {
     const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
@@ -360,7 +371,7 @@ Status Executor::runInstruction(const plan::Instruction &inst) {
           axisIndices_.try_emplace(&inst, index).first->second;
       return device_.copyToDevice(out[0].data, &kept, sizeof(kept), *stream_);
     }
-    return runCollective(c, in[0], out[0]);
+    return runCollective(c, d);
   }
   case plan::Inst::SendInst: {
     const plan::SendInst &s = *inst.inst_as_SendInst();
@@ -386,8 +397,9 @@ Status Executor::runInstruction(const plan::Instruction &inst) {
 }
 
 Status Executor::runCollective(const plan::CollectiveInst &c,
-                               const TensorRef &in, const TensorRef &out) {
-  std::vector<int64_t> ints = toVector(c.ints());
+                               const Decoded &decoded) {
+  const TensorRef &in = decoded.in[0], &out = decoded.out[0];
+  const std::vector<int64_t> &ints = decoded.attrs.ints;
   Kernels &kernels = device_.kernels();
   if (c.kind() == plan::CollectiveKind::AllSlice) {
     // No communication: keep the block at this device's group index, which

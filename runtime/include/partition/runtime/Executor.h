@@ -11,6 +11,7 @@
 
 #include "partition/runtime/Communicator.h"
 #include "partition/runtime/Device.h"
+#include "partition/runtime/Kernels.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Tensor.h"
 
@@ -89,9 +90,14 @@ private:
   void *valuePtr(uint32_t id);
   TensorRef tensor(uint32_t id);
   StatusOr<void *> scratch(int slot, size_t bytes);
-  Status runInstruction(const plan::Instruction &inst);
-  Status runCollective(const plan::CollectiveInst &c, const TensorRef &in,
-                       const TensorRef &out);
+  /// An instruction's operands, results and integer/float attributes,
+  /// decoded from the plan once in prepare() rather than on every step.
+  struct Decoded {
+    std::vector<TensorRef> in, out;
+    KernelAttrs attrs;
+  };
+  Status runInstruction(const plan::Instruction &inst, const Decoded &d);
+  Status runCollective(const plan::CollectiveInst &c, const Decoded &decoded);
 
   LoadedPlan plan_;
   int worldRank_;
@@ -112,6 +118,7 @@ private:
   /// Host copies of each axis_index instruction's value, at stable addresses,
   /// so that their asynchronous uploads need no host synchronisation.
   std::map<const plan::Instruction *, int32_t> axisIndices_;
+  std::vector<Decoded> decoded_; // one per instruction of program_
   std::vector<TraceEvent> trace_;
 };
 
