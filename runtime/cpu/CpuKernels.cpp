@@ -673,6 +673,9 @@ Status unary(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
   case OpKind::Tanh:
     unaryF32(in, out, [](float x) { return std::tanh(x); });
     break;
+  case OpKind::Erf:
+    unaryF32(in, out, [](float x) { return std::erf(x); });
+    break;
   case OpKind::Sigmoid:
     unaryF32(in, out, [](float x) { return 1.0f / (1.0f + expVec(-x)); });
     break;
@@ -702,6 +705,54 @@ Status unary(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
   default:
     return PARTITION_ERROR(Internal, opKindName(op), " is not a unary op");
   }
+  return Status::ok();
+}
+
+/// out = cond != 0 ? a : b under numpy broadcasting, moving element bits (so
+/// on every dtype); C is the condition's type, T an unsigned integer of the
+/// values' element size.
+template <typename C, typename T>
+void selectAs(const TensorRef &cond, const TensorRef &a, const TensorRef &b,
+              const TensorRef &out) {
+  StridedLayout l =
+      makeLayout(out.shape, {broadcastStrides(cond.shape, out.shape),
+                             broadcastStrides(a.shape, out.shape),
+                             broadcastStrides(b.shape, out.shape)});
+  // The innermost stride of each operand is 1, or 0 where it broadcasts.
+  int64_t sc = l.strides[0].back(), sa = l.strides[1].back(),
+          sb = l.strides[2].back(), n = l.inner();
+  const C *c = static_cast<const C *>(cond.data);
+  const T *x = static_cast<const T *>(a.data);
+  const T *y = static_cast<const T *>(b.data);
+  T *z = static_cast<T *>(out.data);
+  forEachRow(l, {0, 0, 0}, [&](int64_t o, const Shape &off) {
+    const C *cr = c + off[0];
+    const T *xr = x + off[1], *yr = y + off[2];
+    T *zr = z + o;
+    for (int64_t i = 0; i < n; ++i)
+      zr[i] = cr[i * sc] != 0 ? xr[i * sa] : yr[i * sb];
+  });
+}
+
+template <typename C>
+void selectWithCondition(const TensorRef &cond, const TensorRef &a,
+                         const TensorRef &b, const TensorRef &out) {
+  switch (dtypeSize(a.dtype)) {
+  case 2:
+    return selectAs<C, uint16_t>(cond, a, b, out);
+  case 4:
+    return selectAs<C, uint32_t>(cond, a, b, out);
+  default:
+    return selectAs<C, uint64_t>(cond, a, b, out);
+  }
+}
+
+Status select(const TensorRef &cond, const TensorRef &a, const TensorRef &b,
+              const TensorRef &out) {
+  if (cond.dtype == DType::I64)
+    selectWithCondition<int64_t>(cond, a, b, out);
+  else
+    selectWithCondition<int32_t>(cond, a, b, out);
   return Status::ok();
 }
 
@@ -1228,11 +1279,14 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
   case OpKind::Sqrt:
   case OpKind::Rsqrt:
   case OpKind::Tanh:
+  case OpKind::Erf:
   case OpKind::Sigmoid:
   case OpKind::Relu:
   case OpKind::Silu:
   case OpKind::Gelu:
     return unary(op, attrs, in[0], out[0]);
+  case OpKind::Select:
+    return select(in[0], in[1], in[2], out[0]);
   case OpKind::Cast:
     return cast(in[0], out[0]);
   case OpKind::Matmul:

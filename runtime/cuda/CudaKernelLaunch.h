@@ -78,6 +78,16 @@ struct BroadcastView {
   int64_t rhsStrides[kMaxRank] = {};
 };
 
+/// A row-major walk over the result `shape` of a select, with the strides of
+/// the condition and of the two values (0 along broadcast dimensions).
+struct SelectView {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+  int64_t condStrides[kMaxRank] = {};
+  int64_t trueStrides[kMaxRank] = {};
+  int64_t falseStrides[kMaxRank] = {};
+};
+
 enum class BinaryKind { Add, Sub, Mul, Div, Max, Min, Pow };
 enum class UnaryKind {
   Neg,
@@ -86,6 +96,7 @@ enum class UnaryKind {
   Sqrt,
   Rsqrt,
   Tanh,
+  Erf,
   Sigmoid,
   Relu,
   Silu,
@@ -101,6 +112,14 @@ cudaError_t launchBinary(const LaunchConfig &config, BinaryKind kind,
                          DType dtype, void *out, const void *lhs,
                          const void *rhs, const BroadcastView &view,
                          int64_t count);
+
+/// out[i] = cond[view(i)] != 0 ? onTrue[view(i)] : onFalse[view(i)] for
+/// `count` result elements of `elementBytes` (2, 4 or 8) bytes; the
+/// condition is I32 or I64.
+cudaError_t launchSelect(const LaunchConfig &config, DType condType,
+                         int elementBytes, void *out, const void *cond,
+                         const void *onTrue, const void *onFalse,
+                         const SelectView &view, int64_t count);
 
 /// out[i] = f(in[i]) for a float dtype.
 cudaError_t launchUnary(const LaunchConfig &config, UnaryKind kind, DType dtype,

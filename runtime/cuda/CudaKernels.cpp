@@ -230,6 +230,10 @@ private:
       return unary(UnaryKind::Rsqrt, in[0], out[0], config);
     case OpKind::Tanh:
       return unary(UnaryKind::Tanh, in[0], out[0], config);
+    case OpKind::Erf:
+      return unary(UnaryKind::Erf, in[0], out[0], config);
+    case OpKind::Select:
+      return select(op, in, out[0], config);
     case OpKind::Sigmoid:
       return unary(UnaryKind::Sigmoid, in[0], out[0], config);
     case OpKind::Relu:
@@ -307,6 +311,32 @@ private:
     }
     PARTITION_CUDA_CHECK(launchBinary(config, kind, out.dtype, out.data,
                                       in[0].data, in[1].data, view, count));
+    return Status::ok();
+  }
+
+  Status select(OpKind op, const std::vector<TensorRef> &in,
+                const TensorRef &out, const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    Walk walk{out.shape,
+              {broadcastStrides(in[0].shape, out.shape),
+               broadcastStrides(in[1].shape, out.shape),
+               broadcastStrides(in[2].shape, out.shape)}};
+    walk.simplify();
+    if (walk.rank() > kMaxRank)
+      return tooManyDims(op, walk.rank());
+    SelectView view;
+    view.rank = walk.rank();
+    for (int d = 0; d < view.rank; ++d) {
+      view.shape[d] = walk.shape[d];
+      view.condStrides[d] = walk.strides[0][d];
+      view.trueStrides[d] = walk.strides[1][d];
+      view.falseStrides[d] = walk.strides[2][d];
+    }
+    PARTITION_CUDA_CHECK(launchSelect(
+        config, in[0].dtype, static_cast<int>(dtypeSize(out.dtype)), out.data,
+        in[0].data, in[1].data, in[2].data, view, count));
     return Status::ok();
   }
 

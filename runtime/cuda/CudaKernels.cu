@@ -389,6 +389,8 @@ __device__ __forceinline__ float applyUnary(float x) {
     return 1.0f / sqrtf(x);
   } else if constexpr (K == UnaryKind::Tanh) {
     return tanhf(x);
+  } else if constexpr (K == UnaryKind::Erf) {
+    return erff(x);
   } else if constexpr (K == UnaryKind::Sigmoid) {
     return 1.0f / (1.0f + expf(-x));
   } else if constexpr (K == UnaryKind::Relu) {
@@ -420,6 +422,28 @@ cudaError_t launchUnaryKind(const LaunchConfig &config, DType dtype, void *out,
         static_cast<T *>(out), static_cast<const T *>(in), count);
     return cudaGetLastError();
   });
+}
+
+/// Select on element bits (E: an unsigned type of the element size).
+template <typename C, typename E, typename I>
+__global__ void selectKernel(E *out, const C *cond, const E *onTrue,
+                             const E *onFalse, SelectView view, int64_t count) {
+  PARTITION_GRID_STRIDE_LOOP(i, count) {
+    I linear = static_cast<I>(i), c = 0, t = 0, f = 0;
+#pragma unroll
+    for (int j = 0; j < kMaxRank; ++j) {
+      int d = kMaxRank - 1 - j;
+      if (d < view.rank) {
+        I size = static_cast<I>(view.shape[d]);
+        I coord = linear % size;
+        linear /= size;
+        c += coord * static_cast<I>(view.condStrides[d]);
+        t += coord * static_cast<I>(view.trueStrides[d]);
+        f += coord * static_cast<I>(view.falseStrides[d]);
+      }
+    }
+    out[i] = cond[c] != 0 ? onTrue[t] : onFalse[f];
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -796,6 +820,8 @@ cudaError_t cuda::launchUnary(const LaunchConfig &config, UnaryKind kind,
     return launchUnaryKind<UnaryKind::Rsqrt>(config, dtype, out, in, count);
   case UnaryKind::Tanh:
     return launchUnaryKind<UnaryKind::Tanh>(config, dtype, out, in, count);
+  case UnaryKind::Erf:
+    return launchUnaryKind<UnaryKind::Erf>(config, dtype, out, in, count);
   case UnaryKind::Sigmoid:
     return launchUnaryKind<UnaryKind::Sigmoid>(config, dtype, out, in, count);
   case UnaryKind::Relu:
@@ -808,6 +834,43 @@ cudaError_t cuda::launchUnary(const LaunchConfig &config, UnaryKind kind,
     return launchUnaryKind<UnaryKind::GeluTanh>(config, dtype, out, in, count);
   }
   return cudaErrorInvalidValue;
+}
+
+cudaError_t cuda::launchSelect(const LaunchConfig &config, DType condType,
+                               int elementBytes, void *out, const void *cond,
+                               const void *onTrue, const void *onFalse,
+                               const SelectView &view, int64_t count) {
+  if (count == 0)
+    return cudaSuccess;
+  bool small = true;
+  for (const int64_t *strides :
+       {view.condStrides, view.trueStrides, view.falseStrides}) {
+    StridedView walk;
+    walk.rank = view.rank;
+    for (int d = 0; d < view.rank; ++d) {
+      walk.shape[d] = view.shape[d];
+      walk.strides[d] = strides[d];
+    }
+    small &= fitsIn32Bits(walk, count);
+  }
+  return withIndexType(condType, [&](auto condTag) {
+    using C = Pointee<decltype(condTag)>;
+    return withElementBytes(elementBytes, [&](auto tag) {
+      using E = Pointee<decltype(tag)>;
+      int grid = gridFor(config, count);
+      auto *y = static_cast<E *>(out);
+      auto *c = static_cast<const C *>(cond);
+      auto *a = static_cast<const E *>(onTrue);
+      auto *b = static_cast<const E *>(onFalse);
+      if (small)
+        selectKernel<C, E, uint32_t>
+            <<<grid, kThreads, 0, config.stream>>>(y, c, a, b, view, count);
+      else
+        selectKernel<C, E, int64_t>
+            <<<grid, kThreads, 0, config.stream>>>(y, c, a, b, view, count);
+      return cudaGetLastError();
+    });
+  });
 }
 
 cudaError_t cuda::launchCast(const LaunchConfig &config, DType from, DType to,

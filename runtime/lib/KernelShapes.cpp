@@ -170,6 +170,7 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   case OpKind::Sqrt:
   case OpKind::Rsqrt:
   case OpKind::Tanh:
+  case OpKind::Erf:
   case OpKind::Sigmoid:
   case OpKind::Relu:
   case OpKind::Silu:
@@ -182,6 +183,24 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "the operand", outputs[0], "the result"));
     return c.resultShape(in[0].shape);
+  }
+  case OpKind::Select: {
+    PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(0));
+    if (in[0].dtype != DType::I32 && in[0].dtype != DType::I64)
+      return c.fail("the condition must be i32 or i64, got ",
+                    dtypeName(in[0].dtype));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[1], "true_value", in[2], "false_value"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[1], "true_value", outputs[0], "the result"));
+    Shape values, shape;
+    if (!broadcastShapes(in[1].shape, in[2].shape, values) ||
+        !broadcastShapes(in[0].shape, values, shape))
+      return c.fail("shapes ", formatShape(in[0].shape), ", ",
+                    formatShape(in[1].shape), " and ", formatShape(in[2].shape),
+                    " do not broadcast");
+    return c.resultShape(shape);
   }
   case OpKind::Cast:
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));

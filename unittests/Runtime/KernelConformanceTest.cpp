@@ -13,8 +13,8 @@
 //
 // Tolerances are error bounds, derived per op next to each test, never fitted
 // to what a backend happens to produce:
-//  - Data movement (Copy, Transpose, Broadcast, Slice, Concat, Gather, Fill),
-//    Cast, Neg, Relu, Max, Min and ReduceMax are exact: tolerance 0.
+//  - Data movement (Copy, Transpose, Broadcast, Slice, Concat, Gather, Fill,
+//    Select), Cast, Neg, Relu, Max, Min and ReduceMax are exact: tolerance 0.
 //  - Everything else is bounded in units of the f32 unit roundoff u = 2^-24
 //    (the contract is "f16 and bf16 are computed in f32"), using the standard
 //    worst-case bounds (e.g. gamma_n = n u for a sum of n terms in any order,
@@ -651,6 +651,47 @@ TEST_P(KernelConformanceTest, BinaryInteger) {
   }
 }
 
+// Select moves one of its values: exact, on every dtype, with an i32 or i64
+// condition whose non-zero entries include negative ones, and with each of
+// the three operands broadcast (a missing or size-1 dimension) in some case.
+TEST_P(KernelConformanceTest, Select) {
+  struct Case {
+    Shape cond, onTrue, onFalse;
+  };
+  const Case cases[] = {{{7}, {7}, {7}},
+                        {{3, 17}, {17}, {3, 1}},
+                        {{33, 1}, {1, 65}, {}},
+                        {{}, {3, 7}, {3, 7}},
+                        {{2, 1, 5, 1}, {3, 1, 7}, {1, 5, 7}},
+                        {{4100}, {4100}, {1}}};
+  Random rng(12);
+  for (DType condType : {DType::I32, DType::I64}) {
+    for (DType dtype : kAllTypes) {
+      for (const Case &c : cases) {
+        SCOPED_TRACE(describe(OpKind::Select, dtype,
+                              str(c.cond) + " (" + dtypeName(condType) + "), " +
+                                  str(c.onTrue) + " and " + str(c.onFalse)));
+        HostTensor cond = randomTensor(rng, condType, c.cond, -2, 2);
+        HostTensor onTrue = dataTensor(rng, dtype, c.onTrue);
+        HostTensor onFalse = dataTensor(rng, dtype, c.onFalse);
+        Shape shape =
+            broadcastShape(c.cond, broadcastShape(c.onTrue, c.onFalse));
+        std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
+        if (!runOk(OpKind::Select, {}, {cond, onTrue, onFalse}, out))
+          continue;
+        std::vector<double> expected(numel(shape));
+        for (int64_t i = 0; i < numel(shape); ++i) {
+          Shape index = unravel(i, shape);
+          expected[i] = cond.values[broadcastSource(index, c.cond)] != 0
+                            ? onTrue.values[broadcastSource(index, c.onTrue)]
+                            : onFalse.values[broadcastSource(index, c.onFalse)];
+        }
+        expectExact(out[0], expected);
+      }
+    }
+  }
+}
+
 struct UnaryRef {
   OpKind op;
   int64_t gelu; ///< Gelu's approximation attribute
@@ -682,6 +723,7 @@ TEST_P(KernelConformanceTest, Unary) {
       {OpKind::Sqrt, 0, 0.05, 4, [](double x) { return std::sqrt(x); }},
       {OpKind::Rsqrt, 0, 0.05, 4, [](double x) { return 1 / std::sqrt(x); }},
       {OpKind::Tanh, 0, -4, 4, [](double x) { return std::tanh(x); }},
+      {OpKind::Erf, 0, -4, 4, [](double x) { return std::erf(x); }},
       {OpKind::Sigmoid, 0, -8, 8,
        [](double x) { return 1 / (1 + std::exp(-x)); }},
       {OpKind::Relu, 0, -4, 4, [](double x) { return x < 0 ? 0.0 : x; }},
@@ -1655,12 +1697,14 @@ TEST(KernelConformanceCoverage, EveryOpKindIsTested) {
                                    OpKind::Max,
                                    OpKind::Min,
                                    OpKind::Pow, // Binary*
+                                   OpKind::Select,
                                    OpKind::Neg,
                                    OpKind::Exp,
                                    OpKind::Log,
                                    OpKind::Sqrt,
                                    OpKind::Rsqrt,
                                    OpKind::Tanh,
+                                   OpKind::Erf,
                                    OpKind::Sigmoid,
                                    OpKind::Relu,
                                    OpKind::Silu,

@@ -124,6 +124,13 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
   EXPECT_TRUE(checkKernelShapes(OpKind::Slice, {{0, 1, 1, 2}, {}}, {t({4, 8})},
                                 {t({4, 4})})
                   .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Select, {},
+                                {t({8, 1}, DType::I64), t({2, 1, 4}), t({})},
+                                {t({2, 8, 4})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Erf, {}, {t({4, 8}, DType::BF16)},
+                                {t({4, 8}, DType::BF16)})
+                  .isOk());
 }
 
 TEST(KernelShapes, RejectsWithTheNumbers) {
@@ -140,6 +147,21 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
   s = checkKernelShapes(OpKind::Gather, {{0}, {}}, {t({10, 4}), t({3})},
                         {t({3, 4})});
   EXPECT_EQ(s.message(), "Gather: indices must be i32 or i64, got f32");
+  s = checkKernelShapes(OpKind::Select, {},
+                        {t({4, 8}, DType::I32), t({8}), t({3, 1})},
+                        {t({4, 8})});
+  EXPECT_EQ(s.message(),
+            "Select: shapes [4, 8], [8] and [3, 1] do not broadcast");
+  s = checkKernelShapes(OpKind::Select, {}, {t({8}), t({8}), t({8})}, {t({8})});
+  EXPECT_EQ(s.message(), "Select: the condition must be i32 or i64, got f32");
+  s = checkKernelShapes(OpKind::Select, {},
+                        {t({8}, DType::I32), t({8}), t({8}, DType::F16)},
+                        {t({8})});
+  EXPECT_EQ(s.message(),
+            "Select: true_value has dtype f32 but false_value has f16");
+  s = checkKernelShapes(OpKind::Erf, {}, {t({8}, DType::I32)},
+                        {t({8}, DType::I32)});
+  EXPECT_EQ(s.message(), "Erf: the operand must be f32, f16 or bf16, got i32");
   s = checkKernelShapes(OpKind(200), {}, {}, {});
   EXPECT_FALSE(s.isOk());
 }
@@ -271,9 +293,11 @@ TEST(Plan, LoadsAValidPlanAndDumpsIt) {
 TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
   struct Case {
     Break what;
-    const char *expected;
+    std::string expected;
   } cases[] = {
-      {Break::Version, "plan format version 2 is not supported"},
+      {Break::Version, "plan format version " +
+                           std::to_string(kFormatVersion + 1) +
+                           " is not supported"},
       {Break::MeshRanks, "rank 0 is out of range or repeated"},
       {Break::ValueIndex, "value 1 is parameter 7 of 2"},
       {Break::ArenaOverflow, "value 3 occupies arena bytes [200, 296) beyond "

@@ -30,7 +30,7 @@ using namespace partition::part;
 namespace fb = flatbuffers;
 
 /// Must match kFormatVersion in runtime/include/partition/runtime/Plan.h.
-static constexpr uint32_t kPlanFormatVersion = 1;
+static constexpr uint32_t kPlanFormatVersion = 2;
 
 /// Arena offsets are multiples of this (cache lines; vector loads).
 static constexpr uint64_t kArenaAlignment = 64;
@@ -246,12 +246,14 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       .Case([](MaxOp) { return K::Max; })
       .Case([](MinOp) { return K::Min; })
       .Case([](PowOp) { return K::Pow; })
+      .Case([](SelectOp) { return K::Select; })
       .Case([](NegOp) { return K::Neg; })
       .Case([](ExpOp) { return K::Exp; })
       .Case([](LogOp) { return K::Log; })
       .Case([](SqrtOp) { return K::Sqrt; })
       .Case([](RsqrtOp) { return K::Rsqrt; })
       .Case([](TanhOp) { return K::Tanh; })
+      .Case([](ErfOp) { return K::Erf; })
       .Case([](SigmoidOp) { return K::Sigmoid; })
       .Case([](ReluOp) { return K::Relu; })
       .Case([](SiluOp) { return K::Silu; })

@@ -253,6 +253,32 @@ func.func @binary_result(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<8xf32
   return %0 : tensor<8xf32>
 }
 
+// -----
+
+func.func @select_condition_type(%c: tensor<4xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'part.select' op operand #0 must be statically shaped tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = part.select %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @select_element_types(%c: tensor<4xi32>, %a: tensor<4xf32>, %b: tensor<4xbf16>) -> tensor<4xf32> {
+  // expected-error @+2 {{'part.select' op element types differ: true_value has 'f32' and false_value has 'bf16'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.select %c, %a, %b : (tensor<4xi32>, tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @select_broadcast(%c: tensor<4x1xi32>, %a: tensor<8xf32>, %b: tensor<3x1xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{'part.select' op shapes [4, 1], [8] and [3, 1] do not broadcast: aligned dimension 0 has sizes 4, 1 and 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.select %c, %a, %b : (tensor<4x1xi32>, tensor<8xf32>, tensor<3x1xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//

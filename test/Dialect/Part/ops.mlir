@@ -60,6 +60,8 @@ func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<4x8xi3
   %11 = part.rsqrt %10 : tensor<4x8xf32>
   // CHECK: part.tanh
   %12 = part.tanh %11 : tensor<4x8xf32>
+  // CHECK: part.erf %{{.*}} : tensor<4x8xf32>
+  %erf = part.erf %12 : tensor<4x8xf32>
   // CHECK: part.sigmoid
   %13 = part.sigmoid %12 : tensor<4x8xf32>
   // CHECK: part.relu
@@ -76,7 +78,16 @@ func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<4x8xi3
   %19 = part.cast %18 : tensor<4x8xbf16> -> tensor<4x8xf32>
   // CHECK: part.cast %{{.*}} : tensor<4x8xi32> -> tensor<4x8xf16>
   %20 = part.cast %ii : tensor<4x8xi32> -> tensor<4x8xf16>
-  return %19 : tensor<4x8xf32>
+  // CHECK: part.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x8xi32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %21 = part.select %i, %19, %b : (tensor<4x8xi32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // All three operands broadcast; an i64 condition; integer values.
+  // CHECK: part.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x1xi64>, tensor<2x1x8xi32>, tensor<i32>) -> tensor<2x4x8xi32>
+  %c64 = part.constant dense<[[1], [0], [1], [0]]> : tensor<4x1xi64>
+  %i3 = part.reshape %ii : tensor<4x8xi32> -> tensor<2x2x8xi32>
+  %i1 = part.slice %i3 offsets [0, 0, 0] : tensor<2x2x8xi32> -> tensor<2x1x8xi32>
+  %zero = part.constant dense<0> : tensor<i32>
+  %22 = part.select %c64, %i1, %zero : (tensor<4x1xi64>, tensor<2x1x8xi32>, tensor<i32>) -> tensor<2x4x8xi32>
+  return %21 : tensor<4x8xf32>
 }
 
 // CHECK-LABEL: func.func @contractions

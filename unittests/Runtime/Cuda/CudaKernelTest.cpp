@@ -250,6 +250,37 @@ TEST_F(CudaKernelTest, BinaryBroadcastAndIntegers) {
   EXPECT_EQ(download(mx), (std::vector<double>{2e12, 0, 2e12, 4}));
 }
 
+// Select with all three operands broadcast (the index path with three
+// strides), an i64 condition and 8-byte values, and bf16 values.
+TEST_F(CudaKernelTest, SelectBroadcastsAllOperands) {
+  DeviceTensor c = upload(DType::I32, {3, 1, 1}, {1, 0, -2});
+  auto a = randomValues(4 * 5, 33), b = randomValues(4, 34);
+  DeviceTensor x = upload(DType::F32, {1, 4, 5}, a);
+  DeviceTensor y = upload(DType::F32, {4, 1}, b);
+  DeviceTensor z = empty(DType::F32, {3, 4, 5});
+  PARTITION_ASSERT_OK(run(OpKind::Select, {}, {&c, &x, &y}, {&z}));
+  std::vector<double> expected;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < 5; ++l)
+        expected.push_back(static_cast<float>(i == 1 ? b[j] : a[j * 5 + l]));
+  expectNear(expected, download(z), DType::F32, 0.0);
+
+  DeviceTensor c64 = upload(DType::I64, {4}, {0, 1, 0, 1});
+  DeviceTensor big = upload(DType::I64, {2, 4}, {1e12, 2, 3, 4, 5, 6, 7, 8});
+  DeviceTensor scalar = upload(DType::I64, {}, {-1});
+  DeviceTensor out = empty(DType::I64, {2, 4});
+  PARTITION_ASSERT_OK(run(OpKind::Select, {}, {&c64, &big, &scalar}, {&out}));
+  EXPECT_EQ(download(out), (std::vector<double>{-1, 2, -1, 4, -1, 6, -1, 8}));
+
+  DeviceTensor h = upload(DType::BF16, {2}, {1.5, -2.5});
+  DeviceTensor g = upload(DType::BF16, {2}, {0.25, 8});
+  DeviceTensor hc = upload(DType::I32, {2}, {0, 3});
+  DeviceTensor ho = empty(DType::BF16, {2});
+  PARTITION_ASSERT_OK(run(OpKind::Select, {}, {&hc, &h, &g}, {&ho}));
+  EXPECT_EQ(download(ho), (std::vector<double>{0.25, -2.5}));
+}
+
 TEST_F(CudaKernelTest, UnaryFunctions) {
   auto a = randomValues(257, 41, -4.0, 4.0);
   DeviceTensor x = upload(DType::F32, {257}, a);
@@ -273,6 +304,7 @@ TEST_F(CudaKernelTest, UnaryFunctions) {
       {OpKind::Sigmoid, {}, [](double v) { return 1 / (1 + std::exp(-v)); }},
       {OpKind::Relu, {}, [](double v) { return v > 0 ? v : 0.0; }},
       {OpKind::Tanh, {}, [](double v) { return std::tanh(v); }},
+      {OpKind::Erf, {}, [](double v) { return std::erf(v); }},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(opKindName(c.op));

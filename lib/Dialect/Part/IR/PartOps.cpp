@@ -228,6 +228,50 @@ PART_BINARY_INFER(PowOp)
 #undef PART_BINARY_INFER
 
 //===----------------------------------------------------------------------===//
+// SelectOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, SelectOp::getOperationName()};
+  auto cond = getTensorType(adaptor.getCondition().getType());
+  auto onTrue = getTensorType(adaptor.getTrueValue().getType());
+  auto onFalse = getTensorType(adaptor.getFalseValue().getType());
+  if (!cond || !onTrue || !onFalse)
+    return report("operands must be ranked tensors");
+  if (failed(checkSameElementType(report, onTrue, "true_value", onFalse,
+                                  "false_value")))
+    return failure();
+  RankedTensorType types[] = {cond, onTrue, onFalse};
+  int64_t rank = 0;
+  for (RankedTensorType t : types)
+    rank = std::max(rank, t.getRank());
+  SmallVector<int64_t> shape(rank, 1);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t sizes[3];
+    bool compatible = true;
+    for (auto [k, t] : llvm::enumerate(types)) {
+      int64_t lead = rank - t.getRank();
+      sizes[k] = i < lead ? 1 : t.getDimSize(i - lead);
+      if (sizes[k] == 1)
+        continue;
+      compatible &= shape[i] == 1 || shape[i] == sizes[k];
+      shape[i] = sizes[k];
+    }
+    if (!compatible)
+      return report("shapes ", formatShape(cond.getShape()), ", ",
+                    formatShape(onTrue.getShape()), " and ",
+                    formatShape(onFalse.getShape()),
+                    " do not broadcast: aligned dimension ", i, " has sizes ",
+                    sizes[0], ", ", sizes[1], " and ", sizes[2]);
+  }
+  inferred.push_back(RankedTensorType::get(shape, onTrue.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // MatmulOp, BatchMatmulOp
 //===----------------------------------------------------------------------===//
 

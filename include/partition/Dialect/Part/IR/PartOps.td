@@ -135,6 +135,31 @@ def Part_MaxOp : Part_BinaryOp<"max", Part_Tensor, "max(lhs, rhs)">;
 def Part_MinOp : Part_BinaryOp<"min", Part_Tensor, "min(lhs, rhs)">;
 def Part_PowOp : Part_BinaryOp<"pow", Part_FloatTensor, "lhs ^ rhs">;
 
+def Part_SelectOp : Part_Op<"select", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>]> {
+  let summary = "elementwise choice between two tensors, with numpy broadcasting";
+  let description = [{
+    `condition != 0 ? true_value : false_value` elementwise (ONNX `Where`).
+    The three shapes broadcast together as in numpy; the condition is an
+    integer tensor (ONNX booleans are i32 0 / 1 in `part`).
+
+    ```mlir
+    %2 = part.select %c, %a, %b : (tensor<8x8xi32>, tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32>
+    ```
+
+    **Constraints:**
+    - `true_value` and `false_value` have the same element type;
+    - the three shapes are broadcast-compatible;
+    - the result has the broadcast shape and the values' element type.
+  }];
+  let arguments = (ins Part_IndexTensor:$condition, Part_Tensor:$true_value,
+                   Part_Tensor:$false_value);
+  let results = (outs Part_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 class Part_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
     : Part_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
                                      DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>], traits)> {
@@ -157,6 +182,7 @@ def Part_LogOp : Part_UnaryOp<"log", "log(x)">;
 def Part_SqrtOp : Part_UnaryOp<"sqrt", "sqrt(x)">;
 def Part_RsqrtOp : Part_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def Part_TanhOp : Part_UnaryOp<"tanh", "tanh(x)">;
+def Part_ErfOp : Part_UnaryOp<"erf", "erf(x)">;
 def Part_SigmoidOp : Part_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Part_ReluOp : Part_UnaryOp<"relu", "max(x, 0)">;
 def Part_SiluOp : Part_UnaryOp<"silu", "x * sigmoid(x)">;

@@ -257,4 +257,74 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
+  let summary = "rebuilds layer-level ops from the decomposed forms ONNX exporters write";
+  let description = [{
+    An ONNX model exported by PyTorch spells its layers out in elementwise
+    ops, and the importer translates them one to one. This pass finds those
+    decompositions and replaces each by the op the partitioner understands,
+    so the tensor-parallel patterns and sharding rules see `gelu`,
+    `layer_norm` and `attention` rather than a dozen elementwise ops:
+
+    | decomposed form | raised to |
+    | --- | --- |
+    | `x * 0.5 * (1 + erf(x / sqrt(2)))` (or `x * (1 / sqrt(2))`) | `part.gelu erf` |
+    | `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, `x^3` as `pow(x, 3)` or products | `part.gelu tanh` |
+    | `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * scale [+ bias]` | `part.layer_norm` |
+    | `x * rsqrt(mean(x^2) + eps) * scale` (`rsqrt` or `div(1, sqrt)`; or `x / sqrt(...)`) | `part.rms_norm` |
+    | `x * sigmoid(x)` | `part.silu` |
+    | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V` | `part.attention` |
+
+    Products match in any operand order and association. Constants are
+    splat `part.constant`s of any shape that broadcasts without changing
+    the result's shape; exact values (0.5, 1, 2, 3, 0.044715) must be equal
+    after rounding to the constant's type, irrational ones (sqrt(2),
+    sqrt(2 / pi)) within 1e-6 relative (or one unit in the last place of
+    f16 / bf16). Means are `part.reduce_mean` over the last dimension with
+    `keep_dims`; an epsilon is read from its constant; `scale` and `bias`
+    must have shape `[D]`. Attention takes rank-4 `[B, H, S, D]` operands,
+    `Kt` as `transpose_b`, a `part.transpose` swapping the last two
+    dimensions, or any transpose (a new one is made); scalar factors on the
+    scores, and on `Q` or `Kt` where nothing else uses the scaled value,
+    become `scale` (left out when it equals `1 / sqrt(D)`). Keys and values
+    whose heads were repeated to the query heads (Llama's `repeat_kv`:
+    reshape to `[B, Hkv, 1, S, D]`, broadcast, reshape) are taken before the
+    repetition, giving grouped-query attention. The mask is a constant: an additive one that is 0 on
+    and below the diagonal and `-inf` or at most -1e4 above it (`exp` of
+    such a score is 0 in f32), or a `part.select` between the scores and
+    such a value under a 0 / 1 lower-triangular condition (or the negated,
+    strictly upper one with the operands swapped); an all-zero additive
+    mask, or none, gives non-causal attention.
+
+    A pattern raises only when it matches exactly, and only when no
+    intermediate value of the chain is used outside it; otherwise the ops
+    stay as they are and the program is unchanged. With `report`, every
+    candidate that was left alone (a softmax whose mask is not causal, a
+    norm whose scale has the wrong shape, a GELU whose constant is off, ...)
+    gets a remark saying why.
+
+    Before:
+    ```mlir
+    %c = part.constant dense<0.707106769> : tensor<f32>
+    %h = part.constant dense<5.000000e-01> : tensor<f32>
+    %one = part.constant dense<1.000000e+00> : tensor<f32>
+    %0 = part.mul %x, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %1 = part.erf %0 : tensor<4x8xf32>
+    %2 = part.add %1, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %3 = part.mul %x, %2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %4 = part.mul %3, %h : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    ```
+    After:
+    ```mlir
+    %4 = part.gelu %x erf : tensor<4x8xf32>
+    ```
+    Ops left without uses are erased; nothing else changes.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "emit a remark at each candidate that was not raised, saying why">
+  ];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD

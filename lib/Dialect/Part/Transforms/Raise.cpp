@@ -1,0 +1,1117 @@
+//===- Raise.cpp - rebuild layer-level ops from decomposed forms ----------===//
+//
+// Greedy rewrite patterns, each rooted at the last op of a decomposition (the
+// final product of a GELU, SiLU or norm, the bias add of a layer norm, the
+// product of attention probabilities with the values), that match the few ops
+// below the root and replace the root by one op. Each match looks at a
+// bounded number of ops (a causal mask constant is classified once per
+// attribute), so the pass is linear in the size of the program.
+//
+// A matcher records in a Diagnosis why it failed once it has seen enough to
+// call the root a candidate (an erf or tanh inside `1 + .`, a sigmoid of the
+// other factor, a mean-of-squares under a square root, a softmax feeding a
+// product with the values). With `report`, the pass runs the matchers once
+// more on the converged program and emits those reasons as remarks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <optional>
+
+#define DEBUG_TYPE "part-raise"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTRAISEPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+//===----------------------------------------------------------------------===//
+// Diagnosis
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Why a root was not raised. Reasons count only once the matcher has called
+/// the root a candidate; the first one wins.
+struct Diagnosis {
+  bool candidate = false;
+  std::string reason;
+
+  LogicalResult fail(const Twine &why) {
+    if (candidate && reason.empty())
+      reason = why.str();
+    return failure();
+  }
+};
+} // namespace
+
+/// Formats a shape as `[4, 8]`.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
+/// Formats a double the way a reader expects (`0.25`, `1e-06`, `-inf`).
+static std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%g", value);
+  return text;
+}
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+/// The value of a splat floating-point `part.constant` (of any shape), or
+/// nullopt.
+static std::optional<APFloat> getSplatFloat(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>();
+}
+
+static double toDouble(APFloat value) {
+  bool lost;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return value.convertToDouble();
+}
+
+/// True when `v` is a splat constant equal to `exact` rounded to its type
+/// (0.5, 1, 2, 3 and 0.044715 are written exactly by exporters).
+static bool isExactly(Value v, double exact) {
+  std::optional<APFloat> value = getSplatFloat(v);
+  if (!value)
+    return false;
+  APFloat target(exact);
+  bool lost;
+  target.convert(value->getSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  return value->compare(target) == APFloat::cmpEqual;
+}
+
+/// True when `v` is a splat constant within 1e-6 relative of the irrational
+/// `target` (sqrt(2), sqrt(2 / pi)), or within one unit in the last place of
+/// a narrower type (f16, bf16) that cannot get that close.
+static bool isApproximately(Value v, double target) {
+  std::optional<APFloat> value = getSplatFloat(v);
+  if (!value)
+    return false;
+  int precision = APFloat::semanticsPrecision(value->getSemantics());
+  double tolerance = std::max(1e-6, std::ldexp(1.0, 1 - precision));
+  return std::fabs(toDouble(*value) - target) <= tolerance * std::fabs(target);
+}
+
+/// The value of a splat constant, for messages ("a non-constant" otherwise).
+static std::string describeConstant(Value v) {
+  if (std::optional<APFloat> value = getSplatFloat(v))
+    return formatNumber(toDouble(*value));
+  return "a non-constant value";
+}
+
+/// `op`'s operand other than `v` (a binary op).
+static Value otherOperand(Operation *op, Value v) {
+  return op->getOperand(0) == v ? op->getOperand(1) : op->getOperand(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Products
+//===----------------------------------------------------------------------===//
+
+/// Most factors a product is taken apart into.
+constexpr size_t kMaxFactors = 6;
+
+/// Appends the factors of `v`: `v` itself, or, when `v` is a `part.mul` not
+/// in `stop`, the factors of its operands. `muls` collects the products
+/// taken apart. Fails beyond kMaxFactors.
+static bool collectFactors(Value v, ArrayRef<Value> stop,
+                           SmallVectorImpl<Value> &factors,
+                           SmallVectorImpl<Operation *> &muls) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul || llvm::is_contained(stop, v)) {
+    if (factors.size() >= kMaxFactors)
+      return false;
+    factors.push_back(v);
+    return true;
+  }
+  muls.push_back(mul);
+  return collectFactors(mul.getLhs(), stop, factors, muls) &&
+         collectFactors(mul.getRhs(), stop, factors, muls);
+}
+
+/// The operands of `root` and of the products among them: where the
+/// distinctive factor of a three-factor product sits in any association.
+static SmallVector<Value, 6> shallowFactors(MulOp root) {
+  SmallVector<Value, 6> result;
+  for (Value operand : root->getOperands()) {
+    result.push_back(operand);
+    if (auto mul = operand.getDefiningOp<MulOp>())
+      llvm::append_range(result, mul->getOperands());
+  }
+  return result;
+}
+
+/// True when the only user of `op`'s result is a `part.mul`: `op` is then
+/// part of a larger product.
+static bool soleUserIsMul(Operation *op) {
+  return op->getResult(0).hasOneUse() &&
+         isa<MulOp>(*op->getResult(0).getUsers().begin());
+}
+
+/// Removes one occurrence of `v` from `factors`; false if there is none.
+static bool takeFactor(SmallVectorImpl<Value> &factors, Value v) {
+  auto *it = llvm::find(factors, v);
+  if (it == factors.end())
+    return false;
+  factors.erase(it);
+  return true;
+}
+
+/// Checks that the results of `interior` are used only by `interior` and
+/// `root`: a raised chain must not leave work behind for other users.
+static LogicalResult checkContained(Operation *root,
+                                    ArrayRef<Operation *> interior,
+                                    Diagnosis &diagnosis) {
+  llvm::SmallPtrSet<Operation *, 16> inside(interior.begin(), interior.end());
+  inside.insert(root);
+  for (Operation *op : interior)
+    for (Operation *user : op->getUsers())
+      if (!inside.contains(user))
+        return diagnosis.fail(
+            Twine("the intermediate '") + op->getName().getStringRef() +
+            "' is also used by '" + user->getName().getStringRef() +
+            "', outside the pattern");
+  return success();
+}
+
+/// The location of a raised op: those of the root and the ops it replaces.
+static Location fusedLoc(Operation *root, ArrayRef<Operation *> interior) {
+  SmallVector<Location> locs = {root->getLoc()};
+  for (Operation *op : interior)
+    locs.push_back(op->getLoc());
+  return FusedLoc::get(root->getContext(), locs);
+}
+
+/// Replaces `root` by `raised`, keeping the root's discardable attributes
+/// (a sharding annotation on the root describes the raised value as well).
+static void replaceRoot(PatternRewriter &rewriter, Operation *root,
+                        Operation *raised) {
+  LLVM_DEBUG(llvm::dbgs() << "part-raise: " << raised->getName() << " at "
+                          << root->getLoc() << "\n");
+  raised->setDiscardableAttrs(root->getDiscardableAttrDictionary());
+  rewriter.replaceOp(root, raised->getResults());
+}
+
+//===----------------------------------------------------------------------===//
+// GELU
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct GeluMatch {
+  Value input;
+  GeluApproximation approximation;
+  SmallVector<Operation *> interior;
+};
+} // namespace
+
+/// `v` is `c * x`, `x * c` or (with `divisor`) `x / c` with `c` a splat
+/// constant: returns x and sets `constant`.
+static Value matchScaled(Value v, Value &constant, bool allowDivide,
+                         Operation *&op) {
+  op = v.getDefiningOp();
+  if (auto mul = dyn_cast_or_null<MulOp>(op)) {
+    if (getSplatFloat(mul.getRhs())) {
+      constant = mul.getRhs();
+      return mul.getLhs();
+    }
+    if (getSplatFloat(mul.getLhs())) {
+      constant = mul.getLhs();
+      return mul.getRhs();
+    }
+  }
+  if (auto div = dyn_cast_or_null<DivOp>(op);
+      div && allowDivide && getSplatFloat(div.getRhs())) {
+    constant = div.getRhs();
+    return div.getLhs();
+  }
+  return {};
+}
+
+/// Counts the factors of `value` as a power of `x` times one constant:
+/// `x` counts 1, `pow(x, 2)` and `pow(x, 3)` their exponent. Returns the
+/// exponent, or -1 when `value` is not such a product.
+static int64_t powerOf(Value value, Value x, Value &constant,
+                       SmallVectorImpl<Operation *> &interior) {
+  SmallVector<Value, 6> factors;
+  if (!collectFactors(value, {x}, factors, interior))
+    return -1;
+  int64_t exponent = 0;
+  for (Value f : factors) {
+    if (f == x) {
+      ++exponent;
+      continue;
+    }
+    if (auto pow = f.getDefiningOp<PowOp>(); pow && pow.getLhs() == x) {
+      if (isExactly(pow.getRhs(), 2) || isExactly(pow.getRhs(), 3)) {
+        exponent += isExactly(pow.getRhs(), 2) ? 2 : 3;
+        interior.push_back(pow);
+        continue;
+      }
+      return -1;
+    }
+    if (getSplatFloat(f) && !constant) {
+      constant = f;
+      continue;
+    }
+    return -1;
+  }
+  return exponent;
+}
+
+/// `x * 0.5 * (1 + erf(x / sqrt(2)))` or
+/// `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`, rooted at
+/// the last product.
+static FailureOr<GeluMatch> matchGelu(MulOp root, Diagnosis &diagnosis) {
+  // The distinctive factor: 1 + erf(u) or 1 + tanh(u).
+  AddOp onePlus;
+  Operation *function = nullptr;
+  for (Value f : shallowFactors(root)) {
+    auto add = f.getDefiningOp<AddOp>();
+    if (!add)
+      continue;
+    for (Value operand : add->getOperands())
+      if (isa_and_nonnull<ErfOp, TanhOp>(operand.getDefiningOp()) &&
+          getSplatFloat(otherOperand(add, operand))) {
+        onePlus = add;
+        function = operand.getDefiningOp();
+      }
+    if (onePlus)
+      break;
+  }
+  if (!onePlus)
+    return failure();
+  diagnosis.candidate = true;
+  bool isErf = isa<ErfOp>(function);
+  StringRef name = isErf ? "erf" : "tanh";
+  Value one = otherOperand(onePlus, function->getResult(0));
+  if (!isExactly(one, 1.0))
+    return diagnosis.fail(Twine("the constant added to ") + name + " is " +
+                          describeConstant(one) + ", not 1");
+
+  GeluMatch match;
+  match.approximation =
+      isErf ? GeluApproximation::Erf : GeluApproximation::Tanh;
+  match.interior = {onePlus, function};
+  Value u = function->getOperand(0);
+  Value x;
+  if (isErf) {
+    // u = x / sqrt(2) or x * (1 / sqrt(2)).
+    Value c;
+    Operation *scale;
+    x = matchScaled(u, c, /*allowDivide=*/true, scale);
+    if (!x)
+      return diagnosis.fail("the argument of erf is not x / sqrt(2) or "
+                            "x * (1 / sqrt(2))");
+    bool divides = isa<DivOp>(scale);
+    if (!isApproximately(c, divides ? M_SQRT2 : M_SQRT1_2))
+      return diagnosis.fail(Twine("the argument of erf is x ") +
+                            (divides ? "/ " : "* ") + describeConstant(c) +
+                            ", not x " +
+                            (divides ? "/ sqrt(2)" : "* (1 / sqrt(2))"));
+    match.interior.push_back(scale);
+  } else {
+    // u = sqrt(2 / pi) * (x + 0.044715 * x^3).
+    Value c;
+    Operation *scale;
+    Value inner = matchScaled(u, c, /*allowDivide=*/false, scale);
+    if (!inner)
+      return diagnosis.fail("the argument of tanh is not a constant times "
+                            "(x + 0.044715 * x^3)");
+    const double kSqrt2OverPi = std::sqrt(2.0 / M_PI);
+    if (!isApproximately(c, kSqrt2OverPi))
+      return diagnosis.fail(Twine("the argument of tanh is scaled by ") +
+                            describeConstant(c) + ", not sqrt(2 / pi)");
+    auto sum = inner.getDefiningOp<AddOp>();
+    if (!sum)
+      return diagnosis.fail("the argument of tanh is not a constant times "
+                            "(x + 0.044715 * x^3)");
+    match.interior.push_back(scale);
+    match.interior.push_back(sum);
+    // Either operand of the sum may be x; the other is 0.044715 * x^3.
+    std::string why = "the sum inside tanh is not x + 0.044715 * x^3";
+    for (Value candidate : sum->getOperands()) {
+      SmallVector<Operation *> cube;
+      Value kappa;
+      int64_t exponent =
+          powerOf(otherOperand(sum, candidate), candidate, kappa, cube);
+      if (exponent != 3 || !kappa)
+        continue;
+      if (!isExactly(kappa, 0.044715)) {
+        why = "the cubic term's coefficient is " + describeConstant(kappa) +
+              ", not 0.044715";
+        continue;
+      }
+      x = candidate;
+      llvm::append_range(match.interior, cube);
+      break;
+    }
+    if (!x)
+      return diagnosis.fail(why);
+  }
+
+  // The whole product: x, 0.5 and the distinctive factor.
+  SmallVector<Value, 6> factors;
+  SmallVector<Operation *> muls;
+  if (!collectFactors(root.getResult(), {x}, factors, muls) ||
+      !takeFactor(factors, onePlus.getResult()) || factors.size() > 2) {
+    // A larger product (a gated unit) is no candidate; its GELU, if any, is.
+    diagnosis.candidate = false;
+    return failure();
+  }
+  if (!takeFactor(factors, x))
+    return diagnosis.fail(Twine("the other factor is not the x inside ") +
+                          name);
+  if (factors.empty())
+    return diagnosis.fail("the product lacks the factor 0.5");
+  if (factors.size() != 1 || !isExactly(factors.front(), 0.5))
+    return diagnosis.fail("the constant factor is " +
+                          describeConstant(factors.front()) + ", not 0.5");
+  if (root.getType() != x.getType())
+    return diagnosis.fail(
+        "a constant broadcasts the result beyond the shape of x");
+  llvm::append_range(match.interior, llvm::drop_begin(muls)); // not the root
+  if (failed(checkContained(root, match.interior, diagnosis)))
+    return failure();
+  match.input = x;
+  return match;
+}
+
+//===----------------------------------------------------------------------===//
+// SiLU
+//===----------------------------------------------------------------------===//
+
+/// `x * sigmoid(x)` in either order.
+static FailureOr<SigmoidOp> matchSilu(MulOp root, Diagnosis &diagnosis) {
+  for (Value operand : root->getOperands()) {
+    auto sigmoid = operand.getDefiningOp<SigmoidOp>();
+    if (!sigmoid || sigmoid.getInput() != otherOperand(root, operand))
+      continue;
+    diagnosis.candidate = true;
+    if (failed(checkContained(root, {sigmoid}, diagnosis)))
+      return failure();
+    return sigmoid;
+  }
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm and RMS norm
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct NormMatch {
+  bool layerNorm = false;
+  Value input, scale;
+  APFloat epsilon = APFloat(0.0f);
+  SmallVector<Operation *> interior;
+};
+} // namespace
+
+/// True when `mean` reduces the last dimension of its input with keep_dims.
+static LogicalResult checkLastDimMean(ReduceMeanOp mean, StringRef what,
+                                      Diagnosis &diagnosis) {
+  int64_t last = mean.getInput().getType().getRank() - 1;
+  if (mean.getDims() != ArrayRef<int64_t>{last})
+    return diagnosis.fail(Twine("the ") + what + " is over dims " +
+                          formatShape(mean.getDims()) +
+                          ", not the last dimension " + Twine(last));
+  if (!mean.getKeepDims())
+    return diagnosis.fail(Twine("the ") + what +
+                          " drops the reduced dimension (no keep_dims)");
+  return success();
+}
+
+/// `mean(d^2) + eps` (either order; `d^2` as pow(d, 2) or d * d): returns d
+/// and sets the epsilon. The root is a candidate once the sum of a mean is
+/// found.
+static Value matchMeanSquare(Value v, APFloat &epsilon,
+                             SmallVectorImpl<Operation *> &interior,
+                             Diagnosis &diagnosis) {
+  auto add = v.getDefiningOp<AddOp>();
+  if (!add)
+    return {};
+  ReduceMeanOp mean;
+  for (Value operand : add->getOperands())
+    if (auto m = operand.getDefiningOp<ReduceMeanOp>())
+      mean = m;
+  if (!mean)
+    return {};
+  diagnosis.candidate = true;
+  Value eps = otherOperand(add, mean.getResult());
+  std::optional<APFloat> epsValue = getSplatFloat(eps);
+  if (!epsValue) {
+    (void)diagnosis.fail("the epsilon added to the mean is not a constant");
+    return {};
+  }
+  if (failed(checkLastDimMean(mean, "mean of squares", diagnosis)))
+    return {};
+  Value squared = mean.getInput();
+  Value d;
+  if (auto pow = squared.getDefiningOp<PowOp>()) {
+    if (!isExactly(pow.getRhs(), 2.0)) {
+      (void)diagnosis.fail("the mean is of a power " +
+                           describeConstant(pow.getRhs()) + ", not 2");
+      return {};
+    }
+    d = pow.getLhs();
+    interior.push_back(pow);
+  } else if (auto mul = squared.getDefiningOp<MulOp>();
+             mul && mul.getLhs() == mul.getRhs()) {
+    d = mul.getLhs();
+    interior.push_back(mul);
+  } else {
+    (void)diagnosis.fail("the mean is not of a square (pow(x, 2) or x * x)");
+    return {};
+  }
+  bool lost;
+  epsilon = *epsValue;
+  epsilon.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+  interior.push_back(add);
+  interior.push_back(mean);
+  return d;
+}
+
+/// `rsqrt(e)` or `1 / sqrt(e)`: returns e.
+static Value matchInverseSqrt(Value v, SmallVectorImpl<Operation *> &interior) {
+  if (auto rsqrt = v.getDefiningOp<RsqrtOp>()) {
+    interior.push_back(rsqrt);
+    return rsqrt.getInput();
+  }
+  auto div = v.getDefiningOp<DivOp>();
+  if (!div || !isExactly(div.getLhs(), 1.0))
+    return {};
+  auto sqrt = div.getRhs().getDefiningOp<SqrtOp>();
+  if (!sqrt)
+    return {};
+  interior.push_back(div);
+  interior.push_back(sqrt);
+  return sqrt.getInput();
+}
+
+/// `d * rsqrt(mean(d^2) + eps) * scale` (rms_norm of d) or, when d is
+/// `x - mean(x)`, layer_norm of x; the normalisation may also be
+/// `d / sqrt(...)`, and the products associate and commute freely.
+static FailureOr<NormMatch> matchNorm(MulOp root, Diagnosis &diagnosis) {
+  NormMatch match;
+  Value normalizer, numerator;
+  bool quotient = false; // d / sqrt(...) rather than d * rsqrt(...)
+  // Find the normaliser among the factors: an inverse square root, or a
+  // quotient by a square root, of a mean of squares plus epsilon.
+  for (Value f : shallowFactors(root)) {
+    SmallVector<Operation *> ops;
+    Value e = matchInverseSqrt(f, ops);
+    Value quotientOf;
+    if (!e) {
+      auto div = f.getDefiningOp<DivOp>();
+      auto sqrt = div ? div.getRhs().getDefiningOp<SqrtOp>() : SqrtOp();
+      if (!sqrt)
+        continue;
+      e = sqrt.getInput();
+      quotientOf = div.getLhs();
+      ops = {div, sqrt};
+    }
+    Diagnosis probe;
+    SmallVector<Operation *> inner;
+    APFloat epsilon(0.0f);
+    Value d = matchMeanSquare(e, epsilon, inner, probe);
+    if (!probe.candidate)
+      continue;
+    diagnosis.candidate = true;
+    if (!d)
+      return diagnosis.fail(probe.reason);
+    if (quotientOf && quotientOf != d)
+      return diagnosis.fail(
+          "the normalised numerator is not the value whose squares are "
+          "averaged");
+    normalizer = f;
+    numerator = d;
+    quotient = bool(quotientOf);
+    match.epsilon = epsilon;
+    llvm::append_range(match.interior, ops);
+    llvm::append_range(match.interior, inner);
+    break;
+  }
+  if (!normalizer)
+    return failure();
+
+  // The whole product: the numerator (unless inside a quotient), the
+  // normaliser and the scale.
+  SmallVector<Value, 6> factors;
+  SmallVector<Operation *> muls;
+  if (!collectFactors(root.getResult(), {numerator}, factors, muls) ||
+      !takeFactor(factors, normalizer) ||
+      (!quotient && !takeFactor(factors, numerator)))
+    return diagnosis.fail("the product is not x * rsqrt(mean(x^2) + eps) * "
+                          "scale with one x");
+  if (factors.empty())
+    return diagnosis.fail("there is no scale factor");
+  if (factors.size() != 1)
+    return diagnosis.fail(Twine("the normalised value is multiplied by ") +
+                          Twine(factors.size()) + " factors, not one scale");
+  match.scale = factors.front();
+
+  // Layer norm when the numerator is x - mean(x).
+  match.input = numerator;
+  if (auto sub = numerator.getDefiningOp<SubOp>()) {
+    auto centre = sub.getRhs().getDefiningOp<ReduceMeanOp>();
+    if (centre && centre.getInput() == sub.getLhs()) {
+      if (failed(checkLastDimMean(centre, "mean subtracted", diagnosis)))
+        return failure();
+      match.layerNorm = true;
+      match.input = sub.getLhs();
+      match.interior.push_back(sub);
+      match.interior.push_back(centre);
+    }
+  }
+  auto input = tensorType(match.input);
+  auto scale = tensorType(match.scale);
+  int64_t d = input.getRank() ? input.getShape().back() : 0;
+  if (input.getRank() < 1 || scale.getShape() != ArrayRef<int64_t>{d})
+    return diagnosis.fail("the scale has shape " +
+                          formatShape(scale.getShape()) + ", not [" + Twine(d) +
+                          "] (the last dimension of the input)");
+  if (scale.getElementType() != input.getElementType())
+    return diagnosis.fail("the scale's element type differs from the input's");
+  if (root.getType() != input)
+    return diagnosis.fail("the result type differs from the input's");
+  llvm::append_range(match.interior, llvm::drop_begin(muls));
+  if (failed(checkContained(root, match.interior, diagnosis)))
+    return failure();
+  return match;
+}
+
+/// `layer_norm(x, scale) + bias` (either order) with a bias of shape [D].
+static FailureOr<std::pair<LayerNormOp, Value>>
+matchLayerNormBias(AddOp root, Diagnosis &diagnosis) {
+  for (Value operand : root->getOperands()) {
+    auto norm = operand.getDefiningOp<LayerNormOp>();
+    Value bias = otherOperand(root, operand);
+    if (!norm || norm.getBias() || tensorType(bias).getRank() != 1)
+      continue;
+    diagnosis.candidate = true;
+    auto input = tensorType(norm.getInput());
+    int64_t d = input.getShape().back();
+    if (tensorType(bias).getShape() != ArrayRef<int64_t>{d})
+      return diagnosis.fail("the bias has shape " +
+                            formatShape(tensorType(bias).getShape()) +
+                            ", not [" + Twine(d) + "]");
+    if (root.getType() != input)
+      return diagnosis.fail("the result type differs from the input's");
+    if (failed(checkContained(root, {norm}, diagnosis)))
+      return failure();
+    return std::make_pair(norm, bias);
+  }
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// Masked scores are at most this (or -inf): exp of such a score is 0 in
+/// f32 next to any unmasked score above -1e4 + 104.
+constexpr double kMaskedAtMost = -1e4;
+
+static bool isMaskedValue(double v) { return v <= kMaskedAtMost; }
+
+namespace {
+/// What a mask constant does to a [S, S] block of scores.
+struct MaskClass {
+  enum Kind { Nothing, Causal, Other } kind = Other;
+  std::string why; ///< for Other
+};
+} // namespace
+
+/// Classifies the additive float mask or the integer select condition
+/// `attr` (the latter: nonzero where kept when `keepWhereTrue`, where
+/// masked otherwise). Every [S, S] block of the last two dimensions must be
+/// the same causal pattern.
+static MaskClass classifyMask(DenseElementsAttr attr, bool isCondition,
+                              bool keepWhereTrue) {
+  auto type = cast<RankedTensorType>(attr.getType());
+  MaskClass result;
+  if (!isCondition && attr.isSplat() &&
+      toDouble(attr.getSplatValue<APFloat>()) == 0.0) {
+    result.kind = MaskClass::Nothing;
+    return result;
+  }
+  if (type.getRank() < 2 ||
+      type.getShape().back() != type.getShape()[type.getRank() - 2]) {
+    result.why = "its last two dimensions " +
+                 formatShape(type.getShape().take_back(2)) +
+                 " are not a square [S, S] block";
+    return result;
+  }
+  int64_t s = type.getShape().back();
+  auto entry = [&](int64_t flat) {
+    return formatShape({(flat / s) % s, flat % s});
+  };
+  int64_t flat = 0;
+  if (isCondition) {
+    for (const APInt &value : attr.getValues<APInt>()) {
+      int64_t i = (flat / s) % s, j = flat % s;
+      bool kept = keepWhereTrue ? !value.isZero() : value.isZero();
+      if (kept != (j <= i)) {
+        result.why = "entry " + entry(flat) +
+                     (j <= i ? " on or below" : " above") +
+                     " the diagonal is " + (value.isZero() ? "0" : "nonzero") +
+                     ", so the mask " + (kept ? "keeps" : "masks") + " it";
+        return result;
+      }
+      ++flat;
+    }
+    result.kind = MaskClass::Causal;
+    return result;
+  }
+  for (const APFloat &value : attr.getValues<APFloat>()) {
+    int64_t i = (flat / s) % s, j = flat % s;
+    double v = toDouble(value);
+    if (j <= i && v != 0.0) {
+      result.why = "entry " + entry(flat) + " on or below the diagonal is " +
+                   formatNumber(v) + ", not 0";
+      return result;
+    }
+    if (j > i && !isMaskedValue(v)) {
+      result.why = "entry " + entry(flat) + " above the diagonal is " +
+                   formatNumber(v) + ", not -inf or at most -1e4";
+      return result;
+    }
+    ++flat;
+  }
+  result.kind = MaskClass::Causal;
+  return result;
+}
+
+namespace {
+/// Classifications by mask attribute (and how it is read): the layers of a
+/// model share their mask, which is scanned once.
+struct MaskCache {
+  llvm::DenseMap<std::pair<Attribute, unsigned>, MaskClass> entries;
+
+  const MaskClass &get(DenseElementsAttr attr, bool isCondition,
+                       bool keepWhereTrue) {
+    unsigned how = isCondition ? (keepWhereTrue ? 1 : 2) : 0;
+    auto [it, inserted] = entries.try_emplace({attr, how});
+    if (inserted)
+      it->second = classifyMask(attr, isCondition, keepWhereTrue);
+    return it->second;
+  }
+};
+
+struct AttentionMatch {
+  Value query, key, value;
+  /// When set, the key is this value transposed by `keyPermutation`.
+  Value keySource;
+  SmallVector<int64_t, 4> keyPermutation;
+  bool causal = false;
+  double scale = 1.0;
+  SmallVector<Operation *> interior;
+};
+} // namespace
+
+/// A dense constant's value, or null.
+static DenseElementsAttr getDenseConstant(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  return constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                  : DenseElementsAttr();
+}
+
+/// The key/value heads `v` repeats, Llama's `repeat_kv` as exported:
+/// reshape [B, Hkv, S, D] -> [B, Hkv, 1, S, D], broadcast to
+/// [B, Hkv, n, S, D], reshape to [B, Hkv * n, S, D]. Head h of the result is
+/// head h / n of the source, which is how part.attention reads fewer key and
+/// value heads than query heads. Null when `v` is not such a repetition.
+static Value unrepeatHeads(Value v) {
+  auto merge = v.getDefiningOp<ReshapeOp>();
+  auto repeat =
+      merge ? merge.getInput().getDefiningOp<BroadcastOp>() : BroadcastOp();
+  auto split =
+      repeat ? repeat.getInput().getDefiningOp<ReshapeOp>() : ReshapeOp();
+  if (!split)
+    return {};
+  ArrayRef<int64_t> source = split.getInput().getType().getShape();
+  ArrayRef<int64_t> inserted = split.getType().getShape();
+  ArrayRef<int64_t> repeated = repeat.getType().getShape();
+  ArrayRef<int64_t> result = merge.getType().getShape();
+  if (source.size() != 4)
+    return {};
+  int64_t b = source[0], h = source[1], s = source[2], d = source[3];
+  int64_t n = repeated.size() == 5 ? repeated[2] : 0;
+  if (inserted != ArrayRef<int64_t>{b, h, 1, s, d} ||
+      repeated != ArrayRef<int64_t>{b, h, n, s, d} ||
+      result != ArrayRef<int64_t>{b, h * n, s, d})
+    return {};
+  return split.getInput();
+}
+
+/// `softmax(mask(scale(Q Kt))) V` rooted at the product with V.
+static FailureOr<AttentionMatch>
+matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
+  auto softmax = root.getLhs().getDefiningOp<SoftmaxOp>();
+  if (!softmax)
+    return failure();
+  diagnosis.candidate = true;
+  AttentionMatch match;
+  match.interior.push_back(softmax);
+  auto probsType = softmax.getType();
+  if (probsType.getRank() != 4)
+    return diagnosis.fail("attention needs rank-4 [batch, heads, seq, "
+                          "head_dim] operands, the probabilities have rank " +
+                          Twine(probsType.getRank()));
+  if (root.getTransposeA() || root.getTransposeB())
+    return diagnosis.fail("the product with the values transposes an operand");
+  if (softmax.getDim() != 3)
+    return diagnosis.fail("the softmax is over dim " + Twine(softmax.getDim()) +
+                          ", not the last (key) dimension 3");
+
+  // The mask: an additive constant or a select against a masked value. A
+  // causal one must cover the whole [Sq, Sk] block, which must be square.
+  Value scores = softmax.getInput();
+  ArrayRef<int64_t> block = probsType.getShape().take_back(2);
+  auto coversScores = [&](DenseElementsAttr mask) -> LogicalResult {
+    ArrayRef<int64_t> shape = mask.getType().getShape();
+    if (shape.size() < 2 || shape.take_back(2) != block || block[0] != block[1])
+      return diagnosis.fail("a causal mask needs a square [S, S] block of "
+                            "scores and a mask covering it, got scores " +
+                            formatShape(block) + " and a mask of shape " +
+                            formatShape(shape));
+    return success();
+  };
+  if (auto add = scores.getDefiningOp<AddOp>()) {
+    DenseElementsAttr mask;
+    Value unmasked;
+    for (Value operand : add->getOperands())
+      if (DenseElementsAttr attr = getDenseConstant(operand);
+          attr && isa<FloatType>(attr.getElementType())) {
+        mask = attr;
+        unmasked = otherOperand(add, operand);
+      }
+    if (!mask)
+      return diagnosis.fail("the mask added to the scores is not a constant");
+    if (add.getType() != unmasked.getType())
+      return diagnosis.fail("the mask broadcasts the scores to a larger shape");
+    const MaskClass &kind = cache.get(mask, false, false);
+    if (kind.kind == MaskClass::Other)
+      return diagnosis.fail("the additive mask is not causal: " + kind.why);
+    match.causal = kind.kind == MaskClass::Causal;
+    if (match.causal && failed(coversScores(mask)))
+      return failure();
+    match.interior.push_back(add);
+    scores = unmasked;
+  } else if (auto select = scores.getDefiningOp<SelectOp>()) {
+    DenseElementsAttr condition = getDenseConstant(select.getCondition());
+    if (!condition)
+      return diagnosis.fail("the select's condition is not a constant");
+    auto maskedValue = [](Value v) {
+      std::optional<APFloat> value = getSplatFloat(v);
+      return value && isMaskedValue(toDouble(*value));
+    };
+    bool keepWhereTrue;
+    if (maskedValue(select.getFalseValue())) {
+      keepWhereTrue = true;
+      scores = select.getTrueValue();
+    } else if (maskedValue(select.getTrueValue())) {
+      keepWhereTrue = false;
+      scores = select.getFalseValue();
+    } else {
+      return diagnosis.fail("neither value of the select is a constant -inf "
+                            "or at most -1e4");
+    }
+    if (select.getType() != scores.getType())
+      return diagnosis.fail("the select broadcasts the scores to a larger "
+                            "shape");
+    const MaskClass &kind = cache.get(condition, true, keepWhereTrue);
+    if (kind.kind != MaskClass::Causal)
+      return diagnosis.fail("the select's condition is not causal: " +
+                            kind.why);
+    if (failed(coversScores(condition)))
+      return failure();
+    match.causal = true;
+    match.interior.push_back(select);
+  }
+
+  // Scalar factors on the scores.
+  for (int i = 0; i < 3; ++i) {
+    Value c;
+    Operation *op;
+    Value inner = matchScaled(scores, c, /*allowDivide=*/true, op);
+    if (!inner || inner.getType() != scores.getType())
+      break;
+    double factor = toDouble(*getSplatFloat(c));
+    match.scale *= isa<DivOp>(op) ? 1.0 / factor : factor;
+    match.interior.push_back(op);
+    scores = inner;
+  }
+  auto product = scores.getDefiningOp<BatchMatmulOp>();
+  if (!product)
+    return diagnosis.fail("the scores are not a batch_matmul of queries and "
+                          "keys scaled by a constant");
+  if (product.getTransposeA())
+    return diagnosis.fail("the score product transposes the queries");
+  match.interior.push_back(product);
+
+  // Scalar factors on the queries or the (transposed) keys.
+  auto peel = [&](Value v) {
+    Value c;
+    Operation *op;
+    Value inner = matchScaled(v, c, /*allowDivide=*/true, op);
+    // A shared scaled value stays as it is, scale and all.
+    if (!inner || inner.getType() != v.getType() || !v.hasOneUse())
+      return v;
+    double factor = toDouble(*getSplatFloat(c));
+    match.scale *= isa<DivOp>(op) ? 1.0 / factor : factor;
+    match.interior.push_back(op);
+    return inner;
+  };
+  match.query = peel(product.getLhs());
+  Value keys = peel(product.getRhs());
+  if (product.getTransposeB()) {
+    match.key = keys;
+  } else if (auto transpose = keys.getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> p = transpose.getPermutation();
+    SmallVector<int64_t, 4> composed = {p[0], p[1], p[3], p[2]};
+    if (composed == ArrayRef<int64_t>{0, 1, 2, 3}) {
+      match.key = transpose.getInput();
+    } else {
+      match.keySource = transpose.getInput();
+      match.keyPermutation = composed;
+    }
+  } else {
+    match.keySource = keys;
+    match.keyPermutation = {0, 1, 3, 2};
+  }
+  match.value = root.getRhs();
+  // Grouped-query attention: keys and values whose heads were repeated to
+  // the query heads are used as they were.
+  if (!match.keySource) {
+    Value key = unrepeatHeads(match.key), value = unrepeatHeads(match.value);
+    if (key && value &&
+        tensorType(key).getDimSize(1) == tensorType(value).getDimSize(1)) {
+      match.key = key;
+      match.value = value;
+    }
+  }
+  if (failed(checkContained(root, match.interior, diagnosis)))
+    return failure();
+  return match;
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct RaiseGelu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp root,
+                                PatternRewriter &rewriter) const override {
+    Diagnosis diagnosis;
+    FailureOr<GeluMatch> match = matchGelu(root, diagnosis);
+    if (failed(match))
+      return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    auto gelu =
+        GeluOp::create(rewriter, fusedLoc(root, match->interior),
+                       root.getType(), match->input, match->approximation);
+    replaceRoot(rewriter, root, gelu);
+    return success();
+  }
+};
+
+struct RaiseSilu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp root,
+                                PatternRewriter &rewriter) const override {
+    Diagnosis diagnosis;
+    FailureOr<SigmoidOp> sigmoid = matchSilu(root, diagnosis);
+    if (failed(sigmoid))
+      return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    auto silu = SiluOp::create(rewriter, fusedLoc(root, {*sigmoid}),
+                               root.getType(), sigmoid->getInput());
+    replaceRoot(rewriter, root, silu);
+    return success();
+  }
+};
+
+struct RaiseNorm : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MulOp root,
+                                PatternRewriter &rewriter) const override {
+    Diagnosis diagnosis;
+    FailureOr<NormMatch> match = matchNorm(root, diagnosis);
+    if (failed(match))
+      return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    Location loc = fusedLoc(root, match->interior);
+    Operation *norm;
+    if (match->layerNorm)
+      norm = LayerNormOp::create(rewriter, loc, root.getType(), match->input,
+                                 match->scale, Value(), match->epsilon);
+    else
+      norm = RmsNormOp::create(rewriter, loc, root.getType(), match->input,
+                               match->scale, match->epsilon);
+    replaceRoot(rewriter, root, norm);
+    return success();
+  }
+};
+
+struct RaiseLayerNormBias : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp root,
+                                PatternRewriter &rewriter) const override {
+    Diagnosis diagnosis;
+    auto match = matchLayerNormBias(root, diagnosis);
+    if (failed(match))
+      return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    auto [norm, bias] = *match;
+    auto raised = LayerNormOp::create(
+        rewriter, fusedLoc(root, {norm}), root.getType(), norm.getInput(),
+        norm.getScale(), bias, norm.getEpsilonAttr());
+    replaceRoot(rewriter, root, raised);
+    return success();
+  }
+};
+
+struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
+  RaiseAttention(MLIRContext *context, MaskCache &cache)
+      : OpRewritePattern(context), cache(cache) {}
+
+  LogicalResult matchAndRewrite(BatchMatmulOp root,
+                                PatternRewriter &rewriter) const override {
+    Diagnosis diagnosis;
+    FailureOr<AttentionMatch> match = matchAttention(root, cache, diagnosis);
+    if (failed(match))
+      return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    Location loc = fusedLoc(root, match->interior);
+    Value key = match->key;
+    if (match->keySource) {
+      auto sourceType = tensorType(match->keySource);
+      SmallVector<int64_t, 4> shape;
+      for (int64_t p : match->keyPermutation)
+        shape.push_back(sourceType.getDimSize(p));
+      key = TransposeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(shape, sourceType.getElementType()),
+          match->keySource, match->keyPermutation);
+    }
+    int64_t headDim = tensorType(match->query).getShape().back();
+    double defaultScale = 1.0 / std::sqrt(static_cast<double>(headDim));
+    FloatAttr scale;
+    if (std::fabs(match->scale - defaultScale) > 1e-6 * defaultScale)
+      scale = rewriter.getF32FloatAttr(static_cast<float>(match->scale));
+    auto attention =
+        AttentionOp::create(rewriter, loc, root.getType(), match->query, key,
+                            match->value, match->causal, scale);
+    replaceRoot(rewriter, root, attention);
+    return success();
+  }
+
+  MaskCache &cache;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct PartRaisePass
+    : public partition::part::impl::PartRaisePassBase<PartRaisePass> {
+  using PartRaisePassBase::PartRaisePassBase;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    MaskCache cache;
+    RewritePatternSet patterns(context);
+    patterns.add<RaiseGelu, RaiseSilu, RaiseNorm, RaiseLayerNormBias>(context);
+    patterns.add<RaiseAttention>(context, cache);
+    // Keep constants where they are: raising changes nothing else. No
+    // pattern feeds another in a cycle, so the rewrite converges in two
+    // sweeps; were it cut short, the program would still be equivalent.
+    GreedyRewriteConfig config;
+    config.enableFolding(false).enableConstantCSE(false);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      LLVM_DEBUG(llvm::dbgs() << "part-raise: stopped before converging\n");
+    if (report)
+      reportNearMisses(cache);
+  }
+
+  /// Runs the matchers on what is left and says why each candidate was not
+  /// raised.
+  void reportNearMisses(MaskCache &cache) {
+    getOperation().walk([&](Operation *op) {
+      if (auto mul = dyn_cast<MulOp>(op)) {
+        reportProduct(mul, "part.gelu", matchGelu);
+        reportProduct(mul, "part.silu", matchSilu);
+        reportProduct(mul, "part.layer_norm or part.rms_norm", matchNorm);
+      } else if (auto add = dyn_cast<AddOp>(op)) {
+        Diagnosis diagnosis;
+        if (failed(matchLayerNormBias(add, diagnosis)))
+          emitNearMiss(op, "part.layer_norm with a bias", diagnosis);
+      } else if (auto product = dyn_cast<BatchMatmulOp>(op)) {
+        Diagnosis diagnosis;
+        if (failed(matchAttention(product, cache, diagnosis)))
+          emitNearMiss(op, "part.attention", diagnosis);
+      }
+    });
+  }
+
+  static void emitNearMiss(Operation *op, StringRef target,
+                           const Diagnosis &diagnosis) {
+    if (diagnosis.candidate && !diagnosis.reason.empty())
+      op->emitRemark() << "not raised to " << target << ": "
+                       << diagnosis.reason;
+  }
+
+  /// Reports a product that `matcher` calls a candidate but did not match,
+  /// unless it is a factor of a larger candidate product, which says why.
+  template <typename Match>
+  static void reportProduct(MulOp mul, StringRef target,
+                            FailureOr<Match> (*matcher)(MulOp, Diagnosis &)) {
+    Diagnosis diagnosis;
+    if (succeeded(matcher(mul, diagnosis)) || !diagnosis.candidate)
+      return;
+    if (soleUserIsMul(mul)) {
+      Diagnosis outer;
+      (void)matcher(cast<MulOp>(*mul->user_begin()), outer);
+      if (outer.candidate)
+        return;
+    }
+    emitNearMiss(mul, target, diagnosis);
+  }
+};
+} // namespace
