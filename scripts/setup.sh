@@ -17,6 +17,11 @@ packages=(
 if [ "${1:-}" != "--runtime" ]; then
   # MLIR/LLVM 22, for the compiler (the runtime does not use them)
   packages+=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools)
+  # ONNX frontend (partition-import): libonnx and protobuf; the ONNX node
+  # tests as an oracle; the onnx Python package to build bad-input models
+  packages+=(libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)
+  # the virtualenv (.venv) that holds onnxruntime, below
+  packages+=(python3-venv)
 fi
 
 missing=()
@@ -25,14 +30,29 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  sudo=sudo
+if [ ${#missing[@]} -ne 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+
+# onnxruntime (PyPI only), the reference the imported-model tests
+# (test/Import/models) compare with: a pinned version in .venv at the repo
+# root, on Debian's python3 with its site packages (numpy, onnx), so lit runs
+# it as %ort_python. Only onnxruntime and what pip pulls in for it (protobuf,
+# flatbuffers, packaging) come from PyPI.
+if [ "${1:-}" != "--runtime" ]; then
+  ort_version=1.31.1
+  venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+  if ! "$venv/bin/python" -c "import onnxruntime, sys; sys.exit(onnxruntime.__version__ != '$ort_version')" 2>/dev/null; then
+    echo "setup: installing onnxruntime $ort_version in $venv"
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "onnxruntime==$ort_version"
+  fi
+fi

@@ -23,10 +23,18 @@ config.substitutions.append(("%partition_obj_root", config.partition_obj_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["partition-opt", "partition-translate", "partition-run"],
+    ["partition-opt", "partition-translate", "partition-run", "partition-import"],
     [config.partition_tools_dir],
 )
 
 import sys
 
 config.substitutions.append(("%python", sys.executable))
+
+# onnxruntime's interpreter (the .venv that scripts/setup.sh makes): the
+# reference of the imported-model tests in test/Import/models.
+ort_python = os.path.join(config.partition_src_root, ".venv", "bin", "python")
+if not os.path.exists(ort_python):
+    lit_config.warning(f"{ort_python} is missing (run scripts/setup.sh): "
+                       "the tests in test/Import/models will fail")
+config.substitutions.append(("%ort_python", ort_python))

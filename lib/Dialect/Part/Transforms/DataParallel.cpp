@@ -53,6 +53,22 @@ struct PartDataParallelPass
         function.setArgAttr(i, shardingName,
                             ShardingAttr::get(ctx, meshName, dims));
       }
+      // A function with nothing to split (no inputs: everything folded to
+      // constants) still becomes a per-device program: its results are
+      // pinned replicated, which is what marks it for partitioning.
+      bool annotated = false;
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        annotated |= function.getArgAttr(i, shardingName) != nullptr;
+      for (unsigned i = 0; i < function.getNumResults(); ++i)
+        annotated |= function.getResultAttr(i, shardingName) != nullptr;
+      if (annotated)
+        continue;
+      for (unsigned i = 0; i < function.getNumResults(); ++i) {
+        auto type = cast<RankedTensorType>(function.getResultTypes()[i]);
+        SmallVector<SmallVector<StringRef>> dims(type.getRank());
+        function.setResultAttr(i, shardingName,
+                               ShardingAttr::get(ctx, meshName, dims));
+      }
     }
   }
 };

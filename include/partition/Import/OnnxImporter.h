@@ -1,0 +1,44 @@
+//===- OnnxImporter.h - ONNX models to the part dialect ---------*- C++ -*-===//
+//
+// Reads an ONNX model (opsets 13 to 21), binds its symbolic dimensions, folds
+// its shape arithmetic on the host and translates its nodes to `part` ops in
+// one function; initializers become parameters (`part.name` = the
+// initializer's name) whose data goes to `weights`. See
+// docs/design/2026-12-02-onnx-import.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_IMPORT_ONNXIMPORTER_H
+#define PARTITION_IMPORT_ONNXIMPORTER_H
+
+#include "partition/Import/Weights.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace partition::import {
+
+struct OnnxImportOptions {
+  /// Values of symbolic dimensions (`dim_param`), by name.
+  std::map<std::string, int64_t> dims;
+  /// Name of the function the graph becomes.
+  std::string functionName = "main";
+};
+
+/// Imports the model at `path`. On failure reports every problem found
+/// (unsupported ops with their node names, unbound dimensions, missing
+/// initializers, a malformed file) through the context's diagnostic engine
+/// and returns null; `weights` is then unspecified.
+mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &context,
+                                             llvm::StringRef path,
+                                             const OnnxImportOptions &options,
+                                             Weights &weights);
+
+} // namespace partition::import
+
+#endif // PARTITION_IMPORT_ONNXIMPORTER_H

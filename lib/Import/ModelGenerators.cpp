@@ -1,0 +1,636 @@
+//===- ModelGenerators.cpp - GPT, Llama and MLP models built in part ------===//
+//
+// `partition-import --model gpt|llama|mlp` builds one global `func.func`
+// (@gpt, @llama or @mlp): no mesh and no sharding annotations, so that
+// `partition-opt --part-spmd="mesh=dp:2,tp:4"` can partition it. Arguments
+// carry `part.role` (`input` or `parameter`; none of these models has a
+// loss, so there is no label) and `part.name`; the result carries
+// `part.name`. Weight matrices are stored [in, out] (`x @ w`, GPT-2's Conv1D
+// layout) except the tied GPT LM head, which reads the [vocab, hidden] token
+// embedding with `transpose_b`.
+//
+// Names and shapes (E hidden, F ffn, V vocab, S seq, B batch, H heads, K
+// kv-heads, D = E / H):
+//
+//   gpt    input  tokens [B, S] i32           result logits [B, S, V]
+//          wte [V, E], wpe [S, E],
+//          h.<i>.ln_1.{weight,bias} [E],
+//          h.<i>.attn.{q,k,v,proj}.weight [E, E], ....bias [E],
+//          h.<i>.ln_2.{weight,bias} [E],
+//          h.<i>.mlp.fc.weight [E, F], h.<i>.mlp.fc.bias [F],
+//          h.<i>.mlp.proj.weight [F, E], h.<i>.mlp.proj.bias [E],
+//          ln_f.{weight,bias} [E]
+//   llama  input  tokens [B, S] i32           result logits [B, S, V]
+//          embed_tokens.weight [V, E], rope.cos [S, D], rope.sin [S, D],
+//          layers.<i>.input_layernorm.weight [E],
+//          layers.<i>.self_attn.q_proj.weight [E, H*D],
+//          layers.<i>.self_attn.{k,v}_proj.weight [E, K*D],
+//          layers.<i>.self_attn.o_proj.weight [H*D, E],
+//          layers.<i>.post_attention_layernorm.weight [E],
+//          layers.<i>.mlp.{gate,up}_proj.weight [E, F],
+//          layers.<i>.mlp.down_proj.weight [F, E],
+//          norm.weight [E], lm_head.weight [E, V]
+//   mlp    input  x [B, E] f32                result y [B, E]
+//          layers.<i>.weight [in, out], layers.<i>.bias [out]: E -> F for
+//          the first layer, F -> F between, F -> E for the last (E -> E
+//          when there is one layer); ReLU after every layer but the last.
+//
+// Defaults: F = 4 E (gpt, mlp); Llama's SwiGLU size, 8 E / 3 rounded down
+// and then up to a multiple of 8 (E = 64: 176; E = 4096: 10928), and K = H.
+//
+// Initial values, as GPT-2 and Llama are initialised: matrices and
+// embeddings normal(0, 0.02) (GPT-2's residual output projections
+// attn.proj and mlp.proj 0.02 / sqrt(2 L); wpe 0.01), norm scales 1, biases
+// 0; the MLP, which has no normalisation to restore the scale, He-normal
+// (std sqrt(2 / in)). rope.{cos,sin} hold the rotary tables, base 10000,
+// rotate-half layout: angle(s, i) = s * 10000^(-2i/D) for i < D/2,
+// repeated for the second half. Each tensor's numbers come from its own
+// stream, seeded by (seed, name), of a generator the C++ standard fixes
+// (std::mt19937_64, turned into normal numbers by Box-Muller here rather
+// than by the implementation-defined std::normal_distribution): the same
+// seed gives the same weights with any standard library, and a tensor's
+// values do not depend on the other tensors (a 2-layer model's layer 0
+// equals a 4-layer model's, but for GPT's depth-scaled projections).
+//
+// The IR is built first with no data, then the data is filled, so that a
+// model too large for this machine's memory is refused before anything is
+// allocated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Import/ModelGenerators.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace partition;
+using namespace partition::import;
+using part::PartDialect;
+
+namespace {
+
+/// How a parameter's data is filled.
+struct Init {
+  enum Kind { Normal, Constant, RopeCos, RopeSin } kind = Normal;
+  /// Standard deviation (Normal) or value (Constant).
+  double value = 0;
+
+  static Init normal(double std) { return {Normal, std}; }
+  static Init constant(double v) { return {Constant, v}; }
+};
+
+/// A parameter whose data is filled once the IR is complete.
+struct PendingParameter {
+  std::string name;
+  SmallVector<int64_t> shape;
+  Init init;
+};
+
+} // namespace
+
+/// 64-bit FNV-1a of a name, mixed into the seed.
+static uint64_t hashName(StringRef name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : name)
+    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+/// SplitMix64 finaliser: decorrelates nearby seeds.
+static uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// Fills `out` with normal(0, std) numbers from the stream of (seed, name):
+/// Box-Muller on std::mt19937_64, whose output the C++ standard fixes
+/// (std::normal_distribution is implementation-defined).
+static void fillNormal(MutableArrayRef<float> out, double std, uint64_t seed,
+                       StringRef name) {
+  std::mt19937_64 engine(mix(seed ^ hashName(name)));
+  constexpr double kTwoPi = 6.283185307179586476925286766559;
+  auto uniform = [&] { // in (0, 1]
+    return (static_cast<double>(engine() >> 11) + 1.0) * 0x1.0p-53;
+  };
+  size_t n = out.size();
+  for (size_t i = 0; i < n; i += 2) {
+    double r = std * std::sqrt(-2.0 * std::log(uniform()));
+    double theta = kTwoPi * uniform();
+    out[i] = static_cast<float>(r * std::cos(theta));
+    if (i + 1 < n)
+      out[i + 1] = static_cast<float>(r * std::sin(theta));
+  }
+}
+
+/// The rotary table of shape [S, D]: cos or sin of s * 10000^(-2i/D), i <
+/// D/2, repeated for the second half (rotate-half layout).
+static void fillRope(MutableArrayRef<float> out, int64_t seqLen,
+                     int64_t headDim, bool sine) {
+  int64_t half = headDim / 2;
+  for (int64_t s = 0; s < seqLen; ++s)
+    for (int64_t i = 0; i < half; ++i) {
+      double inverseFrequency =
+          std::pow(10000.0, -2.0 * static_cast<double>(i) / headDim);
+      double angle = static_cast<double>(s) * inverseFrequency;
+      float v = static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
+      out[s * headDim + i] = v;
+      out[s * headDim + half + i] = v;
+    }
+}
+
+/// Physical memory in bytes, or 0 when unknown.
+static uint64_t physicalMemory() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && pageSize > 0)
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize);
+#endif
+  return 0;
+}
+
+namespace {
+
+/// Builds the function of one model: arguments are added as the body needs
+/// them and their attributes are set once at the end (setting them one by
+/// one would copy the growing attribute array each time).
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext &ctx, const ModelConfig &config, StringRef name)
+      : ctx(ctx), config(config), b(&ctx), loc(UnknownLoc::get(&ctx)),
+        f32(b.getF32Type()) {
+    module = ModuleOp::create(loc);
+    function = func::FuncOp::create(loc, name, b.getFunctionType({}, {}));
+    module->push_back(function);
+    body = function.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    roleName = b.getStringAttr(PartDialect::getRoleAttrName());
+    nameName = b.getStringAttr(PartDialect::getNameAttrName());
+  }
+
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type element = {}) {
+    return RankedTensorType::get(shape, element ? element : f32);
+  }
+
+  /// Names the ops that follow (visible with --mlir-print-debuginfo).
+  void setScope(const Twine &scope) {
+    loc = NameLoc::get(b.getStringAttr(scope));
+  }
+
+  Value argument(StringRef name, RankedTensorType type, part::ArgRole role) {
+    Value v = body->addArgument(type, function.getLoc());
+    NamedAttribute attrs[] = {
+        b.getNamedAttr(nameName, b.getStringAttr(name)),
+        b.getNamedAttr(roleName, part::ArgRoleAttr::get(&ctx, role))};
+    argAttrs.push_back(b.getDictionaryAttr(attrs));
+    return v;
+  }
+
+  Type i32() { return b.getI32Type(); }
+  Type f32Type() { return f32; }
+
+  Value input(StringRef name, ArrayRef<int64_t> shape, Type element) {
+    return argument(name, tensor(shape, element), part::ArgRole::Input);
+  }
+
+  Value parameter(const Twine &name, ArrayRef<int64_t> shape, Init init) {
+    std::string text = name.str();
+    Value v = argument(text, tensor(shape), part::ArgRole::Parameter);
+    parameters.push_back({std::move(text), SmallVector<int64_t>(shape), init});
+    return v;
+  }
+
+  //===--- ops ------------------------------------------------------------===//
+
+  Value matmul(Value x, Value w, bool transposeB = false) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    auto wt = cast<RankedTensorType>(w.getType());
+    SmallVector<int64_t> shape(xt.getShape());
+    shape.back() = wt.getDimSize(transposeB ? 0 : 1);
+    return part::MatmulOp::create(b, loc, tensor(shape), x, w,
+                                  /*transpose_a=*/false, transposeB);
+  }
+
+  Value add(Value lhs, Value rhs) {
+    return part::AddOp::create(b, loc, lhs.getType(), lhs, rhs);
+  }
+
+  Value mul(Value lhs, Value rhs) {
+    return part::MulOp::create(b, loc, lhs.getType(), lhs, rhs);
+  }
+
+  /// x @ w (+ bias).
+  Value linear(Value x, Value w, Value bias = {}) {
+    Value y = matmul(x, w);
+    return bias ? add(y, bias) : y;
+  }
+
+  Value layerNorm(Value x, Value scale, Value bias) {
+    return part::LayerNormOp::create(b, loc, x.getType(), x, scale, bias,
+                                     b.getF32FloatAttr(1e-5f));
+  }
+
+  Value rmsNorm(Value x, Value scale) {
+    return part::RmsNormOp::create(b, loc, x.getType(), x, scale,
+                                   b.getF32FloatAttr(1e-5f));
+  }
+
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return part::ReshapeOp::create(b, loc, tensor(shape), x);
+  }
+
+  Value transpose(Value x, ArrayRef<int64_t> permutation) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> shape;
+    for (int64_t d : permutation)
+      shape.push_back(xt.getDimSize(d));
+    return part::TransposeOp::create(b, loc, tensor(shape), x, permutation);
+  }
+
+  /// [B, S, N*D] -> [B, N, S, D].
+  Value splitHeads(Value x, int64_t heads) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    int64_t batch = xt.getDimSize(0), seq = xt.getDimSize(1);
+    int64_t headDim = xt.getDimSize(2) / heads;
+    return transpose(reshape(x, {batch, seq, heads, headDim}), {0, 2, 1, 3});
+  }
+
+  /// [B, N, S, D] -> [B, S, N*D].
+  Value mergeHeads(Value x) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    Value t = transpose(x, {0, 2, 1, 3});
+    return reshape(t, {xt.getDimSize(0), xt.getDimSize(2),
+                       xt.getDimSize(1) * xt.getDimSize(3)});
+  }
+
+  Value causalAttention(Value q, Value k, Value v) {
+    return part::AttentionOp::create(b, loc, q.getType(), q, k, v,
+                                     /*causal=*/true, /*scale=*/FloatAttr());
+  }
+
+  /// Rotary position embedding of [B, N, S, D] with [S, D] tables.
+  Value rotary(Value x, Value cos, Value sin) {
+    return part::RotaryEmbeddingOp::create(b, loc, x.getType(), x, cos, sin);
+  }
+
+  Value gather(Value table, Value ids) {
+    auto tt = cast<RankedTensorType>(table.getType());
+    auto it = cast<RankedTensorType>(ids.getType());
+    SmallVector<int64_t> shape(it.getShape());
+    shape.push_back(tt.getDimSize(1));
+    return part::GatherOp::create(b, loc, tensor(shape), table, ids,
+                                  /*axis=*/0);
+  }
+
+  template <typename OpTy, typename... Args>
+  Value unary(Value x, Args... args) {
+    return OpTy::create(b, loc, x.getType(), x, args...);
+  }
+
+  //===--- completion -----------------------------------------------------===//
+
+  /// Returns `results` (named `names`) and sets the function's type and
+  /// argument attributes.
+  OwningOpRef<ModuleOp> finish(ArrayRef<Value> results,
+                               ArrayRef<StringRef> names) {
+    setScope("return");
+    func::ReturnOp::create(b, loc, results);
+    SmallVector<Type> resultTypes;
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (auto [v, name] : llvm::zip_equal(results, names)) {
+      resultTypes.push_back(v.getType());
+      resultAttrs.push_back(
+          b.getDictionaryAttr(b.getNamedAttr(nameName, b.getStringAttr(name))));
+    }
+    function.setType(b.getFunctionType(body->getArgumentTypes(), resultTypes));
+    function.setAllArgAttrs(argAttrs);
+    function.setAllResultAttrs(resultAttrs);
+    return std::move(module);
+  }
+
+  /// Fills `weights` in argument order; refuses a model whose data would not
+  /// fit in this machine's memory.
+  LogicalResult fillWeights(Weights &weights) {
+    uint64_t elements = 0;
+    for (const PendingParameter &p : parameters) {
+      uint64_t n = 1;
+      for (int64_t d : p.shape)
+        n *= static_cast<uint64_t>(d); // sizes were checked for overflow
+      elements += n;
+    }
+    // The tool holds the data twice (the tensors and the serialised file).
+    // Compared in elements: elements < 2^63, but 8 bytes each might not fit.
+    uint64_t memory = physicalMemory();
+    if (memory && elements > memory / (2 * sizeof(float))) {
+      auto billions = [](double n) {
+        return llvm::formatv("{0:F1}", n / 1e9).str();
+      };
+      emitError(UnknownLoc::get(&ctx))
+          << "the model has " << billions(elements) << " billion parameters ("
+          << billions(4.0 * elements)
+          << " GB of f32 data), more than this machine's " << billions(memory)
+          << " GB of memory can hold twice; use --shapes-only";
+      return failure();
+    }
+    weights.tensors.reserve(weights.tensors.size() + parameters.size());
+    for (const PendingParameter &p : parameters) {
+      WeightTensor t;
+      t.name = p.name;
+      t.dtype = runtime::DType::F32;
+      t.shape.assign(p.shape.begin(), p.shape.end());
+      int64_t n = 1;
+      for (int64_t d : p.shape)
+        n *= d;
+      std::vector<float> values(static_cast<size_t>(n));
+      MutableArrayRef<float> out(values);
+      switch (p.init.kind) {
+      case Init::Normal:
+        fillNormal(out, p.init.value, config.seed, p.name);
+        break;
+      case Init::Constant:
+        std::fill(values.begin(), values.end(),
+                  static_cast<float>(p.init.value));
+        break;
+      case Init::RopeCos:
+      case Init::RopeSin:
+        fillRope(out, p.shape[0], p.shape[1], p.init.kind == Init::RopeSin);
+        break;
+      }
+      t.data.resize(values.size() * sizeof(float));
+      std::memcpy(t.data.data(), values.data(), t.data.size());
+      weights.tensors.push_back(std::move(t));
+    }
+    return success();
+  }
+
+private:
+  MLIRContext &ctx;
+  const ModelConfig &config;
+  OpBuilder b;
+  Location loc;
+  Type f32;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp function;
+  Block *body = nullptr;
+  StringAttr roleName, nameName;
+  SmallVector<DictionaryAttr> argAttrs;
+  std::vector<PendingParameter> parameters;
+};
+
+//===----------------------------------------------------------------------===//
+// The families
+//===----------------------------------------------------------------------===//
+
+/// The sizes after defaults.
+struct Sizes {
+  int64_t layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, headDim;
+};
+
+} // namespace
+
+static OwningOpRef<ModuleOp> buildGpt(ModelBuilder &m, const Sizes &s) {
+  const int64_t B = s.batch, S = s.seq, E = s.hidden, F = s.ffn, V = s.vocab;
+  const double std = 0.02;
+  // GPT-2 scales the residual projections by 1 / sqrt(number of residual
+  // additions) so the residual stream's variance does not grow with depth.
+  const double projStd = std / std::sqrt(2.0 * s.layers);
+  m.setScope("embedding");
+  Value tokens = m.input("tokens", {B, S}, m.i32());
+  Value wte = m.parameter("wte", {V, E}, Init::normal(std));
+  Value wpe = m.parameter("wpe", {S, E}, Init::normal(0.01));
+  Value x = m.add(m.gather(wte, tokens), wpe);
+  for (int64_t i = 0; i < s.layers; ++i) {
+    std::string p = "h." + std::to_string(i) + ".";
+    // Arguments are created in the order of the calls below: C++ leaves the
+    // order of evaluation of a call's arguments unspecified, so each
+    // parameter is made in a statement of its own.
+    auto linear = [&](Value v, StringRef n, int64_t in, int64_t out,
+                      double sd) {
+      Value w = m.parameter(p + n + ".weight", {in, out}, Init::normal(sd));
+      Value bias = m.parameter(p + n + ".bias", {out}, Init::constant(0));
+      return m.linear(v, w, bias);
+    };
+    auto norm = [&](StringRef n, Value v) {
+      Value scale = m.parameter(p + n + ".weight", {E}, Init::constant(1));
+      Value bias = m.parameter(p + n + ".bias", {E}, Init::constant(0));
+      return m.layerNorm(v, scale, bias);
+    };
+    m.setScope(p + "attn");
+    Value h = norm("ln_1", x);
+    Value q = m.splitHeads(linear(h, "attn.q", E, E, std), s.heads);
+    Value k = m.splitHeads(linear(h, "attn.k", E, E, std), s.heads);
+    Value v = m.splitHeads(linear(h, "attn.v", E, E, std), s.heads);
+    Value a = m.mergeHeads(m.causalAttention(q, k, v));
+    x = m.add(x, linear(a, "attn.proj", E, E, projStd));
+    m.setScope(p + "mlp");
+    h = norm("ln_2", x);
+    h = m.unary<part::GeluOp>(linear(h, "mlp.fc", E, F, std),
+                              part::GeluApproximation::Tanh);
+    x = m.add(x, linear(h, "mlp.proj", F, E, projStd));
+  }
+  m.setScope("head");
+  Value scale = m.parameter("ln_f.weight", {E}, Init::constant(1));
+  Value bias = m.parameter("ln_f.bias", {E}, Init::constant(0));
+  x = m.layerNorm(x, scale, bias);
+  Value logits = m.matmul(x, wte, /*transposeB=*/true);
+  return m.finish({logits}, {"logits"});
+}
+
+static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
+  const int64_t B = s.batch, S = s.seq, E = s.hidden, F = s.ffn, V = s.vocab;
+  const int64_t H = s.heads, K = s.kvHeads, D = s.headDim;
+  const double std = 0.02;
+  m.setScope("embedding");
+  Value tokens = m.input("tokens", {B, S}, m.i32());
+  Value embed = m.parameter("embed_tokens.weight", {V, E}, Init::normal(std));
+  Value cos = m.parameter("rope.cos", {S, D}, {Init::RopeCos, 0});
+  Value sin = m.parameter("rope.sin", {S, D}, {Init::RopeSin, 0});
+  Value x = m.gather(embed, tokens);
+  for (int64_t i = 0; i < s.layers; ++i) {
+    std::string p = "layers." + std::to_string(i) + ".";
+    auto weight = [&](StringRef n, ArrayRef<int64_t> shape) {
+      return m.parameter(p + n + ".weight", shape, Init::normal(std));
+    };
+    auto norm = [&](StringRef n, Value v) {
+      return m.rmsNorm(v,
+                       m.parameter(p + n + ".weight", {E}, Init::constant(1)));
+    };
+    m.setScope(p + "self_attn");
+    Value h = norm("input_layernorm", x);
+    Value q =
+        m.splitHeads(m.matmul(h, weight("self_attn.q_proj", {E, H * D})), H);
+    Value k =
+        m.splitHeads(m.matmul(h, weight("self_attn.k_proj", {E, K * D})), K);
+    Value v =
+        m.splitHeads(m.matmul(h, weight("self_attn.v_proj", {E, K * D})), K);
+    q = m.rotary(q, cos, sin);
+    k = m.rotary(k, cos, sin);
+    Value a = m.mergeHeads(m.causalAttention(q, k, v));
+    x = m.add(x, m.matmul(a, weight("self_attn.o_proj", {H * D, E})));
+    m.setScope(p + "mlp");
+    h = norm("post_attention_layernorm", x);
+    Value gate =
+        m.unary<part::SiluOp>(m.matmul(h, weight("mlp.gate_proj", {E, F})));
+    Value up = m.matmul(h, weight("mlp.up_proj", {E, F}));
+    x = m.add(x, m.matmul(m.mul(gate, up), weight("mlp.down_proj", {F, E})));
+  }
+  m.setScope("head");
+  x = m.rmsNorm(x, m.parameter("norm.weight", {E}, Init::constant(1)));
+  Value logits =
+      m.matmul(x, m.parameter("lm_head.weight", {E, V}, Init::normal(std)));
+  return m.finish({logits}, {"logits"});
+}
+
+static OwningOpRef<ModuleOp> buildMlp(ModelBuilder &m, const Sizes &s) {
+  const int64_t E = s.hidden, F = s.ffn;
+  m.setScope("input");
+  Value x = m.input("x", {s.batch, E}, m.f32Type());
+  for (int64_t i = 0; i < s.layers; ++i) {
+    int64_t in = i == 0 ? E : F;
+    int64_t out = i + 1 == s.layers ? E : F;
+    std::string p = "layers." + std::to_string(i) + ".";
+    m.setScope("layers." + std::to_string(i));
+    // He initialisation keeps the activations' scale through the ReLUs.
+    Value w =
+        m.parameter(p + "weight", {in, out}, Init::normal(std::sqrt(2.0 / in)));
+    Value bias = m.parameter(p + "bias", {out}, Init::constant(0));
+    x = m.linear(x, w, bias);
+    if (i + 1 < s.layers)
+      x = m.unary<part::ReluOp>(x);
+  }
+  return m.finish({x}, {"y"});
+}
+
+/// Checks the sizes and fills in the defaults; reports the first problem.
+static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
+  Location loc = UnknownLoc::get(&ctx);
+  bool transformer = c.family != "mlp";
+  struct Named {
+    const char *flag;
+    int64_t value;
+    bool used;
+  } positive[] = {
+      {"--layers", c.layers, true},      {"--hidden", c.hidden, true},
+      {"--heads", c.heads, transformer}, {"--vocab", c.vocab, transformer},
+      {"--seq", c.seq, transformer},     {"--batch", c.batch, true}};
+  for (const Named &n : positive)
+    if (n.used && n.value < 1) {
+      emitError(loc) << n.flag << " must be positive, got " << n.value;
+      return failure();
+    }
+  if (c.ffn < 0) {
+    emitError(loc) << "--ffn must be positive (or 0 for the default), got "
+                   << c.ffn;
+    return failure();
+  }
+  if (c.kvHeads < 0) {
+    emitError(loc) << "--kv-heads must be positive (or 0 for --heads), got "
+                   << c.kvHeads;
+    return failure();
+  }
+  if (c.kvHeads && c.family != "llama") {
+    emitError(loc) << "--kv-heads applies to --model llama only";
+    return failure();
+  }
+
+  Sizes s;
+  s.layers = c.layers;
+  s.hidden = c.hidden;
+  s.heads = c.heads;
+  s.kvHeads = c.kvHeads ? c.kvHeads : c.heads;
+  s.vocab = c.vocab;
+  s.seq = c.seq;
+  s.batch = c.batch;
+  s.headDim = 1;
+  // Every tensor's element count, and the parameter count, must fit in 64
+  // bits: bound them by products of the largest size.
+  auto product = [](std::initializer_list<int64_t> factors) {
+    std::optional<int64_t> p = 1;
+    for (int64_t f : factors)
+      if (p)
+        p = llvm::checkedMul<int64_t>(*p, f);
+    return p;
+  };
+  int64_t largest = std::max(
+      {c.hidden, c.ffn, transformer ? c.vocab : 1, transformer ? c.seq : 1});
+  // The default FFN sizes are at most 4 * hidden; (layers + 2) * 16 <=
+  // layers * 48 weight matrices of at most (4 * largest)^2 elements bound
+  // the parameter count.
+  if (largest > INT64_MAX / 4 ||
+      !product({4 * largest, 4 * largest, c.layers, 48}) ||
+      !product({c.batch, transformer ? c.seq : 1, 4 * largest})) {
+    emitError(loc) << "the sizes are too large: some tensor or the parameter "
+                      "count would have more than 2^63 elements";
+    return failure();
+  }
+  if (c.family == "llama")
+    s.ffn = c.ffn ? c.ffn : (2 * c.hidden + 2 * c.hidden / 3 + 7) / 8 * 8;
+  else
+    s.ffn = c.ffn ? c.ffn : 4 * c.hidden;
+
+  if (transformer) {
+    if (c.hidden % c.heads) {
+      emitError(loc) << "--hidden " << c.hidden
+                     << " is not divisible by --heads " << c.heads;
+      return failure();
+    }
+    s.headDim = c.hidden / c.heads;
+  }
+  if (c.family == "llama") {
+    if (s.heads % s.kvHeads) {
+      emitError(loc) << "--heads " << s.heads
+                     << " is not divisible by --kv-heads " << s.kvHeads;
+      return failure();
+    }
+    if (s.headDim % 2) {
+      emitError(loc) << "the head size " << s.headDim << " (--hidden "
+                     << c.hidden << " / --heads " << c.heads
+                     << ") must be even for rotary embeddings";
+      return failure();
+    }
+  }
+  return s;
+}
+
+OwningOpRef<ModuleOp>
+partition::import::generateModel(MLIRContext &context,
+                                 const ModelConfig &config, Weights &weights) {
+  using Generator = OwningOpRef<ModuleOp> (*)(ModelBuilder &, const Sizes &);
+  static const std::pair<StringRef, Generator> families[] = {
+      {"gpt", buildGpt}, {"llama", buildLlama}, {"mlp", buildMlp}};
+  Generator generate = nullptr;
+  for (auto [name, g] : families)
+    if (config.family == name)
+      generate = g;
+  if (!generate) {
+    emitError(UnknownLoc::get(&context))
+        << "unknown model family \"" << config.family
+        << "\"; known families: gpt, llama, mlp";
+    return nullptr;
+  }
+  FailureOr<Sizes> sizes = checkSizes(context, config);
+  if (failed(sizes))
+    return nullptr;
+  context.getOrLoadDialect<part::PartDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+
+  ModelBuilder builder(context, config, config.family);
+  OwningOpRef<ModuleOp> module = generate(builder, *sizes);
+  if (!config.shapesOnly && failed(builder.fillWeights(weights)))
+    return nullptr;
+  return module;
+}

@@ -1,0 +1,269 @@
+//===- partition-import.cpp - models into the part dialect ----------------===//
+//
+//   partition-import model.onnx [--dim batch=8 ...] -o model.mlir
+//                    [--weights model.safetensors]
+//   partition-import --model gpt|llama|mlp [--layers N --hidden N --heads N
+//                    --kv-heads N --ffn N --vocab N --seq N --batch N]
+//                    [--seed N | --shapes-only] -o model.mlir
+//                    [--weights model.safetensors]
+//
+// Outputs are written to temporary files beside their targets and renamed
+// only when everything succeeded: a failed import leaves nothing behind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Import/ModelGenerators.h"
+#include "partition/Import/OnnxImporter.h"
+#include "partition/InitAll.h"
+#include "partition/runtime/Safetensors.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace partition;
+
+namespace {
+cl::OptionCategory category("partition-import options");
+
+cl::opt<std::string> inputPath(cl::Positional, cl::desc("[model.onnx]"),
+                               cl::init(""), cl::cat(category));
+cl::opt<std::string> outputPath("o", cl::desc("Output IR file ('-': stdout)"),
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::cat(category));
+cl::opt<std::string>
+    weightsPath("weights",
+                cl::desc("Write the parameters' data to this safetensors file"),
+                cl::value_desc("file"), cl::init(""), cl::cat(category));
+cl::list<std::string>
+    dimBindings("dim", cl::desc("Bind a symbolic dimension: --dim name=value"),
+                cl::value_desc("name=value"), cl::cat(category));
+cl::opt<bool> noRaise("no-raise",
+                      cl::desc("Keep the imported ops one to one with the "
+                               "ONNX nodes (skip part-raise)"),
+                      cl::init(false), cl::cat(category));
+cl::opt<bool> reportRaising(
+    "report-raising",
+    cl::desc("Remark at each decomposed layer that part-raise left alone, "
+             "saying why"),
+    cl::init(false), cl::cat(category));
+cl::opt<std::string> functionName("function",
+                                  cl::desc("Name of the imported function"),
+                                  cl::init("main"), cl::cat(category));
+
+cl::opt<std::string>
+    modelFamily("model",
+                cl::desc("Generate a model instead of importing one: gpt, "
+                         "llama or mlp"),
+                cl::value_desc("family"), cl::init(""), cl::cat(category));
+cl::opt<int64_t> layers("layers", cl::desc("Generated model: layers"),
+                        cl::init(2), cl::cat(category));
+cl::opt<int64_t> hidden("hidden", cl::desc("Generated model: hidden size"),
+                        cl::init(64), cl::cat(category));
+cl::opt<int64_t> heads("heads", cl::desc("Generated model: attention heads"),
+                       cl::init(4), cl::cat(category));
+cl::opt<int64_t> kvHeads("kv-heads",
+                         cl::desc("Generated Llama: key/value heads "
+                                  "(default: --heads)"),
+                         cl::init(0), cl::cat(category));
+cl::opt<int64_t> ffn("ffn",
+                     cl::desc("Generated model: feed-forward size (default: "
+                              "4 x hidden; Llama: SwiGLU size)"),
+                     cl::init(0), cl::cat(category));
+cl::opt<int64_t> vocab("vocab", cl::desc("Generated model: vocabulary size"),
+                       cl::init(128), cl::cat(category));
+cl::opt<int64_t> seqLength("seq", cl::desc("Generated model: sequence length"),
+                     cl::init(16), cl::cat(category));
+cl::opt<int64_t> batchSize("batch", cl::desc("Generated model: batch size"),
+                       cl::init(2), cl::cat(category));
+cl::opt<uint64_t> seed("seed", cl::desc("Generated model: weight seed"),
+                       cl::init(0), cl::cat(category));
+cl::opt<bool> shapesOnly("shapes-only",
+                         cl::desc("Generated model: no weight data"),
+                         cl::init(false), cl::cat(category));
+} // namespace
+
+/// A file written beside its target and renamed into place by commit().
+struct PendingFile {
+  std::string target, temp;
+};
+
+static bool writePending(StringRef target, StringRef bytes,
+                         std::vector<PendingFile> &pending) {
+  SmallString<256> model(target);
+  model += ".tmp-%%%%%%";
+  int fd;
+  SmallString<256> temp;
+  if (std::error_code ec = sys::fs::createUniqueFile(model, fd, temp)) {
+    errs() << "partition-import: cannot write " << target << ": "
+           << ec.message() << "\n";
+    return false;
+  }
+  pending.push_back({target.str(), temp.str().str()});
+  raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << bytes;
+  os.close();
+  if (os.has_error()) {
+    errs() << "partition-import: cannot write " << target << ": "
+           << os.error().message() << "\n";
+    os.clear_error();
+    return false;
+  }
+  return true;
+}
+
+static void discard(std::vector<PendingFile> &pending) {
+  for (PendingFile &file : pending)
+    sys::fs::remove(file.temp);
+  pending.clear();
+}
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "partition-import: an ONNX model, or a generated GPT, Llama or MLP, "
+      "as part IR plus a safetensors file of its parameters\n");
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  bool generate = !modelFamily.empty();
+  if (generate == !inputPath.empty()) {
+    errs() << "partition-import: give either a model file or --model "
+              "gpt|llama|mlp\n";
+    return 1;
+  }
+  if (!generate && shapesOnly) {
+    errs() << "partition-import: --shapes-only applies to --model only\n";
+    return 1;
+  }
+
+  import::Weights weights;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (generate) {
+    import::ModelConfig config;
+    config.family = modelFamily;
+    config.layers = layers;
+    config.hidden = hidden;
+    config.heads = heads;
+    config.kvHeads = kvHeads;
+    config.ffn = ffn;
+    config.vocab = vocab;
+    config.seq = seqLength;
+    config.batch = batchSize;
+    config.seed = seed;
+    config.shapesOnly = shapesOnly;
+    module = import::generateModel(context, config, weights);
+  } else {
+    import::OnnxImportOptions options;
+    options.functionName = functionName;
+    bool ok = true;
+    for (const std::string &binding : dimBindings) {
+      auto [name, value] = StringRef(binding).split('=');
+      int64_t size;
+      if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+        errs() << "partition-import: --dim " << binding
+               << ": expected name=value with a positive integer value\n";
+        ok = false;
+        continue;
+      }
+      options.dims[name.str()] = size;
+    }
+    if (!ok)
+      return 1;
+    module = import::importOnnx(context, inputPath, options, weights);
+    if (module && !noRaise) {
+      // Rebuild gelu, layer_norm, rms_norm, silu and attention from the
+      // decomposed forms exporters write.
+      mlir::PassManager pm(&context);
+      part::PartRaisePassOptions raiseOptions;
+      raiseOptions.report = reportRaising;
+      pm.addPass(part::createPartRaisePass(raiseOptions));
+      if (mlir::failed(pm.run(*module)))
+        return 1;
+    }
+  }
+  if (!module)
+    return 1;
+  if (mlir::failed(mlir::verify(*module)))
+    return 1;
+
+  if (!weightsPath.empty() && generate && shapesOnly) {
+    errs() << "partition-import: --shapes-only builds no weight data; drop "
+              "--weights\n";
+    return 1;
+  }
+
+  // Everything is built: write to temporary files, then rename.
+  std::vector<PendingFile> pending;
+  if (!weightsPath.empty()) {
+    runtime::SafetensorsWriter writer;
+    for (const import::WeightTensor &tensor : weights.tensors) {
+      runtime::Status status = writer.add(tensor.name, tensor.dtype,
+                                          tensor.shape, tensor.data.data());
+      if (!status.isOk()) {
+        errs() << "partition-import: " << weightsPath << ": "
+               << status.message() << "\n";
+        return 1;
+      }
+    }
+    runtime::StatusOr<std::string> bytes = writer.serialize();
+    if (!bytes.isOk()) {
+      errs() << "partition-import: " << weightsPath << ": "
+             << bytes.status().message() << "\n";
+      return 1;
+    }
+    if (!writePending(weightsPath, *bytes, pending)) {
+      discard(pending);
+      return 1;
+    }
+  }
+  std::string text;
+  {
+    raw_string_ostream os(text);
+    module->print(os);
+  }
+  if (outputPath == "-") {
+    // Weights first, so a reader of stdout never sees IR without its data.
+    for (PendingFile &file : pending)
+      if (std::error_code ec = sys::fs::rename(file.temp, file.target)) {
+        errs() << "partition-import: cannot write " << file.target << ": "
+               << ec.message() << "\n";
+        discard(pending);
+        return 1;
+      }
+    outs() << text;
+    return 0;
+  }
+  if (!writePending(outputPath, text, pending)) {
+    discard(pending);
+    return 1;
+  }
+  for (PendingFile &file : pending)
+    if (std::error_code ec = sys::fs::rename(file.temp, file.target)) {
+      errs() << "partition-import: cannot write " << file.target << ": "
+             << ec.message() << "\n";
+      discard(pending);
+      return 1;
+    }
+  return 0;
+}
