@@ -1,7 +1,9 @@
 """Time of the part-spmd pipeline on generated GPT graphs of growing depth.
 
-Generates unannotated L-layer GPT-2 block stacks (hidden 768, 12 heads,
-batch 8, sequence 1024) and times
+Generates unannotated L-layer GPT-2 models with
+`partition-import --model gpt --shapes-only` (hidden 768, 12 heads, FFN
+3072, vocabulary 50304 -- GPT-2's 50257 padded to a multiple of 128 as
+Megatron does, so that tp divides it -- batch 8, sequence 1024) and times
 `partition-opt --part-spmd="mesh=dp:2,tp:4"` on each (best of 3), printing
 the time per op so that growth with model size can be read off: it should
 stay about flat (linear total time).
@@ -9,14 +11,10 @@ stay about flat (linear total time).
 usage: python3 bench/spmd_compile_time.py [--build build] [--layers 12 48 96]
 """
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
 import time
-
-sys.path.insert(0, os.path.dirname(__file__))
-from gpt_forward_cpu import program  # noqa: E402
 
 
 def main():
@@ -29,8 +27,11 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for L in o.layers:
             path = f"{d}/gpt{L}.mlir"
-            with open(path, "w") as f:
-                f.write(program(L, 8, 1024, 768, 12, 3072, spmd=False))
+            subprocess.run(
+                [f"{o.build}/bin/partition-import", "--model", "gpt",
+                 "--layers", str(L), "--hidden", "768", "--heads", "12",
+                 "--ffn", "3072", "--vocab", "50304", "--seq", "1024",
+                 "--batch", "8", "--shapes-only", "-o", path], check=True)
             ops = sum(1 for line in open(path) if " = part." in line)
             best = float("inf")
             for _ in range(3):

@@ -6,7 +6,11 @@
 #      every collective;
 #   2. lower a hand-sharded MLP (the per-device program of a 2 x 2 mesh) to an
 #      execution plan, show the plan, run it on 4 CPU ranks and on 1 rank
-#      (the unsharded program), and compare both with numpy.
+#      (the unsharded program), and compare both with numpy;
+#   3. import the small GPT that test/Import/models/export.py exported from
+#      PyTorch (ONNX opset 17, symbolic batch and sequence), partition it for
+#      a 2 x 2 (dp x tp) mesh, run it on 4 CPU ranks and on 1, and compare
+#      both with onnxruntime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -45,3 +49,33 @@ echo "== run the unsharded program on 1 rank"
 echo "== both against the numpy reference"
 /usr/bin/python3 test/e2e/Inputs/compare.py 2e-5 1e-5 "$work/expected.npy" \
   "$work/out4/y.npy" "$work/out1/y.npy"
+
+echo
+model=test/Import/models/gpt-opset17.onnx
+echo "== 3. $model (exported from PyTorch) imported by partition-import"
+"$bin/partition-import" "$model" --dim batch=2 --dim seq=8 \
+  -o "$work/gpt.mlir" --weights "$work/gpt.safetensors"
+echo "   ops of the imported function (decomposed layers raised to layer ops):"
+grep -o ' = part\.[a-z_]*' "$work/gpt.mlir" | sed 's/ = //' | sort | uniq -c | sort -rn |
+  awk '{printf "     %3d %s\n", $1, $2}'
+echo "   parameters (named as in the model), first five:"
+grep -o 'part.name = "[^"]*", part.role = #part.role<parameter>' "$work/gpt.mlir" |
+  head -5 | sed 's/part.name = "\([^"]*\)".*/     \1/'
+echo "== partitioned for dp:2,tp:2: the collectives and why"
+"$bin/partition-opt" "$work/gpt.mlir" --part-spmd="mesh=dp:2,tp:2" --part-explain \
+  -o "$work/gpt-spmd.mlir" --mlir-print-op-on-diagnostic=false 2>&1 |
+  grep remark | sed 's/^.*remark: /  /'
+"$bin/partition-translate" --part-to-plan "$work/gpt-spmd.mlir" -o "$work/gpt4.plan" 2>/dev/null
+"$bin/partition-opt" "$work/gpt.mlir" --part-spmd="mesh=dp:1" |
+  "$bin/partition-translate" --part-to-plan -o "$work/gpt1.plan" 2>/dev/null
+.venv/bin/python test/Import/models/reference.py "$model" "$work/ref" \
+  --dim batch=2 --dim seq=8 >/dev/null
+mkdir -p "$work/gpt-out4" "$work/gpt-out1"
+echo "== run on 4 CPU ranks and on 1"
+"$bin/partition-run" "$work/gpt4.plan" --backend cpu --weights "$work/gpt.safetensors" \
+  --input input_ids="$work/ref/input_ids.npy" --output-dir "$work/gpt-out4" | tail -1
+"$bin/partition-run" "$work/gpt1.plan" --backend cpu --weights "$work/gpt.safetensors" \
+  --input input_ids="$work/ref/input_ids.npy" --output-dir "$work/gpt-out1" | tail -1
+echo "== both against onnxruntime"
+/usr/bin/python3 test/e2e/Inputs/compare.py 5e-5 5e-5 "$work/ref/logits.npy" \
+  "$work/gpt-out4/logits.npy" "$work/gpt-out1/logits.npy"
