@@ -143,8 +143,44 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // Diagnostics read "model.onnx: error: node '/h.0/attn/MatMul' (MatMul):
+  // ..." -- the model has no lines to point at -- and a remark on an op
+  // names the ONNX node it came from.
+  mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
+    std::string where = "partition-import";
+    std::string node;
+    mlir::Location loc = d.getLocation();
+    if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+      node = name.getName().str();
+      loc = name.getChildLoc();
+    }
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+      where = file.getFilename().str();
+      if (file.getLine())
+        where += ":" + std::to_string(file.getLine()) + ":" +
+                 std::to_string(file.getColumn());
+    }
+    const char *severity = "error";
+    switch (d.getSeverity()) {
+    case mlir::DiagnosticSeverity::Warning:
+      severity = "warning";
+      break;
+    case mlir::DiagnosticSeverity::Remark:
+      severity = "remark";
+      break;
+    case mlir::DiagnosticSeverity::Note:
+      severity = "note";
+      break;
+    default:
+      break;
+    }
+    std::string message = d.str();
+    errs() << where << ": " << severity << ": ";
+    if (!node.empty() && message.find("'" + node + "'") == std::string::npos)
+      errs() << "node '" << node << "': ";
+    errs() << message << "\n";
+    return mlir::success();
+  });
 
   bool generate = !modelFamily.empty();
   if (generate == !inputPath.empty()) {

@@ -5,11 +5,11 @@
 // RUN: %python %S/Inputs/make_models.py %t
 //
 // RUN: not partition-import %t/truncated.onnx --dim batch=2 -o %t/out.mlir --weights %t/out.safetensors 2>&1 | FileCheck %s --check-prefix=TRUNC
-// TRUNC: truncated.onnx:0:0: error: not a valid ONNX model: the protobuf message does not parse ({{[0-9]+}} bytes; truncated or not an .onnx file)
+// TRUNC: truncated.onnx: error: not a valid ONNX model: the protobuf message does not parse ({{[0-9]+}} bytes; truncated or not an .onnx file)
 // RUN: not partition-import %t/garbage.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GARBAGE
-// GARBAGE: garbage.onnx:0:0: error: not a valid ONNX model: the protobuf message does not parse (37 bytes
+// GARBAGE: garbage.onnx: error: not a valid ONNX model: the protobuf message does not parse (37 bytes
 // RUN: not partition-import %t/empty.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=EMPTY
-// EMPTY: empty.onnx:0:0: error: the file is empty, not an ONNX model
+// EMPTY: empty.onnx: error: the file is empty, not an ONNX model
 // RUN: not partition-import %t/no-such-file.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: error: cannot read {{.*}}no-such-file.onnx: No such file or directory
 // RUN: not partition-import %t/no-graph.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NOGRAPH
