@@ -1592,7 +1592,19 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
                              << formatShape(shapeOf(*b));
     Value r;
     if (sb.size() == 2) {
-      r = builder.create<part::MatmulOp>(loc, av, bv);
+      // x @ Wᵀ with Wᵀ an explicit Transpose (a tied output head) is a
+      // matmul with transpose_b: the weight keeps its own layout.
+      auto transpose = bv.getDefiningOp<part::TransposeOp>();
+      if (transpose && transpose.getPermutation().size() == 2 &&
+          transpose.getPermutation()[0] == 1) {
+        r = builder.create<part::MatmulOp>(loc, av, transpose.getInput(),
+                                           /*transpose_a=*/false,
+                                           /*transpose_b=*/true);
+        if (transpose->use_empty())
+          transpose->erase();
+      } else {
+        r = builder.create<part::MatmulOp>(loc, av, bv);
+      }
     } else {
       Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
       std::optional<Shape> batch = broadcastShapes(batchA, batchB);
