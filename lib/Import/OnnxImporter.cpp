@@ -2237,6 +2237,53 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (const onnx::ValueInfoProto &out : graph.output())
     if (!known.count(out.name()))
       missing.push_back("'" + out.name() + "' (a graph output)");
+  // Ops newer than the declared opset, and operand forms of another opset
+  // than the declared one (a model the ONNX checker rejects).
+  {
+    static const std::map<std::string, int64_t> since = {
+        {"Trilu", 14}, {"CastLike", 15}, {"LayerNormalization", 17},
+        {"Gelu", 20}};
+    std::vector<std::string> wrongOpset;
+    for (const onnx::NodeProto &node : graph.node()) {
+      if (!node.domain().empty() && node.domain() != "ai.onnx")
+        continue;
+      const std::string &op = node.op_type();
+      std::string name = "'" + node.name() + "' (" + op + ")";
+      auto it = since.find(op);
+      if (it != since.end() && opset < it->second)
+        wrongOpset.push_back(name + " exists from opset " +
+                             std::to_string(it->second));
+      bool hasAxesAttr = llvm::any_of(node.attribute(), [](const auto &a) {
+        return a.name() == "axes";
+      });
+      bool reduceWithInputAxes = op == "ReduceMean" || op == "ReduceMax";
+      if (reduceWithInputAxes) {
+        if (opset >= 18 && hasAxesAttr)
+          wrongOpset.push_back(name + " takes axes as an input from opset "
+                                      "18, not as an attribute");
+        if (opset < 18 && node.input_size() > 1)
+          wrongOpset.push_back(name + " takes axes as an attribute before "
+                                      "opset 18, not as an input");
+      }
+      if ((op == "ReduceSum" || op == "Unsqueeze" || op == "Squeeze" ||
+           op == "Split") &&
+          hasAxesAttr)
+        wrongOpset.push_back(name + " takes axes as an input from opset 13, "
+                                    "not as an attribute");
+      if (op == "Split" && opset < 18 &&
+          llvm::any_of(node.attribute(), [](const auto &a) {
+            return a.name() == "num_outputs";
+          }))
+        wrongOpset.push_back(name + " has num_outputs only from opset 18");
+    }
+    if (!wrongOpset.empty()) {
+      InFlightDiagnostic diag = emitError(fileLoc());
+      diag << "nodes that do not match the declared opset " << opset << ":";
+      for (const std::string &w : wrongOpset)
+        diag << "\n  " << w;
+      ok = false;
+    }
+  }
   if (!unsupported.empty()) {
     InFlightDiagnostic diag = emitError(fileLoc());
     diag << "unsupported ONNX ops (opset " << opset << "):";

@@ -51,3 +51,13 @@
 // RUN: not partition-import %t/good.onnx --dim batch=2 -o %t/no-dir/out.mlir --weights %t/w.safetensors 2>&1 | FileCheck %s --check-prefix=NODIR
 // NODIR: partition-import: cannot write {{.*}}no-dir/out.mlir
 // RUN: not ls %t/w.safetensors
+//
+// Nodes of another opset than the model declares, all listed at once:
+// RUN: %python %S/Inputs/make_wrong_opset.py %t/wrong
+// RUN: not partition-import %t/wrong/gelu-opset19.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GELU19
+// GELU19: error: nodes that do not match the declared opset 19:
+// GELU19-NEXT: 'gelu' (Gelu) exists from opset 20
+// RUN: not partition-import %t/wrong/reduce-input-axes-opset17.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=AXES17
+// AXES17: 'mean' (ReduceMean) takes axes as an attribute before opset 18, not as an input
+// RUN: not partition-import %t/wrong/reduce-attr-axes-opset18.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=AXES18
+// AXES18: 'mean' (ReduceMean) takes axes as an input from opset 18, not as an attribute
