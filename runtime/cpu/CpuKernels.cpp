@@ -756,6 +756,71 @@ Status select(const TensorRef &cond, const TensorRef &a, const TensorRef &b,
   return Status::ok();
 }
 
+/// out = f(a, b) ? 1 : 0 (i32) under numpy broadcasting. T is float for the
+/// float dtypes (f16 and bf16 widen to f32 exactly, so comparisons are
+/// exact) and the integer type otherwise.
+template <typename T, typename F>
+void compareWith(const TensorRef &a, const TensorRef &b, const TensorRef &out,
+                 F f) {
+  StridedLayout l = binaryLayout(a, b, out);
+  bool aStep = l.strides[0].back() != 0, bStep = l.strides[1].back() != 0;
+  int64_t n = l.inner();
+  int32_t *z = static_cast<int32_t *>(out.data);
+  F32Reader ra(a), rb(b);
+  forEachRow(l, {0, 0}, [&](int64_t o, const Shape &off) {
+    const T *x, *y;
+    if constexpr (std::is_same_v<T, float>) {
+      x = ra.read(off[0], aStep ? n : 1);
+      y = rb.read(off[1], bStep ? n : 1);
+    } else {
+      x = static_cast<const T *>(a.data) + off[0];
+      y = static_cast<const T *>(b.data) + off[1];
+    }
+    int32_t *zr = z + o;
+    for (int64_t i = 0; i < n; ++i)
+      zr[i] = f(x[aStep ? i : 0], y[bStep ? i : 0]) ? 1 : 0;
+  });
+}
+
+template <typename T>
+Status compareAs(int64_t direction, const TensorRef &a, const TensorRef &b,
+                 const TensorRef &out) {
+  switch (direction) {
+  case 0:
+    compareWith<T>(a, b, out, [](T x, T y) { return x == y; });
+    break;
+  case 1:
+    compareWith<T>(a, b, out, [](T x, T y) { return x != y; });
+    break;
+  case 2:
+    compareWith<T>(a, b, out, [](T x, T y) { return x < y; });
+    break;
+  case 3:
+    compareWith<T>(a, b, out, [](T x, T y) { return x <= y; });
+    break;
+  case 4:
+    compareWith<T>(a, b, out, [](T x, T y) { return x > y; });
+    break;
+  default:
+    compareWith<T>(a, b, out, [](T x, T y) { return x >= y; });
+    break;
+  }
+  return Status::ok();
+}
+
+/// Compare: direction attrs.ints[0] (0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge).
+Status compare(const KernelAttrs &attrs, const TensorRef &a, const TensorRef &b,
+               const TensorRef &out) {
+  switch (a.dtype) {
+  case DType::I32:
+    return compareAs<int32_t>(attrs.ints[0], a, b, out);
+  case DType::I64:
+    return compareAs<int64_t>(attrs.ints[0], a, b, out);
+  default:
+    return compareAs<float>(attrs.ints[0], a, b, out);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Casts, copies, fills
 //===----------------------------------------------------------------------===//
@@ -1257,6 +1322,92 @@ Status gather(const KernelAttrs &attrs, const TensorRef &data,
   return Status::ok();
 }
 
+/// dst[i * stride] = src[i] for i < n, by element bits.
+template <typename T>
+void scatterRow(const T *src, T *dst, int64_t stride, int64_t n) {
+  if (stride == 1) {
+    std::memcpy(dst, src, n * sizeof(T));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      dst[i * stride] = src[i];
+  }
+}
+
+template <typename T>
+void padAs(const TensorRef &in, const TensorRef &out, const StridedLayout &l,
+           int64_t base) {
+  const T *src = static_cast<const T *>(in.data);
+  T *dst = static_cast<T *>(out.data);
+  int64_t stride = l.strides[0].back(), n = l.inner();
+  forEachRow(l, {base}, [&](int64_t o, const Shape &off) {
+    scatterRow(src + o, dst + off[0], stride, n);
+  });
+}
+
+/// Zeros, with the operand written at offsets + i * strides: a slice with
+/// the roles of source and destination swapped (the operand is walked in
+/// order, the result at the strides).
+Status pad(const KernelAttrs &attrs, const TensorRef &in,
+           const TensorRef &out) {
+  std::memset(out.data, 0, out.numBytes());
+  if (in.numElements() == 0)
+    return Status::ok();
+  int64_t r = in.rank(), base = 0;
+  Shape outStrides = contiguousStrides(out.shape), strides(r);
+  for (int64_t d = 0; d < r; ++d) {
+    base += attrs.ints[d] * outStrides[d];
+    strides[d] = attrs.ints[r + d] * outStrides[d];
+  }
+  StridedLayout l = makeLayout(in.shape, {strides});
+  switch (dtypeSize(in.dtype)) {
+  case 2:
+    padAs<uint16_t>(in, out, l, base);
+    break;
+  case 4:
+    padAs<uint32_t>(in, out, l, base);
+    break;
+  default:
+    padAs<uint64_t>(in, out, l, base);
+    break;
+  }
+  return Status::ok();
+}
+
+/// Zeros of the result's shape [outer, limit, inner], plus each update row
+/// [outer, count, inner] at its index. Sums accumulate in double, in index
+/// order, so duplicates give the same bits on every run.
+Status scatterAdd(const KernelAttrs &attrs, const TensorRef &updates,
+                  const TensorRef &indices, const TensorRef &out) {
+  size_t axis = attrs.ints[0];
+  int64_t outer = product(out.shape, 0, axis), limit = out.shape[axis];
+  int64_t inner = product(out.shape, axis + 1, out.shape.size());
+  std::vector<int64_t> index = readIndices(indices);
+  int64_t count = static_cast<int64_t>(index.size());
+  // Check every index before adding: a bad one must not write outside out.
+  for (int64_t p = 0; p < count; ++p)
+    if (index[p] < 0 || index[p] >= limit)
+      return PARTITION_ERROR(
+          InvalidArgument, "ScatterAdd: index ", index[p], " at position ", p,
+          " ", formatIndex(p, indices.shape), " is outside [0, ", limit,
+          ") of result axis ", axis, " ", formatShape(out.shape));
+  std::vector<double> acc(out.numElements(), 0.0);
+  F32Reader r(updates);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t p = 0; p < count; ++p) {
+      const float *u = r.read((o * count + p) * inner, inner);
+      double *a = acc.data() + (o * limit + index[p]) * inner;
+      for (int64_t q = 0; q < inner; ++q)
+        a[q] += u[q];
+    }
+  }
+  F32Writer w(out);
+  float *y = w.begin(0, out.numElements());
+  for (size_t i = 0; i < acc.size(); ++i)
+    y[i] = static_cast<float>(acc[i]);
+  w.commit();
+  return Status::ok();
+}
+
 //===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
@@ -1324,6 +1475,12 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
     return Status::ok();
   case OpKind::Fill:
     return fill(attrs, out[0]);
+  case OpKind::Pad:
+    return pad(attrs, in[0], out[0]);
+  case OpKind::ScatterAdd:
+    return scatterAdd(attrs, in[0], in[1], out[0]);
+  case OpKind::Compare:
+    return compare(attrs, in[0], in[1], out[0]);
   }
   return PARTITION_ERROR(Unimplemented, "the CPU backend has no kernel for ",
                          opKindName(op));

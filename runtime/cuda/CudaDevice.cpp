@@ -122,6 +122,11 @@ Status DeviceState::takeErrors() {
                            record.value, " at position ", record.position,
                            " is outside [0, ", record.limit, ") (found on ",
                            name_, ", which read the nearest valid class)");
+  case kScatterIndexOutOfRange:
+    return PARTITION_ERROR(InvalidArgument, "ScatterAdd: index ", record.value,
+                           " at position ", record.position, " is outside [0, ",
+                           record.limit, ") (found on ", name_,
+                           ", which skipped it)");
   case kIntegerDivisionByZero:
     return PARTITION_ERROR(InvalidArgument,
                            "Div: integer division by zero: divisor at "

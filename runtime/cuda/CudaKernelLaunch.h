@@ -39,6 +39,7 @@ enum DeviceErrorKind : int {
   kGatherIndexOutOfRange = 1,
   kLabelOutOfRange = 2,
   kIntegerDivisionByZero = 3,
+  kScatterIndexOutOfRange = 4,
 };
 
 /// Where kernels report errors: the record (device memory) and the flag
@@ -121,6 +122,14 @@ cudaError_t launchSelect(const LaunchConfig &config, DType condType,
                          const void *onTrue, const void *onFalse,
                          const SelectView &view, int64_t count);
 
+/// out[i] = lhs[view(i)] <direction> rhs[view(i)] ? 1 : 0 for `count`
+/// result elements; `direction` is 0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge (IEEE
+/// comparisons on floats, computed in f32, which is exact).
+cudaError_t launchCompare(const LaunchConfig &config, int direction,
+                          DType dtype, int32_t *out, const void *lhs,
+                          const void *rhs, const BroadcastView &view,
+                          int64_t count);
+
 /// out[i] = f(in[i]) for a float dtype.
 cudaError_t launchUnary(const LaunchConfig &config, UnaryKind kind, DType dtype,
                         void *out, const void *in, int64_t count);
@@ -139,6 +148,25 @@ cudaError_t launchFillPattern(const LaunchConfig &config, int elementBytes,
 cudaError_t launchStridedCopy(const LaunchConfig &config, int elementBytes,
                               void *out, const void *in,
                               const StridedView &view, int64_t count);
+
+/// out[view(i)] = in[i] for the `count` elements of `in` (a strided write of
+/// `elementBytes`-byte elements: the transpose of launchStridedCopy). The
+/// elements of `out` that no i reaches are left as they are.
+cudaError_t launchStridedScatter(const LaunchConfig &config, int elementBytes,
+                                 void *out, const void *in,
+                                 const StridedView &view, int64_t count);
+
+/// acc[p, indices[i], q] += updates[p, i, q] for updates [outer, numIndices,
+/// inner] (of float `dtype`) into the f32 accumulator acc [outer, axisSize,
+/// inner], which the caller zeroed. One thread owns each (p, q) column and
+/// adds its updates in index order: no atomics, and the same bits on every
+/// run (parallelism is outer * inner, the hidden size of an embedding
+/// gradient). An index outside [0, axisSize) is skipped and reported.
+cudaError_t launchScatterAdd(const LaunchConfig &config, DType dtype,
+                             DType indexType, float *acc, const void *updates,
+                             const void *indices, int64_t outer,
+                             int64_t axisSize, int64_t numIndices,
+                             int64_t inner);
 
 /// out[p, i, q] = data[p, indices[i], q] for data [outer, axisSize, inner];
 /// an index outside [0, axisSize) is clamped and reported.

@@ -282,6 +282,12 @@ private:
       return copyBytes(out[0].data, in[0].data, out[0].numBytes(), config);
     case OpKind::Fill:
       return fill(attrs.floats[0], out[0], config);
+    case OpKind::Pad:
+      return pad(attrs, in[0], out[0], config);
+    case OpKind::ScatterAdd:
+      return scatterAdd(attrs.ints[0], in[0], in[1], out[0], config);
+    case OpKind::Compare:
+      return compare(op, attrs.ints[0], in, out[0], config);
     }
     return PARTITION_ERROR(Unimplemented, "unknown opcode ",
                            static_cast<int>(op));
@@ -337,6 +343,30 @@ private:
     PARTITION_CUDA_CHECK(launchSelect(
         config, in[0].dtype, static_cast<int>(dtypeSize(out.dtype)), out.data,
         in[0].data, in[1].data, in[2].data, view, count));
+    return Status::ok();
+  }
+
+  Status compare(OpKind op, int64_t direction, const std::vector<TensorRef> &in,
+                 const TensorRef &out, const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    Walk walk{out.shape,
+              {broadcastStrides(in[0].shape, out.shape),
+               broadcastStrides(in[1].shape, out.shape)}};
+    walk.simplify();
+    if (walk.rank() > kMaxRank)
+      return tooManyDims(op, walk.rank());
+    BroadcastView view;
+    view.rank = walk.rank();
+    for (int d = 0; d < view.rank; ++d) {
+      view.shape[d] = walk.shape[d];
+      view.lhsStrides[d] = walk.strides[0][d];
+      view.rhsStrides[d] = walk.strides[1][d];
+    }
+    PARTITION_CUDA_CHECK(launchCompare(
+        config, static_cast<int>(direction), in[0].dtype,
+        static_cast<int32_t *>(out.data), in[0].data, in[1].data, view, count));
     return Status::ok();
   }
 
@@ -695,6 +725,65 @@ private:
     const char *src =
         static_cast<const char *>(in.data) + base * dtypeSize(in.dtype);
     return stridedCopy(OpKind::Slice, walk, src, out, config);
+  }
+
+  /// Zeros, then the operand written at offsets + i * strides (the walk is
+  /// over the operand, with the result's strides).
+  Status pad(const KernelAttrs &attrs, const TensorRef &in,
+             const TensorRef &out, const LaunchConfig &config) {
+    if (out.numElements() == 0)
+      return Status::ok();
+    PARTITION_RETURN_IF_ERROR(copyZeros(out, config));
+    int64_t count = in.numElements();
+    if (count == 0)
+      return Status::ok();
+    int64_t r = in.rank();
+    Shape outStrides = rowMajorStrides(out.shape);
+    Shape strides(r);
+    int64_t base = 0;
+    for (int64_t d = 0; d < r; ++d) {
+      base += attrs.ints[d] * outStrides[d];
+      strides[d] = outStrides[d] * attrs.ints[r + d];
+    }
+    Walk walk{in.shape, {strides}};
+    walk.simplify();
+    if (walk.rank() > kMaxRank)
+      return tooManyDims(OpKind::Pad, walk.rank());
+    int64_t elt = dtypeSize(out.dtype);
+    char *dst = static_cast<char *>(out.data) + base * elt;
+    PARTITION_CUDA_CHECK(
+        launchStridedScatter(config, static_cast<int>(elt), dst, in.data,
+                             toView(walk.shape, walk.strides[0]), count));
+    return Status::ok();
+  }
+
+  /// Accumulates in f32: in the result itself for f32, in scratch (then
+  /// rounded once) for f16 and bf16.
+  Status scatterAdd(int64_t axis, const TensorRef &updates,
+                    const TensorRef &indices, const TensorRef &out,
+                    const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    int64_t axisSize = out.shape[axis];
+    int64_t outer = product(out.shape.begin(), out.shape.begin() + axis);
+    int64_t inner = product(out.shape.begin() + axis + 1, out.shape.end());
+    bool f32 = out.dtype == DType::F32;
+    Scratch scratch(config.stream);
+    if (!f32)
+      PARTITION_RETURN_IF_ERROR(scratch.allocate(
+          static_cast<size_t>(count) * sizeof(float), state_->scratchPool()));
+    float *acc = f32 ? static_cast<float *>(out.data)
+                     : static_cast<float *>(scratch.data());
+    PARTITION_CUDA_CHECK(cudaMemsetAsync(
+        acc, 0, static_cast<size_t>(count) * sizeof(float), config.stream));
+    PARTITION_CUDA_CHECK(launchScatterAdd(
+        config, updates.dtype, indices.dtype, acc, updates.data, indices.data,
+        outer, axisSize, indices.numElements(), inner));
+    if (!f32)
+      PARTITION_CUDA_CHECK(
+          launchCast(config, DType::F32, out.dtype, out.data, acc, count));
+    return Status::ok();
   }
 
   Status concat(int64_t dim, const std::vector<TensorRef> &in,

@@ -446,6 +446,66 @@ __global__ void selectKernel(E *out, const C *cond, const E *onTrue,
   }
 }
 
+/// lhs <direction> rhs on computed values (f32 for float dtypes).
+template <int Direction, typename C>
+__device__ __forceinline__ bool applyCompare(C a, C b) {
+  if constexpr (Direction == 0)
+    return a == b;
+  else if constexpr (Direction == 1)
+    return a != b;
+  else if constexpr (Direction == 2)
+    return a < b;
+  else if constexpr (Direction == 3)
+    return a <= b;
+  else if constexpr (Direction == 4)
+    return a > b;
+  else
+    return a >= b;
+}
+
+template <int Direction, typename T, typename I>
+__global__ void compareKernel(int32_t *out, const T *lhs, const T *rhs,
+                              BroadcastView view, int64_t count) {
+  PARTITION_GRID_STRIDE_LOOP(i, count) {
+    I linear = static_cast<I>(i), a = 0, b = 0;
+#pragma unroll
+    for (int j = 0; j < kMaxRank; ++j) {
+      int d = kMaxRank - 1 - j;
+      if (d < view.rank) {
+        I size = static_cast<I>(view.shape[d]);
+        I coord = linear % size;
+        linear /= size;
+        a += coord * static_cast<I>(view.lhsStrides[d]);
+        b += coord * static_cast<I>(view.rhsStrides[d]);
+      }
+    }
+    out[i] = applyCompare<Direction>(Elem<T>::up(lhs[a]), Elem<T>::up(rhs[b]))
+                 ? 1
+                 : 0;
+  }
+}
+
+template <int Direction, typename T>
+cudaError_t launchCompareTyped(const LaunchConfig &config, int32_t *out,
+                               const T *lhs, const T *rhs,
+                               const BroadcastView &view, int64_t count) {
+  StridedView a, b;
+  a.rank = b.rank = view.rank;
+  for (int d = 0; d < view.rank; ++d) {
+    a.shape[d] = b.shape[d] = view.shape[d];
+    a.strides[d] = view.lhsStrides[d];
+    b.strides[d] = view.rhsStrides[d];
+  }
+  int grid = gridFor(config, count);
+  if (fitsIn32Bits(a, count) && fitsIn32Bits(b, count))
+    compareKernel<Direction, T, uint32_t>
+        <<<grid, kThreads, 0, config.stream>>>(out, lhs, rhs, view, count);
+  else
+    compareKernel<Direction, T, int64_t>
+        <<<grid, kThreads, 0, config.stream>>>(out, lhs, rhs, view, count);
+  return cudaGetLastError();
+}
+
 //===----------------------------------------------------------------------===//
 // Cast and fill
 //===----------------------------------------------------------------------===//
@@ -494,6 +554,36 @@ __global__ void stridedCopyKernel(E *out, const E *in, StridedView view,
                                   int64_t count) {
   PARTITION_GRID_STRIDE_LOOP(i, count) {
     out[i] = in[stridedOffset<I>(view, static_cast<I>(i))];
+  }
+}
+
+template <typename E, typename I>
+__global__ void stridedScatterKernel(E *out, const E *in, StridedView view,
+                                     int64_t count) {
+  PARTITION_GRID_STRIDE_LOOP(i, count) {
+    out[stridedOffset<I>(view, static_cast<I>(i))] = in[i];
+  }
+}
+
+/// One thread per (p, q) column of the updates, adding them in index order.
+template <typename T, typename Index>
+__global__ void scatterAddKernel(float *acc, const T *updates,
+                                 const Index *indices, int64_t axisSize,
+                                 int64_t numIndices, int64_t inner,
+                                 int64_t columns, ErrorSink errors) {
+  PARTITION_GRID_STRIDE_LOOP(c, columns) {
+    int64_t q = c % inner;
+    int64_t p = c / inner;
+    const T *u = updates + p * numIndices * inner + q;
+    float *a = acc + p * axisSize * inner + q;
+    for (int64_t i = 0; i < numIndices; ++i) {
+      int64_t index = static_cast<int64_t>(indices[i]);
+      if (index < 0 || index >= axisSize) {
+        reportError(errors, kScatterIndexOutOfRange, index, i, axisSize);
+        continue;
+      }
+      a[index * inner] += Elem<T>::up(u[i * inner]);
+    }
   }
 }
 
@@ -917,6 +1007,75 @@ cudaError_t cuda::launchStridedCopy(const LaunchConfig &config,
       stridedCopyKernel<E, int64_t><<<grid, kThreads, 0, config.stream>>>(
           static_cast<E *>(out), static_cast<const E *>(in), view, count);
     return cudaGetLastError();
+  });
+}
+
+cudaError_t cuda::launchStridedScatter(const LaunchConfig &config,
+                                       int elementBytes, void *out,
+                                       const void *in, const StridedView &view,
+                                       int64_t count) {
+  if (count == 0)
+    return cudaSuccess;
+  return withElementBytes(elementBytes, [&](auto tag) {
+    using E = Pointee<decltype(tag)>;
+    int grid = gridFor(config, count);
+    if (fitsIn32Bits(view, count))
+      stridedScatterKernel<E, uint32_t><<<grid, kThreads, 0, config.stream>>>(
+          static_cast<E *>(out), static_cast<const E *>(in), view, count);
+    else
+      stridedScatterKernel<E, int64_t><<<grid, kThreads, 0, config.stream>>>(
+          static_cast<E *>(out), static_cast<const E *>(in), view, count);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t cuda::launchScatterAdd(const LaunchConfig &config, DType dtype,
+                                   DType indexType, float *acc,
+                                   const void *updates, const void *indices,
+                                   int64_t outer, int64_t axisSize,
+                                   int64_t numIndices, int64_t inner) {
+  int64_t columns = outer * inner;
+  if (columns == 0 || numIndices == 0)
+    return cudaSuccess;
+  return withFloatType(dtype, [&](auto tag) {
+    using T = Pointee<decltype(tag)>;
+    return withIndexType(indexType, [&](auto indexTag) {
+      using Index = Pointee<decltype(indexTag)>;
+      scatterAddKernel<T, Index>
+          <<<gridFor(config, columns), kThreads, 0, config.stream>>>(
+              acc, static_cast<const T *>(updates),
+              static_cast<const Index *>(indices), axisSize, numIndices, inner,
+              columns, config.errors);
+      return cudaGetLastError();
+    });
+  });
+}
+
+cudaError_t cuda::launchCompare(const LaunchConfig &config, int direction,
+                                DType dtype, int32_t *out, const void *lhs,
+                                const void *rhs, const BroadcastView &view,
+                                int64_t count) {
+  if (count == 0)
+    return cudaSuccess;
+  return withAnyType(dtype, [&](auto tag) -> cudaError_t {
+    using T = Pointee<decltype(tag)>;
+    auto *a = static_cast<const T *>(lhs);
+    auto *b = static_cast<const T *>(rhs);
+    switch (direction) {
+    case 0:
+      return launchCompareTyped<0>(config, out, a, b, view, count);
+    case 1:
+      return launchCompareTyped<1>(config, out, a, b, view, count);
+    case 2:
+      return launchCompareTyped<2>(config, out, a, b, view, count);
+    case 3:
+      return launchCompareTyped<3>(config, out, a, b, view, count);
+    case 4:
+      return launchCompareTyped<4>(config, out, a, b, view, count);
+    case 5:
+      return launchCompareTyped<5>(config, out, a, b, view, count);
+    }
+    return cudaErrorInvalidValue;
   });
 }
 

@@ -202,6 +202,21 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                     " do not broadcast");
     return c.resultShape(shape);
   }
+  case OpKind::Compare: {
+    PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    if (attrs.ints[0] < 0 || attrs.ints[0] > 5)
+      return c.fail("direction must be 0 (eq) to 5 (ge), got ", attrs.ints[0]);
+    PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", in[1], "rhs"));
+    if (outputs[0].dtype != DType::I32)
+      return c.fail("the result must be i32, got ",
+                    dtypeName(outputs[0].dtype));
+    Shape shape;
+    if (!broadcastShapes(in[0].shape, in[1].shape, shape))
+      return c.fail("shapes ", formatShape(in[0].shape), " and ",
+                    formatShape(in[1].shape), " do not broadcast");
+    return c.resultShape(shape);
+  }
   case OpKind::Cast:
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
     return c.resultShape(in[0].shape);
@@ -388,6 +403,47 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                       ", size ", size, ") reads outside ",
                       formatShape(in[0].shape));
     }
+    return Status::ok();
+  }
+  case OpKind::Pad: {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the operand", outputs[0], "the result"));
+    int64_t r = in[0].rank();
+    if (outputs[0].rank() != r)
+      return c.fail("result rank ", outputs[0].rank(), " differs from ", r);
+    PARTITION_RETURN_IF_ERROR(c.numInts(2 * r));
+    for (int64_t d = 0; d < r; ++d) {
+      int64_t offset = attrs.ints[d], stride = attrs.ints[r + d];
+      int64_t size = in[0].shape[d];
+      if (offset < 0 || stride < 1 ||
+          (size > 0 && offset + (size - 1) * stride >= outputs[0].shape[d]))
+        return c.fail("dimension ", d, " (offset ", offset, ", stride ", stride,
+                      ", size ", size, ") writes outside ",
+                      formatShape(outputs[0].shape));
+    }
+    return Status::ok();
+  }
+  case OpKind::ScatterAdd: {
+    PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+    PARTITION_RETURN_IF_ERROR(c.numInts(1));
+    const TensorRef &updates = in[0], &indices = in[1], &out = outputs[0];
+    int64_t axis = attrs.ints[0];
+    PARTITION_RETURN_IF_ERROR(c.dim(axis, out.rank(), "axis"));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(updates, "updates"));
+    if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+      return c.fail("indices must be i32 or i64, got ",
+                    dtypeName(indices.dtype));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(updates, "updates", out, "the result"));
+    Shape shape(out.shape.begin(), out.shape.begin() + axis);
+    shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+    shape.insert(shape.end(), out.shape.begin() + axis + 1, out.shape.end());
+    if (updates.shape != shape)
+      return c.fail("updates have shape ", formatShape(updates.shape),
+                    " but must be ", formatShape(shape), " for indices ",
+                    formatShape(indices.shape), " and result ",
+                    formatShape(out.shape));
     return Status::ok();
   }
   case OpKind::Concat: {

@@ -13,8 +13,9 @@
 //
 // Tolerances are error bounds, derived per op next to each test, never fitted
 // to what a backend happens to produce:
-//  - Data movement (Copy, Transpose, Broadcast, Slice, Concat, Gather, Fill,
-//    Select), Cast, Neg, Relu, Max, Min and ReduceMax are exact: tolerance 0.
+//  - Data movement (Copy, Transpose, Broadcast, Slice, Pad, Concat, Gather,
+//    Fill, Select), Compare, Cast, Neg, Relu, Max, Min and ReduceMax are
+//    exact: tolerance 0.
 //  - Everything else is bounded in units of the f32 unit roundoff u = 2^-24
 //    (the contract is "f16 and bf16 are computed in f32"), using the standard
 //    worst-case bounds (e.g. gamma_n = n u for a sum of n terms in any order,
@@ -685,6 +686,64 @@ TEST_P(KernelConformanceTest, Select) {
           expected[i] = cond.values[broadcastSource(index, c.cond)] != 0
                             ? onTrue.values[broadcastSource(index, c.onTrue)]
                             : onFalse.values[broadcastSource(index, c.onFalse)];
+        }
+        expectExact(out[0], expected);
+      }
+    }
+  }
+}
+
+// Compare is exact on every dtype and direction, with operands drawn from a
+// few integers (so equal pairs are common and eq / le / ge are exercised),
+// each operand broadcast in some case, and NaN in float operands (true only
+// for ne).
+TEST_P(KernelConformanceTest, Compare) {
+  struct Case {
+    Shape lhs, rhs;
+  };
+  const Case cases[] = {{{7}, {7}},   {{3, 17}, {17}},     {{33, 1}, {1, 65}},
+                        {{}, {3, 7}}, {{2, 1, 5}, {3, 1}}, {{4100}, {1}}};
+  const char *names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  auto holds = [](int64_t direction, double a, double b) {
+    switch (direction) {
+    case 0:
+      return a == b;
+    case 1:
+      return a != b;
+    case 2:
+      return a < b;
+    case 3:
+      return a <= b;
+    case 4:
+      return a > b;
+    default:
+      return a >= b;
+    }
+  };
+  Random rng(21);
+  for (DType dtype : kAllTypes) {
+    for (int64_t direction = 0; direction < 6; ++direction) {
+      for (const Case &c : cases) {
+        SCOPED_TRACE(describe(OpKind::Compare, dtype,
+                              std::string(names[direction]) + " " + str(c.lhs) +
+                                  " and " + str(c.rhs)));
+        HostTensor lhs = randomTensor(rng, DType::I32, c.lhs, -3, 3);
+        HostTensor rhs = randomTensor(rng, DType::I32, c.rhs, -3, 3);
+        lhs.dtype = rhs.dtype = dtype;
+        if (isFloat(dtype) && numel(c.lhs) > 1)
+          lhs.values[1] = std::nan("");
+        Shape shape = broadcastShape(c.lhs, c.rhs);
+        std::vector<HostTensor> out = {emptyTensor(DType::I32, shape)};
+        if (!runOk(OpKind::Compare, {{direction}, {}}, {lhs, rhs}, out))
+          continue;
+        std::vector<double> expected(numel(shape));
+        for (int64_t i = 0; i < numel(shape); ++i) {
+          Shape index = unravel(i, shape);
+          expected[i] =
+              holds(direction, lhs.values[broadcastSource(index, c.lhs)],
+                    rhs.values[broadcastSource(index, c.rhs)])
+                  ? 1
+                  : 0;
         }
         expectExact(out[0], expected);
       }
@@ -1457,6 +1516,47 @@ TEST_P(KernelConformanceTest, Slice) {
   }
 }
 
+// Pad writes the operand at offsets + i * strides and zeros everywhere else
+// (the result buffer starts as 0xff bytes, so a missed zero shows): exact.
+TEST_P(KernelConformanceTest, Pad) {
+  struct Case {
+    Shape in;
+    std::vector<int64_t> offsets, strides;
+    Shape out;
+  };
+  const Case cases[] = {{{7}, {3}, {2}, {17}},
+                        {{3, 3}, {1, 2}, {2, 3}, {7, 11}},
+                        {{3, 3, 4}, {0, 1, 2}, {1, 1, 1}, {3, 5, 7}},
+                        {{2, 33}, {1, 0}, {1, 1}, {4, 33}},
+                        {{1, 2, 13}, {1, 0, 3}, {1, 2, 5}, {2, 3, 65}},
+                        {{1, 1}, {4, 0}, {1, 1}, {5, 1}},
+                        {{2, 1}, {0, 7}, {3, 1}, {6, 8}},
+                        {{0, 3}, {1, 0}, {1, 1}, {2, 3}}};
+  Random rng(22);
+  for (DType dtype : kAllTypes) {
+    for (const Case &c : cases) {
+      SCOPED_TRACE(describe(OpKind::Pad, dtype,
+                            str(c.in) + " offsets " + str(c.offsets) +
+                                " strides " + str(c.strides) + " -> " +
+                                str(c.out)));
+      HostTensor in = dataTensor(rng, dtype, c.in);
+      std::vector<int64_t> ints = c.offsets;
+      ints.insert(ints.end(), c.strides.begin(), c.strides.end());
+      std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
+      if (!runOk(OpKind::Pad, {ints, {}}, {in}, out))
+        continue;
+      std::vector<double> expected(numel(c.out), 0.0);
+      for (int64_t flat = 0; flat < numel(c.in); ++flat) {
+        Shape index = unravel(flat, c.in);
+        for (size_t d = 0; d < index.size(); ++d)
+          index[d] = c.offsets[d] + index[d] * c.strides[d];
+        expected[ravel(index, c.out)] = in.values[flat];
+      }
+      expectExact(out[0], expected);
+    }
+  }
+}
+
 TEST_P(KernelConformanceTest, Concat) {
   struct Case {
     std::vector<Shape> inputs;
@@ -1543,6 +1643,64 @@ TEST_P(KernelConformanceTest, Gather) {
   }
 }
 
+// ScatterAdd: zeros plus each update at its index, indices drawn from a
+// small range so most positions receive several (duplicates accumulate).
+// An element that sums k updates is a sum of k terms in any order, within
+// gamma_k = k u of the sum of their magnitudes, then stored in the dtype.
+TEST_P(KernelConformanceTest, ScatterAdd) {
+  struct Case {
+    Shape out, indices;
+    int64_t axis;
+  };
+  const Case cases[] = {{{7, 5}, {3}, 0},       {{5}, {17}, 0},
+                        {{7, 5}, {2, 4}, 1},    {{3, 9, 4}, {5}, 1},
+                        {{3, 4, 9}, {2, 3}, 2}, {{100, 64}, {4, 16}, 0},
+                        {{4, 1}, {0}, 0}};
+  Random rng(23);
+  for (DType dtype : kFloatTypes) {
+    for (DType indexType : {DType::I32, DType::I64}) {
+      for (const Case &c : cases) {
+        SCOPED_TRACE(describe(OpKind::ScatterAdd, dtype,
+                              str(c.out) + " indices " + dtypeName(indexType) +
+                                  str(c.indices) + " axis " +
+                                  std::to_string(c.axis)));
+        int64_t limit = c.out[c.axis];
+        HostTensor indices = randomTensor(rng, indexType, c.indices, 0,
+                                          std::min<int64_t>(limit, 4) - 1);
+        Shape updatesShape(c.out.begin(), c.out.begin() + c.axis);
+        updatesShape.insert(updatesShape.end(), c.indices.begin(),
+                            c.indices.end());
+        updatesShape.insert(updatesShape.end(), c.out.begin() + c.axis + 1,
+                            c.out.end());
+        HostTensor updates = dataTensor(rng, dtype, updatesShape);
+        std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
+        if (!runOk(OpKind::ScatterAdd, {{c.axis}, {}}, {updates, indices}, out))
+          continue;
+        std::vector<double> sum(numel(c.out), 0.0), magnitude(numel(c.out)),
+            terms(numel(c.out), 0.0);
+        size_t rank = c.indices.size();
+        for (int64_t flat = 0; flat < numel(updatesShape); ++flat) {
+          Shape index = unravel(flat, updatesShape);
+          Shape at(index.begin() + c.axis, index.begin() + c.axis + rank);
+          Shape target(index.begin(), index.begin() + c.axis);
+          target.push_back(
+              static_cast<int64_t>(indices.values[ravel(at, c.indices)]));
+          target.insert(target.end(), index.begin() + c.axis + rank,
+                        index.end());
+          int64_t o = ravel(target, c.out);
+          sum[o] += updates.values[flat];
+          magnitude[o] += std::fabs(updates.values[flat]);
+          terms[o] += 1;
+        }
+        std::vector<double> tol(numel(c.out));
+        for (size_t i = 0; i < tol.size(); ++i)
+          tol[i] = stored(dtype, sum[i], terms[i] * kU * magnitude[i]);
+        expectClose(out[0], sum, tol);
+      }
+    }
+  }
+}
+
 TEST_P(KernelConformanceTest, Copy) {
   struct Case {
     Shape in, out;
@@ -1606,6 +1764,31 @@ TEST_P(KernelConformanceTest, GatherRejectsOutOfRangeIndex) {
         std::vector<HostTensor> out = {emptyTensor(DType::F32, outShape)};
         expectRejected(OpKind::Gather, {{axis}, {}}, {data, indices}, out, bad,
                        13);
+      }
+    }
+  }
+}
+
+// A scatter-add index outside [0, size) is an InvalidArgument naming the
+// position and the value, never a stray write.
+TEST_P(KernelConformanceTest, ScatterAddRejectsOutOfRangeIndex) {
+  Random rng(24);
+  for (DType indexType : {DType::I32, DType::I64}) {
+    for (int64_t axis = 0; axis < 2; ++axis) {
+      for (int64_t bad : {int64_t(1234), int64_t(-77), int64_t(7)}) {
+        SCOPED_TRACE(std::string("ScatterAdd indices ") + dtypeName(indexType) +
+                     " axis " + std::to_string(axis) + " index " +
+                     std::to_string(bad));
+        // Result axis sizes 7 and 5: index 7 is one past the end of axis 0.
+        Shape outShape = {7, 5};
+        int64_t limit = outShape[axis];
+        HostTensor indices = randomTensor(rng, indexType, {20}, 0, limit - 1);
+        indices.values[13] = static_cast<double>(bad);
+        HostTensor updates = dataTensor(
+            rng, DType::F32, axis == 0 ? Shape{20, 5} : Shape{7, 20});
+        std::vector<HostTensor> out = {emptyTensor(DType::F32, outShape)};
+        expectRejected(OpKind::ScatterAdd, {{axis}, {}}, {updates, indices},
+                       out, bad, 13);
       }
     }
   }
@@ -1727,7 +1910,10 @@ TEST(KernelConformanceCoverage, EveryOpKindIsTested) {
                                    OpKind::Concat,
                                    OpKind::Gather,
                                    OpKind::Copy,
-                                   OpKind::Fill};
+                                   OpKind::Fill,
+                                   OpKind::Pad,
+                                   OpKind::ScatterAdd,
+                                   OpKind::Compare};
   for (OpKind op : partition::plan::EnumValuesOpKind())
     EXPECT_TRUE(tested.count(op)) << opKindName(op) << " has no test";
 }

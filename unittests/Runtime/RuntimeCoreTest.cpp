@@ -131,6 +131,17 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
   EXPECT_TRUE(checkKernelShapes(OpKind::Erf, {}, {t({4, 8}, DType::BF16)},
                                 {t({4, 8}, DType::BF16)})
                   .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Pad, {{0, 1, 1, 2}, {}}, {t({4, 4})},
+                                {t({4, 9})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::ScatterAdd, {{0}, {}},
+                                {t({2, 16, 8}), t({2, 16}, DType::I64)},
+                                {t({100, 8})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Compare, {{2}, {}},
+                                {t({8, 1}, DType::I64), t({4}, DType::I64)},
+                                {t({8, 4}, DType::I32)})
+                  .isOk());
 }
 
 TEST(KernelShapes, RejectsWithTheNumbers) {
@@ -162,6 +173,25 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
   s = checkKernelShapes(OpKind::Erf, {}, {t({8}, DType::I32)},
                         {t({8}, DType::I32)});
   EXPECT_EQ(s.message(), "Erf: the operand must be f32, f16 or bf16, got i32");
+  s = checkKernelShapes(OpKind::Pad, {{0, 2, 1, 2}, {}}, {t({4, 8})},
+                        {t({4, 16})});
+  EXPECT_EQ(s.message(), "Pad: dimension 1 (offset 2, stride 2, size 8) "
+                         "writes outside [4, 16]");
+  s = checkKernelShapes(OpKind::ScatterAdd, {{0}, {}},
+                        {t({2, 8}), t({2, 3}, DType::I32)}, {t({100, 8})});
+  EXPECT_EQ(s.message(), "ScatterAdd: updates have shape [2, 8] but must be "
+                         "[2, 3, 8] for indices [2, 3] and result [100, 8]");
+  s = checkKernelShapes(OpKind::ScatterAdd, {{0}, {}}, {t({3, 8}), t({3})},
+                        {t({100, 8})});
+  EXPECT_EQ(s.message(), "ScatterAdd: indices must be i32 or i64, got f32");
+  s = checkKernelShapes(OpKind::Compare, {{6}, {}}, {t({8}), t({8})},
+                        {t({8}, DType::I32)});
+  EXPECT_EQ(s.message(), "Compare: direction must be 0 (eq) to 5 (ge), got 6");
+  s = checkKernelShapes(OpKind::Compare, {{0}, {}}, {t({8}), t({8})}, {t({8})});
+  EXPECT_EQ(s.message(), "Compare: the result must be i32, got f32");
+  s = checkKernelShapes(OpKind::Compare, {{0}, {}}, {t({4, 8}), t({3, 1})},
+                        {t({4, 8}, DType::I32)});
+  EXPECT_EQ(s.message(), "Compare: shapes [4, 8] and [3, 1] do not broadcast");
   s = checkKernelShapes(OpKind(200), {}, {}, {});
   EXPECT_FALSE(s.isOk());
 }

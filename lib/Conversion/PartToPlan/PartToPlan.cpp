@@ -30,7 +30,7 @@ using namespace partition::part;
 namespace fb = flatbuffers;
 
 /// Must match kFormatVersion in runtime/include/partition/runtime/Plan.h.
-static constexpr uint32_t kPlanFormatVersion = 2;
+static constexpr uint32_t kPlanFormatVersion = 3;
 
 /// Arena offsets are multiples of this (cache lines; vector loads).
 static constexpr uint64_t kArenaAlignment = 64;
@@ -329,6 +329,22 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       .Case([&](GatherOp g) {
         ints = {static_cast<int64_t>(g.getAxis())};
         return K::Gather;
+      })
+      .Case([&](PadOp pad) {
+        ints.assign(pad.getOffsets().begin(), pad.getOffsets().end());
+        if (std::optional<ArrayRef<int64_t>> strides = pad.getStrides())
+          ints.insert(ints.end(), strides->begin(), strides->end());
+        else
+          ints.insert(ints.end(), pad.getOffsets().size(), 1);
+        return K::Pad;
+      })
+      .Case([&](ScatterAddOp s) {
+        ints = {static_cast<int64_t>(s.getAxis())};
+        return K::ScatterAdd;
+      })
+      .Case([&](CompareOp c) {
+        ints = {static_cast<int64_t>(c.getDirection())};
+        return K::Compare;
       })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -272,6 +272,40 @@ func.func @select_element_types(%c: tensor<4xi32>, %a: tensor<4xf32>, %b: tensor
 
 // -----
 
+func.func @compare_element_types(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+2 {{'part.compare' op element types differ: lhs has 'f32' and rhs has 'i32'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.compare lt, %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @compare_broadcast(%a: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<4x3xi32> {
+  // expected-error @+2 {{'part.compare' op shapes [4, 3] and [4] do not broadcast: aligned dimension 1 has sizes 3 and 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.compare eq, %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
+}
+
+// -----
+
+func.func @compare_result_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'part.compare' op result #0 must be statically shaped tensor of 32-bit signless integer values}}
+  %0 = part.compare eq, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @compare_direction(%a: tensor<4xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{custom op 'part.compare' expected string or keyword containing one of the following enum values for attribute 'direction' [eq, ne, lt, le, gt, ge]}}
+  %0 = part.compare less, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
 func.func @select_broadcast(%c: tensor<4x1xi32>, %a: tensor<8xf32>, %b: tensor<3x1xf32>) -> tensor<4x8xf32> {
   // expected-error @+2 {{'part.select' op shapes [4, 1], [8] and [3, 1] do not broadcast: aligned dimension 0 has sizes 4, 1 and 3}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -646,6 +680,70 @@ func.func @slice_bounds(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+func.func @pad_rank(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.pad' op result 'tensor<8xf32>' must have the rank and element type of the input 'tensor<4x8xf32>'}}
+  %0 = part.pad %x offsets [0, 0] : tensor<4x8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @pad_offsets(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'part.pad' op needs one offset and one stride per dimension (2), got 1 offsets and 2 strides}}
+  %0 = part.pad %x offsets [0] : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @pad_offset_negative(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'part.pad' op dimension 1 has offset -1 and stride 1; offsets must be >= 0 and strides >= 1}}
+  %0 = part.pad %x offsets [0, -1] : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @pad_bounds(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'part.pad' op dimension 1 writes element 16 (offset 2, size 8, stride 2) but the result has only 16}}
+  %0 = part.pad %x offsets [0, 2] strides [1, 2] : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @scatter_add_axis(%u: tensor<4x8xf32>, %i: tensor<4xi32>) -> tensor<100x8xf32> {
+  // expected-error @+1 {{'part.scatter_add' op scatter axis 2 is out of range for the result's rank 2}}
+  %0 = part.scatter_add %u, %i axis 2 : (tensor<4x8xf32>, tensor<4xi32>) -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
+}
+
+// -----
+
+func.func @scatter_add_element_type(%u: tensor<4x8xf16>, %i: tensor<4xi32>) -> tensor<100x8xf32> {
+  // expected-error @+1 {{'part.scatter_add' op updates have element type 'f16' but the result has 'f32'}}
+  %0 = part.scatter_add %u, %i axis 0 : (tensor<4x8xf16>, tensor<4xi32>) -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
+}
+
+// -----
+
+func.func @scatter_add_shape(%u: tensor<2x8xf32>, %i: tensor<2x3xi64>) -> tensor<100x8xf32> {
+  // expected-error @+1 {{'part.scatter_add' op updates have shape [2, 8] but must be [2, 3, 8] for indices [2, 3], result [100, 8] and axis 0}}
+  %0 = part.scatter_add %u, %i axis 0 : (tensor<2x8xf32>, tensor<2x3xi64>) -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
+}
+
+// -----
+
+func.func @scatter_add_integers(%u: tensor<4xi32>, %i: tensor<4xi32>) -> tensor<10xi32> {
+  // expected-error @+1 {{'part.scatter_add' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = part.scatter_add %u, %i axis 0 : (tensor<4xi32>, tensor<4xi32>) -> tensor<10xi32>
+  return %0 : tensor<10xi32>
+}
+
+// -----
+
 func.func @concat_none() -> tensor<4xf32> {
   // expected-error @+2 {{'part.concat' op needs at least one operand}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -909,6 +1007,24 @@ func.func private @empty_name(%x: tensor<8xf32> {part.name = ""})
 
 // expected-error @+1 {{'func.func' op 'part.name' on result 0 must be a non-empty string, got 3 : i64}}
 func.func private @name_not_string(%x: tensor<8xf32>) -> (tensor<8xf32> {part.name = 3})
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'part.grad_of' on result 1 must be an i64 argument index, got "w"}}
+func.func private @grad_of_not_index(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = "w"})
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'part.grad_of' on result 1 is 1, but the function has 1 arguments}}
+func.func private @grad_of_range(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = 1 : i64})
+
+// -----
+
+func.func @grad_of_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.grad_of' belongs on function results, not on an op}}
+  %0 = part.neg %x {part.grad_of = 0 : i64} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
 
 // -----
 

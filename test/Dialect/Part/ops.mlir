@@ -166,7 +166,41 @@ func.func @data_movement(%x: tensor<2x16x64xf32>, %b: tensor<64xf32>, %table: te
   %6 = part.gather %table, %ids axis 0 : (tensor<1000x64xf32>, tensor<2x16xi32>) -> tensor<2x16x64xf32>
   // CHECK: part.gather %{{.*}}, %{{.*}} axis 1 : (tensor<1000x64xf32>, tensor<3xi64>) -> tensor<1000x3xf32>
   %7 = part.gather %table, %ids64 axis 1 : (tensor<1000x64xf32>, tensor<3xi64>) -> tensor<1000x3xf32>
+  // CHECK: part.pad %{{.*}} offsets [0, 0, 32] : tensor<2x16x32xf32> -> tensor<2x16x64xf32>
+  %8 = part.pad %3 offsets [0, 0, 32] : tensor<2x16x32xf32> -> tensor<2x16x64xf32>
+  // CHECK: part.pad %{{.*}} offsets [0, 1, 0] strides [1, 2, 1] : tensor<2x8x64xf32> -> tensor<2x16x64xf32>
+  %9 = part.pad %4 offsets [0, 1, 0] strides [1, 2, 1] : tensor<2x8x64xf32> -> tensor<2x16x64xf32>
+  // CHECK: part.scatter_add %{{.*}}, %{{.*}} axis 0 : (tensor<2x16x64xf32>, tensor<2x16xi32>) -> tensor<1000x64xf32>
+  %10 = part.scatter_add %6, %ids axis 0 : (tensor<2x16x64xf32>, tensor<2x16xi32>) -> tensor<1000x64xf32>
+  // CHECK: part.scatter_add %{{.*}}, %{{.*}} axis 1 : (tensor<1000x3xf32>, tensor<3xi64>) -> tensor<1000x64xf32>
+  %11 = part.scatter_add %7, %ids64 axis 1 : (tensor<1000x3xf32>, tensor<3xi64>) -> tensor<1000x64xf32>
   return %1 : tensor<2x4x16x16xf32>
+}
+
+// CHECK-LABEL: func.func @compare
+func.func @compare(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<4x1xi64>, %j: tensor<i64>, %h: tensor<4x8xbf16>) -> tensor<4x8xi32> {
+  // CHECK: part.compare eq, %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi32>
+  %0 = part.compare eq, %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi32>
+  // CHECK: part.compare ne, %{{.*}}, %{{.*}} : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xi32>
+  %1 = part.compare ne, %b, %a : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xi32>
+  // CHECK: part.compare lt, %{{.*}}, %{{.*}} : (tensor<4x1xi64>, tensor<i64>) -> tensor<4x1xi32>
+  %2 = part.compare lt, %i, %j : (tensor<4x1xi64>, tensor<i64>) -> tensor<4x1xi32>
+  // CHECK: part.compare le, %{{.*}}, %{{.*}} : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xi32>
+  %3 = part.compare le, %h, %h : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xi32>
+  // CHECK: part.compare gt, %{{.*}}, %{{.*}} : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<4x8xi32>
+  %4 = part.compare gt, %0, %1 : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<4x8xi32>
+  // CHECK: part.compare ge, %{{.*}}, %{{.*}} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi32>
+  %5 = part.compare ge, %a, %a : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi32>
+  return %5 : tensor<4x8xi32>
+}
+
+// CHECK-LABEL: func.func @gradients
+// CHECK-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<8xf32> {part.grad_of = 1 : i64, part.name = "grad.w"})
+func.func @gradients(%x: tensor<8xf32> {part.role = #part.role<input>},
+                     %w: tensor<8xf32> {part.name = "w", part.role = #part.role<parameter>})
+    -> (tensor<f32> {part.name = "loss"}, tensor<8xf32> {part.grad_of = 1 : i64, part.name = "grad.w"}) {
+  %0 = part.reduce_sum %x dims [0] : tensor<8xf32> -> tensor<f32>
+  return %0, %x : tensor<f32>, tensor<8xf32>
 }
 
 // CHECK-LABEL: func.func @collectives

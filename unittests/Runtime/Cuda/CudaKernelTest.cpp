@@ -559,6 +559,40 @@ TEST_F(CudaKernelTest, DataMovement) {
   }
 }
 
+// The adjoints autodiff needs: Pad (a strided write over zeros), ScatterAdd
+// (the f32 result accumulated in place; bf16 through f32 scratch, rounded
+// once) with duplicate indices, and Compare writing i32 0 / 1 with NaN.
+TEST_F(CudaKernelTest, PadScatterAddCompare) {
+  DeviceTensor x = upload(DType::F32, {2, 2}, {1, 2, 3, 4});
+  DeviceTensor padded = empty(DType::F32, {3, 5});
+  PARTITION_ASSERT_OK(run(OpKind::Pad, {{1, 0, 1, 3}, {}}, {&x}, {&padded}));
+  EXPECT_EQ(download(padded),
+            (std::vector<double>{0, 0, 0, 0, 0, 1, 0, 0, 2, 0, 3, 0, 0, 4, 0}));
+
+  DeviceTensor updates =
+      upload(DType::BF16, {4, 2}, {1, 2, 0.5, 0.25, 3, 4, 8, 16});
+  DeviceTensor ids = upload(DType::I64, {4}, {2, 0, 2, 2});
+  DeviceTensor sums = empty(DType::BF16, {3, 2});
+  PARTITION_ASSERT_OK(
+      run(OpKind::ScatterAdd, {{0}, {}}, {&updates, &ids}, {&sums}));
+  EXPECT_EQ(download(sums), (std::vector<double>{0.5, 0.25, 0, 0, 12, 22}));
+  DeviceTensor f = upload(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  DeviceTensor cols = upload(DType::I32, {3}, {1, 1, 0});
+  DeviceTensor fsums = empty(DType::F32, {2, 2});
+  PARTITION_ASSERT_OK(
+      run(OpKind::ScatterAdd, {{1}, {}}, {&f, &cols}, {&fsums}));
+  EXPECT_EQ(download(fsums), (std::vector<double>{3, 3, 6, 9}));
+
+  DeviceTensor a = upload(DType::F32, {2, 2}, {1, std::nan(""), 3, -1});
+  DeviceTensor b = upload(DType::F32, {2}, {1, 2});
+  DeviceTensor eq = empty(DType::I32, {2, 2});
+  DeviceTensor ne = empty(DType::I32, {2, 2});
+  PARTITION_ASSERT_OK(run(OpKind::Compare, {{0}, {}}, {&a, &b}, {&eq}));
+  PARTITION_ASSERT_OK(run(OpKind::Compare, {{1}, {}}, {&a, &b}, {&ne}));
+  EXPECT_EQ(download(eq), (std::vector<double>{1, 0, 0, 0}));
+  EXPECT_EQ(download(ne), (std::vector<double>{0, 1, 1, 1}));
+}
+
 TEST_F(CudaKernelTest, FillConvertsTheValue) {
   DeviceTensor i = empty(DType::I32, {5});
   PARTITION_ASSERT_OK(run(OpKind::Fill, {{}, {-3.7f}}, {}, {&i}));

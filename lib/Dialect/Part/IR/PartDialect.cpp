@@ -85,6 +85,9 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
   if (name == getRoleAttrName() || name == getNameAttrName())
     return op->emitOpError()
            << "'" << name << "' belongs on function arguments, not on an op";
+  if (name == getGradOfAttrName())
+    return op->emitOpError()
+           << "'part.grad_of' belongs on function results, not on an op";
   return op->emitOpError() << "has unknown attribute '" << name << "'";
 }
 
@@ -133,6 +136,21 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getNameAttrName())
     return verifyNameAttr(op, attr.getValue(), "result", resultIndex);
+  if (name == getGradOfAttrName()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || !index.getType().isSignlessInteger(64))
+      return op->emitOpError()
+             << "'part.grad_of' on result " << resultIndex
+             << " must be an i64 argument index, got " << attr.getValue();
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    int64_t numArgs = function ? function.getNumArguments() : 0;
+    if (function && (index.getInt() < 0 || index.getInt() >= numArgs))
+      return op->emitOpError()
+             << "'part.grad_of' on result " << resultIndex << " is "
+             << index.getInt() << ", but the function has " << numArgs
+             << " arguments";
+    return success();
+  }
   if (name != getShardingAttrName())
     return op->emitOpError() << "has unknown attribute '" << name
                              << "' on result " << resultIndex;

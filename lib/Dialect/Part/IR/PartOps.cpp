@@ -227,6 +227,20 @@ PART_BINARY_INFER(MinOp)
 PART_BINARY_INFER(PowOp)
 #undef PART_BINARY_INFER
 
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &inferred) {
+  SmallVector<Type, 1> shape;
+  if (failed(inferBroadcast(Reporter{loc, CompareOp::getOperationName()},
+                            adaptor.getLhs().getType(),
+                            adaptor.getRhs().getType(), shape)))
+    return failure();
+  inferred.push_back(
+      cast<RankedTensorType>(shape.front()).clone(IntegerType::get(ctx, 32)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // SelectOp
 //===----------------------------------------------------------------------===//
@@ -623,6 +637,38 @@ LogicalResult SliceOp::verify() {
   return success();
 }
 
+LogicalResult PadOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank())
+    return emitOpError() << "result " << out << " must have the rank and "
+                         << "element type of the input " << in;
+  ArrayRef<int64_t> offsets = getOffsets();
+  SmallVector<int64_t> strides(in.getRank(), 1);
+  if (std::optional<ArrayRef<int64_t>> given = getStrides())
+    strides.assign(given->begin(), given->end());
+  if (static_cast<int64_t>(offsets.size()) != in.getRank() ||
+      static_cast<int64_t>(strides.size()) != in.getRank())
+    return emitOpError() << "needs one offset and one stride per dimension ("
+                         << in.getRank() << "), got " << offsets.size()
+                         << " offsets and " << strides.size() << " strides";
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    if (offsets[d] < 0 || strides[d] < 1)
+      return emitOpError() << "dimension " << d << " has offset " << offsets[d]
+                           << " and stride " << strides[d]
+                           << "; offsets must be >= 0 and strides >= 1";
+    int64_t size = in.getDimSize(d);
+    int64_t last = offsets[d] + (size - 1) * strides[d];
+    if (size > 0 && last >= out.getDimSize(d))
+      return emitOpError() << "dimension " << d << " writes element " << last
+                           << " (offset " << offsets[d] << ", size " << size
+                           << ", stride " << strides[d]
+                           << ") but the result has only " << out.getDimSize(d);
+  }
+  return success();
+}
+
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -675,6 +721,31 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, data.getShape().drop_front(axis + 1));
   inferred.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult ScatterAddOp::verify() {
+  auto updates = cast<RankedTensorType>(getUpdates().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= out.getRank())
+    return emitOpError() << "scatter axis " << axis
+                         << " is out of range for the result's rank "
+                         << out.getRank();
+  if (updates.getElementType() != out.getElementType())
+    return emitOpError() << "updates have element type "
+                         << updates.getElementType() << " but the result has "
+                         << out.getElementType();
+  SmallVector<int64_t> expected(out.getShape().take_front(axis));
+  llvm::append_range(expected, indices.getShape());
+  llvm::append_range(expected, out.getShape().drop_front(axis + 1));
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "updates have shape "
+                         << formatShape(updates.getShape()) << " but must be "
+                         << formatShape(expected) << " for indices "
+                         << formatShape(indices.getShape()) << ", result "
+                         << formatShape(out.getShape()) << " and axis " << axis;
   return success();
 }
 

@@ -176,6 +176,7 @@ PART_ELEMENTWISE_RULE(MaxOp)
 PART_ELEMENTWISE_RULE(MinOp)
 PART_ELEMENTWISE_RULE(PowOp)
 PART_ELEMENTWISE_RULE(SelectOp)
+PART_ELEMENTWISE_RULE(CompareOp)
 PART_ELEMENTWISE_RULE(NegOp)
 PART_ELEMENTWISE_RULE(ExpOp)
 PART_ELEMENTWISE_RULE(LogOp)
@@ -483,6 +484,30 @@ ShardingRule SliceOp::getShardingRule() {
   return rule;
 }
 
+ShardingRule PadOp::getShardingRule() {
+  // The transpose of slice's rule: a dimension written whole (offset 0,
+  // stride 1, full size) is parallel; a padded one stays whole on both sides.
+  ShardingRule rule;
+  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
+  std::optional<ArrayRef<int64_t>> strides = getStrides();
+  ShardingRule::ValueMapping inMap, outMap;
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool whole = getOffsets()[d] == 0 && in[d] == out[d] &&
+                 (!strides || (*strides)[d] == 1);
+    if (whole) {
+      int64_t f = rule.addFactor(in[d]);
+      inMap.push_back({f});
+      outMap.push_back({f});
+    } else {
+      inMap.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
+      outMap.push_back({rule.addFactor(out[d], FactorKind::NeedReplication)});
+    }
+  }
+  rule.addOperand(inMap);
+  rule.addResult(outMap);
+  return rule;
+}
+
 ShardingRule ConcatOp::getShardingRule() {
   ShardingRule rule;
   ArrayRef<int64_t> out = shapeOf(getResult());
@@ -520,5 +545,27 @@ ShardingRule GatherOp::getShardingRule() {
   rule.addOperand(dataMap);
   rule.addOperand(indexMap);
   rule.addResult(result);
+  return rule;
+}
+
+ShardingRule ScatterAddOp::getShardingRule() {
+  // The transpose of gather's rule: the dimensions of the result other than
+  // `axis` are parallel (shared with the updates); the scattered dimension
+  // stays whole; the index dimensions are summed over, so splitting them
+  // leaves each device a partial sum of the result (an embedding gradient
+  // under data parallelism is pending over the batch axes).
+  ShardingRule rule;
+  ArrayRef<int64_t> out = shapeOf(getResult()), indices = shapeOf(getIndices());
+  int64_t axis = getAxis();
+  ShardingRule::ValueMapping outMap = addDims(rule, out);
+  rule.setFactorKind(outMap[axis][0], FactorKind::NeedReplication);
+  ShardingRule::ValueMapping indexMap =
+      addDims(rule, indices, FactorKind::Reduction);
+  ShardingRule::ValueMapping updates(outMap.begin(), outMap.begin() + axis);
+  updates.append(indexMap.begin(), indexMap.end());
+  updates.append(outMap.begin() + axis + 1, outMap.end());
+  rule.addOperand(updates);
+  rule.addOperand(indexMap);
+  rule.addResult(outMap);
   return rule;
 }

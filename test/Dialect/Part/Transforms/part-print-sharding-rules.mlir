@@ -6,7 +6,8 @@ part.mesh @mesh = <["x"=2]>
 
 func.func @rules(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>, %w: tensor<8x16xf32>, %wt: tensor<16x8xf32>,
                  %q: tensor<2x4x6x8xf32>, %k: tensor<2x2x6x8xf32>, %v: tensor<2x2x6x3xf32>, %l: tensor<4x8xi32>, %lg: tensor<4x8x10xf32>,
-                 %r: tensor<6x4xf32>, %ids: tensor<5xi32>, %t: tensor<3x4x8xf32>, %cs: tensor<4x8xf32>) {
+                 %r: tensor<6x4xf32>, %ids: tensor<5xi32>, %t: tensor<3x4x8xf32>, %cs: tensor<4x8xf32>,
+                 %lg16: tensor<4x8x16xf32>) {
   // expected-remark @+1 {{sharding rule ([a, b], [b]) -> ([a, b]) a=4 b=8}}
   %0 = part.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   // expected-remark @+1 {{sharding rule ([a, b], [a, 1]) -> ([a, b]) a=4 b=8}}
@@ -76,6 +77,16 @@ func.func @rules(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>, %w
   // Select broadcasts all three operands like the binary ops.
   // expected-remark @+1 {{sharding rule ([b, c], [a, b, c], [b, 1]) -> ([a, b, c]) a=3 b=4 c=8}}
   %33 = part.select %l, %t, %c : (tensor<4x8xi32>, tensor<3x4x8xf32>, tensor<4x1xf32>) -> tensor<3x4x8xf32>
+  // Compare is elementwise with broadcasting; its result is i32.
+  // expected-remark @+1 {{sharding rule ([a, b], [b]) -> ([a, b]) a=4 b=8}}
+  %34 = part.compare lt, %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi32>
+  // Pad is the transpose of slice: a padded dimension stays whole.
+  // expected-remark @+1 {{sharding rule ([a, b]) -> ([a, c]) a=4 b=8 c=16; b need-replication, c need-replication}}
+  %35 = part.pad %x offsets [0, 2] : tensor<4x8xf32> -> tensor<4x16xf32>
+  // Scatter-add is the transpose of gather: the index dimensions are summed
+  // over (reduction), the scattered dimension stays whole.
+  // expected-remark @+1 {{sharding rule ([c, d, b], [c, d]) -> ([a, b]) a=8 b=16 c=4 d=8; a need-replication, c reduction, d reduction}}
+  %36 = part.scatter_add %lg16, %l axis 0 : (tensor<4x8x16xf32>, tensor<4x8xi32>) -> tensor<8x16xf32>
   return
 }
 

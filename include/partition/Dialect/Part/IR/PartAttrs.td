@@ -34,6 +34,17 @@ def Part_LossReduction : I32EnumAttr<"LossReduction",
   let cppNamespace = "::partition::part";
 }
 
+def Part_ComparisonDirection : I32EnumAttr<"ComparisonDirection",
+    "the relation a compare op tests", [
+      I32EnumAttrCase<"EQ", 0, "eq">,
+      I32EnumAttrCase<"NE", 1, "ne">,
+      I32EnumAttrCase<"LT", 2, "lt">,
+      I32EnumAttrCase<"LE", 3, "le">,
+      I32EnumAttrCase<"GT", 4, "gt">,
+      I32EnumAttrCase<"GE", 5, "ge">]> {
+  let cppNamespace = "::partition::part";
+}
+
 def Part_ArgRoleEnum : I32EnumAttr<"ArgRole",
     "what a function argument is to a training or inference step", [
       I32EnumAttrCase<"Parameter", 0, "parameter">,

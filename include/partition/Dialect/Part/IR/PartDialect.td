@@ -28,7 +28,9 @@ def Part_Dialect : Dialect {
 
     Function arguments are marked with `part.role` (parameter, input or
     label) and `part.name`, and may carry a `part.sharding`; op results carry
-    `part.sharding` as a discardable attribute. A function marked
+    `part.sharding` as a discardable attribute. A function result may carry
+    `part.name` and, when it is a gradient (made by `part-autodiff`),
+    `part.grad_of = <index of the parameter argument>`. A function marked
     `part.spmd = @mesh` is the per-device program of that mesh: its tensor
     types are local shards and the shardings on its arguments and results say
     how each shard relates to the whole value.
@@ -68,6 +70,12 @@ def Part_Dialect : Dialect {
     /// Name of the function-argument attribute giving the argument's role.
     static constexpr ::llvm::StringLiteral getRoleAttrName() {
       return ::llvm::StringLiteral("part.role");
+    }
+    /// Name of the function-result attribute marking a gradient: the index
+    /// of the (parameter) argument it is the gradient of (set by
+    /// part-autodiff).
+    static constexpr ::llvm::StringLiteral getGradOfAttrName() {
+      return ::llvm::StringLiteral("part.grad_of");
     }
   }];
 }

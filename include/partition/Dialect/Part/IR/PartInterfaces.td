@@ -19,4 +19,36 @@ def Part_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
   ];
 }
 
+def Part_VjpOpInterface : OpInterface<"VjpOpInterface"> {
+  let description = [{
+    A differentiable op states its vector-Jacobian product: given the
+    cotangent of each result (d loss / d result), it builds the cotangent of
+    each operand (d loss / d operand) out of `part` ops, so that the backward
+    program is partitioned by the same sharding rules as the forward one.
+    `part-autodiff` calls it once per op, walking the function backwards.
+    The rules live in lib/Dialect/Part/IR/Vjp.cpp.
+
+    Conventions:
+    - a null result cotangent means zero; a null operand cotangent means the
+      operand gets nothing from this op (an integer operand, such as indices,
+      labels or a select condition, or an operand with no path to a float
+      result);
+    - every operand cotangent has exactly its operand's type (broadcast
+      operands get their cotangent summed back to their own shape);
+    - the rule may read the op's operands and results (they dominate the
+      builder's insertion point) and recomputes what else it needs.
+  }];
+  let cppNamespace = "::partition::part";
+  let methods = [
+    InterfaceMethod<[{
+        Builds the operand cotangents at `builder`'s insertion point (after
+        the op) from `resultCotangents` (one per result, null = zero); returns
+        one value per operand, null where the operand gets no cotangent.
+      }],
+      "::llvm::SmallVector<::mlir::Value>", "buildVjp",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultCotangents)>,
+  ];
+}
+
 #endif // PARTITION_DIALECT_PART_IR_PARTINTERFACES_TD

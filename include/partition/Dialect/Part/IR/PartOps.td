@@ -42,7 +42,7 @@ def Part_MeshOp : Part_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
 }
 
 def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, SameOperandsAndResultType,
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType,
      DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "pins the sharding of a value";
   let description = [{
@@ -67,7 +67,7 @@ def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
 // Model ops: constants, casts and elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, ConstantLike, Pure,
+def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
@@ -84,7 +84,7 @@ def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_Shardi
   let hasFolder = 1;
 }
 
-def Part_CastOp : Part_Op<"cast", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
+def Part_CastOp : Part_Op<"cast", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
   let summary = "converts the element type of a tensor";
   let description = [{
     Float to float rounds to nearest even; float to integer truncates toward
@@ -104,7 +104,7 @@ def Part_CastOp : Part_Op<"cast", [DeclareOpInterfaceMethods<Part_ShardingRuleOp
 }
 
 class Part_BinaryOp<string mnemonic, Type operandType, string formula>
-    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>]> {
+    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = [{
     Computes `}] # formula # [{` elementwise. Shapes broadcast as in numpy:
@@ -135,7 +135,36 @@ def Part_MaxOp : Part_BinaryOp<"max", Part_Tensor, "max(lhs, rhs)">;
 def Part_MinOp : Part_BinaryOp<"min", Part_Tensor, "min(lhs, rhs)">;
 def Part_PowOp : Part_BinaryOp<"pow", Part_FloatTensor, "lhs ^ rhs">;
 
-def Part_SelectOp : Part_Op<"select", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>]> {
+def Part_CompareOp : Part_Op<"compare", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
+  let summary = "elementwise comparison giving i32 0 / 1, with numpy broadcasting";
+  let description = [{
+    `lhs <direction> rhs` elementwise, as an `i32` tensor of 0 and 1 (the
+    form `part.select` takes as its condition). `direction` is one of `eq`,
+    `ne`, `lt`, `le`, `gt`, `ge`. Floats compare as IEEE values: a NaN
+    operand makes every direction false except `ne`. Shapes broadcast as in
+    numpy. The result is piecewise constant, so it has no cotangent; the
+    adjoints of `max`, `min` and `reduce_max` use it to find the elements
+    that were taken.
+
+    ```mlir
+    %2 = part.compare lt, %0, %1 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi32>
+    ```
+
+    **Constraints:**
+    - both operands have the same element type;
+    - the shapes are broadcast-compatible;
+    - the result has the broadcast shape and element type `i32`.
+  }];
+  let arguments = (ins Part_ComparisonDirection:$direction, Part_Tensor:$lhs,
+                   Part_Tensor:$rhs);
+  let results = (outs StaticShapeTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $direction `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Part_SelectOp : Part_Op<"select", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
   let summary = "elementwise choice between two tensors, with numpy broadcasting";
   let description = [{
     `condition != 0 ? true_value : false_value` elementwise (ONNX `Where`).
@@ -162,7 +191,7 @@ def Part_SelectOp : Part_Op<"select", [Pure, InferTypeOpAdaptor, DeclareOpInterf
 
 class Part_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
     : Part_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
-                                     DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>], traits)> {
+                                     DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>], traits)> {
   let summary = "elementwise " # formula;
   let description = [{
     Computes `}] # formula # [{` elementwise; f16 and bf16 are computed in f32.
@@ -187,7 +216,7 @@ def Part_SigmoidOp : Part_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Part_ReluOp : Part_UnaryOp<"relu", "max(x, 0)">;
 def Part_SiluOp : Part_UnaryOp<"silu", "x * sigmoid(x)">;
 
-def Part_GeluOp : Part_Op<"gelu", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, SameOperandsAndResultType]> {
+def Part_GeluOp : Part_Op<"gelu", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "elementwise GELU, exact (erf) or tanh-approximated";
   let description = [{
     `erf`:  `0.5 * x * (1 + erf(x / sqrt(2)))` (BERT, PyTorch's default);
@@ -208,7 +237,7 @@ def Part_GeluOp : Part_Op<"gelu", [DeclareOpInterfaceMethods<Part_ShardingRuleOp
 // Model ops: contractions
 //===----------------------------------------------------------------------===//
 
-def Part_MatmulOp : Part_Op<"matmul", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_MatmulOp : Part_Op<"matmul", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "matrix product of a tensor with a matrix (a linear layer)";
   let description = [{
     `lhs` has shape `[..., M, K]` (`[..., K, M]` with `transpose_a`), `rhs`
@@ -236,7 +265,7 @@ def Part_MatmulOp : Part_Op<"matmul", [DeclareOpInterfaceMethods<Part_ShardingRu
   }];
 }
 
-def Part_BatchMatmulOp : Part_Op<"batch_matmul", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_BatchMatmulOp : Part_Op<"batch_matmul", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "batched matrix product";
   let description = [{
     `lhs` has shape `[B..., M, K]` and `rhs` `[B..., K, N]` (the last two
@@ -266,7 +295,7 @@ def Part_BatchMatmulOp : Part_Op<"batch_matmul", [DeclareOpInterfaceMethods<Part
 // Model ops: normalisation, softmax, attention, loss
 //===----------------------------------------------------------------------===//
 
-def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, SameOperandsAndResultType]> {
+def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `dim`.
@@ -285,7 +314,7 @@ def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_Sharding
 }
 
 def Part_LayerNormOp : Part_Op<"layer_norm",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     `(x - mean(x)) / sqrt(var(x) + epsilon) * scale + bias` over the last
@@ -311,7 +340,7 @@ def Part_LayerNormOp : Part_Op<"layer_norm",
 }
 
 def Part_RmsNormOp : Part_Op<"rms_norm",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "root-mean-square normalisation over the last dimension";
   let description = [{
     `x / sqrt(mean(x^2) + epsilon) * scale` over the last dimension (Llama).
@@ -335,7 +364,7 @@ def Part_RmsNormOp : Part_Op<"rms_norm",
 }
 
 def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "rotary position embedding (rotate-half form)";
   let description = [{
     For `x` of shape `[..., S, D]` and tables `cos`, `sin` of shape `[S, D]`:
@@ -362,7 +391,7 @@ def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
   let hasVerifier = 1;
 }
 
-def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "scaled dot-product attention, optionally causal";
   let description = [{
     `query` has shape `[B, H, Sq, D]`, `key` `[B, Hkv, Sk, D]` and `value`
@@ -400,7 +429,7 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
 }
 
 def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     For logits `[..., C]` and labels `[...]`:
@@ -427,7 +456,7 @@ def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
 //===----------------------------------------------------------------------===//
 
 class Part_ReduceOp<string mnemonic, string what>
-    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>]> {
+    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
   let summary = what # " over dimensions";
   let description = [{
     Reduces `dims` by taking the }] # what # [{. The reduced dimensions are
@@ -457,7 +486,7 @@ def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum">;
 // Model ops: data movement
 //===----------------------------------------------------------------------===//
 
-def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
+def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
   let summary = "reinterprets a tensor's elements under another shape";
   let description = [{
     Row-major order is kept.
@@ -476,7 +505,7 @@ def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_Sharding
   let hasVerifier = 1;
 }
 
-def Part_TransposeOp : Part_Op<"transpose", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_TransposeOp : Part_Op<"transpose", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -495,7 +524,7 @@ def Part_TransposeOp : Part_Op<"transpose", [DeclareOpInterfaceMethods<Part_Shar
   }];
 }
 
-def Part_BroadcastOp : Part_Op<"broadcast", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
+def Part_BroadcastOp : Part_Op<"broadcast", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
   let summary = "broadcasts a tensor to a larger shape, numpy style";
   let description = [{
     Shapes are aligned at their last dimension; operand dimensions of size 1
@@ -516,7 +545,7 @@ def Part_BroadcastOp : Part_Op<"broadcast", [DeclareOpInterfaceMethods<Part_Shar
   let hasVerifier = 1;
 }
 
-def Part_SliceOp : Part_Op<"slice", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure]> {
+def Part_SliceOp : Part_Op<"slice", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
   let summary = "extracts a strided block of a tensor";
   let description = [{
     Result element `i` is operand element `offsets + i * strides` (per
@@ -543,7 +572,39 @@ def Part_SliceOp : Part_Op<"slice", [DeclareOpInterfaceMethods<Part_ShardingRule
   let hasVerifier = 1;
 }
 
-def Part_ConcatOp : Part_Op<"concat", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_PadOp : Part_Op<"pad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+  let summary = "places a tensor into zeros at offsets, with strides (the adjoint of slice)";
+  let description = [{
+    The result (whose type gives the full shape) is zero except that result
+    element `offsets + i * strides` (per dimension) is operand element `i`:
+    `offsets` is the low padding and `strides - 1` the interior padding
+    between operand elements. It is the transpose of `part.slice` with the
+    same attributes, which is how `part-autodiff` uses it. `strides`
+    default to 1.
+
+    ```mlir
+    %1 = part.pad %0 offsets [0, 32] : tensor<4x32xf32> -> tensor<4x64xf32>
+    %2 = part.pad %0 offsets [1, 0] strides [2, 1] : tensor<4x32xf32> -> tensor<9x32xf32>
+    ```
+
+    **Constraints:**
+    - `offsets` (and `strides`, when given) have one entry per dimension;
+    - offsets are non-negative and strides positive;
+    - the last element written, `offset + (size - 1) * stride`, is inside the
+      result in every dimension (`size` is the operand's);
+    - the element types and ranks are equal.
+  }];
+  let arguments = (ins Part_Tensor:$input, DenseI64ArrayAttr:$offsets,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs Part_Tensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` $offsets (`strides` $strides^)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Part_ConcatOp : Part_Op<"concat", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "joins tensors along one dimension";
   let description = [{
     ```mlir
@@ -562,7 +623,7 @@ def Part_ConcatOp : Part_Op<"concat", [DeclareOpInterfaceMethods<Part_ShardingRu
   }];
 }
 
-def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices of a tensor at integer indices (embedding lookup)";
   let description = [{
     The result has shape `data.shape[:axis] + indices.shape +
@@ -582,6 +643,37 @@ def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRu
   let assemblyFormat = [{
     $data `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)
   }];
+}
+
+def Part_ScatterAddOp : Part_Op<"scatter_add", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+  let summary = "adds slices into zeros at integer indices (the adjoint of gather)";
+  let description = [{
+    The result (whose type gives the shape of the data a `part.gather` would
+    read) starts as zeros, and each slice of `updates` is added at its index
+    along `axis`: for data shape `D`, `result[p, indices[i], q] +=
+    updates[p, i, q]` where `p` ranges over `D[:axis]`, `i` over the index
+    positions and `q` over `D[axis+1:]`. Duplicate indices accumulate, so
+    this is the gradient of an embedding lookup. An index outside
+    `[0, D[axis])` is an error at run time. f16 and bf16 accumulate in f32;
+    the order in which duplicates are added is the backend's (the CPU and
+    CUDA backends add them in index order, so a run repeats bit for bit).
+
+    ```mlir
+    %1 = part.scatter_add %0, %ids axis 0 : (tensor<2x16x64xf32>, tensor<2x16xi32>) -> tensor<1000x64xf32>
+    ```
+
+    **Constraints:**
+    - `0 <= axis < rank(result)`;
+    - `updates` has shape `D[:axis] + indices.shape + D[axis+1:]`, where `D`
+      is the result's shape, and the result's element type.
+  }];
+  let arguments = (ins Part_FloatTensor:$updates, Part_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Part_FloatTensor:$result);
+  let assemblyFormat = [{
+    $updates `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -327,4 +327,57 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartAutodiffPass : Pass<"part-autodiff", "::mlir::ModuleOp"> {
+  let summary = "turns a loss function into the function returning the loss and its gradients";
+  let description = [{
+    Reverse-mode differentiation of the global program. Every function of
+    the module must be a global program (not `part.spmd`) returning a
+    single 0-d float value, the loss; it becomes the training-gradient
+    function with the same arguments that returns the loss followed by one
+    gradient per `part.role = #part.role<parameter>` argument, in argument
+    order. Gradient results are named `grad.<parameter name>` and carry
+    `part.grad_of = <argument index>`.
+
+    The pass walks the function once, backwards from the loss (seeded with
+    1), and asks each op for its vector-Jacobian product through
+    `VjpOpInterface`; a value with several uses gets the sum (`part.add`) of
+    its uses' cotangents. Integer values (indices, labels) carry no
+    cotangent, and a parameter with no path to the loss gets zeros. The
+    backward ops are `part` ops placed after the forward ones, so
+    `part-spmd` partitions the whole step (on a data-parallel mesh the
+    gradients come out as pending sums over the batch axes, resolved where
+    the results need them). Backward ops left without uses are erased; the
+    forward program is left as it was. The work is linear in the size of the
+    function.
+
+    An op on the path to the loss without the interface (a collective, a
+    call) is an error naming it; so is a function whose results are not one
+    0-d float.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<4x8xf32> {part.name = "x", part.role = #part.role<input>},
+                 %w: tensor<8xf32> {part.name = "w", part.role = #part.role<parameter>}) -> tensor<f32> {
+      %0 = part.mul %x, %w : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %1 = part.reduce_sum %0 dims [0, 1] : tensor<4x8xf32> -> tensor<f32>
+      return %1 : tensor<f32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: ..., %w: ...) -> (tensor<f32>, tensor<8xf32> {part.grad_of = 1 : i64, part.name = "grad.w"}) {
+      %0 = part.mul %x, %w : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %1 = part.reduce_sum %0 dims [0, 1] : tensor<4x8xf32> -> tensor<f32>
+      %one = part.constant dense<1.000000e+00> : tensor<f32>
+      %2 = part.reshape %one : tensor<f32> -> tensor<1x1xf32>
+      %3 = part.broadcast %2 : tensor<1x1xf32> -> tensor<4x8xf32>
+      %4 = part.mul %3, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+      %5 = part.reduce_sum %4 dims [0] : tensor<4x8xf32> -> tensor<8xf32>
+      return %1, %5 : tensor<f32>, tensor<8xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD
