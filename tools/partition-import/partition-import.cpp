@@ -60,6 +60,17 @@ cl::opt<bool> reportRaising(
     cl::desc("Remark at each decomposed layer that part-raise left alone, "
              "saying why"),
     cl::init(false), cl::cat(category));
+cl::opt<std::string>
+    lossKind("loss",
+             cl::desc("Return a training loss instead of the outputs: "
+                      "cross-entropy (adds an i32 'labels' argument) or mse "
+                      "(adds a 'targets' argument); see part-append-loss"),
+             cl::value_desc("kind"), cl::init(""), cl::cat(category));
+cl::opt<std::string>
+    lossOutput("loss-output",
+               cl::desc("With --loss: the output the loss is computed from "
+                        "(default: the first)"),
+               cl::value_desc("name"), cl::init(""), cl::cat(category));
 cl::opt<std::string> functionName("function",
                                   cl::desc("Name of the imported function"),
                                   cl::init("main"), cl::cat(category));
@@ -240,6 +251,15 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  if (!lossKind.empty()) {
+    mlir::PassManager pm(&context);
+    part::PartAppendLossPassOptions lossOptions;
+    lossOptions.kind = lossKind;
+    lossOptions.output = lossOutput;
+    pm.addPass(part::createPartAppendLossPass(lossOptions));
+    if (mlir::failed(pm.run(*module)))
+      return 1;
+  }
   if (mlir::failed(mlir::verify(*module)))
     return 1;
 

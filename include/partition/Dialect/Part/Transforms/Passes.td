@@ -380,4 +380,37 @@ def PartAutodiffPass : Pass<"part-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartAppendLossPass : Pass<"part-append-loss", "::mlir::ModuleOp"> {
+  let summary = "turns an inference function into one that returns a scalar training loss";
+  let description = [{
+    An imported ONNX model computes outputs (logits); training needs a loss.
+    For each global function, takes the result named by `output` (default:
+    the first) and returns, instead of all results, one `f32` scalar named
+    `loss`:
+    - `kind=cross-entropy`: a new argument `labels` (role `label`, `i32`,
+      the output's shape without its last dimension) and the mean
+      `part.softmax_cross_entropy` of the output (logits) against it;
+    - `kind=mse`: a new argument `targets` (role `label`, the output's
+      type) and the mean of `(output - targets)^2` over all elements.
+
+    ```mlir
+    func.func @main(%ids: tensor<2x8xi64> {...}, ...) -> (tensor<2x8x96xf32> {part.name = "logits"})
+    // becomes, with kind=cross-entropy
+    func.func @main(%ids: tensor<2x8xi64> {...}, ..., %labels: tensor<2x8xi32> {part.name = "labels", part.role = #part.role<label>})
+        -> (tensor<f32> {part.name = "loss"})
+    ```
+
+    A function that already returns a scalar, an output that is not a
+    float tensor (of rank at least 2 for cross-entropy), or an `output`
+    naming no result is an error naming the function and the values.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy or mse">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "part.name of the result the loss is computed from (default: the first result)">
+  ];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD
