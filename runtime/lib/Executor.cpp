@@ -254,9 +254,13 @@ Status Executor::loadParameters(ParameterSource &source) {
     std::vector<int64_t> offsets =
         shardOffsets(*mesh_, *b->sharding(), coordinates_, local);
     std::vector<char> host(valueBytes(*v));
-    PARTITION_RETURN_IF_ERROR(source.read(b->name()->str(), toDType(v->dtype()),
-                                          toVector(b->global_shape()), offsets,
-                                          local, host.data()));
+    Status read = source.read(b->name()->str(), toDType(v->dtype()),
+                              toVector(b->global_shape()), offsets, local,
+                              host.data());
+    // Optimizer state starts at zero unless the source (a checkpoint) has it.
+    if (!read.isOk() && !(b->role() == plan::Role::State &&
+                          read.code() == StatusCode::NotFound))
+      return read;
     PARTITION_RETURN_IF_ERROR(device_.copyToDevice(
         params_[i]->data(), host.data(), host.size(), *stream_));
   }
@@ -346,6 +350,18 @@ Status Executor::run() {
       }
     }
   }
+  // New values of parameters and optimizer state replace the old ones.
+  if (program_->outputs())
+    for (const plan::Binding *b : *program_->outputs()) {
+      if (b->updates() < 0)
+        continue;
+      void *src = valuePtr(b->value());
+      void *dst = params_[b->updates()]->data();
+      if (src != dst)
+        PARTITION_RETURN_IF_ERROR(device_.copy(
+            dst, src, valueBytes(*program_->values()->Get(b->value())),
+            *stream_));
+    }
   return stream_->synchronize();
 }
 

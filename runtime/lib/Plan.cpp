@@ -89,6 +89,31 @@ Status ProgramValidator::run() {
       checkBindings(program.inputs(), "input", plan::Storage::Input));
   PARTITION_RETURN_IF_ERROR(
       checkBindings(program.outputs(), "output", plan::Storage(255)));
+  // An output that updates a persistent value has its layout.
+  if (program.outputs())
+    for (const plan::Binding *b : *program.outputs()) {
+      if (b->updates() < 0)
+        continue;
+      size_t numParams = program.params() ? program.params()->size() : 0;
+      if (size_t(b->updates()) >= numParams)
+        return fail("output \"", b->name()->str(), "\" updates parameter ",
+                    b->updates(), " of ", numParams);
+      const plan::Binding &target = *program.params()->Get(b->updates());
+      if (target.role() != plan::Role::Parameter &&
+          target.role() != plan::Role::State)
+        return fail("output \"", b->name()->str(), "\" updates \"",
+                    target.name()->str(), "\", which is not a parameter or "
+                    "state");
+      const plan::Value &from = *program.values()->Get(b->value());
+      const plan::Value &to = *program.values()->Get(target.value());
+      if (from.dtype() != to.dtype() ||
+          toVector(from.shape()) != toVector(to.shape()) ||
+          toVector(b->global_shape()) != toVector(target.global_shape()))
+        return fail("output \"", b->name()->str(), "\" (",
+                    formatShape(toVector(from.shape())), ") cannot update \"",
+                    target.name()->str(), "\" (",
+                    formatShape(toVector(to.shape())), ")");
+    }
   for (size_t i = 0; i < program.instructions()->size(); ++i)
     PARTITION_RETURN_IF_ERROR(
         checkInstruction(i, *program.instructions()->Get(i)));

@@ -381,9 +381,41 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
                                 rank, ")"));
   auto ready = std::chrono::steady_clock::now();
   r.setupMs = std::chrono::duration<double, std::milli>(ready - start).count();
-  for (int step = 0; step < o.steps; ++step)
+  // Scalar outputs (a training step's loss) are printed after every step
+  // by the first rank when there are several steps.
+  std::vector<std::string> scalars;
+  if (rank == 0 && o.steps > 1 && program.outputs())
+    for (const plan::Binding *b : *program.outputs()) {
+      const plan::Value *v = program.values()->Get(b->value());
+      if (v->shape()->size() == 0 && isFloat(toDType(v->dtype())) &&
+          b->updates() < 0 &&
+          !(b->sharding()->unreduced() && b->sharding()->unreduced()->size()))
+        scalars.push_back(b->name()->str());
+    }
+  for (int step = 0; step < o.steps; ++step) {
     if (Status s = ex.run(); !s.isOk())
       return fail(s);
+    if (scalars.empty())
+      continue;
+    std::string line = "step " + std::to_string(step + 1) + ":";
+    for (const std::string &name : scalars) {
+      StatusOr<HostTensor> t = ex.output(name);
+      if (!t.isOk())
+        return fail(t.status());
+      float value = 0;
+      if (t->dtype == DType::F32)
+        std::memcpy(&value, t->data.data(), 4);
+      else if (t->dtype == DType::F16)
+        value = halfToFloat(*reinterpret_cast<const uint16_t *>(t->data.data()));
+      else
+        value = bf16ToFloat(*reinterpret_cast<const uint16_t *>(t->data.data()));
+      char buffer[64];
+      std::snprintf(buffer, sizeof(buffer), " %s %.6f", name.c_str(), value);
+      line += buffer;
+    }
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
   r.stepMs = std::chrono::duration<double, std::milli>(
                  std::chrono::steady_clock::now() - ready)
                  .count() /

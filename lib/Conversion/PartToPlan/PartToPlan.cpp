@@ -86,7 +86,8 @@ private:
                                                       ShardingAttr sharding);
   FailureOr<fb::Offset<plan::Binding>>
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
-              ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0);
+              ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0,
+              int32_t updates = -1);
   FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
   void planArena(ProgramMemory &memory);
   fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
@@ -158,7 +159,8 @@ ProgramLowering::lowerSharding(Operation *at, ShardingAttr sharding) {
 FailureOr<fb::Offset<plan::Binding>>
 ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              Value value, ShardingAttr sharding,
-                             fb::Offset<fb::Vector<uint8_t>> data) {
+                             fb::Offset<fb::Vector<uint8_t>> data,
+                             int32_t updates) {
   auto type = cast<RankedTensorType>(value.getType());
   std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
   if (sharding) {
@@ -187,6 +189,8 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
   b.add_sharding(*s);
   if (!data.IsNull())
     b.add_data(data);
+  if (updates >= 0)
+    b.add_updates(updates);
   return b.Finish();
 }
 
@@ -494,9 +498,37 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
           index, PartDialect::getNameAttrName());
       auto sharding = function.getResultAttrOfType<ShardingAttr>(
           index, PartDialect::getShardingAttrName());
+      // The new value of a parameter or state: written back in place, so
+      // it must be laid out as the persistent value.
+      int32_t updates = -1;
+      if (auto target = function.getResultAttrOfType<IntegerAttr>(
+              index, PartDialect::getUpdatesAttrName())) {
+        BlockArgument arg = function.getArgument(target.getInt());
+        const ValueInfo &info = values[valueIds.lookup(arg)];
+        auto argSharding = function.getArgAttrOfType<ShardingAttr>(
+            target.getInt(), PartDialect::getShardingAttrName());
+        auto replicated = [&](ShardingAttr s) {
+          return !s || llvm::all_of(s.getDims(), [](Attribute d) {
+                   return cast<ArrayAttr>(d).empty();
+                 }) && s.getUnreduced().empty();
+        };
+        if (info.storage != plan::Storage::Persistent)
+          return op->emitError() << "result " << index << " updates argument "
+                                 << target.getInt()
+                                 << ", which is not persistent";
+        if (sharding != argSharding && !(replicated(sharding) &&
+                                         replicated(argSharding)))
+          return op->emitError()
+                 << "result " << index << " updates argument "
+                 << target.getInt() << " but is sharded "
+                 << (sharding ? Attribute(sharding) : Attribute())
+                 << " where the argument is "
+                 << (argSharding ? Attribute(argSharding) : Attribute());
+        updates = static_cast<int32_t>(info.index);
+      }
       FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
           op, name ? name.getValue() : ("output" + Twine(index)).str(),
-          plan::Role::Output, value, sharding);
+          plan::Role::Output, value, sharding, 0, updates);
       if (failed(binding))
         return failure();
       outputs.push_back(*binding);
@@ -582,7 +614,8 @@ ProgramLowering::lower(ProgramMemory &memory) {
         index, PartDialect::getShardingAttrName());
     std::string argName =
         name ? name.getValue().str() : ("arg" + Twine(index)).str();
-    bool isParameter = role && role.getValue() == ArgRole::Parameter;
+    bool isParameter = role && (role.getValue() == ArgRole::Parameter ||
+                                role.getValue() == ArgRole::State);
     ValueInfo &info = values[valueIds.lookup(arg)];
     info.storage =
         isParameter ? plan::Storage::Persistent : plan::Storage::Input;
@@ -591,6 +624,7 @@ ProgramLowering::lower(ProgramMemory &memory) {
         !role                                   ? plan::Role::Input
         : role.getValue() == ArgRole::Parameter ? plan::Role::Parameter
         : role.getValue() == ArgRole::Label     ? plan::Role::Label
+        : role.getValue() == ArgRole::State     ? plan::Role::State
                                                 : plan::Role::Input;
     FailureOr<fb::Offset<plan::Binding>> binding =
         makeBinding(function, argName, planRole, arg, sharding);

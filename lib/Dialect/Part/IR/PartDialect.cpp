@@ -151,6 +151,32 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
              << " arguments";
     return success();
   }
+  if (name == getUpdatesAttrName()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!index || !function)
+      return op->emitOpError() << "'part.updates' on result " << resultIndex
+                               << " must be an integer argument index";
+    int64_t arg = index.getInt();
+    if (arg < 0 || arg >= static_cast<int64_t>(function.getNumArguments()))
+      return op->emitOpError()
+             << "result " << resultIndex << " updates argument " << arg
+             << ", but the function has " << function.getNumArguments();
+    if (function.getArgumentTypes()[arg] !=
+        function.getResultTypes()[resultIndex])
+      return op->emitOpError()
+             << "result " << resultIndex << " of type "
+             << function.getResultTypes()[resultIndex]
+             << " cannot update argument " << arg << " of type "
+             << function.getArgumentTypes()[arg];
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(arg, getRoleAttrName());
+    if (!role || (role.getValue() != ArgRole::Parameter &&
+                  role.getValue() != ArgRole::State))
+      return op->emitOpError()
+             << "result " << resultIndex << " updates argument " << arg
+             << ", which is not a parameter or state";
+    return success();
+  }
   if (name != getShardingAttrName())
     return op->emitOpError() << "has unknown attribute '" << name
                              << "' on result " << resultIndex;

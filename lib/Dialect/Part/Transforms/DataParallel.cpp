@@ -36,6 +36,7 @@ struct PartDataParallelPass
         auto role = function.getArgAttrOfType<ArgRoleAttr>(
             i, PartDialect::getRoleAttrName());
         if (!role || role.getValue() == ArgRole::Parameter ||
+            role.getValue() == ArgRole::State ||
             function.getArgAttr(i, shardingName))
           continue;
         auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);

@@ -764,6 +764,19 @@ struct PartPartitionPass
          llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (function.isDeclaration() || getSpmdMesh(function))
         continue;
+      // A result that is the new value of a parameter or state is laid out
+      // as that argument: the runtime writes it back in place.
+      for (unsigned i = 0; i < function.getNumResults(); ++i) {
+        auto updates = function.getResultAttrOfType<IntegerAttr>(
+            i, PartDialect::getUpdatesAttrName());
+        if (!updates)
+          continue;
+        if (auto s = function.getArgAttrOfType<ShardingAttr>(
+                updates.getInt(), name))
+          function.setResultAttr(i, name, s);
+        else
+          function.removeResultAttr(i, StringAttr::get(&getContext(), name));
+      }
       FlatSymbolRefAttr meshName;
       auto note = [&](ShardingAttr s) {
         if (s && !meshName)

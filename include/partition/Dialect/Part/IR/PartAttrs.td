@@ -49,13 +49,14 @@ def Part_ArgRoleEnum : I32EnumAttr<"ArgRole",
     "what a function argument is to a training or inference step", [
       I32EnumAttrCase<"Parameter", 0, "parameter">,
       I32EnumAttrCase<"Input", 1, "input">,
-      I32EnumAttrCase<"Label", 2, "label">]> {
+      I32EnumAttrCase<"Label", 2, "label">,
+      I32EnumAttrCase<"State", 3, "state">]> {
   let cppNamespace = "::partition::part";
   let genSpecializedAttr = 0;
 }
 
 def Part_ArgRoleAttr : EnumAttr<Part_Dialect, Part_ArgRoleEnum, "role"> {
-  let summary = "role of a function argument: parameter, input or label";
+  let summary = "role of a function argument: parameter, input, label or (optimizer) state";
   let assemblyFormat = "`<` $value `>`";
 }
 

@@ -67,6 +67,12 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getOriginAttrName() {
       return ::llvm::StringLiteral("part.origin");
     }
+    /// Name of the function-result attribute saying which argument (a
+    /// parameter or optimizer state) the result is the new value of: the
+    /// runtime writes it back in place after each step.
+    static constexpr ::llvm::StringLiteral getUpdatesAttrName() {
+      return ::llvm::StringLiteral("part.updates");
+    }
     /// Name of the function-argument attribute giving the argument's role.
     static constexpr ::llvm::StringLiteral getRoleAttrName() {
       return ::llvm::StringLiteral("part.role");

@@ -413,4 +413,54 @@ def PartAppendLossPass : Pass<"part-append-loss", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
+  let summary = "appends an optimizer update to a gradient function: one training step";
+  let description = [{
+    Takes a function that returns a loss and gradients -- results carrying
+    `part.grad_of = <argument index>`, as `part-autodiff` makes them -- and
+    makes it one training step: the gradients update their parameters, and
+    the function returns the loss, then the new value of every parameter and
+    of every optimizer state tensor, each marked `part.updates = <argument
+    index>` so that the runtime writes it back in place after the step. The
+    gradient results are dropped.
+
+    State is explicit: a scalar f32 argument `optimizer.step` (the number of
+    steps taken) and, per parameter `P`, `momentum.P` (SGD with momentum) or
+    `adam.m.P` and `adam.v.P` (AdamW), f32 of the parameter's shape, all with
+    role `state`. The runtime starts state at zero unless a checkpoint has
+    it.
+
+    - `kind=sgd`: `b = momentum * b + g; p = p - lr * b` (PyTorch's SGD;
+      without momentum `p = p - lr * g`), plus `weight_decay * p` added to
+      `g` when set.
+    - `kind=adamw`: `m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+      p = p (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`
+      with `t` the step after this one (PyTorch's AdamW).
+    - `clip=C`: every gradient is first scaled by `min(1, C / (|g| + 1e-6))`
+      with `|g|` the global norm over all gradients.
+    - `warmup=W`: the learning rate rises linearly, `lr * min(1, t / W)`.
+
+    The update is written with elementwise `part` ops, so any sharding of a
+    parameter is a sharding of its update: partitioning splits the update
+    the way the parameter is split, and ZeRO only has to split the state.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"adamw\"",
+           "sgd or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0",
+           "SGD momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1",
+           "weight decay (default: 0.01 for adamw, 0 for sgd)">,
+    Option<"clip", "clip", "double", /*default=*/"0",
+           "global gradient-norm clipping threshold (0: off)">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0",
+           "linear learning-rate warm-up steps (0: none)">
+  ];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD

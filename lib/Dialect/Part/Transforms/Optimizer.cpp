@@ -1,0 +1,240 @@
+//===- Optimizer.cpp - a training step from a gradient function -----------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <map>
+#include <numeric>
+
+#define DEBUG_TYPE "part-optimizer"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTOPTIMIZERPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+struct PartOptimizerPass
+    : public partition::part::impl::PartOptimizerPassBase<PartOptimizerPass> {
+  using PartOptimizerPassBase::PartOptimizerPassBase;
+
+  LogicalResult rewrite(func::FuncOp function);
+
+  void runOnOperation() override {
+    if (kind != "sgd" && kind != "adamw") {
+      getOperation().emitError()
+          << "unknown optimizer kind \"" << kind << "\" (expected sgd or adamw)";
+      return signalPassFailure();
+    }
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isDeclaration() || getSpmdMesh(function))
+        continue;
+      bool hasGradients = false;
+      for (unsigned i = 0; i < function.getNumResults(); ++i)
+        hasGradients |= function.getResultAttr(i, PartDialect::getGradOfAttrName()) != nullptr;
+      if (!hasGradients)
+        continue;
+      if (failed(rewrite(function)))
+        return signalPassFailure();
+    }
+  }
+};
+
+LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
+  MLIRContext *ctx = &getContext();
+  StringRef nameAttr = PartDialect::getNameAttrName();
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(ret);
+  Location loc = ret.getLoc();
+  auto f32 = b.getF32Type();
+  auto scalarType = RankedTensorType::get({}, f32);
+  // One constant per value, made at the top of the update.
+  std::map<float, Value> constants;
+  auto scalar = [&](double v) -> Value {
+    float f = static_cast<float>(v);
+    Value &c = constants[f];
+    if (!c)
+      c = ConstantOp::create(b, loc, scalarType,
+                             DenseElementsAttr::get(scalarType, f));
+    return c;
+  };
+
+  // The loss (the results that are not gradients) and the gradients.
+  SmallVector<Value> kept;
+  SmallVector<DictionaryAttr> keptAttrs;
+  SmallVector<std::pair<unsigned, Value>> grads; // (argument, gradient)
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    auto gradOf = function.getResultAttrOfType<IntegerAttr>(i, PartDialect::getGradOfAttrName());
+    if (!gradOf) {
+      kept.push_back(ret.getOperand(i));
+      keptAttrs.push_back(function.getResultAttrDict(i));
+      continue;
+    }
+    int64_t arg = gradOf.getInt();
+    if (arg < 0 || arg >= static_cast<int64_t>(function.getNumArguments()))
+      return function.emitError() << "result " << i << " is the gradient of "
+                                  << "argument " << arg << ", which does not exist";
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(
+        arg, PartDialect::getRoleAttrName());
+    if (!role || role.getValue() != ArgRole::Parameter)
+      return function.emitError() << "result " << i << " is the gradient of "
+                                  << "argument " << arg
+                                  << ", which is not a parameter";
+    auto paramType = cast<RankedTensorType>(function.getArgumentTypes()[arg]);
+    if (ret.getOperand(i).getType() != paramType)
+      return function.emitError()
+             << "gradient result " << i << " has type "
+             << ret.getOperand(i).getType() << " but parameter " << arg
+             << " has type " << paramType;
+    if (paramType.getElementType() != f32)
+      return function.emitError()
+             << "parameter " << arg << " is " << paramType
+             << "; the optimizer updates f32 master weights";
+    grads.push_back({static_cast<unsigned>(arg), ret.getOperand(i)});
+  }
+
+  auto addState = [&](StringRef name, Type type) -> Value {
+    unsigned index = function.getNumArguments();
+    (void)function.insertArgument(
+        index, type,
+        b.getDictionaryAttr(
+            {b.getNamedAttr(nameAttr, b.getStringAttr(name)),
+             b.getNamedAttr(PartDialect::getRoleAttrName(),
+                            ArgRoleAttr::get(ctx, ArgRole::State))}),
+        loc);
+    return body.getArgument(index);
+  };
+  auto paramName = [&](unsigned arg) {
+    auto name = function.getArgAttrOfType<StringAttr>(arg, nameAttr);
+    return name ? name.getValue().str() : "arg" + std::to_string(arg);
+  };
+
+  // New values and the arguments they replace.
+  SmallVector<std::pair<Value, unsigned>> updates;
+  SmallVector<std::string> updateNames;
+
+  Value step = addState("optimizer.step", scalarType);
+  unsigned stepArg = function.getNumArguments() - 1;
+  Value t = AddOp::create(b, loc, step, scalar(1.0));
+  Value lrT = scalar(lr);
+  if (warmup > 0)
+    lrT = MulOp::create(
+        b, loc, lrT,
+        MinOp::create(b, loc, scalar(1.0),
+                      DivOp::create(b, loc, t, scalar(double(warmup)))));
+
+  // Global-norm clipping.
+  if (clip > 0 && !grads.empty()) {
+    Value sumSquares;
+    for (auto &[arg, g] : grads) {
+      auto type = cast<RankedTensorType>(g.getType());
+      Value sq = MulOp::create(b, loc, g, g);
+      SmallVector<int64_t> dims(type.getRank());
+      std::iota(dims.begin(), dims.end(), 0);
+      Value s = type.getRank() ? ReduceSumOp::create(b, loc, scalarType, sq,
+                                                     dims, false)
+                                     .getResult()
+                               : sq;
+      sumSquares = sumSquares ? AddOp::create(b, loc, sumSquares, s).getResult()
+                              : s;
+    }
+    Value norm = SqrtOp::create(b, loc, sumSquares);
+    Value factor = MinOp::create(
+        b, loc, scalar(1.0),
+        DivOp::create(b, loc, scalar(clip),
+                      AddOp::create(b, loc, norm, scalar(1e-6))));
+    for (auto &[arg, g] : grads)
+      g = MulOp::create(b, loc, g, factor);
+  }
+
+  double wd = weightDecay >= 0 ? double(weightDecay)
+                               : (kind == "adamw" ? 0.01 : 0.0);
+  for (auto &[arg, g] : grads) {
+    Value p = body.getArgument(arg);
+    Type type = p.getType();
+    std::string name = paramName(arg);
+    if (kind == "sgd") {
+      if (wd != 0)
+        g = AddOp::create(b, loc, g, MulOp::create(b, loc, p, scalar(wd)));
+      Value direction = g;
+      if (momentum != 0) {
+        unsigned bufArg = function.getNumArguments();
+        Value buf = addState("momentum." + name, type);
+        Value newBuf = AddOp::create(
+            b, loc, MulOp::create(b, loc, buf, scalar(momentum)), g);
+        updates.push_back({newBuf, bufArg});
+        updateNames.push_back("momentum." + name);
+        direction = newBuf;
+      }
+      Value newP =
+          SubOp::create(b, loc, p, MulOp::create(b, loc, direction, lrT));
+      updates.push_back({newP, arg});
+      updateNames.push_back(name);
+      continue;
+    }
+    // AdamW.
+    unsigned mArg = function.getNumArguments();
+    Value m = addState("adam.m." + name, type);
+    unsigned vArg = function.getNumArguments();
+    Value v = addState("adam.v." + name, type);
+    Value newM = AddOp::create(
+        b, loc, MulOp::create(b, loc, m, scalar(beta1)),
+        MulOp::create(b, loc, g, scalar(1.0 - beta1)));
+    Value newV = AddOp::create(
+        b, loc, MulOp::create(b, loc, v, scalar(beta2)),
+        MulOp::create(b, loc, MulOp::create(b, loc, g, g),
+                      scalar(1.0 - beta2)));
+    Value c1 = SubOp::create(b, loc, scalar(1.0),
+                             PowOp::create(b, loc, scalar(beta1), t));
+    Value c2 = SubOp::create(b, loc, scalar(1.0),
+                             PowOp::create(b, loc, scalar(beta2), t));
+    Value mHat = DivOp::create(b, loc, newM, c1);
+    Value vHat = DivOp::create(b, loc, newV, c2);
+    Value denom =
+        AddOp::create(b, loc, SqrtOp::create(b, loc, vHat), scalar(epsilon));
+    Value decayed =
+        wd != 0 ? MulOp::create(b, loc, p,
+                                SubOp::create(b, loc, scalar(1.0),
+                                              MulOp::create(b, loc, lrT,
+                                                            scalar(wd))))
+                      .getResult()
+                : p;
+    Value newP = SubOp::create(
+        b, loc, decayed,
+        MulOp::create(b, loc, DivOp::create(b, loc, mHat, denom), lrT));
+    updates.push_back({newP, arg});
+    updateNames.push_back(name);
+    updates.push_back({newM, mArg});
+    updateNames.push_back("adam.m." + name);
+    updates.push_back({newV, vArg});
+    updateNames.push_back("adam.v." + name);
+  }
+  updates.push_back({t, stepArg});
+  updateNames.push_back("optimizer.step");
+
+  // Results: what was kept (the loss), then every new value.
+  SmallVector<Value> results(kept.begin(), kept.end());
+  SmallVector<DictionaryAttr> resultAttrs(keptAttrs.begin(), keptAttrs.end());
+  for (auto [update, name] : llvm::zip(updates, updateNames)) {
+    results.push_back(update.first);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr(nameAttr, b.getStringAttr("new." + name)),
+         b.getNamedAttr(PartDialect::getUpdatesAttrName(),
+                        b.getI64IntegerAttr(update.second))}));
+  }
+  func::ReturnOp::create(b, loc, results);
+  ret.erase();
+  function.setFunctionType(FunctionType::get(
+      ctx, function.getArgumentTypes(), ValueRange(results).getTypes()));
+  function.setAllResultAttrs(resultAttrs);
+  return success();
+}
+} // namespace
