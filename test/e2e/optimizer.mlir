@@ -25,7 +25,7 @@
 // RUN:   mkdir -p %t/$k/out$m && \
 // RUN:   partition-run %t/$k/$m.plan --backend cpu --steps 5 --weights %t/$k/weights.safetensors --input x=%t/$k/x.npy --input y=%t/$k/y.npy --output-dir %t/$k/out$m > %t/$k/$m.log || exit 1; \
 // RUN: done; \
-// RUN: %python %S/Inputs/compare_losses.py 1e-5 1e-5 %t/$k/losses.txt %t/$k/1.log %t/$k/2.log %t/$k/4.log || exit 1; \
+// RUN: %python %S/Inputs/losses_agree.py 1e-5 1e-5 %t/$k/losses.txt %t/$k/1.log %t/$k/2.log %t/$k/4.log || exit 1; \
 // RUN: %python %S/Inputs/compare.py 1e-5 1e-5 %t/$k/w.npy %t/$k/out1/new.w.npy %t/$k/out2/new.w.npy %t/$k/out4/new.w.npy || exit 1; \
 // RUN: %python %S/Inputs/compare.py 1e-5 1e-5 %t/$k/b.npy %t/$k/out1/new.b.npy %t/$k/out2/new.b.npy %t/$k/out4/new.b.npy || exit 1; \
 // RUN: done

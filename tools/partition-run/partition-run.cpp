@@ -410,7 +410,7 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       else
         value = bf16ToFloat(*reinterpret_cast<const uint16_t *>(t->data.data()));
       char buffer[64];
-      std::snprintf(buffer, sizeof(buffer), " %s %.6f", name.c_str(), value);
+      std::snprintf(buffer, sizeof(buffer), " %s %.9g", name.c_str(), value);
       line += buffer;
     }
     std::printf("%s\n", line.c_str());

@@ -1,0 +1,39 @@
+// Training end to end on generated models: partition-import --model, a
+// cross-entropy loss (part-append-loss), gradients (part-autodiff), an AdamW
+// step (part-optimizer), partitioned for meshes (dp, tp) = (1,1), (2,1),
+// (1,2), (2,2) and run for 5 steps by partition-run. Every mesh must give
+// the single-rank run's per-step losses and final weights and optimizer
+// state.
+//
+// Tolerance: losses 2e-5 + 2e-5 |ref|; weights and state 1e-5 + 1e-3 |ref|.
+// Partitioning only reorders f32 sums (tp splits the contractions, dp the
+// batch), a relative 1e-6 per step on losses and gradients. AdamW's update
+// is lr * m / sqrt(v) per element, about lr in size whatever the gradient's
+// magnitude, so a gradient differing by 1e-6 relative moves an update of
+// 1e-3 by ~1e-9; after 5 steps weights agree to ~1e-8 absolute, and the
+// second moments (squares of gradients) to ~1e-5 relative. A dropped
+// gradient, a gradient not reduced over dp, or a wrong update moves
+// weights by ~1e-3 (one step of lr) or losses by far more.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/train_data.py %t 4 8 64
+// RUN: for model in gpt mlp; do \
+// RUN:   if [ $model = gpt ]; then \
+// RUN:     partition-import --model gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --seed 3 -o %t/$model.mlir --weights %t/$model.safetensors || exit 1; \
+// RUN:     feed="--input tokens=%t/tokens.npy --input labels=%t/labels.npy"; \
+// RUN:   else \
+// RUN:     partition-import --model mlp --layers 3 --hidden 16 --ffn 32 --batch 4 --seed 3 -o %t/$model.mlir --weights %t/$model.safetensors || exit 1; \
+// RUN:     feed="--input x=%t/x.npy --input targets=%t/targets.npy"; \
+// RUN:   fi; \
+// RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
+// RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
+// RUN:   for m in dp:1 dp:2 dp:1,tp:2 dp:2,tp:2; do \
+// RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/$model-$m.plan 2>/dev/null || exit 1; \
+// RUN:     mkdir -p %t/$model-$m && \
+// RUN:     partition-run %t/$model-$m.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$model-$m > %t/$model-$m.log || exit 1; \
+// RUN:   done; \
+// RUN:   %python %S/Inputs/losses_agree.py 2e-5 2e-5 %t/$model-dp:1.log %t/$model-dp:2.log %t/$model-dp:1,tp:2.log %t/$model-dp:2,tp:2.log || exit 1; \
+// RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/$model-dp:1 %t/$model-dp:2 %t/$model-dp:1,tp:2 %t/$model-dp:2,tp:2 || exit 1; \
+// RUN: done
+// The loss falls:
+// RUN: %python %S/Inputs/losses_agree.py --falling %t/gpt-dp:2,tp:2.log
