@@ -10,7 +10,10 @@
 #   3. import the small GPT that test/Import/models/export.py exported from
 #      PyTorch (ONNX opset 17, symbolic batch and sequence), partition it for
 #      a 2 x 2 (dp x tp) mesh, run it on 4 CPU ranks and on 1, and compare
-#      both with onnxruntime.
+#      both with onnxruntime;
+#   4. train the same GPT: a cross-entropy loss, gradients and AdamW compiled
+#      into one training step, partitioned for 8 CPU ranks (dp 2 x tp 4) and
+#      run for 30 steps, with the losses of 1 rank beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -79,3 +82,27 @@ echo "== run on 4 CPU ranks and on 1"
 echo "== both against onnxruntime"
 /usr/bin/python3 test/e2e/Inputs/compare.py 5e-5 5e-5 "$work/ref/logits.npy" \
   "$work/gpt-out4/logits.npy" "$work/gpt-out1/logits.npy"
+
+echo
+echo "== 4. training the imported GPT: --loss cross-entropy, part-autodiff, part-optimizer (AdamW)"
+"$bin/partition-import" "$model" --dim batch=2 --dim seq=8 --loss cross-entropy \
+  -o "$work/gpt-loss.mlir" --weights "$work/gpt.safetensors"
+"$bin/partition-opt" "$work/gpt-loss.mlir" --part-autodiff \
+  --part-optimizer="kind=adamw lr=3e-3" -o "$work/gpt-step.mlir"
+echo "   the training step: $(grep -o 'part.updates' "$work/gpt-step.mlir" | wc -l) values updated in place per step" \
+  "(parameters, Adam moments, the step count)"
+/usr/bin/python3 -c "
+import numpy as np
+t = np.random.default_rng(0).integers(0, 96, size=(2, 9))
+np.save('$work/ids.npy', t[:, :-1].astype(np.int64))
+np.save('$work/labels.npy', t[:, 1:].astype(np.int32))"
+for m in dp:2,tp:4 dp:1; do
+  "$bin/partition-opt" "$work/gpt-step.mlir" --part-spmd="mesh=$m" |
+    "$bin/partition-translate" --part-to-plan -o "$work/train-$m.plan" 2>/dev/null
+  "$bin/partition-run" "$work/train-$m.plan" --backend cpu --steps 30 \
+    --weights "$work/gpt.safetensors" --input input_ids="$work/ids.npy" \
+    --input labels="$work/labels.npy" > "$work/train-$m.log"
+done
+echo "   step  loss on 8 ranks (dp 2 x tp 4)  loss on 1 rank"
+paste "$work/train-dp:2,tp:4.log" "$work/train-dp:1.log" | grep '^step' |
+  awk 'NR <= 5 || NR % 5 == 0 {printf "   %4d  %-28s %s\n", $2, $4, $8}'
