@@ -310,6 +310,24 @@ StatusOr<HostTensor> Executor::output(const std::string &name) {
   return PARTITION_ERROR(NotFound, "the plan has no output \"", name, "\"");
 }
 
+StatusOr<HostTensor> Executor::parameter(const std::string &name) {
+  if (program_ && program_->params())
+    for (uint32_t i = 0; i < program_->params()->size(); ++i) {
+      const plan::Binding *b = program_->params()->Get(i);
+      if (b->name()->str() != name)
+        continue;
+      const plan::Value *v = program_->values()->Get(b->value());
+      HostTensor result{toDType(v->dtype()), toVector(v->shape()), {}};
+      result.data.resize(valueBytes(*v));
+      PARTITION_RETURN_IF_ERROR(
+          device_.copyToHost(result.data.data(), params_[i]->data(),
+                             result.data.size(), *stream_));
+      PARTITION_RETURN_IF_ERROR(stream_->synchronize());
+      return result;
+    }
+  return PARTITION_ERROR(NotFound, "the plan has no parameter \"", name, "\"");
+}
+
 Status Executor::run() {
   if (!program_)
     return Status::ok();

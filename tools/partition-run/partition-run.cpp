@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Backends.h"
+#include "partition/runtime/Checkpoint.h"
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Npy.h"
 #include "partition/runtime/Plan.h"
@@ -64,6 +65,12 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --input NAME=FILE.npy  the whole value of input NAME (repeatable)
   --output-dir DIR       write each output as DIR/NAME.npy
   --steps N              run the plan N times (default 1); times are per step
+  --checkpoint DIR       after the last step, write every rank's blocks of
+                         every parameter and state value to
+                         DIR/rank-<r>.safetensors, then DIR/manifest.json
+  --resume DIR           instead of --weights: load parameters and state
+                         from the checkpoint DIR (written under any mesh);
+                         steps are numbered on from the checkpoint's
   --trace FILE.json      write a Chrome/Perfetto trace of every rank
   --timeout SECONDS      deadline of each collective wait (default 60)
   --fail-rank R          make rank R stop with an error before its first
@@ -86,6 +93,10 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
   int steps = 1;
+  std::string checkpointDir;
+  std::string resumeDir;
+  /// The manifest of --resume, read once before the ranks start.
+  std::shared_ptr<const CheckpointManifest> resumed;
   std::string trace;
   int timeoutSeconds = 60;
   int failRank = -1;
@@ -153,7 +164,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         o.failRank = r;
       }
     } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
-               a == "--trace" || a == "--input") {
+               a == "--trace" || a == "--input" || a == "--checkpoint" ||
+               a == "--resume") {
       const char *v = value(a.c_str());
       if (!v)
         return a + " needs a value";
@@ -165,6 +177,10 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         o.outputDir = v;
       else if (a == "--trace")
         o.trace = v;
+      else if (a == "--checkpoint")
+        o.checkpointDir = v;
+      else if (a == "--resume")
+        o.resumeDir = v;
       else {
         std::string s = v;
         size_t eq = s.find('=');
@@ -184,6 +200,9 @@ std::string parseArgs(int argc, char **argv, Options &o) {
   }
   if (o.planPath.empty())
     return "no plan given (see --help)";
+  if (!o.resumeDir.empty() && (!o.weights.empty() || o.randomSeed >= 0))
+    return "--resume loads the parameters; it excludes --weights and "
+           "--random-weights";
   return "";
 }
 
@@ -349,7 +368,11 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   if (program.params())
     for (const plan::Binding *b : *program.params())
       needsWeights |= b->role() != plan::Role::Constant;
-  if (needsWeights && o.randomSeed >= 0) {
+  if (needsWeights && o.resumed) {
+    CheckpointSource source(o.resumeDir, o.resumed);
+    if (Status s = ex.loadParameters(source); !s.isOk())
+      return fail(s);
+  } else if (needsWeights && o.randomSeed >= 0) {
     RandomSource source(uint64_t(o.randomSeed), o.randomScale);
     if (Status s = ex.loadParameters(source); !s.isOk())
       return fail(s);
@@ -382,9 +405,10 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   auto ready = std::chrono::steady_clock::now();
   r.setupMs = std::chrono::duration<double, std::milli>(ready - start).count();
   // Scalar outputs (a training step's loss) are printed after every step
-  // by the first rank when there are several steps.
+  // by the first rank when there are several steps (or a checkpoint).
   std::vector<std::string> scalars;
-  if (rank == 0 && o.steps > 1 && program.outputs())
+  bool training = o.steps > 1 || o.resumed || !o.checkpointDir.empty();
+  if (rank == 0 && training && program.outputs())
     for (const plan::Binding *b : *program.outputs()) {
       const plan::Value *v = program.values()->Get(b->value());
       if (v->shape()->size() == 0 && isFloat(toDType(v->dtype())) &&
@@ -397,7 +421,8 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       return fail(s);
     if (scalars.empty())
       continue;
-    std::string line = "step " + std::to_string(step + 1) + ":";
+    int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
+    std::string line = "step " + std::to_string(done) + ":";
     for (const std::string &name : scalars) {
       StatusOr<HostTensor> t = ex.output(name);
       if (!t.isOk())
@@ -420,6 +445,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
                  std::chrono::steady_clock::now() - ready)
                  .count() /
              o.steps;
+  if (!o.checkpointDir.empty())
+    if (Status s = writeCheckpointShard(o.checkpointDir, ex, rank); !s.isOk())
+      return fail(s);
   if (program.outputs())
     for (const plan::Binding *b : *program.outputs()) {
       StatusOr<HostTensor> t = ex.output(b->name()->str());
@@ -562,6 +590,21 @@ int finish(const Options &o, const LoadedPlan &plan,
   for (const RankResult &r : results)
     if (!r.status.isOk())
       return 1;
+  // Every rank wrote its file: the manifest makes the checkpoint whole.
+  if (!o.checkpointDir.empty()) {
+    int64_t steps = (o.resumed ? o.resumed->steps : 0) + o.steps;
+    StatusOr<CheckpointManifest> manifest =
+        describeCheckpoint(plan.root(), steps);
+    Status s =
+        manifest.isOk() ? manifest->write(o.checkpointDir) : manifest.status();
+    if (!s.isOk()) {
+      std::cerr << "partition-run: " << s.toString() << "\n";
+      return 1;
+    }
+    std::printf("checkpoint %s: %zu tensors after step %lld\n",
+                o.checkpointDir.c_str(), manifest->tensors.size(),
+                (long long)steps);
+  }
   for (size_t rank = 0; rank < results.size(); ++rank) {
     const RankResult &r = results[rank];
     std::printf("rank %zu: setup %.1f ms, %.3f ms per step, peak memory %zu "
@@ -693,6 +736,16 @@ int main(int argc, char **argv) {
   if (o.dump) {
     std::cout << plan->dump();
     return 0;
+  }
+  if (!o.resumeDir.empty()) {
+    StatusOr<CheckpointManifest> manifest =
+        CheckpointManifest::read(o.resumeDir);
+    if (!manifest.isOk()) {
+      std::cerr << "partition-run: " << manifest.status().toString() << "\n";
+      return 1;
+    }
+    o.resumed =
+        std::make_shared<const CheckpointManifest>(std::move(*manifest));
   }
 
   if (o.backend.empty()) {

@@ -77,6 +77,9 @@ public:
   Status run();
   /// This rank's block of output `name`.
   StatusOr<HostTensor> output(const std::string &name);
+  /// This rank's block of persistent value `name` (a parameter, state or
+  /// constant binding), as it is now: after run(), with its updates applied.
+  StatusOr<HostTensor> parameter(const std::string &name);
 
   const std::vector<TraceEvent> &trace() const { return trace_; }
   Device &device() { return device_; }

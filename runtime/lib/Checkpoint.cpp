@@ -1,0 +1,807 @@
+//===- Checkpoint.cpp - training checkpoints: shards and manifest ---------===//
+//
+// manifest.json is small and written by this file only, so it is read with
+// a minimal strict JSON parser here (objects, arrays, strings, integers,
+// booleans, null) rather than a dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Checkpoint.h"
+#include "partition/runtime/Sharding.h"
+
+#include "FileIO.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace partition::runtime;
+namespace plan = partition::plan;
+
+std::string partition::runtime::checkpointFileName(int rank) {
+  return "rank-" + std::to_string(rank) + ".safetensors";
+}
+
+const CheckpointTensor *
+CheckpointManifest::find(const std::string &name) const {
+  for (const CheckpointTensor &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+void appendString(std::string &out, const std::string &s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (uint8_t(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", unsigned(c));
+      out += buffer;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+template <typename T>
+void appendList(std::string &out, const T &values) {
+  out += '[';
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  out += ']';
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so a
+/// reader sees the old file or the new one, never a partial one.
+Status writeAtomically(const std::string &path, const std::string &bytes) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return detail::ioError(tmp, "cannot create");
+  Status s = detail::writeFully(fd, tmp, bytes.data(), bytes.size());
+  if (s.isOk() && ::fsync(fd) != 0)
+    s = detail::ioError(tmp, "cannot sync");
+  ::close(fd);
+  if (s.isOk() && std::rename(tmp.c_str(), path.c_str()) != 0)
+    s = detail::ioError(path, "cannot rename the temporary file onto");
+  if (!s.isOk())
+    ::unlink(tmp.c_str());
+  return s;
+}
+
+} // namespace
+
+std::string CheckpointManifest::toJson() const {
+  std::string out = "{\n  \"format\": \"partition-checkpoint\",\n";
+  out += "  \"version\": " + std::to_string(kCheckpointVersion) + ",\n";
+  out += "  \"steps\": " + std::to_string(steps) + ",\n";
+  out += "  \"meshes\": [";
+  for (size_t m = 0; m < meshes.size(); ++m) {
+    const CheckpointMesh &mesh = meshes[m];
+    out += m ? ",\n    {" : "\n    {";
+    out += "\"name\": ";
+    appendString(out, mesh.name);
+    out += ", \"axis_names\": [";
+    for (size_t i = 0; i < mesh.axisNames.size(); ++i) {
+      out += i ? ", " : "";
+      appendString(out, mesh.axisNames[i]);
+    }
+    out += "], \"axis_sizes\": ";
+    appendList(out, mesh.axisSizes);
+    out += ", \"ranks\": ";
+    appendList(out, mesh.ranks);
+    out += "}";
+  }
+  out += "\n  ],\n  \"tensors\": {";
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const CheckpointTensor &tensor = tensors[t];
+    out += t ? ",\n    " : "\n    ";
+    appendString(out, tensor.name);
+    out += ": {\"role\": ";
+    appendString(out, tensor.role);
+    out += ", \"dtype\": ";
+    appendString(out, safetensorsDTypeName(tensor.dtype));
+    out += ", \"shape\": ";
+    appendList(out, tensor.shape);
+    out += ", \"blocks\": [";
+    for (size_t b = 0; b < tensor.blocks.size(); ++b) {
+      const CheckpointBlock &block = tensor.blocks[b];
+      out += b ? ",\n      {" : "\n      {";
+      out += "\"file\": ";
+      appendString(out, block.file);
+      out += ", \"rank\": " + std::to_string(block.rank) + ", \"offsets\": ";
+      appendList(out, block.offsets);
+      out += ", \"shape\": ";
+      appendList(out, block.shape);
+      out += "}";
+    }
+    out += "]}";
+  }
+  out += "\n  }\n}\n";
+  return out;
+}
+
+Status CheckpointManifest::write(const std::string &dir) const {
+  return writeAtomically(dir + "/manifest.json", toJson());
+}
+
+StatusOr<CheckpointManifest>
+partition::runtime::describeCheckpoint(const plan::Plan &root, int64_t steps) {
+  CheckpointManifest manifest;
+  manifest.steps = steps;
+  for (const plan::Mesh *mesh : *root.meshes()) {
+    CheckpointMesh m;
+    m.name = mesh->name()->str();
+    for (const auto *name : *mesh->axis_names())
+      m.axisNames.push_back(name->str());
+    m.axisSizes.assign(mesh->axis_sizes()->begin(), mesh->axis_sizes()->end());
+    m.ranks.assign(mesh->ranks()->begin(), mesh->ranks()->end());
+    manifest.meshes.push_back(std::move(m));
+  }
+  std::map<std::string, CheckpointTensor> tensors;
+  for (const plan::Program *program : *root.programs()) {
+    if (!program->params())
+      continue;
+    const plan::Mesh &mesh = *root.meshes()->Get(program->mesh());
+    for (const plan::Binding *b : *program->params()) {
+      if (b->role() != plan::Role::Parameter && b->role() != plan::Role::State)
+        continue;
+      std::string name = b->name()->str();
+      if (b->sharding()->unreduced() && b->sharding()->unreduced()->size())
+        return PARTITION_ERROR(InvalidArgument, "persistent value \"", name,
+                               "\" is a pending sum over some mesh axes; a "
+                               "checkpoint cannot hold it");
+      const plan::Value &v = *program->values()->Get(b->value());
+      std::vector<int64_t> global(b->global_shape()->begin(),
+                                  b->global_shape()->end());
+      std::vector<int64_t> local(v.shape()->begin(), v.shape()->end());
+      auto [it, fresh] = tensors.try_emplace(name);
+      CheckpointTensor &t = it->second;
+      if (fresh) {
+        t.name = name;
+        t.role = b->role() == plan::Role::State ? "state" : "parameter";
+        t.dtype = toDType(v.dtype());
+        t.shape = global;
+      } else if (t.dtype != toDType(v.dtype()) || t.shape != global) {
+        return PARTITION_ERROR(InvalidArgument, "persistent value \"", name,
+                               "\" has different types in two programs");
+      }
+      for (uint32_t d = 0; d < mesh.ranks()->size(); ++d) {
+        int rank = mesh.ranks()->Get(d);
+        CheckpointBlock block;
+        block.file = checkpointFileName(rank);
+        block.rank = rank;
+        block.offsets =
+            shardOffsets(mesh, *b->sharding(), meshCoordinates(mesh, d), local);
+        block.shape = local;
+        t.blocks.push_back(std::move(block));
+      }
+    }
+  }
+  for (auto &[name, t] : tensors)
+    manifest.tensors.push_back(std::move(t));
+  return manifest;
+}
+
+Status partition::runtime::writeCheckpointShard(const std::string &dir,
+                                                Executor &executor, int rank) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    return PARTITION_ERROR(InvalidArgument,
+                           "cannot create checkpoint "
+                           "directory ",
+                           dir, ": ", error.message());
+  // A manifest left by an earlier checkpoint would describe a mix of old and
+  // new rank files until the new one replaces it: remove it first.
+  std::string manifest = dir + "/manifest.json";
+  if (::unlink(manifest.c_str()) != 0 && errno != ENOENT)
+    return detail::ioError(manifest, "cannot remove");
+  SafetensorsWriter writer;
+  std::vector<HostTensor> kept;
+  std::vector<std::string> names;
+  if (const plan::Program *program = executor.program())
+    if (program->params())
+      for (const plan::Binding *b : *program->params())
+        if (b->role() == plan::Role::Parameter ||
+            b->role() == plan::Role::State)
+          names.push_back(b->name()->str());
+  kept.reserve(names.size());
+  for (const std::string &name : names) {
+    PARTITION_ASSIGN_OR_RETURN(HostTensor t, executor.parameter(name));
+    kept.push_back(std::move(t));
+    const HostTensor &h = kept.back();
+    PARTITION_RETURN_IF_ERROR(
+        writer.add(name, h.dtype, h.shape, h.data.data()));
+  }
+  PARTITION_ASSIGN_OR_RETURN(std::string bytes, writer.serialize());
+  return writeAtomically(dir + "/" + checkpointFileName(rank), bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Reading manifest.json
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A parsed JSON value (numbers are integers: the manifest has no others).
+struct Json {
+  enum Kind { Null, Bool, Int, String, Array, Object } kind = Null;
+  bool boolean = false;
+  int64_t integer = 0;
+  std::string string;
+  std::vector<Json> array;
+  std::vector<std::pair<std::string, Json>> object;
+
+  const Json *get(const std::string &key) const {
+    for (const auto &[k, v] : object)
+      if (k == key)
+        return &v;
+    return nullptr;
+  }
+};
+
+class JsonParser {
+public:
+  explicit JsonParser(const std::string &text) : text_(text) {}
+
+  /// Parses the whole text; on failure, `error()` says where and why.
+  bool parse(Json &out) {
+    if (!value(out, 0))
+      return false;
+    skipSpace();
+    if (pos_ != text_.size())
+      return fail("unexpected text after the end of the document");
+    return true;
+  }
+  const std::string &error() const { return error_; }
+
+private:
+  bool fail(const std::string &why) {
+    if (error_.empty())
+      error_ = why + " at byte " + std::to_string(pos_);
+    return false;
+  }
+  void skipSpace() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                   text_[pos_] == '\t' || text_[pos_] == '\r'))
+      ++pos_;
+  }
+  bool literal(const char *word) {
+    size_t n = std::strlen(word);
+    if (text_.compare(pos_, n, word) != 0)
+      return fail("invalid literal");
+    pos_ += n;
+    return true;
+  }
+  bool string(std::string &out) {
+    ++pos_; // the opening quote
+    while (pos_ < text_.size() && text_[pos_] != '"') {
+      char c = text_[pos_++];
+      if (uint8_t(c) < 0x20)
+        return fail("control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (pos_ >= text_.size())
+        break;
+      char e = text_[pos_++];
+      switch (e) {
+      case '"':
+      case '\\':
+      case '/':
+        out += e;
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'u': {
+        if (pos_ + 4 > text_.size())
+          return fail("truncated \\u escape");
+        unsigned code = 0;
+        for (int i = 0; i < 4; ++i) {
+          char h = text_[pos_++];
+          code <<= 4;
+          if (h >= '0' && h <= '9')
+            code |= h - '0';
+          else if (h >= 'a' && h <= 'f')
+            code |= h - 'a' + 10;
+          else if (h >= 'A' && h <= 'F')
+            code |= h - 'A' + 10;
+          else
+            return fail("invalid \\u escape");
+        }
+        if (code >= 0x80) // names the writer produces are escaped below 0x20
+          return fail("unsupported \\u escape");
+        out += char(code);
+        break;
+      }
+      default:
+        return fail("invalid escape");
+      }
+    }
+    if (pos_ >= text_.size())
+      return fail("unterminated string");
+    ++pos_;
+    return true;
+  }
+  bool value(Json &out, int depth) {
+    if (depth > 32)
+      return fail("nesting too deep");
+    skipSpace();
+    if (pos_ >= text_.size())
+      return fail("unexpected end of the document");
+    char c = text_[pos_];
+    if (c == '{') {
+      out.kind = Json::Object;
+      ++pos_;
+      skipSpace();
+      if (pos_ < text_.size() && text_[pos_] == '}') {
+        ++pos_;
+        return true;
+      }
+      while (true) {
+        skipSpace();
+        if (pos_ >= text_.size() || text_[pos_] != '"')
+          return fail("expected a string key");
+        std::string key;
+        if (!string(key))
+          return false;
+        skipSpace();
+        if (pos_ >= text_.size() || text_[pos_] != ':')
+          return fail("expected ':'");
+        ++pos_;
+        Json v;
+        if (!value(v, depth + 1))
+          return false;
+        out.object.emplace_back(std::move(key), std::move(v));
+        skipSpace();
+        if (pos_ < text_.size() && text_[pos_] == ',') {
+          ++pos_;
+          continue;
+        }
+        if (pos_ < text_.size() && text_[pos_] == '}') {
+          ++pos_;
+          return true;
+        }
+        return fail("expected ',' or '}'");
+      }
+    }
+    if (c == '[') {
+      out.kind = Json::Array;
+      ++pos_;
+      skipSpace();
+      if (pos_ < text_.size() && text_[pos_] == ']') {
+        ++pos_;
+        return true;
+      }
+      while (true) {
+        Json v;
+        if (!value(v, depth + 1))
+          return false;
+        out.array.push_back(std::move(v));
+        skipSpace();
+        if (pos_ < text_.size() && text_[pos_] == ',') {
+          ++pos_;
+          continue;
+        }
+        if (pos_ < text_.size() && text_[pos_] == ']') {
+          ++pos_;
+          return true;
+        }
+        return fail("expected ',' or ']'");
+      }
+    }
+    if (c == '"') {
+      out.kind = Json::String;
+      return string(out.string);
+    }
+    if (c == 't' || c == 'f') {
+      out.kind = Json::Bool;
+      out.boolean = c == 't';
+      return literal(c == 't' ? "true" : "false");
+    }
+    if (c == 'n')
+      return literal("null");
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      out.kind = Json::Int;
+      size_t start = pos_;
+      if (c == '-')
+        ++pos_;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9')
+        ++pos_;
+      if (pos_ < text_.size() &&
+          (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E'))
+        return fail("expected an integer");
+      std::string digits = text_.substr(start, pos_ - start);
+      errno = 0;
+      char *end = nullptr;
+      out.integer = std::strtoll(digits.c_str(), &end, 10);
+      if (errno || *end || digits == "-")
+        return fail("invalid integer \"" + digits + "\"");
+      return true;
+    }
+    return fail("unexpected character");
+  }
+
+  const std::string &text_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+/// Field readers that name the offending field.
+class Fields {
+public:
+  explicit Fields(std::string source) : source_(std::move(source)) {}
+
+  Status error(const std::string &where, const std::string &what) const {
+    return PARTITION_ERROR(InvalidArgument, source_, ": ", where, ": ", what);
+  }
+  StatusOr<const Json *> field(const Json &object, const std::string &key,
+                               Json::Kind kind,
+                               const std::string &where) const {
+    const Json *v = object.get(key);
+    static const char *names[] = {"null",     "a boolean", "an integer",
+                                  "a string", "an array",  "an object"};
+    if (!v)
+      return error(where, "\"" + key + "\" is missing");
+    if (v->kind != kind)
+      return error(where, "\"" + key + "\" must be " + names[kind]);
+    return v;
+  }
+  StatusOr<std::vector<int64_t>> ints(const Json &object,
+                                      const std::string &key,
+                                      const std::string &where) const {
+    PARTITION_ASSIGN_OR_RETURN(const Json *v,
+                               field(object, key, Json::Array, where));
+    std::vector<int64_t> out;
+    for (const Json &e : v->array) {
+      if (e.kind != Json::Int)
+        return error(where, "\"" + key + "\" must hold integers");
+      out.push_back(e.integer);
+    }
+    return out;
+  }
+
+private:
+  std::string source_;
+};
+
+} // namespace
+
+StatusOr<CheckpointManifest>
+CheckpointManifest::parse(const std::string &json, const std::string &source) {
+  Json root;
+  JsonParser parser(json);
+  if (!parser.parse(root))
+    return PARTITION_ERROR(InvalidArgument, source,
+                           ": not valid JSON: ", parser.error());
+  Fields f(source);
+  if (root.kind != Json::Object)
+    return f.error("manifest", "must be a JSON object");
+  PARTITION_ASSIGN_OR_RETURN(const Json *format,
+                             f.field(root, "format", Json::String, "manifest"));
+  if (format->string != "partition-checkpoint")
+    return f.error("manifest", "\"format\" is \"" + format->string +
+                                   "\", expected \"partition-checkpoint\"");
+  PARTITION_ASSIGN_OR_RETURN(const Json *version,
+                             f.field(root, "version", Json::Int, "manifest"));
+  if (version->integer != kCheckpointVersion)
+    return f.error("manifest", "version " + std::to_string(version->integer) +
+                                   " is not the version this runtime reads (" +
+                                   std::to_string(kCheckpointVersion) + ")");
+  CheckpointManifest m;
+  PARTITION_ASSIGN_OR_RETURN(const Json *steps,
+                             f.field(root, "steps", Json::Int, "manifest"));
+  if (steps->integer < 0)
+    return f.error("manifest", "\"steps\" is negative");
+  m.steps = steps->integer;
+  PARTITION_ASSIGN_OR_RETURN(const Json *meshes,
+                             f.field(root, "meshes", Json::Array, "manifest"));
+  for (const Json &mj : meshes->array) {
+    std::string where = "mesh " + std::to_string(m.meshes.size());
+    if (mj.kind != Json::Object)
+      return f.error(where, "must be an object");
+    CheckpointMesh mesh;
+    PARTITION_ASSIGN_OR_RETURN(const Json *name,
+                               f.field(mj, "name", Json::String, where));
+    mesh.name = name->string;
+    PARTITION_ASSIGN_OR_RETURN(const Json *axes,
+                               f.field(mj, "axis_names", Json::Array, where));
+    for (const Json &a : axes->array) {
+      if (a.kind != Json::String)
+        return f.error(where, "\"axis_names\" must hold strings");
+      mesh.axisNames.push_back(a.string);
+    }
+    PARTITION_ASSIGN_OR_RETURN(mesh.axisSizes, f.ints(mj, "axis_sizes", where));
+    PARTITION_ASSIGN_OR_RETURN(std::vector<int64_t> ranks,
+                               f.ints(mj, "ranks", where));
+    mesh.ranks.assign(ranks.begin(), ranks.end());
+    m.meshes.push_back(std::move(mesh));
+  }
+  PARTITION_ASSIGN_OR_RETURN(
+      const Json *tensors, f.field(root, "tensors", Json::Object, "manifest"));
+  for (const auto &[name, tj] : tensors->object) {
+    std::string where = "tensor \"" + name + "\"";
+    if (tj.kind != Json::Object)
+      return f.error(where, "must be an object");
+    if (m.find(name))
+      return f.error(where, "is listed twice");
+    CheckpointTensor t;
+    t.name = name;
+    PARTITION_ASSIGN_OR_RETURN(const Json *role,
+                               f.field(tj, "role", Json::String, where));
+    t.role = role->string;
+    PARTITION_ASSIGN_OR_RETURN(const Json *dtype,
+                               f.field(tj, "dtype", Json::String, where));
+    std::optional<DType> parsed = parseSafetensorsDType(dtype->string);
+    if (!parsed)
+      return f.error(where, "unknown dtype \"" + dtype->string + "\"");
+    t.dtype = *parsed;
+    PARTITION_ASSIGN_OR_RETURN(t.shape, f.ints(tj, "shape", where));
+    for (int64_t d : t.shape)
+      if (d < 0)
+        return f.error(where, "shape " + formatShape(t.shape) +
+                                  " has a negative dimension");
+    PARTITION_ASSIGN_OR_RETURN(const Json *blocks,
+                               f.field(tj, "blocks", Json::Array, where));
+    for (const Json &bj : blocks->array) {
+      std::string bwhere = where + ", block " + std::to_string(t.blocks.size());
+      if (bj.kind != Json::Object)
+        return f.error(bwhere, "must be an object");
+      CheckpointBlock b;
+      PARTITION_ASSIGN_OR_RETURN(const Json *file,
+                                 f.field(bj, "file", Json::String, bwhere));
+      b.file = file->string;
+      if (b.file.empty() || b.file.find('/') != std::string::npos ||
+          b.file == "." || b.file == "..")
+        return f.error(bwhere,
+                       "file \"" + b.file + "\" is not a plain file name");
+      PARTITION_ASSIGN_OR_RETURN(const Json *rank,
+                                 f.field(bj, "rank", Json::Int, bwhere));
+      b.rank = int(rank->integer);
+      PARTITION_ASSIGN_OR_RETURN(b.offsets, f.ints(bj, "offsets", bwhere));
+      PARTITION_ASSIGN_OR_RETURN(b.shape, f.ints(bj, "shape", bwhere));
+      if (b.offsets.size() != t.shape.size() ||
+          b.shape.size() != t.shape.size())
+        return f.error(bwhere, "offsets " + formatShape(b.offsets) +
+                                   " and shape " + formatShape(b.shape) +
+                                   " must have the rank of the tensor's " +
+                                   formatShape(t.shape));
+      for (size_t d = 0; d < t.shape.size(); ++d)
+        if (b.offsets[d] < 0 || b.shape[d] < 0 ||
+            b.offsets[d] > t.shape[d] - b.shape[d])
+          return f.error(bwhere, "the block at offsets " +
+                                     formatShape(b.offsets) + " with shape " +
+                                     formatShape(b.shape) +
+                                     " does not lie inside the tensor's " +
+                                     formatShape(t.shape));
+      t.blocks.push_back(std::move(b));
+    }
+    m.tensors.push_back(std::move(t));
+  }
+  std::sort(m.tensors.begin(), m.tensors.end(),
+            [](const CheckpointTensor &a, const CheckpointTensor &b) {
+              return a.name < b.name;
+            });
+  return m;
+}
+
+StatusOr<CheckpointManifest> CheckpointManifest::read(const std::string &dir) {
+  std::string path = dir + "/manifest.json";
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return PARTITION_ERROR(NotFound, "checkpoint ", dir, " is not a directory");
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return PARTITION_ERROR(NotFound, "checkpoint ", dir,
+                             " has no manifest.json (it is not a checkpoint, "
+                             "or its writing did not finish)");
+    return detail::ioError(path, "cannot open");
+  }
+  Status s = Status::ok();
+  std::string text;
+  if (::fstat(fd, &st) != 0) {
+    s = detail::ioError(path, "cannot stat");
+  } else if (st.st_size > (int64_t(1) << 30)) {
+    s = PARTITION_ERROR(InvalidArgument, path, ": ", st.st_size,
+                        " bytes is too large for a manifest");
+  } else {
+    text.resize(size_t(st.st_size));
+    s = detail::preadFully(fd, path, 0, text.data(), text.size());
+  }
+  ::close(fd);
+  PARTITION_RETURN_IF_ERROR(s);
+  return parse(text, path);
+}
+
+//===----------------------------------------------------------------------===//
+// Assembling blocks
+//===----------------------------------------------------------------------===//
+
+StatusOr<std::vector<BlockPiece>>
+partition::runtime::assembleBlock(const CheckpointTensor &tensor,
+                                  const std::vector<int64_t> &offsets,
+                                  const std::vector<int64_t> &shape) {
+  size_t rank = tensor.shape.size();
+  if (offsets.size() != rank || shape.size() != rank)
+    return PARTITION_ERROR(InvalidArgument, "tensor \"", tensor.name,
+                           "\": the requested block has rank ", shape.size(),
+                           ", the tensor ", rank);
+  int64_t wanted = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    if (offsets[d] < 0 || shape[d] < 0 ||
+        offsets[d] > tensor.shape[d] - shape[d])
+      return PARTITION_ERROR(InvalidArgument, "tensor \"", tensor.name,
+                             "\": the requested block at offsets ",
+                             formatShape(offsets), " with shape ",
+                             formatShape(shape), " lies outside its ",
+                             formatShape(tensor.shape));
+    wanted *= shape[d];
+  }
+  std::vector<BlockPiece> pieces;
+  if (wanted == 0)
+    return pieces;
+  // Distinct blocks, each taken once (replicated copies are identical).
+  std::vector<size_t> distinct;
+  std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> seen;
+  for (size_t i = 0; i < tensor.blocks.size(); ++i) {
+    const CheckpointBlock &b = tensor.blocks[i];
+    if (seen.insert({b.offsets, b.shape}).second)
+      distinct.push_back(i);
+  }
+  // Distinct blocks must not overlap, so that counting the elements copied
+  // proves the request is covered.
+  auto overlap = [&](const CheckpointBlock &a, const CheckpointBlock &b) {
+    for (size_t d = 0; d < rank; ++d)
+      if (std::max(a.offsets[d], b.offsets[d]) >=
+          std::min(a.offsets[d] + a.shape[d], b.offsets[d] + b.shape[d]))
+        return false;
+    return true;
+  };
+  for (size_t i = 0; i < distinct.size(); ++i)
+    for (size_t j = i + 1; j < distinct.size(); ++j) {
+      const CheckpointBlock &a = tensor.blocks[distinct[i]];
+      const CheckpointBlock &b = tensor.blocks[distinct[j]];
+      if (overlap(a, b))
+        return PARTITION_ERROR(
+            InvalidArgument, "tensor \"", tensor.name, "\": the block at ",
+            formatShape(a.offsets), " with shape ", formatShape(a.shape), " (",
+            a.file, ") overlaps the block at ", formatShape(b.offsets),
+            " with shape ", formatShape(b.shape), " (", b.file,
+            ") without being the same block");
+    }
+  int64_t covered = 0;
+  for (size_t i : distinct) {
+    const CheckpointBlock &b = tensor.blocks[i];
+    BlockPiece piece;
+    piece.block = i;
+    int64_t elements = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t lo = std::max(b.offsets[d], offsets[d]);
+      int64_t hi = std::min(b.offsets[d] + b.shape[d], offsets[d] + shape[d]);
+      elements *= std::max<int64_t>(hi - lo, 0);
+      piece.blockOffsets.push_back(lo - b.offsets[d]);
+      piece.requestOffsets.push_back(lo - offsets[d]);
+      piece.shape.push_back(hi - lo);
+    }
+    if (elements <= 0)
+      continue;
+    covered += elements;
+    pieces.push_back(std::move(piece));
+    if (covered == wanted)
+      break;
+  }
+  if (covered != wanted)
+    return PARTITION_ERROR(
+        InvalidArgument, "tensor \"", tensor.name,
+        "\": the checkpoint's blocks cover ", covered, " of the ", wanted,
+        " elements of the block at offsets ", formatShape(offsets),
+        " with shape ", formatShape(shape));
+  return pieces;
+}
+
+//===----------------------------------------------------------------------===//
+// CheckpointSource
+//===----------------------------------------------------------------------===//
+
+CheckpointSource::CheckpointSource(
+    std::string dir, std::shared_ptr<const CheckpointManifest> manifest)
+    : dir_(std::move(dir)), manifest_(std::move(manifest)) {}
+
+StatusOr<const SafetensorsReader *>
+CheckpointSource::reader(const std::string &file) {
+  auto it = readers_.find(file);
+  if (it != readers_.end())
+    return it->second.get();
+  PARTITION_ASSIGN_OR_RETURN(SafetensorsReader r,
+                             SafetensorsReader::open(dir_ + "/" + file));
+  auto owned = std::make_unique<SafetensorsReader>(std::move(r));
+  const SafetensorsReader *raw = owned.get();
+  readers_[file] = std::move(owned);
+  return raw;
+}
+
+Status CheckpointSource::read(const std::string &name, DType dtype,
+                              const std::vector<int64_t> &globalShape,
+                              const std::vector<int64_t> &offsets,
+                              const std::vector<int64_t> &localShape,
+                              void *dst) {
+  const CheckpointTensor *t = manifest_->find(name);
+  if (!t) {
+    std::string names;
+    for (const CheckpointTensor &c : manifest_->tensors)
+      names += (names.empty() ? "" : ", ") + c.name;
+    return PARTITION_ERROR(InvalidArgument, "checkpoint ", dir_, ": tensor \"",
+                           name, "\" is missing (the checkpoint has: ", names,
+                           ")");
+  }
+  if (t->dtype != dtype || t->shape != globalShape)
+    return PARTITION_ERROR(
+        InvalidArgument, "checkpoint ", dir_, ": tensor \"", name, "\" is ",
+        dtypeName(t->dtype), formatShape(t->shape), " in the checkpoint but ",
+        dtypeName(dtype), formatShape(globalShape), " in the plan");
+  StatusOr<std::vector<BlockPiece>> pieces =
+      assembleBlock(*t, offsets, localShape);
+  if (!pieces.isOk())
+    return pieces.status().withContext("checkpoint " + dir_);
+  int64_t element = dtypeSize(dtype);
+  for (const BlockPiece &piece : *pieces) {
+    const CheckpointBlock &block = t->blocks[piece.block];
+    PARTITION_ASSIGN_OR_RETURN(const SafetensorsReader *r, reader(block.file));
+    // InvalidArgument, not NotFound: the manifest promised this tensor.
+    if (!r->contains(name))
+      return PARTITION_ERROR(InvalidArgument, r->path(), ": tensor \"", name,
+                             "\" is missing, but the manifest lists it there");
+    PARTITION_ASSIGN_OR_RETURN(SafetensorsTensorInfo info, r->info(name));
+    if (info.dtype != t->dtype || info.shape != block.shape)
+      return PARTITION_ERROR(InvalidArgument, r->path(), ": tensor \"", name,
+                             "\" is ", dtypeName(info.dtype),
+                             formatShape(info.shape), " but the manifest says ",
+                             dtypeName(t->dtype), formatShape(block.shape));
+    int64_t bytes = element;
+    for (int64_t d : piece.shape)
+      bytes *= d;
+    if (piece.shape == localShape) { // one block holds the whole request
+      PARTITION_RETURN_IF_ERROR(
+          r->readSlice(name, piece.blockOffsets, piece.shape, dst, bytes));
+      continue;
+    }
+    std::vector<char> staging(static_cast<size_t>(bytes));
+    PARTITION_RETURN_IF_ERROR(r->readSlice(name, piece.blockOffsets,
+                                           piece.shape, staging.data(), bytes));
+    insertBlock(dst, localShape, staging.data(), piece.shape,
+                piece.requestOffsets, element);
+  }
+  return Status::ok();
+}

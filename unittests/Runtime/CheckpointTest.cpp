@@ -1,0 +1,248 @@
+//===- CheckpointTest.cpp - checkpoint manifest and block assembly --------===//
+//
+// Block assembly (a block requested under one partitioning, made of the
+// blocks another one wrote, with replicated copies, gaps and overlaps), the
+// manifest's JSON round trip and its malformed forms, and CheckpointSource
+// reading real rank files written under a 2 x 2 tiling into every block of
+// other tilings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/runtime/Checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <numeric>
+#include <unistd.h>
+
+using namespace partition::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A tensor of `shape` tiled into a grid of `grid` blocks (each listed
+/// `copies` times, as replicated ranks would be).
+CheckpointTensor tiled(std::vector<int64_t> shape, std::vector<int64_t> grid,
+                       int copies = 1) {
+  CheckpointTensor t;
+  t.name = "w";
+  t.role = "parameter";
+  t.shape = shape;
+  int64_t tiles = 1;
+  for (int64_t g : grid)
+    tiles *= g;
+  int rank = 0;
+  for (int c = 0; c < copies; ++c)
+    for (int64_t i = 0; i < tiles; ++i) {
+      CheckpointBlock b;
+      int64_t rest = i;
+      b.offsets.resize(shape.size());
+      b.shape.resize(shape.size());
+      for (size_t d = shape.size(); d-- > 0;) {
+        b.shape[d] = shape[d] / grid[d];
+        b.offsets[d] = (rest % grid[d]) * b.shape[d];
+        rest /= grid[d];
+      }
+      b.rank = rank;
+      b.file = checkpointFileName(rank++);
+      t.blocks.push_back(b);
+    }
+  return t;
+}
+
+int64_t elements(const std::vector<BlockPiece> &pieces) {
+  int64_t n = 0;
+  for (const BlockPiece &p : pieces)
+    n += std::accumulate(p.shape.begin(), p.shape.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+  return n;
+}
+
+TEST(CheckpointAssembly, SameBlockIsOnePiece) {
+  CheckpointTensor t = tiled({4, 6}, {2, 2});
+  auto pieces = assembleBlock(t, {2, 3}, {2, 3});
+  ASSERT_TRUE(pieces.isOk()) << pieces.status().toString();
+  ASSERT_EQ(pieces->size(), 1u);
+  EXPECT_EQ((*pieces)[0].block, 3u);
+  EXPECT_EQ((*pieces)[0].blockOffsets, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ((*pieces)[0].shape, (std::vector<int64_t>{2, 3}));
+}
+
+TEST(CheckpointAssembly, WholeTensorFromFourTiles) {
+  CheckpointTensor t = tiled({4, 6}, {2, 2});
+  auto pieces = assembleBlock(t, {0, 0}, {4, 6});
+  ASSERT_TRUE(pieces.isOk()) << pieces.status().toString();
+  EXPECT_EQ(pieces->size(), 4u);
+  EXPECT_EQ(elements(*pieces), 24);
+  for (const BlockPiece &p : *pieces)
+    EXPECT_EQ(p.requestOffsets, t.blocks[p.block].offsets);
+}
+
+TEST(CheckpointAssembly, CrossingBlockTakesPartsOfTiles) {
+  // Columns 2..5 of rows 1..2 of a 4 x 6 tensor tiled 2 x 2 (blocks 2 x 3).
+  CheckpointTensor t = tiled({4, 6}, {2, 2});
+  auto pieces = assembleBlock(t, {1, 2}, {2, 4});
+  ASSERT_TRUE(pieces.isOk()) << pieces.status().toString();
+  EXPECT_EQ(pieces->size(), 4u);
+  EXPECT_EQ(elements(*pieces), 8);
+  const BlockPiece &first = (*pieces)[0]; // block 0: rows 1, column 2
+  EXPECT_EQ(first.block, 0u);
+  EXPECT_EQ(first.blockOffsets, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(first.requestOffsets, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(first.shape, (std::vector<int64_t>{1, 1}));
+}
+
+TEST(CheckpointAssembly, ReplicatedCopiesAreUsedOnce) {
+  CheckpointTensor t = tiled({4, 6}, {1, 2}, /*copies=*/2);
+  auto pieces = assembleBlock(t, {0, 0}, {4, 6});
+  ASSERT_TRUE(pieces.isOk()) << pieces.status().toString();
+  EXPECT_EQ(pieces->size(), 2u);
+  EXPECT_EQ(elements(*pieces), 24);
+}
+
+TEST(CheckpointAssembly, Scalar) {
+  CheckpointTensor t = tiled({}, {}, /*copies=*/4);
+  auto pieces = assembleBlock(t, {}, {});
+  ASSERT_TRUE(pieces.isOk()) << pieces.status().toString();
+  EXPECT_EQ(pieces->size(), 1u);
+}
+
+TEST(CheckpointAssembly, GapIsAnError) {
+  CheckpointTensor t = tiled({4, 6}, {2, 2});
+  t.blocks.erase(t.blocks.begin() + 1);
+  auto pieces = assembleBlock(t, {0, 0}, {4, 6});
+  ASSERT_FALSE(pieces.isOk());
+  EXPECT_NE(pieces.status().message().find("cover 18 of the 24 elements"),
+            std::string::npos)
+      << pieces.status().toString();
+  // A request inside the remaining blocks still works.
+  EXPECT_TRUE(assembleBlock(t, {0, 0}, {2, 3}).isOk());
+}
+
+TEST(CheckpointAssembly, OverlapIsAnError) {
+  CheckpointTensor t = tiled({4, 6}, {2, 1});
+  CheckpointBlock odd = t.blocks[0];
+  odd.offsets = {1, 0};
+  odd.file = "rank-9.safetensors";
+  t.blocks.push_back(odd);
+  auto pieces = assembleBlock(t, {0, 0}, {4, 6});
+  ASSERT_FALSE(pieces.isOk());
+  EXPECT_NE(pieces.status().message().find("overlaps"), std::string::npos)
+      << pieces.status().toString();
+}
+
+TEST(CheckpointAssembly, RequestOutsideTheTensor) {
+  CheckpointTensor t = tiled({4, 6}, {2, 2});
+  EXPECT_FALSE(assembleBlock(t, {3, 0}, {2, 6}).isOk());
+  EXPECT_FALSE(assembleBlock(t, {0}, {4}).isOk());
+}
+
+TEST(CheckpointManifest, JsonRoundTrip) {
+  CheckpointManifest m;
+  m.steps = 7;
+  m.meshes.push_back({"mesh", {"dp", "tp"}, {2, 2}, {0, 1, 2, 3}});
+  m.tensors.push_back(tiled({4, 6}, {2, 2}));
+  CheckpointTensor step = tiled({}, {}, 4);
+  step.name = "optimizer.step";
+  step.role = "state";
+  step.dtype = DType::I32;
+  m.tensors.push_back(step);
+  auto parsed = CheckpointManifest::parse(m.toJson(), "m.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_EQ(parsed->steps, 7);
+  ASSERT_EQ(parsed->meshes.size(), 1u);
+  EXPECT_EQ(parsed->meshes[0].axisNames,
+            (std::vector<std::string>{"dp", "tp"}));
+  ASSERT_EQ(parsed->tensors.size(), 2u);
+  EXPECT_EQ(parsed->tensors[0].name, "optimizer.step"); // sorted
+  EXPECT_EQ(parsed->tensors[0].dtype, DType::I32);
+  const CheckpointTensor *w = parsed->find("w");
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->blocks.size(), 4u);
+  EXPECT_EQ(w->blocks[3].offsets, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(w->blocks[3].file, "rank-3.safetensors");
+}
+
+TEST(CheckpointManifest, MalformedManifests) {
+  auto message = [](const std::string &json) {
+    auto m = CheckpointManifest::parse(json, "m.json");
+    return m.isOk() ? std::string("ok") : m.status().message();
+  };
+  std::string good = "{\"format\": \"partition-checkpoint\", \"version\": 1, "
+                     "\"steps\": 3, \"meshes\": [], \"tensors\": {";
+  EXPECT_EQ(message(good + "}}"), "ok");
+  EXPECT_NE(message(good).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(message("{\"format\": \"x\"}").find("expected \"partition-"),
+            std::string::npos);
+  EXPECT_NE(message("{\"format\": \"partition-checkpoint\", \"version\": 2}")
+                .find("version 2"),
+            std::string::npos);
+  EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
+                           "\"F32\", \"shape\": [4], \"blocks\": [{\"file\": "
+                           "\"rank-0.safetensors\", \"rank\": 0, \"offsets\": "
+                           "[2], \"shape\": [4]}]}}}")
+                .find("does not lie inside"),
+            std::string::npos);
+  EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
+                           "\"F32\", \"shape\": [4], \"blocks\": [{\"file\": "
+                           "\"../x\", \"rank\": 0, \"offsets\": "
+                           "[0], \"shape\": [4]}]}}}")
+                .find("not a plain file name"),
+            std::string::npos);
+  EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
+                           "\"F64\", \"shape\": [4], \"blocks\": []}}}")
+                .find("unknown dtype"),
+            std::string::npos);
+}
+
+/// Rank files of a 4 x 6 f32 tensor with value 10 * row + column, written
+/// under a 2 x 2 tiling, read back into every block of 1 x 1, 4 x 1, 1 x 3
+/// and 2 x 2 tilings.
+TEST(CheckpointSource, ReassemblesUnderOtherTilings) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-ckpt-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto manifest = std::make_shared<CheckpointManifest>();
+  manifest->tensors.push_back(tiled({4, 6}, {2, 2}));
+  for (const CheckpointBlock &b : manifest->tensors[0].blocks) {
+    std::vector<float> data;
+    for (int64_t r = 0; r < b.shape[0]; ++r)
+      for (int64_t c = 0; c < b.shape[1]; ++c)
+        data.push_back(float(10 * (b.offsets[0] + r) + b.offsets[1] + c));
+    SafetensorsWriter w;
+    ASSERT_TRUE(w.add("w", DType::F32, b.shape, data.data()).isOk());
+    ASSERT_TRUE(w.write((dir / b.file).string()).isOk());
+  }
+  CheckpointSource source(dir.string(), manifest);
+  for (std::vector<int64_t> grid :
+       {std::vector<int64_t>{1, 1}, {4, 1}, {1, 3}, {2, 2}}) {
+    CheckpointTensor want = tiled({4, 6}, grid);
+    for (const CheckpointBlock &b : want.blocks) {
+      std::vector<float> got(size_t(b.shape[0] * b.shape[1]), -1);
+      Status s =
+          source.read("w", DType::F32, {4, 6}, b.offsets, b.shape, got.data());
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      for (int64_t r = 0; r < b.shape[0]; ++r)
+        for (int64_t c = 0; c < b.shape[1]; ++c)
+          EXPECT_EQ(got[r * b.shape[1] + c],
+                    float(10 * (b.offsets[0] + r) + b.offsets[1] + c))
+              << "grid " << grid[0] << "x" << grid[1] << " at " << r << ","
+              << c;
+    }
+  }
+  float one;
+  Status missing = source.read("v", DType::F32, {1}, {0}, {1}, &one);
+  EXPECT_EQ(missing.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(missing.message().find("tensor \"v\" is missing"),
+            std::string::npos);
+  std::vector<float> big(28);
+  Status shape =
+      source.read("w", DType::F32, {4, 7}, {0, 0}, {4, 7}, big.data());
+  EXPECT_NE(shape.message().find("f32[4, 6] in the checkpoint but f32[4, 7]"),
+            std::string::npos)
+      << shape.toString();
+  fs::remove_all(dir);
+}
+
+} // namespace
