@@ -27,6 +27,11 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
     pm.addPass(createPartTensorParallelPass({options.meshName,
                                              options.tensorParallelAxis,
                                              options.sequenceParallel}));
+  // ZeRO shards the tensor-parallel layouts over the data-parallel axis, so
+  // it comes after both; without that axis the pass reports it.
+  if (options.zero != 0)
+    pm.addPass(createPartZeroPass(
+        {options.meshName, options.dataParallelAxis, options.zero}));
   pm.addPass(createPartPropagateShardingsPass());
   pm.addPass(createPartPartitionPass());
 }
@@ -36,6 +41,8 @@ void partition::part::registerSpmdPipeline() {
       "part-spmd",
       "partitions a model for a mesh: declare the mesh, split the batch "
       "over the data-parallel axis, apply Megatron splits over the "
-      "tensor-parallel axis, propagate shardings, partition",
+      "tensor-parallel axis, optionally shard optimizer state, gradients and "
+      "parameters over the data-parallel axis (zero=1..3), propagate "
+      "shardings, partition",
       addSpmdPipeline);
 }

@@ -9,12 +9,18 @@
 // make the result unreduced over them. Every value that receives a sharding
 // records where it came from in `part.sharding_origin`.
 //
+// Also the ZeRO pass (`part-zero`): it adds annotations that split optimizer
+// state, gradients and parameters over the data-parallel axis on top of the
+// layouts propagation would give them, and finds those layouts by running
+// propagation on a copy of the function, so it lives here.
+//
 //===----------------------------------------------------------------------===//
 
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -26,6 +32,7 @@
 
 namespace partition::part {
 #define GEN_PASS_DEF_PARTPROPAGATESHARDINGSPASS
+#define GEN_PASS_DEF_PARTZEROPASS
 #include "partition/Dialect/Part/Transforms/Passes.h.inc"
 } // namespace partition::part
 
@@ -401,6 +408,289 @@ struct PartPropagateShardingsPass
       MeshOp mesh = lookupMesh(function, meshName);
       Propagation propagation(function, mesh);
       if (failed(propagation.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// part-zero
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// ZeRO on one training step: annotations that split state, gradients and
+/// parameters over the data-parallel axis.
+class ZeroSharding {
+public:
+  ZeroSharding(func::FuncOp function, MeshOp mesh, StringRef axis,
+               unsigned stage)
+      : function(function), mesh(mesh),
+        axis(StringAttr::get(function.getContext(), axis)), stage(stage) {}
+
+  LogicalResult run();
+
+private:
+  FailureOr<SmallVector<ShardingAttr>> baseArgumentShardings();
+  ShardingAttr split(ShardingAttr base, RankedTensorType type);
+  void remarkWhole(unsigned arg, ShardingAttr base);
+  ArgRole roleOf(unsigned arg) {
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(
+        arg, PartDialect::getRoleAttrName());
+    return role ? role.getValue() : ArgRole::Input;
+  }
+  RankedTensorType typeOf(unsigned arg) {
+    return cast<RankedTensorType>(function.getArgumentTypes()[arg]);
+  }
+
+  func::FuncOp function;
+  MeshOp mesh;
+  StringAttr axis;
+  unsigned stage;
+};
+
+} // namespace
+
+/// The sharding of every argument as propagation gives it without ZeRO (its
+/// tensor-parallel layout), replicated where it gets none: propagation runs
+/// on a copy of the function, its remarks silenced (the real run repeats
+/// them).
+FailureOr<SmallVector<ShardingAttr>> ZeroSharding::baseArgumentShardings() {
+  MLIRContext *ctx = function.getContext();
+  auto copy = cast<func::FuncOp>(function->clone());
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &d) {
+      return success(d.getSeverity() == DiagnosticSeverity::Remark);
+    });
+    Propagation propagation(copy, mesh);
+    result = propagation.run();
+  }
+  SmallVector<ShardingAttr> base;
+  for (unsigned i = 0; i < copy.getNumArguments(); ++i) {
+    auto s = copy.getArgAttrOfType<ShardingAttr>(
+        i, PartDialect::getShardingAttrName());
+    base.push_back(s ? s
+                     : ShardingAttr::getReplicated(ctx, mesh.getSymName(),
+                                                   typeOf(i).getRank()));
+  }
+  copy->erase();
+  if (failed(result))
+    return failure();
+  return base;
+}
+
+/// `base` with the axis added, as its minor axis, to the first dimension
+/// whose local size (after `base`'s split) the axis divides; `base` itself
+/// when it already uses the axis; null when no dimension is divisible.
+ShardingAttr ZeroSharding::split(ShardingAttr base, RankedTensorType type) {
+  if (base.isShardedOver(axis) || base.isUnreducedOver(axis))
+    return base;
+  MeshAttr meshAttr = mesh.getMesh();
+  int64_t n = meshAttr.getGroupSize(axis);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t local =
+        type.getDimSize(d) / meshAttr.getGroupSize(base.getDimAxes(d));
+    if (local % n == 0) {
+      FailureOr<ShardingAttr> s = base.withDimAxesAppended(d, axis);
+      if (succeeded(s))
+        return *s;
+    }
+  }
+  return {};
+}
+
+void ZeroSharding::remarkWhole(unsigned arg, ShardingAttr base) {
+  auto name = function.getArgAttrOfType<StringAttr>(
+      arg, PartDialect::getNameAttrName());
+  RankedTensorType type = typeOf(arg);
+  std::string local;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    local += (d ? "x" : "") +
+             std::to_string(type.getDimSize(d) /
+                            mesh.getMesh().getGroupSize(base.getDimAxes(d)));
+  mlir::emitRemark(function.getArgument(arg).getLoc())
+      << "argument " << arg << " ("
+      << (name ? name.getValue() : StringRef("unnamed"))
+      << ") stays whole over mesh axis \"" << axis.getValue() << "\" (size "
+      << mesh.getMesh().getGroupSize(axis)
+      << "): it divides no dimension of its local shape " << local;
+}
+
+LogicalResult ZeroSharding::run() {
+  StringRef shardingName = PartDialect::getShardingAttrName();
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+  // The update: the ops from the first use of a state argument on (where
+  // part-optimizer puts it, after the backward pass).
+  Operation *start = nullptr;
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::any_of(op.getOperands(), [&](Value v) {
+          auto arg = dyn_cast<BlockArgument>(v);
+          return arg && arg.getOwner() == &body &&
+                 roleOf(arg.getArgNumber()) == ArgRole::State;
+        })) {
+      start = &op;
+      break;
+    }
+  }
+  if (!start)
+    return success(); // not a training step: nothing to shard
+  llvm::SmallPtrSet<Operation *, 32> update;
+  for (Operation *op = start; op != ret; op = op->getNextNode())
+    update.insert(op);
+
+  FailureOr<SmallVector<ShardingAttr>> base = baseArgumentShardings();
+  if (failed(base))
+    return failure();
+
+  // The layout each parameter and state argument gets at rest under ZeRO
+  // (null: stays whole over the axis).
+  SmallVector<ShardingAttr> zero(function.getNumArguments());
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    ArgRole role = roleOf(i);
+    if ((role != ArgRole::State && role != ArgRole::Parameter) ||
+        typeOf(i).getRank() == 0)
+      continue; // scalars (the step counter) stay whole
+    zero[i] = split((*base)[i], typeOf(i));
+    bool atRest = role == ArgRole::State || stage >= 3;
+    if (!zero[i] && atRest)
+      remarkWhole(i, (*base)[i]);
+  }
+
+  // Stage 1 (and up): state split; parameters pinned to their layout unless
+  // stage 3 splits them too. An annotation already there stands.
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    ArgRole role = roleOf(i);
+    if ((role != ArgRole::State && role != ArgRole::Parameter) ||
+        typeOf(i).getRank() == 0)
+      continue;
+    if (role == ArgRole::Parameter && stage >= 3 && zero[i]) {
+      function.setArgAttr(i, shardingName, zero[i]);
+      continue;
+    }
+    if (function.getArgAttr(i, shardingName))
+      continue;
+    function.setArgAttr(i, shardingName,
+                        role == ArgRole::State && zero[i] ? zero[i]
+                                                          : (*base)[i]);
+  }
+
+  // Stage 2: each gradient (computed before the update, used by it, with a
+  // parameter's type) is constrained to the layout of the values it updates,
+  // before its first use in the update.
+  if (stage >= 2) {
+    llvm::SmallDenseSet<Type> parameterTypes;
+    for (unsigned i = 0; i < function.getNumArguments(); ++i)
+      if (roleOf(i) == ArgRole::Parameter)
+        parameterTypes.insert(typeOf(i));
+    SmallVector<Value> gradients;
+    for (Operation *op = start; op != ret; op = op->getNextNode())
+      for (Value v : op->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (def && !update.contains(def) && !isa<ConstantOp>(def) &&
+            cast<RankedTensorType>(v.getType()).getRank() > 0 &&
+            parameterTypes.contains(v.getType()) &&
+            !llvm::is_contained(gradients, v))
+          gradients.push_back(v);
+      }
+    for (Value g : gradients) {
+      // The arguments its values of the same type update.
+      SmallVector<unsigned> targets;
+      SmallVector<Value> work = {g};
+      llvm::SmallPtrSet<Operation *, 16> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          if (user == ret) {
+            if (auto updates = function.getResultAttrOfType<IntegerAttr>(
+                    use.getOperandNumber(), PartDialect::getUpdatesAttrName()))
+              targets.push_back(updates.getInt());
+            continue;
+          }
+          if (!update.contains(user) || !seen.insert(user).second)
+            continue;
+          for (Value r : user->getResults())
+            if (r.getType() == g.getType())
+              work.push_back(r);
+        }
+      }
+      ShardingAttr target;
+      bool agree = !targets.empty();
+      for (unsigned t : targets) {
+        if (t >= zero.size() || !zero[t] || (target && zero[t] != target))
+          agree = false;
+        else
+          target = zero[t];
+      }
+      if (!agree)
+        continue; // no single layout to reduce-scatter it to
+      Operation *first = nullptr;
+      for (Operation *op = start; op != ret && !first; op = op->getNextNode())
+        if (llvm::is_contained(op->getOperands(), g))
+          first = op;
+      OpBuilder b(first);
+      auto constraint =
+          ShardingConstraintOp::create(b, first->getLoc(), g, target);
+      g.replaceUsesWithIf(constraint.getResult(), [&](OpOperand &use) {
+        return update.contains(use.getOwner());
+      });
+    }
+  }
+
+  // Stage 3: every use of a split parameter outside the update gets the
+  // parameter without the axis: an all-gather right before the use.
+  if (stage >= 3) {
+    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      if (roleOf(i) != ArgRole::Parameter || !zero[i] || zero[i] == (*base)[i])
+        continue;
+      BlockArgument p = body.getArgument(i);
+      SmallVector<Operation *> users;
+      for (Operation *user : p.getUsers())
+        if (!update.contains(user) && !llvm::is_contained(users, user))
+          users.push_back(user);
+      for (Operation *user : users) {
+        OpBuilder b(user);
+        auto whole =
+            ShardingConstraintOp::create(b, user->getLoc(), p, (*base)[i]);
+        user->replaceUsesOfWith(p, whole.getResult());
+      }
+    }
+  }
+  return success();
+}
+
+namespace {
+struct PartZeroPass
+    : public partition::part::impl::PartZeroPassBase<PartZeroPass> {
+  using PartZeroPassBase::PartZeroPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    unsigned n = stage;
+    if (n > 3) {
+      module.emitError() << "ZeRO stage " << n
+                         << " does not exist (expected 0 to 3)";
+      return signalPassFailure();
+    }
+    if (n == 0)
+      return;
+    if (failed(lookupMeshAxisSize(module, meshName, axis,
+                                  "shard optimizer state over")))
+      return signalPassFailure();
+    MeshOp mesh =
+        lookupMesh(module, FlatSymbolRefAttr::get(&getContext(), meshName));
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isDeclaration() || getSpmdMesh(function))
+        continue;
+      if (function.getBody().getBlocks().size() != 1) {
+        function.emitError() << "ZeRO needs a function of one block";
+        return signalPassFailure();
+      }
+      if (failed(ZeroSharding(function, mesh, axis, stage).run()))
         return signalPassFailure();
     }
   }

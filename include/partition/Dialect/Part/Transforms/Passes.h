@@ -41,11 +41,18 @@ struct SpmdPipelineOptions
       llvm::cl::desc("split the residual stream by sequence over the "
                      "tensor-parallel axis between blocks"),
       llvm::cl::init(false)};
+  Option<unsigned> zero{
+      *this, "zero",
+      llvm::cl::desc("ZeRO stage 0-3: shard optimizer state (1), also "
+                     "gradients (2), also parameters (3) over the "
+                     "data-parallel axis"),
+      llvm::cl::init(0)};
 };
 
 /// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel
 /// (when the mesh has the data-parallel axis), part-tensor-parallel (when it
-/// has the tensor-parallel axis), part-propagate-shardings, part-partition.
+/// has the tensor-parallel axis), part-zero (when `zero` is not 0),
+/// part-propagate-shardings, part-partition.
 /// `--mlir-print-ir-after-all` shows the IR after each stage.
 void addSpmdPipeline(mlir::OpPassManager &pm,
                      const SpmdPipelineOptions &options);

@@ -257,6 +257,48 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
+  let summary = "shards optimizer state, gradients and parameters over the data-parallel axis (ZeRO)";
+  let description = [{
+    ZeRO as shardings: adds annotations only, before propagation, to a
+    training step (`part-optimizer`'s output) already annotated for data and
+    tensor parallelism. Each value is split over `axis` on top of the layout
+    propagation would give it (its tensor-parallel shard), on its first
+    dimension whose local size the axis divides; a value with no such
+    dimension stays whole over the axis and a remark names it.
+    - `stage=1`: every non-scalar `state` argument (the matching
+      `part.updates` result is laid out like it), so the update runs on one
+      shard per device: gradients are reduce-scattered and the new
+      parameters all-gathered. Parameters are pinned to their layout.
+    - `stage=2`: also a `part.sharding_constraint` on each gradient (a value
+      computed before the update that the update uses, with a parameter's
+      type) before its first use in the update: one reduce-scatter per
+      gradient, no whole gradient.
+    - `stage=3`: also the `parameter` arguments at rest; every use outside
+      the update gets a `part.sharding_constraint` to the parameter's layout
+      without the axis, so the partitioner all-gathers it before the use.
+    The update is the ops from the first use of a `state` argument on, as
+    `part-optimizer` emits it.
+
+    ```mlir
+    %m: tensor<16x32xf32> {part.role = #part.role<state>}
+    // becomes, with stage=1 on a mesh with "dp" = 2 (the "tp" split is the
+    // one propagation gives the parameter the state belongs to)
+    %m: tensor<16x32xf32> {part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}] # "}]" # [{>}
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
+           "the mesh">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
+           "the data-parallel mesh axis">,
+    Option<"stage", "stage", "unsigned", /*default=*/"1",
+           "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
+           "parameters">
+  ];
+}
+
 def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
   let summary = "rebuilds layer-level ops from the decomposed forms ONNX exporters write";
   let description = [{

@@ -1,0 +1,16 @@
+// RUN: not partition-opt %s --part-zero="stage=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not partition-opt %s --part-zero="stage=1 axis=data" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AXIS
+// RUN: partition-opt %s --part-strip-sharding=remove-meshes | not partition-opt --part-spmd="mesh=tp:2 zero=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=AXIS-DP
+// STAGE: error: ZeRO stage 4 does not exist (expected 0 to 3)
+// AXIS: error: mesh @mesh has no axis "data"
+// AXIS-DP: error: mesh @mesh has no axis "dp"
+
+part.mesh @mesh = <["dp"=2, "tp"=2]>
+
+func.func @step(%w: tensor<8xf32> {part.role = #part.role<parameter>},
+                %m: tensor<8xf32> {part.role = #part.role<state>})
+    -> (tensor<8xf32> {part.updates = 0 : i64}, tensor<8xf32> {part.updates = 1 : i64}) {
+  %0 = part.add %m, %w : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = part.sub %w, %0 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %1, %0 : tensor<8xf32>, tensor<8xf32>
+}

@@ -1,0 +1,102 @@
+// part-zero on a hand-written training step (SGD with momentum, already
+// annotated by part-data-parallel and part-tensor-parallel): which arguments
+// and values each ZeRO stage annotates.
+// RUN: partition-opt %s --part-zero="stage=1" 2>&1 | FileCheck %s --check-prefixes=REMARK,ZERO1
+// RUN: partition-opt %s --part-zero="stage=2" 2>/dev/null | FileCheck %s --check-prefix=ZERO2
+// RUN: partition-opt %s --part-zero="stage=3" 2>&1 | FileCheck %s --check-prefixes=REMARK3,ZERO3
+// RUN: partition-opt %s --part-zero="stage=3" 2>/dev/null | partition-opt --part-propagate-shardings --part-partition | FileCheck %s --check-prefix=PART3
+// RUN: partition-opt %s --part-zero="stage=0" | FileCheck %s --check-prefix=ZERO0
+
+part.mesh @mesh = <["dp"=2, "tp"=2]>
+
+func.func @step(
+    %x: tensor<4x8xf32> {part.role = #part.role<input>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>},
+    %w: tensor<8x4xf32> {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>},
+    %b: tensor<3xf32> {part.name = "b", part.role = #part.role<parameter>},
+    %v: tensor<4x4xf32> {part.name = "v", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>},
+    %bufw: tensor<8x4xf32> {part.name = "momentum.w", part.role = #part.role<state>},
+    %bufb: tensor<3xf32> {part.name = "momentum.b", part.role = #part.role<state>},
+    %bufv: tensor<4x4xf32> {part.name = "momentum.v", part.role = #part.role<state>},
+    %step: tensor<f32> {part.name = "optimizer.step", part.role = #part.role<state>})
+    -> (tensor<4x4xf32>, tensor<8x4xf32> {part.updates = 1 : i64}, tensor<3xf32> {part.updates = 2 : i64},
+        tensor<4x4xf32> {part.updates = 3 : i64}, tensor<8x4xf32> {part.updates = 4 : i64},
+        tensor<3xf32> {part.updates = 5 : i64}, tensor<4x4xf32> {part.updates = 6 : i64},
+        tensor<f32> {part.updates = 7 : i64}) {
+  // Forward and "backward" (any values computed before the update will do).
+  %y = part.matmul %x, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %z = part.add %y, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %gw = part.matmul %x, %z transpose_a : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %gb = part.mul %b, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %gv = part.mul %z, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  // The update starts at the first use of a state argument.
+  %one = part.constant dense<1.000000e+00> : tensor<f32>
+  %t = part.add %step, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %lr = part.constant dense<1.000000e-01> : tensor<f32>
+  %nbw = part.add %bufw, %gw : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %sw = part.mul %nbw, %lr : (tensor<8x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %nw = part.sub %w, %sw : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %nbb = part.add %bufb, %gb : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %sb = part.mul %nbb, %lr : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %nb = part.sub %b, %sb : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %nbv = part.add %bufv, %gv : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sv = part.mul %nbv, %lr : (tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+  %nv = part.sub %v, %sv : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %z, %nw, %nb, %nv, %nbw, %nbb, %nbv, %t : tensor<4x4xf32>, tensor<8x4xf32>, tensor<3xf32>, tensor<4x4xf32>, tensor<8x4xf32>, tensor<3xf32>, tensor<4x4xf32>, tensor<f32>
+}
+
+// A state of 3 elements cannot be split over dp = 2: it stays whole.
+// REMARK: remark: argument 5 (momentum.b) stays whole over mesh axis "dp" (size 2): it divides no dimension of its local shape 3
+
+// Stage 1: the state takes its parameter's tp layout (propagated) plus dp on
+// the first dimension whose tp-local size dp divides: momentum.w [8, 4/tp]
+// on dimension 0; momentum.v [4/tp, 4] on dimension 0 too, after tp (its
+// tp-local 2 rows split again over dp). Parameters are pinned to their
+// layout, the step counter is left alone, and nothing else changes.
+// ZERO1-LABEL: func.func @step(
+// ZERO1-SAME: {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>}
+// ZERO1-SAME: {part.name = "b", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}]>}
+// ZERO1-SAME: {part.name = "momentum.w", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>}
+// ZERO1-SAME: {part.name = "momentum.b", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{}]>}
+// ZERO1-SAME: {part.name = "momentum.v", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}, {}]>}
+// ZERO1-SAME: {part.name = "optimizer.step", part.role = #part.role<state>})
+// ZERO1-NOT: part.sharding_constraint
+
+// Stage 2: each gradient is pinned to its state's layout before the update
+// uses it; gb, whose state stays whole, is left alone.
+// ZERO2-LABEL: func.func @step(
+// ZERO2: %[[GW:.*]] = part.matmul %arg0, %{{.*}} transpose_a
+// ZERO2: %[[GV:.*]] = part.mul %{{.*}}, %arg3
+// ZERO2: part.add %arg7,
+// ZERO2: %[[CW:.*]] = part.sharding_constraint %[[GW]] <@mesh, [{"dp"}, {"tp"}]> : tensor<8x4xf32>
+// ZERO2-NEXT: part.add %arg4, %[[CW]]
+// ZERO2-NOT: part.sharding_constraint {{.*}} : tensor<3xf32>
+// ZERO2: %[[CV:.*]] = part.sharding_constraint %[[GV]] <@mesh, [{"tp", "dp"}, {}]> : tensor<4x4xf32>
+// ZERO2-NEXT: part.add %arg6, %[[CV]]
+
+// Stage 3: parameters at rest split like their state; each use outside the
+// update sees the parameter without dp; the update uses the shard.
+// REMARK3: remark: argument 2 (b) stays whole over mesh axis "dp" (size 2)
+// ZERO3-LABEL: func.func @step(
+// ZERO3-SAME: {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>}
+// ZERO3-SAME: {part.name = "v", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}, {}]>}
+// ZERO3: %[[W:.*]] = part.sharding_constraint %arg1 <@mesh, [{}, {"tp"}]>
+// ZERO3-NEXT: part.matmul %arg0, %[[W]]
+// ZERO3: %[[V:.*]] = part.sharding_constraint %arg3 <@mesh, [{"tp"}, {}]>
+// ZERO3-NEXT: part.add %{{.*}}, %[[V]]
+// ZERO3: %[[V2:.*]] = part.sharding_constraint %arg3 <@mesh, [{"tp"}, {}]>
+// ZERO3-NEXT: part.mul %{{.*}}, %[[V2]]
+// ZERO3: part.sub %arg1,
+// ZERO3: part.sub %arg3,
+
+// Partitioned: an all-gather over dp before each use of a parameter.
+// PART3-LABEL: func.func @step(
+// PART3-SAME: %arg1: tensor<4x2xf32> {part.name = "w"
+// PART3: %[[W:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<4x2xf32> -> tensor<8x2xf32>
+// PART3-NEXT: part.matmul %arg0, %[[W]]
+// PART3: part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<1x4xf32> -> tensor<2x4xf32>
+// PART3: part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<1x4xf32> -> tensor<2x4xf32>
+
+// Stage 0 leaves the step as it is.
+// ZERO0-LABEL: func.func @step(
+// ZERO0-SAME: {part.name = "momentum.w", part.role = #part.role<state>}
+// ZERO0-NOT: part.sharding_constraint

@@ -1,0 +1,104 @@
+// ZeRO end to end: the generated GPT and MLP of train.mlir, an AdamW step,
+// partitioned with `part-spmd="mesh=... zero=N"` for N = 1, 2, 3 on meshes
+// (dp, tp) = (2,1), (2,2) and (4,2) (8 ranks), and run for 5 steps. Every run must give the single-rank (zero=0) run's per-step losses
+// and final weights and optimizer state; partition-run writes each result
+// whole, so a state or parameter sharded over dp is compared as one tensor.
+//
+// Tolerance: as train.mlir (losses 2e-5 + 2e-5 |ref|; weights and state
+// 1e-5 + 1e-3 |ref|), for the same reason: ZeRO only changes where sums are
+// completed (a reduce-scatter instead of an all-reduce adds the same dp
+// partial sums in the same per-element order), so the per-step error stays a
+// relative 1e-6 on gradients and AdamW turns it into ~1e-9 on updates of
+// size lr. A shard updated with another shard's gradient, a gradient left
+// unreduced, or a parameter not gathered before a use moves weights by ~lr
+// (1e-3) or losses by far more.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/train_data.py %t 4 8 64
+// RUN: for model in gpt mlp; do \
+// RUN:   if [ $model = gpt ]; then \
+// RUN:     partition-import --model gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --seed 3 -o %t/$model.mlir --weights %t/$model.safetensors || exit 1; \
+// RUN:     feed="--input tokens=%t/tokens.npy --input labels=%t/labels.npy"; \
+// RUN:   else \
+// RUN:     partition-import --model mlp --layers 3 --hidden 16 --ffn 32 --batch 4 --seed 3 -o %t/$model.mlir --weights %t/$model.safetensors || exit 1; \
+// RUN:     feed="--input x=%t/x.npy --input targets=%t/targets.npy"; \
+// RUN:   fi; \
+// RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
+// RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
+// RUN:   runs=""; \
+// RUN:   for cfg in dp:1/0 $(for m in dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3; do echo $m/$z; done; done); do \
+// RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; \
+// RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=$m zero=$z" -o %t/$n.mlir 2>/dev/null || exit 1; \
+// RUN:     partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
+// RUN:     mkdir -p %t/$n && \
+// RUN:     partition-run %t/$n.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$n > %t/$n.log || exit 1; \
+// RUN:     [ $cfg = dp:1/0 ] || runs="$runs $n"; \
+// RUN:   done; \
+// RUN:   %python %S/Inputs/losses_agree.py 2e-5 2e-5 %t/$model-dp:1-zero0.log $(for r in $runs; do echo %t/$r.log; done) || exit 1; \
+// RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/$model-dp:1-zero0 $(for r in $runs; do echo %t/$r; done) || exit 1; \
+// RUN: done
+// RUN: %python %S/Inputs/losses_agree.py --falling %t/gpt-dp:2,tp:2-zero3.log
+//
+// The partitioned MLP on dp:2 (layers.0.weight is 16x32, argument 1; its
+// AdamW moments are arguments 9 and 10; the loss is the only all-reduce).
+// RUN: FileCheck %s --check-prefix=ZERO1 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero1.mlir
+// RUN: FileCheck %s --check-prefix=ZERO2 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero2.mlir
+// RUN: FileCheck %s --check-prefix=ZERO3 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero3.mlir
+// With tensor parallelism, dp splits the tp-local shard (layers.0.bias: 32
+// split over tp, then each half over dp):
+// RUN: FileCheck %s --check-prefix=TP < %t/mlp-dp:2,tp:2-zero1.mlir
+// RUN: FileCheck %s --check-prefix=TP3 < %t/mlp-dp:2,tp:2-zero3.mlir
+
+// ZERO1-LABEL: func.func @mlp(
+// ZERO1-SAME: %arg1: tensor<16x32xf32> {part.name = "layers.0.weight", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {}]>}
+// ZERO1-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// ZERO1-SAME: %arg10: tensor<8x32xf32> {part.name = "adam.v.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// The new parameter stays replicated; the new moments are shards:
+// ZERO1-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<16x32xf32> {part.name = "new.layers.0.weight", {{.*}}}, tensor<8x32xf32> {part.name = "new.adam.m.layers.0.weight",
+// The gradient (the last matmul of backward, a pending sum over dp) is
+// reduce-scattered where the update of each moment uses it:
+// ZERO1: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
+// ZERO1: part.reduce_scatter %{{.*}} on @mesh axes ["dp"] dim 0 sum
+// ZERO1: part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO1: part.all_reduce {{.*}} : tensor<f32>
+// The new parameter, updated shard by shard, is all-gathered:
+// ZERO1: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
+
+// ZERO2-LABEL: func.func @mlp(
+// ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// One reduce-scatter per gradient, before any use in the update:
+// ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
+// ZERO2-NOT: part.reduce_scatter
+// ZERO2: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO2-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+// ZERO2-NOT: part.reduce_scatter %[[G]]
+// ZERO2: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+// ZERO2: part.all_reduce {{.*}} : tensor<f32>
+// ZERO2: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
+
+// ZERO3-LABEL: func.func @mlp(
+// ZERO3-SAME: %arg1: tensor<8x32xf32> {part.name = "layers.0.weight", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// ZERO3-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// Each use of a parameter gathers it first: the forward matmul of layer 0,
+// and layer 1's weight (argument 3) in the forward and again in backward.
+// ZERO3: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
+// ZERO3-NEXT: part.matmul %arg0, %[[W0]]
+// ZERO3: %[[W1:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<16x32xf32> -> tensor<32x32xf32>
+// ZERO3-NEXT: part.matmul %{{.*}}, %[[W1]] :
+// ZERO3: %[[W1B:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<16x32xf32> -> tensor<32x32xf32>
+// ZERO3-NEXT: part.matmul %{{.*}}, %[[W1B]] transpose_b
+// The update works on shards, parameters included, and nothing is gathered
+// after it: the new parameters are returned as shards.
+// ZERO3: part.reduce_scatter {{.*}} axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO3: part.all_reduce {{.*}} : tensor<f32>
+// ZERO3-NOT: part.all_gather
+// ZERO3: return
+// ZERO3-SAME: tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>,
+
+// TP-LABEL: func.func @mlp(
+// TP-SAME: %arg11: tensor<8xf32> {part.name = "adam.m.layers.0.bias", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}]>}
+// TP: part.reduce_scatter {{.*}} on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16xf32> -> tensor<8xf32>
+
+// TP3-LABEL: func.func @mlp(
+// TP3-SAME: %arg2: tensor<8xf32> {part.name = "layers.0.bias", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}]>}
+// TP3: part.all_gather %arg2 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8xf32> -> tensor<16xf32>
