@@ -95,6 +95,7 @@ Status Executor::prepare() {
   if (program_->arena_bytes()) {
     PARTITION_ASSIGN_OR_RETURN(arena_,
                                device_.allocate(program_->arena_bytes()));
+    memoryUse_.arena += int64_t(arena_->size());
   }
   auto allocateBindings =
       [&](const fb::Vector<fb::Offset<plan::Binding>> *bindings,
@@ -105,6 +106,21 @@ Status Executor::prepare() {
       int64_t bytes = valueBytes(*program_->values()->Get(b->value()));
       PARTITION_ASSIGN_OR_RETURN(auto buffer,
                                  device_.allocate(std::max<int64_t>(bytes, 1)));
+      int64_t size = int64_t(buffer->size());
+      switch (b->role()) {
+      case plan::Role::Parameter:
+        memoryUse_.parameters += size;
+        break;
+      case plan::Role::State:
+        memoryUse_.state += size;
+        break;
+      case plan::Role::Constant:
+        memoryUse_.constants += size;
+        break;
+      default: // Input, Label
+        memoryUse_.inputs += size;
+        break;
+      }
       buffers.push_back(std::move(buffer));
     }
     return Status::ok();
@@ -236,8 +252,12 @@ StatusOr<void *> Executor::scratch(int slot, size_t bytes) {
   if (scratch_.size() <= size_t(slot))
     scratch_.resize(slot + 1);
   if (!scratch_[slot] || scratch_[slot]->size() < bytes) {
+    if (scratch_[slot])
+      memoryUse_.scratch -= int64_t(scratch_[slot]->size());
+    scratch_[slot].reset();
     PARTITION_ASSIGN_OR_RETURN(scratch_[slot],
                                device_.allocate(std::max<size_t>(bytes, 1)));
+    memoryUse_.scratch += int64_t(scratch_[slot]->size());
   }
   return scratch_[slot]->data();
 }

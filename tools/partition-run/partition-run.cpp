@@ -71,6 +71,9 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --resume DIR           instead of --weights: load parameters and state
                          from the checkpoint DIR (written under any mesh);
                          steps are numbered on from the checkpoint's
+  --memory-report        print, per rank, the bytes its executor allocated
+                         by category (parameters, state, constants, inputs,
+                         arena, scratch), after the last step
   --trace FILE.json      write a Chrome/Perfetto trace of every rank
   --timeout SECONDS      deadline of each collective wait (default 60)
   --fail-rank R          make rank R stop with an error before its first
@@ -84,6 +87,7 @@ WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU).
 struct Options {
   std::string planPath;
   bool dump = false;
+  bool memoryReport = false;
   int ranks = 0;
   bool processes = false;
   std::string backend; // empty: chosen by what is present
@@ -130,6 +134,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       std::exit(0);
     } else if (a == "--dump") {
       o.dump = true;
+    } else if (a == "--memory-report") {
+      o.memoryReport = true;
     } else if (a == "--processes") {
       o.processes = true;
     } else if (a == "--ranks") {
@@ -315,6 +321,7 @@ struct RankResult {
   std::string errorText;
   double setupMs = 0, stepMs = 0;
   size_t peakBytes = 0;
+  MemoryUse memory;
   std::vector<int64_t> coordinates;
   std::map<std::string, HostTensor> outputs;
   std::vector<TraceEvent> trace;
@@ -456,6 +463,7 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       r.outputs[b->name()->str()] = std::move(*t);
     }
   r.peakBytes = ex.device().peakAllocatedBytes();
+  r.memory = ex.memoryUse();
   r.trace = ex.trace();
   return r;
 }
@@ -503,6 +511,9 @@ std::vector<char> packResult(const RankResult &r) {
   put(&r.setupMs, 8);
   put(&r.stepMs, 8);
   putI(int64_t(r.peakBytes));
+  for (int64_t bytes : {r.memory.parameters, r.memory.state, r.memory.constants,
+                        r.memory.inputs, r.memory.arena, r.memory.scratch})
+    putI(bytes);
   putI(r.outputs.size());
   for (const auto &[name, t] : r.outputs) {
     putI(name.size());
@@ -538,6 +549,10 @@ RankResult unpackResult(const std::vector<char> &bytes) {
   get(&r.setupMs, 8);
   get(&r.stepMs, 8);
   r.peakBytes = size_t(getI());
+  for (int64_t *bytes :
+       {&r.memory.parameters, &r.memory.state, &r.memory.constants,
+        &r.memory.inputs, &r.memory.arena, &r.memory.scratch})
+    *bytes = getI();
   int64_t n = getI();
   for (int64_t i = 0; i < n; ++i) {
     std::string name(getI(), '\0');
@@ -611,6 +626,17 @@ int finish(const Options &o, const LoadedPlan &plan,
                 "bytes\n",
                 rank, r.setupMs, r.stepMs, r.peakBytes);
   }
+  if (o.memoryReport)
+    for (size_t rank = 0; rank < results.size(); ++rank) {
+      const MemoryUse &m = results[rank].memory;
+      std::printf("rank %zu memory: parameters %lld, state %lld, constants "
+                  "%lld, inputs %lld, arena %lld, scratch %lld, total %lld "
+                  "bytes (%lld without scratch)\n",
+                  rank, (long long)m.parameters, (long long)m.state,
+                  (long long)m.constants, (long long)m.inputs,
+                  (long long)m.arena, (long long)m.scratch,
+                  (long long)m.total(), (long long)m.planned());
+    }
   const plan::Plan &root = plan.root();
   for (const plan::Program *program : *root.programs()) {
     if (!program->outputs())

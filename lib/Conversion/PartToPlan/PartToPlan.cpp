@@ -19,6 +19,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -658,6 +659,67 @@ ProgramLowering::lower(ProgramMemory &memory) {
                                    &inputs, &outputs, &instructions);
 }
 
+/// Bytes of `type` (at least one byte per element, as the plan stores it).
+static uint64_t bytesOf(RankedTensorType type) {
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// Prints the memory report of `function`'s per-device program (see the
+/// "Memory report" section of docs/design/2026-12-02-training.md): every
+/// device of the mesh holds the same local shapes, so one column serves all.
+static void printMemoryReport(func::FuncOp function, MeshOp mesh,
+                              const ProgramMemory &figure,
+                              llvm::raw_ostream &os) {
+  uint64_t parameters = 0, state = 0, inputs = 0;
+  int64_t psi = 0; // parameter elements of the whole (global) model
+  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(
+        index, PartDialect::getRoleAttrName());
+    if (role && role.getValue() == ArgRole::Parameter) {
+      parameters += bytesOf(type);
+      int64_t elements = type.getNumElements();
+      if (auto sharding = function.getArgAttrOfType<ShardingAttr>(
+              index, PartDialect::getShardingAttrName())) {
+        elements = 1;
+        for (int64_t d :
+             sharding.getGlobalShape(type.getShape(), mesh.getMesh()))
+          elements *= d;
+      }
+      psi += elements;
+    } else if (role && role.getValue() == ArgRole::State) {
+      state += bytesOf(type);
+    } else {
+      inputs += bytesOf(type);
+    }
+  }
+  // Persistent values that are not arguments are the plan's constants.
+  uint64_t constants = figure.persistentBytes - parameters - state;
+  int64_t devices = mesh.getMesh().getNumDevices();
+  uint64_t total = figure.peakBytes();
+  os << "memory report of @" << figure.name << " on @" << mesh.getSymName()
+     << " (" << devices << " devices), bytes per device:\n";
+  auto row = [&](StringRef category, uint64_t bytes, StringRef note) {
+    os << "  " << category;
+    os.indent(std::max<int>(1, 12 - int(category.size()))) << bytes;
+    if (!note.empty())
+      os << "  (" << note << ")";
+    os << "\n";
+  };
+  row("parameters", parameters, "");
+  row("state", state, "optimizer state");
+  row("constants", constants, "");
+  row("inputs", inputs, "inputs and labels");
+  row("arena", figure.arenaBytes,
+      "peak of activations, gradients and temporaries, after reuse");
+  row("total", total, "");
+  os << "  gradients   not separated: they are arena values, counted in "
+        "arena\n";
+  os << "all devices " << total * devices << " bytes; Psi " << psi
+     << " parameter elements (global)\n";
+}
+
 LogicalResult partition::lowerToPlan(ModuleOp module,
                                      std::vector<uint8_t> &bytes,
                                      std::vector<ProgramMemory> *memory) {
@@ -738,6 +800,12 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
 }
 
 void partition::registerPartToPlanTranslation() {
+  static llvm::cl::opt<bool> memoryReport(
+      "part-memory-report",
+      llvm::cl::desc("With --part-to-plan: print each per-device program's "
+                     "memory by category (parameters, optimizer state, "
+                     "constants, inputs, arena) to stderr"),
+      llvm::cl::init(false));
   static TranslateFromMLIRRegistration registration(
       "part-to-plan", "lower part.spmd functions to a partition execution plan",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
@@ -745,8 +813,20 @@ void partition::registerPartToPlanTranslation() {
         if (!module)
           return op->emitError() << "expected a module";
         std::vector<uint8_t> bytes;
-        if (failed(lowerToPlan(module, bytes)))
+        std::vector<ProgramMemory> figures;
+        if (failed(lowerToPlan(module, bytes, &figures)))
           return failure();
+        if (memoryReport) {
+          // Figures are in the order lowerToPlan lowers: module order.
+          auto figure = figures.begin();
+          for (auto function : module.getOps<func::FuncOp>()) {
+            FlatSymbolRefAttr spmd = getSpmdMesh(function);
+            if (!spmd || function.isDeclaration())
+              continue;
+            printMemoryReport(function, lookupMesh(function, spmd), *figure++,
+                              llvm::errs());
+          }
+        }
         os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
         return success();
       },

@@ -51,6 +51,21 @@ struct TraceEvent {
   double durationUs = 0;
 };
 
+/// Bytes an Executor allocated on its device, by what they hold.
+struct MemoryUse {
+  int64_t parameters = 0; ///< `parameter` bindings
+  int64_t state = 0;      ///< `state` bindings (optimizer state)
+  int64_t constants = 0;  ///< `constant` bindings
+  int64_t inputs = 0;     ///< `input` and `label` bindings
+  int64_t arena = 0;      ///< the program's arena (activations, temporaries)
+  int64_t scratch = 0;    ///< collectives' staging buffers, grown on demand
+  /// Everything but scratch: what the plan itself asks for.
+  int64_t planned() const {
+    return parameters + state + constants + inputs + arena;
+  }
+  int64_t total() const { return planned() + scratch; }
+};
+
 class Executor {
 public:
   ~Executor();
@@ -82,6 +97,9 @@ public:
   StatusOr<HostTensor> parameter(const std::string &name);
 
   const std::vector<TraceEvent> &trace() const { return trace_; }
+  /// The bytes this executor has allocated, by category (scratch as it
+  /// stands now: it grows during the first run()).
+  const MemoryUse &memoryUse() const { return memoryUse_; }
   Device &device() { return device_; }
 
 private:
@@ -123,6 +141,7 @@ private:
   std::map<const plan::Instruction *, int32_t> axisIndices_;
   std::vector<Decoded> decoded_; // one per instruction of program_
   std::vector<TraceEvent> trace_;
+  MemoryUse memoryUse_;
 };
 
 } // namespace partition::runtime

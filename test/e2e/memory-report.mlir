@@ -1,0 +1,72 @@
+// Memory report: `partition-translate --part-to-plan --part-memory-report`
+// prints each per-device program's bytes by category, and `partition-run
+// --memory-report` what each rank's executor allocated. On the generated
+// MLP and GPT training steps of train.mlir (AdamW, f32), partitioned on
+// dp:2 with zero = 0, 1, 3, memory_report.py checks that per device
+//   parameters = 4 Psi (zero 0, 1), 4 Psi / N (zero 3),
+//   state      = 8 Psi (zero 0),    8 Psi / N (zero 1, 3)
+// plus AdamW's scalar step count (4 bytes, which ZeRO leaves whole; every
+// other tensor's dimension 0 is even here), with Psi the global parameter
+// count and N = 2, and that every rank allocated exactly what the compiler
+// planned, category by category (scratch apart).
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/train_data.py %t 4 8 64
+// RUN: for model in gpt mlp; do \
+// RUN:   if [ $model = gpt ]; then \
+// RUN:     partition-import --model gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --seed 3 -o %t/$model.mlir --weights %t/$model.safetensors || exit 1; \
+// RUN:     feed="--input tokens=%t/tokens.npy --input labels=%t/labels.npy"; \
+// RUN:   else \
+// RUN:     partition-import --model mlp --layers 3 --hidden 16 --ffn 32 --batch 4 --seed 3 -o %t/$model.mlir --weights %t/$model.safetensors || exit 1; \
+// RUN:     feed="--input x=%t/x.npy --input targets=%t/targets.npy"; \
+// RUN:   fi; \
+// RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
+// RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
+// RUN:   for z in 0 1 3; do \
+// RUN:     n=$model-zero$z; \
+// RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=dp:2 zero=$z" | partition-translate --part-to-plan --part-memory-report -o %t/$n.plan 2> %t/$n.report || exit 1; \
+// RUN:     partition-run %t/$n.plan --backend cpu --steps 2 --weights %t/$model.safetensors $feed --memory-report > %t/$n.log || exit 1; \
+// RUN:     partition-run %t/$n.plan --dump > %t/$n.dump || exit 1; \
+// RUN:     %python %S/Inputs/memory_report.py $z 2 %t/$n.report %t/$n.log %t/$n.dump || exit 1; \
+// RUN:   done; \
+// RUN: done
+// RUN: FileCheck %s --check-prefix=MLP0 < %t/mlp-zero0.report
+// RUN: FileCheck %s --check-prefix=MLP1 < %t/mlp-zero1.report
+// RUN: FileCheck %s --check-prefix=MLP3 < %t/mlp-zero3.report
+// RUN: FileCheck %s --check-prefix=RUN3 < %t/mlp-zero3.log
+// RUN: FileCheck %s --check-prefix=GPT3 < %t/gpt-zero3.report
+// Without the flag there is no report:
+// RUN: partition-opt %t/mlp-step.mlir --part-spmd="mesh=dp:2" | partition-translate --part-to-plan -o %t/plain.plan 2>&1 | FileCheck %s --check-prefix=PLAIN
+
+// The MLP has Psi = 16*32 + 32 + 32*32 + 32 + 32*16 + 16 = 2128 parameters:
+// 4 Psi = 8512 parameter bytes and 8 Psi + 4 = 17028 state bytes without
+// ZeRO, state halved by ZeRO-1 (8 Psi / 2 + 4 = 8516), parameters too by
+// ZeRO-3 (4 Psi / 2 = 4256).
+// MLP0: memory report of @mlp on @mesh (2 devices), bytes per device:
+// MLP0-NEXT: parameters 8512
+// MLP0-NEXT: state 17028 (optimizer state)
+// MLP0: all devices {{[0-9]+}} bytes; Psi 2128 parameter elements (global)
+
+// MLP1: memory report of @mlp on @mesh (2 devices), bytes per device:
+// MLP1-NEXT: parameters 8512
+// MLP1-NEXT: state 8516 (optimizer state)
+// MLP1: Psi 2128 parameter elements
+
+// MLP3: memory report of @mlp on @mesh (2 devices), bytes per device:
+// MLP3-NEXT: parameters 4256
+// MLP3-NEXT: state 8516 (optimizer state)
+// MLP3-NEXT: constants {{[0-9]+}}
+// MLP3-NEXT: inputs 256 (inputs and labels)
+// MLP3-NEXT: arena {{[0-9]+}} (peak of activations, gradients and temporaries, after reuse)
+// MLP3-NEXT: total {{[0-9]+}}
+// MLP3-NEXT: gradients not separated: they are arena values, counted in arena
+// MLP3-NEXT: all devices {{[0-9]+}} bytes; Psi 2128 parameter elements (global)
+
+// RUN3: rank 0 memory: parameters 4256, state 8516, constants {{[0-9]+}}, inputs 256, arena {{[0-9]+}}, scratch {{[0-9]+}}, total
+// RUN3: rank 1 memory: parameters 4256, state 8516,
+
+// GPT3: memory report of @gpt on @mesh (2 devices), bytes per device:
+// GPT3-NEXT: parameters {{[0-9]+}}
+// GPT3-NEXT: state {{[0-9]+}} (optimizer state)
+
+// PLAIN-NOT: memory report
