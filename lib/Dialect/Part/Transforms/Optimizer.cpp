@@ -53,16 +53,25 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   Block &body = function.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   OpBuilder b(ret);
+  // With `interleave` and no clipping each update goes right after its
+  // gradient is produced, so that partitioning places the gradient's
+  // reduction over dp inside backward, where it can overlap the rest of it;
+  // the scalars shared by every update (constants, the step, the learning
+  // rate, the bias corrections) then go at the top of the function (`top`).
+  // Clipping needs the norm of every gradient: then all updates stay at the
+  // end. Off by default: part-zero (stage 2) finds the update as the ops from
+  // the first use of a state argument on, which needs the update at the end.
+  OpBuilder top(ctx);
   Location loc = ret.getLoc();
   auto f32 = b.getF32Type();
   auto scalarType = RankedTensorType::get({}, f32);
-  // One constant per value, made at the top of the update.
+  // One constant per value, made at the top of the function.
   std::map<float, Value> constants;
   auto scalar = [&](double v) -> Value {
     float f = static_cast<float>(v);
     Value &c = constants[f];
     if (!c)
-      c = ConstantOp::create(b, loc, scalarType,
+      c = ConstantOp::create(top, loc, scalarType,
                              DenseElementsAttr::get(scalarType, f));
     return c;
   };
@@ -101,6 +110,12 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     grads.push_back({static_cast<unsigned>(arg), ret.getOperand(i)});
   }
 
+  bool updateInPlace = interleave && !(clip > 0 && !grads.empty());
+  if (updateInPlace)
+    top.setInsertionPointToStart(&body);
+  else
+    top.setInsertionPoint(ret);
+
   auto addState = [&](StringRef name, Type type) -> Value {
     unsigned index = function.getNumArguments();
     (void)function.insertArgument(
@@ -123,13 +138,25 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
 
   Value step = addState("optimizer.step", scalarType);
   unsigned stepArg = function.getNumArguments() - 1;
-  Value t = AddOp::create(b, loc, step, scalar(1.0));
+  Value t = AddOp::create(top, loc, step, scalar(1.0));
   Value lrT = scalar(lr);
   if (warmup > 0)
     lrT = MulOp::create(
-        b, loc, lrT,
-        MinOp::create(b, loc, scalar(1.0),
-                      DivOp::create(b, loc, t, scalar(double(warmup)))));
+        top, loc, lrT,
+        MinOp::create(top, loc, scalar(1.0),
+                      DivOp::create(top, loc, t, scalar(double(warmup)))));
+  // AdamW's bias corrections, 1 - beta^t: once at the top when the updates
+  // are interleaved; else per update, as before interleaving existed (the
+  // default output is unchanged).
+  Value c1, c2;
+  auto biasCorrections = [&](OpBuilder &at) {
+    c1 = SubOp::create(at, loc, scalar(1.0),
+                       PowOp::create(at, loc, scalar(beta1), t));
+    c2 = SubOp::create(at, loc, scalar(1.0),
+                       PowOp::create(at, loc, scalar(beta2), t));
+  };
+  if (kind == "adamw" && !grads.empty() && updateInPlace)
+    biasCorrections(top);
 
   // Global-norm clipping.
   if (clip > 0 && !grads.empty()) {
@@ -161,6 +188,12 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     Value p = body.getArgument(arg);
     Type type = p.getType();
     std::string name = paramName(arg);
+    if (updateInPlace) {
+      if (Operation *def = g.getDefiningOp())
+        b.setInsertionPointAfter(def);
+      else
+        b.setInsertionPoint(ret);
+    }
     if (kind == "sgd") {
       if (wd != 0)
         g = AddOp::create(b, loc, g, MulOp::create(b, loc, p, scalar(wd)));
@@ -192,10 +225,8 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
         b, loc, MulOp::create(b, loc, v, scalar(beta2)),
         MulOp::create(b, loc, MulOp::create(b, loc, g, g),
                       scalar(1.0 - beta2)));
-    Value c1 = SubOp::create(b, loc, scalar(1.0),
-                             PowOp::create(b, loc, scalar(beta1), t));
-    Value c2 = SubOp::create(b, loc, scalar(1.0),
-                             PowOp::create(b, loc, scalar(beta2), t));
+    if (!updateInPlace)
+      biasCorrections(b);
     Value mHat = DivOp::create(b, loc, newM, c1);
     Value vHat = DivOp::create(b, loc, newV, c2);
     Value denom =
@@ -220,6 +251,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   updates.push_back({t, stepArg});
   updateNames.push_back("optimizer.step");
 
+  b.setInsertionPoint(ret);
   // Results: what was kept (the loss), then every new value.
   SmallVector<Value> results(kept.begin(), kept.end());
   SmallVector<DictionaryAttr> resultAttrs(keptAttrs.begin(), keptAttrs.end());

@@ -482,6 +482,15 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
       with `|g|` the global norm over all gradients.
     - `warmup=W`: the learning rate rises linearly, `lr * min(1, t / W)`.
 
+    `interleave=true` puts the shared scalars (step + 1, learning rate,
+    bias corrections) at the top of the function and each parameter's
+    update right after its gradient is produced, so that partitioning puts
+    each gradient's reduction over dp inside backward (see
+    `part-grad-buckets`); results and their order are unchanged. With
+    `clip` the updates stay at the end: the global norm needs every
+    gradient. Off by default because `part-zero` (stage 2) takes the ops
+    from the first use of a state argument on as the update.
+
     The update is written with elementwise `part` ops, so any sharding of a
     parameter is a sharding of its update: partitioning splits the update
     the way the parameter is split, and ZeRO only has to split the state.
@@ -501,7 +510,63 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
     Option<"clip", "clip", "double", /*default=*/"0",
            "global gradient-norm clipping threshold (0: off)">,
     Option<"warmup", "warmup", "int64_t", /*default=*/"0",
-           "linear learning-rate warm-up steps (0: none)">
+           "linear learning-rate warm-up steps (0: none)">,
+    Option<"interleave", "interleave", "bool", /*default=*/"false",
+           "put each update right after its gradient (ignored with clip); "
+           "not with part-zero stage 2, which needs the update at the end">
+  ];
+}
+
+def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
+  let summary = "groups gradient all-reduces into buckets that overlap backward";
+  let description = [{
+    On per-device (`part.spmd`) functions, takes the `part.all_reduce ...
+    sum` ops -- after `part-spmd` on a data-parallel mesh these are mostly
+    the reductions of gradients over `dp` -- and groups those over the same
+    mesh axes and element type, in the order their operands are produced
+    (backward produces gradients in reverse layer order), into buckets of at
+    most `bytes` (a single larger tensor is a bucket of its own; PyTorch
+    DDP's default of 25 MB). A bucket of two or more becomes one all_reduce
+    of its operands flattened and concatenated, placed right after the last
+    of them is produced, and sliced and reshaped back; a bucket of one is
+    moved up to right after its operand. The runtime runs collectives on
+    their own stream, so each bucket overlaps the rest of backward.
+
+    Ops that used a bucketed result and came before the bucket's all_reduce
+    (the optimizer updates of earlier gradients) move below it, in their
+    order. An all_reduce whose operand depends on the result of another one
+    in the bucket closes the bucket instead. The bucket's all_reduce carries
+    `part.origin = "bucket of N all_reduces (part-grad-buckets): o1; o2"`,
+    listing the `part.origin` of every reduction it carries, in order.
+
+    It is not part of `part-spmd`; add it after:
+    `partition-opt --part-spmd="mesh=dp:2" --part-grad-buckets="bytes=4096"`.
+
+    ```mlir
+    // Before (bytes=64): two gradients of 32 bytes each
+    %g1 = part.matmul ... : ... -> tensor<2x4xf32>
+    %r1 = part.all_reduce %g1 on @mesh axes ["dp"] sum : tensor<2x4xf32>
+    %u1 = part.sub %p1, %r1 : ...
+    %g2 = part.matmul ... : ... -> tensor<8xf32>
+    %x = part.matmul ...              // more backward
+    %r2 = part.all_reduce %g2 on @mesh axes ["dp"] sum : tensor<8xf32>
+    // After
+    %g1 = part.matmul ...
+    %g2 = part.matmul ...
+    %f1 = part.reshape %g1 : tensor<2x4xf32> -> tensor<8xf32>
+    %c = part.concat %f1, %g2 dim 0 : (tensor<8xf32>, tensor<8xf32>) -> tensor<16xf32>
+    %r = part.all_reduce %c on @mesh axes ["dp"] sum {part.origin = "bucket of 2 ..."} : tensor<16xf32>
+    %s1 = part.slice %r offsets [0] : tensor<16xf32> -> tensor<8xf32>
+    %r1 = part.reshape %s1 : tensor<8xf32> -> tensor<2x4xf32>
+    %r2 = part.slice %r offsets [8] : tensor<16xf32> -> tensor<8xf32>
+    %u1 = part.sub %p1, %r1 : ...
+    %x = part.matmul ...
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"bytes", "bytes", "int64_t", /*default=*/"25000000",
+           "the most bytes in one bucket">
   ];
 }
 
