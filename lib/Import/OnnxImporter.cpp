@@ -545,6 +545,14 @@ LogicalResult Importer::tensorBytes(const onnx::TensorProto &tensor,
   }
 }
 
+/// Element `i` of little-endian `T`s at `p`, as a double.
+template <typename T>
+double loadAs(const char *p, int64_t i) {
+  T x;
+  std::memcpy(&x, p + sizeof(T) * i, sizeof(T));
+  return static_cast<double>(x);
+}
+
 FailureOr<HostTensor> Importer::toHost(const onnx::TensorProto &tensor,
                                        const std::string &what) {
   std::string bytes;
@@ -553,79 +561,56 @@ FailureOr<HostTensor> Importer::toHost(const onnx::TensorProto &tensor,
   HostTensor host;
   host.elemType = tensor.data_type();
   host.shape.assign(tensor.dims().begin(), tensor.dims().end());
+  // tensorBytes accepted the type, so it is one of these.
+  double (*load)(const char *, int64_t) = nullptr;
+  switch (host.elemType) {
+  case onnx::TensorProto::FLOAT:
+    load = loadAs<float>;
+    break;
+  case onnx::TensorProto::DOUBLE:
+    load = loadAs<double>;
+    break;
+  case onnx::TensorProto::FLOAT16:
+    load = [](const char *p, int64_t i) {
+      return static_cast<double>(
+          runtime::halfToFloat(static_cast<uint16_t>(loadAs<uint16_t>(p, i))));
+    };
+    break;
+  case onnx::TensorProto::BFLOAT16:
+    load = [](const char *p, int64_t i) {
+      return static_cast<double>(
+          bf16ToFloat(static_cast<uint16_t>(loadAs<uint16_t>(p, i))));
+    };
+    break;
+  case onnx::TensorProto::INT64:
+    load = loadAs<int64_t>;
+    break;
+  case onnx::TensorProto::UINT64:
+    load = loadAs<uint64_t>;
+    break;
+  case onnx::TensorProto::INT32:
+    load = loadAs<int32_t>;
+    break;
+  case onnx::TensorProto::UINT32:
+    load = loadAs<uint32_t>;
+    break;
+  case onnx::TensorProto::INT16:
+    load = loadAs<int16_t>;
+    break;
+  case onnx::TensorProto::UINT16:
+    load = loadAs<uint16_t>;
+    break;
+  case onnx::TensorProto::INT8:
+    load = loadAs<int8_t>;
+    break;
+  default: // UINT8, BOOL
+    load = loadAs<uint8_t>;
+    break;
+  }
   int64_t n = numElements(host.shape);
   host.values.resize(n);
-  const char *p = bytes.data();
-  for (int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (host.elemType) {
-    case onnx::TensorProto::FLOAT: {
-      float f;
-      std::memcpy(&f, p + 4 * i, 4);
-      v = f;
-      break;
-    }
-    case onnx::TensorProto::DOUBLE:
-      std::memcpy(&v, p + 8 * i, 8);
-      break;
-    case onnx::TensorProto::FLOAT16: {
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      v = runtime::halfToFloat(h);
-      break;
-    }
-    case onnx::TensorProto::BFLOAT16: {
-      uint16_t h;
-      std::memcpy(&h, p + 2 * i, 2);
-      v = bf16ToFloat(h);
-      break;
-    }
-    case onnx::TensorProto::INT64: {
-      int64_t x;
-      std::memcpy(&x, p + 8 * i, 8);
-      v = static_cast<double>(x);
-      break;
-    }
-    case onnx::TensorProto::UINT64: {
-      uint64_t x;
-      std::memcpy(&x, p + 8 * i, 8);
-      v = static_cast<double>(x);
-      break;
-    }
-    case onnx::TensorProto::INT32: {
-      int32_t x;
-      std::memcpy(&x, p + 4 * i, 4);
-      v = x;
-      break;
-    }
-    case onnx::TensorProto::UINT32: {
-      uint32_t x;
-      std::memcpy(&x, p + 4 * i, 4);
-      v = x;
-      break;
-    }
-    case onnx::TensorProto::INT16: {
-      int16_t x;
-      std::memcpy(&x, p + 2 * i, 2);
-      v = x;
-      break;
-    }
-    case onnx::TensorProto::UINT16: {
-      uint16_t x;
-      std::memcpy(&x, p + 2 * i, 2);
-      v = x;
-      break;
-    }
-    case onnx::TensorProto::INT8:
-      v = static_cast<int8_t>(p[i]);
-      break;
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::BOOL:
-      v = static_cast<uint8_t>(p[i]);
-      break;
-    }
-    host.values[i] = v;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    host.values[i] = load(bytes.data(), i);
   return host;
 }
 
@@ -690,7 +675,7 @@ Value Importer::materialize(const HostTensor &host, Location loc) {
                              /*isSigned=*/true, /*implicitTrunc=*/true));
     attr = DenseElementsAttr::get(type, values);
   }
-  return builder.create<part::ConstantOp>(loc, type, attr);
+  return part::ConstantOp::create(builder, loc, type, attr);
 }
 
 Value Importer::addParameter(const onnx::TensorProto &tensor) {
@@ -816,7 +801,7 @@ Value Importer::reshape(Value v, const Shape &shape, Location loc) {
     return v;
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(v.getType()).getElementType());
-  return builder.create<part::ReshapeOp>(loc, type, v);
+  return part::ReshapeOp::create(builder, loc, type, v);
 }
 
 Value Importer::broadcastTo(Value v, const Shape &shape, Location loc) {
@@ -824,15 +809,14 @@ Value Importer::broadcastTo(Value v, const Shape &shape, Location loc) {
     return v;
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(v.getType()).getElementType());
-  return builder.create<part::BroadcastOp>(loc, type, v);
+  return part::BroadcastOp::create(builder, loc, type, v);
 }
 
 FailureOr<Value> Importer::castTo(Value v, Type elementType, Location loc) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getElementType() == elementType)
     return v;
-  return builder
-      .create<part::CastOp>(loc, type.clone(elementType), v)
+  return part::CastOp::create(builder, loc, type.clone(elementType), v)
       .getResult();
 }
 
@@ -1455,21 +1439,21 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
                << "operand shapes " << formatShape(shapeOf(acc)) << " and "
                << formatShape(shapeOf(rhs)) << " do not broadcast";
       if (op == "Add" || op == "Sum")
-        acc = builder.create<part::AddOp>(loc, acc, rhs);
+        acc = part::AddOp::create(builder, loc, acc, rhs);
       else if (op == "Sub")
-        acc = builder.create<part::SubOp>(loc, acc, rhs);
+        acc = part::SubOp::create(builder, loc, acc, rhs);
       else if (op == "Mul")
-        acc = builder.create<part::MulOp>(loc, acc, rhs);
+        acc = part::MulOp::create(builder, loc, acc, rhs);
       else if (op == "Div")
-        acc = builder.create<part::DivOp>(loc, acc, rhs);
+        acc = part::DivOp::create(builder, loc, acc, rhs);
       else if (op == "Max")
-        acc = builder.create<part::MaxOp>(loc, acc, rhs);
+        acc = part::MaxOp::create(builder, loc, acc, rhs);
       else if (op == "Min")
-        acc = builder.create<part::MinOp>(loc, acc, rhs);
+        acc = part::MinOp::create(builder, loc, acc, rhs);
       else {
         if (failed(requireFloat(acc)))
           return failure();
-        acc = builder.create<part::PowOp>(loc, acc, rhs);
+        acc = part::PowOp::create(builder, loc, acc, rhs);
       }
     }
     return done(acc);
@@ -1483,21 +1467,21 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     Value v = *x;
     Value r;
     if (op == "Neg")
-      r = builder.create<part::NegOp>(loc, v);
+      r = part::NegOp::create(builder, loc, v);
     else if (op == "Exp")
-      r = builder.create<part::ExpOp>(loc, v);
+      r = part::ExpOp::create(builder, loc, v);
     else if (op == "Log")
-      r = builder.create<part::LogOp>(loc, v);
+      r = part::LogOp::create(builder, loc, v);
     else if (op == "Sqrt")
-      r = builder.create<part::SqrtOp>(loc, v);
+      r = part::SqrtOp::create(builder, loc, v);
     else if (op == "Tanh")
-      r = builder.create<part::TanhOp>(loc, v);
+      r = part::TanhOp::create(builder, loc, v);
     else if (op == "Sigmoid")
-      r = builder.create<part::SigmoidOp>(loc, v);
+      r = part::SigmoidOp::create(builder, loc, v);
     else if (op == "Relu")
-      r = builder.create<part::ReluOp>(loc, v);
+      r = part::ReluOp::create(builder, loc, v);
     else if (op == "Erf")
-      r = builder.create<part::ErfOp>(loc, v);
+      r = part::ErfOp::create(builder, loc, v);
     else if (op == "Gelu") {
       std::string approximate = "none";
       if (const onnx::AttributeProto *a = attr(node, "approximate"))
@@ -1505,7 +1489,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       if (approximate != "none" && approximate != "tanh")
         return nodeError(node) << "unknown approximate='" << approximate
                                << "' (expected 'none' or 'tanh')";
-      r = builder.create<part::GeluOp>(
+      r = part::GeluOp::create(builder, 
           loc, v,
           approximate == "tanh" ? part::GeluApproximation::Tanh
                                 : part::GeluApproximation::Erf);
@@ -1516,7 +1500,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       Value c = materialize(one, loc);
       if (failed(unifyTypes(node, v, c)))
         return failure();
-      r = builder.create<part::DivOp>(loc, c, v);
+      r = part::DivOp::create(builder, loc, c, v);
     }
     return done(r);
   }
@@ -1566,7 +1550,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     std::optional<Shape> s1 = broadcastShapes(shapeOf(*c), shapeOf(av));
     if (!s1 || !broadcastShapes(*s1, shapeOf(bv)))
       return nodeError(node) << "operand shapes do not broadcast";
-    return done(builder.create<part::SelectOp>(loc, *c, av, bv));
+    return done(part::SelectOp::create(builder, loc, *c, av, bv));
   }
 
   // --- contractions ----------------------------------------------------------
@@ -1597,13 +1581,13 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       auto transpose = bv.getDefiningOp<part::TransposeOp>();
       if (transpose && transpose.getPermutation().size() == 2 &&
           transpose.getPermutation()[0] == 1) {
-        r = builder.create<part::MatmulOp>(loc, av, transpose.getInput(),
+        r = part::MatmulOp::create(builder, loc, av, transpose.getInput(),
                                            /*transpose_a=*/false,
                                            /*transpose_b=*/true);
         if (transpose->use_empty())
           transpose->erase();
       } else {
-        r = builder.create<part::MatmulOp>(loc, av, bv);
+        r = part::MatmulOp::create(builder, loc, av, bv);
       }
     } else {
       Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
@@ -1620,9 +1604,9 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       av = broadcastTo(av, ta, loc);
       bv = broadcastTo(bv, tb, loc);
       if (batch->size() == 0) {
-        r = builder.create<part::MatmulOp>(loc, av, bv);
+        r = part::MatmulOp::create(builder, loc, av, bv);
       } else {
-        r = builder.create<part::BatchMatmulOp>(loc, av, bv);
+        r = part::BatchMatmulOp::create(builder, loc, av, bv);
       }
     }
     Shape out = shapeOf(r);
@@ -1649,7 +1633,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
                              << formatShape(sa) << (transA ? "ᵀ" : "")
                              << " x " << formatShape(sb)
                              << (transB ? "ᵀ" : "");
-    Value r = builder.create<part::MatmulOp>(loc, av, bv, transA, transB);
+    Value r = part::MatmulOp::create(builder, loc, av, bv, transA, transB);
     auto scale = [&](Value v, float s) -> Value {
       if (s == 1.0f)
         return v;
@@ -1657,7 +1641,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       c.values = {s};
       Value cv = materialize(c, loc);
       (void)unifyTypes(node, v, cv);
-      return builder.create<part::MulOp>(loc, v, cv);
+      return part::MulOp::create(builder, loc, v, cv);
     };
     r = scale(r, floatAttr(node, "alpha", 1.0f));
     if (hasInput(node, 2)) {
@@ -1672,7 +1656,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
         return nodeError(node) << "C of shape " << formatShape(shapeOf(cv))
                                << " does not broadcast to the product's "
                                << formatShape(shapeOf(r));
-      r = builder.create<part::AddOp>(loc, r, cv);
+      r = part::AddOp::create(builder, loc, r, cv);
     }
     return done(r);
   }
@@ -1687,7 +1671,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     if (!axis)
       return nodeError(node) << "axis " << intAttr(node, "axis", -1)
                              << " is out of range for rank " << rankOf(*x);
-    return done(builder.create<part::SoftmaxOp>(loc, *x, *axis));
+    return done(part::SoftmaxOp::create(builder, loc, *x, *axis));
   }
   if (op == "LayerNormalization") {
     FailureOr<Value> x = input(0), scale = input(1);
@@ -1738,7 +1722,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       bias = *bv;
     }
     Value xf = reshape(*x, flat, loc);
-    Value y = builder.create<part::LayerNormOp>(
+    Value y = part::LayerNormOp::create(builder, 
         loc, xf.getType(), xf, *sv, bias, builder.getF32FloatAttr(epsilon));
     setValue(node.output(0), reshape(y, in, loc));
     // Mean and InvStdDev, when used: over the normalised dimensions, kept
@@ -1752,23 +1736,23 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       flatStat.push_back(1);
       Type et = elementTypeOf(xf);
       int64_t last = static_cast<int64_t>(flat.size()) - 1;
-      Value mean = builder.create<part::ReduceMeanOp>(
+      Value mean = part::ReduceMeanOp::create(builder, 
           loc, RankedTensorType::get(flatStat, et), xf,
           ArrayRef<int64_t>{last}, true);
       if (wantMean)
         setValue(node.output(1), reshape(mean, stat, loc));
       if (wantInv) {
-        Value centered = builder.create<part::SubOp>(loc, xf, mean);
-        Value square = builder.create<part::MulOp>(loc, centered, centered);
-        Value var = builder.create<part::ReduceMeanOp>(
+        Value centered = part::SubOp::create(builder, loc, xf, mean);
+        Value square = part::MulOp::create(builder, loc, centered, centered);
+        Value var = part::ReduceMeanOp::create(builder, 
             loc, RankedTensorType::get(flatStat, et), square,
             ArrayRef<int64_t>{last}, true);
         HostTensor eps;
         eps.values = {epsilon};
         Value ev = materialize(eps, loc);
         (void)unifyTypes(node, var, ev);
-        Value inv = builder.create<part::RsqrtOp>(
-            loc, builder.create<part::AddOp>(loc, var, ev));
+        Value inv = part::RsqrtOp::create(builder, 
+            loc, part::AddOp::create(builder, loc, var, ev));
         setValue(node.output(2), reshape(inv, stat, loc));
       }
     }
@@ -1811,11 +1795,11 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     auto type = RankedTensorType::get(out, elementTypeOf(*x));
     Value r;
     if (op == "ReduceMean")
-      r = builder.create<part::ReduceMeanOp>(loc, type, *x, dims, keep);
+      r = part::ReduceMeanOp::create(builder, loc, type, *x, dims, keep);
     else if (op == "ReduceSum")
-      r = builder.create<part::ReduceSumOp>(loc, type, *x, dims, keep);
+      r = part::ReduceSumOp::create(builder, loc, type, *x, dims, keep);
     else
-      r = builder.create<part::ReduceMaxOp>(loc, type, *x, dims, keep);
+      r = part::ReduceMaxOp::create(builder, loc, type, *x, dims, keep);
     return done(r);
   }
 
@@ -1928,7 +1912,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       identity &= perm[i] == i;
     if (identity)
       return done(*x);
-    return done(builder.create<part::TransposeOp>(loc, *x, perm));
+    return done(part::TransposeOp::create(builder, loc, *x, perm));
   }
   if (op == "Expand") {
     FailureOr<Value> x = input(0);
@@ -1970,7 +1954,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     }
     if (inputs.size() == 1)
       return done(inputs.front());
-    return done(builder.create<part::ConcatOp>(loc, inputs, *axis));
+    return done(part::ConcatOp::create(builder, loc, inputs, *axis));
   }
   if (op == "Slice") {
     FailureOr<Value> x = input(0);
@@ -2026,7 +2010,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
         idx.shape = {out[d]};
         for (int64_t i = 0; i < out[d]; ++i)
           idx.values.push_back(static_cast<double>(offsets[d] + i * strides[d]));
-        v = builder.create<part::GatherOp>(loc, v, materialize(idx, loc), d);
+        v = part::GatherOp::create(builder, loc, v, materialize(idx, loc), d);
       }
       return done(v);
     }
@@ -2034,7 +2018,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       return done(*x);
     bool unit = llvm::all_of(strides, [](int64_t st) { return st == 1; });
     auto type = RankedTensorType::get(out, elementTypeOf(*x));
-    return done(builder.create<part::SliceOp>(
+    return done(part::SliceOp::create(builder, 
         loc, type, *x, offsets,
         unit ? DenseI64ArrayAttr() : builder.getDenseI64ArrayAttr(strides)));
   }
@@ -2078,7 +2062,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       if (!node.output(i).empty())
         setValue(node.output(i),
                  out == in ? *x
-                           : builder.create<part::SliceOp>(
+                           : part::SliceOp::create(builder, 
                                  loc, type, *x, offsets, DenseI64ArrayAttr()));
     }
     return success();
@@ -2110,7 +2094,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
         offsets[*axis] = v;
         sliced[*axis] = 1;
         auto type = RankedTensorType::get(sliced, elementTypeOf(*data));
-        Value s = builder.create<part::SliceOp>(loc, type, *data, offsets,
+        Value s = part::SliceOp::create(builder, loc, type, *data, offsets,
                                                 DenseI64ArrayAttr());
         Shape out = in;
         out.erase(out.begin() + *axis);
@@ -2121,7 +2105,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       for (double &v : positive.values)
         if (v < 0)
           v += static_cast<double>(in[*axis]);
-      return done(builder.create<part::GatherOp>(
+      return done(part::GatherOp::create(builder, 
           loc, *data, materialize(positive, loc), *axis));
     }
     FailureOr<Value> indices = input(1);
@@ -2142,13 +2126,13 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       return materialize(h, loc);
     };
     Value zero = scalar(0), one = scalar(1);
-    Value negated = builder.create<part::SubOp>(loc, zero, idx);
-    Value isNegative = builder.create<part::MinOp>(
-        loc, builder.create<part::MaxOp>(loc, negated, zero), one);
-    Value shift = builder.create<part::MulOp>(loc, isNegative,
+    Value negated = part::SubOp::create(builder, loc, zero, idx);
+    Value isNegative = part::MinOp::create(builder, 
+        loc, part::MaxOp::create(builder, loc, negated, zero), one);
+    Value shift = part::MulOp::create(builder, loc, isNegative,
                                               scalar(in[*axis]));
-    idx = builder.create<part::AddOp>(loc, idx, shift);
-    return done(builder.create<part::GatherOp>(loc, *data, idx, *axis));
+    idx = part::AddOp::create(builder, loc, idx, shift);
+    return done(part::GatherOp::create(builder, loc, *data, idx, *axis));
   }
   if (op == "Trilu") {
     FailureOr<Value> x = input(0);
@@ -2178,7 +2162,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     Value xv = *x;
     if (failed(unifyTypes(node, xv, zv)))
       return failure();
-    return done(builder.create<part::SelectOp>(loc, materialize(mask, loc),
+    return done(part::SelectOp::create(builder, loc, materialize(mask, loc),
                                                xv, zv));
   }
   if (op == "Shape" || op == "Size" || op == "Constant" ||
@@ -2566,7 +2550,7 @@ OwningOpRef<ModuleOp> Importer::run() {
         part::PartDialect::getNameAttrName(),
         builder.getStringAttr(out.name()))));
   }
-  builder.create<func::ReturnOp>(fileLoc(), results);
+  func::ReturnOp::create(builder, fileLoc(), results);
 
   SmallVector<Type> argTypes(body->getArgumentTypes());
   auto function = func::FuncOp::create(
