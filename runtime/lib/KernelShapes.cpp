@@ -386,26 +386,10 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                     formatShape(outputs[0].shape));
     return Status::ok();
   }
-  case OpKind::Slice: {
-    PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(
-        c.sameDType(in[0], "the operand", outputs[0], "the result"));
-    int64_t r = in[0].rank();
-    if (outputs[0].rank() != r)
-      return c.fail("result rank ", outputs[0].rank(), " differs from ", r);
-    PARTITION_RETURN_IF_ERROR(c.numInts(2 * r));
-    for (int64_t d = 0; d < r; ++d) {
-      int64_t offset = attrs.ints[d], stride = attrs.ints[r + d];
-      int64_t size = outputs[0].shape[d];
-      if (offset < 0 || stride < 1 ||
-          (size > 0 && offset + (size - 1) * stride >= in[0].shape[d]))
-        return c.fail("dimension ", d, " (offset ", offset, ", stride ", stride,
-                      ", size ", size, ") reads outside ",
-                      formatShape(in[0].shape));
-    }
-    return Status::ok();
-  }
+  case OpKind::Slice:
   case OpKind::Pad: {
+    // Slice reads a strided window of its operand; Pad, its adjoint, writes
+    // its operand as that window of the result.
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "the operand", outputs[0], "the result"));
@@ -413,14 +397,17 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     if (outputs[0].rank() != r)
       return c.fail("result rank ", outputs[0].rank(), " differs from ", r);
     PARTITION_RETURN_IF_ERROR(c.numInts(2 * r));
+    bool isSlice = op == OpKind::Slice;
+    const TensorRef &whole = isSlice ? in[0] : outputs[0];
+    const TensorRef &window = isSlice ? outputs[0] : in[0];
     for (int64_t d = 0; d < r; ++d) {
       int64_t offset = attrs.ints[d], stride = attrs.ints[r + d];
-      int64_t size = in[0].shape[d];
+      int64_t size = window.shape[d];
       if (offset < 0 || stride < 1 ||
-          (size > 0 && offset + (size - 1) * stride >= outputs[0].shape[d]))
+          (size > 0 && offset + (size - 1) * stride >= whole.shape[d]))
         return c.fail("dimension ", d, " (offset ", offset, ", stride ", stride,
-                      ", size ", size, ") writes outside ",
-                      formatShape(outputs[0].shape));
+                      ", size ", size, isSlice ? ") reads outside " : ") writes outside ",
+                      formatShape(whole.shape));
     }
     return Status::ok();
   }

@@ -605,68 +605,55 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
-LogicalResult SliceOp::verify() {
-  auto in = cast<RankedTensorType>(getInput().getType());
-  auto out = cast<RankedTensorType>(getResult().getType());
+/// The checks shared by slice and its adjoint pad: `window` is the strided
+/// block at `offsets` (with strides) inside `whole`. Slice reads the window
+/// out of its input; pad writes its input as the window of its result.
+static LogicalResult verifyStridedWindow(Operation *op, bool isSlice,
+                                         ArrayRef<int64_t> offsets,
+                                         std::optional<ArrayRef<int64_t>> given) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  RankedTensorType whole = isSlice ? in : out, window = isSlice ? out : in;
   if (in.getElementType() != out.getElementType() ||
       in.getRank() != out.getRank())
-    return emitOpError() << "result " << out << " must have the rank and "
-                         << "element type of the input " << in;
-  ArrayRef<int64_t> offsets = getOffsets();
+    return op->emitOpError() << "result " << out << " must have the rank and "
+                             << "element type of the input " << in;
   SmallVector<int64_t> strides(in.getRank(), 1);
-  if (std::optional<ArrayRef<int64_t>> given = getStrides())
+  if (given)
     strides.assign(given->begin(), given->end());
   if (static_cast<int64_t>(offsets.size()) != in.getRank() ||
       static_cast<int64_t>(strides.size()) != in.getRank())
-    return emitOpError() << "needs one offset and one stride per dimension ("
-                         << in.getRank() << "), got " << offsets.size()
-                         << " offsets and " << strides.size() << " strides";
+    return op->emitOpError()
+           << "needs one offset and one stride per dimension ("
+           << in.getRank() << "), got " << offsets.size() << " offsets and "
+           << strides.size() << " strides";
   for (int64_t d = 0; d < in.getRank(); ++d) {
     if (offsets[d] < 0 || strides[d] < 1)
-      return emitOpError() << "dimension " << d << " has offset " << offsets[d]
-                           << " and stride " << strides[d]
-                           << "; offsets must be >= 0 and strides >= 1";
-    int64_t size = out.getDimSize(d);
+      return op->emitOpError()
+             << "dimension " << d << " has offset " << offsets[d]
+             << " and stride " << strides[d]
+             << "; offsets must be >= 0 and strides >= 1";
+    int64_t size = window.getDimSize(d);
     int64_t last = offsets[d] + (size - 1) * strides[d];
-    if (size > 0 && last >= in.getDimSize(d))
-      return emitOpError() << "dimension " << d << " reads element " << last
-                           << " (offset " << offsets[d] << ", size " << size
-                           << ", stride " << strides[d]
-                           << ") but the input has only " << in.getDimSize(d);
+    if (size > 0 && last >= whole.getDimSize(d))
+      return op->emitOpError()
+             << "dimension " << d << (isSlice ? " reads" : " writes")
+             << " element " << last << " (offset " << offsets[d] << ", size "
+             << size << ", stride " << strides[d] << ") but the "
+             << (isSlice ? "input" : "result") << " has only "
+             << whole.getDimSize(d);
   }
   return success();
 }
 
+LogicalResult SliceOp::verify() {
+  return verifyStridedWindow(*this, /*isSlice=*/true, getOffsets(),
+                             getStrides());
+}
+
 LogicalResult PadOp::verify() {
-  auto in = cast<RankedTensorType>(getInput().getType());
-  auto out = cast<RankedTensorType>(getResult().getType());
-  if (in.getElementType() != out.getElementType() ||
-      in.getRank() != out.getRank())
-    return emitOpError() << "result " << out << " must have the rank and "
-                         << "element type of the input " << in;
-  ArrayRef<int64_t> offsets = getOffsets();
-  SmallVector<int64_t> strides(in.getRank(), 1);
-  if (std::optional<ArrayRef<int64_t>> given = getStrides())
-    strides.assign(given->begin(), given->end());
-  if (static_cast<int64_t>(offsets.size()) != in.getRank() ||
-      static_cast<int64_t>(strides.size()) != in.getRank())
-    return emitOpError() << "needs one offset and one stride per dimension ("
-                         << in.getRank() << "), got " << offsets.size()
-                         << " offsets and " << strides.size() << " strides";
-  for (int64_t d = 0; d < in.getRank(); ++d) {
-    if (offsets[d] < 0 || strides[d] < 1)
-      return emitOpError() << "dimension " << d << " has offset " << offsets[d]
-                           << " and stride " << strides[d]
-                           << "; offsets must be >= 0 and strides >= 1";
-    int64_t size = in.getDimSize(d);
-    int64_t last = offsets[d] + (size - 1) * strides[d];
-    if (size > 0 && last >= out.getDimSize(d))
-      return emitOpError() << "dimension " << d << " writes element " << last
-                           << " (offset " << offsets[d] << ", size " << size
-                           << ", stride " << strides[d]
-                           << ") but the result has only " << out.getDimSize(d);
-  }
-  return success();
+  return verifyStridedWindow(*this, /*isSlice=*/false, getOffsets(),
+                             getStrides());
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
