@@ -77,6 +77,41 @@ uint16_t partition::runtime::floatToHalf(float f) {
   return sign | static_cast<uint16_t>(half);
 }
 
+float partition::runtime::loadFloat(const void *data, DType type, int64_t i) {
+  switch (type) {
+  case DType::F16:
+    return halfToFloat(static_cast<const uint16_t *>(data)[i]);
+  case DType::BF16:
+    return bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  default:
+    return static_cast<const float *>(data)[i];
+  }
+}
+
+void partition::runtime::storeFloat(void *data, DType type, int64_t i,
+                                    float value) {
+  switch (type) {
+  case DType::F16:
+    static_cast<uint16_t *>(data)[i] = floatToHalf(value);
+    return;
+  case DType::BF16:
+    static_cast<uint16_t *>(data)[i] = floatToBf16(value);
+    return;
+  default:
+    static_cast<float *>(data)[i] = value;
+  }
+}
+
+void partition::runtime::convertFloats(const void *src, DType from, void *dst,
+                                       DType to, int64_t count) {
+  if (from == to) {
+    std::memmove(dst, src, count * dtypeSize(from));
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    storeFloat(dst, to, i, loadFloat(src, from, i));
+}
+
 std::string partition::runtime::formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -274,12 +274,40 @@ Status Executor::loadParameters(ParameterSource &source) {
     std::vector<int64_t> offsets =
         shardOffsets(*mesh_, *b->sharding(), coordinates_, local);
     std::vector<char> host(valueBytes(*v));
-    Status read = source.read(b->name()->str(), toDType(v->dtype()),
-                              toVector(b->global_shape()), offsets, local,
+    DType dtype = toDType(v->dtype());
+    std::vector<int64_t> global = toVector(b->global_shape());
+    Status read = source.read(b->name()->str(), dtype, global, offsets, local,
                               host.data());
-    // Optimizer state starts at zero unless the source (a checkpoint) has it.
-    if (!read.isOk() && !(b->role() == plan::Role::State &&
-                          read.code() == StatusCode::NotFound))
+    // State the source (a checkpoint) lacks starts at its initial value:
+    // another tensor of the source (a master copy from the weights it
+    // copies) or a constant, zero by default.
+    if (!read.isOk() && b->role() == plan::Role::State &&
+        read.code() == StatusCode::NotFound) {
+      if (b->init_from()) {
+        read = source.read(b->init_from()->str(), dtype, global, offsets,
+                           local, host.data());
+        if (!read.isOk())
+          return Status(read.code(), "initial value of state \"" +
+                                         b->name()->str() +
+                                         "\": " + read.message());
+      } else {
+        read = Status::ok();
+        if (b->init_value() != 0.0f) {
+          if (!isFloat(dtype))
+            return PARTITION_ERROR(InvalidArgument, "state \"",
+                                   b->name()->str(), "\" is ",
+                                   dtypeName(dtype),
+                                   " but has the float initial value ",
+                                   b->init_value());
+          int64_t count = 1;
+          for (int64_t d : local)
+            count *= d;
+          for (int64_t e = 0; e < count; ++e)
+            storeFloat(host.data(), dtype, e, b->init_value());
+        }
+      }
+    }
+    if (!read.isOk())
       return read;
     PARTITION_RETURN_IF_ERROR(device_.copyToDevice(
         params_[i]->data(), host.data(), host.size(), *stream_));

@@ -89,6 +89,17 @@ Status ProgramValidator::run() {
       checkBindings(program.inputs(), "input", plan::Storage::Input));
   PARTITION_RETURN_IF_ERROR(
       checkBindings(program.outputs(), "output", plan::Storage(255)));
+  // Only state has an initial value of its own.
+  if (program.params())
+    for (const plan::Binding *b : *program.params()) {
+      bool hasInit = b->init_from() || b->init_value() != 0.0f;
+      if (hasInit && b->role() != plan::Role::State)
+        return fail("parameter \"", b->name()->str(),
+                    "\" has an initial value, which only state may have");
+      if (b->init_from() && b->init_from()->str().empty())
+        return fail("state \"", b->name()->str(),
+                    "\" is initialised from a tensor with an empty name");
+    }
   // An output that updates a persistent value has its layout.
   if (program.outputs())
     for (const plan::Binding *b : *program.outputs()) {

@@ -63,7 +63,8 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          plan gets the same weights
   --random-scale SCALE   range of --random-weights (default 0.1)
   --input NAME=FILE.npy  the whole value of input NAME (repeatable)
-  --output-dir DIR       write each output as DIR/NAME.npy
+  --output-dir DIR       write each output as DIR/NAME.npy (bf16 ones as
+                         DIR/NAME.safetensors)
   --steps N              run the plan N times (default 1); times are per step
   --checkpoint DIR       after the last step, write every rank's blocks of
                          every parameter and state value to
@@ -230,15 +231,26 @@ public:
                              "\" is missing (the file has: ", names, ")");
     }
     PARTITION_ASSIGN_OR_RETURN(SafetensorsTensorInfo info, reader_.info(name));
-    if (info.dtype != dtype || info.shape != globalShape)
+    // Float weights load into a parameter of another float type (f32
+    // weights into a bf16 model), rounded to nearest even, as
+    // `model.to(torch.bfloat16)` would.
+    bool converts = info.dtype != dtype && isFloat(info.dtype) && isFloat(dtype);
+    if ((info.dtype != dtype && !converts) || info.shape != globalShape)
       return PARTITION_ERROR(
           InvalidArgument, reader_.path(), ": parameter \"", name, "\" is ",
           dtypeName(info.dtype), formatShape(info.shape), " in the file but ",
           dtypeName(dtype), formatShape(globalShape), " in the plan");
-    int64_t bytes = dtypeSize(dtype);
+    int64_t count = 1;
     for (int64_t d : localShape)
-      bytes *= d;
-    return reader_.readSlice(name, offsets, localShape, dst, bytes);
+      count *= d;
+    if (!converts)
+      return reader_.readSlice(name, offsets, localShape, dst,
+                               count * dtypeSize(dtype));
+    std::vector<char> stored(count * dtypeSize(info.dtype));
+    PARTITION_RETURN_IF_ERROR(reader_.readSlice(
+        name, offsets, localShape, stored.data(), int64_t(stored.size())));
+    convertFloats(stored.data(), info.dtype, dst, dtype, count);
+    return Status::ok();
   }
 
 private:
@@ -283,7 +295,7 @@ public:
       for (size_t d = 0; d < rank; ++d)
         flat = flat * globalShape[d] + offsets[d] + index[d];
       float value = (uniform(key + uint64_t(flat)) * 2 - 1) * scale_;
-      store(dst, dtype, i, value);
+      storeFloat(dst, dtype, i, value);
       for (size_t d = rank; d-- > 0;) // next local index, row-major
         if (++index[d] < localShape[d])
           break;
@@ -301,14 +313,6 @@ private:
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     x ^= x >> 31;
     return float(x >> 40) / float(1ull << 24);
-  }
-  static void store(void *dst, DType dtype, int64_t i, float v) {
-    if (dtype == DType::F32)
-      static_cast<float *>(dst)[i] = v;
-    else if (dtype == DType::F16)
-      static_cast<uint16_t *>(dst)[i] = floatToHalf(v);
-    else
-      static_cast<uint16_t *>(dst)[i] = floatToBf16(v);
   }
   uint64_t seed_;
   float scale_;
@@ -651,9 +655,18 @@ int finish(const Options &o, const LoadedPlan &plan,
       std::printf("output %s: %s%s\n", name.c_str(), dtypeName(whole->dtype),
                   formatShape(whole->shape).c_str());
       if (!o.outputDir.empty()) {
-        std::string path = o.outputDir + "/" + name + ".npy";
-        Status s =
-            writeNpy(path, whole->dtype, whole->shape, whole->data.data());
+        // .npy has no bf16: bf16 outputs go to a safetensors file holding
+        // the one tensor.
+        Status s;
+        if (whole->dtype == DType::BF16) {
+          SafetensorsWriter writer;
+          s = writer.add(name, whole->dtype, whole->shape, whole->data.data());
+          if (s.isOk())
+            s = writer.write(o.outputDir + "/" + name + ".safetensors");
+        } else {
+          s = writeNpy(o.outputDir + "/" + name + ".npy", whole->dtype,
+                       whole->shape, whole->data.data());
+        }
         if (!s.isOk()) {
           std::cerr << "partition-run: " << s.toString() << "\n";
           return 1;

@@ -88,7 +88,7 @@ private:
   FailureOr<fb::Offset<plan::Binding>>
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
               ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0,
-              int32_t updates = -1);
+              int32_t updates = -1, Attribute init = {});
   FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
   void planArena(ProgramMemory &memory);
   fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
@@ -161,7 +161,7 @@ FailureOr<fb::Offset<plan::Binding>>
 ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              Value value, ShardingAttr sharding,
                              fb::Offset<fb::Vector<uint8_t>> data,
-                             int32_t updates) {
+                             int32_t updates, Attribute init) {
   auto type = cast<RankedTensorType>(value.getType());
   std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
   if (sharding) {
@@ -182,6 +182,9 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     return failure();
   auto nameOffset = builder.CreateString(name.str());
   auto shapeOffset = builder.CreateVector(global);
+  fb::Offset<fb::String> initFrom;
+  if (auto source = dyn_cast_or_null<StringAttr>(init))
+    initFrom = builder.CreateString(source.getValue().str());
   plan::BindingBuilder b(builder);
   b.add_name(nameOffset);
   b.add_role(role);
@@ -192,6 +195,10 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     b.add_data(data);
   if (updates >= 0)
     b.add_updates(updates);
+  if (!initFrom.IsNull())
+    b.add_init_from(initFrom);
+  if (auto value = dyn_cast_or_null<FloatAttr>(init))
+    b.add_init_value(static_cast<float>(value.getValueAsDouble()));
   return b.Finish();
 }
 
@@ -627,8 +634,9 @@ ProgramLowering::lower(ProgramMemory &memory) {
         : role.getValue() == ArgRole::Label     ? plan::Role::Label
         : role.getValue() == ArgRole::State     ? plan::Role::State
                                                 : plan::Role::Input;
-    FailureOr<fb::Offset<plan::Binding>> binding =
-        makeBinding(function, argName, planRole, arg, sharding);
+    FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
+        function, argName, planRole, arg, sharding, 0, -1,
+        function.getArgAttr(index, PartDialect::getInitAttrName()));
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);

@@ -1072,3 +1072,31 @@ func.func @axis_index_axis() -> tensor<i32> {
   %0 = part.axis_index on @mesh axes ["pp"] : tensor<i32>
   return %0 : tensor<i32>
 }
+
+// -----
+
+// expected-error @+1 {{'part.init' on argument 0 belongs on a #part.role<state> argument}}
+func.func @init_on_parameter(%w: tensor<4xf32> {part.role = #part.role<parameter>, part.init = 1.0 : f32}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.init' on argument 0 is the float 1.000000e+00, but the argument is 'tensor<4xi32>'}}
+func.func @float_init_on_integers(%s: tensor<4xi32> {part.role = #part.role<state>, part.init = 1.0 : f32}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.init' on argument 0 must be a float or the name of a parameter, got 3 : i64}}
+func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<state>, part.init = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.loss_scale' on argument 0 must be a unit attribute on a tensor<f32> state argument, got unit on 'tensor<2xf32>'}}
+func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
+  return
+}

@@ -117,6 +117,43 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
                                << argIndex << " must be a string";
     return success();
   }
+  if (name == getInitAttrName() || name == getLossScaleAttrName()) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    auto role = function ? function.getArgAttrOfType<ArgRoleAttr>(
+                               argIndex, getRoleAttrName())
+                         : ArgRoleAttr();
+    if (!role || role.getValue() != ArgRole::State)
+      return op->emitOpError() << "'" << name << "' on argument " << argIndex
+                               << " belongs on a #part.role<state> argument";
+    Type type = function.getArgumentTypes()[argIndex];
+    if (name == getInitAttrName()) {
+      Attribute value = attr.getValue();
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (auto number = dyn_cast<FloatAttr>(value)) {
+        if (!tensor || !isa<FloatType>(tensor.getElementType()))
+          return op->emitOpError()
+                 << "'part.init' on argument " << argIndex << " is the float "
+                 << number.getValueAsDouble() << ", but the argument is "
+                 << type;
+        return success();
+      }
+      auto source = dyn_cast<StringAttr>(value);
+      if (!source || source.getValue().empty())
+        return op->emitOpError()
+               << "'part.init' on argument " << argIndex
+               << " must be a float or the name of a parameter, got " << value;
+      return success();
+    }
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!isa<UnitAttr>(attr.getValue()) || !tensor || tensor.getRank() != 0 ||
+        !tensor.getElementType().isF32())
+      return op->emitOpError()
+             << "'part.loss_scale' on argument " << argIndex
+             << " must be a unit attribute on a tensor<f32> state argument, "
+                "got "
+             << attr.getValue() << " on " << type;
+    return success();
+  }
   if (name == getRoleAttrName()) {
     if (!isa<ArgRoleAttr>(attr.getValue()))
       return op->emitOpError()

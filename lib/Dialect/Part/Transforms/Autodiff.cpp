@@ -91,8 +91,19 @@ LogicalResult differentiate(func::FuncOp function) {
   // so every cotangent is defined before its uses.
   OpBuilder b(ret);
   llvm::DenseMap<Value, Value> cotangents;
+  // The seed: 1, or the loss scale (f16 mixed precision), so that backward
+  // computes the gradients of `scale * loss` and small ones stay above f16's
+  // smallest values; the optimizer divides by the scale again.
+  Value seed;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    if (function.getArgAttr(i, PartDialect::getLossScaleAttrName()))
+      seed = body.getArgument(i);
+  if (seed && seed.getType() != loss.getType())
+    seed = CastOp::create(b, loss.getLoc(), loss.getType(), seed);
   cotangents[loss] =
-      splat(b, loss.getLoc(), cast<RankedTensorType>(loss.getType()), 1.0);
+      seed ? seed
+           : splat(b, loss.getLoc(), cast<RankedTensorType>(loss.getType()),
+                   1.0);
   for (Operation *op : llvm::reverse(forward)) {
     SmallVector<Value> resultCotangents;
     bool any = false;

@@ -103,28 +103,42 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
              << "gradient result " << i << " has type "
              << ret.getOperand(i).getType() << " but parameter " << arg
              << " has type " << paramType;
-    if (paramType.getElementType() != f32)
+    if (!isa<FloatType>(paramType.getElementType()))
       return function.emitError()
              << "parameter " << arg << " is " << paramType
-             << "; the optimizer updates f32 master weights";
+             << "; the optimizer updates float parameters";
     grads.push_back({static_cast<unsigned>(arg), ret.getOperand(i)});
   }
 
-  bool updateInPlace = interleave && !(clip > 0 && !grads.empty());
+  // f16 mixed precision: the gradients are of `scale * loss`.
+  Value lossScale;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    if (function.getArgAttr(i, PartDialect::getLossScaleAttrName()))
+      lossScale = body.getArgument(i);
+  if (lossScale && growthInterval <= 0)
+    return function.emitError()
+           << "loss-scale-growth-interval must be positive, got "
+           << growthInterval;
+
+  // Clipping needs every gradient's norm and loss scaling every gradient's
+  // finiteness before any update: then the updates stay at the end.
+  bool updateInPlace =
+      interleave && !((clip > 0 || lossScale) && !grads.empty());
   if (updateInPlace)
     top.setInsertionPointToStart(&body);
   else
     top.setInsertionPoint(ret);
 
-  auto addState = [&](StringRef name, Type type) -> Value {
+  auto addState = [&](StringRef name, Type type,
+                      Attribute init = {}) -> Value {
     unsigned index = function.getNumArguments();
-    (void)function.insertArgument(
-        index, type,
-        b.getDictionaryAttr(
-            {b.getNamedAttr(nameAttr, b.getStringAttr(name)),
-             b.getNamedAttr(PartDialect::getRoleAttrName(),
-                            ArgRoleAttr::get(ctx, ArgRole::State))}),
-        loc);
+    NamedAttrList attrs;
+    attrs.set(nameAttr, b.getStringAttr(name));
+    attrs.set(PartDialect::getRoleAttrName(),
+              ArgRoleAttr::get(ctx, ArgRole::State));
+    if (init)
+      attrs.set(PartDialect::getInitAttrName(), init);
+    (void)function.insertArgument(index, type, attrs.getDictionary(ctx), loc);
     return body.getArgument(index);
   };
   auto paramName = [&](unsigned arg) {
@@ -158,18 +172,58 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   if (kind == "adamw" && !grads.empty() && updateInPlace)
     biasCorrections(top);
 
+  // Gradients of compute-type (bf16 / f16) parameters are made f32, and
+  // divided by the loss scale, before anything else looks at them.
+  Value inverseScale;
+  if (lossScale)
+    inverseScale = DivOp::create(b, loc, scalar(1.0), lossScale);
+  for (auto &[arg, g] : grads) {
+    auto type = cast<RankedTensorType>(g.getType());
+    if (type.getElementType() == f32 && !inverseScale)
+      continue;
+    OpBuilder at(ret);
+    if (updateInPlace)
+      if (Operation *def = g.getDefiningOp())
+        at.setInsertionPointAfter(def);
+    if (type.getElementType() != f32)
+      g = CastOp::create(at, loc, type.clone(f32), g);
+    if (inverseScale)
+      g = MulOp::create(at, loc, g, inverseScale);
+  }
+
+  // With loss scaling, whether every gradient is finite (1) or not (0): the
+  // sum of `g * 0` over all gradients is 0, or NaN if any element is
+  // infinite or NaN. A step with a non-finite gradient is skipped.
+  Value finite;
+  auto sumAll = [&](Value x) -> Value {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (!type.getRank())
+      return x;
+    SmallVector<int64_t> dims(type.getRank());
+    std::iota(dims.begin(), dims.end(), 0);
+    return ReduceSumOp::create(b, loc, scalarType, x, dims, false);
+  };
+  if (lossScale && !grads.empty()) {
+    Value total;
+    for (auto &[arg, g] : grads) {
+      Value s = sumAll(MulOp::create(b, loc, g, scalar(0.0)));
+      total = total ? AddOp::create(b, loc, total, s).getResult() : s;
+    }
+    finite = CompareOp::create(b, loc, ComparisonDirection::EQ, total,
+                               scalar(0.0));
+  }
+  // `update` if the step is taken, else `old`.
+  auto ifFinite = [&](Value update, Value old) -> Value {
+    if (!finite)
+      return update;
+    return SelectOp::create(b, loc, finite, update, old);
+  };
+
   // Global-norm clipping.
   if (clip > 0 && !grads.empty()) {
     Value sumSquares;
     for (auto &[arg, g] : grads) {
-      auto type = cast<RankedTensorType>(g.getType());
-      Value sq = MulOp::create(b, loc, g, g);
-      SmallVector<int64_t> dims(type.getRank());
-      std::iota(dims.begin(), dims.end(), 0);
-      Value s = type.getRank() ? ReduceSumOp::create(b, loc, scalarType, sq,
-                                                     dims, false)
-                                     .getResult()
-                               : sq;
+      Value s = sumAll(MulOp::create(b, loc, g, g));
       sumSquares = sumSquares ? AddOp::create(b, loc, sumSquares, s).getResult()
                               : s;
     }
@@ -185,15 +239,43 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   double wd = weightDecay >= 0 ? double(weightDecay)
                                : (kind == "adamw" ? 0.01 : 0.0);
   for (auto &[arg, g] : grads) {
-    Value p = body.getArgument(arg);
-    Type type = p.getType();
+    // The f32 weights the update works on: the parameter itself, or, for a
+    // compute-type (bf16 / f16) parameter, its f32 master copy in the state,
+    // first loaded from the parameter's weights.
+    Value param = body.getArgument(arg);
     std::string name = paramName(arg);
+    Value p = param;
+    unsigned pArg = arg;
+    std::string pName = name;
+    auto type = cast<RankedTensorType>(g.getType()); // f32 by now
+    if (cast<RankedTensorType>(param.getType()).getElementType() != f32) {
+      pArg = function.getNumArguments();
+      pName = "master." + name;
+      p = addState(pName, type, b.getStringAttr(name));
+    }
     if (updateInPlace) {
       if (Operation *def = g.getDefiningOp())
         b.setInsertionPointAfter(def);
       else
         b.setInsertionPoint(ret);
     }
+    // Records the new value of `target` (old value `old`).
+    auto update = [&](Value value, Value old, unsigned target,
+                      const std::string &targetName) {
+      updates.push_back({ifFinite(value, old), target});
+      updateNames.push_back(targetName);
+    };
+    // The new weights, and the parameter as their cast when they are a
+    // master copy.
+    auto updateWeights = [&](Value newP) {
+      update(newP, p, pArg, pName);
+      if (pArg != arg) {
+        updates.push_back(
+            {CastOp::create(b, loc, param.getType(), updates.back().first),
+             arg});
+        updateNames.push_back(name);
+      }
+    };
     if (kind == "sgd") {
       if (wd != 0)
         g = AddOp::create(b, loc, g, MulOp::create(b, loc, p, scalar(wd)));
@@ -203,14 +285,11 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
         Value buf = addState("momentum." + name, type);
         Value newBuf = AddOp::create(
             b, loc, MulOp::create(b, loc, buf, scalar(momentum)), g);
-        updates.push_back({newBuf, bufArg});
-        updateNames.push_back("momentum." + name);
+        update(newBuf, buf, bufArg, "momentum." + name);
         direction = newBuf;
       }
-      Value newP =
-          SubOp::create(b, loc, p, MulOp::create(b, loc, direction, lrT));
-      updates.push_back({newP, arg});
-      updateNames.push_back(name);
+      updateWeights(
+          SubOp::create(b, loc, p, MulOp::create(b, loc, direction, lrT)));
       continue;
     }
     // AdamW.
@@ -238,18 +317,42 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
                                                             scalar(wd))))
                       .getResult()
                 : p;
-    Value newP = SubOp::create(
+    updateWeights(SubOp::create(
         b, loc, decayed,
-        MulOp::create(b, loc, DivOp::create(b, loc, mHat, denom), lrT));
-    updates.push_back({newP, arg});
-    updateNames.push_back(name);
-    updates.push_back({newM, mArg});
-    updateNames.push_back("adam.m." + name);
-    updates.push_back({newV, vArg});
-    updateNames.push_back("adam.v." + name);
+        MulOp::create(b, loc, DivOp::create(b, loc, mHat, denom), lrT)));
+    update(newM, m, mArg, "adam.m." + name);
+    update(newV, v, vArg, "adam.v." + name);
   }
-  updates.push_back({t, stepArg});
+  b.setInsertionPoint(ret);
+  updates.push_back({ifFinite(t, step), stepArg});
   updateNames.push_back("optimizer.step");
+
+  // Dynamic loss scaling (PyTorch's GradScaler): halve the scale after a
+  // non-finite step, double it after `growth-interval` finite steps in a row.
+  if (lossScale) {
+    unsigned scaleArg = cast<BlockArgument>(lossScale).getArgNumber();
+    unsigned goodArg = function.getNumArguments();
+    Value good = addState("loss_scale.good_steps", scalarType);
+    Value one = scalar(1.0), zero = scalar(0.0);
+    Value ok = finite;
+    if (!ok) // no gradients: every step is finite
+      ok = CompareOp::create(b, loc, ComparisonDirection::EQ, zero, zero);
+    Value counted = AddOp::create(b, loc, good, one);
+    Value grow = CompareOp::create(b, loc, ComparisonDirection::GE, counted,
+                                   scalar(double(growthInterval)));
+    Value newScale = SelectOp::create(
+        b, loc, ok,
+        SelectOp::create(b, loc, grow,
+                         MulOp::create(b, loc, lossScale, scalar(2.0)),
+                         lossScale),
+        MulOp::create(b, loc, lossScale, scalar(0.5)));
+    Value newGood = SelectOp::create(
+        b, loc, ok, SelectOp::create(b, loc, grow, zero, counted), zero);
+    updates.push_back({newScale, scaleArg});
+    updateNames.push_back("loss_scale");
+    updates.push_back({newGood, goodArg});
+    updateNames.push_back("loss_scale.good_steps");
+  }
 
   b.setInsertionPoint(ret);
   // Results: what was kept (the loss), then every new value.

@@ -55,6 +55,17 @@ inline uint16_t floatToBf16(float f) {
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
+/// Reads element `i` of float memory of type `type` as f32.
+float loadFloat(const void *data, DType type, int64_t i);
+/// Stores `value` as element `i` of float memory of type `type`, rounding
+/// to nearest even.
+void storeFloat(void *data, DType type, int64_t i, float value);
+
+/// Converts `count` float elements of type `from` at `src` into type `to` at
+/// `dst` (through f32, rounding to nearest even). Both types must be float.
+void convertFloats(const void *src, DType from, void *dst, DType to,
+                   int64_t count);
+
 } // namespace partition::runtime
 
 #endif // PARTITION_RUNTIME_DTYPE_H

@@ -83,6 +83,20 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradOfAttrName() {
       return ::llvm::StringLiteral("part.grad_of");
     }
+    /// Name of the argument attribute giving a `state` argument's initial
+    /// value when no checkpoint holds it: a float (every element) or a
+    /// string (the parameter of that name in the weights, converted to the
+    /// argument's element type). Without it, state starts at zero.
+    static constexpr ::llvm::StringLiteral getInitAttrName() {
+      return ::llvm::StringLiteral("part.init");
+    }
+    /// Name of the unit argument attribute marking the 0-d f32 `state`
+    /// argument that holds the dynamic loss scale (f16 mixed precision):
+    /// part-autodiff seeds backward with it and part-optimizer unscales the
+    /// gradients, skips non-finite steps and adjusts it.
+    static constexpr ::llvm::StringLiteral getLossScaleAttrName() {
+      return ::llvm::StringLiteral("part.loss_scale");
+    }
   }];
 }
 

@@ -455,6 +455,54 @@ def PartAppendLossPass : Pass<"part-append-loss", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartMixedPrecisionPass : Pass<"part-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "computes a loss function in bf16 or f16, keeping precision-sensitive ops in f32";
+  let description = [{
+    Runs on the forward loss function, before `part-autodiff`. Every f32
+    `parameter` argument becomes a `compute` (bf16 or f16) tensor: the
+    weights the model computes with, 2 bytes per element. The ops then
+    compute as PyTorch's autocast would have them:
+
+    - `matmul`, `batch_matmul` and `attention` compute in the compute type
+      (the kernels accumulate in f32);
+    - `softmax`, `layer_norm`, `rms_norm`, `softmax_cross_entropy`,
+      `reduce_sum`, `reduce_mean`, `exp`, `log` and `pow` compute in f32;
+    - every other op computes in the widest float type among its operands
+      that are not constants, and constants take the type of the op's other
+      operands (like Python scalars in PyTorch).
+
+    A `part.cast` goes in front of each operand of another type, and the
+    function's results are cast back to their declared types, so the loss
+    stays f32. `part-autodiff` then gives compute-type gradients, and
+    `part-optimizer` keeps an f32 master copy of each such parameter in its
+    state (`master.P`, initialised from the weights of `P`), updates it in
+    f32 and writes the parameter back as its cast.
+
+    `compute=f16` adds dynamic loss scaling, which f16's narrow exponent
+    range needs: a `state` argument `loss_scale` (tensor<f32>, starting at
+    `initial-loss-scale`, marked `part.loss_scale`) that `part-autodiff`
+    seeds backward with, so small gradients do not flush to zero; the
+    optimizer unscales the gradients, skips the step when one of them is not
+    finite, and halves or grows the scale (see `part-optimizer`).
+    bf16 has f32's exponent range and needs no scaling.
+
+    ```mlir
+    // before
+    %h = part.matmul %x, %w : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    // after, compute=bf16 (%w is now tensor<16x32xbf16>)
+    %0 = part.cast %x : tensor<8x16xf32> -> tensor<8x16xbf16>
+    %h = part.matmul %0, %w : (tensor<8x16xbf16>, tensor<16x32xbf16>) -> tensor<8x32xbf16>
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"compute", "compute", "std::string", /*default=*/"\"bf16\"",
+           "bf16 or f16">,
+    Option<"initialLossScale", "initial-loss-scale", "double",
+           /*default=*/"65536", "f16 only: the loss scale at the first step">
+  ];
+}
+
 def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
   let summary = "appends an optimizer update to a gradient function: one training step";
   let description = [{
@@ -491,6 +539,19 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
     gradient. Off by default because `part-zero` (stage 2) takes the ops
     from the first use of a state argument on as the update.
 
+    Mixed precision (after `part-mixed-precision`): a bf16 or f16 parameter
+    `P` gets an f32 master copy `master.P` in the state, whose initial value
+    is `P`'s weights (`part.init = "P"`); its gradient is cast to f32, the
+    update works on the master copy, and the parameter's new value is the
+    cast of the new master copy. With a `part.loss_scale` state argument
+    (f16), the gradients are first divided by the scale; if any element of
+    any gradient is not finite the whole step is skipped (every new value is
+    the old one, the step count included), the scale halves and the count
+    of good steps restarts; after `loss-scale-growth-interval` finite steps
+    in a row the scale doubles (PyTorch's GradScaler; the count is the state
+    `loss_scale.good_steps`). The updates then stay at the end, as with
+    `clip`.
+
     The update is written with elementwise `part` ops, so any sharding of a
     parameter is a sharding of its update: partitioning splits the update
     the way the parameter is split, and ZeRO only has to split the state.
@@ -513,7 +574,10 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
            "linear learning-rate warm-up steps (0: none)">,
     Option<"interleave", "interleave", "bool", /*default=*/"false",
            "put each update right after its gradient (ignored with clip); "
-           "not with part-zero stage 2, which needs the update at the end">
+           "not with part-zero stage 2, which needs the update at the end">,
+    Option<"growthInterval", "loss-scale-growth-interval", "int64_t",
+           /*default=*/"2000",
+           "dynamic loss scaling: finite steps in a row before the scale doubles">
   ];
 }
 
