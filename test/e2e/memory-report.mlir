@@ -1,14 +1,21 @@
 // Memory report: `partition-translate --part-to-plan --part-memory-report`
 // prints each per-device program's bytes by category, and `partition-run
 // --memory-report` what each rank's executor allocated. On the generated
-// MLP and GPT training steps of train.mlir (AdamW, f32), partitioned on
-// dp:2 with zero = 0, 1, 3, memory_report.py checks that per device
-//   parameters = 4 Psi (zero 0, 1), 4 Psi / N (zero 3),
-//   state      = 8 Psi (zero 0),    8 Psi / N (zero 1, 3)
-// plus AdamW's scalar step count (4 bytes, which ZeRO leaves whole; every
-// other tensor's dimension 0 is even here), with Psi the global parameter
-// count and N = 2, and that every rank allocated exactly what the compiler
-// planned, category by category (scratch apart).
+// MLP and GPT training steps of train.mlir (AdamW), in f32 and in mixed
+// precision (bf16 parameters and gradients, f32 master copies and moments),
+// partitioned on dp:2 with zero = 0, 1, 2, 3, memory_report.py checks that
+// per device
+//                 f32                 bf16
+//   parameters  = 4 Psi, 4 Psi / N    2 Psi, 2 Psi / N   (zero 3)
+//   gradients   = 4 Psi, 4 Psi / N    2 Psi, 2 Psi / N   (zero >= 2)
+//   state       = 8 Psi, 8 Psi / N    12 Psi, 12 Psi / N (zero >= 1)
+// -- mixed precision: 16 Psi, 4 Psi + 12 Psi / N (zero 1), 2 Psi + 14 Psi
+// / N (zero 2), 16 Psi / N (zero 3) -- plus AdamW's scalar step count (4 bytes, which ZeRO leaves
+// whole; every other tensor's dimension 0 is even here), with Psi the
+// global parameter count and N = 2, and that every rank allocated exactly
+// what the compiler planned, category by category (scratch apart).
+// Gradients are arena values (the report's gradients row is part of the
+// arena row), the operands where part-optimizer's update reads them.
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/train_data.py %t 4 8 64
@@ -21,13 +28,17 @@
 // RUN:     feed="--input x=%t/x.npy --input targets=%t/targets.npy"; \
 // RUN:   fi; \
 // RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
-// RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
-// RUN:   for z in 0 1 3; do \
-// RUN:     n=$model-zero$z; \
-// RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=dp:2 zero=$z" | partition-translate --part-to-plan --part-memory-report -o %t/$n.plan 2> %t/$n.report || exit 1; \
-// RUN:     partition-run %t/$n.plan --backend cpu --steps 2 --weights %t/$model.safetensors $feed --memory-report > %t/$n.log || exit 1; \
-// RUN:     partition-run %t/$n.plan --dump > %t/$n.dump || exit 1; \
-// RUN:     %python %S/Inputs/memory_report.py $z 2 %t/$n.report %t/$n.log %t/$n.dump || exit 1; \
+// RUN:   for p in f32 bf16; do \
+// RUN:     mp=""; [ $p = bf16 ] && mp="--part-mixed-precision"; \
+// RUN:     partition-opt %t/$model.mlir --part-append-loss="kind=$loss" $mp --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-$p-step.mlir || exit 1; \
+// RUN:     zs="0 1 2 3"; [ $p = bf16 ] && zs="0 2 3"; \
+// RUN:     for z in $zs; do \
+// RUN:       n=$model-zero$z; [ $p = bf16 ] && n=$model-bf16-zero$z; \
+// RUN:       partition-opt %t/$model-$p-step.mlir --part-spmd="mesh=dp:2 zero=$z" | partition-translate --part-to-plan --part-memory-report -o %t/$n.plan 2> %t/$n.report || exit 1; \
+// RUN:       partition-run %t/$n.plan --backend cpu --steps 2 --weights %t/$model.safetensors $feed --memory-report > %t/$n.log || exit 1; \
+// RUN:       partition-run %t/$n.plan --dump > %t/$n.dump || exit 1; \
+// RUN:       %python %S/Inputs/memory_report.py $z 2 %t/$n.report %t/$n.log %t/$n.dump $p || exit 1; \
+// RUN:     done; \
 // RUN:   done; \
 // RUN: done
 // RUN: FileCheck %s --check-prefix=MLP0 < %t/mlp-zero0.report
@@ -35,8 +46,10 @@
 // RUN: FileCheck %s --check-prefix=MLP3 < %t/mlp-zero3.report
 // RUN: FileCheck %s --check-prefix=RUN3 < %t/mlp-zero3.log
 // RUN: FileCheck %s --check-prefix=GPT3 < %t/gpt-zero3.report
+// RUN: FileCheck %s --check-prefix=BF16-0 < %t/mlp-bf16-zero0.report
+// RUN: FileCheck %s --check-prefix=BF16-2 < %t/mlp-bf16-zero2.report
 // Without the flag there is no report:
-// RUN: partition-opt %t/mlp-step.mlir --part-spmd="mesh=dp:2" | partition-translate --part-to-plan -o %t/plain.plan 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: partition-opt %t/mlp-f32-step.mlir --part-spmd="mesh=dp:2" | partition-translate --part-to-plan -o %t/plain.plan 2>&1 | FileCheck %s --check-prefix=PLAIN
 
 // The MLP has Psi = 16*32 + 32 + 32*32 + 32 + 32*16 + 16 = 2128 parameters:
 // 4 Psi = 8512 parameter bytes and 8 Psi + 4 = 17028 state bytes without
@@ -59,7 +72,7 @@
 // MLP3-NEXT: inputs 256 (inputs and labels)
 // MLP3-NEXT: arena {{[0-9]+}} (peak of activations, gradients and temporaries, after reuse)
 // MLP3-NEXT: total {{[0-9]+}}
-// MLP3-NEXT: gradients not separated: they are arena values, counted in arena
+// MLP3-NEXT: gradients 4256 (of arena: the gradients as the optimizer reads them, reduced)
 // MLP3-NEXT: all devices {{[0-9]+}} bytes; Psi 2128 parameter elements (global)
 
 // RUN3: rank 0 memory: parameters 4256, state 8516, constants {{[0-9]+}}, inputs 256, arena {{[0-9]+}}, scratch {{[0-9]+}}, total
@@ -68,5 +81,16 @@
 // GPT3: memory report of @gpt on @mesh (2 devices), bytes per device:
 // GPT3-NEXT: parameters {{[0-9]+}}
 // GPT3-NEXT: state {{[0-9]+}} (optimizer state)
+
+// In mixed precision: 2 Psi = 4256 bytes of bf16 parameters and of
+// gradients, and 12 Psi + 4 = 25540 bytes of master copies, moments and the
+// step without ZeRO, 16 Psi in all; with ZeRO-2 the gradients and state
+// are halved: 2 Psi + 14 Psi / 2 = 9 Psi.
+// BF16-0: parameters 4256
+// BF16-0-NEXT: state 25540 (optimizer state)
+// BF16-0: gradients 4256 (of arena
+// BF16-2: parameters 4256
+// BF16-2-NEXT: state 12772 (optimizer state)
+// BF16-2: gradients 2128 (of arena
 
 // PLAIN-NOT: memory report

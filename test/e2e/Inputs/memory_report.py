@@ -1,18 +1,29 @@
-"""Checks partition-translate's --part-memory-report against the f32 ZeRO
+"""Checks partition-translate's --part-memory-report against the ZeRO
 formulas and against partition-run's --memory-report.
 
-usage: memory_report.py ZERO DP REPORT RUNLOG DUMP
+usage: memory_report.py ZERO DP REPORT RUNLOG DUMP [f32|bf16]
 
 REPORT: stderr of partition-translate --part-to-plan --part-memory-report;
 RUNLOG: stdout of partition-run --memory-report; DUMP: partition-run --dump.
 
-With Psi parameter elements (global) and N = DP, f32 AdamW holds per device
-  parameters: 4 Psi (zero 0, 1, 2), 4 Psi / N (zero 3)
-  state:      8 Psi (zero 0), 8 Psi / N (zero >= 1)  (the moments m and v)
-plus state that is not a per-parameter moment (the step count, a scalar
-ZeRO cannot split), taken from the plan's bindings and listed explicitly.
-The test's sizes make every parameter dimension 0 divisible by N, so the
-formulas hold exactly; a tensor ZeRO left whole would break them.
+With Psi parameter elements (global) and N = DP, AdamW holds per device,
+in f32 (the default) and in mixed precision (bf16 parameters and
+gradients, f32 master copies and moments):
+                 f32                      bf16
+  parameters:    4 Psi (zero 0-2)         2 Psi (zero 0-2)
+                 4 Psi / N (zero 3)       2 Psi / N (zero 3)
+  gradients:     4 Psi (zero 0, 1)        2 Psi (zero 0, 1)
+                 4 Psi / N (zero >= 2)    2 Psi / N (zero >= 2)
+  state:         8 Psi (zero 0)           12 Psi (zero 0)
+                 8 Psi / N (zero >= 1)    12 Psi / N (zero >= 1)
+so mixed precision totals 16 Psi without ZeRO, 4 Psi + 12 Psi / N with
+ZeRO-1, 2 Psi + 14 Psi / N with ZeRO-2 and 16 Psi / N with ZeRO-3.
+Gradients are the operands part-optimizer marks, as the update reads them;
+they live in the arena. State that is not a per-parameter tensor (the step
+count, a scalar ZeRO cannot split) is taken from the plan's bindings and
+listed explicitly. The test's sizes make every parameter dimension 0
+divisible by N, so the formulas hold exactly; a tensor ZeRO left whole
+would break them.
 """
 import re
 import sys
@@ -23,6 +34,8 @@ def fail(msg):
 
 
 zero, n = int(sys.argv[1]), int(sys.argv[2])
+precision = sys.argv[6] if len(sys.argv) > 6 else "f32"
+param_bytes, state_bytes = {"f32": (4, 8), "bf16": (2, 12)}[precision]
 report = open(sys.argv[3]).read()
 runlog = open(sys.argv[4]).read()
 dump = open(sys.argv[5]).read()
@@ -52,11 +65,18 @@ for b in re.finditer(r'param "([^"]+)" %\d+ : f32\[([\d, ]*)\] of global', dump)
         extra += 4 * elements
         print(f"left whole: {name} ({4 * elements} bytes)")
 
-want_params = 4 * psi // (n if zero == 3 else 1)
-want_state = 8 * psi // (n if zero >= 1 else 1) + extra
+want_params = param_bytes * psi // (n if zero == 3 else 1)
+want_grads = param_bytes * psi // (n if zero >= 2 else 1)
+want_state = state_bytes * psi // (n if zero >= 1 else 1) + extra
 if compiler["parameters"] != want_params:
     fail(f"zero={zero}: parameters {compiler['parameters']} bytes per device, "
          f"the formula gives {want_params} (Psi {psi}, N {n})")
+if compiler["gradients"] != want_grads:
+    fail(f"zero={zero}: gradients {compiler['gradients']} bytes per device, "
+         f"the formula gives {want_grads} (Psi {psi}, N {n})")
+if compiler["gradients"] > compiler["arena"]:
+    fail(f"gradients ({compiler['gradients']}) do not fit in the arena "
+         f"({compiler['arena']}) they are part of")
 if compiler["state"] != want_state:
     fail(f"zero={zero}: state {compiler['state']} bytes per device, the "
          f"formula gives {want_state} (Psi {psi}, N {n}, {extra} whole)")
@@ -80,5 +100,7 @@ for r in ranks:
     if int(r[7]) != total + int(r[6]):
         fail(f"rank {r[0]}: total {r[7]} is not planned {total} + scratch "
              f"{r[6]}")
-print(f"zero={zero} N={n} Psi={psi}: parameters {want_params}, state "
-      f"{want_state} bytes per device, as the formulas give; the run agrees")
+per_psi = (want_params + want_grads + want_state - extra) / psi
+print(f"{precision} zero={zero} N={n} Psi={psi}: parameters {want_params}, "
+      f"gradients {want_grads}, state {want_state} bytes per device "
+      f"({per_psi:g} Psi + {extra}), as the formulas give; the run agrees")

@@ -72,6 +72,15 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == getGradientAttrName()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || index.getInt() < 0 ||
+        index.getInt() >= int64_t(op->getNumOperands()))
+      return op->emitOpError()
+             << "'part.gradient' must be the index of one of its "
+             << op->getNumOperands() << " operands, got " << attr.getValue();
+    return success();
+  }
   if (name == getSpmdAttrName()) {
     auto mesh = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
     if (!isa<FunctionOpInterface>(op) || !mesh)

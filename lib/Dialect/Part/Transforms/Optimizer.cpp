@@ -172,6 +172,11 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   if (kind == "adamw" && !grads.empty() && updateInPlace)
     biasCorrections(top);
 
+  // The gradients as part-autodiff returned them, for the marks below.
+  SmallVector<Value> received;
+  for (auto &[arg, g] : grads)
+    received.push_back(g);
+
   // Gradients of compute-type (bf16 / f16) parameters are made f32, and
   // divided by the loss scale, before anything else looks at them.
   Value inverseScale;
@@ -352,6 +357,20 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     updateNames.push_back("loss_scale");
     updates.push_back({newGood, goodArg});
     updateNames.push_back("loss_scale.good_steps");
+  }
+
+  // Marks the first op of the update that reads each gradient, so that
+  // memory reports can find the gradients (after partitioning, as reduced).
+  for (Value g : received) {
+    OpOperand *first = nullptr;
+    for (OpOperand &use : g.getUses())
+      if (use.getOwner() != ret.getOperation() &&
+          (!first || use.getOwner()->isBeforeInBlock(first->getOwner())))
+        first = &use;
+    if (first)
+      first->getOwner()->setAttr(
+          PartDialect::getGradientAttrName(),
+          b.getI64IntegerAttr(first->getOperandNumber()));
   }
 
   b.setInsertionPoint(ret);

@@ -97,6 +97,13 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLossScaleAttrName() {
       return ::llvm::StringLiteral("part.loss_scale");
     }
+    /// Name of the op attribute with which part-optimizer marks where the
+    /// update reads a gradient: the index of the operand that is the
+    /// gradient, as the optimizer receives it (after partitioning, after its
+    /// reduction over dp). Memory reports count these operands' bytes.
+    static constexpr ::llvm::StringLiteral getGradientAttrName() {
+      return ::llvm::StringLiteral("part.gradient");
+    }
   }];
 }
 
