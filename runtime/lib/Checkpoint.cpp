@@ -91,6 +91,11 @@ std::string CheckpointManifest::toJson() const {
   std::string out = "{\n  \"format\": \"partition-checkpoint\",\n";
   out += "  \"version\": " + std::to_string(kCheckpointVersion) + ",\n";
   out += "  \"steps\": " + std::to_string(steps) + ",\n";
+  if (!dataSource.empty()) {
+    out += "  \"data\": {\"source\": ";
+    appendString(out, dataSource);
+    out += ", \"position\": " + std::to_string(dataPosition) + "},\n";
+  }
   out += "  \"meshes\": [";
   for (size_t m = 0; m < meshes.size(); ++m) {
     const CheckpointMesh &mesh = meshes[m];
@@ -525,6 +530,18 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
   if (steps->integer < 0)
     return f.error("manifest", "\"steps\" is negative");
   m.steps = steps->integer;
+  if (const Json *data = root.get("data")) {
+    if (data->kind != Json::Object)
+      return f.error("manifest", "\"data\" must be an object");
+    PARTITION_ASSIGN_OR_RETURN(const Json *source,
+                               f.field(*data, "source", Json::String, "data"));
+    PARTITION_ASSIGN_OR_RETURN(const Json *position,
+                               f.field(*data, "position", Json::Int, "data"));
+    if (position->integer < 0)
+      return f.error("data", "\"position\" is negative");
+    m.dataSource = source->string;
+    m.dataPosition = position->integer;
+  }
   PARTITION_ASSIGN_OR_RETURN(const Json *meshes,
                              f.field(root, "meshes", Json::Array, "manifest"));
   for (const Json &mj : meshes->array) {
@@ -643,6 +660,39 @@ StatusOr<CheckpointManifest> CheckpointManifest::read(const std::string &dir) {
   ::close(fd);
   PARTITION_RETURN_IF_ERROR(s);
   return parse(text, path);
+}
+
+std::string partition::runtime::periodicCheckpointDir(const std::string &dir,
+                                                      int64_t steps) {
+  return dir + "/step-" + std::to_string(steps);
+}
+
+StatusOr<std::string>
+partition::runtime::findCheckpoint(const std::string &dir) {
+  struct stat st;
+  if (::stat((dir + "/manifest.json").c_str(), &st) == 0)
+    return dir;
+  // The latest whole periodic checkpoint: a step-<N> directory whose writing
+  // finished (it has its manifest), with the largest N.
+  int64_t latest = -1;
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.size() <= 5 || name.compare(0, 5, "step-") != 0 ||
+        name.find_first_not_of("0123456789", 5) != std::string::npos ||
+        name.size() > 5 + 18)
+      continue;
+    int64_t steps = std::stoll(name.substr(5));
+    if (steps > latest &&
+        ::stat((entry.path().string() + "/manifest.json").c_str(), &st) == 0)
+      latest = steps;
+  }
+  if (latest >= 0)
+    return periodicCheckpointDir(dir, latest);
+  StatusOr<CheckpointManifest> manifest = CheckpointManifest::read(dir);
+  if (!manifest.isOk())
+    return manifest.status();
+  return dir; // written meanwhile
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,7 +1,8 @@
 //===- partition-run.cpp - run an execution plan on N ranks ---------------===//
 //
 // Loads a plan, each rank's slices of the weights (safetensors) and inputs
-// (.npy), runs the plan, assembles the outputs and writes them as .npy.
+// (.npy, or a batch per step from --data or --synthetic), runs the plan,
+// assembles the outputs and writes them as .npy.
 // Ranks are threads of this process by default, processes this tool starts
 // (--processes), or processes an external launcher starts (RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT in the environment). No MLIR here.
@@ -9,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Backends.h"
+#include "partition/runtime/BatchSource.h"
 #include "partition/runtime/Checkpoint.h"
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Npy.h"
@@ -32,6 +34,7 @@
 #include <map>
 #include <mutex>
 #include <netinet/in.h>
+#include <set>
 #include <sstream>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -62,16 +65,32 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          [-SCALE, SCALE), so any partitioning of the same
                          plan gets the same weights
   --random-scale SCALE   range of --random-weights (default 0.1)
-  --input NAME=FILE.npy  the whole value of input NAME (repeatable)
+  --input NAME=FILE.npy  the whole value of input NAME (repeatable), the
+                         same every step
+  --data FILE            instead of --input: a safetensors file with an
+                         array NAME of shape [S, ...] (S batches of the
+                         value) for every input and label NAME; step k
+                         (counted over resumed runs too) takes batch k mod S,
+                         and each rank reads only its block of it
+  --synthetic SEED       instead of --input: a random batch per step, the
+                         same under any partitioning (floats uniform in
+                         [-1, 1), integers in [0, --vocab))
+  --vocab N              range of --synthetic's integer inputs (token ids,
+                         labels)
   --output-dir DIR       write each output as DIR/NAME.npy (bf16 ones as
                          DIR/NAME.safetensors)
   --steps N              run the plan N times (default 1); times are per step
   --checkpoint DIR       after the last step, write every rank's blocks of
                          every parameter and state value to
                          DIR/rank-<r>.safetensors, then DIR/manifest.json
+  --checkpoint-every K   with --checkpoint: write DIR/step-<n> instead, after
+                         every step n that is a multiple of K and after the
+                         last step (earlier ones are kept)
   --resume DIR           instead of --weights: load parameters and state
-                         from the checkpoint DIR (written under any mesh);
-                         steps are numbered on from the checkpoint's
+                         from the checkpoint DIR (written under any mesh),
+                         or from DIR's latest step-<n>; steps are numbered
+                         on from the checkpoint's, and --data or
+                         --synthetic continue at its data position
   --memory-report        print, per rank, the bytes its executor allocated
                          by category (parameters, state, constants, inputs,
                          arena, scratch), after the last step
@@ -96,9 +115,18 @@ struct Options {
   int randomSeed = -1;
   float randomScale = 0.1f;
   std::vector<std::pair<std::string, std::string>> inputs;
+  std::string dataPath;
+  int64_t syntheticSeed = -1;
+  int vocab = 0;
+  /// The stream of --data or --synthetic, checked against the plan's
+  /// inputs once before the ranks start; null with --input.
+  std::shared_ptr<const BatchSource> batches;
+  /// The stream position of this run's first step.
+  int64_t firstBatch = 0;
   std::string outputDir;
   int steps = 1;
   std::string checkpointDir;
+  int checkpointEvery = 0;
   std::string resumeDir;
   /// The manifest of --resume, read once before the ranks start.
   std::shared_ptr<const CheckpointManifest> resumed;
@@ -145,6 +173,18 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       err = number("--steps", o.steps);
     } else if (a == "--timeout") {
       err = number("--timeout", o.timeoutSeconds);
+    } else if (a == "--vocab") {
+      err = number("--vocab", o.vocab);
+    } else if (a == "--checkpoint-every") {
+      err = number("--checkpoint-every", o.checkpointEvery);
+    } else if (a == "--synthetic") {
+      const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+      int seed = 0;
+      if (v && std::string(v) == "0")
+        ++i;
+      else
+        err = number("--synthetic", seed);
+      o.syntheticSeed = seed;
     } else if (a == "--random-weights") {
       const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
       if (v && std::string(v) == "0") {
@@ -172,7 +212,7 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       }
     } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
                a == "--trace" || a == "--input" || a == "--checkpoint" ||
-               a == "--resume") {
+               a == "--resume" || a == "--data") {
       const char *v = value(a.c_str());
       if (!v)
         return a + " needs a value";
@@ -188,6 +228,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         o.checkpointDir = v;
       else if (a == "--resume")
         o.resumeDir = v;
+      else if (a == "--data")
+        o.dataPath = v;
       else {
         std::string s = v;
         size_t eq = s.find('=');
@@ -210,6 +252,16 @@ std::string parseArgs(int argc, char **argv, Options &o) {
   if (!o.resumeDir.empty() && (!o.weights.empty() || o.randomSeed >= 0))
     return "--resume loads the parameters; it excludes --weights and "
            "--random-weights";
+  if (!o.dataPath.empty() && o.syntheticSeed >= 0)
+    return "--data and --synthetic are two sources of batches; give one";
+  if ((!o.dataPath.empty() || o.syntheticSeed >= 0) && !o.inputs.empty())
+    return std::string(o.dataPath.empty() ? "--synthetic" : "--data") +
+           " feeds every input; it excludes --input";
+  if (o.vocab && o.syntheticSeed < 0)
+    return "--vocab is the range of --synthetic's integers; it needs "
+           "--synthetic";
+  if (o.checkpointEvery && o.checkpointDir.empty())
+    return "--checkpoint-every needs --checkpoint DIR";
   return "";
 }
 
@@ -331,6 +383,71 @@ struct RankResult {
   std::vector<TraceEvent> trace;
 };
 
+/// Prints "step DONE: NAME VALUE ..." with the scalar outputs `scalars`.
+Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
+                   int64_t done) {
+  std::string line = "step " + std::to_string(done) + ":";
+  for (const std::string &name : scalars) {
+    PARTITION_ASSIGN_OR_RETURN(HostTensor t, ex.output(name));
+    float value = 0;
+    if (t.dtype == DType::F32)
+      std::memcpy(&value, t.data.data(), 4);
+    else if (t.dtype == DType::F16)
+      value = halfToFloat(*reinterpret_cast<const uint16_t *>(t.data.data()));
+    else
+      value = bf16ToFloat(*reinterpret_cast<const uint16_t *>(t.data.data()));
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), " %s %.9g", name.c_str(), value);
+    line += buffer;
+  }
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  return Status::ok();
+}
+
+/// Writes a checkpoint of every rank's values after `done` steps (`ran` of
+/// them in this run) to `dir`: each rank its shard; then the lowest rank
+/// that runs a program, once the store says every such rank has written
+/// its shard, writes the manifest (so a directory with a manifest holds a
+/// whole checkpoint) and prints a line.
+Status checkpoint(const Options &o, const LoadedPlan &plan, Executor &ex,
+                  int rank, Store &store, const std::string &dir, int64_t done,
+                  int64_t ran) {
+  Status written = writeCheckpointShard(dir, ex, rank);
+  std::string key = "checkpoint/" + dir + "/" + std::to_string(rank) + "/";
+  std::string text = written.isOk() ? "+" : "!" + written.toString();
+  PARTITION_RETURN_IF_ERROR(
+      store.set(key, std::vector<char>(text.begin(), text.end())));
+  PARTITION_RETURN_IF_ERROR(written);
+  std::set<int> ranks;
+  for (const plan::Program *program : *plan.root().programs())
+    for (int32_t r : *plan.root().meshes()->Get(program->mesh())->ranks())
+      ranks.insert(r);
+  if (ranks.empty() || rank != *ranks.begin())
+    return Status::ok();
+  for (int r : ranks) {
+    PARTITION_ASSIGN_OR_RETURN(
+        std::vector<char> bytes,
+        store.get("checkpoint/" + dir + "/" + std::to_string(r) + "/",
+                  std::chrono::seconds(o.timeoutSeconds + 30)));
+    if (bytes.empty() || bytes[0] != '+')
+      return PARTITION_ERROR(Aborted, "checkpoint ", dir, ": rank ", r,
+                             " did not write its shard: ",
+                             std::string(bytes.begin() + 1, bytes.end()));
+  }
+  PARTITION_ASSIGN_OR_RETURN(CheckpointManifest manifest,
+                             describeCheckpoint(plan.root(), done));
+  if (o.batches) {
+    manifest.dataSource = o.batches->describe();
+    manifest.dataPosition = o.firstBatch + ran;
+  }
+  PARTITION_RETURN_IF_ERROR(manifest.write(dir));
+  std::printf("checkpoint %s: %zu tensors after step %lld\n", dir.c_str(),
+              manifest.tensors.size(), (long long)done);
+  std::fflush(stdout);
+  return Status::ok();
+}
+
 /// Runs rank `rank` of the world: everything but output assembly.
 RankResult runRank(const Options &o, const LoadedPlan &plan,
                    const std::map<std::string, HostTensor> &inputs, int rank,
@@ -399,7 +516,47 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     if (Status s = ex.loadParameters(source); !s.isOk())
       return fail(s);
   }
-  if (program.inputs())
+  // With a batch stream, each input binding's block of every batch is
+  // read into a whole-shaped host value (zero outside the block: only the
+  // block is read, and setInput takes the block back out of it).
+  struct Feed {
+    BatchSpec spec;
+    std::vector<int64_t> offsets, localShape;
+    std::vector<char> block;
+    HostTensor whole;
+  };
+  std::vector<Feed> feeds;
+  if (program.inputs() && o.batches)
+    for (const plan::Binding *b : *program.inputs()) {
+      const plan::Value &v = *program.values()->Get(b->value());
+      Feed f;
+      f.spec.name = b->name()->str();
+      f.spec.dtype = toDType(v.dtype());
+      f.spec.shape.assign(b->global_shape()->begin(), b->global_shape()->end());
+      f.localShape.assign(v.shape()->begin(), v.shape()->end());
+      f.offsets = shardOffsets(*ex.mesh(), *b->sharding(), ex.coordinates(),
+                               f.localShape);
+      int64_t local = dtypeSize(f.spec.dtype), whole = local;
+      for (int64_t d : f.localShape)
+        local *= d;
+      for (int64_t d : f.spec.shape)
+        whole *= d;
+      f.block.resize(local);
+      f.whole =
+          HostTensor{f.spec.dtype, f.spec.shape, std::vector<char>(whole, 0)};
+      feeds.push_back(std::move(f));
+    }
+  auto feed = [&](int64_t batch) -> Status {
+    for (Feed &f : feeds) {
+      PARTITION_RETURN_IF_ERROR(o.batches->read(f.spec, batch, f.offsets,
+                                                f.localShape, f.block.data()));
+      insertBlock(f.whole.data.data(), f.spec.shape, f.block.data(),
+                  f.localShape, f.offsets, dtypeSize(f.spec.dtype));
+      PARTITION_RETURN_IF_ERROR(ex.setInput(f.spec.name, f.whole));
+    }
+    return Status::ok();
+  };
+  if (program.inputs() && !o.batches)
     for (const plan::Binding *b : *program.inputs()) {
       auto it = inputs.find(b->name()->str());
       if (it == inputs.end())
@@ -418,7 +575,8 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   // Scalar outputs (a training step's loss) are printed after every step
   // by the first rank when there are several steps (or a checkpoint).
   std::vector<std::string> scalars;
-  bool training = o.steps > 1 || o.resumed || !o.checkpointDir.empty();
+  bool training =
+      o.steps > 1 || o.resumed || !o.checkpointDir.empty() || o.batches;
   if (rank == 0 && training && program.outputs())
     for (const plan::Binding *b : *program.outputs()) {
       const plan::Value *v = program.values()->Get(b->value());
@@ -427,37 +585,37 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
           !(b->sharding()->unreduced() && b->sharding()->unreduced()->size()))
         scalars.push_back(b->name()->str());
     }
+  // Time per step counts reading the batches, not writing checkpoints.
+  std::chrono::steady_clock::duration checkpointTime{};
   for (int step = 0; step < o.steps; ++step) {
+    if (Status s = feed(o.firstBatch + step); !s.isOk())
+      return fail(s);
     if (Status s = ex.run(); !s.isOk())
       return fail(s);
-    if (scalars.empty())
-      continue;
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
-    std::string line = "step " + std::to_string(done) + ":";
-    for (const std::string &name : scalars) {
-      StatusOr<HostTensor> t = ex.output(name);
-      if (!t.isOk())
-        return fail(t.status());
-      float value = 0;
-      if (t->dtype == DType::F32)
-        std::memcpy(&value, t->data.data(), 4);
-      else if (t->dtype == DType::F16)
-        value = halfToFloat(*reinterpret_cast<const uint16_t *>(t->data.data()));
-      else
-        value = bf16ToFloat(*reinterpret_cast<const uint16_t *>(t->data.data()));
-      char buffer[64];
-      std::snprintf(buffer, sizeof(buffer), " %s %.9g", name.c_str(), value);
-      line += buffer;
+    bool last = step + 1 == o.steps;
+    if (!scalars.empty())
+      if (Status s = printLosses(ex, scalars, done); !s.isOk())
+        return fail(s);
+    if (o.checkpointEvery && (done % o.checkpointEvery == 0 || last)) {
+      auto begin = std::chrono::steady_clock::now();
+      if (Status s = checkpoint(o, plan, ex, rank, *store,
+                                periodicCheckpointDir(o.checkpointDir, done),
+                                done, step + 1);
+          !s.isOk())
+        return fail(s);
+      checkpointTime += std::chrono::steady_clock::now() - begin;
     }
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
   }
   r.stepMs = std::chrono::duration<double, std::milli>(
-                 std::chrono::steady_clock::now() - ready)
+                 std::chrono::steady_clock::now() - ready - checkpointTime)
                  .count() /
              o.steps;
-  if (!o.checkpointDir.empty())
-    if (Status s = writeCheckpointShard(o.checkpointDir, ex, rank); !s.isOk())
+  if (!o.checkpointDir.empty() && !o.checkpointEvery)
+    if (Status s =
+            checkpoint(o, plan, ex, rank, *store, o.checkpointDir,
+                       (o.resumed ? o.resumed->steps : 0) + o.steps, o.steps);
+        !s.isOk())
       return fail(s);
   if (program.outputs())
     for (const plan::Binding *b : *program.outputs()) {
@@ -609,21 +767,6 @@ int finish(const Options &o, const LoadedPlan &plan,
   for (const RankResult &r : results)
     if (!r.status.isOk())
       return 1;
-  // Every rank wrote its file: the manifest makes the checkpoint whole.
-  if (!o.checkpointDir.empty()) {
-    int64_t steps = (o.resumed ? o.resumed->steps : 0) + o.steps;
-    StatusOr<CheckpointManifest> manifest =
-        describeCheckpoint(plan.root(), steps);
-    Status s =
-        manifest.isOk() ? manifest->write(o.checkpointDir) : manifest.status();
-    if (!s.isOk()) {
-      std::cerr << "partition-run: " << s.toString() << "\n";
-      return 1;
-    }
-    std::printf("checkpoint %s: %zu tensors after step %lld\n",
-                o.checkpointDir.c_str(), manifest->tensors.size(),
-                (long long)steps);
-  }
   for (size_t rank = 0; rank < results.size(); ++rank) {
     const RankResult &r = results[rank];
     std::printf("rank %zu: setup %.1f ms, %.3f ms per step, peak memory %zu "
@@ -759,6 +902,46 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   return code;
 }
 
+/// Opens --data or --synthetic and checks it against every input and label
+/// binding of the plan; sets where this run starts in the stream.
+Status openBatches(Options &o, const LoadedPlan &plan) {
+  if (o.dataPath.empty() && o.syntheticSeed < 0)
+    return Status::ok();
+  std::vector<BatchSpec> specs;
+  std::set<std::string> seen;
+  for (const plan::Program *program : *plan.root().programs())
+    if (program->inputs())
+      for (const plan::Binding *b : *program->inputs()) {
+        if (!seen.insert(b->name()->str()).second)
+          continue;
+        BatchSpec spec;
+        spec.name = b->name()->str();
+        spec.dtype = toDType(program->values()->Get(b->value())->dtype());
+        spec.shape.assign(b->global_shape()->begin(), b->global_shape()->end());
+        if (o.syntheticSeed >= 0 && !isFloat(spec.dtype) && !o.vocab)
+          return PARTITION_ERROR(
+              InvalidArgument, "--synthetic: input \"", spec.name, "\" is ",
+              dtypeName(spec.dtype), formatShape(spec.shape),
+              "; give the range of its values with --vocab N");
+        specs.push_back(std::move(spec));
+      }
+  std::unique_ptr<BatchSource> source;
+  if (o.syntheticSeed >= 0) {
+    source =
+        std::make_unique<SyntheticBatches>(uint64_t(o.syntheticSeed), o.vocab);
+  } else {
+    PARTITION_ASSIGN_OR_RETURN(source, SafetensorsBatches::open(o.dataPath));
+  }
+  PARTITION_RETURN_IF_ERROR(source->check(specs));
+  // A checkpoint of a run with fixed inputs has no data position: its steps
+  // are the batches a stream would have handed out.
+  if (o.resumed)
+    o.firstBatch = o.resumed->dataSource.empty() ? o.resumed->steps
+                                                 : o.resumed->dataPosition;
+  o.batches = std::move(source);
+  return Status::ok();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -777,14 +960,21 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!o.resumeDir.empty()) {
+    StatusOr<std::string> dir = findCheckpoint(o.resumeDir);
     StatusOr<CheckpointManifest> manifest =
-        CheckpointManifest::read(o.resumeDir);
+        dir.isOk() ? CheckpointManifest::read(*dir)
+                   : StatusOr<CheckpointManifest>(dir.status());
     if (!manifest.isOk()) {
       std::cerr << "partition-run: " << manifest.status().toString() << "\n";
       return 1;
     }
+    o.resumeDir = *dir;
     o.resumed =
         std::make_shared<const CheckpointManifest>(std::move(*manifest));
+  }
+  if (Status s = openBatches(o, *plan); !s.isOk()) {
+    std::cerr << "partition-run: " << s.toString() << "\n";
+    return 1;
   }
 
   if (o.backend.empty()) {

@@ -164,6 +164,54 @@ TEST(CheckpointManifest, JsonRoundTrip) {
   EXPECT_EQ(w->blocks[3].file, "rank-3.safetensors");
 }
 
+TEST(CheckpointManifest, DataPositionRoundTrip) {
+  CheckpointManifest m;
+  m.steps = 5;
+  auto parsed = CheckpointManifest::parse(m.toJson(), "m.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_EQ(m.toJson().find("\"data\""), std::string::npos);
+  EXPECT_TRUE(parsed->dataSource.empty());
+  m.dataSource = "batches \"a\".safetensors";
+  m.dataPosition = 12;
+  parsed = CheckpointManifest::parse(m.toJson(), "m.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_EQ(parsed->dataSource, m.dataSource);
+  EXPECT_EQ(parsed->dataPosition, 12);
+  std::string bad = "{\"format\": \"partition-checkpoint\", \"version\": 1, "
+                    "\"steps\": 3, \"data\": {\"source\": \"d\", "
+                    "\"position\": -1}, \"meshes\": [], \"tensors\": {}}";
+  auto negative = CheckpointManifest::parse(bad, "m.json");
+  ASSERT_FALSE(negative.isOk());
+  EXPECT_NE(negative.status().message().find("\"position\" is negative"),
+            std::string::npos);
+}
+
+/// findCheckpoint: the directory itself when it holds a manifest, else its
+/// latest step-<n> with one (numerically: step-10 after step-9).
+TEST(CheckpointManifest, FindsTheLatestWholeStepDirectory) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-find-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto missing = findCheckpoint(dir.string());
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_NE(missing.status().message().find("has no manifest.json"),
+            std::string::npos);
+  CheckpointManifest m;
+  for (const char *step : {"step-9", "step-10", "step-11", "stepx"})
+    fs::create_directories(dir / step);
+  ASSERT_TRUE(m.write((dir / "step-9").string()).isOk());
+  ASSERT_TRUE(m.write((dir / "step-10").string()).isOk());
+  ASSERT_TRUE(m.write((dir / "stepx").string()).isOk());
+  // step-11 has no manifest: its writing did not finish.
+  auto latest = findCheckpoint(dir.string());
+  ASSERT_TRUE(latest.isOk()) << latest.status().toString();
+  EXPECT_EQ(*latest, periodicCheckpointDir(dir.string(), 10));
+  ASSERT_TRUE(m.write(dir.string()).isOk());
+  EXPECT_EQ(*findCheckpoint(dir.string()), dir.string());
+  fs::remove_all(dir);
+}
+
 TEST(CheckpointManifest, MalformedManifests) {
   auto message = [](const std::string &json) {
     auto m = CheckpointManifest::parse(json, "m.json");

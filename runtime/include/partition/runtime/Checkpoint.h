@@ -68,6 +68,12 @@ struct CheckpointMesh {
 struct CheckpointManifest {
   /// Steps completed by the runs that led to this checkpoint.
   int64_t steps = 0;
+  /// The batch stream that fed the runs (BatchSource::describe), or empty
+  /// when their inputs were fixed ("data" is then left out of the JSON).
+  std::string dataSource;
+  /// Batches of that stream consumed (one per step): where a resumed run
+  /// continues the stream.
+  int64_t dataPosition = 0;
   std::vector<CheckpointMesh> meshes;
   /// Sorted by name.
   std::vector<CheckpointTensor> tensors;
@@ -85,6 +91,16 @@ struct CheckpointManifest {
   /// Writes DIR/manifest.json atomically (a temporary file, then rename).
   Status write(const std::string &dir) const;
 };
+
+/// The directory of the periodic checkpoint after `steps` steps:
+/// "DIR/step-<steps>".
+std::string periodicCheckpointDir(const std::string &dir, int64_t steps);
+
+/// The checkpoint that `dir` names: `dir` itself when it holds
+/// manifest.json, else its subdirectory step-<N> that holds one with the
+/// largest N (the latest whole periodic checkpoint); otherwise the error of
+/// CheckpointManifest::read(dir).
+StatusOr<std::string> findCheckpoint(const std::string &dir);
 
 /// The manifest of a checkpoint of `plan` after `steps` steps: every
 /// Parameter and State binding of every program, with the block each rank
