@@ -1,7 +1,7 @@
 // Training end to end on generated models: partition-import --model, a
 // cross-entropy loss (part-append-loss), gradients (part-autodiff), an AdamW
 // step (part-optimizer), partitioned for meshes (dp, tp) = (1,1), (2,1),
-// (1,2), (2,2) and run for 5 steps by partition-run. Every mesh must give
+// (1,2), (2,2), (4,2) and run for 5 steps by partition-run. Every mesh must give
 // the single-rank run's per-step losses and final weights and optimizer
 // state.
 //
@@ -27,13 +27,13 @@
 // RUN:   fi; \
 // RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
-// RUN:   for m in dp:1 dp:2 dp:1,tp:2 dp:2,tp:2; do \
+// RUN:   for m in dp:1 dp:2 dp:1,tp:2 dp:2,tp:2 dp:4,tp:2; do \
 // RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/$model-$m.plan 2>/dev/null || exit 1; \
 // RUN:     mkdir -p %t/$model-$m && \
 // RUN:     partition-run %t/$model-$m.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$model-$m > %t/$model-$m.log || exit 1; \
 // RUN:   done; \
-// RUN:   %python %S/Inputs/losses_agree.py 2e-5 2e-5 %t/$model-dp:1.log %t/$model-dp:2.log %t/$model-dp:1,tp:2.log %t/$model-dp:2,tp:2.log || exit 1; \
-// RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/$model-dp:1 %t/$model-dp:2 %t/$model-dp:1,tp:2 %t/$model-dp:2,tp:2 || exit 1; \
+// RUN:   %python %S/Inputs/losses_agree.py 2e-5 2e-5 %t/$model-dp:1.log %t/$model-dp:2.log %t/$model-dp:1,tp:2.log %t/$model-dp:2,tp:2.log %t/$model-dp:4,tp:2.log || exit 1; \
+// RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/$model-dp:1 %t/$model-dp:2 %t/$model-dp:1,tp:2 %t/$model-dp:2,tp:2 %t/$model-dp:4,tp:2 || exit 1; \
 // RUN: done
 // The loss falls:
 // RUN: %python %S/Inputs/losses_agree.py --falling %t/gpt-dp:2,tp:2.log
