@@ -138,12 +138,7 @@ Status SyntheticBatches::read(const BatchSpec &spec, int64_t batch,
     uint64_t bits = mix(key + uint64_t(flat));
     if (isFloat(spec.dtype)) {
       float value = float(bits >> 40) / float(1ull << 24) * 2 - 1;
-      if (spec.dtype == DType::F32)
-        static_cast<float *>(dst)[i] = value;
-      else if (spec.dtype == DType::F16)
-        static_cast<uint16_t *>(dst)[i] = floatToHalf(value);
-      else
-        static_cast<uint16_t *>(dst)[i] = floatToBf16(value);
+      storeFloat(dst, spec.dtype, i, value);
     } else {
       int64_t value = int64_t(bits % uint64_t(integerRange_));
       if (spec.dtype == DType::I32)
