@@ -482,9 +482,25 @@ Status Executor::prepare() {
     accesses.push_back(std::move(access));
     decoded_.push_back(std::move(d));
   }
-  std::vector<int> waits = planCollectiveWaits(accesses);
-  for (size_t i = 0; i < waits.size(); ++i)
-    decoded_[i].waitFor = waits[i] < 0 ? -1 : decoded_[waits[i]].slot;
+  // With a lane, run compute that would wait for a collective as late as
+  // the memory the instructions touch allows; without, in program order.
+  std::vector<int> order;
+  if (slots) {
+    order = scheduleForOverlap(accesses);
+  } else {
+    for (int i = 0; i < int(accesses.size()); ++i)
+      order.push_back(i);
+  }
+  std::vector<InstructionAccess> ordered;
+  for (int i : order)
+    ordered.push_back(accesses[i]);
+  std::vector<int> waits = planCollectiveWaits(ordered);
+  order_.clear();
+  for (size_t k = 0; k < order.size(); ++k) {
+    order_.push_back(uint32_t(order[k]));
+    decoded_[order[k]].waitFor =
+        waits[k] < 0 ? -1 : decoded_[order[waits[k]]].slot;
+  }
   PARTITION_RETURN_IF_ERROR(allocateScratch());
   if (slots) {
     if (device_.isHost()) {
@@ -779,7 +795,7 @@ Status Executor::runProgram() {
     return failed.isOk() ? drained : failed;
   };
 
-  for (uint32_t i = 0; i < instructions.size(); ++i) {
+  for (uint32_t i : order_) {
     const plan::Instruction &inst = *instructions.Get(i);
     const Decoded &d = decoded_[i];
     if (lane_ && d.waitFor >= 0) {

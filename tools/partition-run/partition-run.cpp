@@ -147,6 +147,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.memoryReport = true;
     } else if (a == "--processes") {
       o.processes = true;
+    } else if (a == "--sync-collectives") {
+      o.syncCollectives = true;
     } else if (a == "--ranks") {
       err = number("--ranks", o.ranks);
     } else if (a == "--steps") {

@@ -178,6 +178,9 @@ private:
   /// so that their asynchronous uploads need no host synchronisation.
   std::map<const plan::Instruction *, int32_t> axisIndices_;
   std::vector<Decoded> decoded_; // one per instruction of program_
+  /// The order in which the instructions run (scheduleForOverlap with a
+  /// lane, program order without).
+  std::vector<uint32_t> order_;
   std::vector<TraceEvent> trace_;
   int64_t steps_ = 0; // passes over the program so far, for traces
   MemoryUse memoryUse_;

@@ -56,6 +56,23 @@ struct InstructionAccess {
 std::vector<int> planCollectiveWaits(
     const std::vector<InstructionAccess> &instructions);
 
+/// An order in which to run `instructions` (a permutation of their indices)
+/// that gives exactly the results of program order, and that runs compute
+/// which would wait for an in-flight asynchronous instruction as late as
+/// that allows, so that independent compute (the rest of backward) runs
+/// while the collective is in flight.
+///
+/// Constraints: two instructions keep their order when one writes a byte
+/// the other reads or writes (each kernel's result depends only on the bytes
+/// it reads, so any other exchange changes nothing), and the asynchronous
+/// ones keep theirs (every rank issues its collectives in program order).
+/// Among the instructions whose predecessors have run, the first in program
+/// order that is asynchronous or touches no in-flight instruction's memory
+/// (planCollectiveWaits' rule) goes next; only when there is none does the
+/// first of them go, waiting.
+std::vector<int> scheduleForOverlap(
+    const std::vector<InstructionAccess> &instructions);
+
 } // namespace partition::runtime
 
 #endif // PARTITION_RUNTIME_OVERLAP_H
