@@ -6,7 +6,8 @@
 // its origin, every collective issued before it starts, and at least one
 // bucket's all_reduce overlapped: a backward kernel started after it was
 // issued and before the wait for it ended (check_overlap.py compares the
-// order of events on a rank's compute thread, never durations).
+// order of events on a rank's compute thread, never durations). Ranks as
+// threads and as processes.
 //
 // With --sync-collectives nothing overlaps and the same check must fail.
 //
@@ -18,6 +19,9 @@
 // RUN: partition-run %t/dp2.plan --backend cpu --steps 2 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/trace.json > %t/run.log
 // RUN: %python %S/Inputs/check_overlap.py %t/trace.json 2 | FileCheck %s
 // RUN: %python %S/Inputs/check_trace.py %t/trace.json 2 Matmul Concat AllReduce wait
+// Ranks as processes: each hands its events to rank 0 with its results.
+// RUN: partition-run %t/dp2.plan --processes --backend cpu --steps 2 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/processes.json > %t/processes.log
+// RUN: %python %S/Inputs/check_overlap.py %t/processes.json 2 | FileCheck %s
 // RUN: partition-run %t/dp2.plan --backend cpu --steps 2 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/sync.json --sync-collectives > %t/sync.log
 // RUN: not %python %S/Inputs/check_overlap.py %t/sync.json 2 | FileCheck %s --check-prefix=SYNC
 //

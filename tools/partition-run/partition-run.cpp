@@ -539,6 +539,21 @@ std::vector<char> packResult(const RankResult &r) {
     putI(t.data.size());
     put(t.data.data(), t.data.size());
   }
+  auto putS = [&](const std::string &text) {
+    putI(text.size());
+    put(text.data(), text.size());
+  };
+  putI(r.trace.size());
+  for (const TraceEvent &e : r.trace) {
+    putS(e.name);
+    putS(e.category);
+    putS(e.origin);
+    putI(int64_t(e.track));
+    putI(e.instruction);
+    putI(e.step);
+    for (double x : {e.startUs, e.durationUs, e.issuedUs})
+      put(&x, 8);
+  }
   std::string s = os.str();
   return std::vector<char>(s.begin(), s.end());
 }
@@ -579,6 +594,22 @@ RankResult unpackResult(const std::vector<char> &bytes) {
     t.data.resize(getI());
     get(t.data.data(), t.data.size());
     r.outputs[name] = std::move(t);
+  }
+  auto getS = [&]() {
+    std::string text(size_t(std::max<int64_t>(getI(), 0)), '\0');
+    get(text.data(), text.size());
+    return text;
+  };
+  r.trace.resize(size_t(std::max<int64_t>(getI(), 0)));
+  for (TraceEvent &e : r.trace) {
+    e.name = getS();
+    e.category = getS();
+    e.origin = getS();
+    e.track = TraceTrack(getI());
+    e.instruction = getI();
+    e.step = getI();
+    for (double *x : {&e.startUs, &e.durationUs, &e.issuedUs})
+      get(x, 8);
   }
   return r;
 }
