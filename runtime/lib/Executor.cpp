@@ -166,12 +166,6 @@ private:
     double issuedUs;
   };
 
-  static double nowUs() {
-    using namespace std::chrono;
-    return duration<double, std::micro>(steady_clock::now().time_since_epoch())
-        .count();
-  }
-
   void loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
@@ -287,12 +281,6 @@ public:
 
 private:
   StreamLane() = default;
-
-  static double nowUs() {
-    using namespace std::chrono;
-    return duration<double, std::micro>(steady_clock::now().time_since_epoch())
-        .count();
-  }
 
   Status traceUpTo(int slot) {
     for (int s = tracedUpTo_ + 1; s <= slot; ++s) {
@@ -471,8 +459,10 @@ Status Executor::prepare() {
       d.async = true;
     }
     d.async = d.async && options_.asyncCollectives;
-    if (d.async)
+    if (d.async) {
       d.slot = slots++;
+      slotInstructions_.push_back(int64_t(decoded_.size()));
+    }
     InstructionAccess access;
     access.async = d.async;
     for (const TensorRef &t : d.in)
@@ -778,8 +768,6 @@ Status Executor::runProgram() {
     event.step = step;
     trace_.push_back(std::move(event));
   };
-  // The instruction index of each slot issued in this step, for traces.
-  std::vector<int64_t> slotInstruction;
   // Waits for everything in flight, then moves the lane's events into the
   // trace; `failed` is an error that comes first.
   auto finish = [&](Status failed) -> Status {
@@ -802,9 +790,7 @@ Status Executor::runProgram() {
       double start = tracing_ ? nowUs() : 0;
       Status s = lane_->waitFor(d.waitFor, *stream_);
       if (tracing_)
-        traceWait(start, slotInstruction.size() > size_t(d.waitFor)
-                             ? slotInstruction[d.waitFor]
-                             : -1);
+        traceWait(start, slotInstructions_[d.waitFor]);
       if (!s.isOk()) // already in the collective's context
         return finish(s);
     }
@@ -824,8 +810,6 @@ Status Executor::runProgram() {
         traced.origin = inst.loc() ? inst.loc()->str() : "";
         traced.instruction = i;
         traced.step = step;
-        slotInstruction.resize(d.slot + 1, -1);
-        slotInstruction[d.slot] = i;
       }
       s = lane_->issue(
           d.slot,

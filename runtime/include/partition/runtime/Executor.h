@@ -181,6 +181,8 @@ private:
   /// The order in which the instructions run (scheduleForOverlap with a
   /// lane, program order without).
   std::vector<uint32_t> order_;
+  /// The instruction of each lane slot.
+  std::vector<int64_t> slotInstructions_;
   std::vector<TraceEvent> trace_;
   int64_t steps_ = 0; // passes over the program so far, for traces
   MemoryUse memoryUse_;
