@@ -834,8 +834,8 @@ Status Executor::runProgram() {
       event.name = d.name;
       event.category = category;
       // Synchronous collectives are communication, on its track.
-      event.track = d.comm && !d.async ? TraceTrack::Communication
-                                       : TraceTrack::Compute;
+      event.track =
+          d.comm && !d.async ? TraceTrack::Communication : TraceTrack::Compute;
       event.startUs = start;
       event.durationUs = nowUs() - start;
       event.instruction = i;

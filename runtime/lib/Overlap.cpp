@@ -45,8 +45,7 @@ std::vector<int> partition::runtime::planCollectiveWaits(
     for (size_t k = 0; k < inFlight.size(); ++k) {
       const InstructionAccess &c = instructions[inFlight[k]];
       if (anyOverlap(inst.reads, c.writes) ||
-          anyOverlap(inst.writes, c.writes) ||
-          anyOverlap(inst.writes, c.reads))
+          anyOverlap(inst.writes, c.writes) || anyOverlap(inst.writes, c.reads))
         retire = k + 1;
     }
     if (retire) {
@@ -85,8 +84,8 @@ std::vector<int> partition::runtime::scheduleForOverlap(
   auto segments = [&](const ByteRange &r) {
     size_t first = std::lower_bound(points.begin(), points.end(), r.begin) -
                    points.begin();
-    size_t last = std::lower_bound(points.begin(), points.end(), r.end) -
-                  points.begin();
+    size_t last =
+        std::lower_bound(points.begin(), points.end(), r.end) - points.begin();
     return std::make_pair(first, last); // segments [first, last)
   };
   std::vector<int> lastWriter(points.size(), -1);

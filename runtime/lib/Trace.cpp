@@ -61,7 +61,8 @@ Status partition::runtime::writeChromeTrace(
   bool any = false;
   for (const auto &events : ranks)
     for (const TraceEvent &e : events) {
-      double first = std::min(e.startUs, e.issuedUs > 0 ? e.issuedUs : e.startUs);
+      double first =
+          std::min(e.startUs, e.issuedUs > 0 ? e.issuedUs : e.startUs);
       origin = any ? std::min(origin, first) : first;
       any = true;
     }
@@ -83,7 +84,8 @@ Status partition::runtime::writeChromeTrace(
              << ",\"tid\":" << track << ",\"args\":{\"name\":\""
              << (track == 0 ? "compute" : "communication") << "\"}}";
     for (const TraceEvent &e : ranks[rank]) {
-      next() << "{\"name\":" << quote(e.name) << ",\"cat\":" << quote(e.category)
+      next() << "{\"name\":" << quote(e.name)
+             << ",\"cat\":" << quote(e.category)
              << ",\"ph\":\"X\",\"ts\":" << number(e.startUs - origin)
              << ",\"dur\":" << number(e.durationUs) << ",\"pid\":" << rank
              << ",\"tid\":" << static_cast<int>(e.track)

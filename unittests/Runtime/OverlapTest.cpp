@@ -77,12 +77,12 @@ TEST(CollectiveWaits, WriteOfTheOperandOrResultWaits) {
 
 TEST(CollectiveWaits, WaitingRetiresEveryEarlierCollective) {
   std::vector<InstructionAccess> program = {
-      collective({bytes(0, 8)}, {bytes(0, 8)}),    // in place
-      collective({bytes(8, 16)}, {bytes(8, 16)}),  // in place
-      compute({bytes(8, 16)}, {bytes(32, 40)}),    // needs 1: retires 0 too
-      compute({bytes(0, 8)}, {bytes(40, 48)}),     // nothing left to wait for
+      collective({bytes(0, 8)}, {bytes(0, 8)}),   // in place
+      collective({bytes(8, 16)}, {bytes(8, 16)}), // in place
+      compute({bytes(8, 16)}, {bytes(32, 40)}),   // needs 1: retires 0 too
+      compute({bytes(0, 8)}, {bytes(40, 48)}),    // nothing left to wait for
       collective({bytes(32, 48)}, {bytes(48, 64)}),
-      compute({bytes(0, 4)}, {bytes(64, 72)}),     // unrelated to 4
+      compute({bytes(0, 4)}, {bytes(64, 72)}), // unrelated to 4
   };
   EXPECT_EQ(planCollectiveWaits(program),
             (std::vector<int>{-1, -1, 1, -1, -1, -1}));
@@ -101,12 +101,12 @@ TEST(ScheduleForOverlap, DefersTheConsumerPastIndependentCompute) {
   // A bucket: concat, all_reduce, its slice (reads the result), then the
   // rest of backward, which touches other memory.
   std::vector<InstructionAccess> program = {
-      compute({bytes(0, 8)}, {bytes(16, 32)}),       // 0: concat
-      collective({bytes(16, 32)}, {bytes(32, 48)}),  // 1: all_reduce
-      compute({bytes(32, 40)}, {bytes(48, 56)}),     // 2: slice of the result
-      compute({bytes(48, 56)}, {bytes(56, 64)}),     // 3: update, uses 2
-      compute({bytes(64, 72)}, {bytes(72, 80)}),     // 4: backward matmul
-      compute({bytes(72, 80)}, {bytes(80, 88)}),     // 5: backward
+      compute({bytes(0, 8)}, {bytes(16, 32)}),      // 0: concat
+      collective({bytes(16, 32)}, {bytes(32, 48)}), // 1: all_reduce
+      compute({bytes(32, 40)}, {bytes(48, 56)}),    // 2: slice of the result
+      compute({bytes(48, 56)}, {bytes(56, 64)}),    // 3: update, uses 2
+      compute({bytes(64, 72)}, {bytes(72, 80)}),    // 4: backward matmul
+      compute({bytes(72, 80)}, {bytes(80, 88)}),    // 5: backward
   };
   std::vector<int> order = scheduleForOverlap(program);
   EXPECT_EQ(order, (std::vector<int>{0, 1, 4, 5, 2, 3}));
@@ -122,10 +122,10 @@ TEST(ScheduleForOverlap, ReusedMemoryStopsTheDeferral) {
   // Instruction 3 reuses the bytes the slice (2) reads: it must stay after
   // it, so compute waits at 2 and 3 follows.
   std::vector<InstructionAccess> program = {
-      collective({bytes(0, 16)}, {bytes(16, 32)}),   // 0
-      compute({bytes(64, 72)}, {bytes(72, 80)}),     // 1: independent
-      compute({bytes(16, 32)}, {bytes(32, 48)}),     // 2: reads the result
-      compute({bytes(72, 80)}, {bytes(16, 24)}),     // 3: overwrites it
+      collective({bytes(0, 16)}, {bytes(16, 32)}), // 0
+      compute({bytes(64, 72)}, {bytes(72, 80)}),   // 1: independent
+      compute({bytes(16, 32)}, {bytes(32, 48)}),   // 2: reads the result
+      compute({bytes(72, 80)}, {bytes(16, 24)}),   // 3: overwrites it
   };
   EXPECT_EQ(scheduleForOverlap(program), (std::vector<int>{0, 1, 2, 3}));
 }
@@ -205,9 +205,9 @@ TEST(ScheduleForOverlap, RandomProgramsKeepEveryConstraint) {
       if (waits[k] >= 0) {
         ASSERT_TRUE(ordered[waits[k]].async);
         ASSERT_LT(waits[k], int(k));
-        inFlight.erase(inFlight.begin(),
-                       std::upper_bound(inFlight.begin(), inFlight.end(),
-                                        waits[k]));
+        inFlight.erase(
+            inFlight.begin(),
+            std::upper_bound(inFlight.begin(), inFlight.end(), waits[k]));
       }
       if (ordered[k].async) {
         inFlight.push_back(int(k));

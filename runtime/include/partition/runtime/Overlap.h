@@ -53,8 +53,8 @@ struct InstructionAccess {
 /// issued before it. Whatever is still in flight at the end of the sequence
 /// is left to the caller (the executor waits for everything at the end of
 /// each step).
-std::vector<int> planCollectiveWaits(
-    const std::vector<InstructionAccess> &instructions);
+std::vector<int>
+planCollectiveWaits(const std::vector<InstructionAccess> &instructions);
 
 /// An order in which to run `instructions` (a permutation of their indices)
 /// that gives exactly the results of program order, and that runs compute
@@ -70,8 +70,8 @@ std::vector<int> planCollectiveWaits(
 /// order that is asynchronous or touches no in-flight instruction's memory
 /// (planCollectiveWaits' rule) goes next; only when there is none does the
 /// first of them go, waiting.
-std::vector<int> scheduleForOverlap(
-    const std::vector<InstructionAccess> &instructions);
+std::vector<int>
+scheduleForOverlap(const std::vector<InstructionAccess> &instructions);
 
 } // namespace partition::runtime
 
