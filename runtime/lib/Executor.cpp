@@ -11,17 +11,18 @@
 // context is never used from two threads at once, and every rank issues the
 // same collectives in the same order); on a GPU a second stream, ordered
 // after the compute stream's earlier work by an event, with one completion
-// event per collective that the compute stream waits on. Where compute must
-// wait is planned once in prepare() from the instructions' addresses
+// event per collective that the compute stream waits on. prepare() fixes,
+// from the addresses the instructions use, the order they run in
+// (scheduleForOverlap: compute that needs a collective as late as the
+// memory allows, with the same results) and where compute waits
 // (planCollectiveWaits); the end of each step waits for everything.
 //
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Kernels.h"
-#include "partition/runtime/Sharding.h"
-
 #include "partition/runtime/Overlap.h"
+#include "partition/runtime/Sharding.h"
 
 #include <algorithm>
 #include <chrono>
@@ -403,26 +404,9 @@ Status Executor::prepare() {
                                  b->data()->size(), *stream_));
     }
 
-  // Communicators, in instruction order: every member of a group reaches
-  // its creation in the same order, so creation cannot deadlock.
-  for (const plan::Instruction *inst : *program_->instructions()) {
-    if (auto c = inst->inst_as_CollectiveInst()) {
-      if (c->kind() != plan::CollectiveKind::AllSlice &&
-          c->kind() != plan::CollectiveKind::AxisIndex) // no communication
-        PARTITION_RETURN_IF_ERROR(groupOf(*c->axes()).status());
-    } else if (inst->inst_type() == plan::Inst::SendInst ||
-               inst->inst_type() == plan::Inst::RecvInst) {
-      uint32_t peer = inst->inst_type() == plan::Inst::SendInst
-                          ? inst->inst_as_SendInst()->peer_program()
-                          : inst->inst_as_RecvInst()->peer_program();
-      const plan::Mesh *peerMesh =
-          root.meshes()->Get(root.programs()->Get(peer)->mesh());
-      PARTITION_RETURN_IF_ERROR(
-          peerOf(peerMesh->ranks()->Get(deviceIndex_)).status());
-    }
-  }
-
   // Buffers are fixed from here on, so every instruction's tensors are too.
+  // Communicators are created in instruction order: every member of a group
+  // reaches its creation in the same order, so creation cannot deadlock.
   int slots = 0;
   std::vector<InstructionAccess> accesses;
   for (const plan::Instruction *inst : *program_->instructions()) {
