@@ -5,15 +5,33 @@
 // the backend's Transpose kernel before or after the communicator call, so
 // every communicator sees only flat, rank-major buffers.
 //
+// Collectives, sends and recvs run on a communication lane (CollectiveLane)
+// unless ExecutorOptions::asyncCollectives is off: on a host device a thread
+// per rank that runs them one after another in program order (so a Gloo
+// context is never used from two threads at once, and every rank issues the
+// same collectives in the same order); on a GPU a second stream, ordered
+// after the compute stream's earlier work by an event, with one completion
+// event per collective that the compute stream waits on. prepare() fixes,
+// from the addresses the instructions use, the order they run in
+// (scheduleForOverlap: compute that needs a collective as late as the
+// memory allows, with the same results) and where compute waits
+// (planCollectiveWaits); the end of each step waits for everything.
+//
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Kernels.h"
+#include "partition/runtime/Overlap.h"
 #include "partition/runtime/Sharding.h"
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 using namespace partition::runtime;
 namespace plan = partition::plan;
@@ -55,18 +73,266 @@ double nowUs() {
 
 } // namespace
 
+namespace partition::runtime {
+
+/// Where asynchronous instructions run. Slots number the program's
+/// asynchronous instructions (0, 1, ... in program order); every step issues
+/// each slot once, in order, and waits for all of them before it ends.
+class CollectiveLane {
+public:
+  /// What a lane records of a slot for traces.
+  struct Traced {
+    const char *name = "";
+    std::string category, origin;
+    int64_t instruction = -1, step = 0;
+  };
+  using Task = std::function<Status(Stream &)>;
+
+  virtual ~CollectiveLane() = default;
+  /// Runs `task` (which enqueues on the stream it is given) after every
+  /// task issued before it and after the compute work on `compute` so far.
+  /// Returns an error that an earlier task already reported, if any.
+  virtual Status issue(int slot, Task task, Stream &compute,
+                       const Traced *traced) = 0;
+  /// Orders the compute work enqueued on `compute` from now on after the
+  /// task of `slot` (and so every earlier one); returns the first error any
+  /// task reported.
+  virtual Status waitFor(int slot, Stream &compute) = 0;
+  /// As waitFor for the last slot issued; nothing remains in flight.
+  virtual Status drain(Stream &compute) = 0;
+  /// The communication track's events recorded since the last call.
+  virtual std::vector<TraceEvent> takeTrace() = 0;
+};
+
+} // namespace partition::runtime
+
+namespace {
+
+/// A host thread that runs the tasks one after another. The compute thread
+/// waits on a condition variable; every task is bounded by its
+/// communicator's deadline (an error or timeout aborts the communicators),
+/// so a wait cannot outlast the deadlines.
+class ThreadLane final : public CollectiveLane {
+public:
+  ThreadLane(std::unique_ptr<Stream> stream, int slots)
+      : stream_(std::move(stream)), slotSeq_(slots, -1),
+        thread_([this] { loop(); }) {}
+
+  ~ThreadLane() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    work_.notify_all();
+    thread_.join();
+  }
+
+  Status issue(int slot, Task task, Stream &, const Traced *traced) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_.isOk())
+      return error_;
+    slotSeq_[slot] = issued_++;
+    Item item{std::move(task), {}, 0};
+    if (traced) {
+      item.traced = *traced;
+      item.issuedUs = nowUs();
+    }
+    queue_.push_back(std::move(item));
+    work_.notify_one();
+    return Status::ok();
+  }
+
+  Status waitFor(int slot, Stream &) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    int64_t seq = slotSeq_[slot];
+    done_.wait(lock, [&] { return completed_ > seq; });
+    return error_;
+  }
+
+  Status drain(Stream &) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return completed_ == issued_; });
+    return error_;
+  }
+
+  std::vector<TraceEvent> takeTrace() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(trace_, {});
+  }
+
+private:
+  struct Item {
+    Task task;
+    Traced traced;
+    double issuedUs;
+  };
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty())
+        return; // stopping, nothing left
+      Item item = std::move(queue_.front());
+      queue_.pop_front();
+      // After an error (or when the executor goes away) the rest are
+      // skipped: their peers are failing too.
+      bool skip = !error_.isOk() || stop_;
+      lock.unlock();
+      Status status;
+      double start = 0;
+      if (!skip) {
+        start = item.issuedUs ? nowUs() : 0;
+        status = item.task(*stream_);
+      }
+      lock.lock();
+      if (!status.isOk() && error_.isOk())
+        error_ = status;
+      if (!skip && item.issuedUs) {
+        TraceEvent event;
+        event.name = item.traced.name;
+        event.category = item.traced.category;
+        event.track = TraceTrack::Communication;
+        event.startUs = start;
+        event.durationUs = nowUs() - start;
+        event.instruction = item.traced.instruction;
+        event.origin = std::move(item.traced.origin);
+        event.issuedUs = item.issuedUs;
+        event.step = item.traced.step;
+        trace_.push_back(std::move(event));
+      }
+      ++completed_;
+      done_.notify_all();
+    }
+  }
+
+  std::unique_ptr<Stream> stream_; // the tasks' stream (work runs at once)
+  std::mutex mutex_;
+  std::condition_variable work_, done_;
+  std::deque<Item> queue_;
+  /// Task sequence numbers: of each slot's latest issue, issued, completed.
+  std::vector<int64_t> slotSeq_;
+  int64_t issued_ = 0, completed_ = 0;
+  /// The first error a task reported; every later call returns it.
+  Status error_;
+  bool stop_ = false;
+  std::vector<TraceEvent> trace_;
+  std::thread thread_; // last: starts once the members above exist
+};
+
+/// A second stream of the device. Issuing records an event on the compute
+/// stream that the lane's stream waits for (the operands are ready), then
+/// enqueues the task there and records the slot's completion event; waiting
+/// makes the compute stream wait for that event. The host never blocks,
+/// except when tracing (it then synchronises the completion events to time
+/// them, so the communication track's spans end where the host saw them
+/// finish, an upper bound). Errors of the enqueued work surface at the next
+/// synchronisation of the device (the end of the step).
+class StreamLane final : public CollectiveLane {
+public:
+  static StatusOr<std::unique_ptr<CollectiveLane>> create(Device &device,
+                                                          int slots) {
+    std::unique_ptr<StreamLane> lane(new StreamLane);
+    PARTITION_ASSIGN_OR_RETURN(lane->stream_, device.createStream());
+    PARTITION_ASSIGN_OR_RETURN(lane->ready_, device.createEvent());
+    for (int i = 0; i < slots; ++i) {
+      PARTITION_ASSIGN_OR_RETURN(auto event, device.createEvent());
+      lane->done_.push_back(std::move(event));
+    }
+    lane->issuedUs_.assign(slots, 0);
+    lane->traced_.resize(slots);
+    return std::unique_ptr<CollectiveLane>(std::move(lane));
+  }
+
+  ~StreamLane() override { (void)stream_->synchronize(); }
+
+  Status issue(int slot, Task task, Stream &compute,
+               const Traced *traced) override {
+    PARTITION_RETURN_IF_ERROR(ready_->record(compute));
+    PARTITION_RETURN_IF_ERROR(ready_->waitOn(*stream_));
+    if (traced) {
+      traced_[slot] = *traced;
+      issuedUs_[slot] = nowUs();
+    }
+    PARTITION_RETURN_IF_ERROR(task(*stream_));
+    PARTITION_RETURN_IF_ERROR(done_[slot]->record(*stream_));
+    last_ = slot;
+    return Status::ok();
+  }
+
+  Status waitFor(int slot, Stream &compute) override {
+    if (slot <= waited_)
+      return Status::ok();
+    PARTITION_RETURN_IF_ERROR(done_[slot]->waitOn(compute));
+    PARTITION_RETURN_IF_ERROR(traceUpTo(slot));
+    waited_ = slot;
+    return Status::ok();
+  }
+
+  Status drain(Stream &compute) override {
+    Status status = last_ >= 0 ? waitFor(last_, compute) : Status::ok();
+    last_ = waited_ = -1;
+    tracedUpTo_ = -1;
+    return status;
+  }
+
+  std::vector<TraceEvent> takeTrace() override {
+    return std::exchange(trace_, {});
+  }
+
+private:
+  StreamLane() = default;
+
+  Status traceUpTo(int slot) {
+    for (int s = tracedUpTo_ + 1; s <= slot; ++s) {
+      if (!issuedUs_[s])
+        continue;
+      PARTITION_RETURN_IF_ERROR(done_[s]->synchronize());
+      double end = nowUs();
+      TraceEvent event;
+      event.name = traced_[s].name;
+      event.category = traced_[s].category;
+      event.track = TraceTrack::Communication;
+      event.startUs = std::max(issuedUs_[s], previousEndUs_);
+      event.durationUs = end - event.startUs;
+      event.instruction = traced_[s].instruction;
+      event.origin = traced_[s].origin;
+      event.issuedUs = issuedUs_[s];
+      event.step = traced_[s].step;
+      trace_.push_back(std::move(event));
+      previousEndUs_ = end;
+      issuedUs_[s] = 0;
+    }
+    tracedUpTo_ = std::max(tracedUpTo_, slot);
+    return Status::ok();
+  }
+
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<Event> ready_;
+  std::vector<std::unique_ptr<Event>> done_; // one per slot
+  int last_ = -1, waited_ = -1;
+  // Tracing only.
+  std::vector<Traced> traced_;
+  std::vector<double> issuedUs_;
+  int tracedUpTo_ = -1;
+  double previousEndUs_ = 0;
+  std::vector<TraceEvent> trace_;
+};
+
+} // namespace
+
 Executor::Executor(const LoadedPlan &plan, int worldRank, Device &device,
-                   CommunicatorFactory &comms, bool trace)
+                   CommunicatorFactory &comms, ExecutorOptions options)
     : plan_(plan), worldRank_(worldRank), device_(device), comms_(comms),
-      tracing_(trace) {}
+      options_(options), tracing_(options.trace) {}
 
 Executor::~Executor() = default;
 
 StatusOr<std::unique_ptr<Executor>>
 Executor::create(const LoadedPlan &plan, int worldRank, Device &device,
-                 CommunicatorFactory &comms, bool trace) {
+                 CommunicatorFactory &comms, ExecutorOptions options) {
   std::unique_ptr<Executor> executor(
-      new Executor(plan, worldRank, device, comms, trace));
+      new Executor(plan, worldRank, device, comms, options));
   PARTITION_RETURN_IF_ERROR(executor->prepare());
   return executor;
 }
@@ -138,26 +404,11 @@ Status Executor::prepare() {
                                  b->data()->size(), *stream_));
     }
 
-  // Communicators, in instruction order: every member of a group reaches
-  // its creation in the same order, so creation cannot deadlock.
-  for (const plan::Instruction *inst : *program_->instructions()) {
-    if (auto c = inst->inst_as_CollectiveInst()) {
-      if (c->kind() != plan::CollectiveKind::AllSlice &&
-          c->kind() != plan::CollectiveKind::AxisIndex) // no communication
-        PARTITION_RETURN_IF_ERROR(groupOf(*c->axes()).status());
-    } else if (inst->inst_type() == plan::Inst::SendInst ||
-               inst->inst_type() == plan::Inst::RecvInst) {
-      uint32_t peer = inst->inst_type() == plan::Inst::SendInst
-                          ? inst->inst_as_SendInst()->peer_program()
-                          : inst->inst_as_RecvInst()->peer_program();
-      const plan::Mesh *peerMesh =
-          root.meshes()->Get(root.programs()->Get(peer)->mesh());
-      PARTITION_RETURN_IF_ERROR(
-          peerOf(peerMesh->ranks()->Get(deviceIndex_)).status());
-    }
-  }
-
   // Buffers are fixed from here on, so every instruction's tensors are too.
+  // Communicators are created in instruction order: every member of a group
+  // reaches its creation in the same order, so creation cannot deadlock.
+  int slots = 0;
+  std::vector<InstructionAccess> accesses;
   for (const plan::Instruction *inst : *program_->instructions()) {
     Decoded d;
     if (inst->operands())
@@ -170,10 +421,68 @@ Status Executor::prepare() {
       d.attrs.ints = toVector(k->ints());
       if (k->floats())
         d.attrs.floats.assign(k->floats()->begin(), k->floats()->end());
+      d.name = opKindName(k->op());
     } else if (auto c = inst->inst_as_CollectiveInst()) {
       d.attrs.ints = toVector(c->ints());
+      d.name = plan::EnumNameCollectiveKind(c->kind());
+      if (c->kind() != plan::CollectiveKind::AllSlice &&
+          c->kind() != plan::CollectiveKind::AxisIndex) {
+        PARTITION_ASSIGN_OR_RETURN(d.comm, groupOf(*c->axes()));
+        d.async = true;
+      }
+    } else if (inst->inst_type() == plan::Inst::SendInst ||
+               inst->inst_type() == plan::Inst::RecvInst) {
+      bool isSend = inst->inst_type() == plan::Inst::SendInst;
+      uint32_t peer = isSend ? inst->inst_as_SendInst()->peer_program()
+                             : inst->inst_as_RecvInst()->peer_program();
+      const plan::Mesh *peerMesh =
+          root.meshes()->Get(root.programs()->Get(peer)->mesh());
+      PARTITION_ASSIGN_OR_RETURN(d.comm,
+                                 peerOf(peerMesh->ranks()->Get(deviceIndex_)));
+      d.name = isSend ? "Send" : "Recv";
+      d.async = true;
     }
+    d.async = d.async && options_.asyncCollectives;
+    if (d.async) {
+      d.slot = slots++;
+      slotInstructions_.push_back(int64_t(decoded_.size()));
+    }
+    InstructionAccess access;
+    access.async = d.async;
+    for (const TensorRef &t : d.in)
+      access.reads.push_back(ByteRange::of(t.data, t.numBytes()));
+    for (const TensorRef &t : d.out)
+      access.writes.push_back(ByteRange::of(t.data, t.numBytes()));
+    accesses.push_back(std::move(access));
     decoded_.push_back(std::move(d));
+  }
+  // With a lane, run compute that would wait for a collective as late as
+  // the memory the instructions touch allows; without, in program order.
+  std::vector<int> order;
+  if (slots) {
+    order = scheduleForOverlap(accesses);
+  } else {
+    for (int i = 0; i < int(accesses.size()); ++i)
+      order.push_back(i);
+  }
+  std::vector<InstructionAccess> ordered;
+  for (int i : order)
+    ordered.push_back(accesses[i]);
+  std::vector<int> waits = planCollectiveWaits(ordered);
+  order_.clear();
+  for (size_t k = 0; k < order.size(); ++k) {
+    order_.push_back(uint32_t(order[k]));
+    decoded_[order[k]].waitFor =
+        waits[k] < 0 ? -1 : decoded_[order[waits[k]]].slot;
+  }
+  PARTITION_RETURN_IF_ERROR(allocateScratch());
+  if (slots) {
+    if (device_.isHost()) {
+      PARTITION_ASSIGN_OR_RETURN(auto stream, device_.createStream());
+      lane_ = std::make_unique<ThreadLane>(std::move(stream), slots);
+    } else {
+      PARTITION_ASSIGN_OR_RETURN(lane_, StreamLane::create(device_, slots));
+    }
   }
   return stream_->synchronize();
 }
@@ -249,17 +558,62 @@ TensorRef Executor::tensor(uint32_t id) {
 }
 
 StatusOr<void *> Executor::scratch(int slot, size_t bytes) {
-  if (scratch_.size() <= size_t(slot))
-    scratch_.resize(slot + 1);
-  if (!scratch_[slot] || scratch_[slot]->size() < bytes) {
-    if (scratch_[slot])
-      memoryUse_.scratch -= int64_t(scratch_[slot]->size());
-    scratch_[slot].reset();
-    PARTITION_ASSIGN_OR_RETURN(scratch_[slot],
-                               device_.allocate(std::max<size_t>(bytes, 1)));
+  // Sized in prepare() (allocateScratch): a step never allocates.
+  if (scratch_.size() <= size_t(slot) || !scratch_[slot] ||
+      scratch_[slot]->size() < bytes)
+    return PARTITION_ERROR(Internal, "collective staging buffer ", slot,
+                           " holds fewer than the ", bytes, " bytes needed");
+  return scratch_[slot]->data();
+}
+
+Status Executor::allocateScratch() {
+  // The bytes of staging buffer 0 and 1 each collective needs: the
+  // conditions are those of runCollective's transposes.
+  size_t need[2] = {0, 0};
+  for (size_t i = 0; i < decoded_.size(); ++i) {
+    const plan::Instruction &inst = *program_->instructions()->Get(i);
+    const plan::CollectiveInst *c = inst.inst_as_CollectiveInst();
+    const Decoded &d = decoded_[i];
+    if (!c || !d.comm)
+      continue;
+    const TensorRef &in = d.in[0], &out = d.out[0];
+    const std::vector<int64_t> &ints = d.attrs.ints;
+    int64_t g = d.comm->size();
+    auto grow = [&](int slot, int64_t bytes) {
+      need[slot] = std::max(need[slot], size_t(bytes));
+    };
+    switch (c->kind()) {
+    case plan::CollectiveKind::AllGather:
+      if (product(in.shape, 0, ints[0]) != 1)
+        grow(0, out.numBytes());
+      break;
+    case plan::CollectiveKind::ReduceScatter:
+      if (product(in.shape, 0, ints[0]) != 1)
+        grow(0, in.numBytes());
+      break;
+    case plan::CollectiveKind::AllToAll: {
+      size_t split = ints[0], concat = ints[1];
+      if (product(in.shape, 0, split) != 1)
+        grow(0, in.numBytes());
+      std::vector<int64_t> blockShape = in.shape;
+      blockShape[split] /= g;
+      if (product(blockShape, 0, concat) != 1)
+        grow(1, out.numBytes());
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  for (int slot = 0; slot < 2; ++slot) {
+    if (!need[slot])
+      continue;
+    if (scratch_.size() <= size_t(slot))
+      scratch_.resize(slot + 1);
+    PARTITION_ASSIGN_OR_RETURN(scratch_[slot], device_.allocate(need[slot]));
     memoryUse_.scratch += int64_t(scratch_[slot]->size());
   }
-  return scratch_[slot]->data();
+  return Status::ok();
 }
 
 Status Executor::loadParameters(ParameterSource &source) {
@@ -376,6 +730,14 @@ StatusOr<HostTensor> Executor::parameter(const std::string &name) {
   return PARTITION_ERROR(NotFound, "the plan has no parameter \"", name, "\"");
 }
 
+Status Executor::inContext(Status s, uint32_t index) const {
+  const plan::Instruction &inst = *program_->instructions()->Get(index);
+  std::string where = "instruction " + std::to_string(index);
+  if (inst.loc() && inst.loc()->size())
+    where += " (" + inst.loc()->str() + ")";
+  return s.withContext("rank " + std::to_string(worldRank_) + ": " + where);
+}
+
 Status Executor::run() {
   if (!program_)
     return Status::ok();
@@ -383,38 +745,7 @@ Status Executor::run() {
   for (const plan::ScheduleStep *step : *root.schedule()) {
     if (step->program() != programIndex_)
       continue;
-    const auto &instructions = *program_->instructions();
-    for (uint32_t i = 0; i < instructions.size(); ++i) {
-      const plan::Instruction &inst = *instructions.Get(i);
-      double start = tracing_ ? nowUs() : 0;
-      Status s = runInstruction(inst, decoded_[i]);
-      if (!s.isOk()) {
-        std::string where = "instruction " + std::to_string(i);
-        if (inst.loc() && inst.loc()->size())
-          where += " (" + inst.loc()->str() + ")";
-        return s.withContext("rank " + std::to_string(worldRank_) + ": " +
-                             where);
-      }
-      if (tracing_) {
-        // Time the work, not just its enqueueing.
-        PARTITION_RETURN_IF_ERROR(stream_->synchronize());
-        TraceEvent event;
-        if (auto k = inst.inst_as_KernelInst()) {
-          event.name = opKindName(k->op());
-          event.category = "kernel";
-        } else if (auto c = inst.inst_as_CollectiveInst()) {
-          event.name = plan::EnumNameCollectiveKind(c->kind());
-          event.category = "collective";
-        } else {
-          event.name =
-              inst.inst_type() == plan::Inst::SendInst ? "Send" : "Recv";
-          event.category = "transfer";
-        }
-        event.startUs = start;
-        event.durationUs = nowUs() - start;
-        trace_.push_back(std::move(event));
-      }
-    }
+    PARTITION_RETURN_IF_ERROR(runProgram());
   }
   // New values of parameters and optimizer state replace the old ones.
   if (program_->outputs())
@@ -431,13 +762,111 @@ Status Executor::run() {
   return stream_->synchronize();
 }
 
-Status Executor::runInstruction(const plan::Instruction &inst,
-                                const Decoded &d) {
+Status Executor::runProgram() {
+  const auto &instructions = *program_->instructions();
+  int64_t step = steps_++;
+  auto traceWait = [&](double start, int64_t instruction) {
+    TraceEvent event;
+    event.name = "wait";
+    event.category = "wait";
+    event.startUs = start;
+    event.durationUs = nowUs() - start;
+    event.instruction = instruction;
+    if (instruction >= 0) {
+      const plan::Instruction &inst = *instructions.Get(instruction);
+      if (inst.loc())
+        event.origin = inst.loc()->str();
+    }
+    event.step = step;
+    trace_.push_back(std::move(event));
+  };
+  // Waits for everything in flight, then moves the lane's events into the
+  // trace; `failed` is an error that comes first.
+  auto finish = [&](Status failed) -> Status {
+    if (!lane_)
+      return failed;
+    double start = tracing_ ? nowUs() : 0;
+    Status drained = lane_->drain(*stream_);
+    if (tracing_) {
+      traceWait(start, -1);
+      for (TraceEvent &e : lane_->takeTrace())
+        trace_.push_back(std::move(e));
+    }
+    return failed.isOk() ? drained : failed;
+  };
+
+  for (uint32_t i : order_) {
+    const plan::Instruction &inst = *instructions.Get(i);
+    const Decoded &d = decoded_[i];
+    if (lane_ && d.waitFor >= 0) {
+      double start = tracing_ ? nowUs() : 0;
+      Status s = lane_->waitFor(d.waitFor, *stream_);
+      if (tracing_)
+        traceWait(start, slotInstructions_[d.waitFor]);
+      if (!s.isOk()) // already in the collective's context
+        return finish(s);
+    }
+    double start = tracing_ ? nowUs() : 0;
+    Status s;
+    const char *category = "kernel";
+    if (inst.inst_type() == plan::Inst::SendInst ||
+        inst.inst_type() == plan::Inst::RecvInst)
+      category = "transfer";
+    else if (d.comm)
+      category = "collective";
+    if (lane_ && d.async) {
+      CollectiveLane::Traced traced;
+      if (tracing_) {
+        traced.name = d.name;
+        traced.category = category;
+        traced.origin = inst.loc() ? inst.loc()->str() : "";
+        traced.instruction = i;
+        traced.step = step;
+      }
+      s = lane_->issue(
+          d.slot,
+          [this, &inst, &d, i](Stream &lane) {
+            Status s = runInstruction(inst, d, lane);
+            return s.isOk() ? s : inContext(s, i);
+          },
+          *stream_, tracing_ ? &traced : nullptr);
+      category = "issue";
+    } else {
+      s = runInstruction(inst, d, *stream_);
+      if (!s.isOk())
+        s = inContext(s, i);
+    }
+    if (!s.isOk())
+      return finish(s);
+    if (tracing_) {
+      // Time the work, not just its enqueueing.
+      if (Status synced = stream_->synchronize(); !synced.isOk())
+        return finish(synced);
+      TraceEvent event;
+      event.name = d.name;
+      event.category = category;
+      // Synchronous collectives are communication, on its track.
+      event.track =
+          d.comm && !d.async ? TraceTrack::Communication : TraceTrack::Compute;
+      event.startUs = start;
+      event.durationUs = nowUs() - start;
+      event.instruction = i;
+      if (inst.loc())
+        event.origin = inst.loc()->str();
+      event.step = step;
+      trace_.push_back(std::move(event));
+    }
+  }
+  return finish(Status::ok());
+}
+
+Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
+                                Stream &stream) {
   const std::vector<TensorRef> &in = d.in, &out = d.out;
   switch (inst.inst_type()) {
   case plan::Inst::KernelInst: {
     const plan::KernelInst &k = *inst.inst_as_KernelInst();
-    return device_.kernels().run(k.op(), d.attrs, in, out, *stream_);
+    return device_.kernels().run(k.op(), d.attrs, in, out, stream);
   }
   case plan::Inst::CollectiveInst: {
     const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
@@ -451,27 +880,25 @@ Status Executor::runInstruction(const plan::Instruction &inst,
       // fixed address, for the executor's lifetime (the same value each step).
       const int32_t &kept =
           axisIndices_.try_emplace(&inst, index).first->second;
-      return device_.copyToDevice(out[0].data, &kept, sizeof(kept), *stream_);
+      return device_.copyToDevice(out[0].data, &kept, sizeof(kept), stream);
     }
-    return runCollective(c, d);
+    return runCollective(c, d, stream);
   }
   case plan::Inst::SendInst: {
     const plan::SendInst &s = *inst.inst_as_SendInst();
     const plan::Mesh *peerMesh = plan_.root().meshes()->Get(
         plan_.root().programs()->Get(s.peer_program())->mesh());
     int peer = peerMesh->ranks()->Get(deviceIndex_);
-    PARTITION_ASSIGN_OR_RETURN(Communicator * comm, peerOf(peer));
-    return comm->send(in[0].data, in[0].numElements(), in[0].dtype,
-                      peer < worldRank_ ? 0 : 1, s.channel(), *stream_);
+    return d.comm->send(in[0].data, in[0].numElements(), in[0].dtype,
+                        peer < worldRank_ ? 0 : 1, s.channel(), stream);
   }
   case plan::Inst::RecvInst: {
     const plan::RecvInst &r = *inst.inst_as_RecvInst();
     const plan::Mesh *peerMesh = plan_.root().meshes()->Get(
         plan_.root().programs()->Get(r.peer_program())->mesh());
     int peer = peerMesh->ranks()->Get(deviceIndex_);
-    PARTITION_ASSIGN_OR_RETURN(Communicator * comm, peerOf(peer));
-    return comm->recv(out[0].data, out[0].numElements(), out[0].dtype,
-                      peer < worldRank_ ? 0 : 1, r.channel(), *stream_);
+    return d.comm->recv(out[0].data, out[0].numElements(), out[0].dtype,
+                        peer < worldRank_ ? 0 : 1, r.channel(), stream);
   }
   default:
     return PARTITION_ERROR(Internal, "unknown instruction");
@@ -479,7 +906,7 @@ Status Executor::runInstruction(const plan::Instruction &inst,
 }
 
 Status Executor::runCollective(const plan::CollectiveInst &c,
-                               const Decoded &decoded) {
+                               const Decoded &decoded, Stream &stream) {
   const TensorRef &in = decoded.in[0], &out = decoded.out[0];
   const std::vector<int64_t> &ints = decoded.attrs.ints;
   Kernels &kernels = device_.kernels();
@@ -494,9 +921,9 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     for (int64_t i = 0; i < in.rank(); ++i)
       slice.ints.push_back(i == d ? index * out.shape[i] : 0);
     slice.ints.insert(slice.ints.end(), in.rank(), 1);
-    return kernels.run(plan::OpKind::Slice, slice, {in}, {out}, *stream_);
+    return kernels.run(plan::OpKind::Slice, slice, {in}, {out}, stream);
   }
-  PARTITION_ASSIGN_OR_RETURN(Communicator * comm, groupOf(*c.axes()));
+  Communicator *comm = decoded.comm;
   int64_t g = comm->size();
   // Transposes `src` viewed as [a, b, rest] into `dst` as [b, a, rest].
   auto swapOuter = [&](void *src, void *dst, int64_t a, int64_t b,
@@ -504,23 +931,23 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     TensorRef from{src, in.dtype, {a, b, rest}};
     TensorRef to{dst, in.dtype, {b, a, rest}};
     return kernels.run(plan::OpKind::Transpose, KernelAttrs{{1, 0, 2}, {}},
-                       {from}, {to}, *stream_);
+                       {from}, {to}, stream);
   };
 
   switch (c.kind()) {
   case plan::CollectiveKind::AllReduce:
     return comm->allReduce(in.data, out.data, in.numElements(), in.dtype,
-                           toReduceOp(c.reduce()), *stream_);
+                           toReduceOp(c.reduce()), stream);
   case plan::CollectiveKind::AllGather: {
     // in [A, n, B] -> gathered [G, A, n*B] -> out [A, G*n, B].
     size_t d = ints[0];
     int64_t outer = product(in.shape, 0, d);
     if (outer == 1)
       return comm->allGather(in.data, out.data, in.numElements(), in.dtype,
-                             *stream_);
+                             stream);
     PARTITION_ASSIGN_OR_RETURN(void *tmp, scratch(0, out.numBytes()));
     PARTITION_RETURN_IF_ERROR(
-        comm->allGather(in.data, tmp, in.numElements(), in.dtype, *stream_));
+        comm->allGather(in.data, tmp, in.numElements(), in.dtype, stream));
     return swapOuter(tmp, out.data, g, outer, in.numElements() / outer);
   }
   case plan::CollectiveKind::ReduceScatter: {
@@ -529,12 +956,12 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     int64_t outer = product(in.shape, 0, d);
     if (outer == 1)
       return comm->reduceScatter(in.data, out.data, out.numElements(), in.dtype,
-                                 toReduceOp(c.reduce()), *stream_);
+                                 toReduceOp(c.reduce()), stream);
     PARTITION_ASSIGN_OR_RETURN(void *tmp, scratch(0, in.numBytes()));
     PARTITION_RETURN_IF_ERROR(
         swapOuter(in.data, tmp, outer, g, in.numElements() / outer / g));
     return comm->reduceScatter(tmp, out.data, out.numElements(), in.dtype,
-                               toReduceOp(c.reduce()), *stream_);
+                               toReduceOp(c.reduce()), stream);
   }
   case plan::CollectiveKind::AllToAll: {
     size_t split = ints[0], concat = ints[1];
@@ -554,10 +981,10 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     blockShape[split] /= g;
     int64_t concatOuter = product(blockShape, 0, concat);
     if (concatOuter == 1)
-      return comm->allToAll(send, out.data, block, in.dtype, *stream_);
+      return comm->allToAll(send, out.data, block, in.dtype, stream);
     PARTITION_ASSIGN_OR_RETURN(void *recv, scratch(1, out.numBytes()));
     PARTITION_RETURN_IF_ERROR(
-        comm->allToAll(send, recv, block, in.dtype, *stream_));
+        comm->allToAll(send, recv, block, in.dtype, stream));
     return swapOuter(recv, out.data, g, concatOuter, block / concatOuter);
   }
   case plan::CollectiveKind::AllSlice:
@@ -568,7 +995,7 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     for (size_t i = 0; i + 1 < ints.size(); i += 2)
       pairs.emplace_back(int(ints[i]), int(ints[i + 1]));
     return comm->permute(in.data, out.data, in.numElements(), in.dtype, pairs,
-                         *stream_);
+                         stream);
   }
   }
   return PARTITION_ERROR(Internal, "unknown collective");

@@ -94,7 +94,15 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --memory-report        print, per rank, the bytes its executor allocated
                          by category (parameters, state, constants, inputs,
                          arena, scratch), after the last step
-  --trace FILE.json      write a Chrome/Perfetto trace of every rank
+  --trace FILE.json      write a Chrome/Perfetto trace: a process per rank
+                         with a compute and a communication track; every
+                         instruction (named by opcode, with its origin),
+                         each collective from issue to completion, and
+                         each wait of compute for a collective
+  --sync-collectives     run each collective to completion where it stands
+                         in the program instead of on a communication
+                         thread/stream that overlaps compute (the same
+                         results, bit for bit; for comparisons)
   --timeout SECONDS      deadline of each collective wait (default 60)
   --fail-rank R          make rank R stop with an error before its first
                          step (to check that the other ranks then fail
@@ -131,6 +139,7 @@ struct Options {
   /// The manifest of --resume, read once before the ranks start.
   std::shared_ptr<const CheckpointManifest> resumed;
   std::string trace;
+  bool syncCollectives = false;
   int timeoutSeconds = 60;
   int failRank = -1;
 };
@@ -167,6 +176,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.memoryReport = true;
     } else if (a == "--processes") {
       o.processes = true;
+    } else if (a == "--sync-collectives") {
+      o.syncCollectives = true;
     } else if (a == "--ranks") {
       err = number("--ranks", o.ranks);
     } else if (a == "--steps") {
@@ -482,8 +493,11 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     comms =
         std::make_unique<GlooCommunicatorFactory>(rank, worldSize, store, gloo);
   }
+  ExecutorOptions options;
+  options.trace = !o.trace.empty();
+  options.asyncCollectives = !o.syncCollectives;
   StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(plan, rank, **device, *comms, !o.trace.empty());
+      Executor::create(plan, rank, **device, *comms, options);
   if (!executor.isOk())
     return fail(executor.status());
   Executor &ex = **executor;
@@ -687,6 +701,21 @@ std::vector<char> packResult(const RankResult &r) {
     putI(t.data.size());
     put(t.data.data(), t.data.size());
   }
+  auto putS = [&](const std::string &text) {
+    putI(text.size());
+    put(text.data(), text.size());
+  };
+  putI(r.trace.size());
+  for (const TraceEvent &e : r.trace) {
+    putS(e.name);
+    putS(e.category);
+    putS(e.origin);
+    putI(int64_t(e.track));
+    putI(e.instruction);
+    putI(e.step);
+    for (double x : {e.startUs, e.durationUs, e.issuedUs})
+      put(&x, 8);
+  }
   std::string s = os.str();
   return std::vector<char>(s.begin(), s.end());
 }
@@ -728,30 +757,23 @@ RankResult unpackResult(const std::vector<char> &bytes) {
     get(t.data.data(), t.data.size());
     r.outputs[name] = std::move(t);
   }
+  auto getS = [&]() {
+    std::string text(size_t(std::max<int64_t>(getI(), 0)), '\0');
+    get(text.data(), text.size());
+    return text;
+  };
+  r.trace.resize(size_t(std::max<int64_t>(getI(), 0)));
+  for (TraceEvent &e : r.trace) {
+    e.name = getS();
+    e.category = getS();
+    e.origin = getS();
+    e.track = TraceTrack(getI());
+    e.instruction = getI();
+    e.step = getI();
+    for (double *x : {&e.startUs, &e.durationUs, &e.issuedUs})
+      get(x, 8);
+  }
   return r;
-}
-
-void writeTrace(const std::string &path, const std::vector<RankResult> &rs) {
-  std::ofstream out(path);
-  out << "{\"traceEvents\":[";
-  bool first = true;
-  double origin = 1e300;
-  for (const RankResult &r : rs)
-    for (const TraceEvent &e : r.trace)
-      origin = std::min(origin, e.startUs);
-  for (size_t rank = 0; rank < rs.size(); ++rank)
-    for (const TraceEvent &e : rs[rank].trace) {
-      out << (first ? "" : ",") << "\n{\"name\":\"" << e.name << "\",\"cat\":\""
-          << e.category << "\",\"ph\":\"X\",\"ts\":" << e.startUs - origin
-          << ",\"dur\":" << e.durationUs << ",\"pid\":" << rank
-          << ",\"tid\":" << (e.category == "kernel" ? 0 : 1) << "}";
-      first = false;
-    }
-  for (size_t rank = 0; rank < rs.size(); ++rank)
-    out << (first ? "" : ",") << "\n{\"name\":\"process_name\",\"ph\":\"M\","
-        << "\"pid\":" << rank << ",\"args\":{\"name\":\"rank " << rank
-        << "\"}}";
-  out << "\n]}\n";
 }
 
 /// Prints figures and writes outputs; returns the exit code.
@@ -817,8 +839,15 @@ int finish(const Options &o, const LoadedPlan &plan,
       }
     }
   }
-  if (!o.trace.empty())
-    writeTrace(o.trace, results);
+  if (!o.trace.empty()) {
+    std::vector<std::vector<TraceEvent>> traces;
+    for (const RankResult &r : results)
+      traces.push_back(r.trace);
+    if (Status s = writeChromeTrace(o.trace, traces); !s.isOk()) {
+      std::cerr << "partition-run: " << s.toString() << "\n";
+      return 1;
+    }
+  }
   return 0;
 }
 

@@ -2,7 +2,10 @@
 //
 // An Executor holds one rank's share of a plan: the arena, the persistent
 // parameters, the inputs, and the communicators of every group the rank's
-// program uses. run() executes the schedule's instructions in order.
+// program uses. run() executes the schedule's instructions in order; by
+// default collectives run asynchronously on a communication lane (a thread
+// on the CPU, a second stream with events on a GPU), and compute waits for
+// one only where it touches its memory (Overlap.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Tensor.h"
+#include "partition/runtime/Trace.h"
 
 #include <map>
 #include <memory>
@@ -43,13 +47,17 @@ struct HostTensor {
   std::vector<char> data;
 };
 
-/// One timed span of work on a rank, for traces.
-struct TraceEvent {
-  std::string name;
-  std::string category; ///< "kernel", "collective", "transfer"
-  double startUs = 0;
-  double durationUs = 0;
+/// How an Executor runs.
+struct ExecutorOptions {
+  /// Record a TraceEvent per instruction, wait and collective (trace()).
+  bool trace = false;
+  /// Run collectives, sends and recvs on a communication lane while compute
+  /// goes on; false runs each one to completion where it stands in the
+  /// program (the results are bitwise the same either way).
+  bool asyncCollectives = true;
 };
+
+class CollectiveLane;
 
 /// Bytes an Executor allocated on its device, by what they hold.
 struct MemoryUse {
@@ -58,7 +66,7 @@ struct MemoryUse {
   int64_t constants = 0;  ///< `constant` bindings
   int64_t inputs = 0;     ///< `input` and `label` bindings
   int64_t arena = 0;      ///< the program's arena (activations, temporaries)
-  int64_t scratch = 0;    ///< collectives' staging buffers, grown on demand
+  int64_t scratch = 0;    ///< collectives' staging buffers (their largest need)
   /// Everything but scratch: what the plan itself asks for.
   int64_t planned() const {
     return parameters + state + constants + inputs + arena;
@@ -75,7 +83,15 @@ public:
   /// step: every rank of the world must call create).
   static StatusOr<std::unique_ptr<Executor>>
   create(const LoadedPlan &plan, int worldRank, Device &device,
-         CommunicatorFactory &comms, bool trace = false);
+         CommunicatorFactory &comms, ExecutorOptions options = {});
+  /// As above, with default options but for `trace`.
+  static StatusOr<std::unique_ptr<Executor>>
+  create(const LoadedPlan &plan, int worldRank, Device &device,
+         CommunicatorFactory &comms, bool trace) {
+    ExecutorOptions options;
+    options.trace = trace;
+    return create(plan, worldRank, device, comms, options);
+  }
 
   /// True when some program of the plan runs on this rank.
   bool hasProgram() const { return program_ != nullptr; }
@@ -88,7 +104,8 @@ public:
   Status loadParameters(ParameterSource &source);
   /// Copies this rank's block of input `name` out of the whole value.
   Status setInput(const std::string &name, const HostTensor &whole);
-  /// Runs the schedule once.
+  /// Runs the schedule once. Every collective it issued has completed when
+  /// it returns, also on error.
   Status run();
   /// This rank's block of output `name`.
   StatusOr<HostTensor> output(const std::string &name);
@@ -96,34 +113,55 @@ public:
   /// constant binding), as it is now: after run(), with its updates applied.
   StatusOr<HostTensor> parameter(const std::string &name);
 
+  /// Every event recorded so far (with ExecutorOptions::trace).
   const std::vector<TraceEvent> &trace() const { return trace_; }
-  /// The bytes this executor has allocated, by category (scratch as it
-  /// stands now: it grows during the first run()).
+  /// The bytes this executor has allocated, by category.
   const MemoryUse &memoryUse() const { return memoryUse_; }
   Device &device() { return device_; }
 
 private:
   Executor(const LoadedPlan &plan, int worldRank, Device &device,
-           CommunicatorFactory &comms, bool trace);
+           CommunicatorFactory &comms, ExecutorOptions options);
   Status prepare();
   StatusOr<Communicator *> groupOf(const flatbuffers::Vector<uint32_t> &axes);
   StatusOr<Communicator *> peerOf(int peerRank);
   void *valuePtr(uint32_t id);
   TensorRef tensor(uint32_t id);
+  /// Staging buffer `slot` of at least `bytes` (allocated in prepare()).
   StatusOr<void *> scratch(int slot, size_t bytes);
   /// An instruction's operands, results and integer/float attributes,
   /// decoded from the plan once in prepare() rather than on every step.
   struct Decoded {
     std::vector<TensorRef> in, out;
     KernelAttrs attrs;
+    /// The communicator of a collective, send or recv (null otherwise).
+    Communicator *comm = nullptr;
+    /// Runs on the communication lane (when there is one).
+    bool async = false;
+    /// The opcode, for traces.
+    const char *name = "";
+    /// The async instruction's position among the program's async ones.
+    int slot = -1;
+    /// The async instruction to wait for before this one, or -1.
+    int waitFor = -1;
   };
-  Status runInstruction(const plan::Instruction &inst, const Decoded &d);
-  Status runCollective(const plan::CollectiveInst &c, const Decoded &decoded);
+  /// Sizes the collectives' staging buffers for every instruction, so that
+  /// no step allocates (and no buffer a lane still uses is ever freed).
+  Status allocateScratch();
+  /// Runs the program's instructions once (one step of the schedule).
+  Status runProgram();
+  Status runInstruction(const plan::Instruction &inst, const Decoded &d,
+                        Stream &stream);
+  Status runCollective(const plan::CollectiveInst &c, const Decoded &decoded,
+                       Stream &stream);
+  /// The error of instruction `index`, with the rank and its location.
+  Status inContext(Status s, uint32_t index) const;
 
   LoadedPlan plan_;
   int worldRank_;
   Device &device_;
   CommunicatorFactory &comms_;
+  ExecutorOptions options_;
   bool tracing_;
   const plan::Program *program_ = nullptr;
   uint32_t programIndex_ = 0;
@@ -140,8 +178,17 @@ private:
   /// so that their asynchronous uploads need no host synchronisation.
   std::map<const plan::Instruction *, int32_t> axisIndices_;
   std::vector<Decoded> decoded_; // one per instruction of program_
+  /// The order in which the instructions run (scheduleForOverlap with a
+  /// lane, program order without).
+  std::vector<uint32_t> order_;
+  /// The instruction of each lane slot.
+  std::vector<int64_t> slotInstructions_;
   std::vector<TraceEvent> trace_;
+  int64_t steps_ = 0; // passes over the program so far, for traces
   MemoryUse memoryUse_;
+  /// Last member: destroyed (its thread joined) before the buffers and
+  /// communicators its work uses. Null when collectives are synchronous.
+  std::unique_ptr<CollectiveLane> lane_;
 };
 
 } // namespace partition::runtime
