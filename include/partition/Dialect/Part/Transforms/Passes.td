@@ -360,7 +360,9 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     ```mlir
     %4 = part.gelu %x erf : tensor<4x8xf32>
     ```
-    Ops left without uses are erased; nothing else changes.
+    Ops left without uses are erased; nothing else changes. A raised op
+    keeps the discardable attributes of the op it replaces (`part.layer`, a
+    `part.sharding`).
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
