@@ -170,8 +170,7 @@ namespace {
 
 /// Gives every op built while a layer is set that layer's `part.layer`.
 struct LayerTagger : public OpBuilder::Listener {
-  void notifyOperationInserted(Operation *op,
-                               OpBuilder::InsertPoint) override {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     if (layer)
       op->setAttr(PartDialect::getLayerAttrName(), layer);
   }

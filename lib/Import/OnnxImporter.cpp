@@ -271,8 +271,7 @@ std::optional<int64_t> layerOfNodeName(StringRef name) {
 
 /// Gives the ops built for a node the node's layer (`part.layer`).
 struct LayerTagger : public OpBuilder::Listener {
-  void notifyOperationInserted(Operation *op,
-                               OpBuilder::InsertPoint) override {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     if (layer)
       op->setAttr(part::PartDialect::getLayerAttrName(), layer);
   }
@@ -293,8 +292,8 @@ class Importer {
 public:
   Importer(MLIRContext &context, StringRef path,
            const OnnxImportOptions &options, Weights &weights)
-      : context(context), builder(&context), path(path.str()),
-        options(options), weights(weights) {
+      : context(context), builder(&context), path(path.str()), options(options),
+        weights(weights) {
     builder.setListener(&layerTagger);
   }
 

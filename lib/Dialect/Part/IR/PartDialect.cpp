@@ -92,9 +92,8 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getRecomputedAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
-      return op->emitOpError()
-             << "'part.recomputed' is a unit attribute, got "
-             << attr.getValue();
+      return op->emitOpError() << "'part.recomputed' is a unit attribute, got "
+                               << attr.getValue();
     return success();
   }
   if (name == getRoleAttrName() || name == getNameAttrName())

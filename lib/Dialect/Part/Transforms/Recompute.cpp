@@ -85,9 +85,7 @@ unsigned recomputeLayer(int64_t layer, ArrayRef<Operation *> members,
       return !forward.contains(user) || inLayer.contains(user);
     });
   };
-  auto isBackwardUse = [&](Operation *user) {
-    return !forward.contains(user);
-  };
+  auto isBackwardUse = [&](Operation *user) { return !forward.contains(user); };
 
   // The ops to clone: those defining an internal value that backward uses,
   // and, through internal operands, what they need.
@@ -139,9 +137,9 @@ unsigned recomputeLayer(int64_t layer, ArrayRef<Operation *> members,
   MLIRContext *ctx = members.front()->getContext();
   StringAttr recomputedName =
       StringAttr::get(ctx, PartDialect::getRecomputedAttrName());
-  StringAttr origin = StringAttr::get(
-      ctx, "recomputation of layer " + std::to_string(layer) +
-               " for backward (part-recompute)");
+  StringAttr origin =
+      StringAttr::get(ctx, "recomputation of layer " + std::to_string(layer) +
+                               " for backward (part-recompute)");
   StringAttr locName = StringAttr::get(ctx, "recomputed");
   IRMapping mapping;
   llvm::SmallPtrSet<Operation *, 32> clones;
@@ -204,8 +202,9 @@ struct PartRecomputePass
       }
       bool training = false;
       for (unsigned i = 0; i < function.getNumResults(); ++i)
-        training |= function.getResultAttr(i, PartDialect::getGradOfAttrName()) ||
-                    function.getResultAttr(i, PartDialect::getUpdatesAttrName());
+        training |=
+            function.getResultAttr(i, PartDialect::getGradOfAttrName()) ||
+            function.getResultAttr(i, PartDialect::getUpdatesAttrName());
       if (!training || !function.getBody().hasOneBlock()) {
         function.emitError()
             << "@" << function.getName()
