@@ -52,6 +52,9 @@
 // values do not depend on the other tensors (a 2-layer model's layer 0
 // equals a 4-layer model's, but for GPT's depth-scaled projections).
 //
+// The ops of block or layer i carry `part.layer = i` (part-recompute reads
+// it); the embedding, final norm and head carry none.
+//
 // The IR is built first with no data, then the data is filled, so that a
 // model too large for this machine's memory is refused before anything is
 // allocated.
@@ -165,6 +168,15 @@ static uint64_t physicalMemory() {
 
 namespace {
 
+/// Gives every op built while a layer is set that layer's `part.layer`.
+struct LayerTagger : public OpBuilder::Listener {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (layer)
+      op->setAttr(PartDialect::getLayerAttrName(), layer);
+  }
+  IntegerAttr layer;
+};
+
 /// Builds the function of one model: arguments are added as the body needs
 /// them and their attributes are set once at the end (setting them one by
 /// one would copy the growing attribute array each time).
@@ -173,6 +185,7 @@ public:
   ModelBuilder(MLIRContext &ctx, const ModelConfig &config, StringRef name)
       : ctx(ctx), config(config), b(&ctx), loc(UnknownLoc::get(&ctx)),
         f32(b.getF32Type()) {
+    b.setListener(&tagger);
     module = ModuleOp::create(loc);
     function = func::FuncOp::create(loc, name, b.getFunctionType({}, {}));
     module->push_back(function);
@@ -189,6 +202,11 @@ public:
   /// Names the ops that follow (visible with --mlir-print-debuginfo).
   void setScope(const Twine &scope) {
     loc = NameLoc::get(b.getStringAttr(scope));
+  }
+
+  /// Puts the ops that follow in layer `index` (`part.layer`), or in none.
+  void setLayer(std::optional<int64_t> index) {
+    tagger.layer = index ? b.getI64IntegerAttr(*index) : IntegerAttr();
   }
 
   Value argument(StringRef name, RankedTensorType type, part::ArgRole role) {
@@ -380,6 +398,7 @@ public:
 private:
   MLIRContext &ctx;
   const ModelConfig &config;
+  LayerTagger tagger;
   OpBuilder b;
   Location loc;
   Type f32;
@@ -429,6 +448,7 @@ static OwningOpRef<ModuleOp> buildGpt(ModelBuilder &m, const Sizes &s) {
       Value bias = m.parameter(p + n + ".bias", {E}, Init::constant(0));
       return m.layerNorm(v, scale, bias);
     };
+    m.setLayer(i);
     m.setScope(p + "attn");
     Value h = norm("ln_1", x);
     Value q = m.splitHeads(linear(h, "attn.q", E, E, std), s.heads);
@@ -442,6 +462,7 @@ static OwningOpRef<ModuleOp> buildGpt(ModelBuilder &m, const Sizes &s) {
                               part::GeluApproximation::Tanh);
     x = m.add(x, linear(h, "mlp.proj", F, E, projStd));
   }
+  m.setLayer(std::nullopt);
   m.setScope("head");
   Value scale = m.parameter("ln_f.weight", {E}, Init::constant(1));
   Value bias = m.parameter("ln_f.bias", {E}, Init::constant(0));
@@ -469,6 +490,7 @@ static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
       return m.rmsNorm(v,
                        m.parameter(p + n + ".weight", {E}, Init::constant(1)));
     };
+    m.setLayer(i);
     m.setScope(p + "self_attn");
     Value h = norm("input_layernorm", x);
     Value q =
@@ -488,6 +510,7 @@ static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
     Value up = m.matmul(h, weight("mlp.up_proj", {E, F}));
     x = m.add(x, m.matmul(m.mul(gate, up), weight("mlp.down_proj", {F, E})));
   }
+  m.setLayer(std::nullopt);
   m.setScope("head");
   x = m.rmsNorm(x, m.parameter("norm.weight", {E}, Init::constant(1)));
   Value logits =
@@ -503,6 +526,7 @@ static OwningOpRef<ModuleOp> buildMlp(ModelBuilder &m, const Sizes &s) {
     int64_t in = i == 0 ? E : F;
     int64_t out = i + 1 == s.layers ? E : F;
     std::string p = "layers." + std::to_string(i) + ".";
+    m.setLayer(i);
     m.setScope("layers." + std::to_string(i));
     // He initialisation keeps the activations' scale through the ReLUs.
     Value w =
@@ -512,6 +536,7 @@ static OwningOpRef<ModuleOp> buildMlp(ModelBuilder &m, const Sizes &s) {
     if (i + 1 < s.layers)
       x = m.unary<part::ReluOp>(x);
   }
+  m.setLayer(std::nullopt);
   return m.finish({x}, {"y"});
 }
 

@@ -8,6 +8,9 @@
 // initializers with more than one element are parameters: function arguments
 // named after the initializer, their data collected in `weights`.
 //
+// Ops built for a node inside a numbered module (`/h.3/...`, torch's
+// ModuleList entries) carry its index as `part.layer`.
+//
 // Only the protobuf classes of libonnx are used: no schemas, no shape
 // inference (Debian's libonnx stops at opset 17; partition supports 13..21).
 // See docs/design/2026-12-02-onnx-import.md.
@@ -245,6 +248,36 @@ void forEachIndex(const Shape &shape,
   }
 }
 
+/// The layer of a node named by its module path, as torch.onnx.export
+/// names nodes: the index of the first path component `<name>.<index>`
+/// ("/transformer/h.3/attn/MatMul", "/model/layers.3/mlp/Mul",
+/// "/encoder/layer.3/Add" are in layer 3); none for other names.
+std::optional<int64_t> layerOfNodeName(StringRef name) {
+  if (!name.consume_front("/"))
+    return std::nullopt;
+  SmallVector<StringRef> components;
+  name.split(components, '/');
+  components.pop_back(); // the node's own name ("MatMul_3")
+  for (StringRef component : components) {
+    auto [module, index] = component.rsplit('.');
+    uint64_t value;
+    if (!module.empty() && !index.empty() &&
+        (isalpha(module.front()) || module.front() == '_') &&
+        !index.getAsInteger(10, value) && value <= INT64_MAX)
+      return static_cast<int64_t>(value);
+  }
+  return std::nullopt;
+}
+
+/// Gives the ops built for a node the node's layer (`part.layer`).
+struct LayerTagger : public OpBuilder::Listener {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (layer)
+      op->setAttr(part::PartDialect::getLayerAttrName(), layer);
+  }
+  IntegerAttr layer;
+};
+
 /// A value of the graph: on the host, or in the IR with a static type.
 struct Slot {
   std::optional<HostTensor> host;
@@ -259,8 +292,10 @@ class Importer {
 public:
   Importer(MLIRContext &context, StringRef path,
            const OnnxImportOptions &options, Weights &weights)
-      : context(context), builder(&context), path(path.str()),
-        options(options), weights(weights) {}
+      : context(context), builder(&context), path(path.str()), options(options),
+        weights(weights) {
+    builder.setListener(&layerTagger);
+  }
 
   OwningOpRef<ModuleOp> run();
 
@@ -362,6 +397,7 @@ private:
   LogicalResult unifyTypes(const onnx::NodeProto &node, Value &a, Value &b);
 
   MLIRContext &context;
+  LayerTagger layerTagger;
   OpBuilder builder;
   std::string path;
   const OnnxImportOptions &options;
@@ -2174,6 +2210,8 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   currentNode = &node;
+  std::optional<int64_t> layer = layerOfNodeName(node.name());
+  layerTagger.layer = layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr();
   FailureOr<bool> folded = foldNode(node);
   if (failed(folded))
     return failure();
@@ -2495,6 +2533,7 @@ OwningOpRef<ModuleOp> Importer::run() {
       return nullptr;
     }
   }
+  layerTagger.layer = IntegerAttr();
 
   // Results, checked against what the model declares.
   SmallVector<Value> results;

@@ -84,7 +84,7 @@
 // ZERO3: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 // ZERO3-NEXT: part.matmul %arg0, %[[W0]]
 // ZERO3: %[[W1:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<16x32xf32> -> tensor<32x32xf32>
-// ZERO3-NEXT: part.matmul %{{.*}}, %[[W1]] :
+// ZERO3-NEXT: part.matmul %{{.*}}, %[[W1]] {part.layer = 1 : i64} :
 // ZERO3: %[[W1B:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<16x32xf32> -> tensor<32x32xf32>
 // ZERO3-NEXT: part.matmul %{{.*}}, %[[W1B]] transpose_b
 // The update works on shards, parameters included, and nothing is gathered

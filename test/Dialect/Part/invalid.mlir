@@ -1028,6 +1028,30 @@ func.func @grad_of_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+func.func @layer_negative(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.layer' must be a non-negative i64 layer index, got -1 : i64}}
+  %0 = part.neg %x {part.layer = -1 : i64} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @layer_not_integer(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.layer' must be a non-negative i64 layer index, got "h.0"}}
+  %0 = part.neg %x {part.layer = "h.0"} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @recomputed_not_unit(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.recomputed' is a unit attribute, got true}}
+  %0 = part.neg %x {part.recomputed = true} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'part.neg' op 'part.name' belongs on function arguments, not on an op}}
   %0 = part.neg %x {part.name = "y"} : tensor<8xf32>

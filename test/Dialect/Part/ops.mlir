@@ -203,6 +203,17 @@ func.func @gradients(%x: tensor<8xf32> {part.role = #part.role<input>},
   return %0, %x : tensor<f32>, tensor<8xf32>
 }
 
+// Layer membership and recomputed copies (part-recompute) round trip.
+// CHECK-LABEL: func.func @layers
+func.func @layers(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // CHECK: part.neg %{{.*}} {part.layer = 3 : i64} : tensor<8xf32>
+  %0 = part.neg %x {part.layer = 3 : i64} : tensor<8xf32>
+  // CHECK: part.neg %{{.*}} {part.layer = 3 : i64, part.recomputed} : tensor<8xf32>
+  %1 = part.neg %x {part.layer = 3 : i64, part.recomputed} : tensor<8xf32>
+  %2 = part.add %0, %1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %2 : tensor<8xf32>
+}
+
 // CHECK-LABEL: func.func @collectives
 func.func @collectives(%x: tensor<16x16xf32>, %y: tensor<64x64xf32>) -> tensor<16x16xf32> {
   // CHECK: part.all_reduce %{{.*}} on @mesh axes ["tp"] sum : tensor<16x16xf32>

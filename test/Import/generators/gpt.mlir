@@ -40,11 +40,11 @@
 // CHECK-SAME: -> (tensor<4x16x128xf32> {part.name = "logits"})
 // CHECK: %[[TE:.*]] = part.gather %[[WTE]], %[[TOK]] axis 0 : (tensor<128x64xf32>, tensor<4x16xi32>) -> tensor<4x16x64xf32>
 // CHECK: %[[X0:.*]] = part.add %[[TE]], %[[WPE]] : (tensor<4x16x64xf32>, tensor<16x64xf32>) -> tensor<4x16x64xf32>
-// CHECK: %[[H:.*]] = part.layer_norm %[[X0]], %[[G1]], %[[B1]] :
-// CHECK: %[[QM:.*]] = part.matmul %[[H]], %[[WQ]] : (tensor<4x16x64xf32>, tensor<64x64xf32>) -> tensor<4x16x64xf32>
+// CHECK: %[[H:.*]] = part.layer_norm %[[X0]], %[[G1]], %[[B1]] {part.layer = 0 : i64} :
+// CHECK: %[[QM:.*]] = part.matmul %[[H]], %[[WQ]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<64x64xf32>) -> tensor<4x16x64xf32>
 // CHECK: %[[QB:.*]] = part.add %[[QM]], %[[BQ]]
-// CHECK: %[[QS:.*]] = part.reshape %[[QB]] : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
-// CHECK: %[[Q:.*]] = part.transpose %[[QS]] [0, 2, 1, 3] : tensor<4x16x4x16xf32> -> tensor<4x4x16x16xf32>
+// CHECK: %[[QS:.*]] = part.reshape %[[QB]] {part.layer = 0 : i64} : tensor<4x16x64xf32> -> tensor<4x16x4x16xf32>
+// CHECK: %[[Q:.*]] = part.transpose %[[QS]] [0, 2, 1, 3] {part.layer = 0 : i64} : tensor<4x16x4x16xf32> -> tensor<4x4x16x16xf32>
 // CHECK: %[[KM:.*]] = part.matmul %[[H]], %[[WK]]
 // CHECK: %[[KB:.*]] = part.add %[[KM]], %[[BK]]
 // CHECK: %[[KS:.*]] = part.reshape %[[KB]]
@@ -53,23 +53,23 @@
 // CHECK: %[[VB:.*]] = part.add %[[VM]], %[[BV]]
 // CHECK: %[[VS:.*]] = part.reshape %[[VB]]
 // CHECK: %[[V:.*]] = part.transpose %[[VS]] [0, 2, 1, 3]
-// CHECK: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<4x4x16x16xf32>, tensor<4x4x16x16xf32>, tensor<4x4x16x16xf32>) -> tensor<4x4x16x16xf32>
-// CHECK: %[[AT:.*]] = part.transpose %[[A]] [0, 2, 1, 3] : tensor<4x4x16x16xf32> -> tensor<4x16x4x16xf32>
-// CHECK: %[[AM:.*]] = part.reshape %[[AT]] : tensor<4x16x4x16xf32> -> tensor<4x16x64xf32>
+// CHECK: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal {part.layer = 0 : i64} : (tensor<4x4x16x16xf32>, tensor<4x4x16x16xf32>, tensor<4x4x16x16xf32>) -> tensor<4x4x16x16xf32>
+// CHECK: %[[AT:.*]] = part.transpose %[[A]] [0, 2, 1, 3] {part.layer = 0 : i64} : tensor<4x4x16x16xf32> -> tensor<4x16x4x16xf32>
+// CHECK: %[[AM:.*]] = part.reshape %[[AT]] {part.layer = 0 : i64} : tensor<4x16x4x16xf32> -> tensor<4x16x64xf32>
 // CHECK: %[[OM:.*]] = part.matmul %[[AM]], %[[WO]]
 // CHECK: %[[OB:.*]] = part.add %[[OM]], %[[BO]]
-// CHECK: %[[X1:.*]] = part.add %[[X0]], %[[OB]] : (tensor<4x16x64xf32>, tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
+// CHECK: %[[X1:.*]] = part.add %[[X0]], %[[OB]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<4x16x64xf32>) -> tensor<4x16x64xf32>
 // CHECK: %[[H2:.*]] = part.layer_norm %[[X1]], %[[G2]], %[[B2]]
-// CHECK: %[[FM:.*]] = part.matmul %[[H2]], %[[W1]] : (tensor<4x16x64xf32>, tensor<64x256xf32>) -> tensor<4x16x256xf32>
+// CHECK: %[[FM:.*]] = part.matmul %[[H2]], %[[W1]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<64x256xf32>) -> tensor<4x16x256xf32>
 // CHECK: %[[FB:.*]] = part.add %[[FM]], %[[C1]]
-// CHECK: %[[GE:.*]] = part.gelu %[[FB]] tanh : tensor<4x16x256xf32>
-// CHECK: %[[PM:.*]] = part.matmul %[[GE]], %[[W2]] : (tensor<4x16x256xf32>, tensor<256x64xf32>) -> tensor<4x16x64xf32>
+// CHECK: %[[GE:.*]] = part.gelu %[[FB]] tanh {part.layer = 0 : i64} : tensor<4x16x256xf32>
+// CHECK: %[[PM:.*]] = part.matmul %[[GE]], %[[W2]] {part.layer = 0 : i64} : (tensor<4x16x256xf32>, tensor<256x64xf32>) -> tensor<4x16x64xf32>
 // CHECK: %[[PB:.*]] = part.add %[[PM]], %[[C2]]
 // CHECK: %[[X2:.*]] = part.add %[[X1]], %[[PB]]
-// CHECK: part.layer_norm %[[X2]],
+// CHECK: part.layer_norm %[[X2]], {{.*}}{part.layer = 1 : i64}
 // CHECK-COUNT-1: part.attention
 // CHECK-NOT: part.attention
-// CHECK: %[[XF:.*]] = part.layer_norm %{{.*}}, %[[GF]], %[[BF]]
+// CHECK: %[[XF:.*]] = part.layer_norm %{{.*}}, %[[GF]], %[[BF]] : (
 // CHECK: %[[L:.*]] = part.matmul %[[XF]], %[[WTE]] transpose_b : (tensor<4x16x64xf32>, tensor<128x64xf32>) -> tensor<4x16x128xf32>
 // CHECK: return %[[L]] : tensor<4x16x128xf32>
 //

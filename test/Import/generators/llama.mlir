@@ -31,34 +31,34 @@
 // CHECK-SAME: %[[HEAD:arg[0-9]+]]: tensor<64x128xf32> {part.name = "lm_head.weight", part.role = #part.role<parameter>})
 // CHECK-SAME: -> (tensor<4x16x128xf32> {part.name = "logits"})
 // CHECK: %[[X0:.*]] = part.gather %[[EMB]], %[[TOK]] axis 0 : (tensor<128x64xf32>, tensor<4x16xi32>) -> tensor<4x16x64xf32>
-// CHECK: %[[H:.*]] = part.rms_norm %[[X0]], %[[N1]]
-// CHECK: %[[QM:.*]] = part.matmul %[[H]], %[[WQ]] : (tensor<4x16x64xf32>, tensor<64x64xf32>) -> tensor<4x16x64xf32>
-// CHECK: %[[QS:.*]] = part.reshape %[[QM]] : tensor<4x16x64xf32> -> tensor<4x16x8x8xf32>
-// CHECK: %[[Q:.*]] = part.transpose %[[QS]] [0, 2, 1, 3] : tensor<4x16x8x8xf32> -> tensor<4x8x16x8xf32>
-// CHECK: %[[KM:.*]] = part.matmul %[[H]], %[[WK]] : (tensor<4x16x64xf32>, tensor<64x32xf32>) -> tensor<4x16x32xf32>
-// CHECK: %[[KS:.*]] = part.reshape %[[KM]] : tensor<4x16x32xf32> -> tensor<4x16x4x8xf32>
-// CHECK: %[[K:.*]] = part.transpose %[[KS]] [0, 2, 1, 3] : tensor<4x16x4x8xf32> -> tensor<4x4x16x8xf32>
+// CHECK: %[[H:.*]] = part.rms_norm %[[X0]], %[[N1]] {{.*}}{part.layer = 0 : i64}
+// CHECK: %[[QM:.*]] = part.matmul %[[H]], %[[WQ]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<64x64xf32>) -> tensor<4x16x64xf32>
+// CHECK: %[[QS:.*]] = part.reshape %[[QM]] {part.layer = 0 : i64} : tensor<4x16x64xf32> -> tensor<4x16x8x8xf32>
+// CHECK: %[[Q:.*]] = part.transpose %[[QS]] [0, 2, 1, 3] {part.layer = 0 : i64} : tensor<4x16x8x8xf32> -> tensor<4x8x16x8xf32>
+// CHECK: %[[KM:.*]] = part.matmul %[[H]], %[[WK]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<64x32xf32>) -> tensor<4x16x32xf32>
+// CHECK: %[[KS:.*]] = part.reshape %[[KM]] {part.layer = 0 : i64} : tensor<4x16x32xf32> -> tensor<4x16x4x8xf32>
+// CHECK: %[[K:.*]] = part.transpose %[[KS]] [0, 2, 1, 3] {part.layer = 0 : i64} : tensor<4x16x4x8xf32> -> tensor<4x4x16x8xf32>
 // CHECK: %[[VM:.*]] = part.matmul %[[H]], %[[WV]]
 // CHECK: %[[VS:.*]] = part.reshape %[[VM]]
 // CHECK: %[[V:.*]] = part.transpose %[[VS]]
-// CHECK: %[[QR:.*]] = part.rotary_embedding %[[Q]], %[[COS]], %[[SIN]] : (tensor<4x8x16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x8x16x8xf32>
-// CHECK: %[[KR:.*]] = part.rotary_embedding %[[K]], %[[COS]], %[[SIN]] : (tensor<4x4x16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x4x16x8xf32>
-// CHECK: %[[A:.*]] = part.attention %[[QR]], %[[KR]], %[[V]] causal : (tensor<4x8x16x8xf32>, tensor<4x4x16x8xf32>, tensor<4x4x16x8xf32>) -> tensor<4x8x16x8xf32>
+// CHECK: %[[QR:.*]] = part.rotary_embedding %[[Q]], %[[COS]], %[[SIN]] {part.layer = 0 : i64} : (tensor<4x8x16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x8x16x8xf32>
+// CHECK: %[[KR:.*]] = part.rotary_embedding %[[K]], %[[COS]], %[[SIN]] {part.layer = 0 : i64} : (tensor<4x4x16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<4x4x16x8xf32>
+// CHECK: %[[A:.*]] = part.attention %[[QR]], %[[KR]], %[[V]] causal {part.layer = 0 : i64} : (tensor<4x8x16x8xf32>, tensor<4x4x16x8xf32>, tensor<4x4x16x8xf32>) -> tensor<4x8x16x8xf32>
 // CHECK: %[[AT:.*]] = part.transpose %[[A]] [0, 2, 1, 3]
-// CHECK: %[[AM:.*]] = part.reshape %[[AT]] : tensor<4x16x8x8xf32> -> tensor<4x16x64xf32>
+// CHECK: %[[AM:.*]] = part.reshape %[[AT]] {part.layer = 0 : i64} : tensor<4x16x8x8xf32> -> tensor<4x16x64xf32>
 // CHECK: %[[O:.*]] = part.matmul %[[AM]], %[[WO]]
 // CHECK: %[[X1:.*]] = part.add %[[X0]], %[[O]]
 // CHECK: %[[H2:.*]] = part.rms_norm %[[X1]], %[[N2]]
-// CHECK: %[[GM:.*]] = part.matmul %[[H2]], %[[WG]] : (tensor<4x16x64xf32>, tensor<64x176xf32>) -> tensor<4x16x176xf32>
+// CHECK: %[[GM:.*]] = part.matmul %[[H2]], %[[WG]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<64x176xf32>) -> tensor<4x16x176xf32>
 // CHECK: %[[G:.*]] = part.silu %[[GM]]
 // CHECK: %[[U:.*]] = part.matmul %[[H2]], %[[WU]]
 // CHECK: %[[GU:.*]] = part.mul %[[G]], %[[U]]
-// CHECK: %[[D:.*]] = part.matmul %[[GU]], %[[WD]] : (tensor<4x16x176xf32>, tensor<176x64xf32>) -> tensor<4x16x64xf32>
+// CHECK: %[[D:.*]] = part.matmul %[[GU]], %[[WD]] {part.layer = 0 : i64} : (tensor<4x16x176xf32>, tensor<176x64xf32>) -> tensor<4x16x64xf32>
 // CHECK: %[[X2:.*]] = part.add %[[X1]], %[[D]]
-// CHECK: part.rms_norm %[[X2]],
+// CHECK: part.rms_norm %[[X2]], {{.*}}{part.layer = 1 : i64}
 // CHECK-COUNT-1: part.attention
 // CHECK-NOT: part.attention
-// CHECK: %[[XF:.*]] = part.rms_norm %{{.*}}, %[[NF]]
+// CHECK: %[[XF:.*]] = part.rms_norm %{{.*}}, %[[NF]] : (
 // CHECK: %[[L:.*]] = part.matmul %[[XF]], %[[HEAD]] : (tensor<4x16x64xf32>, tensor<64x128xf32>) -> tensor<4x16x128xf32>
 // CHECK: return %[[L]]
 //

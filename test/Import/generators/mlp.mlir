@@ -16,14 +16,14 @@
 // CHECK-SAME: %[[W2:arg[0-9]+]]: tensor<128x64xf32> {part.name = "layers.2.weight"
 // CHECK-SAME: %[[B2:arg[0-9]+]]: tensor<64xf32> {part.name = "layers.2.bias", part.role = #part.role<parameter>})
 // CHECK-SAME: -> (tensor<8x64xf32> {part.name = "y"})
-// CHECK: %[[M0:.*]] = part.matmul %[[X]], %[[W0]] : (tensor<8x64xf32>, tensor<64x128xf32>) -> tensor<8x128xf32>
+// CHECK: %[[M0:.*]] = part.matmul %[[X]], %[[W0]] {part.layer = 0 : i64} : (tensor<8x64xf32>, tensor<64x128xf32>) -> tensor<8x128xf32>
 // CHECK: %[[A0:.*]] = part.add %[[M0]], %[[B0]]
 // CHECK: %[[R0:.*]] = part.relu %[[A0]]
-// CHECK: %[[M1:.*]] = part.matmul %[[R0]], %[[W1]]
+// CHECK: %[[M1:.*]] = part.matmul %[[R0]], %[[W1]] {part.layer = 1 : i64}
 // CHECK: %[[A1:.*]] = part.add %[[M1]], %[[B1]]
 // CHECK: %[[R1:.*]] = part.relu %[[A1]]
-// CHECK: %[[M2:.*]] = part.matmul %[[R1]], %[[W2]] : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
-// CHECK: %[[Y:.*]] = part.add %[[M2]], %[[B2]]
+// CHECK: %[[M2:.*]] = part.matmul %[[R1]], %[[W2]] {part.layer = 2 : i64} : (tensor<8x128xf32>, tensor<128x64xf32>) -> tensor<8x64xf32>
+// CHECK: %[[Y:.*]] = part.add %[[M2]], %[[B2]] {part.layer = 2 : i64}
 // CHECK-NOT: part.relu
 // CHECK: return %[[Y]] : tensor<8x64xf32>
 //

@@ -8,7 +8,7 @@
 // GPT3: func.func @gpt(%{{.*}}: tensor<1x2048xi32> {part.name = "tokens"{{.*}}: tensor<50257x12288xf32> {part.name = "wte"
 // GPT3-SAME: tensor<12288x49152xf32> {part.name = "h.95.mlp.fc.weight"
 // GPT3-SAME: -> (tensor<1x2048x50257xf32> {part.name = "logits"})
-// GPT3-COUNT-96: part.attention {{.*}} causal : (tensor<1x96x2048x128xf32>,
+// GPT3-COUNT-96: part.attention {{.*}} causal {{.*}}: (tensor<1x96x2048x128xf32>,
 // GPT3-NOT: part.attention
 //
 // --shapes-only writes no weights: asking for them is an error that leaves

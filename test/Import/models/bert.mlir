@@ -37,7 +37,7 @@
 // IR-SAME: "word_embeddings.weight"
 // IR-SAME: -> (tensor<2x8x32xf32> {{.*}}"last_hidden_state"{{.*}}, tensor<2x32xf32> {{.*}}"pooler_output"
 // IR: part.layer_norm {{.*}} epsilon 9.99999996E-13
-// IR: part.softmax {{.*}} dim 3 : tensor<2x4x8x8xf32>
+// IR: part.softmax {{.*}} dim 3 {part.layer = 0 : i64} : tensor<2x4x8x8xf32>
 // IR: part.layer_norm {{.*}} epsilon 9.99999996E-13
 // IR: part.gelu {{.*}} erf
 // IR: part.layer_norm {{.*}} epsilon 9.99999996E-13

@@ -36,19 +36,23 @@
 //
 // Raised structure: per block LN, causal attention, LN, tanh GELU; then the
 // final LN and the head. GPT-2's LayerNorm epsilon is the default 1e-5.
+// Ops of block i (nodes named "/h.<i>/...") carry part.layer = i, raised
+// ops included; the embedding, the final LN and the head carry none.
 // IR-LABEL: func.func @main(
 // IR-SAME: "wte.weight"
 // IR-SAME: -> (tensor<2x8x96xf32> {{.*}}"logits"
 // IR: part.gather
-// IR: part.layer_norm
-// IR: part.attention {{.*}} causal{{.*}} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
-// IR: part.layer_norm
-// IR: part.gelu {{.*}} tanh
-// IR: part.layer_norm
-// IR: part.attention {{.*}} causal
-// IR: part.layer_norm
-// IR: part.gelu {{.*}} tanh
-// IR: part.layer_norm
+// IR-NOT: part.layer =
+// IR: part.layer_norm {{.*}}{part.layer = 0 : i64}
+// IR: part.attention {{.*}} causal {part.layer = 0 : i64} : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+// IR: part.layer_norm {{.*}}{part.layer = 0 : i64}
+// IR: part.gelu {{.*}} tanh {part.layer = 0 : i64}
+// IR: part.layer_norm {{.*}}{part.layer = 1 : i64}
+// IR: part.attention {{.*}} causal {part.layer = 1 : i64}
+// IR: part.layer_norm {{.*}}{part.layer = 1 : i64}
+// IR: part.gelu {{.*}} tanh {part.layer = 1 : i64}
+// IR: part.layer_norm %{{[^{]*}} : (
+// IR-NOT: part.layer =
 // IR: return
 //
 // Nothing of the decomposed forms is left: no softmax or select (the mask),

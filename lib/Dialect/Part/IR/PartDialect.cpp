@@ -91,6 +91,20 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                << ", which is not a part.mesh";
     return success();
   }
+  if (name == getLayerAttrName()) {
+    auto layer = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!layer || !layer.getType().isSignlessInteger(64) || layer.getInt() < 0)
+      return op->emitOpError()
+             << "'part.layer' must be a non-negative i64 layer index, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == getRecomputedAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.recomputed' is a unit attribute, got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == getRoleAttrName() || name == getNameAttrName())
     return op->emitOpError()
            << "'" << name << "' belongs on function arguments, not on an op";

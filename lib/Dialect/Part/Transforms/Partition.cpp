@@ -99,6 +99,8 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   // Say which op needed the collective and where the operand's sharding came
   // from (an annotation, or propagation from annotations).
   std::string text = (why + " of " + user->getName().getStringRef()).str();
+  if (user->hasAttr(PartDialect::getRecomputedAttrName()))
+    text += " (recomputed in backward)";
   if (auto loc = dyn_cast<FileLineColLoc>(user->getLoc()))
     text +=
         " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine());

@@ -1022,10 +1022,13 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
       SmallVector<int64_t, 4> shape;
       for (int64_t p : match->keyPermutation)
         shape.push_back(sourceType.getDimSize(p));
-      key = TransposeOp::create(
+      auto transpose = TransposeOp::create(
           rewriter, loc,
           RankedTensorType::get(shape, sourceType.getElementType()),
           match->keySource, match->keyPermutation);
+      if (Attribute layer = root->getAttr(PartDialect::getLayerAttrName()))
+        transpose->setAttr(PartDialect::getLayerAttrName(), layer);
+      key = transpose;
     }
     int64_t headDim = tensorType(match->query).getShape().back();
     double defaultScale = 1.0 / std::sqrt(static_cast<double>(headDim));

@@ -30,7 +30,10 @@ def Part_Dialect : Dialect {
     label) and `part.name`, and may carry a `part.sharding`; op results carry
     `part.sharding` as a discardable attribute. A function result may carry
     `part.name` and, when it is a gradient (made by `part-autodiff`),
-    `part.grad_of = <index of the parameter argument>`. A function marked
+    `part.grad_of = <index of the parameter argument>`. Model ops may carry
+    `part.layer = <index>`, the layer (transformer block) they belong to, and
+    `part.recomputed` on a copy of a forward op that backward recomputes
+    (`part-recompute`). A function marked
     `part.spmd = @mesh` is the per-device program of that mesh: its tensor
     types are local shards and the shardings on its arguments and results say
     how each shard relates to the whole value.
@@ -103,6 +106,18 @@ def Part_Dialect : Dialect {
     /// reduction over dp). Memory reports count these operands' bytes.
     static constexpr ::llvm::StringLiteral getGradientAttrName() {
       return ::llvm::StringLiteral("part.gradient");
+    }
+    /// Name of the op attribute giving the index of the model layer (the
+    /// transformer block `h.3`, `layers.3`) the op belongs to; set by the
+    /// importer and the generators, read by part-recompute.
+    static constexpr ::llvm::StringLiteral getLayerAttrName() {
+      return ::llvm::StringLiteral("part.layer");
+    }
+    /// Name of the unit attribute marking an op as a recomputation, in
+    /// backward, of a forward op (made by part-recompute); it also keeps CSE
+    /// from merging the copy back into the original.
+    static constexpr ::llvm::StringLiteral getRecomputedAttrName() {
+      return ::llvm::StringLiteral("part.recomputed");
     }
   }];
 }

@@ -360,7 +360,9 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     ```mlir
     %4 = part.gelu %x erf : tensor<4x8xf32>
     ```
-    Ops left without uses are erased; nothing else changes.
+    Ops left without uses are erased; nothing else changes. A raised op
+    keeps the discardable attributes of the op it replaces (`part.layer`, a
+    `part.sharding`).
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
@@ -578,6 +580,65 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
     Option<"growthInterval", "loss-scale-growth-interval", "int64_t",
            /*default=*/"2000",
            "dynamic loss scaling: finite steps in a row before the scale doubles">
+  ];
+}
+
+def PartRecomputePass : Pass<"part-recompute", "::mlir::ModuleOp"> {
+  let summary = "recomputes a layer's activations in backward instead of keeping them";
+  let description = [{
+    Activation recomputation (checkpointing) per layer, on the global
+    training program: after `part-autodiff` (or `part-optimizer`), before
+    `part-spmd`. Ops belong to a layer by their `part.layer` attribute,
+    which `partition-import` sets from ONNX node names (`/h.3/...`,
+    `/model/layers.3/...`) and the `--model` generators on each block.
+
+    The forward ops are those the loss (result 0) depends on. For each
+    selected layer, a value defined by the layer's forward ops is
+    *internal* when no forward op outside the layer uses it (the layer's
+    outputs are the next layer's inputs, which stay). Every internal value
+    that backward (or the optimizer) uses is recomputed: the layer's forward
+    ops it depends on are cloned, each right before the first backward use
+    of its results (or of the clones that need it), fed by the originals of
+    the layer's inputs and parameters, and backward's uses move to the
+    clones. So only the layer's inputs stay live from forward to backward,
+    and in backward the recomputed values live only through the layer's
+    backward. Ops without operands (constants) and ops with side effects
+    are not cloned: their values are used as they are.
+
+    A clone keeps the original's attributes (`part.layer` included), gets
+    `part.recomputed` -- which also keeps `cse` from merging it back into
+    the original -- and `part.origin = "recomputation of layer N (from
+    <location>)"`, and its location is the original's under the name
+    `"recomputed"`. Propagation and partitioning treat clones as any op:
+    a recomputed row-parallel matmul under tensor parallelism repeats its
+    all-reduce, and ZeRO-3 gathers a parameter again for its clone.
+
+    `layers=all` (default) recomputes every layer; `layers=0,2` those
+    listed. A listed layer that no function has, a bad list, a per-device
+    (`part.spmd`) function and a function without gradients or updates are
+    errors.
+
+    Before (layer 0, `%x` its input; backward uses `%1`):
+    ```mlir
+    %0 = part.matmul %x, %w {part.layer = 0 : i64} : ...
+    %1 = part.relu %0 {part.layer = 0 : i64} : ...
+    %2 = part.add %x, %1 {part.layer = 0 : i64} : ...      // layer output
+    ...                                                    // rest of forward
+    %g = part.mul %d, %1 : ...                             // backward
+    ```
+    After:
+    ```mlir
+    ...
+    %r0 = part.matmul %x, %w {part.layer = 0 : i64, part.origin = "recomputation of layer 0 ...", part.recomputed} : ...
+    %r1 = part.relu %r0 {part.layer = 0 : i64, part.origin = "...", part.recomputed} : ...
+    %g = part.mul %d, %r1 : ...
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"layers", "layers", "std::string", /*default=*/"\"all\"",
+           "the layers to recompute: all, or a comma-separated list of "
+           "layer indices such as 0,2">
   ];
 }
 
