@@ -948,12 +948,12 @@ const std::set<std::string> &hostOps() {
 const std::set<std::string> &runtimeOps() {
   static const std::set<std::string> ops = {
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Neg", "Exp",
-      "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Relu", "Erf", "Gelu",
-      "Identity", "Dropout", "MatMul", "Gemm", "Softmax", "LayerNormalization",
-      "ReduceMean", "ReduceSum", "ReduceMax", "Reshape", "Flatten",
-      "Transpose", "Unsqueeze", "Squeeze", "Concat", "Slice", "Split",
-      "Gather", "Cast", "CastLike", "Where", "Expand", "Constant", "Shape",
-      "Size", "ConstantOfShape", "Trilu"};
+      "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Relu", "Erf", "Cos",
+      "Sin", "Gelu", "Identity", "Dropout", "MatMul", "Gemm", "Softmax",
+      "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "Reshape",
+      "Flatten", "Transpose", "Unsqueeze", "Squeeze", "Concat", "Slice",
+      "Split", "Gather", "Cast", "CastLike", "Where", "Expand", "Constant",
+      "Shape", "Size", "ConstantOfShape", "Trilu"};
   return ops;
 }
 
@@ -1496,7 +1496,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
   }
   if (op == "Neg" || op == "Exp" || op == "Log" || op == "Sqrt" ||
       op == "Tanh" || op == "Sigmoid" || op == "Relu" || op == "Erf" ||
-      op == "Reciprocal" || op == "Gelu") {
+      op == "Cos" || op == "Sin" || op == "Reciprocal" || op == "Gelu") {
     FailureOr<Value> x = input(0);
     if (failed(x) || failed(requireFloat(*x)))
       return failure();
@@ -1518,6 +1518,10 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       r = part::ReluOp::create(builder, loc, v);
     else if (op == "Erf")
       r = part::ErfOp::create(builder, loc, v);
+    else if (op == "Cos")
+      r = part::CosOp::create(builder, loc, v);
+    else if (op == "Sin")
+      r = part::SinOp::create(builder, loc, v);
     else if (op == "Gelu") {
       std::string approximate = "none";
       if (const onnx::AttributeProto *a = attr(node, "approximate"))

@@ -676,6 +676,12 @@ Status unary(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
   case OpKind::Erf:
     unaryF32(in, out, [](float x) { return std::erf(x); });
     break;
+  case OpKind::Cos:
+    unaryF32(in, out, [](float x) { return std::cos(x); });
+    break;
+  case OpKind::Sin:
+    unaryF32(in, out, [](float x) { return std::sin(x); });
+    break;
   case OpKind::Sigmoid:
     unaryF32(in, out, [](float x) { return 1.0f / (1.0f + expVec(-x)); });
     break;
@@ -1431,6 +1437,8 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
   case OpKind::Rsqrt:
   case OpKind::Tanh:
   case OpKind::Erf:
+  case OpKind::Cos:
+  case OpKind::Sin:
   case OpKind::Sigmoid:
   case OpKind::Relu:
   case OpKind::Silu:

@@ -98,6 +98,8 @@ enum class UnaryKind {
   Rsqrt,
   Tanh,
   Erf,
+  Cos,
+  Sin,
   Sigmoid,
   Relu,
   Silu,

@@ -232,6 +232,10 @@ private:
       return unary(UnaryKind::Tanh, in[0], out[0], config);
     case OpKind::Erf:
       return unary(UnaryKind::Erf, in[0], out[0], config);
+    case OpKind::Cos:
+      return unary(UnaryKind::Cos, in[0], out[0], config);
+    case OpKind::Sin:
+      return unary(UnaryKind::Sin, in[0], out[0], config);
     case OpKind::Select:
       return select(op, in, out[0], config);
     case OpKind::Sigmoid:

@@ -391,6 +391,10 @@ __device__ __forceinline__ float applyUnary(float x) {
     return tanhf(x);
   } else if constexpr (K == UnaryKind::Erf) {
     return erff(x);
+  } else if constexpr (K == UnaryKind::Cos) {
+    return cosf(x); // full-range reduction, not the __cosf intrinsic
+  } else if constexpr (K == UnaryKind::Sin) {
+    return sinf(x);
   } else if constexpr (K == UnaryKind::Sigmoid) {
     return 1.0f / (1.0f + expf(-x));
   } else if constexpr (K == UnaryKind::Relu) {
@@ -912,6 +916,10 @@ cudaError_t cuda::launchUnary(const LaunchConfig &config, UnaryKind kind,
     return launchUnaryKind<UnaryKind::Tanh>(config, dtype, out, in, count);
   case UnaryKind::Erf:
     return launchUnaryKind<UnaryKind::Erf>(config, dtype, out, in, count);
+  case UnaryKind::Cos:
+    return launchUnaryKind<UnaryKind::Cos>(config, dtype, out, in, count);
+  case UnaryKind::Sin:
+    return launchUnaryKind<UnaryKind::Sin>(config, dtype, out, in, count);
   case UnaryKind::Sigmoid:
     return launchUnaryKind<UnaryKind::Sigmoid>(config, dtype, out, in, count);
   case UnaryKind::Relu:

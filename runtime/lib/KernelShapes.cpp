@@ -171,6 +171,8 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   case OpKind::Rsqrt:
   case OpKind::Tanh:
   case OpKind::Erf:
+  case OpKind::Cos:
+  case OpKind::Sin:
   case OpKind::Sigmoid:
   case OpKind::Relu:
   case OpKind::Silu:

@@ -131,6 +131,10 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
   EXPECT_TRUE(checkKernelShapes(OpKind::Erf, {}, {t({4, 8}, DType::BF16)},
                                 {t({4, 8}, DType::BF16)})
                   .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Cos, {}, {t({4, 8}, DType::F16)},
+                                {t({4, 8}, DType::F16)})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Sin, {}, {t({})}, {t({})}).isOk());
   EXPECT_TRUE(checkKernelShapes(OpKind::Pad, {{0, 1, 1, 2}, {}}, {t({4, 4})},
                                 {t({4, 9})})
                   .isOk());
@@ -173,6 +177,11 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
   s = checkKernelShapes(OpKind::Erf, {}, {t({8}, DType::I32)},
                         {t({8}, DType::I32)});
   EXPECT_EQ(s.message(), "Erf: the operand must be f32, f16 or bf16, got i32");
+  s = checkKernelShapes(OpKind::Cos, {}, {t({8}, DType::I64)},
+                        {t({8}, DType::I64)});
+  EXPECT_EQ(s.message(), "Cos: the operand must be f32, f16 or bf16, got i64");
+  s = checkKernelShapes(OpKind::Sin, {}, {t({8})}, {t({4})});
+  EXPECT_EQ(s.message(), "Sin: result shape [4] must be [8]");
   s = checkKernelShapes(OpKind::Pad, {{0, 2, 1, 2}, {}}, {t({4, 8})},
                         {t({4, 16})});
   EXPECT_EQ(s.message(), "Pad: dimension 1 (offset 2, stride 2, size 8) "

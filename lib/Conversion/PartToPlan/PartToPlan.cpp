@@ -31,7 +31,7 @@ using namespace partition::part;
 namespace fb = flatbuffers;
 
 /// Must match kFormatVersion in runtime/include/partition/runtime/Plan.h.
-static constexpr uint32_t kPlanFormatVersion = 3;
+static constexpr uint32_t kPlanFormatVersion = 4;
 
 /// Arena offsets are multiples of this (cache lines; vector loads).
 static constexpr uint64_t kArenaAlignment = 64;
@@ -266,6 +266,8 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       .Case([](RsqrtOp) { return K::Rsqrt; })
       .Case([](TanhOp) { return K::Tanh; })
       .Case([](ErfOp) { return K::Erf; })
+      .Case([](CosOp) { return K::Cos; })
+      .Case([](SinOp) { return K::Sin; })
       .Case([](SigmoidOp) { return K::Sigmoid; })
       .Case([](ReluOp) { return K::Relu; })
       .Case([](SiluOp) { return K::Silu; })

@@ -62,6 +62,10 @@ func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<4x8xi3
   %12 = part.tanh %11 : tensor<4x8xf32>
   // CHECK: part.erf %{{.*}} : tensor<4x8xf32>
   %erf = part.erf %12 : tensor<4x8xf32>
+  // CHECK: part.cos %{{.*}} : tensor<4x8xf32>
+  %cos = part.cos %12 : tensor<4x8xf32>
+  // CHECK: part.sin %{{.*}} : tensor<4x8xf32>
+  %sin = part.sin %cos : tensor<4x8xf32>
   // CHECK: part.sigmoid
   %13 = part.sigmoid %12 : tensor<4x8xf32>
   // CHECK: part.relu

@@ -305,6 +305,8 @@ TEST_F(CudaKernelTest, UnaryFunctions) {
       {OpKind::Relu, {}, [](double v) { return v > 0 ? v : 0.0; }},
       {OpKind::Tanh, {}, [](double v) { return std::tanh(v); }},
       {OpKind::Erf, {}, [](double v) { return std::erf(v); }},
+      {OpKind::Cos, {}, [](double v) { return std::cos(v); }},
+      {OpKind::Sin, {}, [](double v) { return std::sin(v); }},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(opKindName(c.op));

@@ -79,6 +79,8 @@ public:
   Value log(Value x) { return LogOp::create(b, loc, x); }
   Value tanh(Value x) { return TanhOp::create(b, loc, x); }
   Value erf(Value x) { return ErfOp::create(b, loc, x); }
+  Value cos(Value x) { return CosOp::create(b, loc, x); }
+  Value sin(Value x) { return SinOp::create(b, loc, x); }
   Value rsqrt(Value x) { return RsqrtOp::create(b, loc, x); }
   Value sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
 
@@ -354,6 +356,18 @@ SmallVector<Value> ErfOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
   return unaryVjp(*this, b, cot[0], [](Emitter &e, Value x, Value) {
     return e.mul(e.exp(e.neg(e.mul(x, x))), 2.0 / std::sqrt(M_PI));
   });
+}
+
+SmallVector<Value> CosOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
+  // d cos(x) = -sin(x).
+  return unaryVjp(*this, b, cot[0],
+                  [](Emitter &e, Value x, Value) { return e.neg(e.sin(x)); });
+}
+
+SmallVector<Value> SinOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
+  // d sin(x) = cos(x).
+  return unaryVjp(*this, b, cot[0],
+                  [](Emitter &e, Value x, Value) { return e.cos(x); });
 }
 
 SmallVector<Value> SigmoidOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {

@@ -42,8 +42,8 @@ std::optional<unsigned> parameterIndex(func::FuncOp function, Value v) {
 /// Ops a split of the feature dimension passes through unchanged.
 bool passesSplit(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, ExpOp, TanhOp,
-             ErfOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp, ReshapeOp,
-             TransposeOp, RotaryEmbeddingOp, AttentionOp>(op);
+             ErfOp, CosOp, SinOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp,
+             ReshapeOp, TransposeOp, RotaryEmbeddingOp, AttentionOp>(op);
 }
 
 struct PartTensorParallelPass

@@ -23,7 +23,7 @@ namespace partition::runtime {
 
 /// The plan format version this runtime reads (plan.fbs changes that an
 /// older reader would misread bump it; the compiler writes the same number).
-constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kFormatVersion = 4;
 
 /// A plan held in memory after it passed verification and validation.
 class LoadedPlan {

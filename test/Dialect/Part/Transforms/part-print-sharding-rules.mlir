@@ -74,6 +74,10 @@ func.func @rules(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x1xf32>, %w
   %31 = part.gather %w, %l axis 1 : (tensor<8x16xf32>, tensor<4x8xi32>) -> tensor<8x4x8xf32>
   // expected-remark @+1 {{sharding rule ([a, b]) -> ([a, b]) a=4 b=8}}
   %32 = part.erf %x : tensor<4x8xf32>
+  // expected-remark @+1 {{sharding rule ([a, b]) -> ([a, b]) a=4 b=8}}
+  %cos = part.cos %x : tensor<4x8xf32>
+  // expected-remark @+1 {{sharding rule ([a, b]) -> ([a, b]) a=4 b=8}}
+  %sin = part.sin %x : tensor<4x8xf32>
   // Select broadcasts all three operands like the binary ops.
   // expected-remark @+1 {{sharding rule ([b, c], [a, b, c], [b, 1]) -> ([a, b, c]) a=3 b=4 c=8}}
   %33 = part.select %l, %t, %c : (tensor<4x8xi32>, tensor<3x4x8xf32>, tensor<4x1xf32>) -> tensor<3x4x8xf32>

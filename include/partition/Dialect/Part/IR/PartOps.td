@@ -212,6 +212,8 @@ def Part_SqrtOp : Part_UnaryOp<"sqrt", "sqrt(x)">;
 def Part_RsqrtOp : Part_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def Part_TanhOp : Part_UnaryOp<"tanh", "tanh(x)">;
 def Part_ErfOp : Part_UnaryOp<"erf", "erf(x)">;
+def Part_CosOp : Part_UnaryOp<"cos", "cos(x)">;
+def Part_SinOp : Part_UnaryOp<"sin", "sin(x)">;
 def Part_SigmoidOp : Part_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Part_ReluOp : Part_UnaryOp<"relu", "max(x, 0)">;
 def Part_SiluOp : Part_UnaryOp<"silu", "x * sigmoid(x)">;

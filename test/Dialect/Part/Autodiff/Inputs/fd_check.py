@@ -300,6 +300,9 @@ elementwise("sqrt", "sqrt", np.sqrt, positive)
 elementwise("rsqrt", "rsqrt", lambda x: 1 / np.sqrt(x), positive)
 elementwise("tanh", "tanh", np.tanh, normal)
 elementwise("erf", "erf", erf, normal)
+# Scale 2: the samples cover about two periods, both signs of each derivative.
+elementwise("cos", "cos", np.cos, lambda *s: normal(*s, scale=2.0))
+elementwise("sin", "sin", np.sin, lambda *s: normal(*s, scale=2.0))
 elementwise("sigmoid", "sigmoid", sigmoid, lambda *s: normal(*s, scale=2.0))
 elementwise("relu", "relu", lambda x: np.maximum(x, 0), away)
 elementwise("silu", "silu", lambda x: x * sigmoid(x),
