@@ -1,8 +1,11 @@
-// ZeRO end to end: the generated GPT and MLP of train.mlir, an AdamW step,
+// ZeRO end to end: the generated GPT and MLP of train.mlir, an AdamW step
+// (part-optimizer's default: each update interleaved with backward),
 // partitioned with `part-spmd="mesh=... zero=N"` for N = 1, 2, 3 on meshes
-// (dp, tp) = (2,1), (2,2) and (4,2) (8 ranks), and run for 5 steps. Every run must give the single-rank (zero=0) run's per-step losses
-// and final weights and optimizer state; partition-run writes each result
-// whole, so a state or parameter sharded over dp is compared as one tensor.
+// (dp, tp) = (2,1), (2,2) and (4,2) (8 ranks), and run for 5 steps. Every run must
+// give the per-step losses and final weights and optimizer state of the
+// single-rank run of the step with its updates at the end
+// (interleave=false); partition-run writes each result whole, so a state or
+// parameter sharded over dp is compared as one tensor.
 //
 // Tolerance: as train.mlir (losses 2e-5 + 2e-5 |ref|; weights and state
 // 1e-5 + 1e-3 |ref|), for the same reason: ZeRO only changes where sums are
@@ -25,10 +28,11 @@
 // RUN:   fi; \
 // RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
+// RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3 interleave=false" > %t/$model-step-end.mlir || exit 1; \
 // RUN:   runs=""; \
 // RUN:   for cfg in dp:1/0 $(for m in dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3; do echo $m/$z; done; done); do \
-// RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; \
-// RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=$m zero=$z" -o %t/$n.mlir 2>/dev/null || exit 1; \
+// RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; step=%t/$model-step.mlir; [ $cfg = dp:1/0 ] && step=%t/$model-step-end.mlir; \
+// RUN:     partition-opt $step --part-spmd="mesh=$m zero=$z" -o %t/$n.mlir 2>/dev/null || exit 1; \
 // RUN:     partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
 // RUN:     mkdir -p %t/$n && \
 // RUN:     partition-run %t/$n.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$n > %t/$n.log || exit 1; \
@@ -41,9 +45,12 @@
 //
 // The partitioned MLP on dp:2 (layers.0.weight is 16x32, argument 1; its
 // AdamW moments are arguments 9 and 10; the loss is the only all-reduce).
+// Six parameters, six reduce-scatters at every stage: one per gradient.
 // RUN: FileCheck %s --check-prefix=ZERO1 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero1.mlir
 // RUN: FileCheck %s --check-prefix=ZERO2 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero2.mlir
 // RUN: FileCheck %s --check-prefix=ZERO3 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero3.mlir
+// RUN: for z in 1 2 3; do grep -c part.reduce_scatter %t/mlp-dp:2-zero$z.mlir; done | FileCheck %s --check-prefix=SIX
+// SIX-COUNT-3: {{^}}6{{$}}
 // With tensor parallelism, dp splits the tp-local shard (layers.0.bias: 32
 // split over tp, then each half over dp):
 // RUN: FileCheck %s --check-prefix=TP < %t/mlp-dp:2,tp:2-zero1.mlir
@@ -56,20 +63,23 @@
 // The new parameter stays replicated; the new moments are shards:
 // ZERO1-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<16x32xf32> {part.name = "new.layers.0.weight", {{.*}}}, tensor<8x32xf32> {part.name = "new.adam.m.layers.0.weight",
 // The gradient (the last matmul of backward, a pending sum over dp) is
-// reduce-scattered where the update of each moment uses it:
+// reduce-scattered once, right where it is produced, for both moments:
 // ZERO1: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
-// ZERO1: part.reduce_scatter %{{.*}} on @mesh axes ["dp"] dim 0 sum
-// ZERO1: part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO1-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO1-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+// ZERO1-NOT: part.reduce_scatter
+// ZERO1: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+// ZERO1-NOT: part.reduce_scatter
 // ZERO1: part.all_reduce {{.*}} : tensor<f32>
 // The new parameter, updated shard by shard, is all-gathered:
 // ZERO1: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 
 // ZERO2-LABEL: func.func @mlp(
 // ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
-// One reduce-scatter per gradient, before any use in the update:
+// One reduce-scatter per gradient, before any use in the update (the same
+// program as stage 1):
 // ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
-// ZERO2-NOT: part.reduce_scatter
-// ZERO2: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO2-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
 // ZERO2-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
 // ZERO2-NOT: part.reduce_scatter %[[G]]
 // ZERO2: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>

@@ -268,17 +268,28 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
     dimension stays whole over the axis and a remark names it.
     - `stage=1`: every non-scalar `state` argument (the matching
       `part.updates` result is laid out like it), so the update runs on one
-      shard per device: gradients are reduce-scattered and the new
-      parameters all-gathered. Parameters are pinned to their layout.
-    - `stage=2`: also a `part.sharding_constraint` on each gradient (a value
-      computed before the update that the update uses, with a parameter's
-      type) before its first use in the update: one reduce-scatter per
-      gradient, no whole gradient.
+      shard per device, and a `part.sharding_constraint` on each gradient,
+      right where it is produced, to the layout of the values it updates:
+      each gradient is reduce-scattered once (all-reduced once where its
+      state stays whole), the new parameters all-gathered. Parameters are
+      pinned to their layout.
+    - `stage=2`: the same program. The whole reduced gradient that stage 2
+      removes in other systems never exists here: the reduce-scatter
+      consumes the pending local gradient.
     - `stage=3`: also the `parameter` arguments at rest; every use outside
       the update gets a `part.sharding_constraint` to the parameter's layout
       without the axis, so the partitioner all-gathers it before the use.
-    The update is the ops from the first use of a `state` argument on, as
-    `part-optimizer` emits it.
+
+    The update is found by data flow, wherever `part-optimizer` put it
+    (interleaved with backward or at the end, after clipping or not). The
+    gradient of a `part.updates` result: walking back from the result
+    through ops elementwise in its type (operands of its type or scalars,
+    none a value the other results -- the loss -- are computed from), the
+    nearest value through which every path from the data (the arguments
+    that are neither parameters nor state) passes: the backward op that
+    produced it, or the sum of its contributions. The update: the ops the
+    `part.updates` results are computed from, stopping at the gradients,
+    less those the gradients or the other results are computed from.
 
     ```mlir
     %m: tensor<16x32xf32> {part.role = #part.role<state>}
@@ -488,8 +499,9 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
     each gradient's reduction over dp inside backward (see
     `part-grad-buckets`); results and their order are unchanged. With
     `clip` the updates stay at the end: the global norm needs every
-    gradient. Off by default because `part-zero` (stage 2) takes the ops
-    from the first use of a state argument on as the update.
+    gradient. On by default; `interleave=false` puts every update at the
+    end of the function (`part-zero` finds the update by data flow either
+    way).
 
     The update is written with elementwise `part` ops, so any sharding of a
     parameter is a sharding of its update: partitioning splits the update
@@ -511,9 +523,8 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
            "global gradient-norm clipping threshold (0: off)">,
     Option<"warmup", "warmup", "int64_t", /*default=*/"0",
            "linear learning-rate warm-up steps (0: none)">,
-    Option<"interleave", "interleave", "bool", /*default=*/"false",
-           "put each update right after its gradient (ignored with clip); "
-           "not with part-zero stage 2, which needs the update at the end">
+    Option<"interleave", "interleave", "bool", /*default=*/"true",
+           "put each update right after its gradient (ignored with clip)">
   ];
 }
 
