@@ -705,8 +705,8 @@ LogicalResult ZeroSharding::run() {
 
   bool training = false;
   for (unsigned i = 0; i < function.getNumResults(); ++i)
-    training |= function.getResultAttr(i, PartDialect::getUpdatesAttrName()) !=
-                nullptr;
+    training |=
+        function.getResultAttr(i, PartDialect::getUpdatesAttrName()) != nullptr;
   if (!training)
     return success(); // not a training step: nothing to shard
   FailureOr<Update> update = findUpdate();
