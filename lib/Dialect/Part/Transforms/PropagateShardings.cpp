@@ -79,15 +79,6 @@ public:
   LogicalResult run();
 
 private:
-  /// The optimizer update, found by data flow: the ops that compute the
-  /// `part.updates` results from the gradients, and the gradients with the
-  /// arguments their updates write.
-  struct Update {
-    llvm::SetVector<Operation *> ops;
-    SmallVector<Value> gradients;
-    SmallVector<SmallVector<unsigned>> targets;
-  };
-  FailureOr<Update> findUpdate();
   LogicalResult seed();
   State &stateOf(Value v);
   void setFromSharding(Value v, ShardingAttr s, Priority p, std::string why);
@@ -643,6 +634,7 @@ FailureOr<ZeroSharding::Update> ZeroSharding::findUpdate() {
     llvm::sort(inner, [&](Value a, Value b) { return pos(a) > pos(b); });
     auto intersect = [&](Value a, Value b) {
       while (a != b) {
+        assert(a && b && "every value of the walk reaches the result");
         while (pos(a) < pos(b))
           a = ipdom.lookup(a);
         while (pos(b) < pos(a))
@@ -760,17 +752,30 @@ LogicalResult ZeroSharding::run() {
   // where they stay whole), for the uses in the update: the pending sum over
   // the axis is completed once -- a reduce-scatter, or an all-reduce -- and
   // not once per use (AdamW uses it for both moments, clipping for the norm
-  // too).
-  for (auto [g, targets] : llvm::zip(update->gradients, update->targets)) {
+  // too). Where the parameter and its state disagree (tensor parallelism can
+  // lay a moment out otherwise than its parameter), the state's layout wins:
+  // the moments (or the momentum buffer) use the gradient directly; the
+  // parameter's update then reshards a shard, not a pending sum.
+  auto layoutOf = [&](ArrayRef<unsigned> targets) -> ShardingAttr {
     ShardingAttr target;
-    bool agree = true;
     for (unsigned t : targets) {
       ShardingAttr s = t < zero.size() && zero[t] ? zero[t] : (*base)[t];
       if (target && s != target)
-        agree = false;
+        return {};
       target = s;
     }
-    if (!agree || !target)
+    return target;
+  };
+  for (auto [g, targets] : llvm::zip(update->gradients, update->targets)) {
+    ShardingAttr target = layoutOf(targets);
+    if (!target) {
+      SmallVector<unsigned> state;
+      for (unsigned t : targets)
+        if (roleOf(t) == ArgRole::State)
+          state.push_back(t);
+      target = layoutOf(state);
+    }
+    if (!target)
       continue; // no single layout to reduce it to
     OpBuilder b(function.getContext());
     if (Operation *def = g.getDefiningOp())

@@ -269,7 +269,9 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
     - `stage=1`: every non-scalar `state` argument (the matching
       `part.updates` result is laid out like it), so the update runs on one
       shard per device, and a `part.sharding_constraint` on each gradient,
-      right where it is produced, to the layout of the values it updates:
+      right where it is produced, to the layout of the values it updates
+      (the state's, where tensor parallelism lays out the parameter
+      otherwise):
       each gradient is reduce-scattered once (all-reduced once where its
       state stays whole), the new parameters all-gathered. Parameters are
       pinned to their layout.
