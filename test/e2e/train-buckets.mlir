@@ -1,9 +1,11 @@
 // Gradient buckets end to end: the generated GPT, its AdamW step built with
-// `part-optimizer interleave=true` (each update right after its gradient),
+// part-optimizer's default `interleave=true` (each update right after its
+// gradient),
 // partitioned for dp:2 and dp:2,tp:2 and run for 5 steps by partition-run,
 // with and without `--part-grad-buckets="bytes=4096"` after part-spmd. Every
 // run must give the per-step losses and final weights and optimizer state of
-// the single-rank run of the default step (updates at the end).
+// the single-rank run of the step with its updates at the end
+// (`interleave=false`).
 //
 // Tolerance as in train.mlir: losses 2e-5 + 2e-5 |ref|; weights and state
 // 1e-5 + 1e-3 |ref|. Bucketing only concatenates the operands of the sums
@@ -15,9 +17,9 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/train_data.py %t 4 8 64
 // RUN: partition-import --model gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --seed 3 -o %t/gpt.mlir --weights %t/gpt.safetensors
-// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3 interleave=true" -o %t/step.mlir
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
 // The reference: the step with its updates at the end (no interleave), one rank.
-// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" | partition-opt --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan 2>/dev/null
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3 interleave=false" | partition-opt --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan 2>/dev/null
 // RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 5 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
 // RUN: feed="--input tokens=%t/tokens.npy --input labels=%t/labels.npy"; \
 // RUN: runs=""; \

@@ -1,8 +1,12 @@
-// ZeRO end to end: the generated GPT and MLP of train.mlir, an AdamW step,
+// ZeRO end to end: the generated GPT and MLP of train.mlir, an AdamW step
+// (part-optimizer's default: each update interleaved with backward),
 // partitioned with `part-spmd="mesh=... zero=N"` for N = 1, 2, 3 on meshes
-// (dp, tp) = (2,1), (2,2) and (4,2) (8 ranks), and run for 5 steps. Every run must give the single-rank (zero=0) run's per-step losses
-// and final weights and optimizer state; partition-run writes each result
-// whole, so a state or parameter sharded over dp is compared as one tensor.
+// (dp, tp) = (2,1), (2,2) and (4,2) (8 ranks), and at N = 3 also with
+// `part-zero-prefetch` after it ("3p"), and run for 5 steps. Every run must
+// give the per-step losses and final weights and optimizer state of the
+// single-rank run of the step with its updates at the end
+// (interleave=false); partition-run writes each result whole, so a state or
+// parameter sharded over dp is compared as one tensor.
 //
 // Tolerance: as train.mlir (losses 2e-5 + 2e-5 |ref|; weights and state
 // 1e-5 + 1e-3 |ref|), for the same reason: ZeRO only changes where sums are
@@ -25,10 +29,12 @@
 // RUN:   fi; \
 // RUN:   loss=cross-entropy; [ $model = mlp ] && loss=mse; \
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
+// RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3 interleave=false" > %t/$model-step-end.mlir || exit 1; \
 // RUN:   runs=""; \
-// RUN:   for cfg in dp:1/0 $(for m in dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3; do echo $m/$z; done; done); do \
-// RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; \
-// RUN:     partition-opt %t/$model-step.mlir --part-spmd="mesh=$m zero=$z" -o %t/$n.mlir 2>/dev/null || exit 1; \
+// RUN:   for cfg in dp:1/0 $(for m in dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3 3p; do echo $m/$z; done; done); do \
+// RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; step=%t/$model-step.mlir; [ $cfg = dp:1/0 ] && step=%t/$model-step-end.mlir; \
+// RUN:     prefetch=""; [ $z = 3p ] && prefetch=--part-zero-prefetch; \
+// RUN:     partition-opt $step --part-spmd="mesh=$m zero=${z%%p}" 2>/dev/null | partition-opt $prefetch -o %t/$n.mlir || exit 1; \
 // RUN:     partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
 // RUN:     mkdir -p %t/$n && \
 // RUN:     partition-run %t/$n.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$n > %t/$n.log || exit 1; \
@@ -39,11 +45,41 @@
 // RUN: done
 // RUN: %python %S/Inputs/losses_agree.py --falling %t/gpt-dp:2,tp:2-zero3.log
 //
+// Memory: on an MLP whose parameters dominate (8 layers of 256x256, batch 4),
+// each stage-3 gathered copy must be used once and its arena bytes reused
+// after that use (gathers_freed.py on the plan: no gather shared by forward
+// and backward, none kept to the end of the step), with or without
+// prefetch: 8 weights and 8 biases in forward, 7 weights again in backward.
+// And the planned arena of zero=3 is below zero=1's (whose peak, at the end
+// of the step, holds the whole new parameters). A gather shared by forward
+// and backward keeps the arena below zero=1's here too; the plan check is
+// the one that sees it. Compile only.
+// RUN: partition-import --model mlp --layers 8 --hidden 256 --ffn 256 --batch 4 --seed 3 -o %t/wide.mlir --weights %t/wide.safetensors
+// RUN: partition-opt %t/wide.mlir --part-append-loss="kind=mse" --part-autodiff --part-optimizer="kind=adamw" -o %t/wide-step.mlir
+// RUN: for z in 1 3 3p; do \
+// RUN:   prefetch=""; [ $z = 3p ] && prefetch=--part-zero-prefetch; \
+// RUN:   partition-opt %t/wide-step.mlir --part-spmd="mesh=dp:2 zero=${z%%p}" 2>/dev/null | partition-opt $prefetch | \
+// RUN:     partition-translate --part-to-plan --part-memory-report -o %t/wide$z.plan 2>&1 | sed -n 's/^  arena *\([0-9]*\) .*/\1/p' > %t/wide-arena$z || exit 1; \
+// RUN:   [ $z = 1 ] || { partition-run %t/wide$z.plan --dump > %t/wide$z.dump && %python %S/Inputs/gathers_freed.py %t/wide$z.dump 23; } || exit 1; \
+// RUN: done
+// RUN: a1=$(cat %t/wide-arena1); a3=$(cat %t/wide-arena3); a3p=$(cat %t/wide-arena3p); \
+// RUN: echo "arena zero=1 $a1 zero=3 $a3 zero=3+prefetch $a3p"; [ "$a3" -lt "$a1" ] && [ "$a3p" -lt "$a1" ]
+//
 // The partitioned MLP on dp:2 (layers.0.weight is 16x32, argument 1; its
 // AdamW moments are arguments 9 and 10; the loss is the only all-reduce).
 // RUN: FileCheck %s --check-prefix=ZERO1 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero1.mlir
 // RUN: FileCheck %s --check-prefix=ZERO2 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero2.mlir
 // RUN: FileCheck %s --check-prefix=ZERO3 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero3.mlir
+// RUN: FileCheck %s --check-prefix=PREFETCH < %t/mlp-dp:2-zero3p.mlir
+// One reduction over dp per gradient, in every partitioned program of both
+// models: as many reduce-scatters and all-reduces over dp as parameters, plus
+// the loss's all-reduce (AdamW used to reduce a gradient once per moment;
+// with tp, a moment laid out otherwise than its parameter did too):
+// RUN: for f in %t/*-dp:*-zero[1-3]*.mlir; do \
+// RUN:   p=$(grep -o 'part.role<parameter>' $f | wc -l); \
+// RUN:   r=$(grep -c -e 'part.reduce_scatter .*axes \[[^]]*"dp"' -e 'part.all_reduce .*axes \[[^]]*"dp"' $f); \
+// RUN:   [ "$r" -eq $((p + 1)) ] || { echo "$f: $r reductions over dp for $p parameters"; exit 1; }; \
+// RUN: done
 // With tensor parallelism, dp splits the tp-local shard (layers.0.bias: 32
 // split over tp, then each half over dp):
 // RUN: FileCheck %s --check-prefix=TP < %t/mlp-dp:2,tp:2-zero1.mlir
@@ -56,20 +92,23 @@
 // The new parameter stays replicated; the new moments are shards:
 // ZERO1-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<16x32xf32> {part.name = "new.layers.0.weight", {{.*}}}, tensor<8x32xf32> {part.name = "new.adam.m.layers.0.weight",
 // The gradient (the last matmul of backward, a pending sum over dp) is
-// reduce-scattered where the update of each moment uses it:
+// reduce-scattered once, right where it is produced, for both moments:
 // ZERO1: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
-// ZERO1: part.reduce_scatter %{{.*}} on @mesh axes ["dp"] dim 0 sum
-// ZERO1: part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO1-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO1-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+// ZERO1-NOT: part.reduce_scatter
+// ZERO1: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+// ZERO1-NOT: part.reduce_scatter
 // ZERO1: part.all_reduce {{.*}} : tensor<f32>
 // The new parameter, updated shard by shard, is all-gathered:
 // ZERO1: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 
 // ZERO2-LABEL: func.func @mlp(
 // ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
-// One reduce-scatter per gradient, before any use in the update:
+// One reduce-scatter per gradient, before any use in the update (the same
+// program as stage 1):
 // ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
-// ZERO2-NOT: part.reduce_scatter
-// ZERO2: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO2-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
 // ZERO2-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
 // ZERO2-NOT: part.reduce_scatter %[[G]]
 // ZERO2: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
@@ -94,6 +133,21 @@
 // ZERO3-NOT: part.all_gather
 // ZERO3: return
 // ZERO3-SAME: tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>,
+
+// Prefetched: each parameter's gather moves up above the compute of the
+// previous parameter's first use, forward (layer 1's weight above layer 0's
+// matmul) and backward (layer 1's weight, argument 3, above the backward
+// matmul that uses layer 2's); each still has a single use.
+// PREFETCH-LABEL: func.func @mlp(
+// PREFETCH: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0
+// PREFETCH-NEXT: part.all_gather %arg2 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch)
+// PREFETCH-NEXT: part.matmul %arg0, %[[W0]]
+// PREFETCH: %[[W1:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch)
+// PREFETCH: part.all_gather %arg5 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
+// PREFETCH: %[[W2B:.*]] = part.all_gather %arg5 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
+// PREFETCH: %[[W1B:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
+// PREFETCH-NEXT: part.matmul %{{.*}}, %[[W2B]] transpose_b
+// PREFETCH: part.matmul %{{.*}}, %[[W1B]] transpose_b
 
 // TP-LABEL: func.func @mlp(
 // TP-SAME: %arg11: tensor<8xf32> {part.name = "adam.m.layers.0.bias", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}]>}

@@ -23,6 +23,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 
@@ -432,6 +434,15 @@ public:
   LogicalResult run();
 
 private:
+  /// The optimizer update, found by data flow: the ops that compute the
+  /// `part.updates` results from the gradients, and the gradients with the
+  /// arguments their updates write.
+  struct Update {
+    llvm::SetVector<Operation *> ops;
+    SmallVector<Value> gradients;
+    SmallVector<SmallVector<unsigned>> targets;
+  };
+  FailureOr<Update> findUpdate();
   FailureOr<SmallVector<ShardingAttr>> baseArgumentShardings();
   ShardingAttr split(ShardingAttr base, RankedTensorType type);
   void remarkWhole(unsigned arg, ShardingAttr base);
@@ -518,29 +529,187 @@ void ZeroSharding::remarkWhole(unsigned arg, ShardingAttr base) {
       << "): it divides no dimension of its local shape " << local;
 }
 
+/// True if `op` computes, elementwise, a value of `type` from values of
+/// `type` and scalars: the shape of an optimizer update (and of a gradient
+/// accumulation or scaling), not of the backward ops that produce a gradient.
+static bool isElementwiseOf(Operation *op, Type type) {
+  if (op->getNumResults() != 1 || op->getResult(0).getType() != type ||
+      op->getNumRegions() != 0 || op->hasTrait<OpTrait::ConstantLike>())
+    return false;
+  return llvm::all_of(op->getOperands(), [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return v.getType() == type || (t && t.getRank() == 0);
+  });
+}
+
+FailureOr<ZeroSharding::Update> ZeroSharding::findUpdate() {
+  Block &body = function.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Update update;
+
+  // Where each value is in the block (values only ever use earlier ones).
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(i);
+  auto pos = [&](Value v) -> int64_t {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return -1 - static_cast<int64_t>(arg.getArgNumber());
+    return position.lookup(v.getDefiningOp()) * 64 +
+           cast<OpResult>(v).getResultNumber();
+  };
+
+  // Values computed from the data (any argument that is neither a parameter
+  // nor optimizer state).
+  llvm::DenseSet<Value> data;
+  for (BlockArgument arg : body.getArguments()) {
+    ArgRole role = roleOf(arg.getArgNumber());
+    if (role != ArgRole::Parameter && role != ArgRole::State)
+      data.insert(arg);
+  }
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return data.contains(v); }))
+      for (Value r : op.getResults())
+        data.insert(r);
+
+  // The gradient of each updated value: walking back from the result through
+  // ops elementwise in its type (scalars aside), the nearest value through
+  // which every path from the data passes.
+  SmallVector<Value> updated, others;
+  for (OpOperand &operand : ret->getOpOperands()) {
+    if (function.getResultAttr(operand.getOperandNumber(),
+                               PartDialect::getUpdatesAttrName()))
+      updated.push_back(operand.get());
+    else
+      others.push_back(operand.get());
+  }
+  // What the other results (the loss) are computed from: forward values,
+  // which the update never uses directly (backward does).
+  llvm::DenseSet<Value> forward;
+  SmallVector<Value> work(others.begin(), others.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!forward.insert(v).second)
+      continue;
+    if (Operation *def = v.getDefiningOp())
+      work.append(def->operand_begin(), def->operand_end());
+  }
+  auto isUpdateOp = [&](Operation *op, Type type) {
+    return isElementwiseOf(op, type) &&
+           llvm::none_of(op->getOperands(), [&](Value v) {
+             return data.contains(v) && forward.contains(v);
+           });
+  };
+
+  llvm::MapVector<Value, SmallVector<unsigned>> targets;
+  for (OpOperand &operand : ret->getOpOperands()) {
+    auto updates = function.getResultAttrOfType<IntegerAttr>(
+        operand.getOperandNumber(), PartDialect::getUpdatesAttrName());
+    Value r = operand.get();
+    auto type = dyn_cast<RankedTensorType>(r.getType());
+    if (!updates || !type || type.getRank() == 0 || !data.contains(r))
+      continue;
+    // The walk: inner values (elementwise ops of the type) and the data
+    // leaves where it stops.
+    SmallVector<Value> inner, leaves;
+    llvm::DenseSet<Value> seen = {r};
+    work.assign({r});
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def || !isUpdateOp(def, type)) {
+        if (data.contains(v))
+          leaves.push_back(v);
+        continue;
+      }
+      inner.push_back(v);
+      for (Value o : def->getOperands())
+        if (o.getType() == type && data.contains(o) && seen.insert(o).second)
+          work.push_back(o);
+    }
+    if (leaves.empty())
+      continue;
+    // Immediate post-dominators towards `r` on that graph, latest first.
+    llvm::DenseMap<Value, Value> ipdom;
+    llvm::sort(inner, [&](Value a, Value b) { return pos(a) > pos(b); });
+    auto intersect = [&](Value a, Value b) {
+      while (a != b) {
+        assert(a && b && "every value of the walk reaches the result");
+        while (pos(a) < pos(b))
+          a = ipdom.lookup(a);
+        while (pos(b) < pos(a))
+          b = ipdom.lookup(b);
+      }
+      return a;
+    };
+    llvm::DenseSet<Value> innerSet(inner.begin(), inner.end());
+    auto idom = [&](Value v) {
+      Value d;
+      for (Operation *user : v.getUsers())
+        if (user->getNumResults() == 1 && innerSet.contains(user->getResult(0)))
+          d = d ? intersect(d, user->getResult(0)) : user->getResult(0);
+      return d;
+    };
+    for (Value v : inner)
+      if (v != r)
+        ipdom[v] = idom(v);
+    for (Value l : leaves)
+      if (l != r && !ipdom.count(l))
+        ipdom[l] = idom(l);
+    Value g = leaves.front();
+    for (Value l : ArrayRef(leaves).drop_front())
+      g = intersect(g, l);
+    targets[g].push_back(updates.getInt());
+  }
+  for (auto &[g, t] : targets) {
+    update.gradients.push_back(g);
+    update.targets.push_back(t);
+  }
+
+  // The update: what the updated results are computed from, stopping at the
+  // gradients, less what the gradients or the other results (the loss) are
+  // computed from.
+  llvm::DenseSet<Operation *> before;
+  work.assign(update.gradients.begin(), update.gradients.end());
+  work.append(others.begin(), others.end());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (def && before.insert(def).second)
+      work.append(def->operand_begin(), def->operand_end());
+  }
+  llvm::DenseSet<Value> gradients(update.gradients.begin(),
+                                  update.gradients.end());
+  work.assign(updated.begin(), updated.end());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || gradients.contains(v) || before.contains(def) ||
+        !update.ops.insert(def))
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return update;
+}
+
 LogicalResult ZeroSharding::run() {
   StringRef shardingName = PartDialect::getShardingAttrName();
   Block &body = function.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
 
-  // The update: the ops from the first use of a state argument on (where
-  // part-optimizer puts it, after the backward pass).
-  Operation *start = nullptr;
-  for (Operation &op : body.without_terminator()) {
-    if (llvm::any_of(op.getOperands(), [&](Value v) {
-          auto arg = dyn_cast<BlockArgument>(v);
-          return arg && arg.getOwner() == &body &&
-                 roleOf(arg.getArgNumber()) == ArgRole::State;
-        })) {
-      start = &op;
-      break;
-    }
-  }
-  if (!start)
+  bool training = false;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    training |=
+        function.getResultAttr(i, PartDialect::getUpdatesAttrName()) != nullptr;
+  if (!training)
     return success(); // not a training step: nothing to shard
-  llvm::SmallPtrSet<Operation *, 32> update;
-  for (Operation *op = start; op != ret; op = op->getNextNode())
-    update.insert(op);
+  FailureOr<Update> update = findUpdate();
+  if (failed(update))
+    return failure();
+  LLVM_DEBUG({
+    llvm::dbgs() << "part-zero: " << update->ops.size() << " update ops, "
+                 << update->gradients.size() << " gradients\n";
+    for (Value g : update->gradients)
+      llvm::dbgs() << "  gradient: " << g << "\n";
+  });
 
   FailureOr<SmallVector<ShardingAttr>> base = baseArgumentShardings();
   if (failed(base))
@@ -578,67 +747,45 @@ LogicalResult ZeroSharding::run() {
                                                           : (*base)[i]);
   }
 
-  // Stage 2: each gradient (computed before the update, used by it, with a
-  // parameter's type) is constrained to the layout of the values it updates,
-  // before its first use in the update.
-  if (stage >= 2) {
-    llvm::SmallDenseSet<Type> parameterTypes;
-    for (unsigned i = 0; i < function.getNumArguments(); ++i)
-      if (roleOf(i) == ArgRole::Parameter)
-        parameterTypes.insert(typeOf(i));
-    SmallVector<Value> gradients;
-    for (Operation *op = start; op != ret; op = op->getNextNode())
-      for (Value v : op->getOperands()) {
-        Operation *def = v.getDefiningOp();
-        if (def && !update.contains(def) && !isa<ConstantOp>(def) &&
-            cast<RankedTensorType>(v.getType()).getRank() > 0 &&
-            parameterTypes.contains(v.getType()) &&
-            !llvm::is_contained(gradients, v))
-          gradients.push_back(v);
-      }
-    for (Value g : gradients) {
-      // The arguments its values of the same type update.
-      SmallVector<unsigned> targets;
-      SmallVector<Value> work = {g};
-      llvm::SmallPtrSet<Operation *, 16> seen;
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        for (OpOperand &use : v.getUses()) {
-          Operation *user = use.getOwner();
-          if (user == ret) {
-            if (auto updates = function.getResultAttrOfType<IntegerAttr>(
-                    use.getOperandNumber(), PartDialect::getUpdatesAttrName()))
-              targets.push_back(updates.getInt());
-            continue;
-          }
-          if (!update.contains(user) || !seen.insert(user).second)
-            continue;
-          for (Value r : user->getResults())
-            if (r.getType() == g.getType())
-              work.push_back(r);
-        }
-      }
-      ShardingAttr target;
-      bool agree = !targets.empty();
-      for (unsigned t : targets) {
-        if (t >= zero.size() || !zero[t] || (target && zero[t] != target))
-          agree = false;
-        else
-          target = zero[t];
-      }
-      if (!agree)
-        continue; // no single layout to reduce-scatter it to
-      Operation *first = nullptr;
-      for (Operation *op = start; op != ret && !first; op = op->getNextNode())
-        if (llvm::is_contained(op->getOperands(), g))
-          first = op;
-      OpBuilder b(first);
-      auto constraint =
-          ShardingConstraintOp::create(b, first->getLoc(), g, target);
-      g.replaceUsesWithIf(constraint.getResult(), [&](OpOperand &use) {
-        return update.contains(use.getOwner());
-      });
+  // Every stage: each gradient is constrained, right where it is produced,
+  // to the layout of the values it updates (split over the axis, or whole
+  // where they stay whole), for the uses in the update: the pending sum over
+  // the axis is completed once -- a reduce-scatter, or an all-reduce -- and
+  // not once per use (AdamW uses it for both moments, clipping for the norm
+  // too). Where the parameter and its state disagree (tensor parallelism can
+  // lay a moment out otherwise than its parameter), the state's layout wins:
+  // the moments (or the momentum buffer) use the gradient directly; the
+  // parameter's update then reshards a shard, not a pending sum.
+  auto layoutOf = [&](ArrayRef<unsigned> targets) -> ShardingAttr {
+    ShardingAttr target;
+    for (unsigned t : targets) {
+      ShardingAttr s = t < zero.size() && zero[t] ? zero[t] : (*base)[t];
+      if (target && s != target)
+        return {};
+      target = s;
     }
+    return target;
+  };
+  for (auto [g, targets] : llvm::zip(update->gradients, update->targets)) {
+    ShardingAttr target = layoutOf(targets);
+    if (!target) {
+      SmallVector<unsigned> state;
+      for (unsigned t : targets)
+        if (roleOf(t) == ArgRole::State)
+          state.push_back(t);
+      target = layoutOf(state);
+    }
+    if (!target)
+      continue; // no single layout to reduce it to
+    OpBuilder b(function.getContext());
+    if (Operation *def = g.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(&body);
+    auto constraint = ShardingConstraintOp::create(b, g.getLoc(), g, target);
+    g.replaceUsesWithIf(constraint.getResult(), [&](OpOperand &use) {
+      return update->ops.contains(use.getOwner());
+    });
   }
 
   // Stage 3: every use of a split parameter outside the update gets the
@@ -650,7 +797,7 @@ LogicalResult ZeroSharding::run() {
       BlockArgument p = body.getArgument(i);
       SmallVector<Operation *> users;
       for (Operation *user : p.getUsers())
-        if (!update.contains(user) && !llvm::is_contained(users, user))
+        if (!update->ops.contains(user) && !llvm::is_contained(users, user))
           users.push_back(user);
       for (Operation *user : users) {
         OpBuilder b(user);

@@ -22,13 +22,15 @@ func.func @step(
         tensor<4x4xf32> {part.updates = 3 : i64}, tensor<8x4xf32> {part.updates = 4 : i64},
         tensor<3xf32> {part.updates = 5 : i64}, tensor<4x4xf32> {part.updates = 6 : i64},
         tensor<f32> {part.updates = 7 : i64}) {
-  // Forward and "backward" (any values computed before the update will do).
+  // Forward and "backward": a gradient is where the update's data flow
+  // (elementwise ops of the parameter's type) starts; gb does not depend on
+  // the data, so it is no pending sum and gets no constraint.
   %y = part.matmul %x, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
   %z = part.add %y, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %gw = part.matmul %x, %z transpose_a : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
   %gb = part.mul %b, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   %gv = part.mul %z, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  // The update starts at the first use of a state argument.
+  // The update: what computes the part.updates results from the gradients.
   %one = part.constant dense<1.000000e+00> : tensor<f32>
   %t = part.add %step, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
   %lr = part.constant dense<1.000000e-01> : tensor<f32>
@@ -51,7 +53,8 @@ func.func @step(
 // the first dimension whose tp-local size dp divides: momentum.w [8, 4/tp]
 // on dimension 0; momentum.v [4/tp, 4] on dimension 0 too, after tp (its
 // tp-local 2 rows split again over dp). Parameters are pinned to their
-// layout, the step counter is left alone, and nothing else changes.
+// layout, the step counter is left alone, and each gradient is pinned to its
+// state's layout right where it is produced (one reduce-scatter).
 // ZERO1-LABEL: func.func @step(
 // ZERO1-SAME: {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>}
 // ZERO1-SAME: {part.name = "b", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}]>}
@@ -59,19 +62,23 @@ func.func @step(
 // ZERO1-SAME: {part.name = "momentum.b", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{}]>}
 // ZERO1-SAME: {part.name = "momentum.v", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}, {}]>}
 // ZERO1-SAME: {part.name = "optimizer.step", part.role = #part.role<state>})
-// ZERO1-NOT: part.sharding_constraint
+// ZERO1: %[[GW:.*]] = part.matmul %arg0, %{{.*}} transpose_a
+// ZERO1-NEXT: %[[CW:.*]] = part.sharding_constraint %[[GW]] <@mesh, [{"dp"}, {"tp"}]> : tensor<8x4xf32>
+// ZERO1-NOT: part.sharding_constraint {{.*}} : tensor<3xf32>
+// ZERO1: %[[GV:.*]] = part.mul %{{.*}}, %arg3
+// ZERO1-NEXT: %[[CV:.*]] = part.sharding_constraint %[[GV]] <@mesh, [{"tp", "dp"}, {}]> : tensor<4x4xf32>
+// ZERO1: part.add %arg4, %[[CW]]
+// ZERO1: part.add %arg6, %[[CV]]
 
-// Stage 2: each gradient is pinned to its state's layout before the update
-// uses it; gb, whose state stays whole, is left alone.
+// Stage 2: the same program as stage 1 (the gradient constraints are what
+// stage 2 used to add; stage 1 now has them too).
 // ZERO2-LABEL: func.func @step(
 // ZERO2: %[[GW:.*]] = part.matmul %arg0, %{{.*}} transpose_a
+// ZERO2-NEXT: %[[CW:.*]] = part.sharding_constraint %[[GW]] <@mesh, [{"dp"}, {"tp"}]> : tensor<8x4xf32>
 // ZERO2: %[[GV:.*]] = part.mul %{{.*}}, %arg3
-// ZERO2: part.add %arg7,
-// ZERO2: %[[CW:.*]] = part.sharding_constraint %[[GW]] <@mesh, [{"dp"}, {"tp"}]> : tensor<8x4xf32>
-// ZERO2-NEXT: part.add %arg4, %[[CW]]
-// ZERO2-NOT: part.sharding_constraint {{.*}} : tensor<3xf32>
-// ZERO2: %[[CV:.*]] = part.sharding_constraint %[[GV]] <@mesh, [{"tp", "dp"}, {}]> : tensor<4x4xf32>
-// ZERO2-NEXT: part.add %arg6, %[[CV]]
+// ZERO2-NEXT: %[[CV:.*]] = part.sharding_constraint %[[GV]] <@mesh, [{"tp", "dp"}, {}]> : tensor<4x4xf32>
+// ZERO2: part.add %arg4, %[[CW]]
+// ZERO2: part.add %arg6, %[[CV]]
 
 // Stage 3: parameters at rest split like their state; each use outside the
 // update sees the parameter without dp; the update uses the shard.

@@ -268,17 +268,30 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
     dimension stays whole over the axis and a remark names it.
     - `stage=1`: every non-scalar `state` argument (the matching
       `part.updates` result is laid out like it), so the update runs on one
-      shard per device: gradients are reduce-scattered and the new
-      parameters all-gathered. Parameters are pinned to their layout.
-    - `stage=2`: also a `part.sharding_constraint` on each gradient (a value
-      computed before the update that the update uses, with a parameter's
-      type) before its first use in the update: one reduce-scatter per
-      gradient, no whole gradient.
+      shard per device, and a `part.sharding_constraint` on each gradient,
+      right where it is produced, to the layout of the values it updates
+      (the state's, where tensor parallelism lays out the parameter
+      otherwise):
+      each gradient is reduce-scattered once (all-reduced once where its
+      state stays whole), the new parameters all-gathered. Parameters are
+      pinned to their layout.
+    - `stage=2`: the same program. The whole reduced gradient that stage 2
+      removes in other systems never exists here: the reduce-scatter
+      consumes the pending local gradient.
     - `stage=3`: also the `parameter` arguments at rest; every use outside
       the update gets a `part.sharding_constraint` to the parameter's layout
       without the axis, so the partitioner all-gathers it before the use.
-    The update is the ops from the first use of a `state` argument on, as
-    `part-optimizer` emits it.
+
+    The update is found by data flow, wherever `part-optimizer` put it
+    (interleaved with backward or at the end, after clipping or not). The
+    gradient of a `part.updates` result: walking back from the result
+    through ops elementwise in its type (operands of its type or scalars,
+    none a value the other results -- the loss -- are computed from), the
+    nearest value through which every path from the data (the arguments
+    that are neither parameters nor state) passes: the backward op that
+    produced it, or the sum of its contributions. The update: the ops the
+    `part.updates` results are computed from, stopping at the gradients,
+    less those the gradients or the other results are computed from.
 
     ```mlir
     %m: tensor<16x32xf32> {part.role = #part.role<state>}
@@ -538,8 +551,9 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
     each gradient's reduction over dp inside backward (see
     `part-grad-buckets`); results and their order are unchanged. With
     `clip` the updates stay at the end: the global norm needs every
-    gradient. Off by default because `part-zero` (stage 2) takes the ops
-    from the first use of a state argument on as the update.
+    gradient. On by default; `interleave=false` puts every update at the
+    end of the function (`part-zero` finds the update by data flow either
+    way).
 
     Mixed precision (after `part-mixed-precision`): a bf16 or f16 parameter
     `P` gets an f32 master copy `master.P` in the state, whose initial value
@@ -574,9 +588,9 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
            "global gradient-norm clipping threshold (0: off)">,
     Option<"warmup", "warmup", "int64_t", /*default=*/"0",
            "linear learning-rate warm-up steps (0: none)">,
-    Option<"interleave", "interleave", "bool", /*default=*/"false",
-           "put each update right after its gradient (ignored with clip); "
-           "not with part-zero stage 2, which needs the update at the end">,
+    Option<"interleave", "interleave", "bool", /*default=*/"true",
+           "put each update right after its gradient (ignored with clip "
+           "and loss scaling)">,
     Option<"growthInterval", "loss-scale-growth-interval", "int64_t",
            /*default=*/"2000",
            "dynamic loss scaling: finite steps in a row before the scale doubles">
@@ -640,6 +654,46 @@ def PartRecomputePass : Pass<"part-recompute", "::mlir::ModuleOp"> {
            "the layers to recompute: all, or a comma-separated list of "
            "layer indices such as 0,2">
   ];
+}
+
+def PartZeroPrefetchPass : Pass<"part-zero-prefetch", "::mlir::ModuleOp"> {
+  let summary = "issues ZeRO-3 parameter all-gathers one group ahead of their use";
+  let description = [{
+    On per-device (`part.spmd`) functions, takes the `part.all_gather` ops of
+    parameter arguments -- with `part-spmd="zero=3"` one before every use of a
+    parameter, in forward and again in backward -- and moves each up to right
+    before the first use of the previous group's gathers, so that it runs
+    (the runtime runs collectives on their own stream) while the previous
+    group computes. A group is a run of gathers, in the order of their first
+    use, whose first users carry the same `part.layer` attribute; without
+    that attribute each gather is a group of its own, prefetched above the
+    first use of the previous parameter. Backward uses the layers in reverse
+    order, and so are its gathers prefetched. The first group's gathers are
+    issued together, before its first use. Only one group is gathered
+    ahead of the one in use, so the gathered copies live at most two groups
+    at a time; a gather never moves down. A moved gather's `part.origin`
+    gains `; prefetched (part-zero-prefetch) ...` with the op it was in front
+    of.
+
+    It is not part of `part-spmd`; add it after:
+    `partition-opt --part-spmd="mesh=dp:2 zero=3" --part-zero-prefetch`.
+
+    ```mlir
+    // Before
+    %w0 = part.all_gather %arg1 on @mesh axes ["dp"] dim 0 : tensor<8x32xf32> -> tensor<16x32xf32>
+    %h0 = part.matmul %x, %w0 : ...
+    %a0 = part.relu %h0 : ...
+    %w1 = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 : tensor<16x32xf32> -> tensor<32x32xf32>
+    %h1 = part.matmul %a0, %w1 : ...
+    // After: layer 1's weight is gathered while layer 0 computes
+    %w0 = part.all_gather %arg1 ...
+    %w1 = part.all_gather %arg3 ... {part.origin = "...; prefetched (part-zero-prefetch) ..."}
+    %h0 = part.matmul %x, %w0 : ...
+    %a0 = part.relu %h0 : ...
+    %h1 = part.matmul %a0, %w1 : ...
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
 }
 
 def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
