@@ -4,7 +4,8 @@
 // written back in place (part.updates), state starts at zero. Per-step
 // losses and final parameters must match a float64 numpy implementation of
 // PyTorch's AdamW and SGD (momentum, weight decay, global-norm clipping,
-// linear warm-up).
+// linear warm-up) and Megatron's cosine decay (2 warm-up steps, then down
+// to min-lr at step 4, then constant: all three phases within 5 steps).
 //
 // Tolerance 1e-5 + 1e-5 |ref|: the f32 loss and gradients of this 8 x 4
 // regression carry relative errors of a few 1e-7; AdamW divides the first
@@ -13,14 +14,17 @@
 // and five steps stay far below the bound. A wrong bias correction, decay or
 // clipping moves the weights by 1e-3 or more.
 //
-// RUN: rm -rf %t && mkdir -p %t/adamw %t/sgd
+// RUN: rm -rf %t && mkdir -p %t/adamw %t/sgd %t/cosine
 // RUN: %python %S/Inputs/linreg_reference.py %t/adamw adamw 5 --lr 0.01
 // RUN: %python %S/Inputs/linreg_reference.py %t/sgd sgd 5 --lr 0.05 --momentum 0.9 --weight-decay 0.1 --clip 0.5 --warmup 3
+// RUN: %python %S/Inputs/linreg_reference.py %t/cosine adamw 5 --lr 0.05 --warmup 2 --cosine 4 --min-lr 0.005
 // RUN: partition-opt %S/Inputs/linreg-grad.mlir --part-optimizer="kind=adamw lr=0.01" > %t/adamw/step.mlir
+// RUN: partition-opt %S/Inputs/linreg-grad.mlir --part-optimizer="kind=adamw lr=0.05 warmup=2 schedule=cosine decay-steps=4 min-lr=0.005" > %t/cosine/step.mlir
+// RUN: FileCheck %s --check-prefix=COSINE < %t/cosine/step.mlir
 // RUN: FileCheck %s --check-prefix=ADAMW < %t/adamw/step.mlir
 // RUN: partition-opt %S/Inputs/linreg-grad.mlir --part-optimizer="kind=sgd lr=0.05 momentum=0.9 weight-decay=0.1 clip=0.5 warmup=3" > %t/sgd/step.mlir
 // RUN: FileCheck %s --check-prefix=SGD < %t/sgd/step.mlir
-// RUN: for k in adamw sgd; do for m in 1 2 4; do \
+// RUN: for k in adamw sgd cosine; do for m in 1 2 4; do \
 // RUN:   partition-opt %t/$k/step.mlir --part-spmd="mesh=dp:$m" | partition-translate --part-to-plan -o %t/$k/$m.plan 2>/dev/null && \
 // RUN:   mkdir -p %t/$k/out$m && \
 // RUN:   partition-run %t/$k/$m.plan --backend cpu --steps 5 --weights %t/$k/weights.safetensors --input x=%t/$k/x.npy --input y=%t/$k/y.npy --output-dir %t/$k/out$m > %t/$k/$m.log || exit 1; \
@@ -46,6 +50,8 @@
 // SGD: part.reduce_sum
 // SGD: part.reduce_sum
 // SGD: part.sqrt
+// COSINE: part.max
+// COSINE: part.cos
 //
 // LOG: step 1: loss 1.5316{{[0-9]+$}}
 // LOG: step 5: loss

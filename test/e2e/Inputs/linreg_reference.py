@@ -2,6 +2,7 @@
 
 usage: linreg_reference.py OUTDIR KIND STEPS [--momentum M] [--weight-decay WD]
                            [--clip C] [--warmup W] [--lr LR]
+                          [--cosine T --min-lr L]
 
 Writes x.npy, y.npy, weights.safetensors (w, b) and the reference per-step
 losses (losses.txt, one per line, the loss of the parameters before each
@@ -9,6 +10,7 @@ update) and final parameters (w.npy, b.npy) after STEPS updates with SGD or
 AdamW as PyTorch defines them.
 """
 import argparse
+import math
 import json
 import struct
 
@@ -39,6 +41,9 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=None)
     ap.add_argument("--clip", type=float, default=0.0)
     ap.add_argument("--warmup", type=int, default=0)
+    ap.add_argument("--cosine", type=int, default=0,
+                    help="cosine decay reaching --min-lr at step T")
+    ap.add_argument("--min-lr", type=float, default=0.0)
     o = ap.parse_args()
     rng = np.random.default_rng(11)
     x = rng.standard_normal((8, 4)).astype(np.float32)
@@ -62,7 +67,11 @@ def main():
         if o.clip > 0:
             norm = np.sqrt(sum((v * v).sum() for v in grads.values()))
             grads = {k: v * min(1.0, o.clip / (norm + 1e-6)) for k, v in grads.items()}
-        lr = o.lr * (min(1.0, t / o.warmup) if o.warmup > 0 else 1.0)
+        lr = o.lr
+        if o.cosine:  # Megatron's cosine decay after the warm-up
+            p_ = min(1.0, max(0.0, (t - o.warmup) / (o.cosine - o.warmup)))
+            lr = o.min_lr + (o.lr - o.min_lr) * 0.5 * (1 + math.cos(math.pi * p_))
+        lr = lr * (min(1.0, t / o.warmup) if o.warmup > 0 else 1.0)
         for k in p:
             gk = grads[k]
             if o.kind == "sgd":

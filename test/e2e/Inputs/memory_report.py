@@ -12,12 +12,16 @@ gradients, f32 master copies and moments):
                  f32                      bf16
   parameters:    4 Psi (zero 0-2)         2 Psi (zero 0-2)
                  4 Psi / N (zero 3)       2 Psi / N (zero 3)
-  gradients:     4 Psi (zero 0, 1)        2 Psi (zero 0, 1)
-                 4 Psi / N (zero >= 2)    2 Psi / N (zero >= 2)
+  gradients:     4 Psi (zero 0)           2 Psi (zero 0)
+                 4 Psi / N (zero >= 1)    2 Psi / N (zero >= 1)
   state:         8 Psi (zero 0)           12 Psi (zero 0)
                  8 Psi / N (zero >= 1)    12 Psi / N (zero >= 1)
-so mixed precision totals 16 Psi without ZeRO, 4 Psi + 12 Psi / N with
-ZeRO-1, 2 Psi + 14 Psi / N with ZeRO-2 and 16 Psi / N with ZeRO-3.
+so mixed precision totals 16 Psi without ZeRO, 2 Psi + 14 Psi / N with
+ZeRO-1 and ZeRO-2 and 16 Psi / N with ZeRO-3. (The ZeRO paper's stage 1
+keeps whole gradients, 4 Psi + 12 Psi / N. Here part-zero constrains each
+gradient to the state's layout right after backward produces it at stage 1
+too, so it is reduce-scattered once, as at stage 2 -- the same
+communication as an all-reduce -- and no whole reduced gradient exists.)
 Gradients are the operands part-optimizer marks, as the update reads them;
 they live in the arena. State that is not a per-parameter tensor (the step
 count, a scalar ZeRO cannot split) is taken from the plan's bindings and
@@ -66,7 +70,7 @@ for b in re.finditer(r'param "([^"]+)" %\d+ : f32\[([\d, ]*)\] of global', dump)
         print(f"left whole: {name} ({4 * elements} bytes)")
 
 want_params = param_bytes * psi // (n if zero == 3 else 1)
-want_grads = param_bytes * psi // (n if zero >= 2 else 1)
+want_grads = param_bytes * psi // (n if zero >= 1 else 1)
 want_state = state_bytes * psi // (n if zero >= 1 else 1) + extra
 if compiler["parameters"] != want_params:
     fail(f"zero={zero}: parameters {compiler['parameters']} bytes per device, "

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -33,6 +34,24 @@ struct PartOptimizerPass
           << "unknown optimizer kind \"" << kind << "\" (expected sgd or adamw)";
       return signalPassFailure();
     }
+    if (schedule != "constant" && schedule != "cosine") {
+      getOperation().emitError() << "unknown learning-rate schedule \""
+                                 << schedule
+                                 << "\" (expected constant or cosine)";
+      return signalPassFailure();
+    }
+    if (schedule == "cosine" && decaySteps <= warmup) {
+      getOperation().emitError()
+          << "schedule=cosine needs decay-steps (the step at which the "
+             "learning rate reaches min-lr) above warmup, got decay-steps="
+          << int64_t(decaySteps) << " and warmup=" << int64_t(warmup);
+      return signalPassFailure();
+    }
+    if (minLr < 0 || minLr > lr) {
+      getOperation().emitError() << "min-lr must be in [0, lr=" << lr
+                                 << "], got " << minLr;
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isDeclaration() || getSpmdMesh(function))
         continue;
@@ -58,9 +77,9 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   // reduction over dp inside backward, where it can overlap the rest of it;
   // the scalars shared by every update (constants, the step, the learning
   // rate, the bias corrections) then go at the top of the function (`top`).
-  // Clipping needs the norm of every gradient: then all updates stay at the
-  // end. Off by default: part-zero (stage 2) finds the update as the ops from
-  // the first use of a state argument on, which needs the update at the end.
+  // Clipping needs the norm of every gradient, and loss scaling whether every
+  // gradient is finite: then all updates stay at the end (on by default;
+  // part-zero finds the update by data flow either way).
   OpBuilder top(ctx);
   Location loc = ret.getLoc();
   auto f32 = b.getF32Type();
@@ -154,14 +173,35 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   unsigned stepArg = function.getNumArguments() - 1;
   Value t = AddOp::create(top, loc, step, scalar(1.0));
   Value lrT = scalar(lr);
+  // Cosine decay (Megatron's): from lr after the warm-up down to min-lr at
+  // step decay-steps, then constant:
+  //   p = clamp((t - warmup) / (decay-steps - warmup), 0, 1)
+  //   lr(t) = min-lr + (lr - min-lr) * (1 + cos(pi p)) / 2
+  // Before the warm-up ends p = 0, so the warm-up factor below applies to lr.
+  if (schedule == "cosine") {
+    Value progress = MinOp::create(
+        top, loc, scalar(1.0),
+        MaxOp::create(
+            top, loc, scalar(0.0),
+            DivOp::create(top, loc,
+                          SubOp::create(top, loc, t, scalar(double(warmup))),
+                          scalar(double(decaySteps - warmup)))));
+    Value half = MulOp::create(
+        top, loc, scalar(0.5),
+        AddOp::create(top, loc, scalar(1.0),
+                      CosOp::create(top, loc,
+                                    MulOp::create(top, loc, progress,
+                                                  scalar(M_PI)))));
+    lrT = AddOp::create(top, loc, scalar(minLr),
+                        MulOp::create(top, loc, scalar(lr - minLr), half));
+  }
   if (warmup > 0)
     lrT = MulOp::create(
         top, loc, lrT,
         MinOp::create(top, loc, scalar(1.0),
                       DivOp::create(top, loc, t, scalar(double(warmup)))));
   // AdamW's bias corrections, 1 - beta^t: once at the top when the updates
-  // are interleaved; else per update, as before interleaving existed (the
-  // default output is unchanged).
+  // are interleaved; else per update.
   Value c1, c2;
   auto biasCorrections = [&](OpBuilder &at) {
     c1 = SubOp::create(at, loc, scalar(1.0),

@@ -544,6 +544,12 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
     - `clip=C`: every gradient is first scaled by `min(1, C / (|g| + 1e-6))`
       with `|g|` the global norm over all gradients.
     - `warmup=W`: the learning rate rises linearly, `lr * min(1, t / W)`.
+    - `schedule=cosine decay-steps=T min-lr=L`: after the warm-up the
+      learning rate falls from `lr` to `L` along half a cosine, reaching it
+      at step `T` and staying there (Megatron's cosine decay):
+      `L + (lr - L) (1 + cos(pi p)) / 2` with
+      `p = clamp((t - W) / (T - W), 0, 1)`. `schedule=constant` (the
+      default) keeps `lr` after the warm-up.
 
     `interleave=true` puts the shared scalars (step + 1, learning rate,
     bias corrections) at the top of the function and each parameter's
@@ -586,6 +592,12 @@ def PartOptimizerPass : Pass<"part-optimizer", "::mlir::ModuleOp"> {
            "weight decay (default: 0.01 for adamw, 0 for sgd)">,
     Option<"clip", "clip", "double", /*default=*/"0",
            "global gradient-norm clipping threshold (0: off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "learning-rate schedule after the warm-up: constant or cosine">,
+    Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
+           "schedule=cosine: the step at which the learning rate reaches min-lr">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0",
+           "schedule=cosine: the final learning rate">,
     Option<"warmup", "warmup", "int64_t", /*default=*/"0",
            "linear learning-rate warm-up steps (0: none)">,
     Option<"interleave", "interleave", "bool", /*default=*/"true",
