@@ -134,15 +134,19 @@
 // ZERO3: return
 // ZERO3-SAME: tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>,
 
-// Prefetched: each parameter's gather moves up above the compute of the
-// previous parameter's first use, forward (layer 1's weight above layer 0's
-// matmul) and backward (layer 1's weight, argument 3, above the backward
-// matmul that uses layer 2's); each still has a single use.
+// Prefetched: the generator tags each block's ops with part.layer, so the
+// gathers move as one group per layer, each group up above the compute of
+// the previous one: forward, layer 1's weight and bias (arguments 3, 4)
+// are gathered before layer 0's matmul; in backward, where ops carry no
+// layer, each gather is its own group (layer 1's weight, argument 3, above
+// the backward matmul that uses layer 2's); each still has a single use.
 // PREFETCH-LABEL: func.func @mlp(
 // PREFETCH: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0
-// PREFETCH-NEXT: part.all_gather %arg2 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch)
-// PREFETCH-NEXT: part.matmul %arg0, %[[W0]]
-// PREFETCH: %[[W1:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch)
+// PREFETCH-NEXT: part.all_gather %arg2 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) with the first group
+// PREFETCH-NEXT: part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) above the compute of the previous group
+// PREFETCH-NEXT: part.all_gather %arg4 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) above the compute of the previous group
+// PREFETCH-NEXT: part.matmul %arg0, %[[W0]] {part.layer = 0 : i64}
+// Layer 2's weight, gathered for forward, then again for backward:
 // PREFETCH: part.all_gather %arg5 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
 // PREFETCH: %[[W2B:.*]] = part.all_gather %arg5 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
 // PREFETCH: %[[W1B:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched

@@ -63,6 +63,9 @@ struct ValueInfo {
   uint64_t offset = 0;  // Arena
   int64_t def = -1;     // instruction that defines it (-1: before the first)
   int64_t lastUse = -1; // last instruction that reads it
+  /// The new value of a persistent value, computed into its buffer (see
+  /// planArena); not a persistent value of its own.
+  bool inPlace = false;
   uint64_t bytes() const {
     return type.getNumElements() *
            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
@@ -104,6 +107,8 @@ private:
   std::vector<ValueInfo> values;
   std::vector<fb::Offset<plan::Binding>> params, inputs, outputs;
   std::vector<fb::Offset<plan::Instruction>> instructions;
+  /// (new value, persistent value) of every output that updates one.
+  std::vector<std::pair<uint32_t, uint32_t>> updatePairs;
   int64_t position = 0; // index of the instruction being lowered
 };
 
@@ -535,6 +540,7 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
                  << " where the argument is "
                  << (argSharding ? Attribute(argSharding) : Attribute());
         updates = static_cast<int32_t>(info.index);
+        updatePairs.push_back({valueIds.lookup(value), valueIds.lookup(arg)});
       }
       FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
           op, name ? name.getValue() : ("output" + Twine(index)).str(),
@@ -564,6 +570,22 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
       ValueInfo &r = values[root(id)];
       r.lastUse = std::max(r.lastUse, values[id].lastUse);
     }
+
+  // A new value of a parameter or state whose old value (and every alias
+  // of it) nobody reads from its definition on is computed straight into
+  // the persistent buffer: no arena bytes held to the end of the step, and
+  // no copy after it (the executor skips a write-back onto itself). This
+  // is what lets updates interleaved with backward free their memory.
+  for (auto [newId, oldId] : updatePairs) {
+    ValueInfo &fresh = values[newId];
+    const ValueInfo &old = values[oldId];
+    if (fresh.storage != plan::Storage::Arena || fresh.inPlace ||
+        old.storage != plan::Storage::Persistent || old.lastUse >= fresh.def)
+      continue;
+    fresh.storage = plan::Storage::Persistent;
+    fresh.index = old.index;
+    fresh.inPlace = true;
+  }
 
   std::vector<uint32_t> arena;
   for (uint32_t id = 0; id < values.size(); ++id)
@@ -650,7 +672,7 @@ ProgramLowering::lower(ProgramMemory &memory) {
 
   planArena(memory);
   for (const ValueInfo &v : values) {
-    if (v.storage == plan::Storage::Persistent)
+    if (v.storage == plan::Storage::Persistent && !v.inPlace)
       memory.persistentBytes += v.bytes();
     if (v.storage == plan::Storage::Input)
       memory.inputBytes += v.bytes();
