@@ -569,9 +569,13 @@ std::string LoadedPlan::dump() const {
   for (size_t pi = 0; pi < p.programs()->size(); ++pi) {
     const plan::Program &prog = *p.programs()->Get(pi);
     const plan::Mesh &mesh = *p.meshes()->Get(prog.mesh());
+    // Persistent bytes by buffer: a new value computed in place shares its
+    // parameter's buffer.
     int64_t persistent = 0, inputs = 0;
+    std::set<uint32_t> buffers;
     for (const plan::Value *v : *prog.values()) {
-      if (v->storage() == plan::Storage::Persistent)
+      if (v->storage() == plan::Storage::Persistent &&
+          buffers.insert(v->index()).second)
         persistent += valueBytes(*v);
       if (v->storage() == plan::Storage::Input)
         inputs += valueBytes(*v);
@@ -592,7 +596,16 @@ std::string LoadedPlan::dump() const {
         os << "  " << kind << " \"" << b->name()->str() << "\" %" << b->value()
            << " : " << typeText(v) << " of global "
            << formatShape(toVector(b->global_shape())) << " sharded "
-           << shardingText(mesh, *b->sharding()) << "\n";
+           << shardingText(mesh, *b->sharding());
+        if (b->updates() >= 0 && prog.params() &&
+            size_t(b->updates()) < prog.params()->size()) {
+          os << " updates \""
+             << prog.params()->Get(b->updates())->name()->str() << "\"";
+          if (v.storage() == plan::Storage::Persistent &&
+              v.index() == uint32_t(b->updates()))
+            os << " in place";
+        }
+        os << "\n";
       }
     };
     bindings("param", prog.params());

@@ -48,6 +48,14 @@
 // RUN: FileCheck %s --check-prefix=GPT3 < %t/gpt-zero3.report
 // RUN: FileCheck %s --check-prefix=BF16-0 < %t/mlp-bf16-zero0.report
 // RUN: FileCheck %s --check-prefix=BF16-2 < %t/mlp-bf16-zero2.report
+// New values are computed straight into their parameter's or state's
+// buffer when nothing reads the old value afterwards (the plan dump says
+// "in place"); the step count is read by the op that makes its successor,
+// so it is copied back after the step instead.
+// RUN: FileCheck %s --check-prefix=INPLACE < %t/mlp-zero0.dump
+// INPLACE: output "new.layers.0.weight" {{.*}} updates "layers.0.weight" in place
+// INPLACE: output "new.adam.v.layers.0.weight" {{.*}} updates "adam.v.layers.0.weight" in place
+// INPLACE: output "new.optimizer.step" {{.*}} updates "optimizer.step"{{$}}
 // Without the flag there is no report:
 // RUN: partition-opt %t/mlp-f32-step.mlir --part-spmd="mesh=dp:2" | partition-translate --part-to-plan -o %t/plain.plan 2>&1 | FileCheck %s --check-prefix=PLAIN
 
