@@ -1,4 +1,4 @@
-//===- MixedPrecision.cpp - bf16 / f16 compute, f32 where it matters -----===//
+//===- MixedPrecision.cpp - bf16 / f16 compute, f32 where it matters ------===//
 //
 // Turns f32 parameters into compute-type (bf16 or f16) ones and gives every
 // op the type it computes in, casting operands where they differ: matrix
