@@ -946,14 +946,30 @@ const std::set<std::string> &hostOps() {
 
 /// The operator set translated to part ops for run-time values.
 const std::set<std::string> &runtimeOps() {
-  static const std::set<std::string> ops = {
-      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Neg", "Exp",
-      "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Relu", "Erf", "Cos",
-      "Sin", "Gelu", "Identity", "Dropout", "MatMul", "Gemm", "Softmax",
-      "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "Reshape",
-      "Flatten", "Transpose", "Unsqueeze", "Squeeze", "Concat", "Slice",
-      "Split", "Gather", "Cast", "CastLike", "Where", "Expand", "Constant",
-      "Shape", "Size", "ConstantOfShape", "Trilu"};
+  static const std::set<std::string> ops = {"Add",        "Sub",
+                                            "Mul",        "Div",
+                                            "Pow",        "Max",
+                                            "Min",        "Sum",
+                                            "Neg",        "Exp",
+                                            "Log",        "Sqrt",
+                                            "Reciprocal", "Tanh",
+                                            "Sigmoid",    "Relu",
+                                            "Erf",        "Cos",
+                                            "Sin",        "Gelu",
+                                            "Identity",   "Dropout",
+                                            "MatMul",     "Gemm",
+                                            "Softmax",    "LayerNormalization",
+                                            "ReduceMean", "ReduceSum",
+                                            "ReduceMax",  "Reshape",
+                                            "Flatten",    "Transpose",
+                                            "Unsqueeze",  "Squeeze",
+                                            "Concat",     "Slice",
+                                            "Split",      "Gather",
+                                            "Cast",       "CastLike",
+                                            "Where",      "Expand",
+                                            "Constant",   "Shape",
+                                            "Size",       "ConstantOfShape",
+                                            "Trilu"};
   return ops;
 }
 

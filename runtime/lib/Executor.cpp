@@ -638,8 +638,8 @@ Status Executor::loadParameters(ParameterSource &source) {
     if (!read.isOk() && b->role() == plan::Role::State &&
         read.code() == StatusCode::NotFound) {
       if (b->init_from()) {
-        read = source.read(b->init_from()->str(), dtype, global, offsets,
-                           local, host.data());
+        read = source.read(b->init_from()->str(), dtype, global, offsets, local,
+                           host.data());
         if (!read.isOk())
           return Status(read.code(), "initial value of state \"" +
                                          b->name()->str() +
@@ -649,8 +649,7 @@ Status Executor::loadParameters(ParameterSource &source) {
         if (b->init_value() != 0.0f) {
           if (!isFloat(dtype))
             return PARTITION_ERROR(InvalidArgument, "state \"",
-                                   b->name()->str(), "\" is ",
-                                   dtypeName(dtype),
+                                   b->name()->str(), "\" is ", dtypeName(dtype),
                                    " but has the float initial value ",
                                    b->init_value());
           int64_t count = 1;

@@ -599,8 +599,8 @@ std::string LoadedPlan::dump() const {
            << shardingText(mesh, *b->sharding());
         if (b->updates() >= 0 && prog.params() &&
             size_t(b->updates()) < prog.params()->size()) {
-          os << " updates \""
-             << prog.params()->Get(b->updates())->name()->str() << "\"";
+          os << " updates \"" << prog.params()->Get(b->updates())->name()->str()
+             << "\"";
           if (v.storage() == plan::Storage::Persistent &&
               v.index() == uint32_t(b->updates()))
             os << " in place";

@@ -297,7 +297,8 @@ public:
     // Float weights load into a parameter of another float type (f32
     // weights into a bf16 model), rounded to nearest even, as
     // `model.to(torch.bfloat16)` would.
-    bool converts = info.dtype != dtype && isFloat(info.dtype) && isFloat(dtype);
+    bool converts =
+        info.dtype != dtype && isFloat(info.dtype) && isFloat(dtype);
     if ((info.dtype != dtype && !converts) || info.shape != globalShape)
       return PARTITION_ERROR(
           InvalidArgument, reader_.path(), ": parameter \"", name, "\" is ",

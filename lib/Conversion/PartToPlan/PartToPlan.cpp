@@ -658,9 +658,9 @@ ProgramLowering::lower(ProgramMemory &memory) {
         : role.getValue() == ArgRole::Label     ? plan::Role::Label
         : role.getValue() == ArgRole::State     ? plan::Role::State
                                                 : plan::Role::Input;
-    FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
-        function, argName, planRole, arg, sharding, 0, -1,
-        function.getArgAttr(index, PartDialect::getInitAttrName()));
+    FailureOr<fb::Offset<plan::Binding>> binding =
+        makeBinding(function, argName, planRole, arg, sharding, 0, -1,
+                    function.getArgAttr(index, PartDialect::getInitAttrName()));
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);
@@ -730,8 +730,8 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   // arena values, a part of the arena row.
   uint64_t gradients = 0;
   function.walk([&](Operation *op) {
-    if (auto index = op->getAttrOfType<IntegerAttr>(
-            PartDialect::getGradientAttrName()))
+    if (auto index =
+            op->getAttrOfType<IntegerAttr>(PartDialect::getGradientAttrName()))
       gradients += bytesOf(
           cast<RankedTensorType>(op->getOperand(index.getInt()).getType()));
   });

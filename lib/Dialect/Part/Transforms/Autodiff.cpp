@@ -100,10 +100,9 @@ LogicalResult differentiate(func::FuncOp function) {
       seed = body.getArgument(i);
   if (seed && seed.getType() != loss.getType())
     seed = CastOp::create(b, loss.getLoc(), loss.getType(), seed);
-  cotangents[loss] =
-      seed ? seed
-           : splat(b, loss.getLoc(), cast<RankedTensorType>(loss.getType()),
-                   1.0);
+  cotangents[loss] = seed ? seed
+                          : splat(b, loss.getLoc(),
+                                  cast<RankedTensorType>(loss.getType()), 1.0);
   for (Operation *op : llvm::reverse(forward)) {
     SmallVector<Value> resultCotangents;
     bool any = false;

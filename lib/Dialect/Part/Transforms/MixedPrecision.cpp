@@ -159,8 +159,8 @@ LogicalResult Converter::run() {
       OpBuilder b(ret);
       operand.set(CastOp::create(b, ret.getLoc(), declared, operand.get()));
     }
-  function.setFunctionType(FunctionType::get(
-      ctx, body.getArgumentTypes(), function.getResultTypes()));
+  function.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
+                                             function.getResultTypes()));
   return success();
 }
 

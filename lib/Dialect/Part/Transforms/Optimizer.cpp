@@ -35,9 +35,9 @@ struct PartOptimizerPass
       return signalPassFailure();
     }
     if (schedule != "constant" && schedule != "cosine") {
-      getOperation().emitError() << "unknown learning-rate schedule \""
-                                 << schedule
-                                 << "\" (expected constant or cosine)";
+      getOperation().emitError()
+          << "unknown learning-rate schedule \"" << schedule
+          << "\" (expected constant or cosine)";
       return signalPassFailure();
     }
     if (schedule == "cosine" && decaySteps <= warmup) {
@@ -48,8 +48,8 @@ struct PartOptimizerPass
       return signalPassFailure();
     }
     if (minLr < 0 || minLr > lr) {
-      getOperation().emitError() << "min-lr must be in [0, lr=" << lr
-                                 << "], got " << minLr;
+      getOperation().emitError()
+          << "min-lr must be in [0, lr=" << lr << "], got " << minLr;
       return signalPassFailure();
     }
     for (auto function : getOperation().getOps<func::FuncOp>()) {
@@ -123,9 +123,8 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
              << ret.getOperand(i).getType() << " but parameter " << arg
              << " has type " << paramType;
     if (!isa<FloatType>(paramType.getElementType()))
-      return function.emitError()
-             << "parameter " << arg << " is " << paramType
-             << "; the optimizer updates float parameters";
+      return function.emitError() << "parameter " << arg << " is " << paramType
+                                  << "; the optimizer updates float parameters";
     grads.push_back({static_cast<unsigned>(arg), ret.getOperand(i)});
   }
 
@@ -148,8 +147,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   else
     top.setInsertionPoint(ret);
 
-  auto addState = [&](StringRef name, Type type,
-                      Attribute init = {}) -> Value {
+  auto addState = [&](StringRef name, Type type, Attribute init = {}) -> Value {
     unsigned index = function.getNumArguments();
     NamedAttrList attrs;
     attrs.set(nameAttr, b.getStringAttr(name));
@@ -188,10 +186,10 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
                           scalar(double(decaySteps - warmup)))));
     Value half = MulOp::create(
         top, loc, scalar(0.5),
-        AddOp::create(top, loc, scalar(1.0),
-                      CosOp::create(top, loc,
-                                    MulOp::create(top, loc, progress,
-                                                  scalar(M_PI)))));
+        AddOp::create(
+            top, loc, scalar(1.0),
+            CosOp::create(top, loc,
+                          MulOp::create(top, loc, progress, scalar(M_PI)))));
     lrT = AddOp::create(top, loc, scalar(minLr),
                         MulOp::create(top, loc, scalar(lr - minLr), half));
   }
@@ -254,8 +252,8 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
       Value s = sumAll(MulOp::create(b, loc, g, scalar(0.0)));
       total = total ? AddOp::create(b, loc, total, s).getResult() : s;
     }
-    finite = CompareOp::create(b, loc, ComparisonDirection::EQ, total,
-                               scalar(0.0));
+    finite =
+        CompareOp::create(b, loc, ComparisonDirection::EQ, total, scalar(0.0));
   }
   // `update` if the step is taken, else `old`.
   auto ifFinite = [&](Value update, Value old) -> Value {
