@@ -1,8 +1,9 @@
 // ZeRO end to end: the generated GPT and MLP of train.mlir, an AdamW step
 // (part-optimizer's default: each update interleaved with backward),
 // partitioned with `part-spmd="mesh=... zero=N"` for N = 1, 2, 3 on meshes
-// (dp, tp) = (1,2), (2,1), (2,2) and (4,2) (8 ranks; on (1,2) the dp
-// group is one device, so ZeRO has nothing to split), and at N = 3 also with
+// (dp, tp) = (1,1), (1,2), (2,1), (2,2) and (4,2) (8 ranks; on (1,1) and
+// (1,2) the dp group is one device, so ZeRO has nothing to split), and at
+// N = 3 also with
 // `part-zero-prefetch` after it ("3p"), and run for 5 steps. Every run must
 // give the per-step losses and final weights and optimizer state of the
 // single-rank run of the step with its updates at the end
@@ -32,7 +33,7 @@
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3 interleave=false" > %t/$model-step-end.mlir || exit 1; \
 // RUN:   runs=""; \
-// RUN:   for cfg in dp:1/0 $(for m in dp:1,tp:2 dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3 3p; do echo $m/$z; done; done); do \
+// RUN:   for cfg in dp:1/0 $(for m in dp:1 dp:1,tp:2 dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3 3p; do echo $m/$z; done; done); do \
 // RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; step=%t/$model-step.mlir; [ $cfg = dp:1/0 ] && step=%t/$model-step-end.mlir; \
 // RUN:     prefetch=""; [ $z = 3p ] && prefetch=--part-zero-prefetch; \
 // RUN:     partition-opt $step --part-spmd="mesh=$m zero=${z%%p}" 2>/dev/null | partition-opt $prefetch -o %t/$n.mlir || exit 1; \
