@@ -10,6 +10,7 @@
 #include "partition/runtime/Sharding.h"
 
 #include "FileIO.h"
+#include "Json.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -43,20 +44,7 @@ CheckpointManifest::find(const std::string &name) const {
 namespace {
 
 void appendString(std::string &out, const std::string &s) {
-  out += '"';
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (uint8_t(c) < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", unsigned(c));
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
+  detail::appendJsonString(out, s);
 }
 
 template <typename T>

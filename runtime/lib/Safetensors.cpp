@@ -11,6 +11,7 @@
 #include "partition/runtime/Safetensors.h"
 
 #include "FileIO.h"
+#include "Json.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -1027,46 +1028,6 @@ SafetensorsWriter::ordered() const {
   return order;
 }
 
-/// Appends `text` as a JSON string, escaped as serde_json does.
-static void appendJsonString(std::string &out, const std::string &text) {
-  out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\b':
-      out += "\\b";
-      break;
-    case '\f':
-      out += "\\f";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20) {
-        static const char hex[] = "0123456789abcdef";
-        out += "\\u00";
-        out += hex[c >> 4];
-        out += hex[c & 15];
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  out += '"';
-}
-
 std::string SafetensorsWriter::headerBytes() const {
   std::string json = "{";
   bool firstMember = true;
@@ -1077,9 +1038,9 @@ std::string SafetensorsWriter::headerBytes() const {
       if (!first)
         json += ',';
       first = false;
-      appendJsonString(json, key);
+      detail::appendJsonString(json, key);
       json += ':';
-      appendJsonString(json, value);
+      detail::appendJsonString(json, value);
     }
     json += '}';
     firstMember = false;
@@ -1089,7 +1050,7 @@ std::string SafetensorsWriter::headerBytes() const {
     if (!firstMember)
       json += ',';
     firstMember = false;
-    appendJsonString(json, tensor->name);
+    detail::appendJsonString(json, tensor->name);
     json += ":{\"dtype\":\"";
     json += safetensorsDTypeName(tensor->dtype);
     json += "\",\"shape\":";

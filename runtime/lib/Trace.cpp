@@ -7,6 +7,8 @@
 
 #include "partition/runtime/Trace.h"
 
+#include "Json.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -18,32 +20,9 @@ namespace {
 
 /// `s` as a JSON string literal.
 std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20) {
-        char buffer[8];
-        std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-        out += buffer;
-      } else {
-        out += char(c);
-      }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  detail::appendJsonString(out, s);
+  return out;
 }
 
 std::string number(double x) {
