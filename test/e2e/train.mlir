@@ -35,5 +35,15 @@
 // RUN:   %python %S/Inputs/losses_agree.py 2e-5 2e-5 %t/$model-dp:1.log %t/$model-dp:2.log %t/$model-dp:1,tp:2.log %t/$model-dp:2,tp:2.log %t/$model-dp:4,tp:2.log || exit 1; \
 // RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/$model-dp:1 %t/$model-dp:2 %t/$model-dp:1,tp:2 %t/$model-dp:2,tp:2 %t/$model-dp:4,tp:2 || exit 1; \
 // RUN: done
+// Plain data parallelism completes each gradient's sum over dp once (an
+// all-reduce where backward produces it), not once per use in AdamW's
+// update (both moments): as many all-reduces over dp as parameters, plus
+// the loss's.
+// RUN: for model in gpt mlp; do \
+// RUN:   partition-opt %t/$model-step.mlir --part-spmd="mesh=dp:2,tp:2" -o %t/$model-dp2tp2.mlir 2>/dev/null || exit 1; \
+// RUN:   p=$(grep -o 'part.role<parameter>' %t/$model-dp2tp2.mlir | wc -l); \
+// RUN:   r=$(grep -c 'part.all_reduce .*axes \[[^]]*"dp"' %t/$model-dp2tp2.mlir); \
+// RUN:   [ "$r" -eq $((p + 1)) ] || { echo "$model: $r all-reduces over dp for $p parameters"; exit 1; }; \
+// RUN: done
 // The loss falls:
 // RUN: %python %S/Inputs/losses_agree.py --falling %t/gpt-dp:2,tp:2.log

@@ -28,8 +28,10 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
                                              options.tensorParallelAxis,
                                              options.sequenceParallel}));
   // ZeRO shards the tensor-parallel layouts over the data-parallel axis, so
-  // it comes after both; without that axis the pass reports it.
-  if (options.zero != 0)
+  // it comes after both; without that axis the pass reports it. Stage 0
+  // (plain data parallelism) only reduces each gradient of a training step
+  // once, where backward produces it, rather than once per use.
+  if (options.zero != 0 || hasAxis(options.dataParallelAxis))
     pm.addPass(createPartZeroPass(
         {options.meshName, options.dataParallelAxis, options.zero}));
   pm.addPass(createPartPropagateShardingsPass());

@@ -723,6 +723,8 @@ LogicalResult ZeroSharding::run() {
     if ((role != ArgRole::State && role != ArgRole::Parameter) ||
         typeOf(i).getRank() == 0)
       continue; // scalars (the step counter) stay whole
+    if (stage == 0)
+      continue; // only the gradients' constraints below
     zero[i] = split((*base)[i], typeOf(i));
     bool atRest = role == ArgRole::State || stage >= 3;
     if (!zero[i] && atRest)
@@ -731,7 +733,7 @@ LogicalResult ZeroSharding::run() {
 
   // Stage 1 (and up): state split; parameters pinned to their layout unless
   // stage 3 splits them too. An annotation already there stands.
-  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+  for (unsigned i = 0; stage >= 1 && i < function.getNumArguments(); ++i) {
     ArgRole role = roleOf(i);
     if ((role != ArgRole::State && role != ArgRole::Parameter) ||
         typeOf(i).getRank() == 0)
@@ -823,8 +825,6 @@ struct PartZeroPass
                          << " does not exist (expected 0 to 3)";
       return signalPassFailure();
     }
-    if (n == 0)
-      return;
     if (failed(lookupMeshAxisSize(module, meshName, axis,
                                   "shard optimizer state over")))
       return signalPassFailure();

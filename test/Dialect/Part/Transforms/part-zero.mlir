@@ -103,7 +103,12 @@ func.func @step(
 // PART3: part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<1x4xf32> -> tensor<2x4xf32>
 // PART3: part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<1x4xf32> -> tensor<2x4xf32>
 
-// Stage 0 leaves the step as it is.
+// Stage 0 (plain data parallelism, what part-spmd runs without zero=N on a
+// mesh with dp) splits nothing over dp: it only constrains each gradient to
+// its parameter's layout where backward produces it, so that the pending
+// sum over dp is completed once, not once per use in the update.
 // ZERO0-LABEL: func.func @step(
 // ZERO0-SAME: {part.name = "momentum.w", part.role = #part.role<state>}
-// ZERO0-NOT: part.sharding_constraint
+// ZERO0: part.sharding_constraint %{{.*}} <@mesh, [{}, {"tp"}]> : tensor<8x4xf32>
+// ZERO0: part.sharding_constraint %{{.*}} <@mesh, [{"tp"}, {}]> : tensor<4x4xf32>
+// ZERO0-NOT: "dp"

@@ -266,6 +266,11 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
     propagation would give it (its tensor-parallel shard), on its first
     dimension whose local size the axis divides; a value with no such
     dimension stays whole over the axis and a remark names it.
+    - `stage=0` (what `part-spmd` runs on a mesh with the data-parallel
+      axis and no `zero=N`): no layout changes; only the gradient
+      constraints of stage 1 below, to the layouts propagation gives, so
+      each gradient's sum over the axis is completed once (an all-reduce
+      where backward produces it) instead of once per use in the update.
     - `stage=1`: every non-scalar `state` argument (the matching
       `part.updates` result is laid out like it), so the update runs on one
       shard per device, and a `part.sharding_constraint` on each gradient,
@@ -307,7 +312,8 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
     Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
            "the data-parallel mesh axis">,
     Option<"stage", "stage", "unsigned", /*default=*/"1",
-           "ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also "
+           "ZeRO stage: 0 only reduces each gradient once (plain data "
+           "parallelism), 1 shards optimizer state, 2 also gradients, 3 also "
            "parameters">
   ];
 }
