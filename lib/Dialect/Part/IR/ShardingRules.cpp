@@ -462,16 +462,18 @@ ShardingRule TransposeOp::getShardingRule() {
   return rule;
 }
 
-ShardingRule SliceOp::getShardingRule() {
-  // A dimension read whole (offset 0, stride 1, full size) is parallel; a
-  // sliced one stays whole on both sides.
+/// The rule of a strided window (slice reads it from `in`, pad writes it
+/// into `out`): a dimension that is the whole window (offset 0, stride 1,
+/// equal sizes) is parallel; any other stays whole on both sides.
+static ShardingRule
+stridedWindowRule(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                  ArrayRef<int64_t> offsets,
+                  std::optional<ArrayRef<int64_t>> strides) {
   ShardingRule rule;
-  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
-  std::optional<ArrayRef<int64_t>> strides = getStrides();
   ShardingRule::ValueMapping inMap, outMap;
   for (size_t d = 0; d < in.size(); ++d) {
-    bool whole = getOffsets()[d] == 0 && in[d] == out[d] &&
-                 (!strides || (*strides)[d] == 1);
+    bool whole =
+        offsets[d] == 0 && in[d] == out[d] && (!strides || (*strides)[d] == 1);
     if (whole) {
       int64_t f = rule.addFactor(in[d]);
       inMap.push_back({f});
@@ -486,28 +488,14 @@ ShardingRule SliceOp::getShardingRule() {
   return rule;
 }
 
+ShardingRule SliceOp::getShardingRule() {
+  return stridedWindowRule(shapeOf(getInput()), shapeOf(getResult()),
+                           getOffsets(), getStrides());
+}
+
 ShardingRule PadOp::getShardingRule() {
-  // The transpose of slice's rule: a dimension written whole (offset 0,
-  // stride 1, full size) is parallel; a padded one stays whole on both sides.
-  ShardingRule rule;
-  ArrayRef<int64_t> in = shapeOf(getInput()), out = shapeOf(getResult());
-  std::optional<ArrayRef<int64_t>> strides = getStrides();
-  ShardingRule::ValueMapping inMap, outMap;
-  for (size_t d = 0; d < in.size(); ++d) {
-    bool whole = getOffsets()[d] == 0 && in[d] == out[d] &&
-                 (!strides || (*strides)[d] == 1);
-    if (whole) {
-      int64_t f = rule.addFactor(in[d]);
-      inMap.push_back({f});
-      outMap.push_back({f});
-    } else {
-      inMap.push_back({rule.addFactor(in[d], FactorKind::NeedReplication)});
-      outMap.push_back({rule.addFactor(out[d], FactorKind::NeedReplication)});
-    }
-  }
-  rule.addOperand(inMap);
-  rule.addResult(outMap);
-  return rule;
+  return stridedWindowRule(shapeOf(getInput()), shapeOf(getResult()),
+                           getOffsets(), getStrides());
 }
 
 ShardingRule ConcatOp::getShardingRule() {
