@@ -301,24 +301,32 @@ private:
   // Elementwise
   //===--------------------------------------------------------------------===//
 
-  Status binary(OpKind op, BinaryKind kind, const std::vector<TensorRef> &in,
-                const TensorRef &out, const LaunchConfig &config) {
-    int64_t count = out.numElements();
-    if (count == 0)
-      return Status::ok();
+  /// The two operands of a binary op (or compare) broadcast to `out`, with
+  /// dimensions merged where they stay contiguous.
+  static Status broadcastView(OpKind op, const std::vector<TensorRef> &in,
+                              const TensorRef &out, BroadcastView &view) {
     Walk walk{out.shape,
               {broadcastStrides(in[0].shape, out.shape),
                broadcastStrides(in[1].shape, out.shape)}};
     walk.simplify();
     if (walk.rank() > kMaxRank)
       return tooManyDims(op, walk.rank());
-    BroadcastView view;
     view.rank = walk.rank();
     for (int d = 0; d < view.rank; ++d) {
       view.shape[d] = walk.shape[d];
       view.lhsStrides[d] = walk.strides[0][d];
       view.rhsStrides[d] = walk.strides[1][d];
     }
+    return Status::ok();
+  }
+
+  Status binary(OpKind op, BinaryKind kind, const std::vector<TensorRef> &in,
+                const TensorRef &out, const LaunchConfig &config) {
+    int64_t count = out.numElements();
+    if (count == 0)
+      return Status::ok();
+    BroadcastView view;
+    PARTITION_RETURN_IF_ERROR(broadcastView(op, in, out, view));
     PARTITION_CUDA_CHECK(launchBinary(config, kind, out.dtype, out.data,
                                       in[0].data, in[1].data, view, count));
     return Status::ok();
@@ -355,19 +363,8 @@ private:
     int64_t count = out.numElements();
     if (count == 0)
       return Status::ok();
-    Walk walk{out.shape,
-              {broadcastStrides(in[0].shape, out.shape),
-               broadcastStrides(in[1].shape, out.shape)}};
-    walk.simplify();
-    if (walk.rank() > kMaxRank)
-      return tooManyDims(op, walk.rank());
     BroadcastView view;
-    view.rank = walk.rank();
-    for (int d = 0; d < view.rank; ++d) {
-      view.shape[d] = walk.shape[d];
-      view.lhsStrides[d] = walk.strides[0][d];
-      view.rhsStrides[d] = walk.strides[1][d];
-    }
+    PARTITION_RETURN_IF_ERROR(broadcastView(op, in, out, view));
     PARTITION_CUDA_CHECK(launchCompare(
         config, static_cast<int>(direction), in[0].dtype,
         static_cast<int32_t *>(out.data), in[0].data, in[1].data, view, count));

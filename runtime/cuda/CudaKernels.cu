@@ -553,19 +553,18 @@ __global__ void fillKernel(E *out, E value, int64_t count) {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-template <typename E, typename I>
-__global__ void stridedCopyKernel(E *out, const E *in, StridedView view,
+/// Element i of the dense side moves to or from the strided view's element
+/// i: a gather (`Scatter` false: out[i] = in[view(i)]) or its transpose
+/// (`Scatter` true: out[view(i)] = in[i]).
+template <bool Scatter, typename E, typename I>
+__global__ void stridedMoveKernel(E *out, const E *in, StridedView view,
                                   int64_t count) {
   PARTITION_GRID_STRIDE_LOOP(i, count) {
-    out[i] = in[stridedOffset<I>(view, static_cast<I>(i))];
-  }
-}
-
-template <typename E, typename I>
-__global__ void stridedScatterKernel(E *out, const E *in, StridedView view,
-                                     int64_t count) {
-  PARTITION_GRID_STRIDE_LOOP(i, count) {
-    out[stridedOffset<I>(view, static_cast<I>(i))] = in[i];
+    I at = stridedOffset<I>(view, static_cast<I>(i));
+    if constexpr (Scatter)
+      out[at] = in[i];
+    else
+      out[i] = in[at];
   }
 }
 
@@ -1000,41 +999,40 @@ cudaError_t cuda::launchFillPattern(const LaunchConfig &config,
   });
 }
 
-cudaError_t cuda::launchStridedCopy(const LaunchConfig &config,
-                                    int elementBytes, void *out, const void *in,
-                                    const StridedView &view, int64_t count) {
+/// launchStridedCopy and launchStridedScatter: 32-bit index arithmetic
+/// where the view fits.
+template <bool Scatter>
+static cudaError_t
+launchStridedMove(const LaunchConfig &config, int elementBytes, void *out,
+                  const void *in, const StridedView &view, int64_t count) {
   if (count == 0)
     return cudaSuccess;
   return withElementBytes(elementBytes, [&](auto tag) {
     using E = Pointee<decltype(tag)>;
     int grid = gridFor(config, count);
     if (fitsIn32Bits(view, count))
-      stridedCopyKernel<E, uint32_t><<<grid, kThreads, 0, config.stream>>>(
-          static_cast<E *>(out), static_cast<const E *>(in), view, count);
+      stridedMoveKernel<Scatter, E, uint32_t>
+          <<<grid, kThreads, 0, config.stream>>>(
+              static_cast<E *>(out), static_cast<const E *>(in), view, count);
     else
-      stridedCopyKernel<E, int64_t><<<grid, kThreads, 0, config.stream>>>(
-          static_cast<E *>(out), static_cast<const E *>(in), view, count);
+      stridedMoveKernel<Scatter, E, int64_t>
+          <<<grid, kThreads, 0, config.stream>>>(
+              static_cast<E *>(out), static_cast<const E *>(in), view, count);
     return cudaGetLastError();
   });
+}
+
+cudaError_t cuda::launchStridedCopy(const LaunchConfig &config,
+                                    int elementBytes, void *out, const void *in,
+                                    const StridedView &view, int64_t count) {
+  return launchStridedMove<false>(config, elementBytes, out, in, view, count);
 }
 
 cudaError_t cuda::launchStridedScatter(const LaunchConfig &config,
                                        int elementBytes, void *out,
                                        const void *in, const StridedView &view,
                                        int64_t count) {
-  if (count == 0)
-    return cudaSuccess;
-  return withElementBytes(elementBytes, [&](auto tag) {
-    using E = Pointee<decltype(tag)>;
-    int grid = gridFor(config, count);
-    if (fitsIn32Bits(view, count))
-      stridedScatterKernel<E, uint32_t><<<grid, kThreads, 0, config.stream>>>(
-          static_cast<E *>(out), static_cast<const E *>(in), view, count);
-    else
-      stridedScatterKernel<E, int64_t><<<grid, kThreads, 0, config.stream>>>(
-          static_cast<E *>(out), static_cast<const E *>(in), view, count);
-    return cudaGetLastError();
-  });
+  return launchStridedMove<true>(config, elementBytes, out, in, view, count);
 }
 
 cudaError_t cuda::launchScatterAdd(const LaunchConfig &config, DType dtype,
