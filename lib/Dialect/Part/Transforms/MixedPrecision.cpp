@@ -58,7 +58,7 @@ public:
       : function(function), compute(compute),
         f32(Float32Type::get(function.getContext())) {}
 
-  LogicalResult run();
+  void run();
 
 private:
   /// `value` as a tensor of element type `element`: a new splat constant
@@ -93,7 +93,7 @@ Value Converter::convert(Value value, Type element, Operation *user) {
   return CastOp::create(b, user->getLoc(), type, value);
 }
 
-LogicalResult Converter::run() {
+void Converter::run() {
   Block &body = function.getBody().front();
   MLIRContext *ctx = function.getContext();
 
@@ -161,7 +161,6 @@ LogicalResult Converter::run() {
     }
   function.setFunctionType(FunctionType::get(ctx, body.getArgumentTypes(),
                                              function.getResultTypes()));
-  return success();
 }
 
 struct PartMixedPrecisionPass
@@ -213,8 +212,7 @@ struct PartMixedPrecisionPass
                              << function.getName() << " has more";
         return signalPassFailure();
       }
-      if (failed(Converter(function, type).run()))
-        return signalPassFailure();
+      Converter(function, type).run();
       if (type.isF16())
         addLossScale(function);
     }
