@@ -11,6 +11,7 @@
 #include "partition/runtime/Npy.h"
 
 #include "FileIO.h"
+#include "partition/runtime/Files.h"
 
 #include <algorithm>
 #include <cctype>
@@ -373,15 +374,10 @@ struct FileCloser {
 /// Opens `path` and reads and checks its header.
 static Status openNpy(const std::string &path, FileCloser &file,
                       NpyInfo &info) {
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0)
-    return detail::ioError(path, "cannot open");
-  struct stat st;
-  if (::fstat(file.fd, &st) != 0)
-    return detail::ioError(path, "cannot stat");
-  if (!S_ISREG(st.st_mode))
-    return PARTITION_ERROR(InvalidArgument, path, ": not a regular file");
-  uint64_t size = static_cast<uint64_t>(st.st_size);
+  PARTITION_ASSIGN_OR_RETURN(RegularFile opened,
+                             RegularFile::open(path, ".npy file"));
+  uint64_t size = opened.size();
+  file.fd = opened.release();
   // The preamble first, then the header it announces.
   std::string bytes(std::min<uint64_t>(size, 12), '\0');
   PARTITION_RETURN_IF_ERROR(

@@ -11,6 +11,7 @@
 #include "partition/runtime/Safetensors.h"
 
 #include "FileIO.h"
+#include "partition/runtime/Files.h"
 #include "Json.h"
 
 #include <algorithm>
@@ -515,15 +516,10 @@ static StatusOr<uint64_t> checkHeaderLength(const std::string &path,
 StatusOr<SafetensorsReader> SafetensorsReader::open(const std::string &path) {
   SafetensorsReader reader;
   reader.path_ = path;
-  reader.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (reader.fd_ < 0)
-    return detail::ioError(path, "cannot open");
-  struct stat st;
-  if (::fstat(reader.fd_, &st) != 0)
-    return detail::ioError(path, "cannot stat");
-  if (!S_ISREG(st.st_mode))
-    return PARTITION_ERROR(InvalidArgument, path, ": not a regular file");
-  uint64_t fileBytes = static_cast<uint64_t>(st.st_size);
+  PARTITION_ASSIGN_OR_RETURN(RegularFile file,
+                             RegularFile::open(path, "safetensors file"));
+  uint64_t fileBytes = file.size();
+  reader.fd_ = file.release();
   if (fileBytes < 8)
     return PARTITION_ERROR(InvalidArgument, path, ": file has ", fileBytes,
                            " bytes, fewer than the 8-byte header length");
