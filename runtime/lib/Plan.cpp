@@ -1,11 +1,11 @@
 //===- Plan.cpp - loading, validating and dumping plans -------------------===//
 
 #include "partition/runtime/Plan.h"
+#include "partition/runtime/Files.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Tensor.h"
 
-#include <fstream>
-#include <iterator>
+#include <cstdio>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -36,6 +36,12 @@ int64_t partition::runtime::groupSize(const plan::Mesh &mesh,
 }
 
 namespace {
+
+std::string formatHex(uint64_t x) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%016llx", (unsigned long long)x);
+  return text;
+}
 
 std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
   return v ? std::vector<int64_t>(v->begin(), v->end())
@@ -139,14 +145,24 @@ Status ProgramValidator::checkValues() {
     const plan::Value &v = *values.Get(id);
     if (v.dtype() > plan::DType::MAX)
       return fail("value ", id, " has unknown dtype ", int(v.dtype()));
+    // Checked products: a shape such as [2^40, 2^40] must not wrap around
+    // to a small (or zero) size that later copies would trust.
     int64_t elements = 1;
     for (int64_t d : *v.shape()) {
       if (d < 0 || d > kMaxDim)
         return fail("value ", id, " has dimension ", d);
-      elements *= d;
-      if (elements > kMaxBytes)
-        return fail("value ", id, " has more than ", kMaxBytes, " elements");
+      if (__builtin_mul_overflow(elements, d, &elements) ||
+          elements > kMaxBytes)
+        return fail("value ", id, " of shape ", formatShape(toVector(v.shape())),
+                    " has more than ", kMaxBytes, " elements");
     }
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(elements, dtypeSize(toDType(v.dtype())),
+                               &bytes) ||
+        bytes > kMaxBytes)
+      return fail("value ", id, " of shape ", formatShape(toVector(v.shape())),
+                  " has ", elements, " elements, more than ", kMaxBytes,
+                  " bytes");
     switch (v.storage()) {
     case plan::Storage::Arena:
       if (v.offset() > program.arena_bytes() ||
@@ -209,6 +225,13 @@ Status ProgramValidator::checkBindings(
       return fail(kind, " \"", name, "\" has rank ", rank, " but its sharding ",
                   "has ", dims.size(), " and its global shape ",
                   b.global_shape()->size(), " dimensions");
+    int64_t globalElements = 1;
+    for (int64_t d : *b.global_shape())
+      if (d < 0 || __builtin_mul_overflow(globalElements, d, &globalElements) ||
+          globalElements > kMaxBytes)
+        return fail(kind, " \"", name, "\" has the global shape ",
+                    formatShape(toVector(b.global_shape())),
+                    ", negative or of more than ", kMaxBytes, " elements");
     std::set<uint32_t> used;
     auto useAxis = [&](uint32_t axis) -> Status {
       if (axis >= mesh->axis_names()->size())
@@ -460,12 +483,29 @@ StatusOr<LoadedPlan> LoadedPlan::fromBytes(std::vector<uint8_t> bytes,
                            ": not a partition plan (missing the PPLN "
                            "identifier; ",
                            bytes.size(), " bytes)");
-  uint32_t declared = fb::GetPrefixedSize(bytes.data());
-  if (uint64_t(declared) + sizeof(fb::uoffset_t) != bytes.size())
+  uint64_t declared =
+      uint64_t(fb::GetPrefixedSize(bytes.data())) + sizeof(fb::uoffset_t);
+  if (declared == bytes.size())
+    return PARTITION_ERROR(InvalidArgument, source,
+                           ": the plan has no checksum (a plan of format "
+                           "version 4 or older); translate it again");
+  if (declared + kPlanChecksumBytes != bytes.size())
     return PARTITION_ERROR(InvalidArgument, source, ": the plan declares ",
-                           declared + sizeof(fb::uoffset_t),
-                           " bytes but the file has ", bytes.size(),
-                           " (truncated or padded)");
+                           declared, " bytes and a checksum of ",
+                           kPlanChecksumBytes, " but the file has ",
+                           bytes.size(), " (truncated or padded)");
+  // The checksum covers every byte before it: a changed byte anywhere is
+  // caught here, before it could pass the checks below as another valid plan.
+  uint64_t stored = 0;
+  for (size_t i = 0; i < kPlanChecksumBytes; ++i)
+    stored |= uint64_t(bytes[declared + i]) << (8 * i);
+  uint64_t actual = fnv1a64(bytes.data(), declared);
+  if (stored != actual)
+    return PARTITION_ERROR(
+        InvalidArgument, source, ": the plan's checksum does not match its ",
+        declared, " bytes (stored ", formatHex(stored), ", computed ",
+        formatHex(actual), "); the file is corrupted");
+  bytes.resize(declared);
   fb::Verifier verifier(bytes.data(), bytes.size(),
                         /*max_depth=*/64, /*max_tables=*/10000000);
   if (!plan::VerifySizePrefixedPlanBuffer(verifier))
@@ -490,13 +530,11 @@ StatusOr<LoadedPlan> LoadedPlan::fromBytes(std::vector<uint8_t> bytes,
 }
 
 StatusOr<LoadedPlan> LoadedPlan::fromFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return PARTITION_ERROR(NotFound, path, ": cannot open the plan file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
-  if (file.bad())
-    return PARTITION_ERROR(Internal, path, ": read error");
+  // A plan's size prefix is 32 bits: no plan is larger than 4 GiB (+ the
+  // prefix and the checksum).
+  PARTITION_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> bytes,
+      readRegularFile(path, "plan", (uint64_t(1) << 32) + 64));
   return fromBytes(std::move(bytes), path);
 }
 

@@ -225,6 +225,7 @@ enum class Break {
   BindingSharding,
   ScheduleProgram,
   Opcode,
+  HugeShape,
 };
 
 /// A two-device plan: y = all_reduce(x @ w) + b over axis "tp".
@@ -251,7 +252,10 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
       value({4, 6}, plan::Storage::Arena, 0, 0),        // 5
       value({24}, plan::Storage::Alias, 0,
             what == Break::AliasForward ? 7 : 5), // 6
-      value({24}, plan::Storage::Arena, 128, 0),  // 7
+      what == Break::HugeShape // 2^80 elements, 0 when wrapped
+          ? value({int64_t(1) << 40, int64_t(1) << 40}, plan::Storage::Arena,
+                  128, 0)
+          : value({24}, plan::Storage::Arena, 128, 0), // 7
   };
   auto sharding = [&](std::vector<std::vector<uint32_t>> dims) {
     std::vector<fb::Offset<plan::DimSharding>> d;
@@ -306,8 +310,10 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
       b, what == Break::Version ? kFormatVersion + 1 : kFormatVersion, "test",
       &meshes, &programs, &schedule);
   b.FinishSizePrefixed(root, plan::PlanIdentifier());
-  return std::vector<uint8_t>(b.GetBufferPointer(),
-                              b.GetBufferPointer() + b.GetSize());
+  std::vector<uint8_t> bytes(b.GetBufferPointer(),
+                             b.GetBufferPointer() + b.GetSize());
+  appendPlanChecksum(bytes);
+  return bytes;
 }
 
 TEST(Plan, LoadsAValidPlanAndDumpsIt) {
@@ -353,6 +359,8 @@ TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
        "global size 8"},
       {Break::ScheduleProgram, "schedule step names program 4 of 1"},
       {Break::Opcode, "unknown opcode 999"},
+      {Break::HugeShape, "value 7 of shape [1099511627776, 1099511627776] "
+                         "has more than 1125899906842624 elements"},
   };
   for (const Case &c : cases) {
     StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(buildPlan(c.what), "x.plan");
@@ -373,25 +381,39 @@ TEST(Plan, RejectsEveryTruncation) {
   }
 }
 
-TEST(Plan, SurvivesRandomByteFlips) {
-  // Every mutation either loads (the flip hit padding or a value that stays
-  // valid) or is rejected; none may crash. A loaded mutant is dumped too, so
-  // the dumper only ever sees validated plans.
+TEST(Plan, RejectsEveryRandomByteFlip) {
+  // The checksum covers every byte: no mutation may load as another plan
+  // (before it, a flip in a shape or an attribute could load and run).
   std::vector<uint8_t> valid = buildPlan();
   std::mt19937 rng(1234);
-  int rejected = 0;
   for (int i = 0; i < 20000; ++i) {
     std::vector<uint8_t> mutant = valid;
     int flips = 1 + rng() % 4;
     for (int f = 0; f < flips; ++f)
       mutant[rng() % mutant.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+    if (mutant == valid)
+      continue;
     StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(mutant, "m.plan");
-    if (p.isOk())
-      EXPECT_FALSE(p->dump().empty());
-    else
-      ++rejected;
+    EXPECT_FALSE(p.isOk()) << "mutation " << i << " loaded";
   }
-  EXPECT_GT(rejected, 10000); // most flips land in data that matters
+}
+
+TEST(Plan, NamesTheChecksumMismatch) {
+  std::vector<uint8_t> plan = buildPlan();
+  plan[plan.size() / 2] ^= 1;
+  StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(plan, "c.plan");
+  ASSERT_FALSE(p.isOk());
+  EXPECT_NE(p.status().message().find("c.plan: the plan's checksum does not "
+                                      "match its"),
+            std::string::npos)
+      << p.status().message();
+  // A plan without a checksum is an older format.
+  std::vector<uint8_t> old(plan.begin(), plan.end() - kPlanChecksumBytes);
+  EXPECT_NE(LoadedPlan::fromBytes(old, "o.plan")
+                .status()
+                .message()
+                .find("has no checksum"),
+            std::string::npos);
 }
 
 TEST(Plan, RejectsPaddedFiles) {

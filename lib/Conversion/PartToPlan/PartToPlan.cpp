@@ -12,6 +12,7 @@
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/runtime/Plan.h"
 #include "partition/runtime/plan/plan_generated.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,8 +31,9 @@ using namespace partition;
 using namespace partition::part;
 namespace fb = flatbuffers;
 
-/// Must match kFormatVersion in runtime/include/partition/runtime/Plan.h.
-static constexpr uint32_t kPlanFormatVersion = 4;
+/// The version the runtime reads (runtime/include/partition/runtime/Plan.h).
+static constexpr uint32_t kPlanFormatVersion =
+    partition::runtime::kFormatVersion;
 
 /// Arena offsets are multiples of this (cache lines; vector loads).
 static constexpr uint64_t kArenaAlignment = 64;
@@ -835,6 +837,8 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
   builder.FinishSizePrefixed(root, plan::PlanIdentifier());
   bytes.assign(builder.GetBufferPointer(),
                builder.GetBufferPointer() + builder.GetSize());
+  // The checksum lets the runtime reject a corrupted file outright.
+  partition::runtime::appendPlanChecksum(bytes);
   if (memory)
     *memory = std::move(figures);
   return success();

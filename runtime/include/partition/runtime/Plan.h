@@ -11,6 +11,7 @@
 #define PARTITION_RUNTIME_PLAN_H
 
 #include "partition/runtime/DType.h"
+#include "partition/runtime/Files.h"
 #include "partition/runtime/Status.h"
 #include "partition/runtime/plan/plan_generated.h"
 
@@ -23,12 +24,26 @@ namespace partition::runtime {
 
 /// The plan format version this runtime reads (plan.fbs changes that an
 /// older reader would misread bump it; the compiler writes the same number).
-constexpr uint32_t kFormatVersion = 4;
+/// Version 5 added the checksum after the FlatBuffer.
+constexpr uint32_t kFormatVersion = 5;
+
+/// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
+/// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.
+constexpr size_t kPlanChecksumBytes = 8;
+
+/// Appends the checksum to a finished size-prefixed plan buffer (what every
+/// writer of plan files does last; LoadedPlan checks and strips it).
+inline void appendPlanChecksum(std::vector<uint8_t> &bytes) {
+  uint64_t sum = fnv1a64(bytes.data(), bytes.size());
+  for (size_t i = 0; i < kPlanChecksumBytes; ++i)
+    bytes.push_back(uint8_t(sum >> (8 * i)));
+}
 
 /// A plan held in memory after it passed verification and validation.
 class LoadedPlan {
 public:
-  /// Checks `bytes` (named `source` in messages) and keeps them.
+  /// Checks `bytes` (named `source` in messages: the size prefix, the
+  /// checksum, then the contents) and keeps them.
   static StatusOr<LoadedPlan> fromBytes(std::vector<uint8_t> bytes,
                                         std::string source);
   /// Reads and checks the plan file at `path`.
