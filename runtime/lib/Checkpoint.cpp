@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Checkpoint.h"
+#include "partition/runtime/Files.h"
 #include "partition/runtime/Sharding.h"
 
 #include "FileIO.h"
@@ -68,9 +69,18 @@ Status writeAtomically(const std::string &path, const std::string &bytes) {
   ::close(fd);
   if (s.isOk() && std::rename(tmp.c_str(), path.c_str()) != 0)
     s = detail::ioError(path, "cannot rename the temporary file onto");
-  if (!s.isOk())
+  if (!s.isOk()) {
     ::unlink(tmp.c_str());
-  return s;
+    return s;
+  }
+  // The rename is durable only once the directory entry is.
+  return syncDirectory(std::filesystem::path(path).parent_path().string());
+}
+
+std::string hex64(uint64_t x) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "%016llx", (unsigned long long)x);
+  return text;
 }
 
 } // namespace
@@ -125,6 +135,15 @@ std::string CheckpointManifest::toJson() const {
       out += "}";
     }
     out += "]}";
+  }
+  out += "\n  },\n  \"files\": {";
+  bool firstFile = true;
+  for (const auto &[name, file] : files) {
+    out += firstFile ? "\n    " : ",\n    ";
+    firstFile = false;
+    appendString(out, name);
+    out += ": {\"bytes\": " + std::to_string(file.bytes) +
+           ", \"fnv1a64\": \"" + hex64(file.checksum) + "\"}";
   }
   out += "\n  }\n}\n";
   return out;
@@ -192,8 +211,9 @@ partition::runtime::describeCheckpoint(const plan::Plan &root, int64_t steps) {
   return manifest;
 }
 
-Status partition::runtime::writeCheckpointShard(const std::string &dir,
-                                                Executor &executor, int rank) {
+StatusOr<CheckpointFile>
+partition::runtime::writeCheckpointShard(const std::string &dir,
+                                         Executor &executor, int rank) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error)
@@ -224,7 +244,12 @@ Status partition::runtime::writeCheckpointShard(const std::string &dir,
         writer.add(name, h.dtype, h.shape, h.data.data()));
   }
   PARTITION_ASSIGN_OR_RETURN(std::string bytes, writer.serialize());
-  return writeAtomically(dir + "/" + checkpointFileName(rank), bytes);
+  PARTITION_RETURN_IF_ERROR(
+      writeAtomically(dir + "/" + checkpointFileName(rank), bytes));
+  CheckpointFile file;
+  file.bytes = bytes.size();
+  file.checksum = fnv1a64(bytes.data(), bytes.size());
+  return file;
 }
 
 //===----------------------------------------------------------------------===//
@@ -508,7 +533,7 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
                                    "\", expected \"partition-checkpoint\"");
   PARTITION_ASSIGN_OR_RETURN(const Json *version,
                              f.field(root, "version", Json::Int, "manifest"));
-  if (version->integer != kCheckpointVersion)
+  if (version->integer != kCheckpointVersion && version->integer != 1)
     return f.error("manifest", "version " + std::to_string(version->integer) +
                                    " is not the version this runtime reads (" +
                                    std::to_string(kCheckpointVersion) + ")");
@@ -587,13 +612,21 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
       PARTITION_ASSIGN_OR_RETURN(const Json *file,
                                  f.field(bj, "file", Json::String, bwhere));
       b.file = file->string;
-      if (b.file.empty() || b.file.find('/') != std::string::npos ||
-          b.file == "." || b.file == "..")
-        return f.error(bwhere,
-                       "file \"" + b.file + "\" is not a plain file name");
+      if (Status plain = checkFileNameComponent(b.file, "file"); !plain.isOk())
+        return f.error(bwhere, plain.message());
       PARTITION_ASSIGN_OR_RETURN(const Json *rank,
                                  f.field(bj, "rank", Json::Int, bwhere));
+      if (rank->integer < 0 || rank->integer > (int64_t(1) << 20))
+        return f.error(bwhere,
+                       "rank " + std::to_string(rank->integer) +
+                           " is out of range");
       b.rank = int(rank->integer);
+      // Each rank reads and writes only its own file: a block that points
+      // at another rank's file would load that rank's data.
+      if (b.file != checkpointFileName(b.rank))
+        return f.error(bwhere, "file \"" + b.file + "\" is not the file of rank " +
+                                   std::to_string(b.rank) + " (\"" +
+                                   checkpointFileName(b.rank) + "\")");
       PARTITION_ASSIGN_OR_RETURN(b.offsets, f.ints(bj, "offsets", bwhere));
       PARTITION_ASSIGN_OR_RETURN(b.shape, f.ints(bj, "shape", bwhere));
       if (b.offsets.size() != t.shape.size() ||
@@ -618,6 +651,39 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
             [](const CheckpointTensor &a, const CheckpointTensor &b) {
               return a.name < b.name;
             });
+  if (version->integer < 2)
+    return m;
+  PARTITION_ASSIGN_OR_RETURN(const Json *files,
+                             f.field(root, "files", Json::Object, "manifest"));
+  for (const auto &[name, fj] : files->object) {
+    std::string where = "file \"" + name + "\"";
+    if (Status plain = checkFileNameComponent(name, "file"); !plain.isOk())
+      return f.error(where, plain.message());
+    if (fj.kind != Json::Object)
+      return f.error(where, "must be an object");
+    PARTITION_ASSIGN_OR_RETURN(const Json *bytes,
+                               f.field(fj, "bytes", Json::Int, where));
+    PARTITION_ASSIGN_OR_RETURN(const Json *sum,
+                               f.field(fj, "fnv1a64", Json::String, where));
+    if (bytes->integer < 0)
+      return f.error(where, "\"bytes\" is negative");
+    CheckpointFile file;
+    file.bytes = uint64_t(bytes->integer);
+    char *end = nullptr;
+    errno = 0;
+    file.checksum = std::strtoull(sum->string.c_str(), &end, 16);
+    if (sum->string.size() != 16 || errno || *end)
+      return f.error(where, "\"fnv1a64\" is \"" + sum->string +
+                                "\", not 16 hexadecimal digits");
+    if (!m.files.emplace(name, file).second)
+      return f.error(where, "is listed twice");
+  }
+  for (const CheckpointTensor &t : m.tensors)
+    for (const CheckpointBlock &b : t.blocks)
+      if (!m.files.count(b.file))
+        return f.error("tensor \"" + t.name + "\"",
+                       "file \"" + b.file +
+                           "\" has no size and checksum under \"files\"");
   return m;
 }
 
@@ -626,28 +692,17 @@ StatusOr<CheckpointManifest> CheckpointManifest::read(const std::string &dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return PARTITION_ERROR(NotFound, "checkpoint ", dir, " is not a directory");
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) {
-    if (errno == ENOENT)
+  StatusOr<RegularFile> file = RegularFile::open(path, "checkpoint manifest");
+  if (!file.isOk()) {
+    if (file.status().code() == StatusCode::NotFound)
       return PARTITION_ERROR(NotFound, "checkpoint ", dir,
                              " has no manifest.json (it is not a checkpoint, "
                              "or its writing did not finish)");
-    return detail::ioError(path, "cannot open");
+    return file.status();
   }
-  Status s = Status::ok();
-  std::string text;
-  if (::fstat(fd, &st) != 0) {
-    s = detail::ioError(path, "cannot stat");
-  } else if (st.st_size > (int64_t(1) << 30)) {
-    s = PARTITION_ERROR(InvalidArgument, path, ": ", st.st_size,
-                        " bytes is too large for a manifest");
-  } else {
-    text.resize(size_t(st.st_size));
-    s = detail::preadFully(fd, path, 0, text.data(), text.size());
-  }
-  ::close(fd);
-  PARTITION_RETURN_IF_ERROR(s);
-  return parse(text, path);
+  PARTITION_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                             file->readAll(uint64_t(1) << 30));
+  return parse(std::string(bytes.begin(), bytes.end()), path);
 }
 
 std::string partition::runtime::periodicCheckpointDir(const std::string &dir,
@@ -655,32 +710,90 @@ std::string partition::runtime::periodicCheckpointDir(const std::string &dir,
   return dir + "/step-" + std::to_string(steps);
 }
 
+namespace {
+
+/// N of a folder named "step-<N>", or -1.
+int64_t stepOfName(const std::string &name) {
+  if (name.size() <= 5 || name.compare(0, 5, "step-") != 0 ||
+      name.find_first_not_of("0123456789", 5) != std::string::npos ||
+      name.size() > 5 + 18)
+    return -1;
+  return std::stoll(name.substr(5));
+}
+
+} // namespace
+
 StatusOr<std::string>
-partition::runtime::findCheckpoint(const std::string &dir) {
+partition::runtime::findCheckpoint(const std::string &dir,
+                                   std::vector<std::string> *warnings) {
   struct stat st;
   if (::stat((dir + "/manifest.json").c_str(), &st) == 0)
     return dir;
   // The latest whole periodic checkpoint: a step-<N> directory whose writing
-  // finished (it has its manifest), with the largest N.
-  int64_t latest = -1;
+  // finished (it has its manifest, and the manifest reads), with the largest
+  // N.
+  std::vector<int64_t> steps;
   std::error_code error;
   for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
-    std::string name = entry.path().filename().string();
-    if (name.size() <= 5 || name.compare(0, 5, "step-") != 0 ||
-        name.find_first_not_of("0123456789", 5) != std::string::npos ||
-        name.size() > 5 + 18)
-      continue;
-    int64_t steps = std::stoll(name.substr(5));
-    if (steps > latest &&
+    int64_t step = stepOfName(entry.path().filename().string());
+    if (step >= 0 &&
         ::stat((entry.path().string() + "/manifest.json").c_str(), &st) == 0)
-      latest = steps;
+      steps.push_back(step);
   }
-  if (latest >= 0)
-    return periodicCheckpointDir(dir, latest);
+  std::sort(steps.rbegin(), steps.rend());
+  std::vector<std::pair<std::string, Status>> passed;
+  for (int64_t step : steps) {
+    std::string candidate = periodicCheckpointDir(dir, step);
+    StatusOr<CheckpointManifest> manifest = CheckpointManifest::read(candidate);
+    if (!manifest.isOk()) {
+      passed.emplace_back(candidate, manifest.status());
+      continue;
+    }
+    if (warnings)
+      for (const auto &[bad, why] : passed)
+        warnings->push_back("checkpoint " + bad + " is not usable (" +
+                            why.message() + "); using " + candidate +
+                            " instead");
+    return candidate;
+  }
+  if (!passed.empty())
+    return passed.front().second;
   StatusOr<CheckpointManifest> manifest = CheckpointManifest::read(dir);
   if (!manifest.isOk())
     return manifest.status();
   return dir; // written meanwhile
+}
+
+std::vector<std::string>
+partition::runtime::removeCheckpointLeftovers(const std::string &dir,
+                                              int64_t upToStep) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  auto removeTmp = [&](const fs::path &folder) {
+    std::error_code error;
+    for (const auto &entry : fs::directory_iterator(folder, error)) {
+      std::string name = entry.path().filename().string();
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 &&
+          entry.is_regular_file(error) && fs::remove(entry.path(), error))
+        removed.push_back(entry.path().string());
+    }
+  };
+  removeTmp(dir);
+  std::error_code error;
+  for (const auto &entry : fs::directory_iterator(dir, error)) {
+    int64_t step = stepOfName(entry.path().filename().string());
+    if (step < 0 || step > upToStep || !entry.is_directory(error))
+      continue;
+    if (step < upToStep && !fs::exists(entry.path() / "manifest.json", error)) {
+      std::error_code ignored;
+      if (fs::remove_all(entry.path(), ignored) != uintmax_t(-1) && !ignored)
+        removed.push_back(entry.path().string());
+      continue;
+    }
+    removeTmp(entry.path());
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 //===----------------------------------------------------------------------===//
@@ -782,8 +895,26 @@ CheckpointSource::reader(const std::string &file) {
   auto it = readers_.find(file);
   if (it != readers_.end())
     return it->second.get();
+  std::string path = dir_ + "/" + file;
+  auto recorded = manifest_->files.find(file);
+  if (recorded != manifest_->files.end()) {
+    // The size first (cheap), then the checksum of the whole file.
+    PARTITION_ASSIGN_OR_RETURN(RegularFile opened,
+                               RegularFile::open(path, "checkpoint file"));
+    if (opened.size() != recorded->second.bytes)
+      return PARTITION_ERROR(InvalidArgument, path, ": ", opened.size(),
+                             " bytes, but the manifest records ",
+                             recorded->second.bytes,
+                             " (the file was cut or replaced)");
+    PARTITION_ASSIGN_OR_RETURN(uint64_t sum, fileChecksum(path));
+    if (sum != recorded->second.checksum)
+      return PARTITION_ERROR(InvalidArgument, path, ": checksum ", hex64(sum),
+                             ", but the manifest records ",
+                             hex64(recorded->second.checksum),
+                             " (the file is corrupted or was replaced)");
+  }
   PARTITION_ASSIGN_OR_RETURN(SafetensorsReader r,
-                             SafetensorsReader::open(dir_ + "/" + file));
+                             SafetensorsReader::open(path));
   auto owned = std::make_unique<SafetensorsReader>(std::move(r));
   const SafetensorsReader *raw = owned.get();
   readers_[file] = std::move(owned);

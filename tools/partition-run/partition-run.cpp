@@ -13,6 +13,7 @@
 #include "partition/runtime/BatchSource.h"
 #include "partition/runtime/Checkpoint.h"
 #include "partition/runtime/Executor.h"
+#include "partition/runtime/Files.h"
 #include "partition/runtime/Npy.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Safetensors.h"
@@ -26,9 +27,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -63,7 +67,9 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --random-weights SEED  instead of --weights: every parameter element is a
                          fixed function of (SEED, name, global index) in
                          [-SCALE, SCALE), so any partitioning of the same
-                         plan gets the same weights
+                         plan gets the same weights; optimizer state starts
+                         at its initial value (zero, or the parameter it
+                         copies), as with --weights
   --random-scale SCALE   range of --random-weights (default 0.1)
   --input NAME=FILE.npy  the whole value of input NAME (repeatable), the
                          same every step
@@ -78,7 +84,10 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --vocab N              range of --synthetic's integer inputs (token ids,
                          labels)
   --output-dir DIR       write each output as DIR/NAME.npy (bf16 ones as
-                         DIR/NAME.safetensors)
+                         DIR/NAME.safetensors); DIR is created before the
+                         first step, and an output whose name is not a
+                         plain file name (empty, '.', '..', '/', '\',
+                         control characters) is an error
   --steps N              run the plan N times (default 1); times are per step
   --checkpoint DIR       after the last step, write every rank's blocks of
                          every parameter and state value to
@@ -107,6 +116,11 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --fail-rank R          make rank R stop with an error before its first
                          step (to check that the other ranks then fail
                          within --timeout instead of hanging)
+
+Training runs (--steps N > 1, a checkpoint or a batch stream) print the
+scalar outputs (the loss) after every step, stop with an error at a
+non-finite loss (a plan with f16 loss scaling skips that step instead), and
+end with a summary; a single run lists every output with its type.
 
 An external launcher may start one process per rank instead, setting RANK,
 WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU).
@@ -227,8 +241,11 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       const char *v = value(a.c_str());
       if (!v)
         return a + " needs a value";
-      if (a == "--backend")
+      if (a == "--backend") {
+        if (!*v)
+          return "--backend needs a name (cpu or cuda), got \"\"";
         o.backend = v;
+      }
       else if (a == "--weights")
         o.weights = v;
       else if (a == "--output-dir")
@@ -246,6 +263,10 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         size_t eq = s.find('=');
         if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
           return "--input needs NAME=FILE.npy, got \"" + s + "\"";
+        for (const auto &[name, path] : o.inputs)
+          if (name == s.substr(0, eq))
+            return "--input " + name + " is given twice (" + path + " and " +
+                   s.substr(eq + 1) + ")";
         o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
       }
     } else if (!a.empty() && a[0] == '-') {
@@ -321,27 +342,25 @@ private:
   SafetensorsReader reader_;
 };
 
-/// Reads every --input file (the whole values; each rank takes its block).
-StatusOr<std::map<std::string, HostTensor>> readInputs(const Options &o) {
-  std::map<std::string, HostTensor> inputs;
-  for (const auto &[name, path] : o.inputs) {
-    PARTITION_ASSIGN_OR_RETURN(NpyArray a, readNpy(path));
-    inputs[name] = HostTensor{a.dtype, a.shape,
-                              std::vector<char>(a.data.begin(), a.data.end())};
-  }
-  return inputs;
-}
-
 /// Parameters made up from (seed, name, global index), the same whatever
 /// block a rank asks for: a plan partitioned any way sees the same weights.
+///
+/// Only parameters are made up: optimizer state (Adam moments, step counts,
+/// a loss scale) is reported missing, so that it starts at its initial value
+/// (the binding's init_from or init_value, zero by default) as with
+/// --weights. Random moments or step counts make training diverge.
 class RandomSource final : public ParameterSource {
 public:
-  RandomSource(uint64_t seed, float scale) : seed_(seed), scale_(scale) {}
+  RandomSource(uint64_t seed, float scale, std::set<std::string> state)
+      : seed_(seed), scale_(scale), state_(std::move(state)) {}
 
   Status read(const std::string &name, DType dtype,
               const std::vector<int64_t> &globalShape,
               const std::vector<int64_t> &offsets,
               const std::vector<int64_t> &localShape, void *dst) override {
+    if (state_.count(name))
+      return PARTITION_ERROR(NotFound, "state \"", name,
+                             "\" is not made up by --random-weights");
     if (!isFloat(dtype))
       return PARTITION_ERROR(InvalidArgument, "parameter \"", name, "\" is ",
                              dtypeName(dtype),
@@ -380,7 +399,70 @@ private:
   }
   uint64_t seed_;
   float scale_;
+  std::set<std::string> state_;
 };
+
+/// NaN and Inf elements in float memory of `dtype`.
+int64_t countNonFinite(const void *data, DType dtype, int64_t count) {
+  if (!isFloat(dtype))
+    return 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < count; ++i)
+    bad += !std::isfinite(loadFloat(data, dtype, i));
+  return bad;
+}
+
+/// Warns (on stderr) about NaN or Inf values in a weight or input, once per
+/// tensor name for the whole process.
+void warnNonFinite(const std::string &what, const std::string &name,
+                   int64_t bad, int64_t count) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!bad || !warned.insert(what + " " + name).second)
+    return;
+  std::fprintf(stderr,
+               "partition-run: warning: %s \"%s\" holds %lld NaN or Inf "
+               "values of %lld%s\n",
+               what.c_str(), name.c_str(), (long long)bad, (long long)count,
+               what == "parameter" ? " (in this rank's block)" : "");
+}
+
+/// A parameter source that warns about NaN or Inf in what it reads.
+class CheckedSource final : public ParameterSource {
+public:
+  explicit CheckedSource(ParameterSource &inner) : inner_(inner) {}
+
+  Status read(const std::string &name, DType dtype,
+              const std::vector<int64_t> &globalShape,
+              const std::vector<int64_t> &offsets,
+              const std::vector<int64_t> &localShape, void *dst) override {
+    PARTITION_RETURN_IF_ERROR(
+        inner_.read(name, dtype, globalShape, offsets, localShape, dst));
+    int64_t count = 1;
+    for (int64_t d : localShape)
+      count *= d;
+    warnNonFinite("parameter", name, countNonFinite(dst, dtype, count), count);
+    return Status::ok();
+  }
+
+private:
+  ParameterSource &inner_;
+};
+
+/// Reads every --input file (the whole values; each rank takes its block).
+StatusOr<std::map<std::string, HostTensor>> readInputs(const Options &o) {
+  std::map<std::string, HostTensor> inputs;
+  for (const auto &[name, path] : o.inputs) {
+    PARTITION_ASSIGN_OR_RETURN(NpyArray a, readNpy(path));
+    int64_t count = int64_t(a.data.size()) / dtypeSize(a.dtype);
+    warnNonFinite("input", name, countNonFinite(a.data.data(), a.dtype, count),
+                  count);
+    inputs[name] = HostTensor{a.dtype, a.shape,
+                              std::vector<char>(a.data.begin(), a.data.end())};
+  }
+  return inputs;
+}
 
 /// What one rank hands back.
 struct RankResult {
@@ -395,9 +477,12 @@ struct RankResult {
   std::vector<TraceEvent> trace;
 };
 
-/// Prints "step DONE: NAME VALUE ..." with the scalar outputs `scalars`.
+/// Prints "step DONE: NAME VALUE ..." with the scalar outputs `scalars`. A
+/// non-finite value is an error naming the step and the output, unless the
+/// plan scales its loss (`lossScaled`): then the optimizer skips that step
+/// by design, and a warning says so.
 Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
-                   int64_t done) {
+                   int64_t done, bool lossScaled) {
   std::string line = "step " + std::to_string(done) + ":";
   for (const std::string &name : scalars) {
     PARTITION_ASSIGN_OR_RETURN(HostTensor t, ex.output(name));
@@ -408,9 +493,25 @@ Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
       value = halfToFloat(*reinterpret_cast<const uint16_t *>(t.data.data()));
     else
       value = bf16ToFloat(*reinterpret_cast<const uint16_t *>(t.data.data()));
+    line += " " + name;
     char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), " %s %.9g", name.c_str(), value);
+    std::snprintf(buffer, sizeof(buffer), " %.9g", value);
     line += buffer;
+    if (std::isfinite(value))
+      continue;
+    if (!lossScaled) {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+      return PARTITION_ERROR(
+          InvalidArgument, "step ", done, ": output \"", name, "\" is ",
+          buffer + 1,
+          "; training diverged (or the weights or inputs hold NaN or Inf), "
+          "so the run stops here");
+    }
+    std::fprintf(stderr,
+                 "partition-run: warning: step %lld: output \"%s\" is %s; "
+                 "the plan's loss scaling skips this step\n",
+                 (long long)done, name.c_str(), buffer + 1);
   }
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
@@ -425,30 +526,43 @@ Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
 Status checkpoint(const Options &o, const LoadedPlan &plan, Executor &ex,
                   int rank, Store &store, const std::string &dir, int64_t done,
                   int64_t ran) {
-  Status written = writeCheckpointShard(dir, ex, rank);
+  StatusOr<CheckpointFile> written = writeCheckpointShard(dir, ex, rank);
   std::string key = "checkpoint/" + dir + "/" + std::to_string(rank) + "/";
-  std::string text = written.isOk() ? "+" : "!" + written.toString();
+  // "+BYTES CHECKSUM" for the manifest, or "!" and the error.
+  std::string text = written.isOk()
+                         ? "+" + std::to_string(written->bytes) + " " +
+                               std::to_string(written->checksum)
+                         : "!" + written.status().toString();
   PARTITION_RETURN_IF_ERROR(
       store.set(key, std::vector<char>(text.begin(), text.end())));
-  PARTITION_RETURN_IF_ERROR(written);
+  PARTITION_RETURN_IF_ERROR(written.status());
   std::set<int> ranks;
   for (const plan::Program *program : *plan.root().programs())
     for (int32_t r : *plan.root().meshes()->Get(program->mesh())->ranks())
       ranks.insert(r);
   if (ranks.empty() || rank != *ranks.begin())
     return Status::ok();
+  PARTITION_ASSIGN_OR_RETURN(CheckpointManifest manifest,
+                             describeCheckpoint(plan.root(), done));
   for (int r : ranks) {
     PARTITION_ASSIGN_OR_RETURN(
         std::vector<char> bytes,
         store.get("checkpoint/" + dir + "/" + std::to_string(r) + "/",
                   std::chrono::seconds(o.timeoutSeconds + 30)));
     if (bytes.empty() || bytes[0] != '+')
-      return PARTITION_ERROR(Aborted, "checkpoint ", dir, ": rank ", r,
-                             " did not write its shard: ",
-                             std::string(bytes.begin() + 1, bytes.end()));
+      return PARTITION_ERROR(
+          Aborted, "checkpoint ", dir, ": rank ", r,
+          " did not write its shard: ",
+          std::string(bytes.begin() + (bytes.empty() ? 0 : 1), bytes.end()));
+    CheckpointFile file;
+    std::istringstream fields(std::string(bytes.begin() + 1, bytes.end()));
+    if (!(fields >> file.bytes >> file.checksum))
+      return PARTITION_ERROR(Internal, "checkpoint ", dir, ": rank ", r,
+                             " reported its shard as \"",
+                             std::string(bytes.begin(), bytes.end()),
+                             "\", not its size and checksum");
+    manifest.files[checkpointFileName(r)] = file;
   }
-  PARTITION_ASSIGN_OR_RETURN(CheckpointManifest manifest,
-                             describeCheckpoint(plan.root(), done));
   if (o.batches) {
     manifest.dataSource = o.batches->describe();
     manifest.dataPosition = o.firstBatch + ran;
@@ -456,6 +570,13 @@ Status checkpoint(const Options &o, const LoadedPlan &plan, Executor &ex,
   PARTITION_RETURN_IF_ERROR(manifest.write(dir));
   std::printf("checkpoint %s: %zu tensors after step %lld\n", dir.c_str(),
               manifest.tensors.size(), (long long)done);
+  // This checkpoint is whole: what interrupted ones left can go.
+  std::vector<std::string> removed = removeCheckpointLeftovers(
+      o.checkpointEvery ? o.checkpointDir : dir, o.checkpointEvery ? done : -1);
+  for (const std::string &path : removed)
+    std::printf("checkpoint %s: removed %s, left by an interrupted "
+                "checkpoint\n",
+                dir.c_str(), path.c_str());
   std::fflush(stdout);
   return Status::ok();
 }
@@ -508,15 +629,23 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
 
   const plan::Program &program = *ex.program();
   bool needsWeights = false;
+  std::set<std::string> state;
   if (program.params())
-    for (const plan::Binding *b : *program.params())
+    for (const plan::Binding *b : *program.params()) {
       needsWeights |= b->role() != plan::Role::Constant;
+      if (b->role() == plan::Role::State)
+        state.insert(b->name()->str());
+    }
+  // Dynamic loss scaling (f16) keeps its scale as state "loss_scale".
+  bool lossScaled = state.count("loss_scale") != 0;
   if (needsWeights && o.resumed) {
     CheckpointSource source(o.resumeDir, o.resumed);
-    if (Status s = ex.loadParameters(source); !s.isOk())
+    CheckedSource checked(source);
+    if (Status s = ex.loadParameters(checked); !s.isOk())
       return fail(s);
   } else if (needsWeights && o.randomSeed >= 0) {
-    RandomSource source(uint64_t(o.randomSeed), o.randomScale);
+    RandomSource source(uint64_t(o.randomSeed), o.randomScale,
+                        std::move(state));
     if (Status s = ex.loadParameters(source); !s.isOk())
       return fail(s);
   } else if (needsWeights) {
@@ -528,7 +657,8 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     if (!reader.isOk())
       return fail(reader.status());
     SafetensorsSource source(std::move(*reader));
-    if (Status s = ex.loadParameters(source); !s.isOk())
+    CheckedSource checked(source);
+    if (Status s = ex.loadParameters(checked); !s.isOk())
       return fail(s);
   }
   // With a batch stream, each input binding's block of every batch is
@@ -565,6 +695,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     for (Feed &f : feeds) {
       PARTITION_RETURN_IF_ERROR(o.batches->read(f.spec, batch, f.offsets,
                                                 f.localShape, f.block.data()));
+      int64_t count = int64_t(f.block.size()) / dtypeSize(f.spec.dtype);
+      warnNonFinite("input", f.spec.name,
+                    countNonFinite(f.block.data(), f.spec.dtype, count), count);
       insertBlock(f.whole.data.data(), f.spec.shape, f.block.data(),
                   f.localShape, f.offsets, dtypeSize(f.spec.dtype));
       PARTITION_RETURN_IF_ERROR(ex.setInput(f.spec.name, f.whole));
@@ -610,7 +743,7 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
     bool last = step + 1 == o.steps;
     if (!scalars.empty())
-      if (Status s = printLosses(ex, scalars, done); !s.isOk())
+      if (Status s = printLosses(ex, scalars, done, lossScaled); !s.isOk())
         return fail(s);
     if (o.checkpointEvery && (done % o.checkpointEvery == 0 || last)) {
       auto begin = std::chrono::steady_clock::now();
@@ -777,19 +910,52 @@ RankResult unpackResult(const std::vector<char> &bytes) {
   return r;
 }
 
+/// "rank 2", or "ranks 0-3, 5" for several.
+std::string formatRanks(const std::vector<int> &ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+      ++j;
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+    if (j > i)
+      text += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+/// True when the run trains: several steps, a checkpoint, a resumed
+/// checkpoint or a batch stream. Such runs print losses per step and a
+/// summary at the end instead of one line per output.
+bool isTraining(const Options &o) {
+  return o.steps > 1 || !o.resumeDir.empty() || !o.checkpointDir.empty() ||
+         !o.dataPath.empty() || o.syntheticSeed >= 0;
+}
+
 /// Prints figures and writes outputs; returns the exit code.
 int finish(const Options &o, const LoadedPlan &plan,
            const std::vector<RankResult> &results) {
-  for (size_t rank = 0; rank < results.size(); ++rank)
-    if (!results[rank].status.isOk())
-      std::cerr << "partition-run: rank " << rank << ": "
-                << (results[rank].errorText.empty()
-                        ? results[rank].status.toString()
-                        : results[rank].errorText)
-                << "\n";
-  for (const RankResult &r : results)
-    if (!r.status.isOk())
-      return 1;
+  // Ranks that fail the same way are reported once: "ranks 0-3: ...".
+  std::vector<std::pair<std::string, std::vector<int>>> errors;
+  for (size_t rank = 0; rank < results.size(); ++rank) {
+    const RankResult &r = results[rank];
+    if (r.status.isOk())
+      continue;
+    std::string text =
+        r.errorText.empty() ? r.status.toString() : r.errorText;
+    auto same = std::find_if(errors.begin(), errors.end(),
+                             [&](const auto &e) { return e.first == text; });
+    if (same == errors.end())
+      errors.push_back({text, {int(rank)}});
+    else
+      same->second.push_back(int(rank));
+  }
+  for (const auto &[text, ranks] : errors)
+    std::cerr << "partition-run: " << formatRanks(ranks) << ": " << text
+              << "\n";
+  if (!errors.empty())
+    return 1;
   for (size_t rank = 0; rank < results.size(); ++rank) {
     const RankResult &r = results[rank];
     std::printf("rank %zu: setup %.1f ms, %.3f ms per step, peak memory %zu "
@@ -808,6 +974,8 @@ int finish(const Options &o, const LoadedPlan &plan,
                   (long long)m.total(), (long long)m.planned());
     }
   const plan::Plan &root = plan.root();
+  bool training = isTraining(o);
+  int64_t numOutputs = 0, bytesWritten = 0;
   for (const plan::Program *program : *root.programs()) {
     if (!program->outputs())
       continue;
@@ -818,8 +986,11 @@ int finish(const Options &o, const LoadedPlan &plan,
         return 1;
       }
       std::string name = b->name()->str();
-      std::printf("output %s: %s%s\n", name.c_str(), dtypeName(whole->dtype),
-                  formatShape(whole->shape).c_str());
+      ++numOutputs;
+      bytesWritten += int64_t(whole->data.size());
+      if (!training)
+        std::printf("output %s: %s%s\n", name.c_str(),
+                    dtypeName(whole->dtype), formatShape(whole->shape).c_str());
       if (!o.outputDir.empty()) {
         // .npy has no bf16: bf16 outputs go to a safetensors file holding
         // the one tensor.
@@ -839,6 +1010,20 @@ int finish(const Options &o, const LoadedPlan &plan,
         }
       }
     }
+  }
+  if (training) {
+    int64_t first = (o.resumed ? o.resumed->steps : 0) + 1;
+    std::printf("trained %d step%s (steps %lld to %lld); ", o.steps,
+                o.steps == 1 ? "" : "s", (long long)first,
+                (long long)(first + o.steps - 1));
+    if (o.outputDir.empty())
+      std::printf("%lld outputs not written (give --output-dir DIR to keep "
+                  "them)\n",
+                  (long long)numOutputs);
+    else
+      std::printf("%lld outputs (%lld bytes) written to %s\n",
+                  (long long)numOutputs, (long long)bytesWritten,
+                  o.outputDir.c_str());
   }
   if (!o.trace.empty()) {
     std::vector<std::vector<TraceEvent>> traces;
@@ -932,6 +1117,78 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   return code;
 }
 
+/// Checks the options that depend on the plan, and creates and checks
+/// --output-dir and the folder of --trace, all before any rank starts: a bad
+/// name or path fails at once, not after the last step.
+Status prepareRun(const Options &o, const LoadedPlan &plan) {
+  const plan::Plan &root = plan.root();
+  if (o.failRank >= plan.worldSize())
+    return PARTITION_ERROR(InvalidArgument, "--fail-rank ", o.failRank,
+                           " is outside the plan's world of ",
+                           plan.worldSize(), " ranks (0 to ",
+                           plan.worldSize() - 1, ")");
+  std::vector<std::string> inputNames;
+  for (const plan::Program *program : *root.programs())
+    if (program->inputs())
+      for (const plan::Binding *b : *program->inputs())
+        if (std::find(inputNames.begin(), inputNames.end(),
+                      b->name()->str()) == inputNames.end())
+          inputNames.push_back(b->name()->str());
+  for (const auto &[name, path] : o.inputs)
+    if (std::find(inputNames.begin(), inputNames.end(), name) ==
+        inputNames.end()) {
+      std::string known;
+      for (const std::string &n : inputNames)
+        known += (known.empty() ? "" : ", ") + n;
+      return PARTITION_ERROR(InvalidArgument, "--input ", name, "=", path,
+                             ": the plan has no input \"", name, "\" (its ",
+                             "inputs: ", known.empty() ? "none" : known, ")");
+    }
+  namespace fs = std::filesystem;
+  auto makeFolder = [](const std::string &dir,
+                       const std::string &option) -> Status {
+    std::error_code error;
+    fs::create_directories(dir, error);
+    if (error || !fs::is_directory(dir, error))
+      return PARTITION_ERROR(InvalidArgument, option, " ", dir,
+                             ": cannot create the folder",
+                             error ? ": " + error.message() : std::string());
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+      return PARTITION_ERROR(InvalidArgument, option, " ", dir,
+                             ": the folder is not writable: ",
+                             std::strerror(errno));
+    return Status::ok();
+  };
+  if (!o.outputDir.empty()) {
+    PARTITION_RETURN_IF_ERROR(makeFolder(o.outputDir, "--output-dir"));
+    // Output names come from the model: each must stay one file name
+    // inside the folder.
+    for (const plan::Program *program : *root.programs())
+      if (program->outputs())
+        for (const plan::Binding *b : *program->outputs())
+          PARTITION_RETURN_IF_ERROR(checkFileNameComponent(
+              b->name()->str(), "--output-dir: output \"" +
+                                    b->name()->str() + "\""));
+  }
+  if (!o.trace.empty()) {
+    fs::path parent = fs::path(o.trace).parent_path();
+    if (!parent.empty())
+      PARTITION_RETURN_IF_ERROR(makeFolder(parent.string(), "--trace"));
+    std::error_code error;
+    if (fs::is_directory(o.trace, error))
+      return PARTITION_ERROR(InvalidArgument, "--trace ", o.trace,
+                             ": is a folder; give a file name such as ",
+                             (fs::path(o.trace) / "trace.json").string());
+    int fd = ::open(o.trace.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      return PARTITION_ERROR(InvalidArgument, "--trace ", o.trace,
+                             ": cannot create the file: ",
+                             std::strerror(errno));
+    ::close(fd);
+  }
+  return Status::ok();
+}
+
 /// Opens --data or --synthetic and checks it against every input and label
 /// binding of the plan; sets where this run starts in the stream.
 Status openBatches(Options &o, const LoadedPlan &plan) {
@@ -989,8 +1246,15 @@ int main(int argc, char **argv) {
     std::cout << plan->dump();
     return 0;
   }
+  if (Status s = prepareRun(o, *plan); !s.isOk()) {
+    std::cerr << "partition-run: " << s.toString() << "\n";
+    return 1;
+  }
   if (!o.resumeDir.empty()) {
-    StatusOr<std::string> dir = findCheckpoint(o.resumeDir);
+    std::vector<std::string> warnings;
+    StatusOr<std::string> dir = findCheckpoint(o.resumeDir, &warnings);
+    for (const std::string &w : warnings)
+      std::cerr << "partition-run: warning: " << w << "\n";
     StatusOr<CheckpointManifest> manifest =
         dir.isOk() ? CheckpointManifest::read(*dir)
                    : StatusOr<CheckpointManifest>(dir.status());
@@ -1001,6 +1265,13 @@ int main(int argc, char **argv) {
     o.resumeDir = *dir;
     o.resumed =
         std::make_shared<const CheckpointManifest>(std::move(*manifest));
+    // Under a launcher every rank would say it: only rank 0 does.
+    const char *rankEnv = std::getenv("RANK");
+    if (!rankEnv || std::string(rankEnv) == "0") {
+      std::printf("resuming from checkpoint %s after step %lld\n",
+                  o.resumeDir.c_str(), (long long)o.resumed->steps);
+      std::fflush(stdout);
+    }
   }
   if (Status s = openBatches(o, *plan); !s.isOk()) {
     std::cerr << "partition-run: " << s.toString() << "\n";

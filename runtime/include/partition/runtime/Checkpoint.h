@@ -5,7 +5,9 @@
 // Parameter and State value under the binding's name, and manifest.json,
 // written last, saying for each tensor its dtype, global shape and which
 // block of it each rank file holds (replicated copies are all listed), plus
-// the plan's meshes and the number of completed steps.
+// the plan's meshes and the number of completed steps. Since version 2 the
+// manifest also records each rank file's size and checksum (FNV-1a, 64
+// bits), checked when the file is first opened for loading.
 //
 // Reading needs no plan: a requested block (offsets and shape in the global
 // tensor) is assembled from whichever blocks of the manifest intersect it,
@@ -28,8 +30,17 @@
 
 namespace partition::runtime {
 
-/// Version of manifest.json this runtime writes and reads.
-constexpr int64_t kCheckpointVersion = 1;
+/// Version of manifest.json this runtime writes (version 1, without file
+/// sizes and checksums, is still read).
+constexpr int64_t kCheckpointVersion = 2;
+
+/// What the manifest records of one rank file, to detect a torn or changed
+/// file on load.
+struct CheckpointFile {
+  uint64_t bytes = 0;
+  /// fnv1a64 of the whole file.
+  uint64_t checksum = 0;
+};
 
 /// The file a rank writes its blocks to: "rank-<rank>.safetensors".
 std::string checkpointFileName(int rank);
@@ -77,18 +88,24 @@ struct CheckpointManifest {
   std::vector<CheckpointMesh> meshes;
   /// Sorted by name.
   std::vector<CheckpointTensor> tensors;
+  /// Size and checksum of each rank file, by file name (empty in a version 1
+  /// manifest: its files are not checked).
+  std::map<std::string, CheckpointFile> files;
 
   /// The tensor called `name`, or null.
   const CheckpointTensor *find(const std::string &name) const;
   /// manifest.json's text.
   std::string toJson() const;
   /// Parses manifest.json's text; `source` names it in errors. Checks the
-  /// format, the version, and that every block lies inside its tensor.
+  /// format, the version, that every block lies inside its tensor and names
+  /// its own rank's file (checkpointFileName), and that every such file has
+  /// its size and checksum (version 2).
   static StatusOr<CheckpointManifest> parse(const std::string &json,
                                             const std::string &source);
   /// Reads and parses DIR/manifest.json.
   static StatusOr<CheckpointManifest> read(const std::string &dir);
-  /// Writes DIR/manifest.json atomically (a temporary file, then rename).
+  /// Writes DIR/manifest.json atomically (a temporary file, fsync, rename,
+  /// fsync of DIR).
   Status write(const std::string &dir) const;
 };
 
@@ -97,10 +114,23 @@ struct CheckpointManifest {
 std::string periodicCheckpointDir(const std::string &dir, int64_t steps);
 
 /// The checkpoint that `dir` names: `dir` itself when it holds
-/// manifest.json, else its subdirectory step-<N> that holds one with the
-/// largest N (the latest whole periodic checkpoint); otherwise the error of
-/// CheckpointManifest::read(dir).
-StatusOr<std::string> findCheckpoint(const std::string &dir);
+/// manifest.json, else its subdirectory step-<N> with the largest N whose
+/// manifest reads (the latest whole periodic checkpoint); otherwise the error
+/// of CheckpointManifest::read(dir). A newer step-<N> whose manifest exists
+/// but does not read (torn, or edited) is passed over, and a line naming it,
+/// its error and the step used instead is added to `warnings`.
+StatusOr<std::string> findCheckpoint(const std::string &dir,
+                                     std::vector<std::string> *warnings =
+                                         nullptr);
+
+/// Removes what interrupted checkpoint writes left in `dir`: "*.tmp" files in
+/// `dir` and in its step-<N> folders with N <= `upToStep`, and step-<N>
+/// folders with N < `upToStep` that have no manifest.json (never whole). A
+/// writer calls it once the checkpoint after `upToStep` steps is whole, so
+/// nothing another rank is still writing is touched. Returns the paths it
+/// removed.
+std::vector<std::string> removeCheckpointLeftovers(const std::string &dir,
+                                                   int64_t upToStep);
 
 /// The manifest of a checkpoint of `plan` after `steps` steps: every
 /// Parameter and State binding of every program, with the block each rank
@@ -110,9 +140,10 @@ StatusOr<CheckpointManifest> describeCheckpoint(const plan::Plan &plan,
                                                 int64_t steps);
 
 /// Writes `executor`'s blocks of every Parameter and State value to
-/// DIR/rank-<rank>.safetensors atomically, creating DIR when needed.
-Status writeCheckpointShard(const std::string &dir, Executor &executor,
-                            int rank);
+/// DIR/rank-<rank>.safetensors atomically, creating DIR when needed; returns
+/// the file's size and checksum for the manifest.
+StatusOr<CheckpointFile> writeCheckpointShard(const std::string &dir,
+                                              Executor &executor, int rank);
 
 /// One copy that assembling a requested block takes from a checkpoint block.
 struct BlockPiece {
