@@ -9,9 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Checkpoint.h"
+#include "partition/runtime/Files.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <numeric>
 #include <unistd.h>
@@ -148,6 +151,9 @@ TEST(CheckpointManifest, JsonRoundTrip) {
   step.role = "state";
   step.dtype = DType::I32;
   m.tensors.push_back(step);
+  for (int r = 0; r < 4; ++r)
+    m.files[checkpointFileName(r)] = {uint64_t(100 + r),
+                                      0xfedcba9876543210ull + r};
   auto parsed = CheckpointManifest::parse(m.toJson(), "m.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->steps, 7);
@@ -162,6 +168,18 @@ TEST(CheckpointManifest, JsonRoundTrip) {
   ASSERT_EQ(w->blocks.size(), 4u);
   EXPECT_EQ(w->blocks[3].offsets, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(w->blocks[3].file, "rank-3.safetensors");
+  ASSERT_EQ(parsed->files.size(), 4u);
+  EXPECT_EQ(parsed->files["rank-3.safetensors"].bytes, 103u);
+  EXPECT_EQ(parsed->files["rank-3.safetensors"].checksum,
+            0xfedcba9876543213ull);
+  // Version 2 needs the size and checksum of every file a block names.
+  m.files.erase("rank-2.safetensors");
+  auto unlisted = CheckpointManifest::parse(m.toJson(), "m.json");
+  ASSERT_FALSE(unlisted.isOk());
+  EXPECT_NE(unlisted.status().message().find(
+                "file \"rank-2.safetensors\" has no size and checksum"),
+            std::string::npos)
+      << unlisted.status().toString();
 }
 
 TEST(CheckpointManifest, DataPositionRoundTrip) {
@@ -223,8 +241,8 @@ TEST(CheckpointManifest, MalformedManifests) {
   EXPECT_NE(message(good).find("not valid JSON"), std::string::npos);
   EXPECT_NE(message("{\"format\": \"x\"}").find("expected \"partition-"),
             std::string::npos);
-  EXPECT_NE(message("{\"format\": \"partition-checkpoint\", \"version\": 2}")
-                .find("version 2"),
+  EXPECT_NE(message("{\"format\": \"partition-checkpoint\", \"version\": 3}")
+                .find("version 3"),
             std::string::npos);
   EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
                            "\"F32\", \"shape\": [4], \"blocks\": [{\"file\": "
@@ -236,12 +254,97 @@ TEST(CheckpointManifest, MalformedManifests) {
                            "\"F32\", \"shape\": [4], \"blocks\": [{\"file\": "
                            "\"../x\", \"rank\": 0, \"offsets\": "
                            "[0], \"shape\": [4]}]}}}")
-                .find("not a plain file name"),
+                .find("the name has a '/' at byte 2"),
             std::string::npos);
+  // A block naming another rank's file would load that rank's data.
+  EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
+                           "\"F32\", \"shape\": [4], \"blocks\": [{\"file\": "
+                           "\"rank-1.safetensors\", \"rank\": 0, \"offsets\": "
+                           "[0], \"shape\": [4]}]}}}")
+                .find("file \"rank-1.safetensors\" is not the file of rank 0 "
+                      "(\"rank-0.safetensors\")"),
+            std::string::npos);
+  for (const char *file : {"..", "/etc/passwd", "a\\\\b", ""})
+    EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
+                             "\"F32\", \"shape\": [4], \"blocks\": "
+                             "[{\"file\": \"" +
+                      file +
+                      "\", \"rank\": 0, \"offsets\": [0], \"shape\": "
+                      "[4]}]}}}")
+                  .find("file: "),
+              std::string::npos)
+        << file;
   EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
                            "\"F64\", \"shape\": [4], \"blocks\": []}}}")
                 .find("unknown dtype"),
             std::string::npos);
+}
+
+/// A torn manifest in the newest step-<n> is passed over, with a warning
+/// naming it and the step used instead.
+TEST(CheckpointManifest, FallsBackPastATornManifest) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-torn-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  CheckpointManifest m;
+  for (const char *step : {"step-4", "step-8"}) {
+    fs::create_directories(dir / step);
+    ASSERT_TRUE(m.write((dir / step).string()).isOk());
+  }
+  // Cut step-8's manifest in half.
+  std::string torn = m.toJson().substr(0, m.toJson().size() / 2);
+  FILE *f = std::fopen((dir / "step-8" / "manifest.json").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(torn.data(), 1, torn.size(), f);
+  std::fclose(f);
+  std::vector<std::string> warnings;
+  auto found = findCheckpoint(dir.string(), &warnings);
+  ASSERT_TRUE(found.isOk()) << found.status().toString();
+  EXPECT_EQ(*found, periodicCheckpointDir(dir.string(), 4));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find((dir / "step-8").string() + " is not usable"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("using " + (dir / "step-4").string()),
+            std::string::npos)
+      << warnings[0];
+  // With no whole step left, the torn manifest's error is the answer.
+  fs::remove_all(dir / "step-4");
+  auto none = findCheckpoint(dir.string());
+  ASSERT_FALSE(none.isOk());
+  EXPECT_NE(none.status().message().find("not valid JSON"), std::string::npos)
+      << none.status().toString();
+  fs::remove_all(dir);
+}
+
+/// Leftovers of interrupted writes go once a later checkpoint is whole;
+/// what may still be written (later steps) stays.
+TEST(CheckpointManifest, RemovesLeftoversOfInterruptedWrites) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-leftover-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  CheckpointManifest m;
+  for (const char *step : {"step-2", "step-4", "step-6", "step-8", "step-10"})
+    fs::create_directories(dir / step);
+  ASSERT_TRUE(m.write((dir / "step-2").string()).isOk());
+  ASSERT_TRUE(m.write((dir / "step-6").string()).isOk());
+  for (const fs::path &tmp :
+       {dir / "step-2" / "rank-1.safetensors.tmp",
+        dir / "step-6" / "manifest.json.tmp",
+        dir / "step-10" / "rank-0.safetensors.tmp", dir / "x.tmp"})
+    std::fclose(std::fopen(tmp.c_str(), "w"));
+  std::vector<std::string> removed =
+      removeCheckpointLeftovers(dir.string(), 6);
+  std::vector<std::string> expected = {
+      (dir / "step-2" / "rank-1.safetensors.tmp").string(),
+      (dir / "step-4").string(), (dir / "step-6" / "manifest.json.tmp").string(),
+      (dir / "x.tmp").string()};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(removed, expected);
+  EXPECT_TRUE(fs::exists(dir / "step-2" / "manifest.json"));
+  EXPECT_TRUE(fs::exists(dir / "step-8"));
+  EXPECT_TRUE(fs::exists(dir / "step-10" / "rank-0.safetensors.tmp"));
+  fs::remove_all(dir);
 }
 
 /// Rank files of a 4 x 6 f32 tensor with value 10 * row + column, written
@@ -290,6 +393,64 @@ TEST(CheckpointSource, ReassemblesUnderOtherTilings) {
   EXPECT_NE(shape.message().find("f32[4, 6] in the checkpoint but f32[4, 7]"),
             std::string::npos)
       << shape.toString();
+  fs::remove_all(dir);
+}
+
+/// The manifest's sizes and checksums catch a rank file that was cut or
+/// changed after the checkpoint was written.
+TEST(CheckpointSource, ChecksTheSizeAndChecksumOfEachFile) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-sum-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto manifest = std::make_shared<CheckpointManifest>();
+  manifest->tensors.push_back(tiled({4}, {1}));
+  std::vector<float> data = {1, 2, 3, 4};
+  SafetensorsWriter w;
+  ASSERT_TRUE(w.add("w", DType::F32, {4}, data.data()).isOk());
+  auto bytes = w.serialize();
+  ASSERT_TRUE(bytes.isOk());
+  std::string path = (dir / "rank-0.safetensors").string();
+  auto put = [&](const std::string &text) {
+    FILE *f = std::fopen(path.c_str(), "wb");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  };
+  put(*bytes);
+  manifest->files["rank-0.safetensors"] = {
+      bytes->size(), fnv1a64(bytes->data(), bytes->size())};
+  std::vector<float> got(4);
+  {
+    CheckpointSource source(dir.string(), manifest);
+    Status s = source.read("w", DType::F32, {4}, {0}, {4}, got.data());
+    ASSERT_TRUE(s.isOk()) << s.toString();
+    EXPECT_EQ(got, data);
+  }
+  // The last data byte changed: same size, another checksum.
+  std::string changed = *bytes;
+  changed.back() ^= 0x40;
+  put(changed);
+  {
+    CheckpointSource source(dir.string(), manifest);
+    Status s = source.read("w", DType::F32, {4}, {0}, {4}, got.data());
+    ASSERT_FALSE(s.isOk());
+    EXPECT_NE(s.message().find(path + ": checksum "), std::string::npos)
+        << s.toString();
+    EXPECT_NE(s.message().find(", but the manifest records "),
+              std::string::npos)
+        << s.toString();
+  }
+  put(bytes->substr(0, bytes->size() - 4));
+  {
+    CheckpointSource source(dir.string(), manifest);
+    Status s = source.read("w", DType::F32, {4}, {0}, {4}, got.data());
+    ASSERT_FALSE(s.isOk());
+    EXPECT_NE(s.message().find(path + ": " + std::to_string(bytes->size() - 4) +
+                               " bytes, but the manifest records " +
+                               std::to_string(bytes->size())),
+              std::string::npos)
+        << s.toString();
+  }
   fs::remove_all(dir);
 }
 
