@@ -534,7 +534,7 @@ StatusOr<LoadedPlan> LoadedPlan::fromFile(const std::string &path) {
   // prefix and the checksum).
   PARTITION_ASSIGN_OR_RETURN(
       std::vector<uint8_t> bytes,
-      readRegularFile(path, "plan", (uint64_t(1) << 32) + 64));
+      readRegularFile(path, "plan file", (uint64_t(1) << 32) + 64));
   return fromBytes(std::move(bytes), path);
 }
 

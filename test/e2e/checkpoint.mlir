@@ -104,6 +104,6 @@
 //
 // NOMANIFEST: partition-run: not found: checkpoint {{.*}}empty has no manifest.json (it is not a checkpoint, or its writing did not finish)
 // BOTH: partition-run: --resume loads the parameters; it excludes --weights and --random-weights
-// MISSING: partition-run: rank 0: invalid argument: checkpoint dropped: tensor "adam.v.b" is missing (the checkpoint has: adam.m.b, adam.m.w, adam.v.w, b, optimizer.step, w)
-// SHAPE: partition-run: rank 0: invalid argument: checkpoint reshaped: tensor "w" is f32[4, 5] in the checkpoint but f32[4, 3] in the plan
-// OTHER: partition-run: rank 0: invalid argument: checkpoint {{.*}}ckpt-dp:1: tensor "{{[a-z.]+}}" is missing (the checkpoint has: adam.m.
+// MISSING: partition-run: ranks 0-1: invalid argument: checkpoint dropped: tensor "adam.v.b" is missing (the checkpoint has: adam.m.b, adam.m.w, adam.v.w, b, optimizer.step, w)
+// SHAPE: partition-run: ranks 0-1: invalid argument: checkpoint reshaped: tensor "w" is f32[4, 5] in the checkpoint but f32[4, 3] in the plan
+// OTHER: partition-run: ranks 0-1: invalid argument: checkpoint {{.*}}ckpt-dp:1: tensor "{{[a-z.]+}}" is missing (the checkpoint has: adam.m.

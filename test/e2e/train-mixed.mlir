@@ -39,12 +39,11 @@
 // RUN:   %python %S/Inputs/losses_agree.py 0 2e-3 %t/$model-dp:1-z0.log %t/$model-*-z?.log || exit 1; \
 // RUN:   %python %S/Inputs/compare_dirs.py 2e-2 2e-2 %t/$model-dp:1-z0 %t/$model-*-z? || exit 1; \
 // RUN: done
-// The parameters are bf16 outputs (safetensors), the master copies f32:
+// The parameters are bf16 outputs (safetensors), the master copies f32
+// (.npy); the run ends with a summary of what it wrote:
 // RUN: FileCheck %s --check-prefix=TYPES < %t/gpt-dp:2,tp:2-z1.log
-// TYPES-DAG: output new.wte: bf16[64, 32]
-// TYPES-DAG: output new.master.wte: f32[64, 32]
-// TYPES-DAG: output new.momentum.wte: f32[64, 32]
-// RUN: test -f %t/gpt-dp:2,tp:2-z1/new.wte.safetensors
+// TYPES: trained 5 steps (steps 1 to 5); {{[0-9]+}} outputs ({{[0-9]+}} bytes) written to {{.*}}gpt-dp:2,tp:2-z1
+// RUN: %python -c "import json, struct, numpy as np; d = '%t/gpt-dp:2,tp:2-z1/'; h = open(d + 'new.wte.safetensors', 'rb').read(); n = struct.unpack('<Q', h[:8])[0]; t = json.loads(h[8:8 + n])['new.wte']; assert t['dtype'] == 'BF16' and t['shape'] == [64, 32], t; [np.testing.assert_equal((a.dtype, a.shape), (np.float32, (64, 32))) for a in (np.load(d + 'new.master.wte.npy'), np.load(d + 'new.momentum.wte.npy'))]"
 //
 // bf16 computes the f32 function: AdamW on one rank, both ways.
 // RUN: for p in f32 bf16; do \
@@ -66,6 +65,15 @@
 // SKIP: step 1: loss [[LOSS:[0-9.]+]]
 // SKIP-NEXT: step 2: loss [[LOSS]]
 // SKIP-NEXT: step 3: loss [[LOSS]]
+//
+// A non-finite loss (NaN in the input) under loss scaling: each step is
+// skipped as designed, with a warning, instead of stopping the run.
+// RUN: %python -c "import numpy as np; x = np.load('%t/x.npy'); x[0, 0] = np.nan; np.save('%t/x_nan.npy', x)"
+// RUN: mkdir -p %t/f16-nan && partition-run %t/f16-skip.plan --backend cpu --steps 2 --weights %t/mlp.safetensors --input x=%t/x_nan.npy --input targets=%t/targets.npy --output-dir %t/f16-nan > %t/f16-nan.log 2>&1
+// RUN: %python %S/Inputs/check_loss_scale.py %t/f16-nan %t/mlp.safetensors 0 2.5e29
+// RUN: FileCheck %s --check-prefix=SKIPNAN < %t/f16-nan.log
+// SKIPNAN: warning: step 1: output "loss" is nan; the plan's loss scaling skips this step
+// SKIPNAN: warning: step 2: output "loss" is nan; the plan's loss scaling skips this step
 //
 // From 1024 with a growth interval of 2, five finite steps double the
 // scale twice (4096) and count 5 steps; the losses are the bf16 run's

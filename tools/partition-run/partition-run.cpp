@@ -158,6 +158,14 @@ struct Options {
   int failRank = -1;
 };
 
+/// True when the run trains: several steps, a checkpoint, a resumed
+/// checkpoint or a batch stream. Such runs print losses per step and a
+/// summary at the end instead of one line per output.
+bool isTraining(const Options &o) {
+  return o.steps > 1 || !o.resumeDir.empty() || !o.checkpointDir.empty() ||
+         !o.dataPath.empty() || o.syntheticSeed >= 0;
+}
+
 /// Parses the command line; returns an error message or "".
 std::string parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
@@ -480,9 +488,11 @@ struct RankResult {
 /// Prints "step DONE: NAME VALUE ..." with the scalar outputs `scalars`. A
 /// non-finite value is an error naming the step and the output, unless the
 /// plan scales its loss (`lossScaled`): then the optimizer skips that step
-/// by design, and a warning says so.
+/// by design, and a warning says so. Every rank checks (so that all stop at
+/// the same step instead of waiting for the one that stopped); only the
+/// rank with `print` prints.
 Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
-                   int64_t done, bool lossScaled) {
+                   int64_t done, bool lossScaled, bool print) {
   std::string line = "step " + std::to_string(done) + ":";
   for (const std::string &name : scalars) {
     PARTITION_ASSIGN_OR_RETURN(HostTensor t, ex.output(name));
@@ -500,21 +510,26 @@ Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
     if (std::isfinite(value))
       continue;
     if (!lossScaled) {
-      std::printf("%s\n", line.c_str());
-      std::fflush(stdout);
+      if (print) {
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+      }
       return PARTITION_ERROR(
           InvalidArgument, "step ", done, ": output \"", name, "\" is ",
           buffer + 1,
           "; training diverged (or the weights or inputs hold NaN or Inf), "
           "so the run stops here");
     }
-    std::fprintf(stderr,
-                 "partition-run: warning: step %lld: output \"%s\" is %s; "
-                 "the plan's loss scaling skips this step\n",
-                 (long long)done, name.c_str(), buffer + 1);
+    if (print)
+      std::fprintf(stderr,
+                   "partition-run: warning: step %lld: output \"%s\" is %s; "
+                   "the plan's loss scaling skips this step\n",
+                   (long long)done, name.c_str(), buffer + 1);
   }
-  std::printf("%s\n", line.c_str());
-  std::fflush(stdout);
+  if (print) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
   return Status::ok();
 }
 
@@ -721,11 +736,11 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   auto ready = std::chrono::steady_clock::now();
   r.setupMs = std::chrono::duration<double, std::milli>(ready - start).count();
   // Scalar outputs (a training step's loss) are printed after every step
-  // by the first rank when there are several steps (or a checkpoint).
+  // by the first rank when there are several steps (or a checkpoint), and
+  // checked by every rank.
   std::vector<std::string> scalars;
-  bool training =
-      o.steps > 1 || o.resumed || !o.checkpointDir.empty() || o.batches;
-  if (rank == 0 && training && program.outputs())
+  bool training = isTraining(o);
+  if (training && program.outputs())
     for (const plan::Binding *b : *program.outputs()) {
       const plan::Value *v = program.values()->Get(b->value());
       if (v->shape()->size() == 0 && isFloat(toDType(v->dtype())) &&
@@ -743,7 +758,8 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
     bool last = step + 1 == o.steps;
     if (!scalars.empty())
-      if (Status s = printLosses(ex, scalars, done, lossScaled); !s.isOk())
+      if (Status s = printLosses(ex, scalars, done, lossScaled, rank == 0);
+          !s.isOk())
         return fail(s);
     if (o.checkpointEvery && (done % o.checkpointEvery == 0 || last)) {
       auto begin = std::chrono::steady_clock::now();
@@ -923,14 +939,6 @@ std::string formatRanks(const std::vector<int> &ranks) {
     i = j + 1;
   }
   return text;
-}
-
-/// True when the run trains: several steps, a checkpoint, a resumed
-/// checkpoint or a batch stream. Such runs print losses per step and a
-/// summary at the end instead of one line per output.
-bool isTraining(const Options &o) {
-  return o.steps > 1 || !o.resumeDir.empty() || !o.checkpointDir.empty() ||
-         !o.dataPath.empty() || o.syntheticSeed >= 0;
 }
 
 /// Prints figures and writes outputs; returns the exit code.
