@@ -142,8 +142,8 @@ std::string CheckpointManifest::toJson() const {
     out += firstFile ? "\n    " : ",\n    ";
     firstFile = false;
     appendString(out, name);
-    out += ": {\"bytes\": " + std::to_string(file.bytes) +
-           ", \"fnv1a64\": \"" + hex64(file.checksum) + "\"}";
+    out += ": {\"bytes\": " + std::to_string(file.bytes) + ", \"fnv1a64\": \"" +
+           hex64(file.checksum) + "\"}";
   }
   out += "\n  }\n}\n";
   return out;
@@ -617,14 +617,14 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
       PARTITION_ASSIGN_OR_RETURN(const Json *rank,
                                  f.field(bj, "rank", Json::Int, bwhere));
       if (rank->integer < 0 || rank->integer > (int64_t(1) << 20))
-        return f.error(bwhere,
-                       "rank " + std::to_string(rank->integer) +
-                           " is out of range");
+        return f.error(bwhere, "rank " + std::to_string(rank->integer) +
+                                   " is out of range");
       b.rank = int(rank->integer);
       // Each rank reads and writes only its own file: a block that points
       // at another rank's file would load that rank's data.
       if (b.file != checkpointFileName(b.rank))
-        return f.error(bwhere, "file \"" + b.file + "\" is not the file of rank " +
+        return f.error(bwhere, "file \"" + b.file +
+                                   "\" is not the file of rank " +
                                    std::to_string(b.rank) + " (\"" +
                                    checkpointFileName(b.rank) + "\")");
       PARTITION_ASSIGN_OR_RETURN(b.offsets, f.ints(bj, "offsets", bwhere));

@@ -211,8 +211,7 @@ Status partition::runtime::checkFileNameComponent(const std::string &name,
 }
 
 StatusOr<uint64_t> partition::runtime::fileChecksum(const std::string &path) {
-  PARTITION_ASSIGN_OR_RETURN(RegularFile file,
-                             RegularFile::open(path, "file"));
+  PARTITION_ASSIGN_OR_RETURN(RegularFile file, RegularFile::open(path, "file"));
   std::vector<char> buffer(1 << 20);
   uint64_t hash = kFnv1a64Offset;
   for (uint64_t at = 0; at < file.size();) {

@@ -153,8 +153,9 @@ Status ProgramValidator::checkValues() {
         return fail("value ", id, " has dimension ", d);
       if (__builtin_mul_overflow(elements, d, &elements) ||
           elements > kMaxBytes)
-        return fail("value ", id, " of shape ", formatShape(toVector(v.shape())),
-                    " has more than ", kMaxBytes, " elements");
+        return fail("value ", id, " of shape ",
+                    formatShape(toVector(v.shape())), " has more than ",
+                    kMaxBytes, " elements");
     }
     int64_t bytes = 0;
     if (__builtin_mul_overflow(elements, dtypeSize(toDType(v.dtype())),

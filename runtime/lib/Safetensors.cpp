@@ -11,8 +11,8 @@
 #include "partition/runtime/Safetensors.h"
 
 #include "FileIO.h"
-#include "partition/runtime/Files.h"
 #include "Json.h"
+#include "partition/runtime/Files.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -253,8 +253,7 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         if (!*v)
           return "--backend needs a name (cpu or cuda), got \"\"";
         o.backend = v;
-      }
-      else if (a == "--weights")
+      } else if (a == "--weights")
         o.weights = v;
       else if (a == "--output-dir")
         o.outputDir = v;
@@ -950,8 +949,7 @@ int finish(const Options &o, const LoadedPlan &plan,
     const RankResult &r = results[rank];
     if (r.status.isOk())
       continue;
-    std::string text =
-        r.errorText.empty() ? r.status.toString() : r.errorText;
+    std::string text = r.errorText.empty() ? r.status.toString() : r.errorText;
     auto same = std::find_if(errors.begin(), errors.end(),
                              [&](const auto &e) { return e.first == text; });
     if (same == errors.end())
@@ -997,8 +995,8 @@ int finish(const Options &o, const LoadedPlan &plan,
       ++numOutputs;
       bytesWritten += int64_t(whole->data.size());
       if (!training)
-        std::printf("output %s: %s%s\n", name.c_str(),
-                    dtypeName(whole->dtype), formatShape(whole->shape).c_str());
+        std::printf("output %s: %s%s\n", name.c_str(), dtypeName(whole->dtype),
+                    formatShape(whole->shape).c_str());
       if (!o.outputDir.empty()) {
         // .npy has no bf16: bf16 outputs go to a safetensors file holding
         // the one tensor.
@@ -1132,15 +1130,14 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
   const plan::Plan &root = plan.root();
   if (o.failRank >= plan.worldSize())
     return PARTITION_ERROR(InvalidArgument, "--fail-rank ", o.failRank,
-                           " is outside the plan's world of ",
-                           plan.worldSize(), " ranks (0 to ",
-                           plan.worldSize() - 1, ")");
+                           " is outside the plan's world of ", plan.worldSize(),
+                           " ranks (0 to ", plan.worldSize() - 1, ")");
   std::vector<std::string> inputNames;
   for (const plan::Program *program : *root.programs())
     if (program->inputs())
       for (const plan::Binding *b : *program->inputs())
-        if (std::find(inputNames.begin(), inputNames.end(),
-                      b->name()->str()) == inputNames.end())
+        if (std::find(inputNames.begin(), inputNames.end(), b->name()->str()) ==
+            inputNames.end())
           inputNames.push_back(b->name()->str());
   for (const auto &[name, path] : o.inputs)
     if (std::find(inputNames.begin(), inputNames.end(), name) ==
@@ -1162,9 +1159,9 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
                              ": cannot create the folder",
                              error ? ": " + error.message() : std::string());
     if (::access(dir.c_str(), W_OK | X_OK) != 0)
-      return PARTITION_ERROR(InvalidArgument, option, " ", dir,
-                             ": the folder is not writable: ",
-                             std::strerror(errno));
+      return PARTITION_ERROR(
+          InvalidArgument, option, " ", dir,
+          ": the folder is not writable: ", std::strerror(errno));
     return Status::ok();
   };
   if (!o.outputDir.empty()) {
@@ -1175,8 +1172,8 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
       if (program->outputs())
         for (const plan::Binding *b : *program->outputs())
           PARTITION_RETURN_IF_ERROR(checkFileNameComponent(
-              b->name()->str(), "--output-dir: output \"" +
-                                    b->name()->str() + "\""));
+              b->name()->str(),
+              "--output-dir: output \"" + b->name()->str() + "\""));
   }
   if (!o.trace.empty()) {
     fs::path parent = fs::path(o.trace).parent_path();
@@ -1189,9 +1186,9 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
                              (fs::path(o.trace) / "trace.json").string());
     int fd = ::open(o.trace.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
-      return PARTITION_ERROR(InvalidArgument, "--trace ", o.trace,
-                             ": cannot create the file: ",
-                             std::strerror(errno));
+      return PARTITION_ERROR(
+          InvalidArgument, "--trace ", o.trace,
+          ": cannot create the file: ", std::strerror(errno));
     ::close(fd);
   }
   return Status::ok();

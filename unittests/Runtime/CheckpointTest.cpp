@@ -265,9 +265,10 @@ TEST(CheckpointManifest, MalformedManifests) {
                       "(\"rank-0.safetensors\")"),
             std::string::npos);
   for (const char *file : {"..", "/etc/passwd", "a\\\\b", ""})
-    EXPECT_NE(message(good + "\"w\": {\"role\": \"parameter\", \"dtype\": "
-                             "\"F32\", \"shape\": [4], \"blocks\": "
-                             "[{\"file\": \"" +
+    EXPECT_NE(message(good +
+                      "\"w\": {\"role\": \"parameter\", \"dtype\": "
+                      "\"F32\", \"shape\": [4], \"blocks\": "
+                      "[{\"file\": \"" +
                       file +
                       "\", \"rank\": 0, \"offsets\": [0], \"shape\": "
                       "[4]}]}}}")
@@ -333,11 +334,11 @@ TEST(CheckpointManifest, RemovesLeftoversOfInterruptedWrites) {
         dir / "step-6" / "manifest.json.tmp",
         dir / "step-10" / "rank-0.safetensors.tmp", dir / "x.tmp"})
     std::fclose(std::fopen(tmp.c_str(), "w"));
-  std::vector<std::string> removed =
-      removeCheckpointLeftovers(dir.string(), 6);
+  std::vector<std::string> removed = removeCheckpointLeftovers(dir.string(), 6);
   std::vector<std::string> expected = {
       (dir / "step-2" / "rank-1.safetensors.tmp").string(),
-      (dir / "step-4").string(), (dir / "step-6" / "manifest.json.tmp").string(),
+      (dir / "step-4").string(),
+      (dir / "step-6" / "manifest.json.tmp").string(),
       (dir / "x.tmp").string()};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(removed, expected);

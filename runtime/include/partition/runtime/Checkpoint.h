@@ -119,9 +119,9 @@ std::string periodicCheckpointDir(const std::string &dir, int64_t steps);
 /// of CheckpointManifest::read(dir). A newer step-<N> whose manifest exists
 /// but does not read (torn, or edited) is passed over, and a line naming it,
 /// its error and the step used instead is added to `warnings`.
-StatusOr<std::string> findCheckpoint(const std::string &dir,
-                                     std::vector<std::string> *warnings =
-                                         nullptr);
+StatusOr<std::string>
+findCheckpoint(const std::string &dir,
+               std::vector<std::string> *warnings = nullptr);
 
 /// Removes what interrupted checkpoint writes left in `dir`: "*.tmp" files in
 /// `dir` and in its step-<N> folders with N <= `upToStep`, and step-<N>

@@ -56,9 +56,8 @@ private:
 };
 
 /// Reads the whole regular file `path` (see RegularFile::open and readAll).
-StatusOr<std::vector<uint8_t>> readRegularFile(const std::string &path,
-                                               const char *what,
-                                               uint64_t maxBytes);
+StatusOr<std::vector<uint8_t>>
+readRegularFile(const std::string &path, const char *what, uint64_t maxBytes);
 
 /// Checks that `name`, which comes from a plan, a model or a checkpoint, can
 /// be used as one file name inside a directory: not empty, not "." or "..",
