@@ -84,9 +84,9 @@
 // DOTS: output "..": ".." cannot be a file name inside the directory
 //
 // NaN or Inf in weights or inputs: a warning naming the tensor, once.
-// RUN: %python -c "import sys; sys.path.insert(0, '%S/Inputs'); import numpy as np, mlp_data as m; w = {'w1': np.zeros((16, 16), np.float32), 'b1': np.zeros(16, np.float32), 'w2': np.zeros((16, 12), np.float32), 'b2': np.zeros(12, np.float32)}; w['w1'][0, 0] = np.nan; w['b2'][:] = np.inf; m.save_safetensors('%t/w_nan.safetensors', w)"
+// RUN: %python -c "import sys; sys.path.insert(0, '%S/Inputs'); import numpy as np, mlp_data as m; w = {'w1': np.zeros((16, 32), np.float32), 'b1': np.zeros(32, np.float32), 'w2': np.zeros((32, 12), np.float32), 'b2': np.zeros(12, np.float32)}; w['w1'][0, 0] = np.nan; w['b2'][:] = np.inf; m.save_safetensors('%t/w_nan.safetensors', w)"
 // RUN: partition-run %t/2.plan --backend cpu --weights %t/w_nan.safetensors --input x=%t/x.npy 2>&1 | FileCheck %s --check-prefix=WNAN
-// WNAN-DAG: partition-run: warning: parameter "w1" holds 1 NaN or Inf values of 128 (in this rank's block)
+// WNAN-DAG: partition-run: warning: parameter "w1" holds 1 NaN or Inf values of 256 (in this rank's block)
 // WNAN-DAG: partition-run: warning: parameter "b2" holds 12 NaN or Inf values of 12 (in this rank's block)
 // WNAN-NOT: warning
 // RUN: %python -c "import numpy as np; x = np.load('%t/x.npy'); x[0, :3] = np.nan; x[1, 0] = np.inf; np.save('%t/x_nan.npy', x)"

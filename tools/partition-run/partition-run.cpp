@@ -94,10 +94,16 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          DIR/rank-<r>.safetensors, then DIR/manifest.json
   --checkpoint-every K   with --checkpoint: write DIR/step-<n> instead, after
                          every step n that is a multiple of K and after the
-                         last step (earlier ones are kept)
+                         last step (earlier ones are kept); once one is
+                         whole, what interrupted ones left (*.tmp files,
+                         older step folders without a manifest) is removed
+                         and named
   --resume DIR           instead of --weights: load parameters and state
                          from the checkpoint DIR (written under any mesh),
-                         or from DIR's latest step-<n>; steps are numbered
+                         or from DIR's latest whole step-<n> (a newer one
+                         with a torn manifest is passed over with a
+                         warning); each rank file's size and checksum are
+                         checked against the manifest; steps are numbered
                          on from the checkpoint's, and --data or
                          --synthetic continue at its data position
   --memory-report        print, per rank, the bytes its executor allocated

@@ -1,6 +1,6 @@
 """Runs partition-run on random one-byte mutations of a plan.
 
-usage: mutate_plan.py COUNT SEED WORKDIR PLAN -- PARTITION-RUN-ARGS...
+usage: mutate_plan.py COUNT SEED WORKDIR PLAN PARTITION-RUN -- ARGS...
 
 Runs the plan once as it is (with --output-dir WORKDIR/ref), then COUNT
 mutants, each with one byte changed to another value at a random position.
@@ -20,10 +20,10 @@ def outputs(folder):
             for name in sorted(os.listdir(folder))}
 
 
-def run(plan, args, out):
+def run(tool, plan, args, out):
     os.makedirs(out, exist_ok=True)
     try:
-        p = subprocess.run(["partition-run", plan, *args, "--output-dir", out],
+        p = subprocess.run([tool, plan, *args, "--output-dir", out],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            timeout=120)
     except subprocess.TimeoutExpired:
@@ -33,8 +33,9 @@ def run(plan, args, out):
 
 def main():
     count, seed, work, plan = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    tool = sys.argv[5]
     args = sys.argv[sys.argv.index("--") + 1:]
-    code, err = run(plan, args, os.path.join(work, "ref"))
+    code, err = run(tool, plan, args, os.path.join(work, "ref"))
     if code != 0:
         sys.exit(f"the unmutated plan failed ({code}): {err.decode()}")
     reference = outputs(os.path.join(work, "ref"))
@@ -50,7 +51,7 @@ def main():
         path = os.path.join(work, f"m{i}.plan")
         open(path, "wb").write(data)
         out = os.path.join(work, f"out{i}")
-        code, err = run(path, args, out)
+        code, err = run(tool, path, args, out)
         if code == "timeout":
             return "hung", f"byte {at}: timed out"
         if code < 0:
