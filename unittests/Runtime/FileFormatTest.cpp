@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/runtime/Files.h"
 #include "partition/runtime/Npy.h"
 #include "partition/runtime/Safetensors.h"
 
@@ -24,7 +25,9 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 using namespace partition::runtime;
 namespace fs = std::filesystem;
@@ -1662,6 +1665,70 @@ print('ok')
       ASSERT_TRUE(reader->read(name, out.data(), out.size()).isOk());
       EXPECT_EQ(out, expectedValues(dtype, product(kCompatShapes[i])));
     }
+}
+
+//===----------------------------------------------------------------------===//
+// Files.h: regular files only, and names that stay inside a folder
+//===----------------------------------------------------------------------===//
+
+TEST(RegularFile, RejectsFoldersDevicesAndFifosWithoutBlocking) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-regular-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  struct Case {
+    std::string path, kind;
+  } cases[] = {{dir.string(), "is a directory"},
+               {"/dev/zero", "is a character device"},
+               {fifo.string(), "is a FIFO"}};
+  for (const Case &c : cases) {
+    auto file = RegularFile::open(c.path, "plan file");
+    ASSERT_FALSE(file.isOk()) << c.path;
+    EXPECT_EQ(file.status().message(),
+              c.path + ": the plan file " + c.kind + ", not a regular file");
+    // The readers of every format go through it.
+    EXPECT_NE(readNpy(c.path).status().message().find(c.kind),
+              std::string::npos);
+    EXPECT_NE(SafetensorsReader::open(c.path).status().message().find(c.kind),
+              std::string::npos);
+  }
+  auto missing = RegularFile::open((dir / "none").string(), "plan file");
+  EXPECT_EQ(missing.status().code(), StatusCode::NotFound);
+  // A regular file reads whole, up to a bound.
+  std::ofstream(dir / "ten") << "0123456789";
+  auto ten = readRegularFile((dir / "ten").string(), "file", 10);
+  ASSERT_TRUE(ten.isOk()) << ten.status().toString();
+  EXPECT_EQ(ten->size(), 10u);
+  EXPECT_NE(readRegularFile((dir / "ten").string(), "file", 9)
+                .status()
+                .message()
+                .find("10 bytes is more than the 9 bytes"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(FileNames, OnlyPlainNamesStayInsideTheFolder) {
+  for (const char *good : {"y", "new.w", "layers.0.weight", "a b", "..x"})
+    EXPECT_TRUE(checkFileNameComponent(good, "output").isOk()) << good;
+  struct Case {
+    std::string name, expected;
+  } cases[] = {
+      {"", "output: an empty name cannot be a file name"},
+      {".", "output: \".\" cannot be a file name inside the directory"},
+      {"..", "output: \"..\" cannot be a file name inside the directory"},
+      {"../../x/ESCAPE", "output: the name has a '/' at byte 2"},
+      {"/etc/passwd", "output: the name has a '/' at byte 0"},
+      {"a\\b", "output: the name has a '\\' at byte 1"},
+      {std::string("a\nb"), "the control character 0x0a at byte 1"},
+      {std::string("a\x7f"), "the control character 0x7f at byte 1"},
+  };
+  for (const Case &c : cases) {
+    Status s = checkFileNameComponent(c.name, "output");
+    ASSERT_FALSE(s.isOk()) << c.name;
+    EXPECT_NE(s.message().find(c.expected), std::string::npos) << s.message();
+  }
 }
 
 } // namespace
