@@ -180,7 +180,8 @@ std::string signalText(int sig) {
 } // namespace
 
 StatusOr<SupervisedRun> partition::runtime::superviseRanks(
-    const std::vector<std::string> &argv, int worldSize,
+    const std::string &program, const std::vector<std::string> &argv,
+    int worldSize,
     const std::function<std::vector<std::pair<std::string, std::string>>(int)>
         &envFor,
     const SupervisorOptions &options) {
@@ -224,9 +225,9 @@ StatusOr<SupervisedRun> partition::runtime::superviseRanks(
         ::_exit(1);
       for (const auto &[name, value] : env)
         ::setenv(name.c_str(), value.c_str(), 1);
-      ::execv(args[0], args.data());
+      ::execv(program.c_str(), args.data());
       std::string line = "partition-run: rank " + std::to_string(rank) +
-                         ": cannot run " + argv[0] + ": " +
+                         ": cannot run " + program + ": " +
                          std::strerror(errno) + "\n";
       (void)!::write(2, line.data(), line.size());
       ::_exit(127);
@@ -277,7 +278,7 @@ StatusOr<SupervisedRun> partition::runtime::superviseRanks(
                     (stopped ? "stopped" : "killed") + " by " +
                     signalText(stopped ? WSTOPSIG(status) : WTERMSIG(status));
       if (left > (stopped ? 1 : 0))
-        run.failure += "; stopped the other ranks";
+        run.failure += "; killed the other ranks";
       break;
     }
     if (!WIFEXITED(status))

@@ -1075,13 +1075,12 @@ int main(int argc, char **argv) {
       return 1;
     }
     std::vector<std::string> args(argv, argv + argc);
-    args[0] = "/proc/self/exe";
     SupervisorOptions supervision;
     // Rank 0 waits up to --timeout + 30 s for the result of a rank that
     // failed; give it that long to report before stopping everyone.
     supervision.afterError = std::chrono::seconds(o.timeoutSeconds + 35);
     StatusOr<SupervisedRun> run = superviseRanks(
-        args, worldSize,
+        "/proc/self/exe", args, worldSize,
         [&](int rank) -> std::vector<std::pair<std::string, std::string>> {
           return {{"RANK", std::to_string(rank)},
                   {"LOCAL_RANK", std::to_string(rank)},

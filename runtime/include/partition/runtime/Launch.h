@@ -1,5 +1,4 @@
-//===- Launch.h - ranks as processes: launchers, supervision, results -*- C++
-//-*-===//
+//===- Launch.h - ranks as processes ----------------------------*- C++ -*-===//
 //
 // What a multi-process run needs beyond the store: reading how a launcher
 // (torchrun, Slurm, Open MPI, or partition-run --processes) started this rank,
@@ -75,19 +74,21 @@ struct SupervisedRun {
   /// 0 when every rank exited with 0, else 1.
   int exitCode = 0;
   /// What the supervisor saw go wrong and did about it, e.g. "rank 2 was
-  /// killed by signal 9 (Killed); the other ranks were stopped"; empty when
+  /// killed by signal 9 (Killed); killed the other ranks"; empty when
   /// the ranks ended by themselves (they report their own errors).
   std::string failure;
 };
 
-/// Runs `argv` (argv[0] is the program) once per rank 0..worldSize-1 as child
-/// processes, with the variables of envFor(rank) added to the environment,
-/// and waits for them. Each child dies with its parent (PR_SET_PDEATHSIG).
-/// A rank killed by a signal or stopped (SIGSTOP) ends the run: the others
-/// are killed and the failure names the rank. No child outlives the call.
-/// Errors: Internal when a child cannot be started.
+/// Runs `program` with arguments `argv` (argv[0] is the name it is given)
+/// once per rank 0..worldSize-1 as child processes, with the variables of
+/// envFor(rank) added to the environment, and waits for them. Each child dies
+/// with its parent (PR_SET_PDEATHSIG). A rank killed by a signal or stopped
+/// (SIGSTOP) ends the run: the others are killed and the failure names the
+/// rank. No child outlives the call. Errors: Internal when a child cannot be
+/// started.
 StatusOr<SupervisedRun> superviseRanks(
-    const std::vector<std::string> &argv, int worldSize,
+    const std::string &program, const std::vector<std::string> &argv,
+    int worldSize,
     const std::function<std::vector<std::pair<std::string, std::string>>(int)>
         &envFor,
     const SupervisorOptions &options = {});
