@@ -109,7 +109,7 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          within --timeout instead of hanging)
   --fail-step K          with --fail-rank: rank R fails at step K (1 for
                          the first) instead, once it has read the step's
-                         batch, while its peers are already in the step
+                         batch, so that its peers wait in that step
   --fail-mode error|kill with --fail-rank: return an error (default), or
                          kill the rank's process with SIGKILL (needs
                          --processes or a launcher)
