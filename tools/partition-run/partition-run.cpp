@@ -853,6 +853,48 @@ int freePort() {
   return port;
 }
 
+/// Checks that rank `rank`'s result (read from store value `key`) fits the
+/// plan: the mesh coordinates of the rank and a block of every output of its
+/// program with the plan's dtype and local shape, so that assembling the
+/// outputs reads only what is there.
+Status checkResultFitsPlan(const LoadedPlan &plan, int rank,
+                           const std::string &key, const RankResult &r) {
+  const plan::Plan &root = plan.root();
+  for (const plan::Program *program : *root.programs()) {
+    const plan::Mesh &mesh = *root.meshes()->Get(program->mesh());
+    const auto *ranks = mesh.ranks();
+    auto at = std::find(ranks->begin(), ranks->end(), rank);
+    if (at == ranks->end())
+      continue;
+    std::vector<int64_t> expected = meshCoordinates(mesh, at - ranks->begin());
+    if (r.coordinates != expected)
+      return PARTITION_ERROR(InvalidArgument, "store value '", key,
+                             "' from rank ", rank, " has mesh coordinates ",
+                             formatShape(r.coordinates),
+                             ", but the plan's are ", formatShape(expected));
+    if (program->outputs())
+      for (const plan::Binding *b : *program->outputs()) {
+        const plan::Value &v = *program->values()->Get(b->value());
+        std::string name = b->name()->str();
+        DType dtype = toDType(v.dtype());
+        std::vector<int64_t> shape(v.shape()->begin(), v.shape()->end());
+        auto it = r.outputs.find(name);
+        if (it == r.outputs.end())
+          return PARTITION_ERROR(InvalidArgument, "store value '", key,
+                                 "' from rank ", rank, " lacks output \"", name,
+                                 "\"");
+        if (it->second.dtype != dtype || it->second.shape != shape)
+          return PARTITION_ERROR(
+              InvalidArgument, "store value '", key, "' from rank ", rank,
+              ": output \"", name, "\" is ", dtypeName(it->second.dtype),
+              formatShape(it->second.shape), ", but the plan's block is ",
+              dtypeName(dtype), formatShape(shape));
+      }
+    return Status::ok(); // A rank runs the first program whose mesh holds it.
+  }
+  return Status::ok();
+}
+
 /// One rank of a multi-process run; rank 0 gathers and reports.
 int runAsProcess(const Options &o, const LoadedPlan &plan,
                  const std::map<std::string, HostTensor> &inputs,
@@ -909,6 +951,8 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
       results[r].status = bytes.status();
     else
       results[r] = unpackResult(*bytes, key, r);
+    if (results[r].status.isOk())
+      results[r].status = checkResultFitsPlan(plan, r, key, results[r]);
   }
   int code = finish(o, plan, results);
   (void)shared->set("done", {'1'});

@@ -16,6 +16,8 @@ PARTITION_STORE_TOKEN (--token-of-rank R=TOKEN gives rank R another one;
                         MASTER_ADDR's written as "MASTER_ADDR"
   --delay-rank R=S      start rank R S seconds after the others (so that
                         they wait, listening, in Gloo's rendezvous)
+  --forge-rank R=KIND   instead of running rank R, forge its result in the
+                        store (store_forger.py KIND R)
 
 Prints every rank's stderr, rank 0's stdout, then "rank R: exit CODE" per
 rank; every rank must end within 60 s.
@@ -63,7 +65,7 @@ def main():
     split = sys.argv.index("--")
     options, command = sys.argv[3:split], sys.argv[split + 1:]
     addr, port, kill_after, listen = "127.0.0.1", None, None, False
-    tokens, no_token, delays = {}, False, {}
+    tokens, no_token, delays, forged = {}, False, {}, {}
     i = 0
     while i < len(options):
         if options[i] == "--addr":
@@ -82,6 +84,10 @@ def main():
         elif options[i] == "--delay-rank":
             r, t = options[i + 1].split("=", 1)
             delays[int(r)] = float(t)
+            i += 1
+        elif options[i] == "--forge-rank":
+            r, kind = options[i + 1].split("=", 1)
+            forged[int(r)] = kind
             i += 1
         elif options[i] == "--no-token":
             no_token = True
@@ -122,7 +128,12 @@ def main():
         now = time.monotonic()
         for rank in range(world):
             if procs[rank] is None and now - start >= delays.get(rank, 0):
-                procs[rank] = subprocess.Popen(command, env=envs[rank],
+                forger = [sys.executable,
+                          os.path.join(os.path.dirname(__file__),
+                                       "store_forger.py"),
+                          forged.get(rank, ""), str(rank)]
+                procs[rank] = subprocess.Popen(forger if rank in forged
+                                               else command, env=envs[rank],
                                                stdout=subprocess.PIPE,
                                                stderr=subprocess.PIPE)
         if listen:
