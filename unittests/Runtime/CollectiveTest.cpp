@@ -743,6 +743,41 @@ TEST(TcpStore, RefusesARequestWithoutHello) {
       << answer;
 }
 
+TEST(TcpStore, BoundsItsConnections) {
+  // Two connections allowed: the server's own client holds one, a silent
+  // stranger the other. A rank is then kept out (it retries until its
+  // connect timeout) rather than the server spending a thread on every
+  // connection anyone opens; once the stranger leaves, ranks get in.
+  TcpStoreOptions options;
+  options.maxConnections = 2;
+  options.token = "t";
+  StatusOr<std::unique_ptr<TcpStore>> server =
+      TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
+  ASSERT_TRUE(server.isOk()) << server.status().toString();
+  int stranger = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(stranger, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(uint16_t((*server)->port()));
+  ASSERT_EQ(
+      ::connect(stranger, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+      0);
+  TcpStoreOptions client;
+  client.token = "t";
+  client.connectTimeout = 500ms;
+  StatusOr<std::unique_ptr<TcpStore>> refused =
+      TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
+  ASSERT_FALSE(refused.isOk()) << "a third connection was served";
+  EXPECT_EQ(refused.status().code(), StatusCode::Unavailable);
+  ::close(stranger);
+  client.connectTimeout = 5s;
+  StatusOr<std::unique_ptr<TcpStore>> admitted =
+      TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
+  ASSERT_TRUE(admitted.isOk()) << admitted.status().toString();
+  EXPECT_TRUE((*admitted)->set("k", bytesOf("v")).isOk());
+}
+
 TEST(TcpStore, BoundsValuesAndTheirTotal) {
   TcpStoreOptions options;
   options.maxValueBytes = 1000;
