@@ -82,10 +82,11 @@ struct SupervisedRun {
 /// Runs `program` with arguments `argv` (argv[0] is the name it is given)
 /// once per rank 0..worldSize-1 as child processes, with the variables of
 /// envFor(rank) added to the environment, and waits for them. Each child dies
-/// with its parent (PR_SET_PDEATHSIG). A rank killed by a signal or stopped
-/// (SIGSTOP) ends the run: the others are killed and the failure names the
-/// rank. No child outlives the call. Errors: Internal when a child cannot be
-/// started.
+/// with its parent (PR_SET_PDEATHSIG: strictly, with the thread that calls
+/// this, so call it from one that lives as long as the run). A rank killed by a
+/// signal or stopped (SIGSTOP) ends the run: the others are killed and the
+/// failure names the rank. No child outlives the call. Errors: Internal when a
+/// child cannot be started.
 StatusOr<SupervisedRun> superviseRanks(
     const std::string &program, const std::vector<std::string> &argv,
     int worldSize,
