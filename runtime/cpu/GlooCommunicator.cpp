@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <limits>
@@ -41,6 +42,11 @@
 #include <set>
 #include <stdexcept>
 #include <type_traits>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace partition::runtime;
 using namespace partition::runtime::cpu;
@@ -993,4 +999,57 @@ GlooCommunicatorFactory::create(const std::vector<int> &ranks,
                              " (world rank ", ranks[i],
                              ") was given a different list of ranks");
   return std::unique_ptr<Communicator>(std::move(comm));
+}
+
+//===----------------------------------------------------------------------===//
+// Address choice
+//===----------------------------------------------------------------------===//
+
+StatusOr<GlooOptions>
+partition::runtime::cpu::chooseGlooAddress(const std::string &masterAddr,
+                                           const std::string &socketIfname,
+                                           GlooOptions options) {
+  if (!socketIfname.empty()) {
+    // PyTorch accepts a comma-separated list; one device uses the first.
+    options.interface = socketIfname.substr(0, socketIfname.find(','));
+    return options;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo *addrs = nullptr;
+  if (int rc = ::getaddrinfo(masterAddr.c_str(), "9", &hints, &addrs); rc != 0)
+    return PARTITION_ERROR(Unavailable, "cannot resolve MASTER_ADDR '",
+                           masterAddr,
+                           "' to choose Gloo's address: ", ::gai_strerror(rc));
+  std::string error = "no address";
+  std::string local;
+  for (addrinfo *ai = addrs; ai && local.empty(); ai = ai->ai_next) {
+    int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      error = std::strerror(errno);
+      continue;
+    }
+    sockaddr_storage self{};
+    socklen_t len = sizeof(self);
+    char text[INET6_ADDRSTRLEN] = {};
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&self), &len) != 0)
+      error = std::strerror(errno);
+    else if (self.ss_family == AF_INET)
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&self)->sin_addr,
+                  text, sizeof(text));
+    else
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(&self)->sin6_addr,
+                  text, sizeof(text));
+    local = text;
+    ::close(fd);
+  }
+  ::freeaddrinfo(addrs);
+  if (local.empty())
+    return PARTITION_ERROR(
+        Unavailable, "no local address reaches MASTER_ADDR '", masterAddr,
+        "' for Gloo: ", error, " (name an interface with GLOO_SOCKET_IFNAME)");
+  options.hostname = local;
+  return options;
 }

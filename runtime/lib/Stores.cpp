@@ -9,6 +9,9 @@
 //   request:  u8 op, u32 key length, key, then
 //             op 1 (set): u64 value length, value
 //             op 2 (get): u64 timeout in milliseconds
+//             op 3 (hello): u64 protocol version; the "key" is the job's
+//             token. The first request of every connection, answered with
+//             code 0, or with code 2 and the connection closed.
 //   response: u8 code (0 ok, 1 timed out, 2 error), u64 length, bytes (the
 //             value of a get, or the error message)
 //
@@ -64,11 +67,11 @@ InProcessStore::get(const std::string &key, std::chrono::milliseconds timeout) {
 
 namespace {
 
-enum : uint8_t { kOpSet = 1, kOpGet = 2 };
+enum : uint8_t { kOpSet = 1, kOpGet = 2, kOpHello = 3 };
+constexpr uint64_t kProtocolVersion = 1;
 enum : uint8_t { kReplyOk = 0, kReplyTimedOut = 1, kReplyError = 2 };
 
 constexpr uint64_t kMaxKeyBytes = 64 * 1024;
-constexpr uint64_t kMaxValueBytes = 256ull * 1024 * 1024;
 /// How long a server or client waits for the rest of a message once it has
 /// begun, and how much longer than a get's timeout a client waits for the
 /// server's answer.
@@ -295,9 +298,56 @@ int connectOnce(const std::string &host, int port, Clock::time_point deadline,
   return connected;
 }
 
-/// Connects to host:port, retrying with a growing pause (the server may start
-/// after its clients) until the deadline.
+/// Whether two tokens are equal, in time that does not depend on where they
+/// differ.
+bool sameToken(const std::string &a, const std::string &b) {
+  if (a.size() != b.size())
+    return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+/// What became of a hello.
+enum class Greeting { Accepted, Refused, Failed };
+
+/// Sends the hello with `token` on a fresh connection and reads the answer;
+/// `error` says why it was refused or failed.
+Greeting greet(int fd, const std::string &token, Clock::time_point deadline,
+               std::string &error) {
+  std::vector<char> hello(1, static_cast<char>(kOpHello));
+  putU32(hello, static_cast<uint32_t>(token.size()));
+  hello.insert(hello.end(), token.begin(), token.end());
+  putU64(hello, kProtocolVersion);
+  uint8_t code = kReplyError;
+  uint64_t size = 0;
+  IoError err = sendAll(fd, hello.data(), hello.size(), deadline);
+  if (!err)
+    err = recvAll(fd, &code, 1, deadline);
+  if (!err)
+    err = recvU64(fd, size, deadline);
+  if (!err && size > 4096)
+    err = {StatusCode::Internal, "oversized answer to the hello"};
+  std::string text(err ? 0 : size, '\0');
+  if (!err)
+    err = recvAll(fd, text.data(), text.size(), deadline);
+  if (err) {
+    error = err.message;
+    return Greeting::Failed;
+  }
+  if (code != kReplyOk) {
+    error = text;
+    return Greeting::Refused;
+  }
+  return Greeting::Accepted;
+}
+
+/// Connects to host:port and presents `token`, retrying with a growing pause
+/// (the server may start after its clients) until the deadline. A refused
+/// token is not retried.
 StatusOr<int> connectWithRetry(const std::string &host, int port,
+                               const std::string &token,
                                Clock::time_point deadline) {
   auto start = Clock::now();
   auto pause = std::chrono::milliseconds(10);
@@ -306,8 +356,16 @@ StatusOr<int> connectWithRetry(const std::string &host, int port,
   for (;;) {
     ++attempts;
     int fd = connectOnce(host, port, deadline, error);
-    if (fd >= 0)
-      return fd;
+    if (fd >= 0) {
+      Greeting g = greet(
+          fd, token, std::min(deadline, Clock::now() + kMessageGrace), error);
+      if (g == Greeting::Accepted)
+        return fd;
+      ::close(fd);
+      if (g == Greeting::Refused)
+        return PARTITION_ERROR(Unavailable, "the store at ", host, ":", port,
+                               " refused this process: ", error);
+    }
     auto now = Clock::now();
     if (now >= deadline)
       break;
@@ -332,8 +390,8 @@ StatusOr<int> connectWithRetry(const std::string &host, int port,
 /// writes to a pipe that every thread polls, and wakes waiting gets.
 class TcpStore::Server {
 public:
-  static StatusOr<std::unique_ptr<Server>> start(const std::string &host,
-                                                 int port);
+  static StatusOr<std::unique_ptr<Server>>
+  start(const std::string &host, int port, const TcpStoreOptions &options);
   ~Server();
   int port() const { return port_; }
 
@@ -342,10 +400,16 @@ private:
   void acceptLoop();
   void serve(int fd);
   /// Handles one request whose op byte has arrived; false ends the
-  /// connection.
-  bool handleRequest(int fd, uint8_t op);
+  /// connection. `authenticated` is set by a hello with the right token.
+  bool handleRequest(int fd, uint8_t op, bool &authenticated);
   bool reply(int fd, uint8_t code, const char *data, size_t size);
+  bool replyError(int fd, const std::string &message) {
+    return reply(fd, kReplyError, message.data(), message.size());
+  }
+  /// Reads and drops `size` bytes (a value the server refuses).
+  bool discard(int fd, uint64_t size, Clock::time_point deadline);
 
+  TcpStoreOptions options_;
   int listenFd_ = -1;
   int wakePipe_[2] = {-1, -1};
   int port_ = 0;
@@ -355,16 +419,22 @@ private:
   std::condition_variable changed_;
   bool stopping_ = false;
   std::map<std::string, std::vector<char>> values_;
+  /// Key and value bytes held in values_, and bytes of sets in flight.
+  uint64_t heldBytes_ = 0, reservedBytes_ = 0;
+  /// Connections being served.
+  int liveConnections_ = 0;
   std::vector<std::thread> connections_;
 };
 
 StatusOr<std::unique_ptr<TcpStore::Server>>
-TcpStore::Server::start(const std::string &host, int port) {
+TcpStore::Server::start(const std::string &host, int port,
+                        const TcpStoreOptions &options) {
   if (port < 0 || port > 65535)
     return PARTITION_ERROR(InvalidArgument, "store port ", port,
                            " is outside 0..65535");
   PARTITION_ASSIGN_OR_RETURN(addrinfo * addrs, resolve(host, port, true));
   std::unique_ptr<Server> server(new Server());
+  server->options_ = options;
   std::string lastError = "no address";
   for (addrinfo *ai = addrs; ai; ai = ai->ai_next) {
     int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
@@ -444,22 +514,47 @@ void TcpStore::Server::acceptLoop() {
       ::close(fd);
       return;
     }
-    connections_.emplace_back([this, fd] { serve(fd); });
+    if (liveConnections_ >= options_.maxConnections) {
+      ::close(fd); // Too many: the client retries or gives up.
+      continue;
+    }
+    ++liveConnections_;
+    connections_.emplace_back([this, fd] {
+      serve(fd);
+      std::lock_guard<std::mutex> lock(mutex_);
+      --liveConnections_;
+    });
   }
 }
 
 void TcpStore::Server::serve(int fd) {
+  bool authenticated = false;
   for (;;) {
     // Idle connections wait for the next request until shutdown; a started
-    // request must arrive within kMessageGrace.
+    // request, and the hello of a new connection, must arrive within
+    // kMessageGrace.
     uint8_t op;
-    if (recvAll(fd, &op, 1, Clock::now() + std::chrono::hours(24 * 365),
+    if (recvAll(fd, &op, 1,
+                authenticated ? Clock::now() + std::chrono::hours(24 * 365)
+                              : Clock::now() + kMessageGrace,
                 wakePipe_[0]))
       break;
-    if (!handleRequest(fd, op))
+    if (!handleRequest(fd, op, authenticated))
       break;
   }
   ::close(fd);
+}
+
+bool TcpStore::Server::discard(int fd, uint64_t size,
+                               Clock::time_point deadline) {
+  char buffer[64 * 1024];
+  while (size > 0) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(size, sizeof(buffer)));
+    if (recvAll(fd, buffer, n, deadline, wakePipe_[0]))
+      return false;
+    size -= n;
+  }
+  return true;
 }
 
 bool TcpStore::Server::reply(int fd, uint8_t code, const char *data,
@@ -471,16 +566,20 @@ bool TcpStore::Server::reply(int fd, uint8_t code, const char *data,
          !sendAll(fd, data, size, deadline, wakePipe_[0]);
 }
 
-bool TcpStore::Server::handleRequest(int fd, uint8_t op) {
+bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
   auto deadline = Clock::now() + kMessageGrace;
   uint32_t keySize;
   if (recvU32(fd, keySize, deadline, wakePipe_[0]))
     return false;
-  if ((op != kOpSet && op != kOpGet) || keySize > kMaxKeyBytes) {
-    std::string msg = "malformed store request (op " + std::to_string(op) +
-                      ", key of " + std::to_string(keySize) + " bytes)";
-    reply(fd, kReplyError, msg.data(), msg.size());
+  if ((op != kOpSet && op != kOpGet && op != kOpHello) ||
+      keySize > kMaxKeyBytes) {
+    replyError(fd, "malformed store request (op " + std::to_string(op) +
+                       ", key of " + std::to_string(keySize) + " bytes)");
     return false; // The stream cannot be trusted any more.
+  }
+  if (!authenticated && op != kOpHello) {
+    replyError(fd, "the connection did not present the job's token");
+    return false;
   }
   std::string key(keySize, '\0');
   uint64_t arg;
@@ -488,22 +587,63 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op) {
       recvU64(fd, arg, deadline, wakePipe_[0]))
     return false;
 
-  if (op == kOpSet) {
-    if (arg > kMaxValueBytes) {
-      std::string msg = "store value of " + std::to_string(arg) +
-                        " bytes exceeds the limit of " +
-                        std::to_string(kMaxValueBytes);
-      reply(fd, kReplyError, msg.data(), msg.size());
+  if (op == kOpHello) {
+    if (arg != kProtocolVersion) {
+      replyError(fd, "store protocol version " + std::to_string(arg) +
+                         " is not the server's " +
+                         std::to_string(kProtocolVersion));
       return false;
     }
-    std::vector<char> value(arg);
-    if (recvAll(fd, value.data(), value.size(), Clock::now() + kMessageGrace,
-                wakePipe_[0]))
+    if (!sameToken(key, options_.token)) {
+      replyError(fd, "wrong store token (every rank of a job needs the "
+                     "same PARTITION_STORE_TOKEN)");
       return false;
+    }
+    authenticated = true;
+    return reply(fd, kReplyOk, nullptr, 0);
+  }
+
+  if (op == kOpSet) {
+    if (arg > options_.maxValueBytes) {
+      replyError(fd, "store value of " + std::to_string(arg) +
+                         " bytes for key '" + key + "' exceeds the limit of " +
+                         std::to_string(options_.maxValueBytes) + " bytes");
+      return false; // Not worth reading: drop the connection.
+    }
+    // Reserve the bytes before reading them, so that concurrent sets cannot
+    // overrun the bound together.
+    uint64_t size = arg + keySize;
+    std::string refusal;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      values_[key] = std::move(value);
+      uint64_t total = heldBytes_ + reservedBytes_ + size;
+      if (total > options_.maxTotalBytes)
+        refusal = "store value of " + std::to_string(arg) + " bytes for key '" +
+                  key + "' would bring the store to " + std::to_string(total) +
+                  " bytes, over its limit of " +
+                  std::to_string(options_.maxTotalBytes);
+      else
+        reservedBytes_ += size;
     }
+    if (!refusal.empty())
+      return discard(fd, arg, Clock::now() + kMessageGrace) &&
+             replyError(fd, refusal);
+    std::vector<char> value(arg);
+    bool received = !recvAll(fd, value.data(), value.size(),
+                             Clock::now() + kMessageGrace, wakePipe_[0]);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      reservedBytes_ -= size;
+      if (received) {
+        auto it = values_.find(key);
+        if (it != values_.end())
+          heldBytes_ -= it->first.size() + it->second.size();
+        heldBytes_ += size;
+        values_[key] = std::move(value);
+      }
+    }
+    if (!received)
+      return false;
     changed_.notify_all();
     return reply(fd, kReplyOk, nullptr, 0);
   }
@@ -540,12 +680,12 @@ StatusOr<std::unique_ptr<TcpStore>> TcpStore::create(const std::string &host,
                            "serving)");
   std::unique_ptr<Server> server;
   if (serve) {
-    PARTITION_ASSIGN_OR_RETURN(server, Server::start(host, port));
+    PARTITION_ASSIGN_OR_RETURN(server, Server::start(host, port, options));
     port = server->port();
   }
   PARTITION_ASSIGN_OR_RETURN(
-      int fd,
-      connectWithRetry(host, port, Clock::now() + options.connectTimeout));
+      int fd, connectWithRetry(host, port, options.token,
+                               Clock::now() + options.connectTimeout));
   return std::unique_ptr<TcpStore>(
       new TcpStore(std::move(server), fd, host, port, options));
 }
@@ -579,7 +719,8 @@ TcpStore::roundTrip(const std::vector<char> &request,
         options_.connectTimeout,
         std::max<std::chrono::milliseconds>(wait, kMessageGrace));
     PARTITION_ASSIGN_OR_RETURN(
-        fd, connectWithRetry(host_, port_, start + connectWindow));
+        fd,
+        connectWithRetry(host_, port_, options_.token, start + connectWindow));
   }
 
   // The server answers a get when its key is set or its timeout passes;
@@ -595,7 +736,7 @@ TcpStore::roundTrip(const std::vector<char> &request,
   if (!err)
     err = recvU64(fd, size, deadline);
   std::vector<char> reply;
-  if (!err && size > kMaxValueBytes)
+  if (!err && size > options_.maxValueBytes)
     err = {StatusCode::Internal, "oversized reply"};
   if (!err) {
     reply.resize(size);
@@ -609,25 +750,27 @@ TcpStore::roundTrip(const std::vector<char> &request,
         detail::concat(what, " at ", host_, ":", port_, ": ", err.message),
         __FILE__, __LINE__);
   }
-  {
+  if (code == kReplyOk || code == kReplyTimedOut) {
     std::lock_guard<std::mutex> lock(mutex_);
     idle_.push_back(fd);
+  } else {
+    closeFd(fd); // The server may have closed its end after an error.
   }
   if (code == kReplyTimedOut)
     return PARTITION_ERROR(DeadlineExceeded, what, " timed out after ",
                            wait.count(), " ms: the key was not set");
   if (code != kReplyOk)
-    return PARTITION_ERROR(Internal, what, " failed on the server: ",
+    return PARTITION_ERROR(ResourceExhausted, what, " failed on the server: ",
                            std::string(reply.begin(), reply.end()));
   return reply;
 }
 
 Status TcpStore::set(const std::string &key, const std::vector<char> &value) {
-  if (key.size() > kMaxKeyBytes || value.size() > kMaxValueBytes)
+  if (key.size() > kMaxKeyBytes || value.size() > options_.maxValueBytes)
     return PARTITION_ERROR(InvalidArgument, "store key of ", key.size(),
                            " bytes or value of ", value.size(),
                            " bytes is over the limit (", kMaxKeyBytes, ", ",
-                           kMaxValueBytes, ")");
+                           options_.maxValueBytes, ")");
   std::vector<char> request(1, static_cast<char>(kOpSet));
   putU32(request, static_cast<uint32_t>(key.size()));
   request.insert(request.end(), key.begin(), key.end());

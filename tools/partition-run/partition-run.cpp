@@ -14,6 +14,7 @@
 #include "partition/runtime/Checkpoint.h"
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Files.h"
+#include "partition/runtime/Launch.h"
 #include "partition/runtime/Npy.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Safetensors.h"
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,9 +41,7 @@
 #include <mutex>
 #include <netinet/in.h>
 #include <set>
-#include <sstream>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -122,14 +122,30 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --fail-rank R          make rank R stop with an error before its first
                          step (to check that the other ranks then fail
                          within --timeout instead of hanging)
+  --fail-step K          with --fail-rank: rank R fails at step K (1 for
+                         the first) instead, once it has read the step's
+                         batch, so that its peers wait in that step
+  --fail-mode error|kill with --fail-rank: return an error (default), or
+                         kill the rank's process with SIGKILL (needs
+                         --processes or a launcher)
 
 Training runs (--steps N > 1, a checkpoint or a batch stream) print the
 scalar outputs (the loss) after every step, stop with an error at a
 non-finite loss (a plan with f16 loss scaling skips that step instead), and
 end with a summary; a single run lists every output with its type.
 
-An external launcher may start one process per rank instead, setting RANK,
-WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and LOCAL_RANK for the GPU).
+With --processes, a rank killed by a signal or stopped ends the run at once:
+the others are killed and the error names the rank. Ranks die with the
+partition-run that started them.
+
+An external launcher may start one process per rank instead. Recognised:
+torchrun (RANK, WORLD_SIZE, LOCAL_RANK), Slurm (SLURM_PROCID, SLURM_NTASKS,
+SLURM_LOCALID; ignored for one task) and Open MPI (OMPI_COMM_WORLD_RANK,
+OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK; ignored for one process).
+Every rank also needs MASTER_ADDR and MASTER_PORT (where rank 0 serves the
+store) and PARTITION_STORE_TOKEN, a secret shared by the ranks of the job
+(the store refuses connections without it). Gloo listens on the interface
+GLOO_SOCKET_IFNAME when set, else on the address that reaches MASTER_ADDR.
 )";
 
 struct Options {
@@ -162,6 +178,13 @@ struct Options {
   bool syncCollectives = false;
   int timeoutSeconds = 60;
   int failRank = -1;
+  /// With failRank: the step (from 1) in which that rank fails; 0 before
+  /// the first step.
+  int failStep = 0;
+  /// With failRank: return an error, or kill the process (SIGKILL).
+  bool failByKill = false;
+  /// Where Gloo listens (chosen under a launcher).
+  GlooOptions gloo;
 };
 
 /// True when the run trains: several steps, a checkpoint, a resumed
@@ -249,6 +272,14 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         err = number("--fail-rank", r);
         o.failRank = r;
       }
+    } else if (a == "--fail-step") {
+      err = number("--fail-step", o.failStep);
+    } else if (a == "--fail-mode") {
+      const char *v = value("--fail-mode");
+      if (!v || (std::string(v) != "error" && std::string(v) != "kill"))
+        return "--fail-mode needs error or kill, got \"" +
+               std::string(v ? v : "") + "\"";
+      o.failByKill = std::string(v) == "kill";
     } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
                a == "--trace" || a == "--input" || a == "--checkpoint" ||
                a == "--resume" || a == "--data") {
@@ -307,6 +338,11 @@ std::string parseArgs(int argc, char **argv, Options &o) {
            "--synthetic";
   if (o.checkpointEvery && o.checkpointDir.empty())
     return "--checkpoint-every needs --checkpoint DIR";
+  if ((o.failStep || o.failByKill) && o.failRank < 0)
+    return "--fail-step and --fail-mode need --fail-rank R";
+  if (o.failStep > o.steps)
+    return "--fail-step " + std::to_string(o.failStep) +
+           " is after the last step (--steps " + std::to_string(o.steps) + ")";
   return "";
 }
 
@@ -601,6 +637,16 @@ Status checkpoint(const Options &o, const LoadedPlan &plan, Executor &ex,
   return Status::ok();
 }
 
+/// The failure --fail-rank asks for: an error, or death by SIGKILL.
+Status failOnPurpose(const Options &o, int rank) {
+  if (o.failByKill)
+    ::raise(SIGKILL);
+  std::string step =
+      o.failStep ? " --fail-step " + std::to_string(o.failStep) : "";
+  return PARTITION_ERROR(Aborted, "failing on purpose (--fail-rank ", rank,
+                         step, ")");
+}
+
 /// Runs rank `rank` of the world: everything but output assembly.
 RankResult runRank(const Options &o, const LoadedPlan &plan,
                    const std::map<std::string, HostTensor> &inputs, int rank,
@@ -630,7 +676,7 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     comms = std::move(*factory);
 #endif
   } else {
-    GlooOptions gloo;
+    GlooOptions gloo = o.gloo;
     gloo.timeout = std::chrono::seconds(o.timeoutSeconds);
     comms =
         std::make_unique<GlooCommunicatorFactory>(rank, worldSize, store, gloo);
@@ -735,9 +781,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       if (Status s = ex.setInput(it->first, it->second); !s.isOk())
         return fail(s);
     }
-  if (rank == o.failRank)
-    return fail(PARTITION_ERROR(Aborted, "failing on purpose (--fail-rank ",
-                                rank, ")"));
+  if (rank == o.failRank && !o.failStep)
+    if (Status s = failOnPurpose(o, rank); !s.isOk())
+      return fail(s);
   auto ready = std::chrono::steady_clock::now();
   r.setupMs = std::chrono::duration<double, std::milli>(ready - start).count();
   // Scalar outputs (a training step's loss) are printed after every step
@@ -758,6 +804,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   for (int step = 0; step < o.steps; ++step) {
     if (Status s = feed(o.firstBatch + step); !s.isOk())
       return fail(s);
+    if (rank == o.failRank && step + 1 == o.failStep)
+      if (Status s = failOnPurpose(o, rank); !s.isOk())
+        return fail(s);
     if (Status s = ex.run(); !s.isOk())
       return fail(s);
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
@@ -829,104 +878,39 @@ StatusOr<HostTensor> assemble(const plan::Plan &root,
   return whole;
 }
 
-/// Serialises a rank's outputs and figures for the store (process mode).
+/// A rank's outputs and figures as a store value (process mode).
 std::vector<char> packResult(const RankResult &r) {
-  std::ostringstream os(std::ios::binary);
-  auto put = [&](const void *p, size_t n) {
-    os.write(static_cast<const char *>(p), std::streamsize(n));
-  };
-  auto putI = [&](int64_t x) { put(&x, 8); };
-  putI(r.coordinates.size());
-  for (int64_t c : r.coordinates)
-    putI(c);
-  put(&r.setupMs, 8);
-  put(&r.stepMs, 8);
-  putI(int64_t(r.peakBytes));
-  for (int64_t bytes : {r.memory.parameters, r.memory.state, r.memory.constants,
-                        r.memory.inputs, r.memory.arena, r.memory.scratch})
-    putI(bytes);
-  putI(r.outputs.size());
-  for (const auto &[name, t] : r.outputs) {
-    putI(name.size());
-    put(name.data(), name.size());
-    putI(int64_t(t.dtype));
-    putI(t.shape.size());
-    for (int64_t d : t.shape)
-      putI(d);
-    putI(t.data.size());
-    put(t.data.data(), t.data.size());
-  }
-  auto putS = [&](const std::string &text) {
-    putI(text.size());
-    put(text.data(), text.size());
-  };
-  putI(r.trace.size());
-  for (const TraceEvent &e : r.trace) {
-    putS(e.name);
-    putS(e.category);
-    putS(e.origin);
-    putI(int64_t(e.track));
-    putI(e.instruction);
-    putI(e.step);
-    for (double x : {e.startUs, e.durationUs, e.issuedUs})
-      put(&x, 8);
-  }
-  std::string s = os.str();
-  return std::vector<char>(s.begin(), s.end());
+  RankReport report;
+  report.coordinates = r.coordinates;
+  report.setupMs = r.setupMs;
+  report.stepMs = r.stepMs;
+  report.peakBytes = r.peakBytes;
+  report.memory = r.memory;
+  report.outputs = r.outputs;
+  report.trace = r.trace;
+  return packRankReport(report);
 }
 
-RankResult unpackResult(const std::vector<char> &bytes) {
+/// Rank `rank`'s result from its store value `key`: its figures, the error
+/// it reported, or the error of a malformed value.
+RankResult unpackResult(const std::vector<char> &bytes, const std::string &key,
+                        int rank) {
   RankResult r;
-  size_t at = 0;
-  auto get = [&](void *p, size_t n) {
-    if (at + n > bytes.size())
-      n = 0; // a short record only comes from a bug; leave zeros
-    std::memcpy(p, bytes.data() + at, n);
-    at += n;
-  };
-  auto getI = [&]() {
-    int64_t x = 0;
-    get(&x, 8);
-    return x;
-  };
-  r.coordinates.resize(getI());
-  for (int64_t &c : r.coordinates)
-    c = getI();
-  get(&r.setupMs, 8);
-  get(&r.stepMs, 8);
-  r.peakBytes = size_t(getI());
-  for (int64_t *bytes :
-       {&r.memory.parameters, &r.memory.state, &r.memory.constants,
-        &r.memory.inputs, &r.memory.arena, &r.memory.scratch})
-    *bytes = getI();
-  int64_t n = getI();
-  for (int64_t i = 0; i < n; ++i) {
-    std::string name(getI(), '\0');
-    get(name.data(), name.size());
-    HostTensor t;
-    t.dtype = DType(getI());
-    t.shape.resize(getI());
-    for (int64_t &d : t.shape)
-      d = getI();
-    t.data.resize(getI());
-    get(t.data.data(), t.data.size());
-    r.outputs[name] = std::move(t);
-  }
-  auto getS = [&]() {
-    std::string text(size_t(std::max<int64_t>(getI(), 0)), '\0');
-    get(text.data(), text.size());
-    return text;
-  };
-  r.trace.resize(size_t(std::max<int64_t>(getI(), 0)));
-  for (TraceEvent &e : r.trace) {
-    e.name = getS();
-    e.category = getS();
-    e.origin = getS();
-    e.track = TraceTrack(getI());
-    e.instruction = getI();
-    e.step = getI();
-    for (double *x : {&e.startUs, &e.durationUs, &e.issuedUs})
-      get(x, 8);
+  StatusOr<RankMessage> message = unpackRankMessage(bytes, key, rank);
+  if (!message.isOk()) {
+    r.status = message.status();
+  } else if (message->failed) {
+    r.status = PARTITION_ERROR(Aborted, message->errorText);
+    r.errorText = message->errorText;
+  } else {
+    RankReport &report = message->report;
+    r.coordinates = std::move(report.coordinates);
+    r.setupMs = report.setupMs;
+    r.stepMs = report.stepMs;
+    r.peakBytes = report.peakBytes;
+    r.memory = report.memory;
+    r.outputs = std::move(report.outputs);
+    r.trace = std::move(report.trace);
   }
   return r;
 }
@@ -1066,40 +1050,89 @@ int freePort() {
   return port;
 }
 
+/// Checks that rank `rank`'s result (read from store value `key`) fits the
+/// plan: the mesh coordinates of the rank and a block of every output of its
+/// program with the plan's dtype and local shape, so that assembling the
+/// outputs reads only what is there.
+Status checkResultFitsPlan(const LoadedPlan &plan, int rank,
+                           const std::string &key, const RankResult &r) {
+  const plan::Plan &root = plan.root();
+  for (const plan::Program *program : *root.programs()) {
+    const plan::Mesh &mesh = *root.meshes()->Get(program->mesh());
+    const auto *ranks = mesh.ranks();
+    auto at = std::find(ranks->begin(), ranks->end(), rank);
+    if (at == ranks->end())
+      continue;
+    std::vector<int64_t> expected = meshCoordinates(mesh, at - ranks->begin());
+    if (r.coordinates != expected)
+      return PARTITION_ERROR(InvalidArgument, "store value '", key,
+                             "' from rank ", rank, " has mesh coordinates ",
+                             formatShape(r.coordinates),
+                             ", but the plan's are ", formatShape(expected));
+    if (program->outputs())
+      for (const plan::Binding *b : *program->outputs()) {
+        const plan::Value &v = *program->values()->Get(b->value());
+        std::string name = b->name()->str();
+        DType dtype = toDType(v.dtype());
+        std::vector<int64_t> shape(v.shape()->begin(), v.shape()->end());
+        auto it = r.outputs.find(name);
+        if (it == r.outputs.end())
+          return PARTITION_ERROR(InvalidArgument, "store value '", key,
+                                 "' from rank ", rank, " lacks output \"", name,
+                                 "\"");
+        if (it->second.dtype != dtype || it->second.shape != shape)
+          return PARTITION_ERROR(
+              InvalidArgument, "store value '", key, "' from rank ", rank,
+              ": output \"", name, "\" is ", dtypeName(it->second.dtype),
+              formatShape(it->second.shape), ", but the plan's block is ",
+              dtypeName(dtype), formatShape(shape));
+      }
+    return Status::ok(); // A rank runs the first program whose mesh holds it.
+  }
+  return Status::ok();
+}
+
 /// One rank of a multi-process run; rank 0 gathers and reports.
 int runAsProcess(const Options &o, const LoadedPlan &plan,
-                 const std::map<std::string, HostTensor> &inputs, int rank,
-                 int worldSize, const std::string &host, int port) {
+                 const std::map<std::string, HostTensor> &inputs,
+                 const LaunchEnvironment &env) {
+  int rank = env.rank, worldSize = env.worldSize;
+  std::string self = "partition-run: rank " + std::to_string(rank) + ": ";
   TcpStoreOptions storeOptions;
-  StatusOr<std::unique_ptr<TcpStore>> store =
-      TcpStore::create(host, port, /*serve=*/rank == 0, storeOptions);
+  storeOptions.token = env.token;
+  StatusOr<std::unique_ptr<TcpStore>> store = TcpStore::create(
+      env.masterAddr, env.masterPort, /*serve=*/rank == 0, storeOptions);
   if (!store.isOk()) {
-    std::cerr << "partition-run: rank " << rank << ": "
-              << store.status().toString() << "\n";
+    printLine(self + store.status().toString());
     return 1;
   }
   std::shared_ptr<Store> shared(std::move(*store));
+  // Rank 0 serves the store and gathers the results: when it dies, the
+  // others cannot finish, so they stop at once instead of waiting out
+  // their timeouts.
+  std::unique_ptr<StoreWatch> watch;
+  if (rank != 0)
+    watch = std::make_unique<StoreWatch>(
+        shared, "done", [self, env](const Status &lost) {
+          printLine(self + "rank 0 has failed: its store at " + env.masterAddr +
+                    ":" + std::to_string(env.masterPort) + " went away (" +
+                    lost.message() + ")");
+          std::_Exit(1);
+        });
   RankResult result = runRank(o, plan, inputs, rank, worldSize, shared);
   std::string key = "result/" + std::to_string(rank);
   if (!result.status.isOk()) {
     // Rank 0 reports every rank's error, in rank order; a rank prints its own
     // only when it cannot hand it over.
-    std::string text = "!" + result.status.toString();
-    if (!shared->set(key, std::vector<char>(text.begin(), text.end())).isOk())
-      std::cerr << "partition-run: rank " << rank << ": "
-                << result.status.toString() << "\n";
+    if (!shared->set(key, packRankError(result.status.toString())).isOk())
+      printLine(self + result.status.toString());
     if (rank != 0) {
       (void)shared->get("done", std::chrono::seconds(o.timeoutSeconds + 30));
       return 1;
     }
-  } else {
-    std::vector<char> packed = packResult(result);
-    packed.insert(packed.begin(), '+');
-    if (Status s = shared->set(key, packed); !s.isOk()) {
-      std::cerr << "partition-run: rank " << rank << ": " << s.toString()
-                << "\n";
-      return 1;
-    }
+  } else if (Status s = shared->set(key, packResult(result)); !s.isOk()) {
+    printLine(self + s.toString());
+    return 1;
   }
   if (rank != 0) {
     // Stay until rank 0 has read every result (it serves the store).
@@ -1108,19 +1141,15 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   }
   std::vector<RankResult> results(worldSize);
   for (int r = 0; r < worldSize; ++r) {
+    std::string key = "result/" + std::to_string(r);
     StatusOr<std::vector<char>> bytes =
-        shared->get("result/" + std::to_string(r),
-                    std::chrono::seconds(o.timeoutSeconds + 30));
-    if (!bytes.isOk()) {
+        shared->get(key, std::chrono::seconds(o.timeoutSeconds + 30));
+    if (!bytes.isOk())
       results[r].status = bytes.status();
-    } else if (bytes->empty() || (*bytes)[0] != '+') {
-      std::string text(bytes->begin() + (bytes->empty() ? 0 : 1), bytes->end());
-      results[r].status = PARTITION_ERROR(Aborted, text);
-      results[r].errorText = text;
-    } else {
-      results[r] =
-          unpackResult(std::vector<char>(bytes->begin() + 1, bytes->end()));
-    }
+    else
+      results[r] = unpackResult(*bytes, key, r);
+    if (results[r].status.isOk())
+      results[r].status = checkResultFitsPlan(plan, r, key, results[r]);
   }
   int code = finish(o, plan, results);
   (void)shared->set("done", {'1'});
@@ -1308,31 +1337,44 @@ int main(int argc, char **argv) {
   }
 
   // Launched by an external launcher (or by --processes): one rank here.
-  const char *rankEnv = std::getenv("RANK");
-  const char *worldEnv = std::getenv("WORLD_SIZE");
+  StatusOr<std::optional<LaunchEnvironment>> launch =
+      readLaunchEnvironment([](const char *name) { return std::getenv(name); });
+  if (!launch.isOk()) {
+    std::cerr << "partition-run: " << launch.status().message() << "\n";
+    return 1;
+  }
   int worldSize = plan->worldSize();
-  if (rankEnv && worldEnv) {
-    int rank = std::atoi(rankEnv), world = std::atoi(worldEnv);
-    if (world != worldSize || rank < 0 || rank >= world) {
-      std::cerr << "partition-run: RANK=" << rankEnv
-                << " WORLD_SIZE=" << worldEnv
-                << " do not fit the plan, which needs " << worldSize
+  if (o.failByKill && !o.processes && !*launch) {
+    std::cerr << "partition-run: --fail-mode kill would kill every rank when "
+                 "they are threads; use it with --processes or a launcher\n";
+    return 2;
+  }
+  if (*launch) {
+    const LaunchEnvironment &env = **launch;
+    if (env.worldSize != worldSize) {
+      std::cerr << "partition-run: rank " << env.rank << " of " << env.worldSize
+                << " (" << env.launcher
+                << ") does not fit the plan, which needs " << worldSize
                 << " ranks\n";
       return 1;
     }
-    const char *addr = std::getenv("MASTER_ADDR");
-    const char *port = std::getenv("MASTER_PORT");
-    if (!addr || !port) {
-      std::cerr << "partition-run: RANK is set, so MASTER_ADDR and "
-                   "MASTER_PORT must be too\n";
-      return 1;
+    if (o.backend == "cpu") {
+      const char *ifname = std::getenv("GLOO_SOCKET_IFNAME");
+      StatusOr<GlooOptions> gloo =
+          cpu::chooseGlooAddress(env.masterAddr, ifname ? ifname : "", o.gloo);
+      if (!gloo.isOk()) {
+        std::cerr << "partition-run: rank " << env.rank << ": "
+                  << gloo.status().toString() << "\n";
+        return 1;
+      }
+      o.gloo = *gloo;
     }
     StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
     if (!inputs.isOk()) {
       std::cerr << "partition-run: " << inputs.status().toString() << "\n";
       return 1;
     }
-    return runAsProcess(o, *plan, *inputs, rank, world, addr, std::atoi(port));
+    return runAsProcess(o, *plan, *inputs, env);
   }
 
   if (o.ranks && o.ranks != worldSize) {
@@ -1348,35 +1390,34 @@ int main(int argc, char **argv) {
       std::cerr << "partition-run: no free port on loopback for the store\n";
       return 1;
     }
-    std::vector<pid_t> children;
-    for (int rank = 0; rank < worldSize; ++rank) {
-      pid_t pid = ::fork();
-      if (pid < 0) {
-        std::perror("partition-run: fork");
-        return 1;
-      }
-      if (pid == 0) {
-        ::setenv("RANK", std::to_string(rank).c_str(), 1);
-        ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-        ::setenv("WORLD_SIZE", std::to_string(worldSize).c_str(), 1);
-        ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-        ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-        std::vector<char *> args(argv, argv + argc);
-        args.push_back(nullptr);
-        ::execv("/proc/self/exe", args.data());
-        std::perror("partition-run: exec");
-        std::_Exit(127);
-      }
-      children.push_back(pid);
+    StatusOr<std::string> token = makeStoreToken();
+    if (!token.isOk()) {
+      std::cerr << "partition-run: " << token.status().toString() << "\n";
+      return 1;
     }
-    int code = 0;
-    for (pid_t pid : children) {
-      int status = 0;
-      ::waitpid(pid, &status, 0);
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        code = 1;
+    std::vector<std::string> args(argv, argv + argc);
+    SupervisorOptions supervision;
+    // Rank 0 waits up to --timeout + 30 s for the result of a rank that
+    // failed; give it that long to report before stopping everyone.
+    supervision.afterError = std::chrono::seconds(o.timeoutSeconds + 35);
+    StatusOr<SupervisedRun> run = superviseRanks(
+        "/proc/self/exe", args, worldSize,
+        [&](int rank) -> std::vector<std::pair<std::string, std::string>> {
+          return {{"RANK", std::to_string(rank)},
+                  {"LOCAL_RANK", std::to_string(rank)},
+                  {"WORLD_SIZE", std::to_string(worldSize)},
+                  {"MASTER_ADDR", "127.0.0.1"},
+                  {"MASTER_PORT", std::to_string(port)},
+                  {kStoreTokenVariable, *token}};
+        },
+        supervision);
+    if (!run.isOk()) {
+      std::cerr << "partition-run: " << run.status().toString() << "\n";
+      return 1;
     }
-    return code;
+    if (!run->failure.empty())
+      printLine("partition-run: " + run->failure);
+    return run->exitCode;
   }
 
   // Ranks as threads of this process.

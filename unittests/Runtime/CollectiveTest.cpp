@@ -674,6 +674,151 @@ TEST(TcpStore, RejectsBadPorts) {
   EXPECT_EQ(store.status().code(), StatusCode::InvalidArgument);
 }
 
+/// A TcpStore serving on a free loopback port with `options`.
+std::unique_ptr<TcpStore> serveStore(const TcpStoreOptions &options) {
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
+  EXPECT_TRUE(store.isOk()) << store.status().toString();
+  return store.isOk() ? std::move(store).value() : nullptr;
+}
+
+TEST(TcpStore, RefusesAWrongToken) {
+  TcpStoreOptions options;
+  options.token = "job-secret";
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  ASSERT_TRUE(server->set("gloo/address", bytesOf("secret")).isOk());
+  for (std::string token : {"", "job-secreT", "job-secret-and-more"}) {
+    TcpStoreOptions wrong;
+    wrong.token = token;
+    wrong.connectTimeout = 5s;
+    auto start = Clock::now();
+    StatusOr<std::unique_ptr<TcpStore>> client =
+        TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, wrong);
+    ASSERT_FALSE(client.isOk()) << "token \"" << token << "\" was accepted";
+    EXPECT_EQ(client.status().code(), StatusCode::Unavailable);
+    EXPECT_NE(client.status().message().find("wrong store token"),
+              std::string::npos)
+        << client.status().toString();
+    EXPECT_LT(secondsSince(start), 2.0) << "a refused token is not retried";
+  }
+  TcpStoreOptions right;
+  right.token = "job-secret";
+  StatusOr<std::unique_ptr<TcpStore>> client =
+      TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, right);
+  ASSERT_TRUE(client.isOk()) << client.status().toString();
+  StatusOr<std::vector<char>> value = (*client)->get("gloo/address", 1s);
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(stringOf(*value), "secret");
+}
+
+TEST(TcpStore, RefusesARequestWithoutHello) {
+  // A raw client that skips the hello and asks for a key gets an error and
+  // the connection closed, not the value.
+  TcpStoreOptions options;
+  options.token = "job-secret";
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  ASSERT_TRUE(server->set("k", bytesOf("secret")).isOk());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(uint16_t(server->port()));
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+            0);
+  // op 2 (get), key "k", timeout 0.
+  const char request[] = {2, 1, 0, 0, 0, 'k', 0, 0, 0, 0, 0, 0, 0, 0};
+  ASSERT_EQ(::send(fd, request, sizeof(request), 0), ssize_t(sizeof(request)));
+  std::string answer;
+  char buffer[256];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;)
+    answer.append(buffer, size_t(n));
+  ::close(fd);
+  ASSERT_GE(answer.size(), 9u);
+  EXPECT_EQ(answer[0], 2) << "the reply is not an error";
+  EXPECT_EQ(answer.find("secret"), std::string::npos);
+  EXPECT_NE(answer.find("did not present the job's token"), std::string::npos)
+      << answer;
+}
+
+TEST(TcpStore, BoundsItsConnections) {
+  // Two connections allowed: the server's own client holds one, a silent
+  // stranger the other. A rank is then kept out (it retries until its
+  // connect timeout) rather than the server spending a thread on every
+  // connection anyone opens; once the stranger leaves, ranks get in.
+  TcpStoreOptions options;
+  options.maxConnections = 2;
+  options.token = "t";
+  StatusOr<std::unique_ptr<TcpStore>> server =
+      TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
+  ASSERT_TRUE(server.isOk()) << server.status().toString();
+  int stranger = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(stranger, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(uint16_t((*server)->port()));
+  ASSERT_EQ(
+      ::connect(stranger, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+      0);
+  TcpStoreOptions client;
+  client.token = "t";
+  client.connectTimeout = 500ms;
+  StatusOr<std::unique_ptr<TcpStore>> refused =
+      TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
+  ASSERT_FALSE(refused.isOk()) << "a third connection was served";
+  EXPECT_EQ(refused.status().code(), StatusCode::Unavailable);
+  ::close(stranger);
+  client.connectTimeout = 5s;
+  StatusOr<std::unique_ptr<TcpStore>> admitted =
+      TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
+  ASSERT_TRUE(admitted.isOk()) << admitted.status().toString();
+  EXPECT_TRUE((*admitted)->set("k", bytesOf("v")).isOk());
+}
+
+TEST(TcpStore, BoundsValuesAndTheirTotal) {
+  TcpStoreOptions options;
+  options.maxValueBytes = 1000;
+  options.maxTotalBytes = 2500;
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  // A client with a larger limit of its own: the server still refuses.
+  std::unique_ptr<TcpStore> client = storeClient(server->port());
+  ASSERT_TRUE(client);
+  Status s = client->set("big", std::vector<char>(1001, 'x'));
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("1001 bytes for key 'big' exceeds the limit of "
+                             "1000 bytes"),
+            std::string::npos)
+      << s.toString();
+  // Under the total: two values of 1000 bytes (and their keys).
+  ASSERT_TRUE(client->set("a", std::vector<char>(1000, 'a')).isOk());
+  ASSERT_TRUE(client->set("b", std::vector<char>(1000, 'b')).isOk());
+  s = client->set("c", std::vector<char>(1000, 'c'));
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.code(), StatusCode::ResourceExhausted);
+  EXPECT_NE(s.message().find("key 'c' would bring the store to 3003 bytes, "
+                             "over its limit of 2500"),
+            std::string::npos)
+      << s.toString();
+  // The connection survives a refusal; replacing a value frees its bytes.
+  ASSERT_TRUE(client->set("a", std::vector<char>(10, 'a')).isOk());
+  ASSERT_TRUE(client->set("c", std::vector<char>(1000, 'c')).isOk());
+  StatusOr<std::vector<char>> value = client->get("c", 1s);
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(value->size(), 1000u);
+  // A client's own limit is checked before anything is sent.
+  TcpStoreOptions small;
+  small.maxValueBytes = 10;
+  StatusOr<std::unique_ptr<TcpStore>> limited =
+      TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, small);
+  ASSERT_TRUE(limited.isOk());
+  EXPECT_EQ((*limited)->set("d", std::vector<char>(11)).code(),
+            StatusCode::InvalidArgument);
+}
+
 TEST(TcpStore, CarriesGlooRendezvous) {
   // Rank 0 serves the store, as it does across processes.
   constexpr int kRanks = 4;

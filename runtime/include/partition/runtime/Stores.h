@@ -46,11 +46,26 @@ struct TcpStoreOptions {
   /// How long create() keeps retrying to reach the server (it may start
   /// after its clients). Later reconnections wait at most this long too.
   std::chrono::milliseconds connectTimeout = std::chrono::seconds(30);
+  /// The job's secret: a client proves it knows the token before its first
+  /// request, and the server drops every connection that does not. Every
+  /// rank of a job must use the same token (empty only where the host is
+  /// trusted, e.g. in tests).
+  std::string token;
+  /// The largest value one set may carry (clients and server).
+  uint64_t maxValueBytes = 256ull * 1024 * 1024;
+  /// The most key and value bytes the server holds at once; a set that
+  /// would exceed it fails with ResourceExhausted (server only).
+  uint64_t maxTotalBytes = 1ull << 30;
+  /// The most client connections the server serves at once; further ones
+  /// are closed at once (server only).
+  int maxConnections = 512;
 };
 
 /// A TCP key-value store. The rank that serves it (rank 0, on MASTER_ADDR and
 /// MASTER_PORT) runs the server in background threads; every rank, the
-/// server's included, talks to it as a client. A get() waits on the server
+/// server's included, talks to it as a client. Each connection starts with
+/// the job's token (TcpStoreOptions::token); the server holds at most
+/// maxTotalBytes of keys and values. A get() waits on the server
 /// until the key is set or its timeout passes. Sockets use TCP_NODELAY on both
 /// ends. Thread-safe: a request takes an idle connection or opens another, so
 /// a get waiting in one thread never holds up a set from another.
@@ -63,7 +78,8 @@ public:
   /// serving on host:port (port 0 picks a free port; read it with port()).
   /// Errors: Unavailable when the server cannot be reached within
   /// options.connectTimeout (connection refused, unknown host), or when
-  /// `serve` cannot bind the address.
+  /// `serve` cannot bind the address, or when the server refuses the token
+  /// (that error is returned at once, without retrying).
   static StatusOr<std::unique_ptr<TcpStore>>
   create(const std::string &host, int port, bool serve,
          TcpStoreOptions options = {});
@@ -75,7 +91,8 @@ public:
   bool isServer() const { return server_ != nullptr; }
 
   /// Sets `key` to `value` on the server. Keys up to 64 KiB, values up to
-  /// 256 MiB.
+  /// options.maxValueBytes; ResourceExhausted when the server would hold more
+  /// than its maxTotalBytes.
   Status set(const std::string &key, const std::vector<char> &value) override;
   /// The value of `key`, waiting on the server up to `timeout` for it to be
   /// set: DeadlineExceeded when it is not, Unavailable when the server went

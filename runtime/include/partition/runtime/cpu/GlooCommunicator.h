@@ -37,6 +37,18 @@ struct GlooOptions {
   bool abortAllOnError = true;
 };
 
+/// Where the Gloo sockets of a rank listen when its ranks meet at
+/// `masterAddr` (the store's host), chosen as PyTorch does: the interface
+/// `socketIfname` (GLOO_SOCKET_IFNAME; the first of a comma-separated list)
+/// when not empty, else the
+/// local address from which `masterAddr` is reached (a UDP socket connected
+/// to it, never sending). Returns `options` with `interface` or `hostname`
+/// set. Errors: Unavailable when `masterAddr` does not resolve or no route
+/// reaches it.
+StatusOr<GlooOptions> chooseGlooAddress(const std::string &masterAddr,
+                                        const std::string &socketIfname,
+                                        GlooOptions options);
+
 /// Makes Gloo communicators for one rank of the world. Group creation is
 /// collective: every member calls create() with the same ranks and key, and
 /// groups are created in the same order on every member. Creating a group
