@@ -74,6 +74,11 @@ cl::opt<std::string>
                cl::desc("With --loss: the output the loss is computed from "
                         "(default: the first)"),
                cl::value_desc("name"), cl::init(""), cl::cat(category));
+cl::opt<int64_t> maxFoldElements(
+    "max-fold-elements",
+    cl::desc("The most elements of a constant computed while importing "
+             "(ConstantOfShape, Range, Expand, masks, ...)"),
+    cl::init(int64_t(1) << 24), cl::cat(category));
 cl::opt<std::string> functionName("function",
                                   cl::desc("Name of the imported function"),
                                   cl::init("main"), cl::cat(category));
@@ -214,6 +219,12 @@ int main(int argc, char **argv) {
   } else {
     import::OnnxImportOptions options;
     options.functionName = functionName;
+    if (maxFoldElements < 1) {
+      errs() << "partition-import: --max-fold-elements must be positive, got "
+             << maxFoldElements << "\n";
+      return 1;
+    }
+    options.maxFoldElements = maxFoldElements;
     bool ok = true;
     for (const std::string &binding : dimBindings) {
       auto [name, value] = StringRef(binding).split('=');
