@@ -2524,6 +2524,9 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       FailureOr<const HostTensor *> kv = requireHost(node, 1, "k");
       if (failed(kv))
         return failure();
+      if ((*kv)->size() != 1)
+        return nodeError(node)
+               << "k must be a scalar; it has " << (*kv)->size() << " elements";
       k = (*kv)->asInt(0);
     }
     Shape in = shapeOf(*x);

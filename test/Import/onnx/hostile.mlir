@@ -84,6 +84,10 @@
 // INIT-OVERFLOW: error: initializer 'w' of shape [4294967296, 4294967296] has more than 2^63 bytes of float32
 // RUN: not partition-import %t/m/init-short.onnx 2>&1 | FileCheck %s --check-prefix=INIT-SHORT
 // INIT-SHORT: error: initializer 'w' has 20 bytes of data, expected 24 for float32[2, 3]
+// RUN: not partition-import %t/m/init-few-values.onnx 2>&1 | FileCheck %s --check-prefix=INIT-FEW
+// INIT-FEW: error: initializer 'w' has 5 values, expected 6 for float32[2, 3]
+// RUN: not partition-import %t/m/trilu-empty-k.onnx 2>&1 | FileCheck %s --check-prefix=TRILU-K
+// TRILU-K: error: node '/trilu' (Trilu): k must be a scalar; it has 0 elements
 // RUN: not partition-import %t/m/init-negative.onnx 2>&1 | FileCheck %s --check-prefix=INIT-NEG
 // INIT-NEG: error: initializer 'w' has a negative dimension: [2, -3]
 // RUN: not partition-import %t/m/input-overflow.onnx 2>&1 | FileCheck %s --check-prefix=INPUT-OVERFLOW

@@ -213,6 +213,18 @@ def main():
     save("init-negative.onnx", model(
         [helper.make_node("Add", ["x", "w"], ["y"], name="/add")],
         [f32("x", [2, 3])], [f32("y", [2, 3])], [t]))
+    t = TensorProto()
+    t.name = "w"
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend([2, 3])
+    t.float_data.extend([1.0] * 5)
+    save("init-few-values.onnx", model(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="/add")],
+        [f32("x", [2, 3])], [f32("y", [2, 3])], [t]))
+    save("trilu-empty-k.onnx", model(
+        [const("k", np.zeros((0,), np.int64)),
+         helper.make_node("Trilu", ["x", "k"], ["y"], name="/trilu")],
+        [f32("x", [3, 3])], [f32("y", None)]))
     save("input-overflow.onnx", model(
         [helper.make_node("Neg", ["x"], ["y"], name="/neg")],
         [f32("x", [2**40, 2**40])], [f32("y", None)]))
