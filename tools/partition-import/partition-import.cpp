@@ -198,6 +198,20 @@ int main(int argc, char **argv) {
       return 1;
     }
     weightsFile = std::move(*file);
+    // Both renamed onto one file would leave only the IR there.
+    auto absolute = [](StringRef path) {
+      SmallString<256> out(path);
+      sys::fs::make_absolute(out);
+      sys::path::remove_dots(out, /*remove_dot_dot=*/true);
+      return out;
+    };
+    if (weightsFile->kind == import::OutputFile::Kind::Replace &&
+        irFile->kind == import::OutputFile::Kind::Replace &&
+        absolute(weightsFile->target) == absolute(irFile->target)) {
+      errs() << "partition-import: -o " << outputPath << " and --weights "
+             << weightsPath << " name the same file\n";
+      return 1;
+    }
   }
 
   import::Weights weights;

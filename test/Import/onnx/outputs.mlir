@@ -22,6 +22,11 @@
 // NOTDIR: partition-import: cannot write {{.*}}good.onnx/out.mlir (-o): Not a directory
 // RUN: not ls %t/w.safetensors
 //
+// One file for both outputs:
+// RUN: not partition-import %t/good.onnx --dim batch=2 -o %t/same --weights %t/./same 2>&1 | FileCheck %s --check-prefix=SAME
+// SAME: partition-import: -o {{.*}}same and --weights {{.*}}/./same name the same file
+// RUN: not ls %t/same
+//
 // A symbolic link to /dev/null: written through, the link stays a link and
 // /dev/null a character device.
 // RUN: ln -s /dev/null %t/null-link
