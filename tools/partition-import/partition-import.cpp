@@ -205,9 +205,12 @@ int main(int argc, char **argv) {
       sys::path::remove_dots(out, /*remove_dot_dot=*/true);
       return out;
     };
-    if (weightsFile->kind == import::OutputFile::Kind::Replace &&
-        irFile->kind == import::OutputFile::Kind::Replace &&
-        absolute(weightsFile->target) == absolute(irFile->target)) {
+    bool bothStdout = weightsFile->kind == import::OutputFile::Kind::Stdout &&
+                      irFile->kind == import::OutputFile::Kind::Stdout;
+    if (bothStdout ||
+        (weightsFile->kind == import::OutputFile::Kind::Replace &&
+         irFile->kind == import::OutputFile::Kind::Replace &&
+         absolute(weightsFile->target) == absolute(irFile->target))) {
       errs() << "partition-import: -o " << outputPath << " and --weights "
              << weightsPath << " name the same file\n";
       return 1;

@@ -26,6 +26,8 @@
 // RUN: not partition-import %t/good.onnx --dim batch=2 -o %t/same --weights %t/./same 2>&1 | FileCheck %s --check-prefix=SAME
 // SAME: partition-import: -o {{.*}}same and --weights {{.*}}/./same name the same file
 // RUN: not ls %t/same
+// RUN: not partition-import %t/good.onnx --dim batch=2 --weights - 2>&1 | FileCheck %s --check-prefix=SAME-STDOUT
+// SAME-STDOUT: partition-import: -o - and --weights - name the same file
 //
 // A symbolic link to /dev/null: written through, the link stays a link and
 // /dev/null a character device.
