@@ -557,6 +557,14 @@ static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
       emitError(loc) << n.flag << " must be positive, got " << n.value;
       return failure();
     }
+  // Each layer is about 30 ops and 5 KB of IR text: beyond this the tool
+  // would run for minutes and fill memory with a model no one trains.
+  constexpr int64_t kMaxLayers = 100000;
+  if (c.layers > kMaxLayers) {
+    emitError(loc) << "--layers " << c.layers << " is more than " << kMaxLayers
+                   << " layers";
+    return failure();
+  }
   if (c.ffn < 0) {
     emitError(loc) << "--ffn must be positive (or 0 for the default), got "
                    << c.ffn;

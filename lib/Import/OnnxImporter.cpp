@@ -30,8 +30,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -41,6 +43,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -64,11 +67,80 @@ constexpr int64_t kMaxOpset = 21;
 
 using Shape = std::vector<int64_t>;
 
+/// The element count of a shape whose count is known to fit (checked by
+/// checkedNumElements when the shape was made).
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+/// The element count of `shape`; nullopt when a dimension is negative or
+/// the count overflows int64.
+std::optional<int64_t> checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    std::optional<int64_t> next = llvm::checkedMul<int64_t>(n, d);
+    if (!next)
+      return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
+
+/// `name` as it is printed in a diagnostic: bytes that are not printable
+/// ASCII as \xNN.
+std::string printable(StringRef name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "\\x%02X", c);
+    out += hex;
+  }
+  return out;
+}
+
+/// The file-safe form of a name from the model, which becomes a `part.name`
+/// and later a file name (partition-run --output-dir writes DIR/NAME.npy):
+/// leading '/' and '\\' are dropped and the others become '.', as a module
+/// path does ("dense/kernel" gives "dense.kernel"). Returns nullopt and says
+/// why in `why` for a name that no renaming makes safe: empty, a '.' or '..'
+/// path component, a control character.
+std::optional<std::string> fileSafeName(StringRef raw, std::string &why) {
+  for (size_t i = 0; i < raw.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "0x%02x", c);
+      why = std::string("has the control character ") + hex + " at byte " +
+            std::to_string(i);
+      return std::nullopt;
+    }
+  }
+  SmallVector<StringRef> components;
+  llvm::SplitString(raw, components, "/\\");
+  for (StringRef component : components)
+    if (component == "." || component == "..") {
+      why = "has a '" + component.str() +
+            "' path component and would leave the directory it is written "
+            "to";
+      return std::nullopt;
+    }
+  std::string safe = raw.ltrim("/\\").str();
+  std::replace(safe.begin(), safe.end(), '/', '.');
+  std::replace(safe.begin(), safe.end(), '\\', '.');
+  if (safe.empty()) {
+    why = "is empty";
+    return std::nullopt;
+  }
+  return safe;
 }
 
 std::string formatShape(const Shape &shape) {
@@ -163,6 +235,8 @@ struct HostTensor {
   int64_t size() const { return static_cast<int64_t>(values.size()); }
   int64_t asInt(int64_t i) const {
     double v = values[i];
+    if (std::isnan(v))
+      return std::numeric_limits<int64_t>::min();
     if (v >= 9.2e18)
       return std::numeric_limits<int64_t>::max();
     if (v <= -9.2e18)
@@ -307,6 +381,11 @@ private:
   /// little-endian in the tensor's own type.
   LogicalResult tensorBytes(const onnx::TensorProto &tensor,
                             std::string &bytes, const std::string &what);
+  /// The `expected` bytes of an external tensor: a regular file inside the
+  /// model's directory (no absolute path, no '..', no link leading out),
+  /// with offset and length checked against the file's size.
+  LogicalResult externalBytes(const onnx::TensorProto &tensor, int64_t expected,
+                              std::string &bytes, const std::string &what);
   FailureOr<HostTensor> toHost(const onnx::TensorProto &tensor,
                                const std::string &what);
 
@@ -322,6 +401,15 @@ private:
   FailureOr<Value> runtimeValue(const std::string &name);
   Value materialize(const HostTensor &host, Location loc);
   Value addParameter(const onnx::TensorProto &tensor);
+  /// Checks that `node` may build a host value of `shape` (what it is:
+  /// "result", "mask"): no negative dimension, at most
+  /// `options.maxFoldElements` elements. Reports the shape and the numbers.
+  LogicalResult checkFoldSize(const onnx::NodeProto &node, const Shape &shape,
+                              StringRef what = "folded result");
+  /// The `part.name` of a graph input, graph output or parameter: the
+  /// model's name made file-safe (fileSafeName). Reports `what` and the
+  /// name when it cannot be, or when two names of the model become one.
+  FailureOr<std::string> irName(const std::string &raw, StringRef what);
 
   // --- nodes ---------------------------------------------------------------
   LogicalResult importNode(const onnx::NodeProto &node);
@@ -411,6 +499,8 @@ private:
   SmallVector<DictionaryAttr> argAttrs;
   DenseMap<const onnx::TensorProto *, Value> parameterArgs;
   std::set<std::string> parameterNames;
+  /// Model names and the IR names they became, and back.
+  std::map<std::string, std::string> irNames, irNameOwners;
   /// The node being imported, for naming parameters after their first user.
   const onnx::NodeProto *currentNode = nullptr;
 };
@@ -420,6 +510,19 @@ private:
 //===----------------------------------------------------------------------===//
 
 LogicalResult Importer::parse() {
+  // A directory, a device or a FIFO is no model: reading /dev/zero would
+  // never end, and opening a FIFO blocks until someone writes to it.
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return emitError(UnknownLoc::get(&context))
+           << "cannot read " << path << ": " << ec.message();
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return emitError(fileLoc())
+           << "not a regular file ("
+           << (status.type() == llvm::sys::fs::file_type::directory_file
+                   ? "a directory"
+                   : "a device, FIFO or socket")
+           << "); partition-import reads a model from a file";
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -487,44 +590,18 @@ LogicalResult Importer::tensorBytes(const onnx::TensorProto &tensor,
     if (d < 0)
       return emitError(fileLoc())
              << what << " has a negative dimension: " << formatShape(shape);
-  int64_t expected = numElements(shape) * elementBytes;
+  std::optional<int64_t> elements = checkedNumElements(shape);
+  std::optional<int64_t> byteCount =
+      elements ? llvm::checkedMul<int64_t>(*elements, elementBytes)
+               : std::nullopt;
+  if (!byteCount)
+    return emitError(fileLoc())
+           << what << " of shape " << formatShape(shape)
+           << " has more than 2^63 bytes of " << elemTypeName(type);
+  int64_t expected = *byteCount;
 
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
-      if (entry.key() == "location")
-        location = entry.value();
-      else if (entry.key() == "offset")
-        offset = std::atoll(entry.value().c_str());
-      else if (entry.key() == "length")
-        length = std::atoll(entry.value().c_str());
-    }
-    if (location.empty() || llvm::sys::path::is_absolute(location) ||
-        StringRef(location).contains(".."))
-      return emitError(fileLoc())
-             << what << ": external data location '" << location
-             << "' must be a relative path beside the model";
-    SmallString<256> file = llvm::sys::path::parent_path(path);
-    llvm::sys::path::append(file, location);
-    auto buffer = llvm::MemoryBuffer::getFile(file, false, false);
-    if (!buffer)
-      return emitError(fileLoc())
-             << what << ": cannot read external data " << file << ": "
-             << buffer.getError().message();
-    if (length < 0)
-      length = static_cast<int64_t>((*buffer)->getBufferSize()) - offset;
-    if (offset < 0 || length != expected ||
-        offset + length > static_cast<int64_t>((*buffer)->getBufferSize()))
-      return emitError(fileLoc())
-             << what << ": external data " << file << " at offset " << offset
-             << " with length " << length << " does not hold the "
-             << expected << " bytes of " << elemTypeName(type)
-             << formatShape(shape) << " (file size "
-             << (*buffer)->getBufferSize() << ")";
-    bytes.assign((*buffer)->getBufferStart() + offset, length);
-    return success();
-  }
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+    return externalBytes(tensor, expected, bytes, what);
 
   if (tensor.has_raw_data()) {
     if (static_cast<int64_t>(tensor.raw_data().size()) != expected)
@@ -536,7 +613,7 @@ LogicalResult Importer::tensorBytes(const onnx::TensorProto &tensor,
     return success();
   }
 
-  int64_t n = numElements(shape);
+  int64_t n = *elements;
   bytes.assign(expected, '\0');
   auto mismatch = [&](int64_t have) {
     return emitError(fileLoc())
@@ -579,6 +656,87 @@ LogicalResult Importer::tensorBytes(const onnx::TensorProto &tensor,
     }
     return success();
   }
+}
+
+LogicalResult Importer::externalBytes(const onnx::TensorProto &tensor,
+                                      int64_t expected, std::string &bytes,
+                                      const std::string &what) {
+  namespace fs = llvm::sys::fs;
+  namespace sp = llvm::sys::path;
+  std::string location;
+  std::optional<int64_t> offset, length;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+      continue;
+    }
+    if (entry.key() != "offset" && entry.key() != "length")
+      continue;
+    int64_t value;
+    if (StringRef(entry.value()).getAsInteger(10, value) || value < 0)
+      return emitError(fileLoc())
+             << what << ": external data " << entry.key() << " '"
+             << printable(entry.value()) << "' is not a non-negative integer";
+    (entry.key() == "offset" ? offset : length) = value;
+  }
+  auto bad = [&](const Twine &why) {
+    return emitError(fileLoc()) << what << ": external data location '"
+                                << printable(location) << "' " << why;
+  };
+  if (location.empty())
+    return bad("is empty");
+  if (StringRef(location).contains('\0'))
+    return bad("has a NUL byte");
+  if (sp::is_absolute(location) || location.front() == '/')
+    return bad("is an absolute path; it must be relative to the model's "
+               "directory");
+  for (auto it = sp::begin(location), e = sp::end(location); it != e; ++it)
+    if (*it == "..")
+      return bad("has a '..' component; it must stay inside the model's "
+                 "directory");
+
+  // Resolve links, then require the file inside the model's directory.
+  SmallString<256> dir(sp::parent_path(path));
+  if (dir.empty())
+    dir = ".";
+  SmallString<256> realDir, file(dir), realFile;
+  sp::append(file, location);
+  if (std::error_code ec = fs::real_path(dir, realDir))
+    return bad("cannot be resolved: " + ec.message());
+  if (std::error_code ec = fs::real_path(file, realFile))
+    return emitError(fileLoc()) << what << ": cannot read external data "
+                                << file << ": " << ec.message();
+  StringRef inside = realFile;
+  if (!inside.consume_front(realDir) || inside.empty() ||
+      !sp::is_separator(inside.front()))
+    return bad("resolves to " + realFile + ", outside the model's directory " +
+               realDir);
+  fs::file_status status;
+  if (std::error_code ec = fs::status(realFile, status))
+    return emitError(fileLoc()) << what << ": cannot read external data "
+                                << file << ": " << ec.message();
+  if (status.type() != fs::file_type::regular_file)
+    return bad("is not a regular file");
+  uint64_t size = status.getSize();
+  uint64_t from = offset.value_or(0);
+  if (from > size)
+    return emitError(fileLoc())
+           << what << ": external data " << file << " has " << size
+           << " bytes; offset " << from << " is past its end";
+  uint64_t count = length ? static_cast<uint64_t>(*length) : size - from;
+  if (count != static_cast<uint64_t>(expected) || count > size - from)
+    return emitError(fileLoc())
+           << what << ": external data " << file << " at offset " << from
+           << " with length " << count << " does not hold the " << expected
+           << " bytes of " << elemTypeName(tensor.data_type())
+           << formatShape(Shape(tensor.dims().begin(), tensor.dims().end()))
+           << " (file size " << size << ")";
+  auto buffer = llvm::MemoryBuffer::getFileSlice(realFile, count, from);
+  if (!buffer)
+    return emitError(fileLoc()) << what << ": cannot read external data "
+                                << file << ": " << buffer.getError().message();
+  bytes.assign((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+  return success();
 }
 
 /// Element `i` of little-endian `T`s at `p`, as a double.
@@ -714,6 +872,50 @@ Value Importer::materialize(const HostTensor &host, Location loc) {
   return part::ConstantOp::create(builder, loc, type, attr);
 }
 
+LogicalResult Importer::checkFoldSize(const onnx::NodeProto &node,
+                                      const Shape &shape, StringRef what) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return nodeError(node) << "the " << what << " would have the shape "
+                           << formatShape(shape)
+                           << ", with a negative dimension";
+  std::optional<int64_t> n = checkedNumElements(shape);
+  if (!n)
+    return nodeError(node) << "the " << what << " " << formatShape(shape)
+                           << " would have more than 2^63 elements";
+  if (*n > options.maxFoldElements)
+    return nodeError(node) << "the " << what << " " << formatShape(shape)
+                           << " would have " << *n
+                           << " elements; partition folds constants of at "
+                              "most "
+                           << options.maxFoldElements
+                           << " elements (--max-fold-elements)";
+  return success();
+}
+
+FailureOr<std::string> Importer::irName(const std::string &raw,
+                                        StringRef what) {
+  auto known = irNames.find(raw);
+  if (known != irNames.end())
+    return known->second;
+  std::string why;
+  std::optional<std::string> safe = fileSafeName(raw, why);
+  if (!safe) {
+    emitError(fileLoc()) << what << " '" << printable(raw) << "' " << why
+                         << "; names from the model become file names";
+    return failure();
+  }
+  auto [owner, inserted] = irNameOwners.emplace(*safe, raw);
+  if (!inserted) {
+    emitError(fileLoc()) << what << " '" << printable(raw) << "' and '"
+                         << printable(owner->second) << "' both become '"
+                         << printable(*safe)
+                         << "' ('/' in a name becomes '.'); rename one";
+    return failure();
+  }
+  irNames[raw] = *safe;
+  return *safe;
+}
+
 Value Importer::addParameter(const onnx::TensorProto &tensor) {
   auto it = parameterArgs.find(&tensor);
   if (it != parameterArgs.end())
@@ -724,7 +926,8 @@ Value Importer::addParameter(const onnx::TensorProto &tensor) {
   // "onnx::MatMul_123" (torch folds a Linear's transposed weight into one);
   // such a parameter is named after its first user instead:
   // node "/h.0/attn/c_proj/MatMul" gives "h.0.attn.c_proj.weight".
-  std::string name = tensor.name();
+  // The initializer's name was made file-safe when it was registered.
+  std::string name = irNames.at(tensor.name());
   if (StringRef(name).starts_with("onnx::") && currentNode &&
       StringRef(currentNode->name()).starts_with("/")) {
     StringRef scope = StringRef(currentNode->name()).drop_front();
@@ -733,8 +936,13 @@ Value Importer::addParameter(const onnx::TensorProto &tensor) {
       std::string derived = scope.str();
       std::replace(derived.begin(), derived.end(), '/', '.');
       derived += ".weight";
-      if (!initializers.count(derived) && !parameterNames.count(derived))
-        name = derived;
+      std::string why;
+      std::optional<std::string> safe = fileSafeName(derived, why);
+      if (safe && !initializers.count(*safe) && !parameterNames.count(*safe) &&
+          !irNameOwners.count(*safe)) {
+        irNameOwners.emplace(*safe, tensor.name());
+        name = *safe;
+      }
     }
   }
   parameterNames.insert(name);
@@ -918,15 +1126,21 @@ std::pair<int64_t, int64_t> sliceRange(int64_t dim, int64_t start, int64_t end,
     start = start <= -dim ? 0 : start + dim;
   if (end < 0)
     end = end <= -dim ? -1 : end + dim;
+  // start and end are clamped to [-1, dim]; the sizes are computed without
+  // `step - 1` or `-step`, which overflow for the extreme steps.
   if (step > 0) {
     start = clamp(start, 0, dim);
     end = clamp(end, 0, dim);
-    int64_t size = end > start ? (end - start + step - 1) / step : 0;
+    int64_t size = end > start ? (end - start - 1) / step + 1 : 0;
     return {start, size};
   }
   start = clamp(start, 0, dim - 1);
   end = clamp(end, -1, dim - 1);
-  int64_t size = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  uint64_t stride = -static_cast<uint64_t>(step);
+  int64_t size = start > end
+                     ? static_cast<int64_t>(
+                           static_cast<uint64_t>(start - end - 1) / stride + 1)
+                     : 0;
   return {start, size};
 }
 
@@ -1043,6 +1257,8 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
       return failure();
     HostTensor out;
     out.shape = (*shape)->ints();
+    if (failed(checkFoldSize(node, out.shape)))
+      return failure();
     double fill = 0;
     if (const onnx::AttributeProto *a = attr(node, "value")) {
       FailureOr<HostTensor> t = toHost(a->t(), "the value of '" + node.name() + "'");
@@ -1066,12 +1282,16 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
     nodeError(node) << why;
     return failure();
   };
-  auto binary = [&](int32_t type,
-                    std::function<double(double, double)> fn) -> FailureOr<bool> {
-    std::optional<HostTensor> out = hostBinary(*a, *b, type, fn);
-    if (!out)
+  auto binary =
+      [&](int32_t type,
+          std::function<double(double, double)> fn) -> FailureOr<bool> {
+    std::optional<Shape> shape = broadcastShapes(a->shape, b->shape);
+    if (!shape)
       return bad("operand shapes " + formatShape(a->shape) + " and " +
                  formatShape(b->shape) + " do not broadcast");
+    if (failed(checkFoldSize(node, *shape)))
+      return failure();
+    std::optional<HostTensor> out = hostBinary(*a, *b, type, fn);
     setHost(node.output(0), std::move(*out));
     return true;
   };
@@ -1095,22 +1315,42 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
     return binary(a->elemType, [](double x, double y) { return x - y; });
   if (op == "Mul")
     return binary(a->elemType, [](double x, double y) { return x * y; });
+  // An integer division by zero has no value: folded into a shape it would
+  // silently become some size.
+  if ((op == "Div" || op == "Mod") && isInt &&
+      llvm::is_contained(b->values, 0.0))
+    return bad("integer " + Twine(op == "Div" ? "division" : "modulo") +
+               " by zero: the divisor '" + printable(node.input(1)) + "' is " +
+               formatShape(b->ints()));
   if (op == "Div")
     return binary(a->elemType, [isInt](double x, double y) {
       if (isInt)
-        return y == 0 ? 0 : std::trunc(x / y);
+        return std::trunc(x / y);
       return x / y;
     });
   if (op == "Pow")
     return binary(a->elemType, [](double x, double y) { return std::pow(x, y); });
-  if (op == "Max")
-    return binary(a->elemType, [](double x, double y) { return std::max(x, y); });
-  if (op == "Min")
-    return binary(a->elemType, [](double x, double y) { return std::min(x, y); });
+  if (op == "Max" || op == "Min") {
+    // Variadic: the maximum or minimum of all inputs, one after the other.
+    HostTensor acc = *a;
+    for (int i = 1; i < node.input_size(); ++i) {
+      const HostTensor *next = hostInput(node, i);
+      std::optional<Shape> shape = broadcastShapes(acc.shape, next->shape);
+      if (!shape)
+        return bad("operand shapes " + formatShape(acc.shape) + " and " +
+                   formatShape(next->shape) + " do not broadcast");
+      if (failed(checkFoldSize(node, *shape)))
+        return failure();
+      acc = *hostBinary(acc, *next, a->elemType,
+                        [max = op == "Max"](double x, double y) {
+                          return max ? std::max(x, y) : std::min(x, y);
+                        });
+    }
+    setHost(node.output(0), std::move(acc));
+    return true;
+  }
   if (op == "Mod")
     return binary(a->elemType, [isInt](double x, double y) {
-      if (y == 0)
-        return 0.0;
       double r = std::fmod(x, y);
       if (isInt && r != 0 && ((r < 0) != (y < 0)))
         r += y;
@@ -1157,6 +1397,8 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
   if (op == "Ceil")
     return unary([](double x) { return std::ceil(x); });
   if (op == "Cast" || op == "CastLike") {
+    if (op == "Cast" && !attr(node, "to"))
+      return bad("a Cast needs the 'to' attribute");
     int32_t to = op == "Cast" ? static_cast<int32_t>(intAttr(node, "to", 1))
                               : b->elemType;
     HostTensor out = *a;
@@ -1172,6 +1414,8 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
     std::optional<Shape> shape = s1 ? broadcastShapes(*s1, c->shape) : s1;
     if (!shape)
       return bad("operand shapes do not broadcast");
+    if (failed(checkFoldSize(node, *shape)))
+      return failure();
     HostTensor out;
     out.elemType = b->elemType;
     out.shape = *shape;
@@ -1201,12 +1445,29 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
   }
   if (op == "Range") {
     const HostTensor *c = hostInput(node, 2);
-    double start = a->values.at(0), limit = b->values.at(0),
-           delta = c->values.at(0);
+    if (a->size() != 1 || b->size() != 1 || c->size() != 1)
+      return bad("start, limit and delta must be scalars; they have " +
+                 Twine(a->size()) + ", " + Twine(b->size()) + " and " +
+                 Twine(c->size()) + " elements");
+    double start = a->values[0], limit = b->values[0], delta = c->values[0];
     if (delta == 0)
       return bad("Range with delta 0");
-    int64_t n = std::max<int64_t>(
-        0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    double count = std::ceil((limit - start) / delta);
+    auto num = [](double v) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.17g", v);
+      return std::string(text);
+    };
+    std::string range =
+        "Range from " + num(start) + " to " + num(limit) + " by " + num(delta);
+    if (!std::isfinite(count))
+      return bad(range + " has no finite length");
+    if (count > static_cast<double>(options.maxFoldElements))
+      return bad(range + " would have " + num(count) +
+                 " elements; partition folds constants of at most " +
+                 Twine(options.maxFoldElements) +
+                 " elements (--max-fold-elements)");
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     HostTensor out;
     out.elemType = a->elemType;
     out.shape = {n};
@@ -1216,6 +1477,9 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
     return true;
   }
   if (op == "Trilu") {
+    if (b && b->size() != 1)
+      return bad("k must be a scalar; it has " + Twine(b->size()) +
+                 " elements");
     int64_t k = b ? b->asInt(0) : 0;
     bool upper = intAttr(node, "upper", 1);
     if (a->shape.size() < 2)
@@ -1253,6 +1517,11 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
         const HostTensor *in = hostInput(node, i);
         if (static_cast<int64_t>(in->shape.size()) != r)
           return bad("operands have different ranks");
+        for (int64_t d = 0; d < r; ++d)
+          if (d != *axis && in->shape[d] != a->shape[d])
+            return bad("operands of shapes " + formatShape(a->shape) + " and " +
+                       formatShape(in->shape) + " differ outside axis " +
+                       Twine(*axis));
         shape[*axis] += in->shape[*axis];
       }
       out.shape = shape;
@@ -1277,6 +1546,12 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
       std::iota(perm.rbegin(), perm.rend(), 0);
       if (auto p = intsAttr(node, "perm"))
         perm = *p;
+      std::vector<int64_t> sorted = perm;
+      llvm::sort(sorted);
+      for (int64_t i = 0; i < static_cast<int64_t>(sorted.size()); ++i)
+        if (static_cast<int64_t>(sorted.size()) != rank || sorted[i] != i)
+          return bad("perm " + formatShape(perm) +
+                     " is not a permutation of rank " + Twine(rank));
       Shape shape(rank);
       for (int64_t i = 0; i < rank; ++i)
         shape[i] = a->shape[perm[i]];
@@ -1304,6 +1579,8 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
         outer *= a->shape[d];
       for (int64_t d = *axis + 1; d < rank; ++d)
         inner *= a->shape[d];
+      if (failed(checkFoldSize(node, shape)))
+        return failure();
       out.shape = shape;
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t j = 0; j < b->size(); ++j) {
@@ -1329,6 +1606,9 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
       std::vector<int64_t> steps(starts.size(), 1);
       if (const HostTensor *h = hostInput(node, 4))
         steps = h->ints();
+      if (ends.size() != starts.size() || axes.size() != starts.size() ||
+          steps.size() != starts.size())
+        return bad("starts, ends, axes and steps differ in length");
       Shape begin(rank, 0), step(rank, 1), shape = a->shape;
       for (size_t i = 0; i < starts.size(); ++i) {
         std::optional<int64_t> axis = normalizeAxis(axes[i], rank);
@@ -1356,6 +1636,8 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
       if (!shape)
         return bad("cannot expand " + formatShape(a->shape) + " to " +
                    formatShape(b->ints()));
+      if (failed(checkFoldSize(node, *shape)))
+        return failure();
       out.shape = *shape;
       out.values.resize(numElements(*shape));
       forEachIndex(*shape, [&](const Shape &index, int64_t linear) {
@@ -1379,16 +1661,30 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
       Shape target = b->ints();
       int64_t known = 1, infer = -1;
       for (size_t i = 0; i < target.size(); ++i) {
-        if (target[i] == 0 && !intAttr(node, "allowzero", 0))
-          target[i] = a->shape.at(i);
-        if (target[i] == -1)
+        if (target[i] == 0 && !intAttr(node, "allowzero", 0)) {
+          if (i >= a->shape.size())
+            return bad("shape " + formatShape(b->ints()) +
+                       " copies dimension " + Twine(i) + " of " +
+                       formatShape(a->shape));
+          target[i] = a->shape[i];
+        }
+        if (target[i] < -1 || (target[i] == -1 && infer >= 0))
+          return bad("cannot reshape " + formatShape(a->shape) + " to " +
+                     formatShape(b->ints()));
+        if (target[i] == -1) {
           infer = static_cast<int64_t>(i);
-        else
-          known *= target[i];
+        } else {
+          std::optional<int64_t> next =
+              llvm::checkedMul<int64_t>(known, target[i]);
+          if (!next)
+            return bad("cannot reshape " + formatShape(a->shape) + " to " +
+                       formatShape(b->ints()));
+          known = *next;
+        }
       }
       if (infer >= 0)
         target[infer] = known ? a->size() / known : 0;
-      if (numElements(target) != a->size())
+      if (checkedNumElements(target) != std::optional<int64_t>(a->size()))
         return bad("cannot reshape " + formatShape(a->shape) + " to " +
                    formatShape(b->ints()));
       out.shape = target;
@@ -1403,6 +1699,8 @@ FailureOr<bool> Importer::foldNode(const onnx::NodeProto &node) {
           std::optional<int64_t> n = normalizeAxis(ax, outRank);
           if (!n)
             return bad("axis out of range");
+          if (inserted[*n])
+            return bad("axis " + Twine(ax) + " is given twice");
           inserted[*n] = true;
         }
         for (int64_t i = 0, j = 0; i < outRank; ++i)
@@ -1575,6 +1873,8 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       return failure();
     Type to;
     if (op == "Cast") {
+      if (!attr(node, "to"))
+        return nodeError(node) << "a Cast needs the 'to' attribute";
       int64_t target = intAttr(node, "to", 0);
       to = partElementType(static_cast<int32_t>(target));
       if (!to)
@@ -1882,13 +2182,26 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
                                    << formatShape(in);
           out[i] = in[i];
         }
+        if (out[i] < -1)
+          return nodeError(node) << "shape " << formatShape((*target)->ints())
+                                 << " has the dimension " << out[i]
+                                 << " (only -1, inferred, may be negative)";
+        if (out[i] == 0 && intAttr(node, "allowzero", 0))
+          return nodeError(node) << "shape " << formatShape((*target)->ints())
+                                 << " has a dimension 0 with allowzero "
+                                    "(partition has no empty tensors)";
         if (out[i] == -1) {
           if (infer >= 0)
             return nodeError(node) << "shape " << formatShape((*target)->ints())
                                    << " has two -1 dimensions";
           infer = static_cast<int64_t>(i);
         } else {
-          known *= out[i];
+          std::optional<int64_t> next =
+              llvm::checkedMul<int64_t>(known, out[i]);
+          if (!next)
+            return nodeError(node) << "shape " << formatShape((*target)->ints())
+                                   << " has more than 2^63 elements";
+          known = *next;
         }
       }
       if (infer >= 0) {
@@ -1897,7 +2210,7 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
                                  << " to " << formatShape((*target)->ints());
         out[infer] = numElements(in) / known;
       }
-      if (numElements(out) != numElements(in))
+      if (checkedNumElements(out) != std::optional<int64_t>(numElements(in)))
         return nodeError(node) << "cannot reshape " << formatShape(in)
                                << " (" << numElements(in) << " elements) to "
                                << formatShape((*target)->ints());
@@ -1923,6 +2236,8 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
           std::optional<int64_t> n = normalizeAxis(ax, outRank);
           if (!n)
             return nodeError(node) << "axis " << ax << " is out of range";
+          if (inserted[*n])
+            return nodeError(node) << "axis " << ax << " is given twice";
           inserted[*n] = true;
         }
         for (int64_t i = 0, j = 0; i < outRank; ++i)
@@ -1976,6 +2291,8 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     if (failed(x) || failed(shape))
       return failure();
     std::optional<Shape> out = broadcastShapes(shapeOf(*x), (*shape)->ints());
+    if (out && llvm::any_of(*out, [](int64_t d) { return d < 1; }))
+      out.reset();
     if (!out)
       return nodeError(node) << "cannot expand " << formatShape(shapeOf(*x))
                              << " to " << formatShape((*shape)->ints());
@@ -2061,6 +2378,8 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       for (int64_t d = 0; d < rank; ++d) {
         if (out[d] == in[d] && strides[d] == 1 && offsets[d] == 0)
           continue;
+        if (failed(checkFoldSize(node, {out[d]}, "index list")))
+          return failure();
         HostTensor idx;
         idx.elemType = onnx::TensorProto::INT64;
         idx.shape = {out[d]};
@@ -2098,11 +2417,17 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       sizes = (*split)->ints();
     } else {
       int64_t parts = intAttr(node, "num_outputs", node.output_size());
+      if (parts < 1 || parts > in[*axis])
+        return nodeError(node)
+               << "cannot split dimension " << *axis << " of "
+               << formatShape(in) << " into " << parts << " parts";
       int64_t chunk = (in[*axis] + parts - 1) / parts;
       for (int64_t i = 0, left = in[*axis]; i < parts; ++i, left -= chunk)
         sizes.push_back(std::min(chunk, left));
     }
     if (static_cast<int>(sizes.size()) != node.output_size() ||
+        llvm::any_of(sizes,
+                     [&](int64_t n) { return n < 1 || n > in[*axis]; }) ||
         std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != in[*axis])
       return nodeError(node) << "split sizes " << formatShape(sizes)
                              << " do not cover dimension " << *axis << " of "
@@ -2199,6 +2524,9 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
       FailureOr<const HostTensor *> kv = requireHost(node, 1, "k");
       if (failed(kv))
         return failure();
+      if ((*kv)->size() != 1)
+        return nodeError(node)
+               << "k must be a scalar; it has " << (*kv)->size() << " elements";
       k = (*kv)->asInt(0);
     }
     Shape in = shapeOf(*x);
@@ -2207,6 +2535,8 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
                              << formatShape(in);
     bool upper = intAttr(node, "upper", 1);
     int64_t rows = in[in.size() - 2], cols = in.back();
+    if (failed(checkFoldSize(node, {rows, cols}, "mask")))
+      return failure();
     HostTensor mask, zero;
     mask.elemType = onnx::TensorProto::INT32;
     mask.shape = {rows, cols};
@@ -2228,8 +2558,68 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
   return nodeError(node) << "is not supported";
 }
 
+/// How many inputs an op takes: {at least, at most (-1: any number)}.
+/// Inputs within the minimum must be given (not the empty name).
+std::pair<int, int> inputArity(const std::string &op) {
+  static const std::map<std::string, std::pair<int, int>> arity = {
+      {"Constant", {0, 0}},
+      {"CastLike", {2, 2}},
+      {"Gather", {2, 2}},
+      {"Reshape", {2, 2}},
+      {"Expand", {2, 2}},
+      {"Unsqueeze", {2, 2}},
+      {"Add", {2, 2}},
+      {"Sub", {2, 2}},
+      {"Mul", {2, 2}},
+      {"Div", {2, 2}},
+      {"Pow", {2, 2}},
+      {"Mod", {2, 2}},
+      {"Equal", {2, 2}},
+      {"Less", {2, 2}},
+      {"LessOrEqual", {2, 2}},
+      {"Greater", {2, 2}},
+      {"GreaterOrEqual", {2, 2}},
+      {"And", {2, 2}},
+      {"Or", {2, 2}},
+      {"Xor", {2, 2}},
+      {"MatMul", {2, 2}},
+      {"Max", {1, -1}},
+      {"Min", {1, -1}},
+      {"Sum", {1, -1}},
+      {"Concat", {1, -1}},
+      {"Squeeze", {1, 2}},
+      {"Slice", {3, 5}},
+      {"Range", {3, 3}},
+      {"Where", {3, 3}},
+      {"Trilu", {1, 2}},
+      {"ReduceProd", {1, 2}},
+      {"ReduceMean", {1, 2}},
+      {"ReduceSum", {1, 2}},
+      {"ReduceMax", {1, 2}},
+      {"Split", {1, 2}},
+      {"Gemm", {2, 3}},
+      {"LayerNormalization", {2, 3}},
+      {"Dropout", {1, 3}},
+  };
+  auto it = arity.find(op);
+  return it == arity.end() ? std::pair<int, int>{1, 1} : it->second;
+}
+
 LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   currentNode = &node;
+  auto [least, most] = inputArity(node.op_type());
+  for (int i = 0; i < least; ++i)
+    if (!hasInput(node, i))
+      return nodeError(node)
+             << "takes at least " << least << " input"
+             << (least == 1 ? "" : "s") << ", but input " << i << " is "
+             << (node.input_size() > i ? "empty" : "missing");
+  if (most >= 0 && node.input_size() > most)
+    return nodeError(node) << "takes at most " << most << " input"
+                           << (most == 1 ? "" : "s") << ", got "
+                           << node.input_size();
+  if (node.output_size() == 0 || node.output(0).empty())
+    return nodeError(node) << "has no output";
   std::optional<int64_t> layer = layerOfNodeName(node.name());
   layerTagger.layer = layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr();
   FailureOr<bool> folded = foldNode(node);
@@ -2237,7 +2627,24 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     return failure();
   if (*folded)
     return success();
-  return translateNode(node);
+  if (failed(translateNode(node)))
+    return failure();
+  // A run-time result whose element count overflows (broadcasting two
+  // large shapes) would wrap in every size computed from it later.
+  for (const std::string &out : node.output()) {
+    auto it = slots.find(out);
+    if (out.empty() || it == slots.end() || !it->second.value)
+      continue;
+    Shape shape = shapeOf(it->second.value);
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return nodeError(node) << "result '" << printable(out) << "' has the "
+                             << "invalid shape " << formatShape(shape);
+    if (!checkedNumElements(shape))
+      return nodeError(node)
+             << "result '" << printable(out) << "' of shape "
+             << formatShape(shape) << " has more than 2^63 elements";
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -2252,14 +2659,50 @@ OwningOpRef<ModuleOp> Importer::run() {
   // --- collect every problem before building anything ------------------------
   bool ok = true;
   std::set<std::string> known;
+  // ONNX graphs are in SSA form: every value has one definition, a graph
+  // input, an initializer (which a graph input of the same name may
+  // declare) or one node output. A second one would silently replace the
+  // first.
+  std::map<std::string, std::string> definedBy;
+  std::vector<std::string> duplicates;
+  auto define = [&](const std::string &name, const std::string &by) {
+    if (name.empty())
+      return;
+    auto [it, inserted] = definedBy.emplace(name, by);
+    if (!inserted)
+      duplicates.push_back("'" + printable(name) + "' by " + it->second +
+                           " and by " + by);
+  };
   for (const onnx::TensorProto &init : graph.initializer()) {
     initializers[init.name()] = &init;
     known.insert(init.name());
+    define(init.name(), "an initializer");
   }
   std::map<std::string, std::vector<std::string>> unsupported;
   std::vector<std::string> missing;
-  for (const onnx::ValueInfoProto &in : graph.input())
+  for (const onnx::ValueInfoProto &in : graph.input()) {
     known.insert(in.name());
+    if (!initializers.count(in.name()))
+      define(in.name(), "graph input");
+  }
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &out : node.output())
+      define(out, "node '" + printable(node.name()) + "'");
+  {
+    std::set<std::string> outputs;
+    for (const onnx::ValueInfoProto &out : graph.output())
+      if (!outputs.insert(out.name()).second)
+        duplicates.push_back("graph output '" + printable(out.name()) +
+                             "' is listed twice");
+  }
+  if (!duplicates.empty()) {
+    InFlightDiagnostic diag = emitError(fileLoc());
+    diag << "values defined more than once (an ONNX graph defines each value "
+            "once):";
+    for (const std::string &d : duplicates)
+      diag << "\n  " << d;
+    ok = false;
+  }
   for (const onnx::NodeProto &node : graph.node()) {
     std::string domain = node.domain();
     bool standard = domain.empty() || domain == "ai.onnx";
@@ -2269,10 +2712,20 @@ OwningOpRef<ModuleOp> Importer::run() {
       unsupported[key].push_back(node.name().empty() ? "<unnamed>"
                                                      : node.name());
     }
-    for (const std::string &in : node.input())
-      if (!in.empty() && !known.count(in))
-        missing.push_back("'" + in + "' (input of node '" + node.name() +
-                          "')");
+    for (const std::string &in : node.input()) {
+      if (in.empty() || known.count(in))
+        continue;
+      auto later = definedBy.find(in);
+      if (later != definedBy.end())
+        missing.push_back("'" + printable(in) + "' (input of node '" +
+                          printable(node.name()) +
+                          "') is defined only later, by " + later->second +
+                          ": the nodes are not in topological order or form "
+                          "a cycle");
+      else
+        missing.push_back("'" + printable(in) + "' (input of node '" +
+                          printable(node.name()) + "')");
+    }
     for (const std::string &out : node.output())
       known.insert(out);
   }
@@ -2422,6 +2875,17 @@ OwningOpRef<ModuleOp> Importer::run() {
       ok = false;
       continue;
     }
+    if (!checkedNumElements(shape)) {
+      emitError(fileLoc()) << "input '" << printable(in.name()) << "' of shape "
+                           << formatShape(shape)
+                           << " has more than 2^63 elements";
+      ok = false;
+      continue;
+    }
+    if (failed(irName(in.name(), "graph input"))) {
+      ok = false;
+      continue;
+    }
     inputs.push_back({in.name(), *type});
   }
   // Bindings that match no symbol are most likely typos.
@@ -2518,11 +2982,17 @@ OwningOpRef<ModuleOp> Importer::run() {
                        init.data_type() != onnx::TensorProto::DOUBLE &&
                        numElements(host->shape) > 1 &&
                        !hostOnly.count(init.name());
-    if (isParameter)
+    if (isParameter) {
       slot.parameter = &init;
-    else
+      if (failed(irName(init.name(), "initializer")))
+        ok = false;
+    } else {
       slot.host = std::move(*host);
+    }
   }
+  for (const onnx::ValueInfoProto &out : graph.output())
+    if (failed(irName(out.name(), "graph output")))
+      ok = false;
   if (!ok)
     return nullptr;
 
@@ -2531,12 +3001,12 @@ OwningOpRef<ModuleOp> Importer::run() {
   body = new Block();
   builder.setInsertionPointToStart(body);
   for (const InputInfo &in : inputs) {
+    const std::string &name = irNames.at(in.name);
     Value arg = body->addArgument(
-        in.type,
-        NameLoc::get(StringAttr::get(&context, in.name), fileLoc()));
+        in.type, NameLoc::get(StringAttr::get(&context, name), fileLoc()));
     argAttrs.push_back(builder.getDictionaryAttr(
         {builder.getNamedAttr(part::PartDialect::getNameAttrName(),
-                              builder.getStringAttr(in.name)),
+                              builder.getStringAttr(name)),
          builder.getNamedAttr(
              part::PartDialect::getRoleAttrName(),
              part::ArgRoleAttr::get(&context, part::ArgRole::Input))}));
@@ -2605,9 +3075,9 @@ OwningOpRef<ModuleOp> Importer::run() {
       }
     }
     results.push_back(*v);
-    resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        part::PartDialect::getNameAttrName(),
-        builder.getStringAttr(out.name()))));
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr(part::PartDialect::getNameAttrName(),
+                             builder.getStringAttr(irNames.at(out.name())))));
   }
   func::ReturnOp::create(builder, fileLoc(), results);
 

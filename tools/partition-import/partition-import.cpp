@@ -7,13 +7,16 @@
 //                    [--seed N | --shapes-only] -o model.mlir
 //                    [--weights model.safetensors]
 //
-// Outputs are written to temporary files beside their targets and renamed
-// only when everything succeeded: a failed import leaves nothing behind.
+// Every output path is checked before the import starts; outputs are written
+// to temporary files beside their targets and renamed only when everything
+// succeeded, so a failed import leaves nothing behind. Devices and FIFOs
+// (`-o /dev/null`) are written in place, never renamed over (OutputFiles.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "partition/Import/ModelGenerators.h"
 #include "partition/Import/OnnxImporter.h"
+#include "partition/Import/OutputFiles.h"
 #include "partition/InitAll.h"
 #include "partition/runtime/Safetensors.h"
 
@@ -71,6 +74,11 @@ cl::opt<std::string>
                cl::desc("With --loss: the output the loss is computed from "
                         "(default: the first)"),
                cl::value_desc("name"), cl::init(""), cl::cat(category));
+cl::opt<int64_t> maxFoldElements(
+    "max-fold-elements",
+    cl::desc("The most elements of a constant computed while importing "
+             "(ConstantOfShape, Range, Expand, masks, ...)"),
+    cl::init(int64_t(1) << 24), cl::cat(category));
 cl::opt<std::string> functionName("function",
                                   cl::desc("Name of the imported function"),
                                   cl::init("main"), cl::cat(category));
@@ -106,41 +114,6 @@ cl::opt<bool> shapesOnly("shapes-only",
                          cl::desc("Generated model: no weight data"),
                          cl::init(false), cl::cat(category));
 } // namespace
-
-/// A file written beside its target and renamed into place by commit().
-struct PendingFile {
-  std::string target, temp;
-};
-
-static bool writePending(StringRef target, StringRef bytes,
-                         std::vector<PendingFile> &pending) {
-  SmallString<256> model(target);
-  model += ".tmp-%%%%%%";
-  int fd;
-  SmallString<256> temp;
-  if (std::error_code ec = sys::fs::createUniqueFile(model, fd, temp)) {
-    errs() << "partition-import: cannot write " << target << ": "
-           << ec.message() << "\n";
-    return false;
-  }
-  pending.push_back({target.str(), temp.str().str()});
-  raw_fd_ostream os(fd, /*shouldClose=*/true);
-  os << bytes;
-  os.close();
-  if (os.has_error()) {
-    errs() << "partition-import: cannot write " << target << ": "
-           << os.error().message() << "\n";
-    os.clear_error();
-    return false;
-  }
-  return true;
-}
-
-static void discard(std::vector<PendingFile> &pending) {
-  for (PendingFile &file : pending)
-    sys::fs::remove(file.temp);
-  pending.clear();
-}
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
@@ -204,6 +177,46 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (!weightsPath.empty() && generate && shapesOnly) {
+    errs() << "partition-import: --shapes-only builds no weight data; drop "
+              "--weights\n";
+    return 1;
+  }
+  // Every output is checked before anything is computed or written.
+  Expected<import::OutputFile> irFile =
+      import::checkOutputFile(outputPath, "-o");
+  if (!irFile) {
+    errs() << "partition-import: " << toString(irFile.takeError()) << "\n";
+    return 1;
+  }
+  std::optional<import::OutputFile> weightsFile;
+  if (!weightsPath.empty()) {
+    Expected<import::OutputFile> file =
+        import::checkOutputFile(weightsPath, "--weights");
+    if (!file) {
+      errs() << "partition-import: " << toString(file.takeError()) << "\n";
+      return 1;
+    }
+    weightsFile = std::move(*file);
+    // Both renamed onto one file would leave only the IR there.
+    auto absolute = [](StringRef path) {
+      SmallString<256> out(path);
+      sys::fs::make_absolute(out);
+      sys::path::remove_dots(out, /*remove_dot_dot=*/true);
+      return out;
+    };
+    bool bothStdout = weightsFile->kind == import::OutputFile::Kind::Stdout &&
+                      irFile->kind == import::OutputFile::Kind::Stdout;
+    if (bothStdout ||
+        (weightsFile->kind == import::OutputFile::Kind::Replace &&
+         irFile->kind == import::OutputFile::Kind::Replace &&
+         absolute(weightsFile->target) == absolute(irFile->target))) {
+      errs() << "partition-import: -o " << outputPath << " and --weights "
+             << weightsPath << " name the same file\n";
+      return 1;
+    }
+  }
+
   import::Weights weights;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (generate) {
@@ -223,6 +236,12 @@ int main(int argc, char **argv) {
   } else {
     import::OnnxImportOptions options;
     options.functionName = functionName;
+    if (maxFoldElements < 1) {
+      errs() << "partition-import: --max-fold-elements must be positive, got "
+             << maxFoldElements << "\n";
+      return 1;
+    }
+    options.maxFoldElements = maxFoldElements;
     bool ok = true;
     for (const std::string &binding : dimBindings) {
       auto [name, value] = StringRef(binding).split('=');
@@ -263,15 +282,10 @@ int main(int argc, char **argv) {
   if (mlir::failed(mlir::verify(*module)))
     return 1;
 
-  if (!weightsPath.empty() && generate && shapesOnly) {
-    errs() << "partition-import: --shapes-only builds no weight data; drop "
-              "--weights\n";
-    return 1;
-  }
-
   // Everything is built: write to temporary files, then rename.
-  std::vector<PendingFile> pending;
-  if (!weightsPath.empty()) {
+  std::string weightBytes;
+  std::vector<import::OutputContents> outputs;
+  if (weightsFile) {
     runtime::SafetensorsWriter writer;
     for (const import::WeightTensor &tensor : weights.tensors) {
       runtime::Status status = writer.add(tensor.name, tensor.dtype,
@@ -288,38 +302,20 @@ int main(int argc, char **argv) {
              << bytes.status().message() << "\n";
       return 1;
     }
-    if (!writePending(weightsPath, *bytes, pending)) {
-      discard(pending);
-      return 1;
-    }
+    weightBytes = std::move(*bytes);
+    outputs.push_back({&*weightsFile, weightBytes});
   }
   std::string text;
   {
     raw_string_ostream os(text);
     module->print(os);
   }
-  if (outputPath == "-") {
-    // Weights first, so a reader of stdout never sees IR without its data.
-    for (PendingFile &file : pending)
-      if (std::error_code ec = sys::fs::rename(file.temp, file.target)) {
-        errs() << "partition-import: cannot write " << file.target << ": "
-               << ec.message() << "\n";
-        discard(pending);
-        return 1;
-      }
-    outs() << text;
-    return 0;
-  }
-  if (!writePending(outputPath, text, pending)) {
-    discard(pending);
+  // Standard output comes last, so a reader of it never sees IR without its
+  // data.
+  outputs.push_back({&*irFile, text});
+  if (Error e = import::writeOutputFiles(outputs)) {
+    errs() << "partition-import: " << toString(std::move(e)) << "\n";
     return 1;
   }
-  for (PendingFile &file : pending)
-    if (std::error_code ec = sys::fs::rename(file.temp, file.target)) {
-      errs() << "partition-import: cannot write " << file.target << ": "
-             << ec.message() << "\n";
-      discard(pending);
-      return 1;
-    }
   return 0;
 }

@@ -28,6 +28,11 @@ struct OnnxImportOptions {
   std::map<std::string, int64_t> dims;
   /// Name of the function the graph becomes.
   std::string functionName = "main";
+  /// The most elements a value computed on the host may have (a folded
+  /// ConstantOfShape, Range, Expand, ..., or a mask built for a run-time
+  /// op); larger ones are rejected with their shape, before any memory is
+  /// allocated for them.
+  int64_t maxFoldElements = int64_t(1) << 24;
 };
 
 /// Imports the model at `path`. On failure reports every problem found

@@ -38,10 +38,15 @@
 //
 // The MLP has no heads, vocabulary or sequence: those flags do not matter.
 // RUN: partition-import --model mlp --heads 0 --vocab 0 --seq 0 --shapes-only -o /dev/null
+// (written in place: /dev/null stays a character device)
+// RUN: test -c /dev/null
 //
 // Sizes whose tensors would overflow 64-bit element counts:
 // RUN: not partition-import --model gpt --hidden 4611686018427387904 --heads 1 --shapes-only 2>&1 | FileCheck %s --check-prefix=HUGE
-// RUN: not partition-import --model mlp --layers 9223372036854775807 --shapes-only 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not partition-import --model mlp --layers 9223372036854775807 --shapes-only 2>&1 | FileCheck %s --check-prefix=LAYERS-HUGE
+// LAYERS-HUGE: error: --layers 9223372036854775807 is more than 100000 layers
+// RUN: not partition-import --model gpt --layers 1000000 --hidden 4 --heads 1 --vocab 4 --seq 4 --shapes-only 2>&1 | FileCheck %s --check-prefix=LAYERS-MANY
+// LAYERS-MANY: error: --layers 1000000 is more than 100000 layers
 // HUGE: error: the sizes are too large: some tensor or the parameter count would have more than 2^63 elements
 //
 // A model whose data cannot fit in memory (a 20-trillion-parameter GPT) is
