@@ -20,6 +20,17 @@ part.mesh @mesh = <["dp"=0]>
 
 // -----
 
+// 2^40 x 2^40 devices: the product overflows int64 and is not a mesh.
+// expected-error @+1 {{mesh of "dp"=1099511627776 x "tp"=1099511627776 has more than 16777216 devices (the product reaches axis "dp")}}
+part.mesh @mesh = <["dp"=1099511627776, "tp"=1099511627776]>
+
+// -----
+
+// expected-error @+1 {{mesh of "dp"=4096 x "tp"=4096 x "pp"=2 has more than 16777216 devices (the product reaches axis "pp")}}
+part.mesh @mesh = <["dp"=4096, "tp"=4096, "pp"=2]>
+
+// -----
+
 func.func @mesh_outside_module() {
   // expected-error @+1 {{'part.mesh' op expects parent op 'builtin.module'}}
   part.mesh @inner = <["dp"=2]>
@@ -847,6 +858,16 @@ func.func @all_gather_element_type(%x: tensor<8xf32>) -> tensor<32xf16> {
 
 // -----
 
+// 2^62 bytes per device, but gathered over 4 devices the dimension is 2^63.
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @all_gather_overflow(%x: tensor<2305843009213693952xf16>) {
+  // expected-error @+1 {{'part.all_gather' op operand dimension 0 of size 2305843009213693952 times the group size 4 overflows int64}}
+  %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<2305843009213693952xf16> -> tensor<8xf16>
+  return
+}
+
+// -----
+
 part.mesh @mesh = <["dp"=2, "tp"=4]>
 func.func @all_gather_dim(%x: tensor<8xf32>) -> tensor<32xf32> {
   // expected-error @+1 {{'part.all_gather' op dim 1 is out of range for rank 1}}
@@ -1122,5 +1143,25 @@ func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<stat
 
 // expected-error @+1 {{'part.loss_scale' on argument 0 must be a unit attribute on a tensor<f32> state argument, got unit on 'tensor<2xf32>'}}
 func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor sizes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @elements_overflow(%a: tensor<1099511627776x1099511627776xf32>) {
+  // expected-error @+1 {{'part.neg' op tensor too large: the dimensions of 'tensor<1099511627776x1099511627776xf32>' multiply to more than 9223372036854775807 elements}}
+  %0 = part.neg %a : tensor<1099511627776x1099511627776xf32>
+  return
+}
+
+// -----
+
+func.func @bytes_overflow(%a: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{'part.neg' op tensor too large: 'tensor<4611686018427387904xf32>' has 4611686018427387904 elements of 4 bytes, which overflows int64}}
+  %0 = part.neg %a : tensor<4611686018427387904xf32>
   return
 }
