@@ -495,6 +495,16 @@ func.func @attention_rank(%q: tensor<4x16x8xf32>) -> tensor<4x16x8xf32> {
 
 // -----
 
+// Zero key/value heads divided the query heads by zero.
+func.func @attention_no_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x0x8x16xf32>) {
+  // expected-error @+2 {{'part.attention' op key/value heads must be at least 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %k, %k : (tensor<2x4x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x0x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
 func.func @attention_element_types(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xbf16>) -> tensor<2x4x16x8xf32> {
   // expected-error @+2 {{'part.attention' op element types differ: query has 'f32' and key has 'bf16'}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -687,6 +697,15 @@ func.func @slice_bounds(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{'part.slice' op dimension 1 reads element 9 (offset 3, size 4, stride 2) but the input has only 8}}
   %0 = part.slice %x offsets [0, 3] strides [1, 2] : tensor<4x8xf32> -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// A stride whose window end overflows int64 wrapped negative and passed.
+func.func @slice_overflow(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'part.slice' op dimension 1 has offset 1, size 2 and stride 9223372036854775807, whose last element overflows int64}}
+  %0 = part.slice %x offsets [0, 1] strides [1, 9223372036854775807] : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
 }
 
 // -----

@@ -503,6 +503,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
     return report("key ", formatShape(k.getShape()), " and value ",
                   formatShape(v.getShape()),
                   " must have the same heads and sequence length");
+  if (k.getDimSize(1) < 1)
+    return report("key/value heads must be at least 1, got ", k.getDimSize(1));
   if (q.getDimSize(1) % k.getDimSize(1) != 0)
     return report("key/value heads (", k.getDimSize(1),
                   ") must divide query heads (", q.getDimSize(1), ")");
@@ -680,8 +682,18 @@ static LogicalResult verifyStridedWindow(Operation *op, bool isSlice,
              << " and stride " << strides[d]
              << "; offsets must be >= 0 and strides >= 1";
     int64_t size = window.getDimSize(d);
-    int64_t last = offsets[d] + (size - 1) * strides[d];
-    if (size > 0 && last >= whole.getDimSize(d))
+    if (size <= 0)
+      continue;
+    std::optional<int64_t> span = llvm::checkedMul(size - 1, strides[d]);
+    std::optional<int64_t> end =
+        span ? llvm::checkedAdd(offsets[d], *span) : std::nullopt;
+    if (!end)
+      return op->emitOpError()
+             << "dimension " << d << " has offset " << offsets[d]
+             << ", size " << size << " and stride " << strides[d]
+             << ", whose last element overflows int64";
+    int64_t last = *end;
+    if (last >= whole.getDimSize(d))
       return op->emitOpError()
              << "dimension " << d << (isSlice ? " reads" : " writes")
              << " element " << last << " (offset " << offsets[d] << ", size "
