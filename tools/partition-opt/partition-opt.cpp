@@ -9,11 +9,13 @@
 #include "partition/InitAll.h"
 #include "partition/Tools/ToolSupport.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
@@ -50,6 +52,22 @@ int main(int argc, char **argv) {
   if (!partition::checkNestingDepth(input->getBuffer(),
                                     input->getBufferIdentifier(), llvm::errs()))
     return 1;
+  // Diagnostics of passes print a bounded excerpt of their source line
+  // (MLIR's handler echoes the whole line: a function's signature). Not
+  // with -verify-diagnostics, which checks them, nor with split input,
+  // whose chunks number their lines from 1.
+  if (!config.shouldVerifyDiagnostics() && config.inputSplitMarker().empty()) {
+    auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+    sourceMgr->AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(input->getBuffer(),
+                                             input->getBufferIdentifier()),
+        llvm::SMLoc());
+    mlir::MlirOptMainConfig base = config;
+    config.setPassPipelineSetupFn([base, sourceMgr](mlir::PassManager &pm) {
+      partition::registerShortDiagnosticHandler(pm.getContext(), sourceMgr);
+      return base.setupPassPipeline(pm);
+    });
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &errorMessage);
   if (!output) {

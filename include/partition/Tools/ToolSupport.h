@@ -14,7 +14,17 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
+
 #include <optional>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
 
 namespace partition {
 
@@ -56,6 +66,22 @@ void hideLibraryOptions();
 /// MLIR's context options are registered and before the command line is
 /// parsed.
 void setQuietDiagnosticDefaults();
+
+/// The most columns of a source line a diagnostic shows.
+constexpr unsigned kMaxSourceExcerpt = 160;
+
+/// Registers on `context` a diagnostic handler that prints each diagnostic as
+/// `file:line:col: error: message` followed by at most kMaxSourceExcerpt
+/// columns of its source line (found in `sourceMgr`) and a caret, then its
+/// notes the same way. MLIR's own handler echoes the whole line: for an error
+/// on a function, its signature (hundreds of kilobytes for a large model).
+/// Registered last, it takes precedence over the handler of the tool's
+/// driver; `sourceMgr` must outlive `context`'s use of it.
+void registerShortDiagnosticHandler(mlir::MLIRContext *context,
+                                    std::shared_ptr<llvm::SourceMgr> sourceMgr);
+
+/// Whether the command line gave the option called `name`.
+bool isOptionGiven(llvm::StringRef name);
 
 /// The value of `--mlir-print-op-on-diagnostic` (false when it is not
 /// registered), for a tool whose driver sets the context's flag itself.

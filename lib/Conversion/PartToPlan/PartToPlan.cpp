@@ -950,6 +950,10 @@ void partition::registerPartToPlanTranslation() {
             sourceMgr, context, /*insertImplicitModule=*/true);
         if (!op || failed(verify(*op)))
           return failure();
+        // Lowering reports at functions: keep their source lines short.
+        // (-verify-diagnostics checks diagnostics in the driver's handler.)
+        if (!isOptionGiven("verify-diagnostics"))
+          registerShortDiagnosticHandler(context, sourceMgr);
         return toPlan(op.get(), os);
       });
 }
