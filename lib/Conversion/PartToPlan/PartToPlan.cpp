@@ -943,6 +943,11 @@ void partition::registerPartToPlanTranslation() {
         // diagnostic; an error in a large function then prints all of it.
         // Only on request (--mlir-print-op-on-diagnostic).
         context->printOpOnDiagnostic(shouldPrintOpOnDiagnostic());
+        // Verification and lowering report at functions: keep their source
+        // lines short. (-verify-diagnostics checks diagnostics in the
+        // driver's handler.)
+        if (!isOptionGiven("verify-diagnostics"))
+          registerShortDiagnosticHandler(context, sourceMgr);
         DialectRegistry registry;
         registry.insert<PartDialect, func::FuncDialect>();
         context->appendDialectRegistry(registry);
@@ -950,10 +955,6 @@ void partition::registerPartToPlanTranslation() {
             sourceMgr, context, /*insertImplicitModule=*/true);
         if (!op || failed(verify(*op)))
           return failure();
-        // Lowering reports at functions: keep their source lines short.
-        // (-verify-diagnostics checks diagnostics in the driver's handler.)
-        if (!isOptionGiven("verify-diagnostics"))
-          registerShortDiagnosticHandler(context, sourceMgr);
         return toPlan(op.get(), os);
       });
 }

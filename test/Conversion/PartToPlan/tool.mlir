@@ -20,3 +20,12 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {part.spmd = @mesh} 
   %0 = part.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// An error at a function with a long signature shows an excerpt of it.
+// RUN: %python -c "print('part.mesh @mesh = <[\"dp\"=1]>\nfunc.func @big(' + ', '.join('%%a' + str(i) + ': tensor<4xf32>' for i in range(2000)) + ', %%m: tensor<4xi1>) attributes {part.spmd = @mesh} { return }')" > %t.big.mlir
+// RUN: not partition-translate --part-to-plan %t.big.mlir -o %t.big.plan 2> %t.big.err
+// RUN: FileCheck %s --check-prefix=LONG < %t.big.err
+// RUN: wc -c < %t.big.err | %python -c "import sys; n = int(sys.stdin.read()); print('bounded' if n < 1024 else 'unbounded: ' + str(n))" | FileCheck %s --check-prefix=SIZE
+// LONG: big.mlir:2:1: error: the runtime cannot hold a value of type 'tensor<4xi1>'
+// LONG-NEXT: {{^}}func.func @big(%a0: tensor<4xf32>, {{.*}}...{{$}}
+// SIZE: bounded
