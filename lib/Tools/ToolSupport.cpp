@@ -95,7 +95,7 @@ void partition::hideLibraryOptions() {
       llvm::cl::getRegisteredOptions();
   // LLVM's own generic options stay visible.
   static constexpr llvm::StringLiteral kGeneric[] = {
-      "help",    "help-list", "help-hidden", "help-list-hidden",
+      "help",    "help-list", "help-hidden",   "help-list-hidden",
       "version", "color",     "print-options", "print-all-options"};
   for (auto &entry : options)
     if (!llvm::is_contained(kGeneric, entry.first))
@@ -176,9 +176,8 @@ static void printShort(llvm::SourceMgr &sourceMgr,
                          buffer->getBufferEnd() - start.getPointer());
     llvm::StringRef line = rest.take_until([](char c) { return c == '\n'; });
     size_t column = std::clamp<size_t>(file->getColumn(), 1, line.size() + 1);
-    size_t begin = column > kMaxSourceExcerpt / 2
-                       ? column - kMaxSourceExcerpt / 2
-                       : 0;
+    size_t begin =
+        column > kMaxSourceExcerpt / 2 ? column - kMaxSourceExcerpt / 2 : 0;
     llvm::StringRef excerpt = line.substr(begin, kMaxSourceExcerpt);
     bool cutBefore = begin > 0, cutAfter = begin + excerpt.size() < line.size();
     os << (cutBefore ? "..." : "") << excerpt << (cutAfter ? "..." : "")

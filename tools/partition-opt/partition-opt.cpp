@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
   partition::setQuietDiagnosticDefaults();
   auto [inputFilename, outputFilename] =
       mlir::parseCLIOptions(argc, argv, helpHeader);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
 
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";

@@ -23,8 +23,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
-#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -209,8 +209,8 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
       std::optional<int64_t> whole = llvm::checkedMul(size, shards);
       if (!whole)
         return at->emitError()
-               << "global dimension " << dim << " of " << name << " ("
-               << size << " x " << shards << " shards) overflows int64";
+               << "global dimension " << dim << " of " << name << " (" << size
+               << " x " << shards << " shards) overflows int64";
       global[dim] = *whole;
     }
     if (failed(getTensorBytes(
@@ -741,9 +741,7 @@ ProgramLowering::lower(ProgramMemory &memory) {
 
 /// Bytes of `type` (at least one byte per element, as the plan stores it);
 /// lowering checked that it fits.
-static uint64_t bytesOf(RankedTensorType type) {
-  return *getTensorBytes(type);
-}
+static uint64_t bytesOf(RankedTensorType type) { return *getTensorBytes(type); }
 
 /// Prints the memory report of `function`'s per-device program (see the
 /// "Memory report" section of docs/design/2026-12-02-training.md): every
@@ -806,8 +804,7 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   row("gradients", gradients,
       "of arena: the gradients as the optimizer reads them, reduced");
   os << "all devices " << llvm::SaturatingMultiply(total, uint64_t(devices))
-     << " bytes; Psi " << psi
-     << " parameter elements (global)\n";
+     << " bytes; Psi " << psi << " parameter elements (global)\n";
 }
 
 LogicalResult partition::lowerToPlan(ModuleOp module,
@@ -936,8 +933,8 @@ void partition::registerPartToPlanTranslation() {
          MLIRContext *context) -> LogicalResult {
         const llvm::MemoryBuffer *input =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
-        if (!checkNestingDepth(input->getBuffer(),
-                               input->getBufferIdentifier(), llvm::errs()))
+        if (!checkNestingDepth(input->getBuffer(), input->getBufferIdentifier(),
+                               llvm::errs()))
           return failure();
         // MlirTranslateMain turns operation printing on for every
         // diagnostic; an error in a large function then prints all of it.

@@ -111,8 +111,8 @@ partition::part::getTensorBytes(RankedTensorType type,
 }
 
 LogicalResult partition::part::verifyTensorSizes(Operation *op) {
-  for (TypeRange types : {TypeRange(op->getOperandTypes()),
-                          TypeRange(op->getResultTypes())})
+  for (TypeRange types :
+       {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
     for (Type type : types)
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         if (failed(getTensorBytes(tensor, [&] { return op->emitOpError(); })))
@@ -689,8 +689,8 @@ static LogicalResult verifyStridedWindow(Operation *op, bool isSlice,
         span ? llvm::checkedAdd(offsets[d], *span) : std::nullopt;
     if (!end)
       return op->emitOpError()
-             << "dimension " << d << " has offset " << offsets[d]
-             << ", size " << size << " and stride " << strides[d]
+             << "dimension " << d << " has offset " << offsets[d] << ", size "
+             << size << " and stride " << strides[d]
              << ", whose last element overflows int64";
     int64_t last = *end;
     if (last >= whole.getDimSize(d))

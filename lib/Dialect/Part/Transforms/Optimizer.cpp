@@ -52,13 +52,14 @@ struct PartOptimizerPass
     // update: a NaN learning rate or beta1 = 1 trains to NaN silently.
     auto checkRange = [&](StringRef name, double value, double low,
                           bool lowOpen, double high, bool highOpen) {
-      bool ok = std::isfinite(value) && (lowOpen ? value > low : value >= low) &&
+      bool ok = std::isfinite(value) &&
+                (lowOpen ? value > low : value >= low) &&
                 (highOpen ? value < high : value <= high);
       if (!ok)
         getOperation().emitError()
-            << "part-optimizer: " << name << " must be in " << (lowOpen ? "(" : "[")
-            << low << ", " << high << (highOpen ? ")" : "]") << ", got "
-            << value;
+            << "part-optimizer: " << name << " must be in "
+            << (lowOpen ? "(" : "[") << low << ", " << high
+            << (highOpen ? ")" : "]") << ", got " << value;
       return ok;
     };
     double inf = std::numeric_limits<double>::infinity();

@@ -91,8 +91,8 @@ struct PartShardingReportPass
     bool typeIsLocal = static_cast<bool>(getSpmdMesh(function));
     SmallVector<int64_t> global(tensor.getShape()), local(tensor.getShape());
     auto emit = [&]() {
-      return function.emitError() << row.value << " of @"
-                                  << function.getName() << ": ";
+      return function.emitError()
+             << row.value << " of @" << function.getName() << ": ";
     };
     if (sharding) {
       row.sharding = formatSharding(sharding);
