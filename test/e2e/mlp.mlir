@@ -14,7 +14,7 @@
 // RUN: %python %S/Inputs/mlp_data.py %t
 // RUN: partition-translate --part-to-plan %S/Inputs/mlp-1x1.mlir -o %t/1.plan
 // RUN: partition-translate --part-to-plan %S/Inputs/mlp-1x2.mlir -o %t/2.plan
-// RUN: partition-translate --part-to-plan %S/Inputs/mlp-2x2.mlir -o %t/4.plan 2>&1 | FileCheck %s --check-prefix=MEMORY
+// RUN: partition-translate --part-to-plan %S/Inputs/mlp-2x2.mlir -o %t/4.plan --part-memory-report 2>&1 | FileCheck %s --check-prefix=MEMORY
 // RUN: partition-run %t/4.plan --dump | FileCheck %s --check-prefix=DUMP
 // RUN: partition-run %t/1.plan --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/out1 | FileCheck %s --check-prefix=RUN1
 // RUN: partition-run %t/2.plan --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/out2 | FileCheck %s --check-prefix=RUN2

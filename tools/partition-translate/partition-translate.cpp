@@ -6,11 +6,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
+#include "partition/Tools/ToolSupport.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 int main(int argc, char **argv) {
+  partition::hideLibraryOptions();
   partition::registerPartToPlanTranslation();
+  // mlirTranslateMain registers these again (a no-op) and parses the command
+  // line; registering them first lets their defaults be changed.
+  mlir::registerMLIRContextCLOptions();
+  partition::setQuietDiagnosticDefaults();
   return mlir::failed(
       mlir::mlirTranslateMain(argc, argv, "partition translations\n"));
 }

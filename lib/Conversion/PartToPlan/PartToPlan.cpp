@@ -12,19 +12,26 @@
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Tools/ToolSupport.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/plan/plan_generated.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace partition;
@@ -37,6 +44,10 @@ static constexpr uint32_t kPlanFormatVersion =
 
 /// Arena offsets are multiples of this (cache lines; vector loads).
 static constexpr uint64_t kArenaAlignment = 64;
+
+/// The most constant bytes one plan stores: a flatbuffer is smaller than
+/// 2 GiB, and the rest of the plan needs room too.
+static constexpr uint64_t kMaxPlanConstantBytes = uint64_t(1) << 30;
 
 namespace {
 
@@ -68,10 +79,9 @@ struct ValueInfo {
   /// The new value of a persistent value, computed into its buffer (see
   /// planArena); not a persistent value of its own.
   bool inPlace = false;
-  uint64_t bytes() const {
-    return type.getNumElements() *
-           std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-  }
+  /// Bytes of the value, checked to fit in int64 by numberValues.
+  uint64_t size = 0;
+  uint64_t bytes() const { return size; }
 };
 
 /// Lowers one function.
@@ -112,6 +122,10 @@ private:
   /// (new value, persistent value) of every output that updates one.
   std::vector<std::pair<uint32_t, uint32_t>> updatePairs;
   int64_t position = 0; // index of the instruction being lowered
+  /// Sum of the aligned sizes of all values (see numberValues).
+  int64_t totalBytes = 0;
+  /// Bytes of constants stored in the plan so far.
+  uint64_t constantBytes = 0;
 };
 
 } // namespace
@@ -124,9 +138,23 @@ LogicalResult ProgramLowering::numberValues() {
              << "the runtime cannot hold a value of type " << value.getType()
              << " (static tensors of f32, f16, bf16, i32 or "
                 "i64 only)";
+    FailureOr<int64_t> bytes =
+        getTensorBytes(type, [&] { return at->emitError(); });
+    if (failed(bytes))
+      return failure();
+    // Every offset and sum the arena planner makes is at most the sum of
+    // the values' aligned sizes: keep that within int64.
+    std::optional<int64_t> total = llvm::checkedAdd(
+        totalBytes, static_cast<int64_t>(alignTo(*bytes, kArenaAlignment)));
+    if (!total || *total < 0)
+      return at->emitError()
+             << "the values of @" << function.getName() << " total more than "
+             << std::numeric_limits<int64_t>::max() << " bytes";
+    totalBytes = *total;
     valueIds[value] = values.size();
     ValueInfo info;
     info.type = type;
+    info.size = *bytes;
     values.push_back(info);
     return success();
   };
@@ -176,9 +204,22 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
       return at->emitError()
              << "sharding of " << name << " has rank " << sharding.getRank()
              << " but the value has rank " << type.getRank();
-    SmallVector<int64_t> g =
-        sharding.getGlobalShape(type.getShape(), mesh.getMesh());
-    global.assign(g.begin(), g.end());
+    // The global shape multiplies each local dimension by its shards; the
+    // runtime sizes whole tensors (weights, inputs) by it.
+    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+      int64_t shards = sharding.getNumShards(dim, mesh.getMesh());
+      std::optional<int64_t> whole = llvm::checkedMul(size, shards);
+      if (!whole)
+        return at->emitError()
+               << "global dimension " << dim << " of " << name << " (" << size
+               << " x " << shards << " shards) overflows int64";
+      global[dim] = *whole;
+    }
+    if (failed(getTensorBytes(
+            RankedTensorType::get(global, type.getElementType()), [&] {
+              return at->emitError() << "global value " << name << ": ";
+            })))
+      return failure();
   } else {
     // No annotation: replicated, the local value is the whole value.
     sharding = ShardingAttr::getReplicated(function.getContext(),
@@ -399,6 +440,13 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
       return op->emitOpError() << "has a value the runtime cannot store; "
                                   "dense elements only";
     ValueInfo &info = values[valueIds.lookup(constant.getResult())];
+    // The plan is one flatbuffer: its constants must fit in it.
+    constantBytes += info.bytes();
+    if (constantBytes > kMaxPlanConstantBytes)
+      return op->emitOpError()
+             << "makes the plan's constants " << constantBytes
+             << " bytes, more than the " << kMaxPlanConstantBytes
+             << " a plan file holds; pass large tensors as parameters";
     std::vector<uint8_t> bytes;
     bytes.reserve(info.bytes());
     // Raw data of a splat holds one element: repeat it.
@@ -693,11 +741,9 @@ ProgramLowering::lower(ProgramMemory &memory) {
                                    &inputs, &outputs, &instructions);
 }
 
-/// Bytes of `type` (at least one byte per element, as the plan stores it).
-static uint64_t bytesOf(RankedTensorType type) {
-  return type.getNumElements() *
-         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
+/// Bytes of `type` (at least one byte per element, as the plan stores it);
+/// lowering checked that it fits.
+static uint64_t bytesOf(RankedTensorType type) { return *getTensorBytes(type); }
 
 /// Prints the memory report of `function`'s per-device program (see the
 /// "Memory report" section of docs/design/2026-12-02-training.md): every
@@ -706,7 +752,7 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
                               const ProgramMemory &figure,
                               llvm::raw_ostream &os) {
   uint64_t parameters = 0, state = 0, inputs = 0;
-  int64_t psi = 0; // parameter elements of the whole (global) model
+  uint64_t psi = 0; // parameter elements of the whole (global) model
   for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
     auto type = cast<RankedTensorType>(arg.getType());
     auto role = function.getArgAttrOfType<ArgRoleAttr>(
@@ -721,7 +767,7 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
              sharding.getGlobalShape(type.getShape(), mesh.getMesh()))
           elements *= d;
       }
-      psi += elements;
+      psi = llvm::SaturatingAdd(psi, uint64_t(elements));
     } else if (role && role.getValue() == ArgRole::State) {
       state += bytesOf(type);
     } else {
@@ -759,8 +805,8 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   row("total", total, "");
   row("gradients", gradients,
       "of arena: the gradients as the optimizer reads them, reduced");
-  os << "all devices " << total * devices << " bytes; Psi " << psi
-     << " parameter elements (global)\n";
+  os << "all devices " << llvm::SaturatingMultiply(total, uint64_t(devices))
+     << " bytes; Psi " << psi << " parameter elements (global)\n";
 }
 
 LogicalResult partition::lowerToPlan(ModuleOp module,
@@ -780,6 +826,11 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     std::vector<int64_t> sizes(attr.getAxisSizes().begin(),
                                attr.getAxisSizes().end());
     std::vector<int32_t> ranks;
+    if (attr.getNumDevices() > std::numeric_limits<int32_t>::max() - nextRank)
+      return mesh.emitOpError()
+             << "has " << attr.getNumDevices() << " devices after " << nextRank
+             << " ranks of earlier meshes; a plan numbers at most "
+             << std::numeric_limits<int32_t>::max() << " ranks";
     for (int64_t i = 0; i < attr.getNumDevices(); ++i)
       ranks.push_back(nextRank++);
     meshIndex[mesh.getSymNameAttr()] = meshes.size();
@@ -815,13 +866,6 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     if (failed(program))
       return failure();
     programs.push_back(*program);
-    // The compiler's account of each device's memory, next to the function.
-    emitRemark(function.getLoc())
-        << "per-device memory of @" << figure.name << ": arena "
-        << figure.arenaBytes << " bytes (" << figure.unplannedBytes
-        << " without reuse), parameters and constants "
-        << figure.persistentBytes << " bytes, inputs " << figure.inputBytes
-        << " bytes, peak " << figure.peakBytes() << " bytes";
     figures.push_back(figure);
   }
 
@@ -847,12 +891,13 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
 void partition::registerPartToPlanTranslation() {
   static llvm::cl::opt<bool> memoryReport(
       "part-memory-report",
-      llvm::cl::desc("With --part-to-plan: print each per-device program's "
-                     "memory by category (parameters, optimizer state, "
-                     "constants, inputs, arena) to stderr"),
+      llvm::cl::desc("With --part-to-plan: report each per-device program's "
+                     "memory, as a remark at the function and by category "
+                     "(parameters, optimizer state, constants, inputs, arena) "
+                     "on stderr; a successful translation is silent without "
+                     "it"),
       llvm::cl::init(false));
-  static TranslateFromMLIRRegistration registration(
-      "part-to-plan", "lower part.spmd functions to a partition execution plan",
+  static const TranslateFromMLIRFunction toPlan =
       [](Operation *op, raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
@@ -868,14 +913,49 @@ void partition::registerPartToPlanTranslation() {
             FlatSymbolRefAttr spmd = getSpmdMesh(function);
             if (!spmd || function.isDeclaration())
               continue;
+            // The compiler's account of each device's memory, next to the
+            // function.
+            emitRemark(function.getLoc())
+                << "per-device memory of @" << figure->name << ": arena "
+                << figure->arenaBytes << " bytes (" << figure->unplannedBytes
+                << " without reuse), parameters and constants "
+                << figure->persistentBytes << " bytes, inputs "
+                << figure->inputBytes << " bytes, peak "
+                << figure->peakBytes() << " bytes";
             printMemoryReport(function, lookupMesh(function, spmd), *figure++,
                               llvm::errs());
           }
         }
         os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
         return success();
-      },
-      [](DialectRegistry &registry) {
+      };
+  // TranslateFromMLIRRegistration, with the input's nesting checked before
+  // the parser recurses into it.
+  static TranslateRegistration registration(
+      "part-to-plan", "lower part.spmd functions to a partition execution plan",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr, raw_ostream &os,
+         MLIRContext *context) -> LogicalResult {
+        const llvm::MemoryBuffer *input =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        if (!checkNestingDepth(input->getBuffer(), input->getBufferIdentifier(),
+                               llvm::errs()))
+          return failure();
+        // MlirTranslateMain turns operation printing on for every
+        // diagnostic; an error in a large function then prints all of it.
+        // Only on request (--mlir-print-op-on-diagnostic).
+        context->printOpOnDiagnostic(shouldPrintOpOnDiagnostic());
+        // Verification and lowering report at functions: keep their source
+        // lines short. (-verify-diagnostics checks diagnostics in the
+        // driver's handler.)
+        if (!isOptionGiven("verify-diagnostics"))
+          registerShortDiagnosticHandler(context, sourceMgr);
+        DialectRegistry registry;
         registry.insert<PartDialect, func::FuncDialect>();
+        context->appendDialectRegistry(registry);
+        OwningOpRef<Operation *> op = parseSourceFileForTool(
+            sourceMgr, context, /*insertImplicitModule=*/true);
+        if (!op || failed(verify(*op)))
+          return failure();
+        return toPlan(op.get(), os);
       });
 }

@@ -20,6 +20,17 @@ part.mesh @mesh = <["dp"=0]>
 
 // -----
 
+// 2^40 x 2^40 devices: the product overflows int64 and is not a mesh.
+// expected-error @+1 {{mesh of "dp"=1099511627776 x "tp"=1099511627776 has more than 16777216 devices (the product reaches axis "dp")}}
+part.mesh @mesh = <["dp"=1099511627776, "tp"=1099511627776]>
+
+// -----
+
+// expected-error @+1 {{mesh of "dp"=4096 x "tp"=4096 x "pp"=2 has more than 16777216 devices (the product reaches axis "pp")}}
+part.mesh @mesh = <["dp"=4096, "tp"=4096, "pp"=2]>
+
+// -----
+
 func.func @mesh_outside_module() {
   // expected-error @+1 {{'part.mesh' op expects parent op 'builtin.module'}}
   part.mesh @inner = <["dp"=2]>
@@ -484,6 +495,16 @@ func.func @attention_rank(%q: tensor<4x16x8xf32>) -> tensor<4x16x8xf32> {
 
 // -----
 
+// Zero key/value heads divided the query heads by zero.
+func.func @attention_no_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x0x8x16xf32>) {
+  // expected-error @+2 {{'part.attention' op key/value heads must be at least 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %k, %k : (tensor<2x4x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x0x8x16xf32>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
 func.func @attention_element_types(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xbf16>) -> tensor<2x4x16x8xf32> {
   // expected-error @+2 {{'part.attention' op element types differ: query has 'f32' and key has 'bf16'}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -680,6 +701,15 @@ func.func @slice_bounds(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+// A stride whose window end overflows int64 wrapped negative and passed.
+func.func @slice_overflow(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'part.slice' op dimension 1 has offset 1, size 2 and stride 9223372036854775807, whose last element overflows int64}}
+  %0 = part.slice %x offsets [0, 1] strides [1, 9223372036854775807] : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
 func.func @pad_rank(%x: tensor<4x8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'part.pad' op result 'tensor<8xf32>' must have the rank and element type of the input 'tensor<4x8xf32>'}}
   %0 = part.pad %x offsets [0, 0] : tensor<4x8xf32> -> tensor<8xf32>
@@ -843,6 +873,16 @@ func.func @all_gather_element_type(%x: tensor<8xf32>) -> tensor<32xf16> {
   // expected-error @+1 {{'part.all_gather' op result 'tensor<32xf16>' must have the rank and element type of the operand 'tensor<8xf32>'}}
   %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<8xf32> -> tensor<32xf16>
   return %0 : tensor<32xf16>
+}
+
+// -----
+
+// 2^62 bytes per device, but gathered over 4 devices the dimension is 2^63.
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @all_gather_overflow(%x: tensor<2305843009213693952xf16>) {
+  // expected-error @+1 {{'part.all_gather' op operand dimension 0 of size 2305843009213693952 times the group size 4 overflows int64}}
+  %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<2305843009213693952xf16> -> tensor<8xf16>
+  return
 }
 
 // -----
@@ -1122,5 +1162,25 @@ func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<stat
 
 // expected-error @+1 {{'part.loss_scale' on argument 0 must be a unit attribute on a tensor<f32> state argument, got unit on 'tensor<2xf32>'}}
 func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor sizes
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @elements_overflow(%a: tensor<1099511627776x1099511627776xf32>) {
+  // expected-error @+1 {{'part.neg' op tensor too large: the dimensions of 'tensor<1099511627776x1099511627776xf32>' multiply to more than 9223372036854775807 elements}}
+  %0 = part.neg %a : tensor<1099511627776x1099511627776xf32>
+  return
+}
+
+// -----
+
+func.func @bytes_overflow(%a: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{'part.neg' op tensor too large: 'tensor<4611686018427387904xf32>' has 4611686018427387904 elements of 4 bytes, which overflows int64}}
+  %0 = part.neg %a : tensor<4611686018427387904xf32>
   return
 }

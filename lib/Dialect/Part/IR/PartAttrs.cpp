@@ -15,6 +15,7 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace partition::part;
@@ -97,6 +98,20 @@ void MeshAttr::print(AsmPrinter &printer) const {
   printer << "]>";
 }
 
+/// Formats a mesh shape as `"dp"=2 x "tp"=4` for diagnostics.
+static std::string formatMeshShape(ArrayRef<StringAttr> names,
+                                   ArrayRef<int64_t> sizes) {
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  llvm::interleave(
+      llvm::zip(names, sizes), os,
+      [&](auto axis) {
+        os << '"' << std::get<0>(axis).getValue() << "\"=" << std::get<1>(axis);
+      },
+      " x ");
+  return result;
+}
+
 LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ArrayRef<StringAttr> axisNames,
                                ArrayRef<int64_t> axisSizes) {
@@ -113,6 +128,17 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (size < 1)
       return emitError() << "mesh axis \"" << name.getValue() << "\" has size "
                          << size << ", but sizes must be at least 1";
+  }
+  // Every device is a rank of the plan (int32), and passes enumerate them.
+  int64_t devices = 1;
+  for (auto [name, size] : llvm::zip(axisNames, axisSizes)) {
+    std::optional<int64_t> product = llvm::checkedMul(devices, size);
+    if (!product || *product > kMaxDevices)
+      return emitError() << "mesh of " << formatMeshShape(axisNames, axisSizes)
+                         << " has more than " << kMaxDevices
+                         << " devices (the product reaches axis \""
+                         << name.getValue() << "\")";
+    devices = *product;
   }
   return success();
 }

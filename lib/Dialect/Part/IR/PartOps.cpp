@@ -13,6 +13,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace partition::part;
@@ -72,6 +75,49 @@ FlatSymbolRefAttr partition::part::getSpmdMesh(Operation *op) {
     if (auto mesh = op->getAttrOfType<FlatSymbolRefAttr>(name))
       return mesh;
   return {};
+}
+
+FailureOr<int64_t>
+partition::part::getTensorBytes(RankedTensorType type,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  int64_t elements = 1;
+  for (int64_t size : type.getShape()) {
+    if (ShapedType::isDynamic(size))
+      continue;
+    std::optional<int64_t> product = llvm::checkedMul(elements, size);
+    if (!product) {
+      if (emitError)
+        emitError() << "tensor too large: the dimensions of " << type
+                    << " multiply to more than "
+                    << std::numeric_limits<int64_t>::max() << " elements";
+      return failure();
+    }
+    elements = *product;
+  }
+  Type elementType = type.getElementType();
+  int64_t elementBytes =
+      elementType.isIntOrFloat()
+          ? std::max<int64_t>(1, (elementType.getIntOrFloatBitWidth() + 7) / 8)
+          : 8;
+  std::optional<int64_t> bytes = llvm::checkedMul(elements, elementBytes);
+  if (!bytes) {
+    if (emitError)
+      emitError() << "tensor too large: " << type << " has " << elements
+                  << " elements of " << elementBytes
+                  << " bytes, which overflows int64";
+    return failure();
+  }
+  return *bytes;
+}
+
+LogicalResult partition::part::verifyTensorSizes(Operation *op) {
+  for (TypeRange types :
+       {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
+    for (Type type : types)
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        if (failed(getTensorBytes(tensor, [&] { return op->emitOpError(); })))
+          return failure();
+  return success();
 }
 
 /// Ranked tensor type of `value`'s type, or null.
@@ -457,6 +503,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
     return report("key ", formatShape(k.getShape()), " and value ",
                   formatShape(v.getShape()),
                   " must have the same heads and sequence length");
+  if (k.getDimSize(1) < 1)
+    return report("key/value heads must be at least 1, got ", k.getDimSize(1));
   if (q.getDimSize(1) % k.getDimSize(1) != 0)
     return report("key/value heads (", k.getDimSize(1),
                   ") must divide query heads (", q.getDimSize(1), ")");
@@ -634,8 +682,18 @@ static LogicalResult verifyStridedWindow(Operation *op, bool isSlice,
              << " and stride " << strides[d]
              << "; offsets must be >= 0 and strides >= 1";
     int64_t size = window.getDimSize(d);
-    int64_t last = offsets[d] + (size - 1) * strides[d];
-    if (size > 0 && last >= whole.getDimSize(d))
+    if (size <= 0)
+      continue;
+    std::optional<int64_t> span = llvm::checkedMul(size - 1, strides[d]);
+    std::optional<int64_t> end =
+        span ? llvm::checkedAdd(offsets[d], *span) : std::nullopt;
+    if (!end)
+      return op->emitOpError()
+             << "dimension " << d << " has offset " << offsets[d] << ", size "
+             << size << " and stride " << strides[d]
+             << ", whose last element overflows int64";
+    int64_t last = *end;
+    if (last >= whole.getDimSize(d))
       return op->emitOpError()
              << "dimension " << d << (isSlice ? " reads" : " writes")
              << " element " << last << " (offset " << offsets[d] << ", size "
@@ -784,7 +842,14 @@ static LogicalResult checkScaledDim(Operation *op, Value inputValue,
            << "operand dimension " << dim << " of size " << in.getDimSize(dim)
            << " is not divisible by the group size " << factor;
   SmallVector<int64_t> expected(in.getShape());
-  expected[dim] = divide ? expected[dim] / factor : expected[dim] * factor;
+  std::optional<int64_t> scaled =
+      divide ? std::optional<int64_t>(expected[dim] / factor)
+             : llvm::checkedMul(expected[dim], factor);
+  if (!scaled)
+    return op->emitOpError()
+           << "operand dimension " << dim << " of size " << in.getDimSize(dim)
+           << " times the group size " << factor << " overflows int64";
+  expected[dim] = *scaled;
   if (out.getShape() != ArrayRef<int64_t>(expected))
     return op->emitOpError()
            << "result shape " << formatShape(out.getShape()) << " must be "

@@ -447,7 +447,11 @@ SmallVector<Value> MatmulOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
       a = e.swapLast(a);
     aTransposed = false;
     ArrayRef<int64_t> shape = typeOf(a).getShape();
-    int64_t rows = typeOf(a).getNumElements() / shape.back();
+    // The product of the leading dimensions (not elements / last: the last
+    // dimension may be 0).
+    int64_t rows = 1;
+    for (int64_t size : shape.drop_back())
+      rows *= size;
     a = e.reshape(a, {rows, shape.back()});
     g = e.reshape(g, {rows, typeOf(dy).getShape().back()});
   }

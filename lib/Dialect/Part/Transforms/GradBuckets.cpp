@@ -83,6 +83,13 @@ struct PartGradBucketsPass
   using PartGradBucketsPassBase::PartGradBucketsPassBase;
 
   void runOnOperation() override {
+    if (bytes <= 0) {
+      getOperation().emitError()
+          << "part-grad-buckets: bytes must be positive (the most bytes of "
+             "gradients one all-reduce carries), got "
+          << int64_t(bytes);
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isDeclaration() || !getSpmdMesh(function))
         continue;

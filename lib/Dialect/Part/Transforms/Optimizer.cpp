@@ -7,6 +7,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -47,21 +48,78 @@ struct PartOptimizerPass
           << int64_t(decaySteps) << " and warmup=" << int64_t(warmup);
       return signalPassFailure();
     }
+    // Numeric options, checked before they turn into constants of the
+    // update: a NaN learning rate or beta1 = 1 trains to NaN silently.
+    auto checkRange = [&](StringRef name, double value, double low,
+                          bool lowOpen, double high, bool highOpen) {
+      bool ok = std::isfinite(value) &&
+                (lowOpen ? value > low : value >= low) &&
+                (highOpen ? value < high : value <= high);
+      if (!ok)
+        getOperation().emitError()
+            << "part-optimizer: " << name << " must be in "
+            << (lowOpen ? "(" : "[") << low << ", " << high
+            << (highOpen ? ")" : "]") << ", got " << value;
+      return ok;
+    };
+    double inf = std::numeric_limits<double>::infinity();
+    // weight-decay < 0 means "the default of the kind" only as -1.
+    if (!checkRange("lr", lr, 0, /*lowOpen=*/true, inf, true) ||
+        !checkRange("momentum", momentum, 0, false, 1, true) ||
+        !checkRange("beta1", beta1, 0, false, 1, true) ||
+        !checkRange("beta2", beta2, 0, false, 1, true) ||
+        !checkRange("epsilon", epsilon, 0, true, inf, true) ||
+        (weightDecay != -1 &&
+         !checkRange("weight-decay", weightDecay, 0, false, inf, true)) ||
+        !checkRange("clip", clip, 0, false, inf, true) ||
+        !checkRange("min-lr", minLr, 0, false, inf, true))
+      return signalPassFailure();
+    if (warmup < 0 || decaySteps < 0) {
+      getOperation().emitError()
+          << "part-optimizer: warmup and decay-steps count steps and must not "
+             "be negative, got warmup="
+          << int64_t(warmup) << " and decay-steps=" << int64_t(decaySteps);
+      return signalPassFailure();
+    }
+    if (schedule == "constant" && (decaySteps != 0 || minLr != 0)) {
+      getOperation().emitError()
+          << "part-optimizer: decay-steps and min-lr apply to "
+             "schedule=cosine, but the schedule is constant";
+      return signalPassFailure();
+    }
     if (minLr < 0 || minLr > lr) {
       getOperation().emitError()
           << "min-lr must be in [0, lr=" << lr << "], got " << minLr;
       return signalPassFailure();
     }
+    SmallVector<func::FuncOp> withoutGradients;
+    bool rewrote = false;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isDeclaration() || getSpmdMesh(function))
         continue;
       bool hasGradients = false;
       for (unsigned i = 0; i < function.getNumResults(); ++i)
         hasGradients |= function.getResultAttr(i, PartDialect::getGradOfAttrName()) != nullptr;
-      if (!hasGradients)
+      if (!hasGradients) {
+        withoutGradients.push_back(function);
         continue;
+      }
       if (failed(rewrite(function)))
         return signalPassFailure();
+      rewrote = true;
+    }
+    // Nothing to update is a mistake in the pipeline, not a no-op.
+    if (!rewrote) {
+      if (withoutGradients.empty())
+        getOperation().emitError()
+            << "part-optimizer: the module has no function to make a "
+               "training step of";
+      for (func::FuncOp function : withoutGradients)
+        function.emitError()
+            << "part-optimizer: @" << function.getName()
+            << " returns no gradients (results with part.grad_of); run "
+               "part-autodiff first";
+      return signalPassFailure();
     }
   }
 };

@@ -38,13 +38,50 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
   pm.addPass(createPartPartitionPass());
 }
 
+LogicalResult partition::part::checkSpmdMeshAxes(
+    const SpmdPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> emitError) {
+  SmallVector<StringRef> parts;
+  StringRef(options.mesh).split(parts, ',', -1, /*KeepEmpty=*/false);
+  StringRef dp = options.dataParallelAxis, tp = options.tensorParallelAxis;
+  for (StringRef part : parts) {
+    StringRef axis = part.split(':').first.trim();
+    if (axis == dp || axis == tp)
+      continue;
+    if (axis == "pp")
+      return emitError("part-spmd: mesh axis \"pp\": pipeline stages are not "
+                       "supported yet (known axes: \"" +
+                       dp + "\" (data parallel), \"" + tp +
+                       "\" (tensor parallel))");
+    return emitError("part-spmd: unknown mesh axis \"" + axis +
+                     "\" in mesh=\"" + options.mesh + "\"; known axes: \"" +
+                     dp + "\" (data parallel), \"" + tp +
+                     "\" (tensor parallel)");
+  }
+  return success();
+}
+
 void partition::part::registerSpmdPipeline() {
-  PassPipelineRegistration<SpmdPipelineOptions>(
+  // PassPipelineRegistration, with the mesh's axes checked when the
+  // pipeline is built: an axis no pass splits over would replicate
+  // everything silently.
+  registerPassPipeline(
       "part-spmd",
       "partitions a model for a mesh: declare the mesh, split the batch "
       "over the data-parallel axis, apply Megatron splits over the "
       "tensor-parallel axis, optionally shard optimizer state, gradients and "
       "parameters over the data-parallel axis (zero=1..3), propagate "
       "shardings, partition",
-      addSpmdPipeline);
+      [](OpPassManager &pm, StringRef optionsText,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        SpmdPipelineOptions options;
+        if (failed(options.parseFromString(optionsText)) ||
+            failed(checkSpmdMeshAxes(options, errorHandler)))
+          return failure();
+        addSpmdPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(SpmdPipelineOptions());
+      });
 }

@@ -10,7 +10,9 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "part-sharding-report"
@@ -28,7 +30,7 @@ namespace {
 /// One row of the report.
 struct Row {
   std::string value, role, global, sharding, local;
-  int64_t localBytes = 0, globalBytes = 0;
+  uint64_t localBytes = 0, globalBytes = 0;
   bool isParameter = false;
 };
 
@@ -78,30 +80,53 @@ struct PartShardingReportPass
       row.role = stringifyArgRole(role.getValue()).str();
     row.isParameter = row.role == "parameter";
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor) {
+    if (!tensor || !tensor.hasStaticShape()) {
       function.emitError() << row.value << " has type " << type
                            << ", which partition cannot place on a mesh";
       return failure();
     }
-    int64_t elementBytes =
-        std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
-    row.global = formatType(tensor.getShape(), tensor.getElementType());
-    row.globalBytes = tensor.getNumElements() * elementBytes;
-    SmallVector<int64_t> local(tensor.getShape());
+    // Before partitioning the type is the global one; in a per-device
+    // program (part.spmd) it is the local one, and the global shape is the
+    // local shape times each dimension's shards.
+    bool typeIsLocal = static_cast<bool>(getSpmdMesh(function));
+    SmallVector<int64_t> global(tensor.getShape()), local(tensor.getShape());
+    auto emit = [&]() {
+      return function.emitError()
+             << row.value << " of @" << function.getName() << ": ";
+    };
     if (sharding) {
       row.sharding = formatSharding(sharding);
-      FailureOr<SmallVector<int64_t>> shape =
-          sharding.getLocalShape(tensor.getShape(), mesh);
-      if (failed(shape))
-        return failure(); // The verifier has reported it already.
-      local = *shape;
+      if (typeIsLocal) {
+        for (auto [dim, size] : llvm::enumerate(local)) {
+          int64_t shards = sharding.getNumShards(dim, mesh);
+          std::optional<int64_t> whole = llvm::checkedMul(size, shards);
+          if (!whole) {
+            emit() << "global dimension " << dim << " (" << size << " x "
+                   << shards << " shards) overflows int64";
+            return failure();
+          }
+          global[dim] = *whole;
+        }
+      } else {
+        FailureOr<SmallVector<int64_t>> shape =
+            sharding.getLocalShape(tensor.getShape(), mesh, emit);
+        if (failed(shape))
+          return failure();
+        local = *shape;
+      }
     } else {
       row.sharding = "replicated (not annotated)";
     }
+    row.global = formatType(global, tensor.getElementType());
     row.local = formatType(local, tensor.getElementType());
-    row.localBytes = elementBytes;
-    for (int64_t size : local)
-      row.localBytes *= size;
+    FailureOr<int64_t> globalBytes = getTensorBytes(
+        RankedTensorType::get(global, tensor.getElementType()), emit);
+    FailureOr<int64_t> localBytes = getTensorBytes(
+        RankedTensorType::get(local, tensor.getElementType()), emit);
+    if (failed(globalBytes) || failed(localBytes))
+      return failure();
+    row.globalBytes = *globalBytes;
+    row.localBytes = *localBytes;
     return row;
   }
 
@@ -122,6 +147,8 @@ struct PartShardingReportPass
     for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
       if (ShardingAttr s = find(function.getResultAttrDict(i)); s && !mesh)
         mesh = lookupMesh(function, s.getMesh());
+    if (FlatSymbolRefAttr spmd = getSpmdMesh(function); spmd && !mesh)
+      mesh = lookupMesh(function, spmd);
     if (!mesh)
       return success();
 
@@ -173,13 +200,14 @@ struct PartShardingReportPass
          << llvm::left_justify(e, widths[4] + 2) << f << "\n";
     };
     printRow("value", "role", "global", "sharding", "local", "bytes/device");
-    int64_t parameterBytes = 0, parameterBytesPerDevice = 0;
+    uint64_t parameterBytes = 0, parameterBytesPerDevice = 0;
     for (const Row &row : rows) {
       printRow(row.value, row.role, row.global, row.sharding, row.local,
                std::to_string(row.localBytes));
       if (row.isParameter) {
-        parameterBytes += row.globalBytes;
-        parameterBytesPerDevice += row.localBytes;
+        parameterBytes = llvm::SaturatingAdd(parameterBytes, row.globalBytes);
+        parameterBytesPerDevice =
+            llvm::SaturatingAdd(parameterBytesPerDevice, row.localBytes);
       }
     }
     if (parameterBytes > 0)

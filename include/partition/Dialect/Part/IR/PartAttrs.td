@@ -77,7 +77,8 @@ def Part_MeshAttr : Part_Attr<"Mesh", "mesh"> {
 
     **Constraints:**
     - axis names are non-empty and distinct;
-    - every axis size is at least 1.
+    - every axis size is at least 1;
+    - the axis sizes multiply to at most `kMaxDevices` (2^24) devices.
   }];
   let parameters = (ins
     ArrayRefParameter<"::mlir::StringAttr", "axis names, major to minor">:$axisNames,
@@ -85,6 +86,9 @@ def Part_MeshAttr : Part_Attr<"Mesh", "mesh"> {
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// The most devices a mesh may have: ranks are int32 in the plan, and
+    /// passes and the translator enumerate the devices.
+    static constexpr int64_t kMaxDevices = int64_t(1) << 24;
     /// Number of axes.
     unsigned getNumAxes() const { return getAxisNames().size(); }
     /// Index of the axis called `name`, if any.

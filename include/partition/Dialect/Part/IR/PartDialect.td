@@ -122,8 +122,14 @@ def Part_Dialect : Dialect {
   }];
 }
 
+// Every tensor an op reads or makes has an element count and a byte size
+// that fit in int64 (see verifyTensorSizes in PartOps.h).
+def Part_BoundedTensorSizes : NativeOpTrait<"BoundedTensorSizes"> {
+  let cppNamespace = "::partition::part::PartOpTrait";
+}
+
 class Part_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Part_Dialect, mnemonic, traits>;
+    : Op<Part_Dialect, mnemonic, !listconcat(traits, [Part_BoundedTensorSizes])>;
 
 class Part_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Part_Dialect, name, traits> {

@@ -21,6 +21,35 @@
 
 #include "partition/Dialect/Part/IR/PartInterfaces.h.inc"
 
+namespace partition::part {
+
+/// The bytes of a static tensor of `type` as the runtime stores it (at least
+/// one byte per element), computed with overflow checks: reports through
+/// `emitError` (when given) and fails when the element count or the byte
+/// size does not fit in int64.
+mlir::FailureOr<int64_t>
+getTensorBytes(mlir::RankedTensorType type,
+               llvm::function_ref<mlir::InFlightDiagnostic()> emitError = {});
+
+/// Checks every static ranked tensor among `op`'s operand and result types
+/// with getTensorBytes.
+mlir::LogicalResult verifyTensorSizes(mlir::Operation *op);
+
+namespace PartOpTrait {
+/// Part ops verify that their tensors' sizes fit in int64 before their own
+/// verifiers compute with those sizes.
+template <typename ConcreteType>
+class BoundedTensorSizes
+    : public mlir::OpTrait::TraitBase<ConcreteType, BoundedTensorSizes> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) {
+    return verifyTensorSizes(op);
+  }
+};
+} // namespace PartOpTrait
+
+} // namespace partition::part
+
 #define GET_OP_CLASSES
 #include "partition/Dialect/Part/IR/PartOps.h.inc"
 

@@ -416,7 +416,8 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
     **Constraints:**
     - all three operands have rank 4 and one element type;
     - batch sizes agree; `key` and `value` have the same number of heads and
-      the same sequence length; that number of heads divides the query's;
+      the same sequence length; that number of heads is at least 1 and
+      divides the query's;
     - `query` and `key` have the same head size;
     - with `causal`, the query and key sequence lengths are equal.
   }];
@@ -560,8 +561,8 @@ def Part_SliceOp : Part_Op<"slice", [DeclareOpInterfaceMethods<Part_ShardingRule
     **Constraints:**
     - `offsets` (and `strides`, when given) have one entry per dimension;
     - offsets are non-negative and strides positive;
-    - the last element read, `offset + (size - 1) * stride`, is inside the
-      operand in every dimension;
+    - the last element read, `offset + (size - 1) * stride`, fits in int64
+      and is inside the operand in every dimension;
     - the element types and ranks are equal.
   }];
   let arguments = (ins Part_Tensor:$input, DenseI64ArrayAttr:$offsets,
@@ -592,8 +593,9 @@ def Part_PadOp : Part_Op<"pad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpIn
     **Constraints:**
     - `offsets` (and `strides`, when given) have one entry per dimension;
     - offsets are non-negative and strides positive;
-    - the last element written, `offset + (size - 1) * stride`, is inside the
-      result in every dimension (`size` is the operand's);
+    - the last element written, `offset + (size - 1) * stride`, fits in
+      int64 and is inside the result in every dimension (`size` is the
+      operand's);
     - the element types and ranks are equal.
   }];
   let arguments = (ins Part_Tensor:$input, DenseI64ArrayAttr:$offsets,

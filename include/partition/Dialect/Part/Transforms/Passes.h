@@ -57,7 +57,14 @@ struct SpmdPipelineOptions
 void addSpmdPipeline(mlir::OpPassManager &pm,
                      const SpmdPipelineOptions &options);
 
-/// Registers `--part-spmd`.
+/// Checks that every axis of `options.mesh` is the data-parallel or the
+/// tensor-parallel axis (pipeline stages, `pp`, are not supported yet);
+/// reports through `emitError` otherwise.
+mlir::LogicalResult checkSpmdMeshAxes(
+    const SpmdPipelineOptions &options,
+    llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)> emitError);
+
+/// Registers `--part-spmd`; it checks the mesh with checkSpmdMeshAxes.
 void registerSpmdPipeline();
 
 } // namespace partition::part

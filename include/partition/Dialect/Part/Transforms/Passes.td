@@ -44,6 +44,8 @@ def PartShardingReportPass : Pass<"part-sharding-report", "::mlir::ModuleOp"> {
     argument and result: role, global type, sharding, the shape each device
     holds and its bytes, then the parameter bytes per device against the
     whole model. A value without an annotation is listed as replicated.
+    After partitioning (`part-spmd`), a per-device program's types are the
+    local ones: the report then derives the global shapes from them.
 
     ```
     func @mlp3 on @mesh ["dp"=2, "tp"=4] (8 devices)

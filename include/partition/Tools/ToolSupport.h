@@ -1,0 +1,92 @@
+//===- ToolSupport.h - input limits and options of the tools ----*- C++ -*-===//
+//
+// What partition-opt and partition-translate do before MLIR sees their input:
+// bound how deeply the text nests (the parser recurses once per level and
+// overflows the stack long before it runs out of input), hide the options
+// that linked-in LLVM libraries register, and make diagnostics short by
+// default.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_TOOLS_TOOLSUPPORT_H
+#define PARTITION_TOOLS_TOOLSUPPORT_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+
+#include <optional>
+
+namespace llvm {
+class SourceMgr;
+} // namespace llvm
+
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
+namespace partition {
+
+/// The deepest nesting of brackets (`(`, `[`, `{`, `<`) the tools accept.
+/// Real programs nest a few dozen levels; the parser needs about 2 KiB of
+/// stack per level of nested regions and crashes near 4,000.
+constexpr unsigned kMaxNestingDepth = 512;
+
+/// Where a text nests deeper than a limit: the 1-based line and column of the
+/// first bracket that goes over it.
+struct NestingViolation {
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
+/// Scans `text` as MLIR assembly (skipping string literals and `//`
+/// comments, and not counting the `>` of `->`) and returns where brackets
+/// first nest deeper than `maxDepth`, if they do.
+std::optional<NestingViolation>
+findExcessiveNesting(llvm::StringRef text,
+                     unsigned maxDepth = kMaxNestingDepth);
+
+/// Checks `text` (named `bufferName` in the message) against
+/// kMaxNestingDepth. On a violation prints
+/// `<name>:<line>:<col>: error: ...` to `os` and returns false.
+bool checkNestingDepth(llvm::StringRef text, llvm::StringRef bufferName,
+                       llvm::raw_ostream &os);
+
+/// Hides every command-line option registered so far except the generic ones
+/// (`--help`, `--version`, ...): call it first in main, before the tool
+/// registers its own and MLIR's options, so that `--help` lists only those
+/// rather than the hundreds that the LLVM libraries register statically.
+/// The hidden options still work; `--help-hidden` lists them.
+void hideLibraryOptions();
+
+/// Makes `--mlir-print-op-on-diagnostic` default to false: an error inside a
+/// large function then prints its location and message, not the whole
+/// operation with its regions. An explicit flag still wins. Call after
+/// MLIR's context options are registered and before the command line is
+/// parsed.
+void setQuietDiagnosticDefaults();
+
+/// The most columns of a source line a diagnostic shows.
+constexpr unsigned kMaxSourceExcerpt = 160;
+
+/// Registers on `context` a diagnostic handler that prints each diagnostic as
+/// `file:line:col: error: message` followed by at most kMaxSourceExcerpt
+/// columns of its source line (found in `sourceMgr`) and a caret, then its
+/// notes the same way. MLIR's own handler echoes the whole line: for an error
+/// on a function, its signature (hundreds of kilobytes for a large model).
+/// Registered last, it takes precedence over the handler of the tool's
+/// driver; `sourceMgr` must outlive `context`'s use of it.
+void registerShortDiagnosticHandler(mlir::MLIRContext *context,
+                                    std::shared_ptr<llvm::SourceMgr> sourceMgr);
+
+/// Whether the command line gave the option called `name`.
+bool isOptionGiven(llvm::StringRef name);
+
+/// The value of `--mlir-print-op-on-diagnostic` (false when it is not
+/// registered), for a tool whose driver sets the context's flag itself.
+bool shouldPrintOpOnDiagnostic();
+
+} // namespace partition
+
+#endif // PARTITION_TOOLS_TOOLSUPPORT_H
