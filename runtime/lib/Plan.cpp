@@ -143,8 +143,10 @@ Status ProgramValidator::checkValues() {
     for (int64_t d : *v.shape()) {
       if (d < 0 || d > kMaxDim)
         return fail("value ", id, " has dimension ", d);
-      elements *= d;
-      if (elements > kMaxBytes)
+      // Up to 2^50 elements times a dimension up to 2^40 overflows int64:
+      // check the product as it is formed.
+      if (__builtin_mul_overflow(elements, d, &elements) ||
+          elements > kMaxBytes)
         return fail("value ", id, " has more than ", kMaxBytes, " elements");
     }
     switch (v.storage()) {
