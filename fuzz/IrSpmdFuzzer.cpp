@@ -36,7 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return mlir::success();
   });
 
-  llvm::StringRef source(reinterpret_cast<const char *>(data), size);
+  // A NUL-terminated copy, as a file read by the tools would be: MLIR's
+  // lexer reads one byte past the end of a string that is not.
+  std::string source(reinterpret_cast<const char *>(data), size);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &context, "fuzz.mlir");
   if (!module) {
