@@ -22,6 +22,9 @@ if [ "${1:-}" != "--runtime" ]; then
   packages+=(libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)
   # the virtualenv (.venv) that holds onnxruntime, below
   packages+=(python3-venv)
+  # the sanitizer build and the fuzz targets: clang with ASan, UBSan and
+  # libFuzzer (scripts/build-sanitized.sh, scripts/fuzz.sh)
+  packages+=(clang-22 libclang-rt-22-dev)
 fi
 
 missing=()

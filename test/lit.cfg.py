@@ -27,6 +27,16 @@ llvm_config.add_tool_substitutions(
     [config.partition_tools_dir],
 )
 
+# The fuzz targets (sanitizer builds with PARTITION_BUILD_FUZZERS): test/Fuzz
+# runs each finding's input through its target once.
+if config.partition_fuzzers:
+    config.available_features.add("fuzzers")
+    llvm_config.add_tool_substitutions(
+        [t + "-fuzzer" for t in ["onnx-import", "ir-spmd", "plan", "safetensors",
+                                 "npy", "checkpoint-manifest", "store"]],
+        [os.path.join(config.partition_obj_root, "fuzz")],
+    )
+
 import sys
 
 config.substitutions.append(("%python", sys.executable))

@@ -241,7 +241,10 @@ std::vector<int64_t> readIndices(const TensorRef &t) {
   int64_t n = t.numElements();
   std::vector<int64_t> result(n);
   if (t.dtype == DType::I64) {
-    std::memcpy(result.data(), t.data, n * sizeof(int64_t));
+    // An empty tensor may have no data: memcpy from null is undefined even
+    // for 0 bytes.
+    if (n > 0)
+      std::memcpy(result.data(), t.data, n * sizeof(int64_t));
   } else {
     const int32_t *src = static_cast<const int32_t *>(t.data);
     for (int64_t i = 0; i < n; ++i)

@@ -48,6 +48,16 @@ std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
            : std::vector<int64_t>();
 }
 
+/// True when the elements of `v` (absent or empty: true) are 8-byte aligned.
+/// The FlatBuffers verifier checks only the 4-byte length in front of a
+/// vector; the plan writer aligns the elements of every non-empty [long] to 8
+/// bytes (and the loader's buffer is malloc-aligned), so anything else is a
+/// damaged file, and reading it would be a misaligned load.
+bool aligned(const fb::Vector<int64_t> *v) {
+  return !v || v->size() == 0 ||
+         reinterpret_cast<uintptr_t>(v->Data()) % alignof(int64_t) == 0;
+}
+
 /// Checks one program; `where` prefixes messages.
 class ProgramValidator {
 public:
@@ -147,6 +157,8 @@ Status ProgramValidator::checkValues() {
       return fail("value ", id, " has unknown dtype ", int(v.dtype()));
     // Checked products: a shape such as [2^40, 2^40] must not wrap around
     // to a small (or zero) size that later copies would trust.
+    if (!aligned(v.shape()))
+      return fail("value ", id, ": its shape is not 8-byte aligned");
     int64_t elements = 1;
     for (int64_t d : *v.shape()) {
       if (d < 0 || d > kMaxDim)
@@ -219,6 +231,9 @@ Status ProgramValidator::checkBindings(
         (v.storage() != storage || v.index() != i))
       return fail(kind, " \"", name, "\" (binding ", i, ") is bound to value ",
                   b.value(), ", which is not stored as ", kind, " ", i);
+    if (!aligned(b.global_shape()))
+      return fail(kind, " \"", name,
+                  "\": its global shape is not 8-byte aligned");
     // The sharding relates the local value to the global one.
     const auto &dims = *b.sharding()->dims();
     size_t rank = v.shape()->size();
@@ -291,6 +306,8 @@ Status ProgramValidator::checkCollective(const std::string &at,
   if (c.axes()->size() == 0)
     return failAt("needs at least one mesh axis");
   int64_t g = groupSize(*mesh, *c.axes());
+  if (!aligned(c.ints()))
+    return failAt("integer attributes are not 8-byte aligned");
   std::vector<int64_t> ints = toVector(c.ints());
   if (c.kind() == plan::CollectiveKind::AxisIndex)
     return ints.empty() ? Status::ok()
@@ -386,6 +403,8 @@ Status ProgramValidator::checkInstruction(size_t index,
     const plan::KernelInst &k = *inst.inst_as_KernelInst();
     if (k.op() > plan::OpKind::MAX)
       return fail(at, ": unknown opcode ", int(k.op()));
+    if (!aligned(k.ints()))
+      return fail(at, ": integer attributes are not 8-byte aligned");
     KernelAttrs attrs{toVector(k.ints()), {}};
     if (k.floats())
       attrs.floats.assign(k.floats()->begin(), k.floats()->end());
@@ -432,6 +451,9 @@ Status partition::runtime::validatePlan(const plan::Plan &whole) {
   for (size_t m = 0; m < whole.meshes()->size(); ++m) {
     const plan::Mesh &mesh = *whole.meshes()->Get(m);
     std::string where = "mesh @" + mesh.name()->str();
+    if (!aligned(mesh.axis_sizes()))
+      return PARTITION_ERROR(InvalidArgument, where,
+                             ": axis sizes are not 8-byte aligned");
     if (mesh.axis_names()->size() != mesh.axis_sizes()->size())
       return PARTITION_ERROR(InvalidArgument, where, ": ",
                              mesh.axis_names()->size(), " axis names but ",

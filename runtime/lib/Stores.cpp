@@ -648,8 +648,10 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
     return reply(fd, kReplyOk, nullptr, 0);
   }
 
-  auto timeout = std::min<std::chrono::milliseconds>(
-      std::chrono::milliseconds(arg), kMaxGetTimeout);
+  // Clamped as an unsigned count: a wait of 2^63 ms or more would become a
+  // negative duration, and overflow when added to the clock.
+  auto timeout = std::chrono::milliseconds(std::min<uint64_t>(
+      arg, std::chrono::milliseconds(kMaxGetTimeout).count()));
   std::vector<char> value;
   {
     std::unique_lock<std::mutex> lock(mutex_);

@@ -51,9 +51,9 @@ constexpr auto kTestBound = 120s;
 class Watchdog final : public ::testing::EmptyTestEventListener {
 public:
   Watchdog() {
-    std::thread([this] {
+    thread_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(mutex_);
-      for (;;) {
+      while (!stopping_) {
         if (armed_ && Clock::now() >= deadline_) {
           std::fprintf(stderr, "FATAL: test %s ran past its bound of %lld s\n",
                        name_.c_str(),
@@ -63,7 +63,17 @@ public:
         }
         changed_.wait_for(lock, 200ms);
       }
-    }).detach();
+    });
+  }
+  /// GoogleTest deletes its listeners at exit: stop the thread first, or it
+  /// would read the members after they are freed.
+  ~Watchdog() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
   }
   void OnTestStart(const ::testing::TestInfo &info) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -80,8 +90,10 @@ private:
   std::mutex mutex_;
   std::condition_variable changed_;
   bool armed_ = false;
+  bool stopping_ = false;
   Clock::time_point deadline_;
   std::string name_;
+  std::thread thread_;
 };
 
 const bool watchdogInstalled = [] {

@@ -235,27 +235,26 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   //   lr(t) = min-lr + (lr - min-lr) * (1 + cos(pi p)) / 2
   // Before the warm-up ends p = 0, so the warm-up factor below applies to lr.
   if (schedule == "cosine") {
-    Value progress = MinOp::create(
-        top, loc, scalar(1.0),
-        MaxOp::create(
-            top, loc, scalar(0.0),
-            DivOp::create(top, loc,
-                          SubOp::create(top, loc, t, scalar(double(warmup))),
-                          scalar(double(decaySteps - warmup)))));
-    Value half = MulOp::create(
-        top, loc, scalar(0.5),
-        AddOp::create(
-            top, loc, scalar(1.0),
-            CosOp::create(top, loc,
-                          MulOp::create(top, loc, progress, scalar(M_PI)))));
-    lrT = AddOp::create(top, loc, scalar(minLr),
-                        MulOp::create(top, loc, scalar(lr - minLr), half));
+    // One op per statement throughout: ops created inside another create's
+    // arguments would come out in an order that depends on the host
+    // compiler (the order here is the one the tests were written against).
+    Value span = scalar(double(decaySteps - warmup));
+    Value sinceWarmup = SubOp::create(top, loc, t, scalar(double(warmup)));
+    Value ratio = DivOp::create(top, loc, sinceWarmup, span);
+    Value atLeast0 = MaxOp::create(top, loc, scalar(0.0), ratio);
+    Value progress = MinOp::create(top, loc, scalar(1.0), atLeast0);
+    Value angle = MulOp::create(top, loc, progress, scalar(M_PI));
+    Value cosine = CosOp::create(top, loc, angle);
+    Value onePlusCos = AddOp::create(top, loc, scalar(1.0), cosine);
+    Value half = MulOp::create(top, loc, scalar(0.5), onePlusCos);
+    Value decayed = MulOp::create(top, loc, scalar(lr - minLr), half);
+    lrT = AddOp::create(top, loc, scalar(minLr), decayed);
   }
-  if (warmup > 0)
-    lrT = MulOp::create(
-        top, loc, lrT,
-        MinOp::create(top, loc, scalar(1.0),
-                      DivOp::create(top, loc, t, scalar(double(warmup)))));
+  if (warmup > 0) {
+    Value ramp = DivOp::create(top, loc, t, scalar(double(warmup)));
+    Value factor = MinOp::create(top, loc, scalar(1.0), ramp);
+    lrT = MulOp::create(top, loc, lrT, factor);
+  }
   // AdamW's bias corrections, 1 - beta^t: once at the top when the updates
   // are interleaved; else per update.
   Value c1, c2;
@@ -329,10 +328,9 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
                               : s;
     }
     Value norm = SqrtOp::create(b, loc, sumSquares);
-    Value factor = MinOp::create(
-        b, loc, scalar(1.0),
-        DivOp::create(b, loc, scalar(clip),
-                      AddOp::create(b, loc, norm, scalar(1e-6))));
+    Value normEps = AddOp::create(b, loc, norm, scalar(1e-6));
+    Value ratio = DivOp::create(b, loc, scalar(clip), normEps);
+    Value factor = MinOp::create(b, loc, scalar(1.0), ratio);
     for (auto &[arg, g] : grads)
       g = MulOp::create(b, loc, g, factor);
   }
@@ -398,26 +396,27 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     Value m = addState("adam.m." + name, type);
     unsigned vArg = function.getNumArguments();
     Value v = addState("adam.v." + name, type);
-    Value newM = AddOp::create(
-        b, loc, MulOp::create(b, loc, m, scalar(beta1)),
-        MulOp::create(b, loc, g, scalar(1.0 - beta1)));
-    Value newV = AddOp::create(
-        b, loc, MulOp::create(b, loc, v, scalar(beta2)),
-        MulOp::create(b, loc, MulOp::create(b, loc, g, g),
-                      scalar(1.0 - beta2)));
+    Value gPart = MulOp::create(b, loc, g, scalar(1.0 - beta1));
+    Value mPart = MulOp::create(b, loc, m, scalar(beta1));
+    Value newM = AddOp::create(b, loc, mPart, gPart);
+    Value oneMinusBeta2 = scalar(1.0 - beta2);
+    Value gSquared = MulOp::create(b, loc, g, g);
+    Value gSquaredPart = MulOp::create(b, loc, gSquared, oneMinusBeta2);
+    Value vPart = MulOp::create(b, loc, v, scalar(beta2));
+    Value newV = AddOp::create(b, loc, vPart, gSquaredPart);
     if (!updateInPlace)
       biasCorrections(b);
     Value mHat = DivOp::create(b, loc, newM, c1);
     Value vHat = DivOp::create(b, loc, newV, c2);
-    Value denom =
-        AddOp::create(b, loc, SqrtOp::create(b, loc, vHat), scalar(epsilon));
-    Value decayed =
-        wd != 0 ? MulOp::create(b, loc, p,
-                                SubOp::create(b, loc, scalar(1.0),
-                                              MulOp::create(b, loc, lrT,
-                                                            scalar(wd))))
-                      .getResult()
-                : p;
+    Value eps = scalar(epsilon);
+    Value denom = AddOp::create(b, loc, SqrtOp::create(b, loc, vHat), eps);
+    Value decayed = p;
+    if (wd != 0) {
+      Value lrWd = MulOp::create(b, loc, lrT, scalar(wd));
+      Value one = scalar(1.0);
+      Value keep = SubOp::create(b, loc, one, lrWd);
+      decayed = MulOp::create(b, loc, p, keep);
+    }
     updateWeights(SubOp::create(
         b, loc, decayed,
         MulOp::create(b, loc, DivOp::create(b, loc, mHat, denom), lrT)));
@@ -441,14 +440,14 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     Value counted = AddOp::create(b, loc, good, one);
     Value grow = CompareOp::create(b, loc, ComparisonDirection::GE, counted,
                                    scalar(double(growthInterval)));
-    Value newScale = SelectOp::create(
-        b, loc, ok,
-        SelectOp::create(b, loc, grow,
-                         MulOp::create(b, loc, lossScale, scalar(2.0)),
-                         lossScale),
-        MulOp::create(b, loc, lossScale, scalar(0.5)));
-    Value newGood = SelectOp::create(
-        b, loc, ok, SelectOp::create(b, loc, grow, zero, counted), zero);
+    // One statement per op: ops created inside another create's arguments
+    // come out in an order that depends on the host compiler.
+    Value halved = MulOp::create(b, loc, lossScale, scalar(0.5));
+    Value doubled = MulOp::create(b, loc, lossScale, scalar(2.0));
+    Value kept = SelectOp::create(b, loc, grow, doubled, lossScale);
+    Value newScale = SelectOp::create(b, loc, ok, kept, halved);
+    Value goodIfFinite = SelectOp::create(b, loc, grow, zero, counted);
+    Value newGood = SelectOp::create(b, loc, ok, goodIfFinite, zero);
     updates.push_back({newScale, scaleArg});
     updateNames.push_back("loss_scale");
     updates.push_back({newGood, goodArg});

@@ -1,0 +1,1 @@
+part.mesh @mesh = <["tp"=2, "tp"=4]>

@@ -1,0 +1,1 @@
+func.func private @bad_role(%x: tensor<8xf32> {part.role = "weight"})

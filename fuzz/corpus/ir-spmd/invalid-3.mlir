@@ -1,0 +1,4 @@
+func.func @mesh_outside_module() {
+  part.mesh @inner = <["dp"=2]>
+  return
+}

@@ -1,0 +1,1 @@
+part.mesh @mesh = <["dp"=2]>

@@ -1,0 +1,210 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of the fuzz targets into fuzz/corpus/<target>/.
+
+usage: fuzz/make-seeds.py BUILD_DIR
+
+Every seed is small (a few KiB at most) and valid, so that fuzzing starts from
+inputs that reach deep into each reader:
+  npy                 arrays of each dtype the runtime reads, versions 1.0 to 3.0
+  safetensors         files of each dtype, with metadata, an empty tensor, F64
+  checkpoint-manifest manifest.json written by partition-run for a tiny
+                      training step
+  plan                plans from partition-translate of small test/e2e programs
+  store               set and get requests in the store's wire format
+  onnx-import         the importer's small test models and single-op ONNX node
+                      tests (selector byte first: see OnnxImportFuzzer.cpp)
+  ir-spmd             the functions of test/Dialect/Part/ops.mlir and the cases
+                      of invalid.mlir and of the part-spmd tests, one per file
+The tools (partition-translate, partition-run) come from BUILD_DIR/bin.
+"""
+import glob
+import hashlib
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+
+
+def put(target, data, name=None):
+    folder = os.path.join(CORPUS, target)
+    os.makedirs(folder, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    name = name or hashlib.sha1(data).hexdigest()[:16]
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def npy_seeds():
+    rng = np.random.default_rng(0)
+    for dtype in ["<f4", "<f2", "<i4", "<i8"]:
+        for shape in [(), (3,), (2, 3), (0, 4)]:
+            a = (rng.standard_normal(shape) * 10).astype(dtype)
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, a, version=(1, 0))
+            put("npy", buf.getvalue(), f"{dtype[1:]}-{'x'.join(map(str, shape)) or 'scalar'}.npy")
+    a = np.arange(6, dtype="<f4").reshape(2, 3)
+    for version in [(2, 0), (3, 0)]:
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, a, version=version)
+        put("npy", buf.getvalue(), f"f4-2x3-v{version[0]}.npy")
+
+
+def safetensors(tensors, metadata=None):
+    """tensors: list of (name, dtype name, shape, bytes), in file order."""
+    header, offset, data = {}, 0, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": list(shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        data += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors_seeds():
+    f32 = np.arange(6, dtype="<f4").reshape(2, 3)
+    put("safetensors", safetensors([("w", "F32", (2, 3), f32.tobytes())]), "f32.safetensors")
+    put("safetensors", safetensors(
+        [("a", "I64", (2,), np.array([1, 2], "<i8").tobytes()),
+         ("b", "F16", (2, 2), np.ones((2, 2), "<f2").tobytes()),
+         ("c", "BF16", (3,), b"\x80\x3f" * 3),
+         ("d", "I32", (1, 1, 2), np.array([7, 8], "<i4").tobytes()),
+         ("e", "F32", (0, 5), b"")],
+        {"format": "pt", "step": "3"}), "mixed.safetensors")
+    put("safetensors", safetensors(
+        [("x", "F64", (2,), np.ones(2, "<f8").tobytes()),
+         ("y", "F32", (), np.float32(1.5).tobytes())]), "f64-scalar.safetensors")
+    put("safetensors", safetensors([]), "empty.safetensors")
+
+
+def store_request_set(key, value):
+    return struct.pack("<BI", 1, len(key)) + key + struct.pack("<Q", len(value)) + value
+
+
+def store_request_get(key, timeout_ms):
+    return struct.pack("<BI", 2, len(key)) + key + struct.pack("<Q", timeout_ms)
+
+
+def store_seeds():
+    put("store", store_request_set(b"rank/0", b"127.0.0.1:4000"), "set")
+    put("store", store_request_set(b"a", b"1") + store_request_get(b"a", 10), "set-get")
+    put("store", store_request_get(b"missing", 5), "get-timeout")
+    put("store", store_request_set(b"result/3", b"\x00" * 16) + store_request_set(b"result/3", b"") +
+        store_request_get(b"result/3", 0), "overwrite")
+
+
+def onnx_seeds():
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, os.path.join(ROOT, "test/Import/onnx/Inputs/make_models.py"), tmp],
+                       check=True)
+        for path in sorted(glob.glob(os.path.join(tmp, "*.onnx"))):
+            data = open(path, "rb").read()
+            if len(data) <= 16384:
+                put("onnx-import", b"\x01" + data, os.path.basename(path))
+    node_dir = "/usr/share/libonnx-testdata/data/node"
+    for test in ["test_add_bcast", "test_matmul_3d", "test_gemm_default_matrix_bias",
+                 "test_layer_normalization_2d_axis0", "test_softmax_axis_0_expanded",
+                 "test_reduce_mean_default_axes_keepdims_example", "test_reshape_reduced_dims",
+                 "test_transpose_default", "test_unsqueeze_axis_0", "test_concat_1d_axis_0",
+                 "test_slice", "test_split_equal_parts_1d", "test_gather_0",
+                 "test_expand_dim_changed", "test_cast_FLOAT_TO_FLOAT16", "test_where_example",
+                 "test_constantofshape_float_ones", "test_range_float_type_positive_delta",
+                 "test_trilu_lower", "test_equal", "test_shape", "test_erf", "test_pow",
+                 "test_squeeze", "test_identity", "test_sigmoid", "test_tanh"]:
+        path = os.path.join(node_dir, test, "model.onnx")
+        if os.path.exists(path):
+            put("onnx-import", b"\x00" + open(path, "rb").read(), test + ".onnx")
+
+
+def mlir_cases(path):
+    text = open(path).read()
+    for case in text.split("// -----"):
+        lines = [l for l in case.splitlines() if not l.lstrip().startswith("//")]
+        body = "\n".join(lines).strip()
+        if body and len(body) <= 4096:
+            yield body + "\n"
+
+
+def ops_chunks(path):
+    """One module per function of a file that is not split: its meshes and
+    that function."""
+    lines = [l for l in open(path).read().splitlines() if not l.lstrip().startswith("//")]
+    meshes = [l for l in lines if l.startswith("part.mesh")]
+    chunk = None
+    for line in lines:
+        if line.startswith("func.func"):
+            chunk = [line]
+        elif chunk is not None:
+            chunk.append(line)
+            if line == "}":
+                yield "\n".join(meshes + chunk) + "\n"
+                chunk = None
+
+
+def ir_seeds():
+    for i, case in enumerate(ops_chunks(os.path.join(ROOT, "test/Dialect/Part/ops.mlir"))):
+        put("ir-spmd", case, f"ops-{i}.mlir")
+    for rel in ["test/Dialect/Part/invalid.mlir", "test/Dialect/Part/Transforms/part-spmd-invalid.mlir",
+                "test/Dialect/Part/Transforms/part-partition.mlir",
+                "test/Dialect/Part/Transforms/part-propagate-shardings.mlir"]:
+        for i, case in enumerate(mlir_cases(os.path.join(ROOT, rel))):
+            put("ir-spmd", case, f"{os.path.basename(rel)[:-5]}-{i}.mlir")
+
+
+def tool_seeds(build):
+    bin_dir = os.path.abspath(os.path.join(build, "bin"))
+    tool = lambda name: os.path.join(bin_dir, name)
+    if not os.path.exists(tool("partition-translate")):
+        print(f"make-seeds: no {tool('partition-translate')}; plan and manifest seeds skipped",
+              file=sys.stderr)
+        return
+    inputs = os.path.join(ROOT, "test", "e2e", "Inputs")
+    with tempfile.TemporaryDirectory() as tmp:
+        sh = lambda cmd: subprocess.run(cmd, shell=True, check=True, cwd=tmp,
+                                        env=dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"]))
+        # A linear regression trained with AdamW on 1 and 2 ranks (collectives,
+        # optimizer state), and part.cos / part.sin on one rank (f16 values).
+        sh(f"{sys.executable} {inputs}/linreg_reference.py . adamw 1 --lr 0.01 > /dev/null")
+        for mesh in ["dp:1", "dp:2"]:
+            sh(f"partition-opt {inputs}/linreg-grad.mlir --part-optimizer='kind=adamw lr=0.01' | "
+               f"partition-opt --part-spmd=mesh={mesh} | "
+               f"partition-translate --part-to-plan -o linreg-{mesh}.plan 2>/dev/null")
+            put("plan", open(os.path.join(tmp, f"linreg-{mesh}.plan"), "rb").read(),
+                f"linreg-adamw-{mesh.replace(':', '')}.plan")
+        sh(f"sed 's/\"x\"=2/\"x\"=1/' {inputs}/cos-sin-global.mlir | "
+           "partition-opt --part-propagate-shardings --part-partition | "
+           "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
+        put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read(), "cos-sin.plan")
+        # One training step with a checkpoint: its manifest and shard files.
+        sh("partition-run linreg-dp:2.plan --backend cpu --input x=x.npy --input y=y.npy "
+           "--steps 1 --weights weights.safetensors --checkpoint ckpt > /dev/null")
+        put("checkpoint-manifest", open(os.path.join(tmp, "ckpt", "manifest.json"), "rb").read(),
+            "linreg-dp2.json")
+        put("safetensors", open(os.path.join(tmp, "ckpt", "rank-0.safetensors"), "rb").read(),
+            "checkpoint-rank-0.safetensors")
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+    npy_seeds()
+    safetensors_seeds()
+    store_seeds()
+    onnx_seeds()
+    ir_seeds()
+    tool_seeds(build)
+
+
+if __name__ == "__main__":
+    main()
