@@ -1,7 +1,9 @@
 //===- PlanFuzzer.cpp - fuzz the plan loader ------------------------------===//
 //
-// Input: the bytes of a plan file. Loads it (FlatBuffers verifier, then
-// validatePlan) and, when accepted, lists it and prepares rank 0's part on a
+// Input: the size-prefixed FlatBuffer of a plan, without the checksum a
+// plan file ends with: the target appends the right checksum, so mutations
+// reach the FlatBuffers verifier and validatePlan instead of all stopping at
+// the checksum (which a changed byte fails by design). Loads it and, when accepted, lists it and prepares rank 0's part on a
 // CPU device: memory is allocated but nothing runs. Communicators are never
 // created (a stub factory refuses), so a plan whose rank 0 needs one stops
 // there with an error.
@@ -41,8 +43,10 @@ constexpr int64_t kMaxArenaBytes = int64_t(256) << 20;
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  StatusOr<LoadedPlan> loaded = LoadedPlan::fromBytes(
-      std::vector<uint8_t>(data, data + size), "fuzz.plan");
+  std::vector<uint8_t> bytes(data, data + size);
+  appendPlanChecksum(bytes);
+  StatusOr<LoadedPlan> loaded =
+      LoadedPlan::fromBytes(std::move(bytes), "fuzz.plan");
   FUZZ_CHECK(loaded.isOk() || !loaded.status().message().empty(),
              "error without a message");
   if (!loaded.isOk())

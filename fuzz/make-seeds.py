@@ -181,12 +181,14 @@ def tool_seeds(build):
             sh(f"partition-opt {inputs}/linreg-grad.mlir --part-optimizer='kind=adamw lr=0.01' | "
                f"partition-opt --part-spmd=mesh={mesh} | "
                f"partition-translate --part-to-plan -o linreg-{mesh}.plan 2>/dev/null")
-            put("plan", open(os.path.join(tmp, f"linreg-{mesh}.plan"), "rb").read(),
+            # The plan target appends the checksum itself: seeds are the
+            # FlatBuffer alone (a plan file without its last 8 bytes).
+            put("plan", open(os.path.join(tmp, f"linreg-{mesh}.plan"), "rb").read()[:-8],
                 f"linreg-adamw-{mesh.replace(':', '')}.plan")
         sh(f"sed 's/\"x\"=2/\"x\"=1/' {inputs}/cos-sin-global.mlir | "
            "partition-opt --part-propagate-shardings --part-partition | "
            "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
-        put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read(), "cos-sin.plan")
+        put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8], "cos-sin.plan")
         # One training step with a checkpoint: its manifest and shard files.
         sh("partition-run linreg-dp:2.plan --backend cpu --input x=x.npy --input y=y.npy "
            "--steps 1 --weights weights.safetensors --checkpoint ckpt > /dev/null")

@@ -624,17 +624,20 @@ LogicalResult Importer::tensorBytes(const onnx::TensorProto &tensor,
   case onnx::TensorProto::FLOAT:
     if (tensor.float_data_size() != n)
       return mismatch(tensor.float_data_size());
-    std::memcpy(bytes.data(), tensor.float_data().data(), expected);
+    if (expected) // an empty field's data() may be null
+      std::memcpy(bytes.data(), tensor.float_data().data(), expected);
     return success();
   case onnx::TensorProto::DOUBLE:
     if (tensor.double_data_size() != n)
       return mismatch(tensor.double_data_size());
-    std::memcpy(bytes.data(), tensor.double_data().data(), expected);
+    if (expected) // an empty field's data() may be null
+      std::memcpy(bytes.data(), tensor.double_data().data(), expected);
     return success();
   case onnx::TensorProto::INT64:
     if (tensor.int64_data_size() != n)
       return mismatch(tensor.int64_data_size());
-    std::memcpy(bytes.data(), tensor.int64_data().data(), expected);
+    if (expected) // an empty field's data() may be null
+      std::memcpy(bytes.data(), tensor.int64_data().data(), expected);
     return success();
   case onnx::TensorProto::UINT64:
   case onnx::TensorProto::UINT32:
