@@ -42,7 +42,7 @@
 // The parameters are bf16 outputs (safetensors), the master copies f32
 // (.npy); the run ends with a summary of what it wrote:
 // RUN: FileCheck %s --check-prefix=TYPES < %t/gpt-dp:2,tp:2-z1.log
-// TYPES: trained 5 steps (steps 1 to 5); {{[0-9]+}} outputs ({{[0-9]+}} bytes) written to {{.*}}gpt-dp:2,tp:2-z1
+// TYPES: trained 5 steps (steps 1 to 5); {{[0-9]+}} output{{s?}} ({{[0-9]+}} bytes) written to {{.*}}gpt-dp:2,tp:2-z1
 // RUN: %python -c "import json, struct, numpy as np; d = '%t/gpt-dp:2,tp:2-z1/'; h = open(d + 'new.wte.safetensors', 'rb').read(); n = struct.unpack('<Q', h[:8])[0]; t = json.loads(h[8:8 + n])['new.wte']; assert t['dtype'] == 'BF16' and t['shape'] == [64, 32], t; [np.testing.assert_equal((a.dtype, a.shape), (np.float32, (64, 32))) for a in (np.load(d + 'new.master.wte.npy'), np.load(d + 'new.momentum.wte.npy'))]"
 //
 // bf16 computes the f32 function: AdamW on one rank, both ways.

@@ -1013,12 +1013,13 @@ int finish(const Options &o, const LoadedPlan &plan,
                 o.steps == 1 ? "" : "s", (long long)first,
                 (long long)(first + o.steps - 1));
     if (o.outputDir.empty())
-      std::printf("%lld outputs not written (give --output-dir DIR to keep "
-                  "them)\n",
-                  (long long)numOutputs);
+      std::printf("%lld output%s not written (give --output-dir DIR to "
+                  "keep them)\n",
+                  (long long)numOutputs, numOutputs == 1 ? "" : "s");
     else
-      std::printf("%lld outputs (%lld bytes) written to %s\n",
-                  (long long)numOutputs, (long long)bytesWritten,
+      std::printf("%lld output%s (%lld bytes) written to %s\n",
+                  (long long)numOutputs, numOutputs == 1 ? "" : "s",
+                  (long long)bytesWritten,
                   o.outputDir.c_str());
   }
   if (!o.trace.empty()) {
