@@ -50,6 +50,9 @@ inline float expVec(float x) {
   constexpr float kMax = 88.7228391f, kMin = -104.0f; // e^kMin < 2^-149
   float xc = x < kMin ? kMin : x;
   xc = xc > kMax ? kMax : xc;
+  // NaN passes both clamps; converting it to an integer below is undefined
+  // (UBSan), so it takes any finite value here and is returned at the end.
+  xc = x != x ? 0.0f : xc;
   float n = (xc * kLog2e + kRound) - kRound;
   float r = xc - n * kLn2Hi - n * kLn2Lo;
   float p = 1.9875691500e-4f;
