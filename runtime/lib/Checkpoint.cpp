@@ -87,7 +87,7 @@ std::string hex64(uint64_t x) {
 
 std::string CheckpointManifest::toJson() const {
   std::string out = "{\n  \"format\": \"partition-checkpoint\",\n";
-  out += "  \"version\": " + std::to_string(kCheckpointVersion) + ",\n";
+  out += "  \"version\": " + std::to_string(version) + ",\n";
   out += "  \"steps\": " + std::to_string(steps) + ",\n";
   if (!dataSource.empty()) {
     out += "  \"data\": {\"source\": ";
@@ -136,7 +136,12 @@ std::string CheckpointManifest::toJson() const {
     }
     out += "]}";
   }
-  out += "\n  },\n  \"files\": {";
+  out += "\n  }";
+  if (version < 2) { // version 1 has no sizes and checksums
+    out += "\n}\n";
+    return out;
+  }
+  out += ",\n  \"files\": {";
   bool firstFile = true;
   for (const auto &[name, file] : files) {
     out += firstFile ? "\n    " : ",\n    ";
@@ -651,6 +656,7 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
             [](const CheckpointTensor &a, const CheckpointTensor &b) {
               return a.name < b.name;
             });
+  m.version = version->integer;
   if (version->integer < 2)
     return m;
   PARTITION_ASSIGN_OR_RETURN(const Json *files,

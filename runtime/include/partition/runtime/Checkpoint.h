@@ -91,6 +91,10 @@ struct CheckpointManifest {
   /// Size and checksum of each rank file, by file name (empty in a version 1
   /// manifest: its files are not checked).
   std::map<std::string, CheckpointFile> files;
+  /// The manifest version: kCheckpointVersion for a new checkpoint, or the
+  /// version a manifest was read with (1 has no "files"), so that writing a
+  /// manifest back gives what was read.
+  int64_t version = kCheckpointVersion;
 
   /// The tensor called `name`, or null.
   const CheckpointTensor *find(const std::string &name) const;
