@@ -741,6 +741,7 @@ Status Executor::run() {
   if (!program_)
     return Status::ok();
   const plan::Plan &root = plan_.root();
+  ++runs_;
   for (const plan::ScheduleStep *step : *root.schedule()) {
     if (step->program() != programIndex_)
       continue;
@@ -794,7 +795,15 @@ Status Executor::runProgram() {
     return failed.isOk() ? drained : failed;
   };
 
+  // The instruction before which an injected fault strikes, or -1.
+  int64_t faultAt = -1;
+  if (options_.fault && runs_ - 1 == options_.faultRun && !order_.empty())
+    faultAt = options_.faultInstruction >= 0 ? options_.faultInstruction
+                                             : order_[order_.size() / 2];
   for (uint32_t i : order_) {
+    if (int64_t(i) == faultAt)
+      if (Status s = options_.fault(); !s.isOk())
+        return finish(inContext(s, i));
     const plan::Instruction &inst = *instructions.Get(i);
     const Decoded &d = decoded_[i];
     if (lane_ && d.waitFor >= 0) {

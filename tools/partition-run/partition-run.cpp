@@ -122,9 +122,12 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
   --fail-rank R          make rank R stop with an error before its first
                          step (to check that the other ranks then fail
                          within --timeout instead of hanging)
-  --fail-step K          with --fail-rank: rank R fails at step K (1 for
-                         the first) instead, once it has read the step's
-                         batch, so that its peers wait in that step
+  --fail-step K          with --fail-rank: rank R fails in the middle of
+                         step K (1 for the first) instead: before the
+                         middle one of the instructions the step runs, so
+                         that its peers are inside that step
+  --fail-instruction I   with --fail-step: fail before instruction I (as
+                         errors and --dump number them) instead
   --fail-mode error|kill with --fail-rank: return an error (default), or
                          kill the rank's process with SIGKILL (needs
                          --processes or a launcher)
@@ -181,6 +184,10 @@ struct Options {
   /// With failRank: the step (from 1) in which that rank fails; 0 before
   /// the first step.
   int failStep = 0;
+  /// With failStep: the instruction (its index in the program, as errors
+  /// and --dump number them) before which the rank fails; -1 for the middle
+  /// one of the step.
+  int failInstruction = -1;
   /// With failRank: return an error, or kill the process (SIGKILL).
   bool failByKill = false;
   /// Where Gloo listens (chosen under a launcher).
@@ -274,6 +281,14 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       }
     } else if (a == "--fail-step") {
       err = number("--fail-step", o.failStep);
+    } else if (a == "--fail-instruction") {
+      const char *v = value("--fail-instruction");
+      char *end = nullptr;
+      long n = v ? std::strtol(v, &end, 10) : -1;
+      if (!v || !*v || *end || n < 0 || n >= 1 << 30)
+        return "--fail-instruction needs an instruction number (0 or more), "
+               "got \"" + std::string(v ? v : "") + "\"";
+      o.failInstruction = int(n);
     } else if (a == "--fail-mode") {
       const char *v = value("--fail-mode");
       if (!v || (std::string(v) != "error" && std::string(v) != "kill"))
@@ -340,6 +355,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
     return "--checkpoint-every needs --checkpoint DIR";
   if ((o.failStep || o.failByKill) && o.failRank < 0)
     return "--fail-step and --fail-mode need --fail-rank R";
+  if (o.failInstruction >= 0 && !o.failStep)
+    return "--fail-instruction needs --fail-step K";
   if (o.failStep > o.steps)
     return "--fail-step " + std::to_string(o.failStep) +
            " is after the last step (--steps " + std::to_string(o.steps) + ")";
@@ -638,6 +655,8 @@ Status checkpoint(const Options &o, const LoadedPlan &plan, Executor &ex,
 }
 
 /// The failure --fail-rank asks for: an error, or death by SIGKILL.
+/// The failure of --fail-rank: before the first step, or (called by the
+/// executor, which names the instruction) inside step --fail-step.
 Status failOnPurpose(const Options &o, int rank) {
   if (o.failByKill)
     ::raise(SIGKILL);
@@ -684,11 +703,22 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   ExecutorOptions options;
   options.trace = !o.trace.empty();
   options.asyncCollectives = !o.syncCollectives;
+  // The injected failure of --fail-step, inside the step's instructions.
+  if (rank == o.failRank && o.failStep) {
+    options.faultRun = o.failStep - 1;
+    options.faultInstruction = o.failInstruction;
+    options.fault = [&o, rank] { return failOnPurpose(o, rank); };
+  }
   StatusOr<std::unique_ptr<Executor>> executor =
       Executor::create(plan, rank, **device, *comms, options);
   if (!executor.isOk())
     return fail(executor.status());
   Executor &ex = **executor;
+  if (options.fault && o.failInstruction >= int64_t(ex.instructionCount()))
+    return fail(PARTITION_ERROR(
+        InvalidArgument, "--fail-instruction ", o.failInstruction,
+        " is not an instruction of rank ", rank, "'s program (it has ",
+        ex.instructionCount(), ": 0 to ", ex.instructionCount() - 1, ")"));
   if (!ex.hasProgram())
     return r;
   r.coordinates = ex.coordinates();
@@ -804,9 +834,6 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   for (int step = 0; step < o.steps; ++step) {
     if (Status s = feed(o.firstBatch + step); !s.isOk())
       return fail(s);
-    if (rank == o.failRank && step + 1 == o.failStep)
-      if (Status s = failOnPurpose(o, rank); !s.isOk())
-        return fail(s);
     if (Status s = ex.run(); !s.isOk())
       return fail(s);
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;

@@ -19,6 +19,7 @@
 #include "partition/runtime/Tensor.h"
 #include "partition/runtime/Trace.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -55,6 +56,15 @@ struct ExecutorOptions {
   /// goes on; false runs each one to completion where it stands in the
   /// program (the results are bitwise the same either way).
   bool asyncCollectives = true;
+  /// Fault injection (partition-run --fail-step): `fault` is called before
+  /// instruction `faultInstruction` (its index in the program; when
+  /// negative, the middle one of the order they run in) in run() number
+  /// `faultRun` (0 for the first). Its error ends that run() as the
+  /// instruction's own would: in the instruction's context, with everything
+  /// already issued completed.
+  std::function<Status()> fault;
+  int64_t faultRun = -1;
+  int64_t faultInstruction = -1;
 };
 
 class CollectiveLane;
@@ -115,6 +125,8 @@ public:
 
   /// Every event recorded so far (with ExecutorOptions::trace).
   const std::vector<TraceEvent> &trace() const { return trace_; }
+  /// The number of instructions of this rank's program.
+  size_t instructionCount() const { return order_.size(); }
   /// The bytes this executor has allocated, by category.
   const MemoryUse &memoryUse() const { return memoryUse_; }
   Device &device() { return device_; }
@@ -185,6 +197,7 @@ private:
   std::vector<int64_t> slotInstructions_;
   std::vector<TraceEvent> trace_;
   int64_t steps_ = 0; // passes over the program so far, for traces
+  int64_t runs_ = 0;  // calls of run() so far
   MemoryUse memoryUse_;
   /// Last member: destroyed (its thread joined) before the buffers and
   /// communicators its work uses. Null when collectives are synchronous.
