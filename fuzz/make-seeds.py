@@ -10,7 +10,8 @@ inputs that reach deep into each reader:
   checkpoint-manifest manifest.json written by partition-run for a tiny
                       training step
   plan                plans from partition-translate of small test/e2e programs
-  store               set and get requests in the store's wire format
+  store               hello, set, get and pledge requests in the store's wire
+                      format
   onnx-import         the importer's small test models and single-op ONNX node
                       tests (selector byte first: see OnnxImportFuzzer.cpp)
   ir-spmd             the functions of test/Dialect/Part/ops.mlir and the cases
@@ -89,6 +90,16 @@ def safetensors_seeds():
     put("safetensors", safetensors([]), "empty.safetensors")
 
 
+def store_hello(token=b"", version=1):
+    """The hello every connection starts with (the fuzz target's server has
+    the empty token)."""
+    return struct.pack("<BI", 3, len(token)) + token + struct.pack("<Q", version)
+
+
+def store_request_pledge(key):
+    return struct.pack("<BI", 4, len(key)) + key + struct.pack("<Q", 0)
+
+
 def store_request_set(key, value):
     return struct.pack("<BI", 1, len(key)) + key + struct.pack("<Q", len(value)) + value
 
@@ -98,11 +109,18 @@ def store_request_get(key, timeout_ms):
 
 
 def store_seeds():
-    put("store", store_request_set(b"rank/0", b"127.0.0.1:4000"), "set")
-    put("store", store_request_set(b"a", b"1") + store_request_get(b"a", 10), "set-get")
-    put("store", store_request_get(b"missing", 5), "get-timeout")
-    put("store", store_request_set(b"result/3", b"\x00" * 16) + store_request_set(b"result/3", b"") +
+    hello = store_hello()
+    put("store", hello + store_request_set(b"rank/0", b"127.0.0.1:4000"), "set")
+    put("store", hello + store_request_set(b"a", b"1") + store_request_get(b"a", 10), "set-get")
+    put("store", hello + store_request_get(b"missing", 5), "get-timeout")
+    put("store", hello + store_request_set(b"result/3", b"\x00" * 16) + store_request_set(b"result/3", b"") +
         store_request_get(b"result/3", 0), "overwrite")
+    put("store", hello + store_request_pledge(b"result/1"), "pledge")
+    put("store", hello + store_request_set(b"result/1", b"+") + store_request_pledge(b"result/1"),
+        "pledge-kept")
+    put("store", store_request_set(b"a", b"1"), "set-without-hello")
+    put("store", store_hello(b"wrong") + store_request_get(b"a", 0), "wrong-token")
+    put("store", store_hello(version=2), "wrong-version")
 
 
 def onnx_seeds():

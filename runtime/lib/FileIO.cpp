@@ -235,3 +235,24 @@ Status partition::runtime::syncDirectory(const std::string &dir) {
   ::close(fd);
   return s;
 }
+
+Status partition::runtime::detail::writeReplacing(
+    const std::string &path,
+    const std::function<Status(int fd, const std::string &name)> &write) {
+  struct stat st;
+  bool replace = ::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+  std::string target =
+      replace ? path + ".tmp." + std::to_string(::getpid()) : path;
+  int flags = O_WRONLY | O_CLOEXEC | (replace ? O_CREAT | O_TRUNC | O_EXCL : 0);
+  int fd = ::open(target.c_str(), flags, 0644);
+  if (fd < 0)
+    return ioError(replace ? path : target, "cannot create");
+  Status s = write(fd, target);
+  if (::close(fd) != 0 && s.isOk())
+    s = ioError(target, "cannot close");
+  if (replace && s.isOk() && std::rename(target.c_str(), path.c_str()) != 0)
+    s = ioError(path, "cannot rename the temporary file onto");
+  if (replace && !s.isOk())
+    ::unlink(target.c_str());
+  return s;
+}

@@ -12,6 +12,7 @@
 #include "partition/runtime/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,16 @@ std::optional<int64_t> checkedByteSize(const std::vector<int64_t> &shape,
 /// Writes all of `bytes` to `fd`, retrying short writes.
 Status writeFully(int fd, const std::string &path, const void *src,
                   uint64_t bytes);
+
+/// Writes the file `path` with `write`, given an open descriptor and the
+/// name it has. When `path` is absent or a regular file, the bytes go to a
+/// temporary file beside it that is then renamed onto it, so that readers
+/// see the old file or the new one, never a partial one (and the temporary
+/// is removed on failure). Anything else (/dev/null, a FIFO) is written in
+/// place: a rename would replace the device with a regular file.
+Status writeReplacing(
+    const std::string &path,
+    const std::function<Status(int fd, const std::string &name)> &write);
 
 } // namespace partition::runtime::detail
 

@@ -317,31 +317,46 @@ struct StoreWatch::State {
 };
 
 StoreWatch::StoreWatch(std::shared_ptr<Store> store, std::string doneKey,
-                       std::function<void(const Status &)> onLost)
+                       std::function<void(const Status &)> onLost,
+                       std::string alarmKey,
+                       std::function<void(const std::vector<char> &)> onAlarm)
     : state_(std::make_shared<State>()) {
-  state_->thread =
-      std::thread([state = state_, store = std::move(store),
-                   key = std::move(doneKey), onLost = std::move(onLost)] {
-        for (;;) {
-          {
-            std::lock_guard<std::mutex> lock(state->mutex);
-            if (state->stop)
-              return;
-          }
-          // A short wait, so that destroying the watch is quick; the server
-          // answers at once when it is gone.
-          StatusOr<std::vector<char>> done =
-              store->get(key, std::chrono::milliseconds(200));
-          if (done.isOk())
-            return;
-          if (done.status().code() == StatusCode::DeadlineExceeded)
-            continue;
+  state_->thread = std::thread([state = state_, store = std::move(store),
+                                done = std::move(doneKey),
+                                alarm = std::move(alarmKey),
+                                onLost = std::move(onLost),
+                                onAlarm = std::move(onAlarm)] {
+    // Short waits, so that destroying the watch is quick; the server
+    // answers at once when it is gone.
+    auto wait = std::chrono::milliseconds(alarm.empty() ? 200 : 100);
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        if (state->stop)
+          return;
+      }
+      StatusOr<std::vector<char>> finished = store->get(done, wait);
+      if (finished.isOk())
+        return;
+      Status lost = finished.status();
+      if (lost.code() == StatusCode::DeadlineExceeded && !alarm.empty()) {
+        StatusOr<std::vector<char>> raised = store->get(alarm, wait);
+        if (raised.isOk()) {
           std::lock_guard<std::mutex> lock(state->mutex);
           if (!state->stop)
-            onLost(done.status());
+            onAlarm(*raised);
           return;
         }
-      });
+        lost = raised.status();
+      }
+      if (lost.code() == StatusCode::DeadlineExceeded)
+        continue;
+      std::lock_guard<std::mutex> lock(state->mutex);
+      if (!state->stop)
+        onLost(lost);
+      return;
+    }
+  });
 }
 
 StoreWatch::~StoreWatch() {

@@ -539,32 +539,11 @@ Status partition::runtime::writeNpy(const std::string &path, DType dtype,
   if (numBytes && !data)
     return PARTITION_ERROR(InvalidArgument, path, ": no data for shape ",
                            formatShape(shape));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return detail::ioError(path, "cannot create");
-  Status status = Status::ok();
-  auto writeAll = [&](const char *src, uint64_t bytes) {
-    while (bytes > 0 && status.isOk()) {
-      size_t chunk = static_cast<size_t>(std::min<uint64_t>(bytes, 1u << 30));
-      ssize_t put = ::write(fd, src, chunk);
-      if (put < 0) {
-        if (errno == EINTR)
-          continue;
-        status = PARTITION_ERROR(Internal, path,
-                                 ": write failed: ", std::strerror(errno));
-        return;
-      }
-      src += put;
-      bytes -= static_cast<uint64_t>(put);
-    }
-  };
-  writeAll(header->data(), header->size());
-  writeAll(static_cast<const char *>(data), numBytes);
-  if (::close(fd) != 0 && status.isOk())
-    status = detail::ioError(path, "cannot close");
-  if (!status.isOk())
-    ::unlink(path.c_str());
-  return status;
+  return detail::writeReplacing(path, [&](int fd, const std::string &) {
+    PARTITION_RETURN_IF_ERROR(
+        detail::writeFully(fd, path, header->data(), header->size()));
+    return detail::writeFully(fd, path, data, uint64_t(numBytes));
+  });
 }
 
 Status partition::runtime::writeNpy(const std::string &path,

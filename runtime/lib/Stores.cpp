@@ -67,7 +67,7 @@ InProcessStore::get(const std::string &key, std::chrono::milliseconds timeout) {
 
 namespace {
 
-enum : uint8_t { kOpSet = 1, kOpGet = 2, kOpHello = 3 };
+enum : uint8_t { kOpSet = 1, kOpGet = 2, kOpHello = 3, kOpPledge = 4 };
 constexpr uint64_t kProtocolVersion = 1;
 enum : uint8_t { kReplyOk = 0, kReplyTimedOut = 1, kReplyError = 2 };
 
@@ -408,6 +408,9 @@ private:
   }
   /// Reads and drops `size` bytes (a value the server refuses).
   bool discard(int fd, uint64_t size, Clock::time_point deadline);
+  /// Holds a pledge connection (op kOpPledge) until it closes or the
+  /// server stops; a close before `key` is set breaks the pledge.
+  void holdPledge(int fd, const std::string &key);
 
   TcpStoreOptions options_;
   int listenFd_ = -1;
@@ -557,6 +560,42 @@ bool TcpStore::Server::discard(int fd, uint64_t size,
   return true;
 }
 
+void TcpStore::Server::holdPledge(int fd, const std::string &key) {
+  // Keepalive probes end the connection when the client's host is gone
+  // without closing it (about 20 s of silence).
+  int on = 1, idle = 5, interval = 5, count = 3;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  for (;;) {
+    WaitResult w = waitFd(fd, POLLIN, Clock::now() + std::chrono::hours(24),
+                          wakePipe_[0]);
+    if (w == WaitResult::Woken)
+      return; // The server stops: nobody is left to tell.
+    if (w == WaitResult::TimedOut)
+      continue;
+    if (w == WaitResult::Ready) {
+      char byte;
+      ssize_t n = ::recv(fd, &byte, 1, 0);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        continue;
+      // Anything else ends the pledge: a close, an error, or bytes the
+      // protocol does not allow here.
+    }
+    break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ || values_.count(key) || values_.count(kBrokenPledgeKey))
+      return;
+    std::string name = kBrokenPledgeKey;
+    heldBytes_ += name.size() + key.size();
+    values_[name] = std::vector<char>(key.begin(), key.end());
+  }
+  changed_.notify_all();
+}
+
 bool TcpStore::Server::reply(int fd, uint8_t code, const char *data,
                              size_t size) {
   std::vector<char> header(1, static_cast<char>(code));
@@ -571,7 +610,7 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
   uint32_t keySize;
   if (recvU32(fd, keySize, deadline, wakePipe_[0]))
     return false;
-  if ((op != kOpSet && op != kOpGet && op != kOpHello) ||
+  if ((op != kOpSet && op != kOpGet && op != kOpHello && op != kOpPledge) ||
       keySize > kMaxKeyBytes) {
     replyError(fd, "malformed store request (op " + std::to_string(op) +
                        ", key of " + std::to_string(keySize) + " bytes)");
@@ -603,6 +642,13 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
     return reply(fd, kReplyOk, nullptr, 0);
   }
 
+  if (op == kOpPledge) {
+    if (!reply(fd, kReplyOk, nullptr, 0))
+      return false;
+    holdPledge(fd, key);
+    return false; // A pledge connection carries nothing else.
+  }
+
   if (op == kOpSet) {
     if (arg > options_.maxValueBytes) {
       replyError(fd, "store value of " + std::to_string(arg) +
@@ -628,9 +674,19 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
     if (!refusal.empty())
       return discard(fd, arg, Clock::now() + kMessageGrace) &&
              replyError(fd, refusal);
-    std::vector<char> value(arg);
-    bool received = !recvAll(fd, value.data(), value.size(),
-                             Clock::now() + kMessageGrace, wakePipe_[0]);
+    // The buffer grows as the bytes arrive, so that announcing a large value
+    // without sending it costs the server nothing.
+    std::vector<char> value;
+    bool received = true;
+    auto valueDeadline = Clock::now() + kMessageGrace;
+    while (received && value.size() < arg) {
+      size_t chunk = static_cast<size_t>(
+          std::min<uint64_t>(arg - value.size(), 1 << 20));
+      size_t at = value.size();
+      value.resize(at + chunk);
+      received = !recvAll(fd, value.data() + at, chunk, valueDeadline,
+                          wakePipe_[0]);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       reservedBytes_ -= size;
@@ -700,6 +756,8 @@ TcpStore::TcpStore(std::unique_ptr<Server> server, int fd, std::string host,
 TcpStore::~TcpStore() {
   for (int &fd : idle_)
     closeFd(fd);
+  for (int &fd : pledges_)
+    closeFd(fd);
   server_.reset();
 }
 
@@ -765,6 +823,39 @@ TcpStore::roundTrip(const std::vector<char> &request,
     return PARTITION_ERROR(ResourceExhausted, what, " failed on the server: ",
                            std::string(reply.begin(), reply.end()));
   return reply;
+}
+
+Status TcpStore::pledge(const std::string &key) {
+  if (key.size() > kMaxKeyBytes)
+    return PARTITION_ERROR(InvalidArgument, "store key of ", key.size(),
+                           " bytes is over the limit of ", kMaxKeyBytes);
+  PARTITION_ASSIGN_OR_RETURN(
+      int fd, connectWithRetry(host_, port_, options_.token,
+                               Clock::now() + options_.connectTimeout));
+  std::vector<char> request(1, static_cast<char>(kOpPledge));
+  putU32(request, static_cast<uint32_t>(key.size()));
+  request.insert(request.end(), key.begin(), key.end());
+  putU64(request, 0);
+  auto deadline = Clock::now() + kMessageGrace;
+  uint8_t code = kReplyError;
+  uint64_t size = 0;
+  IoError err = sendAll(fd, request.data(), request.size(), deadline);
+  if (!err)
+    err = recvAll(fd, &code, 1, deadline);
+  if (!err)
+    err = recvU64(fd, size, deadline);
+  if (!err && (code != kReplyOk || size != 0))
+    err = {StatusCode::Unavailable, "the server refused the pledge"};
+  if (err) {
+    closeFd(fd);
+    return Status(err.code,
+                  detail::concat("pledge of '", key, "' at ", host_, ":",
+                                 port_, ": ", err.message),
+                  __FILE__, __LINE__);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  pledges_.push_back(fd);
+  return Status::ok();
 }
 
 Status TcpStore::set(const std::string &key, const std::vector<char> &value) {

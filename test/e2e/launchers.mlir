@@ -30,7 +30,7 @@
 // Rank 0 serves the store: when it dies, the others stop at once with an
 // error that names it, instead of waiting out --timeout.
 //
-// RUN: %python %S/Inputs/launch_by_hand.py torchrun 4 --kill-rank0-after 1.5 -- \
+// RUN: %python %S/Inputs/launch_by_hand.py torchrun 4 --kill-rank 0=1.5 -- \
 // RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --steps 1000000 --timeout 20 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=DEAD0
 //
@@ -38,6 +38,31 @@
 // DEAD0: the others exited within {{[0-2]}} s of rank 0
 // DEAD0: rank 0: exit -9
 // DEAD0-COUNT-3: exit 1
+
+// Another rank that dies breaks its pledge to hand over its result: rank
+// 0's store tells every rank at once, and each stops naming it, long before
+// --timeout (20 s) would end the collective it waits in. As a launcher
+// would see it with each of the three launchers' variables.
+//
+// RUN: for launcher in torchrun slurm openmpi; do \
+// RUN:   echo "launcher $launcher"; \
+// RUN:   %python %S/Inputs/launch_by_hand.py $launcher 4 --kill-rank 2=1.5 -- \
+// RUN:     partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --steps 1000000 --timeout 20 || exit 1; \
+// RUN: done 2>&1 | FileCheck %s --check-prefix=DEAD2
+//
+// DEAD2-LABEL: launcher torchrun
+// DEAD2-COUNT-3: partition-run: rank {{[013]}}: stopping: rank 2 has failed: it ended without handing over its result (its connection to the store closed: the process died or was killed)
+// DEAD2: the others exited within {{[0-2]}} s of rank 2
+// DEAD2: rank 0: exit 1
+// DEAD2: rank 1: exit 1
+// DEAD2: rank 2: exit -9
+// DEAD2: rank 3: exit 1
+// DEAD2-LABEL: launcher slurm
+// DEAD2-COUNT-3: stopping: rank 2 has failed
+// DEAD2: the others exited within {{[0-2]}} s of rank 2
+// DEAD2-LABEL: launcher openmpi
+// DEAD2-COUNT-3: stopping: rank 2 has failed
+// DEAD2: the others exited within {{[0-2]}} s of rank 2
 
 // The variables are checked, and named when wrong.
 //

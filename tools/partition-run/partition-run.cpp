@@ -1134,21 +1134,48 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
     printLine(self + store.status().toString());
     return 1;
   }
+  std::string key = "result/" + std::to_string(rank);
+  // Under a launcher, each rank pledges its result: when one dies before
+  // handing it over, rank 0's store tells everyone at once, instead of the
+  // ranks waiting out their timeouts in a collective. (--processes watches
+  // its children itself, and names the signal.)
+  bool supervised = std::getenv(kSupervisedVariable) != nullptr;
+  if (rank != 0 && !supervised)
+    if (Status s = (*store)->pledge(key); !s.isOk()) {
+      printLine(self + s.toString());
+      return 1;
+    }
   std::shared_ptr<Store> shared(std::move(*store));
   // Rank 0 serves the store and gathers the results: when it dies, the
   // others cannot finish, so they stop at once instead of waiting out
   // their timeouts.
+  auto onLost = [self, env](const Status &lost) {
+    printLine(self + "rank 0 has failed: its store at " + env.masterAddr +
+              ":" + std::to_string(env.masterPort) + " went away (" +
+              lost.message() + ")");
+    std::_Exit(1);
+  };
+  auto onBrokenPledge = [self, rank](const std::vector<char> &pledged) {
+    std::string dead(pledged.begin(), pledged.end());
+    if (dead.rfind("result/", 0) == 0)
+      dead = "rank " + dead.substr(7);
+    printLine(self + "stopping: " + dead +
+              " has failed: it ended without handing over its result (its "
+              "connection to the store closed: the process died or was "
+              "killed)");
+    // Rank 0 serves the store: give the others a moment to read why.
+    if (rank == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::_Exit(1);
+  };
   std::unique_ptr<StoreWatch> watch;
-  if (rank != 0)
-    watch = std::make_unique<StoreWatch>(
-        shared, "done", [self, env](const Status &lost) {
-          printLine(self + "rank 0 has failed: its store at " + env.masterAddr +
-                    ":" + std::to_string(env.masterPort) + " went away (" +
-                    lost.message() + ")");
-          std::_Exit(1);
-        });
+  if (!supervised)
+    watch = std::make_unique<StoreWatch>(shared, "done", onLost,
+                                         TcpStore::kBrokenPledgeKey,
+                                         onBrokenPledge);
+  else if (rank != 0)
+    watch = std::make_unique<StoreWatch>(shared, "done", onLost);
   RankResult result = runRank(o, plan, inputs, rank, worldSize, shared);
-  std::string key = "result/" + std::to_string(rank);
   if (!result.status.isOk()) {
     // Rank 0 reports every rank's error, in rank order; a rank prints its own
     // only when it cannot hand it over.
@@ -1436,7 +1463,8 @@ int main(int argc, char **argv) {
                   {"WORLD_SIZE", std::to_string(worldSize)},
                   {"MASTER_ADDR", "127.0.0.1"},
                   {"MASTER_PORT", std::to_string(port)},
-                  {kStoreTokenVariable, *token}};
+                  {kStoreTokenVariable, *token},
+                  {kSupervisedVariable, "1"}};
         },
         supervision);
     if (!run.isOk()) {

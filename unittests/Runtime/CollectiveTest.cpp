@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -676,6 +678,55 @@ TEST(TcpStore, ServerShutdownFailsAWaitingClient) {
   EXPECT_LT(elapsed, 5.0);
 }
 
+TEST(TcpStore, ABrokenPledgeIsReportedAtOnce) {
+  // A client that pledged a key and goes away without setting it (as a
+  // killed process does) makes the server set the broken-pledge key, which
+  // a waiting get sees at once.
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  std::unique_ptr<TcpStore> client = storeClient(server->port());
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->pledge("result/2").isOk());
+  std::thread dies([&] {
+    std::this_thread::sleep_for(100ms);
+    client.reset();
+  });
+  auto start = Clock::now();
+  StatusOr<std::vector<char>> broken =
+      server->get(TcpStore::kBrokenPledgeKey, 30s);
+  dies.join();
+  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
+  EXPECT_EQ(stringOf(*broken), "result/2");
+  EXPECT_LT(secondsSince(start), 5.0);
+}
+
+TEST(TcpStore, AKeptPledgeIsNotReported) {
+  // Clients that set their pledged key before going away break nothing; the
+  // first broken pledge is the one recorded.
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  for (int rank = 1; rank <= 3; ++rank) {
+    std::unique_ptr<TcpStore> client = storeClient(server->port());
+    ASSERT_TRUE(client);
+    std::string key = "result/" + std::to_string(rank);
+    ASSERT_TRUE(client->pledge(key).isOk());
+    if (rank != 3)
+      ASSERT_TRUE(client->set(key, bytesOf("done")).isOk());
+  }
+  StatusOr<std::vector<char>> broken =
+      server->get(TcpStore::kBrokenPledgeKey, 10s);
+  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
+  EXPECT_EQ(stringOf(*broken), "result/3");
+  std::unique_ptr<TcpStore> late = storeClient(server->port());
+  ASSERT_TRUE(late);
+  ASSERT_TRUE(late->pledge("result/4").isOk());
+  late.reset();
+  std::this_thread::sleep_for(200ms);
+  broken = server->get(TcpStore::kBrokenPledgeKey, 1s);
+  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
+  EXPECT_EQ(stringOf(*broken), "result/3");
+}
+
 TEST(TcpStore, RejectsBadPorts) {
   StatusOr<std::unique_ptr<TcpStore>> store =
       TcpStore::create("127.0.0.1", 0, /*serve=*/false);
@@ -829,6 +880,51 @@ TEST(TcpStore, BoundsValuesAndTheirTotal) {
   ASSERT_TRUE(limited.isOk());
   EXPECT_EQ((*limited)->set("d", std::vector<char>(11)).code(),
             StatusCode::InvalidArgument);
+}
+
+namespace {
+/// Resident bytes of this process.
+int64_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * ::sysconf(_SC_PAGESIZE);
+}
+} // namespace
+
+TEST(TcpStore, AnnouncingAValueCostsNothingUntilItsBytesArrive) {
+  // An authenticated client announces a 200 MiB value and sends 10 bytes of
+  // it: the server must not allocate (and touch) 200 MiB for it.
+  TcpStoreOptions options;
+  options.token = "t";
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(uint16_t(server->port()));
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
+            0);
+  // hello: op 3, token "t", protocol version 1; then set: op 1, key "k",
+  // value of 200 MiB, of which 10 bytes follow.
+  std::vector<char> request = {3, 1, 0, 0, 0, 't', 1, 0, 0, 0, 0, 0, 0, 0,
+                               1, 1, 0, 0, 0, 'k'};
+  uint64_t announced = 200ull << 20;
+  for (int i = 0; i < 8; ++i)
+    request.push_back(char((announced >> (8 * i)) & 0xff));
+  request.insert(request.end(), 10, 'x');
+  int64_t before = residentBytes();
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0),
+            ssize_t(request.size()));
+  std::this_thread::sleep_for(500ms);
+  int64_t grown = residentBytes() - before;
+  ::close(fd);
+  EXPECT_LT(grown, int64_t(50) << 20)
+      << "the server allocated the announced value before its bytes arrived";
+  // The connection's end freed its reservation: a normal set still works.
+  ASSERT_TRUE(server->set("k", bytesOf("v")).isOk());
 }
 
 TEST(TcpStore, CarriesGlooRendezvous) {

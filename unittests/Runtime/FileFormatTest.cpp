@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -1262,6 +1263,37 @@ TEST(Npy, ReadAndWriteErrors) {
   EXPECT_ERROR(writeNpy(path, DType::I32, std::vector<int64_t>(65, 1), x),
                "more than 64 dimensions");
   EXPECT_TRUE(writeNpy(path, DType::I32, {0, 2}, nullptr).isOk());
+}
+
+TEST(Npy, WriteReplacesTheFileWhole) {
+  // A reader that opened the old file keeps reading all of it while a new
+  // one is written (a rename, not a truncation in place), and no temporary
+  // file is left beside it.
+  TempDir dir;
+  std::string path = dir.file("y.npy");
+  int32_t old[4] = {1, 2, 3, 4}, fresh[2] = {5, 6};
+  ASSERT_TRUE(writeNpy(path, DType::I32, {4}, old).isOk());
+  StatusOr<NpyInfo> before = readNpyInfo(path);
+  ASSERT_TRUE(before.isOk());
+  int reader = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(reader, 0);
+  ASSERT_TRUE(writeNpy(path, DType::I32, {2}, fresh).isOk());
+  struct stat st;
+  ASSERT_EQ(::fstat(reader, &st), 0);
+  EXPECT_EQ(st.st_size, before->dataOffset + 16)
+      << "the old file was truncated under its reader";
+  ::close(reader);
+  StatusOr<NpyArray> now = readNpy(path);
+  ASSERT_TRUE(now.isOk());
+  EXPECT_EQ(now->shape, std::vector<int64_t>{2});
+  size_t files = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(dir.path()))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 1u);
+  // A device is written in place, never replaced by a regular file.
+  ASSERT_TRUE(writeNpy("/dev/null", DType::I32, {2}, fresh).isOk());
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
 std::vector<MalformedCase> malformedNpy() {

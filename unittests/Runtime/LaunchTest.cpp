@@ -3,17 +3,22 @@
 // readLaunchEnvironment over each launcher's variables and their errors;
 // rank records that round-trip, and forged or truncated ones that must give
 // a diagnostic naming the key and rank (never an abort); superviseRanks with
-// children that exit, die or stop; the address Gloo listens on.
+// children that exit, die or stop; StoreWatch's alarm and done keys; the
+// address Gloo listens on.
 //
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Launch.h"
+#include "partition/runtime/Stores.h"
 #include "partition/runtime/cpu/GlooCommunicator.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 
 using namespace partition::runtime;
 
@@ -311,6 +316,43 @@ TEST(SuperviseRanks, StragglersAfterRankZeroAreKilled) {
   EXPECT_EQ(run->exitCode, 1);
   EXPECT_EQ(run->failure, "rank 0 exited with code 0; killed ranks 1, 2, "
                           "which had not finished");
+}
+
+TEST(StoreWatch, RaisesTheAlarmOnceWithItsValue) {
+  auto store = std::make_shared<InProcessStore>();
+  std::atomic<int> alarms{0}, losses{0};
+  std::string seen;
+  {
+    StoreWatch watch(
+        store, "done", [&](const Status &) { ++losses; }, "alarm",
+        [&](const std::vector<char> &value) {
+          seen.assign(value.begin(), value.end());
+          ++alarms;
+        });
+    ASSERT_TRUE(store->set("alarm", {'r', '/', '2'}).isOk());
+    for (int i = 0; i < 100 && alarms == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(alarms, 1);
+  EXPECT_EQ(losses, 0);
+  EXPECT_EQ(seen, "r/2");
+}
+
+TEST(StoreWatch, DoneEndsTheWatchWithoutAnAlarm) {
+  auto store = std::make_shared<InProcessStore>();
+  std::atomic<int> alarms{0}, losses{0};
+  {
+    StoreWatch watch(
+        store, "done", [&](const Status &) { ++losses; }, "alarm",
+        [&](const std::vector<char> &) { ++alarms; });
+    ASSERT_TRUE(store->set("done", {'1'}).isOk());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // Set after the watch saw "done": no longer watched.
+    ASSERT_TRUE(store->set("alarm", {'x'}).isOk());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  EXPECT_EQ(alarms, 0);
+  EXPECT_EQ(losses, 0);
 }
 
 TEST(GlooAddress, FollowsTheRouteToMasterAddrOrTheInterface) {

@@ -9,7 +9,7 @@ rank, size and local rank variables, MASTER_ADDR (--addr ADDR, default
 PARTITION_STORE_TOKEN (--token-of-rank R=TOKEN gives rank R another one;
 --no-token sets none). Other launchers' variables are removed.
 
-  --kill-rank0-after S  SIGKILL rank 0 after S seconds and print how long the
+  --kill-rank R=S       SIGKILL rank R after S seconds and print how long the
                         other ranks took to exit
   --listen              print the IPv4 addresses the ranks listen on (the
                         store and Gloo), sampled while they run, with
@@ -64,7 +64,7 @@ def main():
     launcher, world = sys.argv[1], int(sys.argv[2])
     split = sys.argv.index("--")
     options, command = sys.argv[3:split], sys.argv[split + 1:]
-    addr, port, kill_after, listen = "127.0.0.1", None, None, False
+    addr, port, kill_after, kill_rank, listen = "127.0.0.1", None, None, 0, False
     tokens, no_token, delays, forged = {}, False, {}, {}
     i = 0
     while i < len(options):
@@ -74,8 +74,9 @@ def main():
         elif options[i] == "--port":
             port = options[i + 1]
             i += 1
-        elif options[i] == "--kill-rank0-after":
-            kill_after = float(options[i + 1])
+        elif options[i] == "--kill-rank":
+            r, t = options[i + 1].split("=", 1)
+            kill_rank, kill_after = int(r), float(t)
             i += 1
         elif options[i] == "--token-of-rank":
             r, t = options[i + 1].split("=", 1)
@@ -141,7 +142,7 @@ def main():
                                if p is not None and p.poll() is None])
         if kill_after is not None and killed_at is None and \
                 now - start >= kill_after:
-            procs[0].kill()
+            procs[kill_rank].kill()
             killed_at = now
         if now - start > 60:
             for p in procs:
@@ -159,7 +160,8 @@ def main():
         print("listen addresses:", " ".join(
             sorted("MASTER_ADDR" if a == addr else a for a in seen)))
     if killed_at is not None:
-        print(f"the others exited within {ended - killed_at:.0f} s of rank 0")
+        print(f"the others exited within {ended - killed_at:.0f} s of rank "
+              f"{kill_rank}")
     for rank, p in enumerate(procs):
         print(f"rank {rank}: exit {p.returncode}")
     return 0

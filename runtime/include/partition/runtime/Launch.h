@@ -28,6 +28,9 @@ namespace partition::runtime {
 
 /// The environment variable that carries the store's token to every rank.
 inline constexpr const char *kStoreTokenVariable = "PARTITION_STORE_TOKEN";
+/// Set (to 1) in the ranks `partition-run --processes` starts: their parent
+/// watches them, so they need not pledge their results to each other.
+inline constexpr const char *kSupervisedVariable = "PARTITION_SUPERVISED";
 
 /// How a launcher started this process as one rank of a job.
 struct LaunchEnvironment {
@@ -94,14 +97,19 @@ StatusOr<SupervisedRun> superviseRanks(
         &envFor,
     const SupervisorOptions &options = {});
 
-/// Watches the store served by rank 0 from another rank: a thread waits on
-/// `doneKey`; when the server goes away before the key is set (rank 0 died),
-/// it calls onLost once with the error. Stop it by setting the key or by
-/// destroying the watch (which waits at most one poll interval).
+/// Watches the store served by rank 0: a thread waits on `doneKey`; when
+/// the server goes away before the key is set (rank 0 died), it calls onLost
+/// once with the error. With an `alarmKey` (e.g.
+/// TcpStore::kBrokenPledgeKey: another rank died), it also waits on that
+/// key and, when it is set first, calls onAlarm once with its value. Stop it
+/// by setting `doneKey` or by destroying the watch (which waits at most one
+/// poll interval).
 class StoreWatch {
 public:
   StoreWatch(std::shared_ptr<Store> store, std::string doneKey,
-             std::function<void(const Status &)> onLost);
+             std::function<void(const Status &)> onLost,
+             std::string alarmKey = "",
+             std::function<void(const std::vector<char> &)> onAlarm = {});
   ~StoreWatch();
   StoreWatch(const StoreWatch &) = delete;
   StoreWatch &operator=(const StoreWatch &) = delete;

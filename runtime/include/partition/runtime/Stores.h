@@ -100,6 +100,17 @@ public:
   StatusOr<std::vector<char>> get(const std::string &key,
                                   std::chrono::milliseconds timeout) override;
 
+  /// The key the server sets when a pledge is broken; its value is the
+  /// pledged key. Only the first broken pledge is recorded.
+  static constexpr const char *kBrokenPledgeKey = "store/broken-pledge";
+  /// Pledges that this process sets `key` before it ends, so that the
+  /// others learn at once when it dies instead of waiting out a timeout: a
+  /// connection of its own stays open (idle, with TCP keepalive) until this
+  /// TcpStore is destroyed, and when it closes while `key` is not set (the
+  /// process died, was killed, or lost its host), the server sets
+  /// kBrokenPledgeKey to `key`. Errors: those of a connection.
+  Status pledge(const std::string &key);
+
   /// The server side; defined in Stores.cpp.
   class Server;
 
@@ -119,6 +130,8 @@ private:
   /// Connections to the server not in use by a request.
   std::mutex mutex_;
   std::vector<int> idle_;
+  /// The connections of pledge(), open until destruction.
+  std::vector<int> pledges_;
 };
 
 } // namespace partition::runtime
