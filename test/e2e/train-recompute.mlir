@@ -75,7 +75,7 @@
 // RUN: FileCheck %s --check-prefix=SPMD < %t/gpt-rc-dp:2,tp:2-zero3.mlir
 // SPMD-LABEL: func.func @gpt(
 // SPMD-COUNT-2: part.attention {{.*}}causal {part.layer = {{[01]}} : i64} :
-// SPMD: part.all_gather {{.*}}(recomputed in backward)
+// SPMD: part.all_gather %arg{{[0-9]+}} on @mesh axes ["dp"] dim 0 {part.origin = "the constraint of part.sharding_constraint
 // SPMD-COUNT-2: part.attention {{.*}}causal {part.layer = {{[01]}} : i64, part.origin = "recomputation of layer {{[01]}} for backward (part-recompute)", part.recomputed} :
 // SPMD-NOT: part.attention {{.*}}part.layer
 //

@@ -77,6 +77,7 @@ private:
   LogicalResult partitionOp(OpBuilder &b, Operation *op);
   LogicalResult partitionSplitLookup(OpBuilder &b, GatherOp gather);
   LogicalResult partitionSplitLoss(OpBuilder &b, SoftmaxCrossEntropyOp loss);
+  LogicalResult partitionSplitSoftmax(OpBuilder &b, SoftmaxOp softmax);
 
   func::FuncOp function;
   MeshOp mesh;
@@ -461,6 +462,44 @@ LogicalResult Partitioner::partitionSplitLoss(OpBuilder &b,
   return success();
 }
 
+/// Softmax along a split dimension (the backward of a vocabulary-parallel
+/// loss): each device normalises its block with the maximum and the sum of
+/// exponentials over all blocks, two all-reduces of one value per row; no
+/// device gathers the row.
+LogicalResult Partitioner::partitionSplitSoftmax(OpBuilder &b,
+                                                 SoftmaxOp softmax) {
+  MLIRContext *ctx = function.getContext();
+  Location loc = softmax.getLoc();
+  Value input = mapping.lookup(softmax.getInput());
+  Layout layout = layouts[input];
+  int64_t dim = softmax.getDim();
+  SmallVector<StringAttr> split = layout.dims[dim];
+  std::string where;
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    where = " at " + file.getFilename().str() + ":" +
+            std::to_string(file.getLine());
+  StringAttr origin =
+      StringAttr::get(ctx, "softmax over a split dimension" + where);
+  auto tag = [&](Value v) {
+    v.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(), origin);
+    return v;
+  };
+  SmallVector<int64_t> dims = {dim};
+  Value m = tag(AllReduceOp::create(
+      b, loc, ReduceMaxOp::create(b, loc, input, dims, /*keep_dims=*/true),
+      meshRef, axesAttr(split),
+      ReductionKindAttr::get(ctx, ReductionKind::Max)));
+  Value e = ExpOp::create(b, loc, SubOp::create(b, loc, input, m));
+  Value sum = tag(AllReduceOp::create(
+      b, loc, ReduceSumOp::create(b, loc, e, dims, /*keep_dims=*/true),
+      meshRef, axesAttr(split),
+      ReductionKindAttr::get(ctx, ReductionKind::Sum)));
+  Value result = DivOp::create(b, loc, e, sum);
+  mapping.map(softmax.getResult(), result);
+  layouts[result] = layout;
+  return success();
+}
+
 std::string Partitioner::sourceOf(Value global) {
   StringRef origin = PartDialect::getShardingOriginAttrName();
   StringRef sharding = PartDialect::getShardingAttrName();
@@ -517,6 +556,22 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     if (!logits.dims.back().empty() && logits.unreduced.empty())
       return partitionSplitLoss(b, loss);
   }
+  if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+    // Unless the result wants the axes on another dimension (then one
+    // all_to_all moves them there before a local softmax), a split of the
+    // softmax dimension stays: two all-reduces of one value per row instead
+    // of gathering the rows.
+    Layout &input = layouts[mapping.lookup(softmax.getInput())];
+    ArrayRef<StringAttr> split = input.dims[softmax.getDim()];
+    auto wanted = softmax->getAttrOfType<ShardingAttr>(shardingName);
+    bool movesElsewhere = false;
+    for (int64_t d = 0; wanted && d < wanted.getRank(); ++d)
+      if (d != int64_t(softmax.getDim()))
+        for (StringAttr axis : wanted.getDimAxes(d))
+          movesElsewhere |= llvm::is_contained(split, axis);
+    if (!split.empty() && input.unreduced.empty() && !movesElsewhere)
+      return partitionSplitSoftmax(b, softmax);
+  }
   if (auto gather = dyn_cast<GatherOp>(op)) {
     Layout &data = layouts[mapping.lookup(gather.getData())];
     if (!data.dims[gather.getAxis()].empty() && data.unreduced.empty())
@@ -536,7 +591,11 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   SmallVector<StringAttr> pending;
   SmallVector<bool> operandPending(op->getNumOperands(), false);
   {
-    auto unreducedOf = [&](Value v) {
+    // A value with other uses is reduced once where it stands: keeping it
+    // pending here would reduce this op's result as well as the value.
+    auto unreducedOf = [&](Value v) -> SmallVector<StringAttr> {
+      if (!v.hasOneUse())
+        return {};
       return layouts[mapping.lookup(v)].unreduced;
     };
     if (isa<AddOp, SubOp>(op)) {

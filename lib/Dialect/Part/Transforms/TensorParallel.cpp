@@ -128,7 +128,27 @@ struct PartTensorParallelPass
     SmallVector<Operation *> heads; // reshapes into heads on some path
     SmallVector<MatmulOp> rowParallel;
 
+    // The forward program: what the function's plain results (the loss, or
+    // an inference's outputs) are computed from. Gradients, optimizer
+    // updates and recomputed copies are not, and a split chosen from their
+    // matmuls would not be Megatron's.
+    llvm::SmallPtrSet<Operation *, 32> forward;
+    {
+      SmallVector<Value> work;
+      auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        if (!function.getResultAttr(i, PartDialect::getGradOfAttrName()) &&
+            !function.getResultAttr(i, PartDialect::getUpdatesAttrName()))
+          work.push_back(v);
+      while (!work.empty()) {
+        Operation *def = work.pop_back_val().getDefiningOp();
+        if (def && forward.insert(def).second)
+          work.append(def->operand_begin(), def->operand_end());
+      }
+    }
     WalkResult walk = function.walk([&](MatmulOp first) {
+      if (!forward.contains(first))
+        return WalkResult::advance();
       std::optional<unsigned> w1 = parameterIndex(function, first.getRhs());
       if (!w1)
         return WalkResult::advance();
@@ -141,7 +161,7 @@ struct PartTensorParallelPass
         Value v = work.pop_back_val();
         for (OpOperand &use : v.getUses()) {
           Operation *user = use.getOwner();
-          if (!seen.insert(user).second)
+          if (!forward.contains(user) || !seen.insert(user).second)
             continue;
           if (auto second = dyn_cast<MatmulOp>(user)) {
             std::optional<unsigned> w2 =
@@ -181,6 +201,8 @@ struct PartTensorParallelPass
     // embedding), and an output head that shares the table then yields
     // vocabulary-split logits for a vocabulary-parallel loss.
     function.walk([&](GatherOp lookup) {
+      if (!forward.contains(lookup))
+        return;
       std::optional<unsigned> table =
           parameterIndex(function, lookup.getData());
       if (!table || lookup.getAxis() != 0 || splits.count(*table))

@@ -137,3 +137,54 @@ func.func @split_loss(%logits: tensor<4x10xf32> {part.sharding = #part.sharding<
   %0 = part.softmax_cross_entropy %logits, %labels mean : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A softmax along a split dimension that the result keeps (the backward of
+// a vocabulary-parallel loss): each device normalises its block with the
+// maximum and the sum of exponentials of the whole row, two all-reduces of
+// one value per row; the rows are never gathered.
+part.mesh @mesh = <["tp"=4]>
+// CHECK-LABEL: func.func @split_softmax
+func.func @split_softmax(%x: tensor<6x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>})
+    -> (tensor<6x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>}) {
+  // CHECK: %[[MX:.*]] = part.reduce_max %{{.*}} dims [1] keep_dims : tensor<6x8xf32> -> tensor<6x1xf32>
+  // CHECK: %[[M:.*]] = part.all_reduce %[[MX]] on @mesh axes ["tp"] max {part.origin = "softmax over a split dimension{{[^"]*}}"} : tensor<6x1xf32>
+  // CHECK: %[[D:.*]] = part.sub %{{.*}}, %[[M]]
+  // CHECK: %[[E:.*]] = part.exp %[[D]]
+  // CHECK: %[[SE:.*]] = part.reduce_sum %[[E]] dims [1] keep_dims : tensor<6x8xf32> -> tensor<6x1xf32>
+  // CHECK: %[[S:.*]] = part.all_reduce %[[SE]] on @mesh axes ["tp"] sum
+  // CHECK: %[[Y:.*]] = part.div %[[E]], %[[S]]
+  // CHECK-NOT: part.all_gather
+  // CHECK: return %[[Y]]
+  %0 = part.softmax %x dim 1 : tensor<6x32xf32>
+  return %0 : tensor<6x32xf32>
+}
+
+// -----
+
+// A pending sum with two uses is completed once, where it stands: keeping
+// it pending through the multiplication would reduce the product as well.
+// With one use, it stays pending through the multiplication by a whole value
+// and is reduced once, after it.
+part.mesh @mesh = <["tp"=2]>
+// CHECK-LABEL: func.func @pending_uses
+func.func @pending_uses(%x: tensor<4x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>},
+                        %w: tensor<8x4xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>},
+                        %g: tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>) {
+  // CHECK: %[[P:.*]] = part.matmul
+  // CHECK: %[[R:.*]] = part.all_reduce %[[P]] on @mesh axes ["tp"] sum
+  // CHECK: part.mul %[[R]], %{{.*}}
+  // CHECK: part.reduce_sum %[[R]]
+  // CHECK: %[[Q:.*]] = part.matmul
+  // CHECK: %[[QG:.*]] = part.mul %[[Q]], %{{.*}}
+  // CHECK: part.all_reduce %[[QG]] on @mesh axes ["tp"] sum
+  // CHECK-NOT: part.all_reduce
+  // CHECK: return
+  %0 = part.matmul %x, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %1 = part.mul %0, %g : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %2 = part.reduce_sum %0 dims [0] : tensor<4x4xf32> -> tensor<4xf32>
+  %3 = part.matmul %x, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %4 = part.mul %3, %g : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  return %1, %2, %4 : tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>
+}
