@@ -1,5 +1,6 @@
 //===- DataParallel.cpp - split the batch over a mesh axis ----------------===//
 
+#include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -64,11 +65,12 @@ struct PartDataParallelPass
         annotated |= function.getResultAttr(i, shardingName) != nullptr;
       if (annotated)
         continue;
+      FunctionAttrEditor attrs(function);
       for (unsigned i = 0; i < function.getNumResults(); ++i) {
         auto type = cast<RankedTensorType>(function.getResultTypes()[i]);
         SmallVector<SmallVector<StringRef>> dims(type.getRank());
-        function.setResultAttr(i, shardingName,
-                               ShardingAttr::get(ctx, meshName, dims));
+        attrs.setResult(i, shardingName,
+                        ShardingAttr::get(ctx, meshName, dims));
       }
     }
   }

@@ -205,16 +205,20 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   else
     top.setInsertionPoint(ret);
 
+  // State arguments are added to the block as they are made, and to the
+  // function's type and attributes once at the end: one insertArgument each
+  // would rebuild both for every new argument (quadratic in the parameters).
+  SmallVector<DictionaryAttr> argAttrs;
+  function.getAllArgAttrs(argAttrs);
   auto addState = [&](StringRef name, Type type, Attribute init = {}) -> Value {
-    unsigned index = function.getNumArguments();
     NamedAttrList attrs;
     attrs.set(nameAttr, b.getStringAttr(name));
     attrs.set(PartDialect::getRoleAttrName(),
               ArgRoleAttr::get(ctx, ArgRole::State));
     if (init)
       attrs.set(PartDialect::getInitAttrName(), init);
-    (void)function.insertArgument(index, type, attrs.getDictionary(ctx), loc);
-    return body.getArgument(index);
+    argAttrs.push_back(attrs.getDictionary(ctx));
+    return body.addArgument(type, loc);
   };
   auto paramName = [&](unsigned arg) {
     auto name = function.getArgAttrOfType<StringAttr>(arg, nameAttr);
@@ -226,7 +230,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   SmallVector<std::string> updateNames;
 
   Value step = addState("optimizer.step", scalarType);
-  unsigned stepArg = function.getNumArguments() - 1;
+  unsigned stepArg = body.getNumArguments() - 1;
   Value t = AddOp::create(top, loc, step, scalar(1.0));
   Value lrT = scalar(lr);
   // Cosine decay (Megatron's): from lr after the warm-up down to min-lr at
@@ -348,7 +352,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     std::string pName = name;
     auto type = cast<RankedTensorType>(g.getType()); // f32 by now
     if (cast<RankedTensorType>(param.getType()).getElementType() != f32) {
-      pArg = function.getNumArguments();
+      pArg = body.getNumArguments();
       pName = "master." + name;
       p = addState(pName, type, b.getStringAttr(name));
     }
@@ -380,7 +384,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
         g = AddOp::create(b, loc, g, MulOp::create(b, loc, p, scalar(wd)));
       Value direction = g;
       if (momentum != 0) {
-        unsigned bufArg = function.getNumArguments();
+        unsigned bufArg = body.getNumArguments();
         Value buf = addState("momentum." + name, type);
         Value newBuf = AddOp::create(
             b, loc, MulOp::create(b, loc, buf, scalar(momentum)), g);
@@ -392,9 +396,9 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
       continue;
     }
     // AdamW.
-    unsigned mArg = function.getNumArguments();
+    unsigned mArg = body.getNumArguments();
     Value m = addState("adam.m." + name, type);
-    unsigned vArg = function.getNumArguments();
+    unsigned vArg = body.getNumArguments();
     Value v = addState("adam.v." + name, type);
     Value gPart = MulOp::create(b, loc, g, scalar(1.0 - beta1));
     Value mPart = MulOp::create(b, loc, m, scalar(beta1));
@@ -431,7 +435,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   // non-finite step, double it after `growth-interval` finite steps in a row.
   if (lossScale) {
     unsigned scaleArg = cast<BlockArgument>(lossScale).getArgNumber();
-    unsigned goodArg = function.getNumArguments();
+    unsigned goodArg = body.getNumArguments();
     Value good = addState("loss_scale.good_steps", scalarType);
     Value one = scalar(1.0), zero = scalar(0.0);
     Value ok = finite;
@@ -482,7 +486,8 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   func::ReturnOp::create(b, loc, results);
   ret.erase();
   function.setFunctionType(FunctionType::get(
-      ctx, function.getArgumentTypes(), ValueRange(results).getTypes()));
+      ctx, body.getArgumentTypes(), ValueRange(results).getTypes()));
+  function.setAllArgAttrs(argAttrs);
   function.setAllResultAttrs(resultAttrs);
   return success();
 }

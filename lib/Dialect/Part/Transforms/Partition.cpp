@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -808,9 +809,10 @@ LogicalResult Partitioner::run() {
   function.getBody().getBlocks().clear();
   function.getBody().push_back(newBody);
   function.setFunctionType(FunctionType::get(ctx, argTypes, resultTypes));
+  FunctionAttrEditor attrs(function);
   for (unsigned i = 0; i < function.getNumArguments(); ++i)
-    function.removeArgAttr(
-        i, StringAttr::get(ctx, PartDialect::getShardingOriginAttrName()));
+    attrs.removeArg(i, PartDialect::getShardingOriginAttrName());
+  attrs.commit();
   function->setAttr(PartDialect::getSpmdAttrName(), meshRef);
   return success();
 }
@@ -827,16 +829,19 @@ struct PartPartitionPass
         continue;
       // A result that is the new value of a parameter or state is laid out
       // as that argument: the runtime writes it back in place.
-      for (unsigned i = 0; i < function.getNumResults(); ++i) {
-        auto updates = function.getResultAttrOfType<IntegerAttr>(
-            i, PartDialect::getUpdatesAttrName());
-        if (!updates)
-          continue;
-        if (auto s = function.getArgAttrOfType<ShardingAttr>(
-                updates.getInt(), name))
-          function.setResultAttr(i, name, s);
-        else
-          function.removeResultAttr(i, StringAttr::get(&getContext(), name));
+      {
+        FunctionAttrEditor attrs(function);
+        for (unsigned i = 0; i < function.getNumResults(); ++i) {
+          auto updates = function.getResultAttrOfType<IntegerAttr>(
+              i, PartDialect::getUpdatesAttrName());
+          if (!updates)
+            continue;
+          if (auto s = function.getArgAttrOfType<ShardingAttr>(
+                  updates.getInt(), name))
+            attrs.setResult(i, name, s);
+          else
+            attrs.removeResult(i, name);
+        }
       }
       FlatSymbolRefAttr meshName;
       auto note = [&](ShardingAttr s) {

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -74,23 +75,42 @@ static int64_t bytesOf(Value v) {
 class Propagation {
 public:
   Propagation(func::FuncOp function, MeshOp mesh)
-      : function(function), mesh(mesh), meshAttr(mesh.getMesh()) {}
+      : function(function), mesh(mesh), meshAttr(mesh.getMesh()) {
+    for (auto [axis, size] :
+         llvm::zip(meshAttr.getAxisNames(), meshAttr.getAxisSizes()))
+      axisSizes[axis] = size;
+  }
 
-  LogicalResult run();
+  /// Propagates and writes the result onto the function.
+  LogicalResult run() {
+    if (failed(compute()))
+      return failure();
+    write();
+    return success();
+  }
+  /// Propagates without changing the IR.
+  LogicalResult compute();
+  /// Argument `i`'s sharding after compute(): null when it got none.
+  ShardingAttr argumentSharding(unsigned i) {
+    auto it = states.find(function.getArgument(i));
+    if (it == states.end() || it->second.priority == Priority::None)
+      return {};
+    return build(it->second);
+  }
 
 private:
   LogicalResult seed();
+  ShardingAttr build(const State &state);
   State &stateOf(Value v);
   void setFromSharding(Value v, ShardingAttr s, Priority p, std::string why);
-  bool visit(Operation *op, ShardingRuleOpInterface ruled);
+  bool visit(Operation *op, const ShardingRule &rule);
   void write();
-  int64_t axisSize(StringAttr axis) {
-    return *meshAttr.getAxisSize(axis.getValue());
-  }
+  int64_t axisSize(StringAttr axis) const { return axisSizes.lookup(axis); }
 
   func::FuncOp function;
   MeshOp mesh;
   MeshAttr meshAttr;
+  llvm::SmallDenseMap<StringAttr, int64_t, 4> axisSizes;
   llvm::DenseMap<Value, State> states;
   llvm::DenseSet<Value> reported; // values whose unsplit dimension was reported
 };
@@ -169,8 +189,7 @@ LogicalResult Propagation::seed() {
   return failure(result.wasInterrupted());
 }
 
-bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
-  ShardingRule rule = ruled.getShardingRule();
+bool Propagation::visit(Operation *op, const ShardingRule &rule) {
   SmallVector<FactorChoice> choices(rule.getNumFactors());
 
   // Gather: each dimension's axes, split over its factors major to minor.
@@ -179,6 +198,7 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
     if (it == states.end() || it->second.priority == Priority::None)
       return;
     const State &state = it->second;
+    int64_t bytes = bytesOf(v);
     for (auto [d, factors] : llvm::enumerate(mapping)) {
       ArrayRef<StringAttr> axes = state.dims[d];
       size_t next = 0;
@@ -201,7 +221,6 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
         // Higher priority wins. At equal priority, a finer split of the same
         // axes wins; between splits that disagree, the larger value's wins,
         // since the smaller one is cheaper to reshard.
-        int64_t bytes = bytesOf(v);
         size_t common = std::min(mine.size(), choice.axes.size());
         bool agree = ArrayRef<StringAttr>(mine).take_front(common) ==
                      ArrayRef<StringAttr>(choice.axes).take_front(common);
@@ -320,25 +339,29 @@ bool Propagation::visit(Operation *op, ShardingRuleOpInterface ruled) {
   return changed;
 }
 
+ShardingAttr Propagation::build(const State &state) {
+  MLIRContext *ctx = function.getContext();
+  SmallVector<ArrayAttr> dims;
+  for (const auto &axes : state.dims)
+    dims.push_back(
+        ArrayAttr::get(ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
+  return ShardingAttr::get(ctx, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+                           dims, state.unreduced);
+}
+
 void Propagation::write() {
   MLIRContext *ctx = function.getContext();
   StringRef name = PartDialect::getShardingAttrName();
-  auto build = [&](const State &state) {
-    SmallVector<ArrayAttr> dims;
-    for (const auto &axes : state.dims)
-      dims.push_back(ArrayAttr::get(
-          ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
-    return ShardingAttr::get(ctx, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-                             dims, state.unreduced);
-  };
+  FunctionAttrEditor attrs(function);
   for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
     auto it = states.find(arg);
     if (it == states.end() || it->second.priority != Priority::Propagated)
       continue;
-    function.setArgAttr(i, name, build(it->second));
-    function.setArgAttr(i, PartDialect::getShardingOriginAttrName(),
-                        StringAttr::get(ctx, it->second.origin));
+    attrs.setArg(i, name, build(it->second));
+    attrs.setArg(i, PartDialect::getShardingOriginAttrName(),
+                 StringAttr::get(ctx, it->second.origin));
   }
+  attrs.commit();
   function.walk([&](Operation *op) {
     if (op->getNumResults() != 1 || isa<ShardingConstraintOp>(op))
       return;
@@ -354,27 +377,26 @@ void Propagation::write() {
   });
 }
 
-LogicalResult Propagation::run() {
+LogicalResult Propagation::compute() {
   if (failed(seed()))
     return failure();
-  SmallVector<std::pair<Operation *, ShardingRuleOpInterface>> ops;
+  // Each op's rule, built once for all the rounds.
+  std::vector<std::pair<Operation *, ShardingRule>> ops;
   function.walk([&](ShardingRuleOpInterface ruled) {
-    ops.push_back({ruled.getOperation(), ruled});
+    ops.push_back({ruled.getOperation(), ruled.getShardingRule()});
   });
   // Forward, then backward, until nothing changes. Each change adds axes to
   // some value, so this ends; the bound is a guard against a bug.
   for (int round = 0; round < 64; ++round) {
     bool changed = false;
-    for (auto &[op, ruled] : ops)
-      changed |= visit(op, ruled);
-    for (auto &[op, ruled] : llvm::reverse(ops))
-      changed |= visit(op, ruled);
+    for (auto &[op, rule] : ops)
+      changed |= visit(op, rule);
+    for (auto &[op, rule] : llvm::reverse(ops))
+      changed |= visit(op, rule);
     LLVM_DEBUG(llvm::dbgs() << "round " << round << ": "
                             << (changed ? "changed" : "fixed point") << "\n");
-    if (!changed) {
-      write();
+    if (!changed)
       return success();
-    }
   }
   return function.emitError() << "sharding propagation did not converge";
 }
@@ -464,31 +486,26 @@ private:
 } // namespace
 
 /// The sharding of every argument as propagation gives it without ZeRO (its
-/// tensor-parallel layout), replicated where it gets none: propagation runs
-/// on a copy of the function, its remarks silenced (the real run repeats
+/// tensor-parallel layout), replicated where it gets none: propagation is
+/// computed without writing it, its remarks silenced (the real run repeats
 /// them).
 FailureOr<SmallVector<ShardingAttr>> ZeroSharding::baseArgumentShardings() {
   MLIRContext *ctx = function.getContext();
-  auto copy = cast<func::FuncOp>(function->clone());
-  LogicalResult result = success();
+  Propagation propagation(function, mesh);
   {
     ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &d) {
       return success(d.getSeverity() == DiagnosticSeverity::Remark);
     });
-    Propagation propagation(copy, mesh);
-    result = propagation.run();
+    if (failed(propagation.compute()))
+      return failure();
   }
   SmallVector<ShardingAttr> base;
-  for (unsigned i = 0; i < copy.getNumArguments(); ++i) {
-    auto s = copy.getArgAttrOfType<ShardingAttr>(
-        i, PartDialect::getShardingAttrName());
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    ShardingAttr s = propagation.argumentSharding(i);
     base.push_back(s ? s
                      : ShardingAttr::getReplicated(ctx, mesh.getSymName(),
                                                    typeOf(i).getRank()));
   }
-  copy->erase();
-  if (failed(result))
-    return failure();
   return base;
 }
 
@@ -733,21 +750,22 @@ LogicalResult ZeroSharding::run() {
 
   // Stage 1 (and up): state split; parameters pinned to their layout unless
   // stage 3 splits them too. An annotation already there stands.
+  FunctionAttrEditor attrs(function);
   for (unsigned i = 0; stage >= 1 && i < function.getNumArguments(); ++i) {
     ArgRole role = roleOf(i);
     if ((role != ArgRole::State && role != ArgRole::Parameter) ||
         typeOf(i).getRank() == 0)
       continue;
     if (role == ArgRole::Parameter && stage >= 3 && zero[i]) {
-      function.setArgAttr(i, shardingName, zero[i]);
+      attrs.setArg(i, shardingName, zero[i]);
       continue;
     }
-    if (function.getArgAttr(i, shardingName))
+    if (attrs.getArg(i, shardingName))
       continue;
-    function.setArgAttr(i, shardingName,
-                        role == ArgRole::State && zero[i] ? zero[i]
-                                                          : (*base)[i]);
+    attrs.setArg(i, shardingName,
+                 role == ArgRole::State && zero[i] ? zero[i] : (*base)[i]);
   }
+  attrs.commit();
 
   // Every stage: each gradient is constrained, right where it is produced,
   // to the layout of the values it updates (split over the axis, or whole

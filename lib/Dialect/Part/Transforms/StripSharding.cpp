@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -41,13 +42,11 @@ struct PartStripShardingPass
       if (op->removeAttr(name))
         ++removed;
       if (auto function = dyn_cast<FunctionOpInterface>(op)) {
+        FunctionAttrEditor attrs(function);
         for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
-          if (function.removeArgAttr(i, StringAttr::get(&getContext(), name)))
-            ++removed;
+          removed += attrs.removeArg(i, name);
         for (unsigned i = 0, e = function.getNumResults(); i < e; ++i)
-          if (function.removeResultAttr(i,
-                                        StringAttr::get(&getContext(), name)))
-            ++removed;
+          removed += attrs.removeResult(i, name);
       }
     });
     LLVM_DEBUG(llvm::dbgs()

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -222,8 +223,9 @@ struct PartTensorParallelPass
     }
     if (sequenceParallel && failed(splitSequence(function, rowParallel, size)))
       return failure();
+    FunctionAttrEditor attrs(function);
     for (auto [index, split] : splits) {
-      if (function.getArgAttr(index, shardingName))
+      if (attrs.getArg(index, shardingName))
         continue; // the user's annotation stands
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
       auto [dim, layer] = split;
@@ -234,8 +236,8 @@ struct PartTensorParallelPass
                << ", but its size " << size << " does not divide it";
       SmallVector<SmallVector<StringRef>> dims(type.getRank());
       dims[dim].push_back(axis);
-      function.setArgAttr(index, shardingName,
-                          ShardingAttr::get(ctx, meshName, dims));
+      attrs.setArg(index, shardingName,
+                   ShardingAttr::get(ctx, meshName, dims));
     }
     return success();
   }
