@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ShardingProjection.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
@@ -31,23 +32,6 @@ using namespace mlir;
 using namespace partition::part;
 
 namespace {
-
-/// A sharding as plain lists: axes per dimension, and pending-sum axes.
-struct Layout {
-  SmallVector<SmallVector<StringAttr>> dims;
-  SmallVector<StringAttr> unreduced;
-
-  static Layout of(ShardingAttr s, int64_t rank) {
-    Layout l;
-    l.dims.resize(rank);
-    if (!s)
-      return l;
-    for (int64_t d = 0; d < rank; ++d)
-      l.dims[d] = s.getDimAxes(d);
-    l.unreduced.assign(s.getUnreduced().begin(), s.getUnreduced().end());
-    return l;
-  }
-};
 
 class Partitioner {
 public:
@@ -625,32 +609,17 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   // Axes per factor: the result's annotation first, then the operands' own
   // layouts, each axis on one factor only and only where it divides; axes of
   // pending sums kept pending shard nothing.
-  SmallVector<SmallVector<StringAttr>> factorAxes(rule.getNumFactors());
+  FactorAxes factorAxes(rule.getNumFactors());
   llvm::SmallDenseSet<StringAttr> used(pending.begin(), pending.end());
   auto offer = [&](const Layout &l, const ShardingRule::ValueMapping &m) {
-    for (auto [d, factors] : llvm::enumerate(m)) {
-      ArrayRef<StringAttr> axes = l.dims[d];
-      size_t next = 0;
-      for (int64_t f : factors) {
-        int64_t product = 1;
-        bool takes = factorAxes[f].empty() &&
-                     rule.getFactorKind(f) != FactorKind::NeedReplication;
-        SmallVector<StringAttr> mine;
-        while (next < axes.size() &&
-               rule.getFactorSize(f) % (product * groupSize(axes[next])) == 0) {
-          product *= groupSize(axes[next]);
-          mine.push_back(axes[next++]);
-        }
-        bool whole = product == rule.getFactorSize(f) || next == axes.size();
-        if (takes && !mine.empty() &&
-            llvm::none_of(mine, [&](StringAttr a) { return used.count(a); })) {
-          factorAxes[f] = mine;
-          used.insert(mine.begin(), mine.end());
-        }
-        if (!whole)
-          break; // later axes split this factor unevenly: do not pass on
+    ValueProjection projection = projectOntoFactors(
+        rule, m, l, [&](StringAttr axis) { return groupSize(axis); });
+    for (auto [f, mine] : llvm::enumerate(projection.factorAxes))
+      if (factorAxes[f].empty() && !mine.empty() &&
+          llvm::none_of(mine, [&](StringAttr a) { return used.count(a); })) {
+        factorAxes[f] = mine;
+        used.insert(mine.begin(), mine.end());
       }
-    }
   };
   if (op->getNumResults() == 1)
     if (auto s = op->getAttrOfType<ShardingAttr>(shardingName))
@@ -663,11 +632,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   SmallVector<Value> operands;
   for (auto [i, operand, m] :
        llvm::enumerate(op->getOperands(), rule.getOperandMappings())) {
-    Layout target;
-    target.dims.resize(m.size());
-    for (auto [d, factors] : llvm::enumerate(m))
-      for (int64_t f : factors)
-        llvm::append_range(target.dims[d], factorAxes[f]);
+    Layout target = layoutFromFactors(rule, m, factorAxes, /*isResult=*/false);
     if (operandPending[i])
       target.unreduced = pending;
     Value local = mapping.lookup(operand);
@@ -699,17 +664,10 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   SmallVector<Type> resultTypes;
   SmallVector<Layout> resultLayouts;
   SmallVector<StringAttr> reduced;
-  for (int64_t f = 0; f < rule.getNumFactors(); ++f)
-    if (rule.getFactorKind(f) == FactorKind::Reduction)
-      llvm::append_range(reduced, factorAxes[f]);
   for (auto [result, m] :
        llvm::zip(op->getResults(), rule.getResultMappings())) {
-    Layout l;
-    l.dims.resize(m.size());
-    for (auto [d, factors] : llvm::enumerate(m))
-      for (int64_t f : factors)
-        llvm::append_range(l.dims[d], factorAxes[f]);
-    l.unreduced = reduced;
+    Layout l = layoutFromFactors(rule, m, factorAxes, /*isResult=*/true);
+    reduced = l.unreduced;
     llvm::append_range(l.unreduced, pending);
     resultTypes.push_back(
         localType(cast<RankedTensorType>(result.getType()), l));

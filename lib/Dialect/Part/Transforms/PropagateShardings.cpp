@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ShardingProjection.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
@@ -49,8 +50,7 @@ enum class Priority { None = 0, Propagated = 1, User = 2 };
 
 /// What propagation knows about one value.
 struct State {
-  SmallVector<SmallVector<StringAttr>> dims; ///< axes per dimension
-  SmallVector<StringAttr> unreduced;
+  Layout layout;
   Priority priority = Priority::None;
   std::string origin;
 };
@@ -120,16 +120,15 @@ private:
 State &Propagation::stateOf(Value v) {
   auto [it, inserted] = states.try_emplace(v);
   if (inserted)
-    it->second.dims.resize(cast<RankedTensorType>(v.getType()).getRank());
+    it->second.layout =
+        Layout::replicated(cast<RankedTensorType>(v.getType()).getRank());
   return it->second;
 }
 
 void Propagation::setFromSharding(Value v, ShardingAttr s, Priority p,
                                   std::string why) {
   State &state = stateOf(v);
-  for (int64_t d = 0; d < s.getRank(); ++d)
-    state.dims[d] = s.getDimAxes(d);
-  state.unreduced.assign(s.getUnreduced().begin(), s.getUnreduced().end());
+  state.layout = Layout::of(s, s.getRank());
   state.priority = p;
   state.origin = std::move(why);
 }
@@ -192,60 +191,50 @@ LogicalResult Propagation::seed() {
 bool Propagation::visit(Operation *op, const ShardingRule &rule) {
   SmallVector<FactorChoice> choices(rule.getNumFactors());
 
-  // Gather: each dimension's axes, split over its factors major to minor.
+  // Gather: what each value's layout gives the op's factors (one
+  // projection, see ShardingProjection.h).
   auto collect = [&](Value v, const ShardingRule::ValueMapping &mapping) {
     auto it = states.find(v);
     if (it == states.end() || it->second.priority == Priority::None)
       return;
     const State &state = it->second;
     int64_t bytes = bytesOf(v);
-    for (auto [d, factors] : llvm::enumerate(mapping)) {
-      ArrayRef<StringAttr> axes = state.dims[d];
-      size_t next = 0;
-      bool blocked = false;
-      for (int64_t f : factors) {
-        // Axes split the dimension major to minor, so a minor factor can take
-        // axes only once the major ones are split completely.
-        SmallVector<StringAttr> mine;
-        int64_t product = 1;
-        while (!blocked && next < axes.size() &&
-               rule.getFactorSize(f) % (product * axisSize(axes[next])) == 0) {
-          product *= axisSize(axes[next]);
-          mine.push_back(axes[next++]);
-        }
-        blocked |= next < axes.size() && product != rule.getFactorSize(f);
-        FactorChoice &choice = choices[f];
-        if (mine.empty() ||
-            rule.getFactorKind(f) == FactorKind::NeedReplication)
-          continue;
-        // Higher priority wins. At equal priority, a finer split of the same
-        // axes wins; between splits that disagree, the larger value's wins,
-        // since the smaller one is cheaper to reshard.
-        size_t common = std::min(mine.size(), choice.axes.size());
-        bool agree = ArrayRef<StringAttr>(mine).take_front(common) ==
-                     ArrayRef<StringAttr>(choice.axes).take_front(common);
-        bool better = state.priority > choice.priority ||
-                      (state.priority == choice.priority &&
-                       ((agree && mine.size() > choice.axes.size()) ||
-                        (!agree && bytes > choice.bytes)));
-        if (better) {
-          choice.axes = mine;
-          choice.priority = state.priority;
-          choice.origin = state.origin;
-          choice.bytes = bytes;
-        }
+    ValueProjection projection = projectOntoFactors(
+        rule, mapping, state.layout,
+        [&](StringAttr axis) { return axisSize(axis); });
+    for (auto [f, mine] : llvm::enumerate(projection.factorAxes)) {
+      if (mine.empty())
+        continue;
+      // Higher priority wins. At equal priority, a finer split of the same
+      // axes wins; between splits that disagree, the larger value's wins,
+      // since the smaller one is cheaper to reshard.
+      FactorChoice &choice = choices[f];
+      size_t common = std::min(mine.size(), choice.axes.size());
+      bool agree = ArrayRef<StringAttr>(mine).take_front(common) ==
+                   ArrayRef<StringAttr>(choice.axes).take_front(common);
+      bool better = state.priority > choice.priority ||
+                    (state.priority == choice.priority &&
+                     ((agree && mine.size() > choice.axes.size()) ||
+                      (!agree && bytes > choice.bytes)));
+      if (better) {
+        choice.axes = mine;
+        choice.priority = state.priority;
+        choice.origin = state.origin;
+        choice.bytes = bytes;
       }
-      if (next < axes.size() && reported.insert(v).second) {
-        // Axes the op's factors cannot take stop at this op: say so.
-        std::string names;
-        for (StringAttr axis : axes.drop_front(next))
-          names += (names.empty() ? "\"" : ", \"") + axis.str() + "\"";
-        op->emitRemark() << "cannot carry mesh axes " << names
-                         << " of dimension " << d << " (size "
-                         << cast<RankedTensorType>(v.getType()).getDimSize(d)
-                         << ") through: they do not split the op's factors "
-                            "of that dimension evenly";
-      }
+    }
+    for (auto [d, left] : llvm::enumerate(projection.leftover)) {
+      if (left.empty() || !reported.insert(v).second)
+        continue;
+      // Axes the op's factors cannot take stop at this op: say so.
+      std::string names;
+      for (StringAttr axis : left)
+        names += (names.empty() ? "\"" : ", \"") + axis.str() + "\"";
+      op->emitRemark() << "cannot carry mesh axes " << names
+                       << " of dimension " << d << " (size "
+                       << cast<RankedTensorType>(v.getType()).getDimSize(d)
+                       << ") through: they do not split the op's factors "
+                          "of that dimension evenly";
     }
   };
   for (auto [v, mapping] :
@@ -276,14 +265,17 @@ bool Propagation::visit(Operation *op, const ShardingRule &rule) {
 
   // Scatter: a value takes the factors' axes where it has fewer.
   bool changed = false;
+  FactorAxes factorAxes;
+  for (const FactorChoice &choice : choices)
+    factorAxes.push_back(choice.axes);
   auto apply = [&](Value v, const ShardingRule::ValueMapping &mapping,
                    bool isResult) {
     State &state = stateOf(v);
     if (state.priority == Priority::User)
       return;
-    SmallVector<SmallVector<StringAttr>> dims(mapping.size());
-    Priority best = Priority::None;
+    Layout layout = layoutFromFactors(rule, mapping, factorAxes, isResult);
     // Every source that contributed axes, in order of first appearance.
+    Priority best = Priority::None;
     SmallVector<std::string> origins;
     auto take = [&](const FactorChoice &choice) {
       if (choice.axes.empty())
@@ -292,42 +284,27 @@ bool Propagation::visit(Operation *op, const ShardingRule &rule) {
       if (!llvm::is_contained(origins, choice.origin))
         origins.push_back(choice.origin);
     };
-    for (auto [d, factors] : llvm::enumerate(mapping))
-      for (int64_t f : factors) {
-        llvm::append_range(dims[d], choices[f].axes);
+    for (const auto &factors : mapping)
+      for (int64_t f : factors)
         take(choices[f]);
-      }
-    SmallVector<StringAttr> unreduced;
     if (isResult)
       for (int64_t f = 0; f < rule.getNumFactors(); ++f)
-        if (rule.getFactorKind(f) == FactorKind::Reduction) {
-          llvm::append_range(unreduced, choices[f].axes);
+        if (rule.getFactorKind(f) == FactorKind::Reduction)
           take(choices[f]);
-        }
-    std::string origin = llvm::join(origins, "; ");
-    auto count = [](ArrayRef<SmallVector<StringAttr>> ds) {
-      size_t n = 0;
-      for (const auto &axes : ds)
-        n += axes.size();
-      return n;
-    };
-    size_t before = count(state.dims) + state.unreduced.size();
-    size_t after = count(dims) + unreduced.size();
-    if (best == Priority::None || after <= before)
+    if (best == Priority::None || layout.numAxes() <= state.layout.numAxes())
       return;
     // Sharding must divide each dimension.
     ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
-    for (auto [d, axes] : llvm::enumerate(dims)) {
+    for (auto [d, axes] : llvm::enumerate(layout.dims)) {
       int64_t shards = 1;
       for (StringAttr axis : axes)
         shards *= axisSize(axis);
       if (shape[d] % shards)
         return; // cannot happen: factors divide their dimensions
     }
-    state.dims = std::move(dims);
-    state.unreduced = std::move(unreduced);
+    state.layout = std::move(layout);
     state.priority = Priority::Propagated;
-    state.origin = origin;
+    state.origin = llvm::join(origins, "; ");
     changed = true;
   };
   for (auto [v, mapping] :
@@ -340,13 +317,8 @@ bool Propagation::visit(Operation *op, const ShardingRule &rule) {
 }
 
 ShardingAttr Propagation::build(const State &state) {
-  MLIRContext *ctx = function.getContext();
-  SmallVector<ArrayAttr> dims;
-  for (const auto &axes : state.dims)
-    dims.push_back(
-        ArrayAttr::get(ctx, SmallVector<Attribute>(axes.begin(), axes.end())));
-  return ShardingAttr::get(ctx, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-                           dims, state.unreduced);
+  return state.layout.toAttr(function.getContext(),
+                             FlatSymbolRefAttr::get(mesh.getSymNameAttr()));
 }
 
 void Propagation::write() {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ShardingProjection.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
@@ -40,11 +41,26 @@ std::optional<unsigned> parameterIndex(func::FuncOp function, Value v) {
   return arg.getArgNumber();
 }
 
-/// Ops a split of the feature dimension passes through unchanged.
-bool passesSplit(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, ExpOp, TanhOp,
-             ErfOp, CosOp, SinOp, SigmoidOp, ReluOp, SiluOp, GeluOp, CastOp,
-             ReshapeOp, TransposeOp, RotaryEmbeddingOp, AttentionOp>(op);
+/// The layout of `user`'s result when its operand `operand` has `layout`
+/// (an axis on its features) and nothing else is split: the split passes
+/// through the op when the result is split by it too and is no pending sum.
+/// None when it does not, or the op has no sharding rule or several results.
+std::optional<Layout> passSplit(Operation *user, unsigned operand,
+                                const Layout &layout,
+                                function_ref<int64_t(StringAttr)> axisSize) {
+  auto ruled = dyn_cast<ShardingRuleOpInterface>(user);
+  if (!ruled || user->getNumResults() != 1)
+    return std::nullopt;
+  ShardingRule rule = ruled.getShardingRule();
+  ValueProjection projection = projectOntoFactors(
+      rule, rule.getOperandMappings()[operand], layout, axisSize);
+  if (projection.hasLeftover())
+    return std::nullopt;
+  Layout result = layoutFromFactors(rule, rule.getResultMappings()[0],
+                                    projection.factorAxes, /*isResult=*/true);
+  if (!result.unreduced.empty() || result.numAxes() != layout.numAxes())
+    return std::nullopt;
+  return result;
 }
 
 struct PartTensorParallelPass
@@ -147,19 +163,28 @@ struct PartTensorParallelPass
           work.append(def->operand_begin(), def->operand_end());
       }
     }
+    StringAttr axisName = StringAttr::get(ctx, axis);
     WalkResult walk = function.walk([&](MatmulOp first) {
       if (!forward.contains(first))
         return WalkResult::advance();
       std::optional<unsigned> w1 = parameterIndex(function, first.getRhs());
       if (!w1)
         return WalkResult::advance();
-      // Follow the output forward to row-parallel partners.
+      // Follow the output's split features forward, through every op whose
+      // sharding rule carries them to its result, to row-parallel partners.
+      // The split is followed structurally (an axis of size 1): whether tp
+      // divides the heads a reshape makes is checked below, with a
+      // diagnostic.
       SmallVector<std::pair<MatmulOp, unsigned>> partners;
       SmallVector<Operation *> pathHeads;
-      SmallVector<Value> work = {first.getResult()};
+      auto features = Layout::replicated(
+          cast<RankedTensorType>(first.getResult().getType()).getRank());
+      features.dims.back().push_back(axisName);
+      SmallVector<std::pair<Value, Layout>> work = {
+          {first.getResult(), features}};
       llvm::SmallPtrSet<Operation *, 16> seen;
       while (!work.empty()) {
-        Value v = work.pop_back_val();
+        auto [v, layout] = work.pop_back_val();
         for (OpOperand &use : v.getUses()) {
           Operation *user = use.getOwner();
           if (!forward.contains(user) || !seen.insert(user).second)
@@ -167,11 +192,17 @@ struct PartTensorParallelPass
           if (auto second = dyn_cast<MatmulOp>(user)) {
             std::optional<unsigned> w2 =
                 parameterIndex(function, second.getRhs());
-            if (w2 && use.getOperandNumber() == 0 && !second.getTransposeA())
+            // A partner contracts the split features: they are its
+            // operand's last dimension.
+            if (w2 && use.getOperandNumber() == 0 && !second.getTransposeA() &&
+                layout.dims.back().size() == 1)
               partners.push_back({second, *w2});
             continue;
           }
-          if (!passesSplit(user))
+          std::optional<Layout> passed =
+              passSplit(user, use.getOperandNumber(), layout,
+                        [](StringAttr) -> int64_t { return 1; });
+          if (!passed)
             continue;
           if (auto reshape = dyn_cast<ReshapeOp>(user)) {
             auto in = reshape.getInput().getType();
@@ -181,8 +212,7 @@ struct PartTensorParallelPass
                     ArrayRef<int64_t>{1, in.getShape().back()})
               pathHeads.push_back(reshape);
           }
-          for (Value r : user->getResults())
-            work.push_back(r);
+          work.push_back({user->getResult(0), *passed});
         }
       }
       if (partners.empty())

@@ -1,0 +1,49 @@
+//===- Layout.h - how a value is split, as plain lists ----------*- C++ -*-===//
+//
+// Part of the sharding analysis library (docs/design/
+// 2026-12-03-sharding-analysis.md), which never changes the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_DIALECT_PART_ANALYSIS_LAYOUT_H
+#define PARTITION_DIALECT_PART_ANALYSIS_LAYOUT_H
+
+#include "partition/Dialect/Part/IR/PartAttrs.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace partition::part {
+
+/// A sharding as plain lists: the mesh axes that split each dimension
+/// (major to minor), and the axes over which the value is a pending sum.
+struct Layout {
+  llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>> dims;
+  llvm::SmallVector<mlir::StringAttr> unreduced;
+
+  /// Replicated (no axes) over `rank` dimensions.
+  static Layout replicated(int64_t rank) {
+    Layout l;
+    l.dims.resize(rank);
+    return l;
+  }
+  /// `s` as lists; replicated when `s` is null.
+  static Layout of(ShardingAttr s, int64_t rank);
+  /// The attribute of this layout on `mesh`.
+  ShardingAttr toAttr(mlir::MLIRContext *ctx, mlir::FlatSymbolRefAttr mesh) const;
+
+  /// The number of axes it uses, splits and pending sums together.
+  size_t numAxes() const;
+  /// The shape of one device's block of a value of `global` shape.
+  llvm::SmallVector<int64_t> localShape(llvm::ArrayRef<int64_t> global,
+                                        MeshAttr mesh) const;
+
+  bool operator==(const Layout &other) const {
+    return dims == other.dims && unreduced == other.unreduced;
+  }
+  bool operator!=(const Layout &other) const { return !(*this == other); }
+};
+
+} // namespace partition::part
+
+#endif // PARTITION_DIALECT_PART_ANALYSIS_LAYOUT_H
