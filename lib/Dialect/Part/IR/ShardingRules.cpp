@@ -559,3 +559,39 @@ ShardingRule ScatterAddOp::getShardingRule() {
   rule.addResult(outMap);
   return rule;
 }
+
+//===----------------------------------------------------------------------===//
+// Pending sums through linear ops
+//===----------------------------------------------------------------------===//
+
+// sum_i(a_i) +- sum_i(b_i) = sum_i(a_i +- b_i): both operands pending.
+SmallVector<bool> AddOp::keepsPendingSum(ArrayRef<bool> pending) {
+  return pending[0] && pending[1] ? SmallVector<bool>{true, true}
+                                  : SmallVector<bool>{};
+}
+SmallVector<bool> SubOp::keepsPendingSum(ArrayRef<bool> pending) {
+  return pending[0] && pending[1] ? SmallVector<bool>{true, true}
+                                  : SmallVector<bool>{};
+}
+// sum_i(a_i) * w = sum_i(a_i * w), with w whole (on either side).
+SmallVector<bool> MulOp::keepsPendingSum(ArrayRef<bool> pending) {
+  if (pending[0] != pending[1])
+    return {pending[0], pending[1]};
+  return {};
+}
+// sum_i(a_i) / w = sum_i(a_i / w); not w / sum_i(a_i).
+SmallVector<bool> DivOp::keepsPendingSum(ArrayRef<bool> pending) {
+  if (pending[0] && !pending[1])
+    return {true, false};
+  return {};
+}
+// -sum_i(a_i), and moving elements around, are linear.
+SmallVector<bool> NegOp::keepsPendingSum(ArrayRef<bool> pending) {
+  return pending[0] ? SmallVector<bool>{true} : SmallVector<bool>{};
+}
+SmallVector<bool> ReshapeOp::keepsPendingSum(ArrayRef<bool> pending) {
+  return pending[0] ? SmallVector<bool>{true} : SmallVector<bool>{};
+}
+SmallVector<bool> TransposeOp::keepsPendingSum(ArrayRef<bool> pending) {
+  return pending[0] ? SmallVector<bool>{true} : SmallVector<bool>{};
+}

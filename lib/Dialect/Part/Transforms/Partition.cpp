@@ -562,48 +562,39 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     if (!data.dims[gather.getAxis()].empty() && data.unreduced.empty())
       return partitionSplitLookup(b, gather);
   }
+
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
   if (!ruled)
     return op->emitOpError() << "has no sharding rule, so it cannot be "
                                 "partitioned";
   ShardingRule rule = ruled.getShardingRule();
 
-  // Pending sums that may stay pending through this op, where that is valid
-  // and saves a reduction: a sum or difference of values pending over the
-  // same axes (two row-parallel branches added: one all-reduce, not two);
-  // a negation, reshape or transpose of a pending value; a pending value
-  // times (or divided by) a whole one.
+  // Pending sums that may stay pending through this op, where the op says
+  // that is valid (keepsPendingSum: two row-parallel branches added need
+  // one all-reduce, not two) and where it saves a reduction: a value with
+  // other uses is reduced once where it stands, since keeping it pending
+  // here would reduce this op's result as well as the value.
   SmallVector<StringAttr> pending;
   SmallVector<bool> operandPending(op->getNumOperands(), false);
   {
-    // A value with other uses is reduced once where it stands: keeping it
-    // pending here would reduce this op's result as well as the value.
-    auto unreducedOf = [&](Value v) -> SmallVector<StringAttr> {
-      if (!v.hasOneUse())
-        return {};
-      return layouts[mapping.lookup(v)].unreduced;
-    };
-    if (isa<AddOp, SubOp>(op)) {
-      auto a = unreducedOf(op->getOperand(0)),
-           b2 = unreducedOf(op->getOperand(1));
-      if (!a.empty() && a == b2) {
-        pending = a;
-        operandPending.assign(2, true);
-      }
-    } else if (isa<NegOp, ReshapeOp, TransposeOp>(op)) {
-      pending = unreducedOf(op->getOperand(0));
-      operandPending.assign(1, !pending.empty());
-    } else if (isa<MulOp, DivOp>(op)) {
-      auto a = unreducedOf(op->getOperand(0)),
-           b2 = unreducedOf(op->getOperand(1));
-      if (!a.empty() && b2.empty()) {
-        pending = a;
-        operandPending[0] = true;
-      } else if (isa<MulOp>(op) && a.empty() && !b2.empty()) {
-        pending = b2;
-        operandPending[1] = true;
-      }
+    SmallVector<bool> isPending;
+    bool sameAxes = true;
+    for (Value v : op->getOperands()) {
+      const Layout &l = layouts[mapping.lookup(v)];
+      bool p = !l.unreduced.empty() && v.hasOneUse();
+      isPending.push_back(p);
+      if (p && !pending.empty() && pending != l.unreduced)
+        sameAxes = false;
+      if (p && pending.empty())
+        pending = l.unreduced;
     }
+    SmallVector<bool> kept;
+    if (sameAxes && llvm::is_contained(isPending, true))
+      kept = ruled.keepsPendingSum(isPending);
+    if (llvm::is_contained(kept, true))
+      operandPending.assign(kept.begin(), kept.end());
+    else
+      pending.clear();
   }
 
   // Axes per factor: the result's annotation first, then the operands' own

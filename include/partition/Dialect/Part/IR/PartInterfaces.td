@@ -16,6 +16,19 @@ def Part_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
   let methods = [
     InterfaceMethod<"The op's factors and the factors of each dimension.",
       "::partition::part::ShardingRule", "getShardingRule">,
+    InterfaceMethod<[{
+        Whether pending sums (values unreduced over some mesh axes) may stay
+        pending through the op: `pending[i]` says operand i is one (all over
+        the same axes). Returns, per operand, whether its pending sum is kept
+        -- the result is then a pending sum over the same axes whose sum is
+        the op's result on the sums -- or nothing when the op must see whole
+        values. Linear ops keep them: the sum or difference of two pending
+        values, the negation, reshape or transpose of one, the product of
+        one and a whole value, the quotient of one by a whole value.
+      }],
+      "::llvm::SmallVector<bool>", "keepsPendingSum",
+      (ins "::llvm::ArrayRef<bool>":$pending), [{}],
+      [{ return {}; }]>,
   ];
 }
 

@@ -103,8 +103,9 @@ def Part_CastOp : Part_Op<"cast", [DeclareOpInterfaceMethods<Part_ShardingRuleOp
   let hasVerifier = 1;
 }
 
-class Part_BinaryOp<string mnemonic, Type operandType, string formula>
-    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
+class Part_BinaryOp<string mnemonic, Type operandType, string formula,
+                    list<string> shardingMethods = []>
+    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, shardingMethods>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
   let summary = "elementwise " # formula # " with numpy broadcasting";
   let description = [{
     Computes `}] # formula # [{` elementwise. Shapes broadcast as in numpy:
@@ -127,10 +128,10 @@ class Part_BinaryOp<string mnemonic, Type operandType, string formula>
   }];
 }
 
-def Part_AddOp : Part_BinaryOp<"add", Part_Tensor, "lhs + rhs">;
-def Part_SubOp : Part_BinaryOp<"sub", Part_Tensor, "lhs - rhs">;
-def Part_MulOp : Part_BinaryOp<"mul", Part_Tensor, "lhs * rhs">;
-def Part_DivOp : Part_BinaryOp<"div", Part_Tensor, "lhs / rhs">;
+def Part_AddOp : Part_BinaryOp<"add", Part_Tensor, "lhs + rhs", ["keepsPendingSum"]>;
+def Part_SubOp : Part_BinaryOp<"sub", Part_Tensor, "lhs - rhs", ["keepsPendingSum"]>;
+def Part_MulOp : Part_BinaryOp<"mul", Part_Tensor, "lhs * rhs", ["keepsPendingSum"]>;
+def Part_DivOp : Part_BinaryOp<"div", Part_Tensor, "lhs / rhs", ["keepsPendingSum"]>;
 def Part_MaxOp : Part_BinaryOp<"max", Part_Tensor, "max(lhs, rhs)">;
 def Part_MinOp : Part_BinaryOp<"min", Part_Tensor, "min(lhs, rhs)">;
 def Part_PowOp : Part_BinaryOp<"pow", Part_FloatTensor, "lhs ^ rhs">;
@@ -189,9 +190,10 @@ def Part_SelectOp : Part_Op<"select", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   }];
 }
 
-class Part_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+class Part_UnaryOp<string mnemonic, string formula, list<Trait> traits = [],
+                   list<string> shardingMethods = []>
     : Part_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
-                                     DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>], traits)> {
+                                     DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, shardingMethods>, DeclareOpInterfaceMethods<Part_VjpOpInterface>], traits)> {
   let summary = "elementwise " # formula;
   let description = [{
     Computes `}] # formula # [{` elementwise; f16 and bf16 are computed in f32.
@@ -205,7 +207,7 @@ class Part_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Part_NegOp : Part_UnaryOp<"neg", "-x">;
+def Part_NegOp : Part_UnaryOp<"neg", "-x", [], ["keepsPendingSum"]>;
 def Part_ExpOp : Part_UnaryOp<"exp", "exp(x)">;
 def Part_LogOp : Part_UnaryOp<"log", "log(x)">;
 def Part_SqrtOp : Part_UnaryOp<"sqrt", "sqrt(x)">;
@@ -489,7 +491,7 @@ def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum">;
 // Model ops: data movement
 //===----------------------------------------------------------------------===//
 
-def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["keepsPendingSum"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
   let summary = "reinterprets a tensor's elements under another shape";
   let description = [{
     Row-major order is kept.
@@ -508,7 +510,7 @@ def Part_ReshapeOp : Part_Op<"reshape", [DeclareOpInterfaceMethods<Part_Sharding
   let hasVerifier = 1;
 }
 
-def Part_TransposeOp : Part_Op<"transpose", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_TransposeOp : Part_Op<"transpose", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["keepsPendingSum"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "permutes the dimensions of a tensor";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
