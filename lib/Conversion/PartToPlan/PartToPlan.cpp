@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
+#include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Tools/ToolSupport.h"
 #include "partition/runtime/Plan.h"
@@ -573,9 +574,11 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
         auto argSharding = function.getArgAttrOfType<ShardingAttr>(
             target.getInt(), PartDialect::getShardingAttrName());
         auto replicated = [&](ShardingAttr s) {
-          return !s || llvm::all_of(s.getDims(), [](Attribute d) {
-                   return cast<ArrayAttr>(d).empty();
-                 }) && s.getUnreduced().empty();
+          return !s || (llvm::all_of(s.getDims(),
+                                     [](Attribute d) {
+                                       return cast<ArrayAttr>(d).empty();
+                                     }) &&
+                        s.getUnreduced().empty());
         };
         if (info.storage != plan::Storage::Persistent)
           return op->emitError() << "result " << index << " updates argument "
@@ -741,48 +744,16 @@ ProgramLowering::lower(ProgramMemory &memory) {
                                    &inputs, &outputs, &instructions);
 }
 
-/// Bytes of `type` (at least one byte per element, as the plan stores it);
-/// lowering checked that it fits.
-static uint64_t bytesOf(RankedTensorType type) { return *getTensorBytes(type); }
-
 /// Prints the memory report of `function`'s per-device program (see the
 /// "Memory report" section of docs/design/2026-12-02-training.md): every
 /// device of the mesh holds the same local shapes, so one column serves all.
 static void printMemoryReport(func::FuncOp function, MeshOp mesh,
                               const ProgramMemory &figure,
                               llvm::raw_ostream &os) {
-  uint64_t parameters = 0, state = 0, inputs = 0;
-  uint64_t psi = 0; // parameter elements of the whole (global) model
-  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
-    auto type = cast<RankedTensorType>(arg.getType());
-    auto role = function.getArgAttrOfType<ArgRoleAttr>(
-        index, PartDialect::getRoleAttrName());
-    if (role && role.getValue() == ArgRole::Parameter) {
-      parameters += bytesOf(type);
-      int64_t elements = type.getNumElements();
-      if (auto sharding = function.getArgAttrOfType<ShardingAttr>(
-              index, PartDialect::getShardingAttrName())) {
-        elements = 1;
-        for (int64_t d :
-             sharding.getGlobalShape(type.getShape(), mesh.getMesh()))
-          elements *= d;
-      }
-      psi = llvm::SaturatingAdd(psi, uint64_t(elements));
-    } else if (role && role.getValue() == ArgRole::State) {
-      state += bytesOf(type);
-    } else {
-      inputs += bytesOf(type);
-    }
-  }
-  // The gradients as the optimizer reads them (marked by part-optimizer):
-  // arena values, a part of the arena row.
-  uint64_t gradients = 0;
-  function.walk([&](Operation *op) {
-    if (auto index =
-            op->getAttrOfType<IntegerAttr>(PartDialect::getGradientAttrName()))
-      gradients += bytesOf(
-          cast<RankedTensorType>(op->getOperand(index.getInt()).getType()));
-  });
+  ResidentBytes resident = residentBytes(function, mesh.getMesh());
+  uint64_t parameters = resident.parameters, state = resident.state,
+           inputs = resident.inputs, gradients = resident.gradients,
+           psi = resident.globalParameterElements;
   // Persistent values that are not arguments are the plan's constants.
   uint64_t constants = figure.persistentBytes - parameters - state;
   int64_t devices = mesh.getMesh().getNumDevices();

@@ -1,5 +1,6 @@
 //===- Explain.cpp - why each collective is there and what it costs -------===//
 
+#include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -22,12 +23,6 @@ using namespace partition::part;
 
 namespace {
 
-int64_t bytesOf(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return t.getNumElements() *
-         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
 struct PartExplainPass
     : public partition::part::impl::PartExplainPassBase<PartExplainPass> {
   void runOnOperation() override {
@@ -41,41 +36,25 @@ struct PartExplainPass
           table;
       int64_t total = 0, count = 0;
       function.walk([&](Operation *op) {
-        auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
-        if (!axesAttr || !isa<AllReduceOp, AllGatherOp, ReduceScatterOp,
-                              AllToAllOp, AllSliceOp, CollectivePermuteOp>(op))
+        std::optional<CollectiveCost> cost = collectiveCost(op, mesh);
+        if (!cost)
           return;
-        SmallVector<StringAttr> axes;
         SmallVector<std::string> names;
-        for (Attribute a : axesAttr) {
-          axes.push_back(cast<StringAttr>(a));
-          names.push_back("\"" + cast<StringAttr>(a).getValue().str() + "\"");
-        }
-        int64_t n = mesh.getGroupSize(axes);
-        int64_t in = bytesOf(op->getOperand(0).getType());
-        int64_t out = bytesOf(op->getResult(0).getType());
-        int64_t moved = 0;
-        if (isa<AllReduceOp>(op))
-          moved = 2 * (n - 1) * in / n;
-        else if (isa<AllGatherOp>(op))
-          moved = (n - 1) * out / n;
-        else if (isa<ReduceScatterOp, AllToAllOp>(op))
-          moved = (n - 1) * in / n;
-        else if (isa<CollectivePermuteOp>(op))
-          moved = in;
-        std::string kind = op->getName().stripDialect().str();
+        for (StringAttr axis : cost->axes)
+          names.push_back("\"" + axis.getValue().str() + "\"");
         std::string axesText = llvm::join(names, ", ");
         auto origin =
             op->getAttrOfType<StringAttr>(PartDialect::getOriginAttrName());
-        op->emitRemark() << kind << " over " << axesText << " (" << n
-                         << " devices) of " << in << " bytes moves " << moved
-                         << " bytes per device; needed by "
+        op->emitRemark() << cost->kind << " over " << axesText << " ("
+                         << cost->groupSize << " devices) of "
+                         << cost->operandBytes << " bytes moves "
+                         << cost->movedBytes << " bytes per device; needed by "
                          << (origin ? origin.getValue()
                                     : StringRef("(written by hand)"));
-        auto &row = table[{kind, axesText}];
+        auto &row = table[{cost->kind, axesText}];
         ++row.first;
-        row.second += moved;
-        total += moved;
+        row.second += cost->movedBytes;
+        total += cost->movedBytes;
         ++count;
       });
       llvm::raw_ostream &os = llvm::outs();

@@ -1,0 +1,119 @@
+//===- Cost.cpp - what a program moves, holds and computes per device -----===//
+
+#include "partition/Dialect/Part/Analysis/Cost.h"
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+int64_t bytesOf(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return t.getNumElements() *
+         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+bool isCollective(Operation *op) {
+  return isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp, AllSliceOp,
+             CollectivePermuteOp>(op);
+}
+
+int64_t elementsOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t ? t.getNumElements() : 0;
+}
+
+} // namespace
+
+std::optional<CollectiveCost> partition::part::collectiveCost(Operation *op,
+                                                              MeshAttr mesh) {
+  if (!isCollective(op))
+    return std::nullopt;
+  auto axesAttr = op->getAttrOfType<ArrayAttr>("axes");
+  if (!axesAttr)
+    return std::nullopt;
+  CollectiveCost c;
+  c.kind = op->getName().stripDialect().str();
+  for (Attribute a : axesAttr)
+    c.axes.push_back(cast<StringAttr>(a));
+  c.groupSize = mesh.getGroupSize(c.axes);
+  int64_t n = c.groupSize;
+  c.operandBytes = bytesOf(op->getOperand(0).getType());
+  int64_t out = bytesOf(op->getResult(0).getType());
+  if (isa<AllReduceOp>(op))
+    c.movedBytes = 2 * (n - 1) * c.operandBytes / n;
+  else if (isa<AllGatherOp>(op))
+    c.movedBytes = (n - 1) * out / n;
+  else if (isa<ReduceScatterOp, AllToAllOp>(op))
+    c.movedBytes = (n - 1) * c.operandBytes / n;
+  else if (isa<CollectivePermuteOp>(op))
+    c.movedBytes = c.operandBytes;
+  return c;
+}
+
+ResidentBytes partition::part::residentBytes(func::FuncOp function,
+                                             MeshAttr mesh) {
+  ResidentBytes r;
+  for (auto [index, arg] : llvm::enumerate(function.getArguments())) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(
+        index, PartDialect::getRoleAttrName());
+    if (role && role.getValue() == ArgRole::Parameter) {
+      r.parameters += bytesOf(type);
+      int64_t elements = type.getNumElements();
+      if (auto sharding = function.getArgAttrOfType<ShardingAttr>(
+              index, PartDialect::getShardingAttrName())) {
+        elements = 1;
+        for (int64_t d : sharding.getGlobalShape(type.getShape(), mesh))
+          elements *= d;
+      }
+      r.globalParameterElements += elements;
+    } else if (role && role.getValue() == ArgRole::State) {
+      r.state += bytesOf(type);
+    } else {
+      r.inputs += bytesOf(type);
+    }
+  }
+  function.walk([&](Operation *op) {
+    if (auto index =
+            op->getAttrOfType<IntegerAttr>(PartDialect::getGradientAttrName()))
+      r.gradients += bytesOf(op->getOperand(index.getInt()).getType());
+  });
+  return r;
+}
+
+int64_t partition::part::flopsOf(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    // [..., M, K] x [K, N] (or transposed): 2 M N K per batch element.
+    auto a = cast<RankedTensorType>(matmul.getLhs().getType());
+    int64_t k = matmul.getTransposeA() ? a.getShape()[a.getRank() - 2]
+                                       : a.getShape().back();
+    return 2 * k * elementsOf(matmul.getResult().getType());
+  }
+  if (auto bmm = dyn_cast<BatchMatmulOp>(op)) {
+    auto a = cast<RankedTensorType>(bmm.getLhs().getType());
+    int64_t k = bmm.getTransposeA() ? a.getShape()[a.getRank() - 2]
+                                    : a.getShape().back();
+    return 2 * k * elementsOf(bmm.getResult().getType());
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op)) {
+    // scores = Q K^T: [B, H, Sq, Sk] from D; out = P V: [B, H, Sq, Dv] from Sk.
+    auto q = cast<RankedTensorType>(attention.getQuery().getType());
+    auto k = cast<RankedTensorType>(attention.getKey().getType());
+    int64_t b = q.getShape()[0], h = q.getShape()[1], sq = q.getShape()[2],
+            d = q.getShape()[3], sk = k.getShape()[2];
+    int64_t dv = cast<RankedTensorType>(attention.getResult().getType())
+                     .getShape()[3];
+    return 2 * b * h * sq * sk * d + 2 * b * h * sq * sk * dv;
+  }
+  if (isa<ConstantOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp,
+          PadOp, GatherOp, ShardingConstraintOp, AxisIndexOp>(op) ||
+      isCollective(op))
+    return 0;
+  int64_t elements = 0;
+  for (Type t : op->getOperandTypes())
+    elements = std::max(elements, elementsOf(t));
+  for (Type t : op->getResultTypes())
+    elements = std::max(elements, elementsOf(t));
+  return elements;
+}
