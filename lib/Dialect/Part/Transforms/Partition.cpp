@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/Reshard.h"
 #include "partition/Dialect/Part/Analysis/ShardingProjection.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
@@ -96,116 +97,48 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   auto tag = [&](Operation *op) {
     op->setAttr(PartDialect::getOriginAttrName(), origin);
   };
-  if (!target.unreduced.empty() && target.unreduced != current.unreduced)
-    return user->emitOpError()
-           << "would need a pending sum it does not have; unsupported";
-  // 1. Complete pending sums. Where the target splits a dimension with some
-  //    of the pending axes next, reduce-scatter them there (each device gets
-  //    only its block of the sum); all-reduce the rest.
-  auto prefixOf = [](ArrayRef<StringAttr> a, ArrayRef<StringAttr> b) {
-    return a.size() <= b.size() && a == b.take_front(a.size());
-  };
-  for (auto [d, axes] : llvm::enumerate(current.dims)) {
-    if (current.unreduced.empty() || !target.unreduced.empty() ||
-        !prefixOf(axes, target.dims[d]))
-      continue;
-    SmallVector<StringAttr> run;
-    for (StringAttr axis :
-         ArrayRef<StringAttr>(target.dims[d]).drop_front(axes.size())) {
-      if (!llvm::is_contained(current.unreduced, axis))
-        break;
-      run.push_back(axis);
+  std::string error;
+  FailureOr<ReshardPlan> plan = planReshard(
+      current, target, cast<RankedTensorType>(local.getType()).getShape(),
+      [&](ArrayRef<StringAttr> axes) { return groupSize(axes); }, &error);
+  if (failed(plan))
+    return user->emitOpError() << error << "; unsupported";
+  Type element = cast<RankedTensorType>(local.getType()).getElementType();
+  auto sum = ReductionKindAttr::get(ctx, ReductionKind::Sum);
+  for (const ReshardStep &step : plan->steps) {
+    auto type = RankedTensorType::get(step.resultShape, element);
+    Operation *op = nullptr;
+    switch (step.kind) {
+    case ReshardStep::Kind::ReduceScatter:
+      op = ReduceScatterOp::create(b, loc, type, local, meshRef,
+                                   axesAttr(step.axes),
+                                   b.getI64IntegerAttr(step.dim), sum);
+      break;
+    case ReshardStep::Kind::AllReduce:
+      op = AllReduceOp::create(b, loc, local, meshRef, axesAttr(step.axes),
+                               sum);
+      break;
+    case ReshardStep::Kind::AllToAll:
+      op = AllToAllOp::create(b, loc, type, local, meshRef,
+                              axesAttr(step.axes),
+                              b.getI64IntegerAttr(step.dim),
+                              b.getI64IntegerAttr(step.concatDim));
+      break;
+    case ReshardStep::Kind::AllGather:
+      op = AllGatherOp::create(b, loc, type, local, meshRef,
+                               axesAttr(step.axes),
+                               b.getI64IntegerAttr(step.dim));
+      break;
+    case ReshardStep::Kind::AllSlice:
+      op = AllSliceOp::create(b, loc, type, local, meshRef,
+                              axesAttr(step.axes),
+                              b.getI64IntegerAttr(step.dim));
+      break;
     }
-    auto inType = cast<RankedTensorType>(local.getType());
-    if (run.empty() || inType.getDimSize(d) % groupSize(run))
-      continue;
-    SmallVector<int64_t> shape(inType.getShape());
-    shape[d] /= groupSize(run);
-    auto op = ReduceScatterOp::create(
-        b, loc, RankedTensorType::get(shape, inType.getElementType()), local,
-        meshRef, axesAttr(run), b.getI64IntegerAttr(d),
-        ReductionKindAttr::get(ctx, ReductionKind::Sum));
     tag(op);
-    local = op.getResult();
-    llvm::append_range(axes, run);
-    llvm::erase_if(current.unreduced,
-                   [&](StringAttr a) { return llvm::is_contained(run, a); });
+    local = op->getResult(0);
   }
-  if (!current.unreduced.empty() && target.unreduced.empty()) {
-    auto op =
-        AllReduceOp::create(b, loc, local, meshRef, axesAttr(current.unreduced),
-                            ReductionKindAttr::get(ctx, ReductionKind::Sum));
-    tag(op);
-    local = op.getResult();
-    current.unreduced.clear();
-  }
-  auto type = [&]() { return cast<RankedTensorType>(local.getType()); };
-  // 2. Move an axis from one dimension to another with an all-to-all when it
-  //    is the minor axis of the first (which must lose it) and the next axis
-  //    the second needs: one exchange of (n-1)/n of the data instead of a
-  //    gather of everything followed by a slice.
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (size_t j = 0; j < current.dims.size() && !moved; ++j) {
-      auto &to = current.dims[j];
-      if (!prefixOf(to, target.dims[j]) || to.size() == target.dims[j].size())
-        continue;
-      StringAttr axis = target.dims[j][to.size()];
-      for (size_t i = 0; i < current.dims.size() && !moved; ++i) {
-        auto &from = current.dims[i];
-        if (i == j || from.empty() || from.back() != axis)
-          continue;
-        int64_t n = groupSize(axis);
-        if (type().getDimSize(j) % n)
-          continue;
-        SmallVector<int64_t> shape(type().getShape());
-        shape[j] /= n;
-        shape[i] *= n;
-        auto op = AllToAllOp::create(
-            b, loc, RankedTensorType::get(shape, type().getElementType()),
-            local, meshRef, axesAttr(axis), b.getI64IntegerAttr(j),
-            b.getI64IntegerAttr(i));
-        tag(op);
-        local = op.getResult();
-        from.pop_back();
-        to.push_back(axis);
-        moved = true;
-      }
-    }
-  }
-  // 3. Drop the axes that are not a prefix of the target's, gathering them.
-  for (auto [d, axes] : llvm::enumerate(current.dims)) {
-    size_t p = 0;
-    while (p < axes.size() && p < target.dims[d].size() &&
-           axes[p] == target.dims[d][p])
-      ++p;
-    if (p == axes.size())
-      continue;
-    SmallVector<StringAttr> drop(axes.begin() + p, axes.end());
-    SmallVector<int64_t> shape(type().getShape());
-    shape[d] *= groupSize(drop);
-    auto op = AllGatherOp::create(
-        b, loc, RankedTensorType::get(shape, type().getElementType()), local,
-        meshRef, axesAttr(drop), b.getI64IntegerAttr(d));
-    tag(op);
-    local = op.getResult();
-    axes.resize(p);
-  }
-  // 4. Add the target's remaining axes by keeping this device's block.
-  for (auto [d, axes] : llvm::enumerate(current.dims)) {
-    if (axes.size() == target.dims[d].size())
-      continue;
-    SmallVector<StringAttr> add(target.dims[d].begin() + axes.size(),
-                                target.dims[d].end());
-    SmallVector<int64_t> shape(type().getShape());
-    shape[d] /= groupSize(add);
-    auto op = AllSliceOp::create(
-        b, loc, RankedTensorType::get(shape, type().getElementType()), local,
-        meshRef, axesAttr(add), b.getI64IntegerAttr(d));
-    tag(op);
-    local = op.getResult();
-    axes = target.dims[d];
-  }
+  current = plan->reached;
   return local;
 }
 
