@@ -595,3 +595,10 @@ SmallVector<bool> ReshapeOp::keepsPendingSum(ArrayRef<bool> pending) {
 SmallVector<bool> TransposeOp::keepsPendingSum(ArrayRef<bool> pending) {
   return pending[0] ? SmallVector<bool>{true} : SmallVector<bool>{};
 }
+
+// A mean's partial results over split reduction factors are scaled by their
+// share before they are summed.
+bool ReduceMeanOp::meansOverReductionFactors() { return true; }
+bool SoftmaxCrossEntropyOp::meansOverReductionFactors() {
+  return getReduction() == LossReduction::Mean;
+}

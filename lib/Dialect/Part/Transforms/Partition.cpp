@@ -34,18 +34,39 @@ using namespace partition::part;
 
 namespace {
 
-class Partitioner {
+class Partitioner final : public PartitionContext {
 public:
   Partitioner(func::FuncOp function, MeshOp mesh)
-      : function(function), mesh(mesh), meshAttr(mesh.getMesh()),
+      : function(function), meshOp(mesh), meshAttr(mesh.getMesh()),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {}
 
   LogicalResult run();
 
-private:
-  int64_t groupSize(ArrayRef<StringAttr> axes) {
+  // PartitionContext, for ops that partition themselves.
+  Value lookup(Value global) override { return mapping.lookup(global); }
+  const Layout &layoutOf(Value local) override { return layouts[local]; }
+  FailureOr<Value> reshard(OpBuilder &b, Value local, const Layout &target,
+                           Operation *user, unsigned operand,
+                           StringRef why) override {
+    Layout current = layouts[local];
+    FailureOr<Value> r = reshard(
+        b, local, current, target, user,
+        why.empty() ? "operand " + Twine(operand) : Twine(why),
+        sourceOf(user->getOperand(operand)));
+    if (succeeded(r))
+      layouts[*r] = current;
+    return r;
+  }
+  void map(Value global, Value local, const Layout &layout) override {
+    mapping.map(global, local);
+    layouts[local] = layout;
+  }
+  FlatSymbolRefAttr mesh() override { return meshRef; }
+  int64_t groupSize(ArrayRef<StringAttr> axes) override {
     return meshAttr.getGroupSize(axes);
   }
+
+private:
   RankedTensorType localType(RankedTensorType global, const Layout &l) {
     SmallVector<int64_t> shape(global.getShape());
     for (auto [d, axes] : llvm::enumerate(l.dims))
@@ -61,12 +82,9 @@ private:
                            const Twine &why, StringRef source);
   std::string sourceOf(Value global);
   LogicalResult partitionOp(OpBuilder &b, Operation *op);
-  LogicalResult partitionSplitLookup(OpBuilder &b, GatherOp gather);
-  LogicalResult partitionSplitLoss(OpBuilder &b, SoftmaxCrossEntropyOp loss);
-  LogicalResult partitionSplitSoftmax(OpBuilder &b, SoftmaxOp softmax);
 
   func::FuncOp function;
-  MeshOp mesh;
+  MeshOp meshOp;
   MeshAttr meshAttr;
   FlatSymbolRefAttr meshRef;
   IRMapping mapping;                     // global value -> local value
@@ -142,282 +160,6 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   return local;
 }
 
-/// A lookup in a table split along the looked-up dimension (Megatron's
-/// vocabulary-parallel embedding): each device looks up the indices that fall
-/// in its rows, writes zeros for the others, and the result is a pending sum
-/// over the table's axes. No device needs the whole table.
-LogicalResult Partitioner::partitionSplitLookup(OpBuilder &b, GatherOp gather) {
-  MLIRContext *ctx = function.getContext();
-  Location loc = gather.getLoc();
-  int64_t axis = gather.getAxis();
-  Value data = mapping.lookup(gather.getData());
-  Layout dataLayout = layouts[data];
-  SmallVector<StringAttr> split = dataLayout.dims[axis];
-
-  // The indices address the whole table: no axis of the table's split may
-  // split them too, and they must not be pending sums.
-  Value indices = mapping.lookup(gather.getIndices());
-  Layout current = layouts[indices];
-  Layout target = current;
-  target.unreduced.clear();
-  for (auto &axes : target.dims) {
-    auto it = llvm::find_if(
-        axes, [&](StringAttr a) { return llvm::is_contained(split, a); });
-    axes.erase(it, axes.end());
-  }
-  FailureOr<Value> resharded =
-      reshard(b, indices, current, target, gather, "operand 1",
-              sourceOf(gather.getIndices()));
-  if (failed(resharded))
-    return failure();
-  indices = *resharded;
-  layouts[indices] = current;
-
-  auto dataType = cast<RankedTensorType>(data.getType());
-  auto indexType = cast<RankedTensorType>(indices.getType());
-  Type indexElt = indexType.getElementType();
-  auto scalar = [&](int64_t v) {
-    auto type = RankedTensorType::get({}, indexElt);
-    return ConstantOp::create(
-               b, loc,
-               DenseElementsAttr::get(type, b.getIntegerAttr(indexElt, v)))
-        .getResult();
-  };
-  int64_t rows = dataType.getDimSize(axis);
-  StringAttr origin = StringAttr::get(
-      ctx,
-      "vocabulary-parallel lookup of part.gather" +
-          (isa<FileLineColLoc>(loc)
-               ? " at " + cast<FileLineColLoc>(loc).getFilename().str() + ":" +
-                     std::to_string(cast<FileLineColLoc>(loc).getLine())
-               : std::string()));
-  // offset = (this device's index along the split) * rows per device.
-  Value index =
-      AxisIndexOp::create(b, loc, RankedTensorType::get({}, b.getI32Type()),
-                          meshRef, axesAttr(split));
-  index.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(), origin);
-  if (!indexElt.isInteger(32))
-    index = CastOp::create(b, loc, RankedTensorType::get({}, indexElt), index);
-  Value offset = MulOp::create(b, loc, index, scalar(rows));
-  // local = indices - offset; mask = 1 where 0 <= local < rows, else 0.
-  Value local = SubOp::create(b, loc, indices, offset);
-  Value zero = scalar(0), one = scalar(1);
-  Value low = MinOp::create(
-      b, loc, MaxOp::create(b, loc, AddOp::create(b, loc, local, one), zero),
-      one);
-  Value high = MinOp::create(
-      b, loc,
-      MaxOp::create(b, loc, SubOp::create(b, loc, scalar(rows), local), zero),
-      one);
-  Value mask = MulOp::create(b, loc, low, high);
-  Value safe = MulOp::create(b, loc, local, mask);
-  Value looked = GatherOp::create(b, loc, data, safe, uint64_t(axis));
-  // Zero the rows this device does not hold: the mask, shaped to broadcast
-  // over the gathered features.
-  auto lookedType = cast<RankedTensorType>(looked.getType());
-  SmallVector<int64_t> maskShape(indexType.getShape());
-  maskShape.append(dataType.getRank() - axis - 1, 1);
-  Value maskF = CastOp::create(
-      b, loc,
-      RankedTensorType::get(indexType.getShape(), lookedType.getElementType()),
-      mask);
-  maskF = ReshapeOp::create(
-      b, loc, RankedTensorType::get(maskShape, lookedType.getElementType()),
-      maskF);
-  Value result = MulOp::create(b, loc, looked, maskF);
-
-  Layout out;
-  out.dims.assign(dataLayout.dims.begin(), dataLayout.dims.begin() + axis);
-  out.dims.append(target.dims.begin(), target.dims.end());
-  out.dims.append(dataLayout.dims.begin() + axis + 1, dataLayout.dims.end());
-  out.unreduced = split;
-  mapping.map(gather.getResult(), result);
-  layouts[result] = out;
-  return success();
-}
-
-/// Cross-entropy over logits split along the classes (Megatron's
-/// vocabulary-parallel loss): the log-sum-exp is assembled from each device's
-/// maximum and sum of exponentials (an all-reduce of max, then of sum, over
-/// positions only), and the label's logit from the one device holding it;
-/// no device gathers the logits.
-LogicalResult Partitioner::partitionSplitLoss(OpBuilder &b,
-                                              SoftmaxCrossEntropyOp loss) {
-  MLIRContext *ctx = function.getContext();
-  Location loc = loss.getLoc();
-  Value logits = mapping.lookup(loss.getLogits());
-  Layout logitsLayout = layouts[logits];
-  SmallVector<StringAttr> split = logitsLayout.dims.back();
-  auto logitsType = cast<RankedTensorType>(logits.getType());
-  int64_t rank = logitsType.getRank();
-  Type floatElt = logitsType.getElementType();
-
-  // Labels split like the logits' positions, whole otherwise.
-  Layout positions;
-  positions.dims.assign(logitsLayout.dims.begin(), logitsLayout.dims.end() - 1);
-  Value labels = mapping.lookup(loss.getLabels());
-  Layout current = layouts[labels];
-  FailureOr<Value> resharded = reshard(b, labels, current, positions, loss,
-                                       "operand 1", sourceOf(loss.getLabels()));
-  if (failed(resharded))
-    return failure();
-  labels = *resharded;
-  layouts[labels] = current;
-  auto labelType = cast<RankedTensorType>(labels.getType());
-  Type indexElt = labelType.getElementType();
-
-  std::string where;
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    where = " at " + file.getFilename().str() + ":" +
-            std::to_string(file.getLine());
-  StringAttr origin = StringAttr::get(
-      ctx, "vocabulary-parallel loss of part.softmax_cross_entropy" + where);
-  auto tag = [&](Value v) {
-    v.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(), origin);
-    return v;
-  };
-  auto intScalar = [&](int64_t v) {
-    auto type = RankedTensorType::get({}, indexElt);
-    return ConstantOp::create(
-               b, loc,
-               DenseElementsAttr::get(type, b.getIntegerAttr(indexElt, v)))
-        .getResult();
-  };
-  auto reduceLast = [&](Value v, bool max) -> Value {
-    SmallVector<int64_t> dims = {rank - 1};
-    if (max)
-      return ReduceMaxOp::create(b, loc, v, dims, /*keep_dims=*/true);
-    return ReduceSumOp::create(b, loc, v, dims, /*keep_dims=*/true);
-  };
-
-  // log-sum-exp over all classes: m = max over devices of local maxima;
-  // lse = m + log(sum over devices of local sums of exp(x - m)).
-  Value m = tag(AllReduceOp::create(
-      b, loc, reduceLast(logits, true), meshRef, axesAttr(split),
-      ReductionKindAttr::get(ctx, ReductionKind::Max)));
-  Value e = ExpOp::create(b, loc, SubOp::create(b, loc, logits, m));
-  Value s = tag(AllReduceOp::create(
-      b, loc, reduceLast(e, false), meshRef, axesAttr(split),
-      ReductionKindAttr::get(ctx, ReductionKind::Sum)));
-  Value lse = AddOp::create(b, loc, LogOp::create(b, loc, s), m);
-
-  // The label's logit: one-hot of (label - offset) over this device's
-  // classes, built with integer arithmetic (|class - label| capped at 1).
-  int64_t classes = logitsType.getShape().back();
-  Value index =
-      AxisIndexOp::create(b, loc, RankedTensorType::get({}, b.getI32Type()),
-                          meshRef, axesAttr(split));
-  tag(index);
-  if (!indexElt.isInteger(32))
-    index = CastOp::create(b, loc, RankedTensorType::get({}, indexElt), index);
-  Value offset = MulOp::create(b, loc, index, intScalar(classes));
-  Value local = SubOp::create(b, loc, labels, offset);
-  SmallVector<int64_t> column(labelType.getShape());
-  column.push_back(1);
-  local =
-      ReshapeOp::create(b, loc, RankedTensorType::get(column, indexElt), local);
-  SmallVector<APInt> iotaValues;
-  unsigned bits = indexElt.getIntOrFloatBitWidth();
-  for (int64_t c = 0; c < classes; ++c)
-    iotaValues.push_back(APInt(bits, c));
-  Value iota = ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(RankedTensorType::get({classes}, indexElt),
-                             iotaValues));
-  Value diff = SubOp::create(b, loc, iota, local);
-  Value zero = intScalar(0), one = intScalar(1);
-  Value distance = MinOp::create(
-      b, loc, MaxOp::create(b, loc, diff, SubOp::create(b, loc, zero, diff)),
-      one);
-  Value hot = SubOp::create(b, loc, one, distance);
-  Value hotF = CastOp::create(
-      b, loc,
-      RankedTensorType::get(cast<RankedTensorType>(hot.getType()).getShape(),
-                            floatElt),
-      hot);
-  Value picked = tag(AllReduceOp::create(
-      b, loc, reduceLast(MulOp::create(b, loc, logits, hotF), false), meshRef,
-      axesAttr(split), ReductionKindAttr::get(ctx, ReductionKind::Sum)));
-
-  // Per-position loss [positions..., 1] -> [positions...].
-  Value perPosition = SubOp::create(b, loc, lse, picked);
-  perPosition = ReshapeOp::create(
-      b, loc, RankedTensorType::get(labelType.getShape(), floatElt),
-      perPosition);
-
-  Layout out;
-  Value result = perPosition;
-  if (loss.getReduction() == LossReduction::None) {
-    out = positions;
-  } else {
-    SmallVector<int64_t> all;
-    for (int64_t d = 0; d < labelType.getRank(); ++d)
-      all.push_back(d);
-    SmallVector<StringAttr> reduced;
-    for (const auto &axes : positions.dims)
-      llvm::append_range(reduced, axes);
-    if (all.empty()) {
-      result = perPosition;
-    } else if (loss.getReduction() == LossReduction::Sum) {
-      result = ReduceSumOp::create(b, loc, perPosition, all, false);
-    } else {
-      result = ReduceMeanOp::create(b, loc, perPosition, all, false);
-      if (!reduced.empty()) {
-        // Each device's mean of its positions, scaled to its share.
-        auto scale = ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(
-                RankedTensorType::get({}, floatElt),
-                FloatAttr::get(floatElt, 1.0 / groupSize(reduced))));
-        result = MulOp::create(b, loc, result, scale.getResult());
-      }
-    }
-    out.dims.clear();
-    out.unreduced = reduced;
-  }
-  mapping.map(loss.getResult(), result);
-  layouts[result] = out;
-  return success();
-}
-
-/// Softmax along a split dimension (the backward of a vocabulary-parallel
-/// loss): each device normalises its block with the maximum and the sum of
-/// exponentials over all blocks, two all-reduces of one value per row; no
-/// device gathers the row.
-LogicalResult Partitioner::partitionSplitSoftmax(OpBuilder &b,
-                                                 SoftmaxOp softmax) {
-  MLIRContext *ctx = function.getContext();
-  Location loc = softmax.getLoc();
-  Value input = mapping.lookup(softmax.getInput());
-  Layout layout = layouts[input];
-  int64_t dim = softmax.getDim();
-  SmallVector<StringAttr> split = layout.dims[dim];
-  std::string where;
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    where = " at " + file.getFilename().str() + ":" +
-            std::to_string(file.getLine());
-  StringAttr origin =
-      StringAttr::get(ctx, "softmax over a split dimension" + where);
-  auto tag = [&](Value v) {
-    v.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(), origin);
-    return v;
-  };
-  SmallVector<int64_t> dims = {dim};
-  Value m = tag(AllReduceOp::create(
-      b, loc, ReduceMaxOp::create(b, loc, input, dims, /*keep_dims=*/true),
-      meshRef, axesAttr(split),
-      ReductionKindAttr::get(ctx, ReductionKind::Max)));
-  Value e = ExpOp::create(b, loc, SubOp::create(b, loc, input, m));
-  Value sum = tag(AllReduceOp::create(
-      b, loc, ReduceSumOp::create(b, loc, e, dims, /*keep_dims=*/true),
-      meshRef, axesAttr(split),
-      ReductionKindAttr::get(ctx, ReductionKind::Sum)));
-  Value result = DivOp::create(b, loc, e, sum);
-  mapping.map(softmax.getResult(), result);
-  layouts[result] = layout;
-  return success();
-}
-
 std::string Partitioner::sourceOf(Value global) {
   StringRef origin = PartDialect::getShardingOriginAttrName();
   StringRef sharding = PartDialect::getShardingAttrName();
@@ -445,61 +187,18 @@ std::string Partitioner::sourceOf(Value global) {
 
 LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   StringRef shardingName = PartDialect::getShardingAttrName();
-  if (auto constraint = dyn_cast<ShardingConstraintOp>(op)) {
-    // No op of its own: the operand is resharded to the constraint.
-    Value local = mapping.lookup(constraint.getInput());
-    Layout current = layouts[local];
-    Layout target =
-        Layout::of(constraint.getSharding(), constraint.getType().getRank());
-    FailureOr<Value> r =
-        reshard(b, local, current, target, op, "the constraint",
-                sourceOf(constraint.getInput()));
-    if (failed(r))
-      return failure();
-    layouts[*r] = current;
-    mapping.map(constraint.getResult(), *r);
-    return success();
-  }
-  if (auto constant = dyn_cast<ConstantOp>(op)) {
-    // The whole value on every device; consumers slice what they need.
-    Operation *copy = b.clone(*op);
-    copy->removeAttr(shardingName);
-    copy->removeAttr(PartDialect::getShardingOriginAttrName());
-    mapping.map(op->getResult(0), copy->getResult(0));
-    layouts[copy->getResult(0)] = Layout::of({}, constant.getType().getRank());
-    return success();
-  }
-  if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
-    Layout &logits = layouts[mapping.lookup(loss.getLogits())];
-    if (!logits.dims.back().empty() && logits.unreduced.empty())
-      return partitionSplitLoss(b, loss);
-  }
-  if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
-    // Unless the result wants the axes on another dimension (then one
-    // all_to_all moves them there before a local softmax), a split of the
-    // softmax dimension stays: two all-reduces of one value per row instead
-    // of gathering the rows.
-    Layout &input = layouts[mapping.lookup(softmax.getInput())];
-    ArrayRef<StringAttr> split = input.dims[softmax.getDim()];
-    auto wanted = softmax->getAttrOfType<ShardingAttr>(shardingName);
-    bool movesElsewhere = false;
-    for (int64_t d = 0; wanted && d < wanted.getRank(); ++d)
-      if (d != int64_t(softmax.getDim()))
-        for (StringAttr axis : wanted.getDimAxes(d))
-          movesElsewhere |= llvm::is_contained(split, axis);
-    if (!split.empty() && input.unreduced.empty() && !movesElsewhere)
-      return partitionSplitSoftmax(b, softmax);
-  }
-  if (auto gather = dyn_cast<GatherOp>(op)) {
-    Layout &data = layouts[mapping.lookup(gather.getData())];
-    if (!data.dims[gather.getAxis()].empty() && data.unreduced.empty())
-      return partitionSplitLookup(b, gather);
-  }
-
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
   if (!ruled)
     return op->emitOpError() << "has no sharding rule, so it cannot be "
                                 "partitioned";
+  // An op that knows a better per-device form for these layouts than its
+  // rule's (a vocabulary-parallel lookup or loss, a softmax over a split
+  // dimension) builds it itself.
+  FailureOr<bool> own = ruled.partition(b, *this);
+  if (failed(own))
+    return failure();
+  if (*own)
+    return success();
   ShardingRule rule = ruled.getShardingRule();
 
   // Pending sums that may stay pending through this op, where the op says
@@ -608,11 +307,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
 
   // A mean over a split dimension: each device's mean over its block, times
   // the block's share, is its part of the sum that makes the global mean.
-  bool isMean =
-      isa<ReduceMeanOp>(op) ||
-      (isa<SoftmaxCrossEntropyOp>(op) &&
-       cast<SoftmaxCrossEntropyOp>(op).getReduction() == LossReduction::Mean);
-  if (isMean && !reduced.empty()) {
+  if (ruled.meansOverReductionFactors() && !reduced.empty()) {
     auto type = cast<RankedTensorType>(local->getResult(0).getType());
     double share = 1.0 / groupSize(reduced);
     auto scale = ConstantOp::create(

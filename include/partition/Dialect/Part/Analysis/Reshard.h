@@ -18,7 +18,7 @@
 #ifndef PARTITION_DIALECT_PART_ANALYSIS_RESHARD_H
 #define PARTITION_DIALECT_PART_ANALYSIS_RESHARD_H
 
-#include "partition/Dialect/Part/Analysis/Layout.h"
+#include "partition/Dialect/Part/IR/Layout.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "mlir/Support/LLVM.h"

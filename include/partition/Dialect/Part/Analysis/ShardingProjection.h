@@ -10,7 +10,7 @@
 #ifndef PARTITION_DIALECT_PART_ANALYSIS_SHARDINGPROJECTION_H
 #define PARTITION_DIALECT_PART_ANALYSIS_SHARDINGPROJECTION_H
 
-#include "partition/Dialect/Part/Analysis/Layout.h"
+#include "partition/Dialect/Part/IR/Layout.h"
 #include "partition/Dialect/Part/IR/ShardingRule.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"

@@ -29,6 +29,23 @@ def Part_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       "::llvm::SmallVector<bool>", "keepsPendingSum",
       (ins "::llvm::ArrayRef<bool>":$pending), [{}],
       [{ return {}; }]>,
+    InterfaceMethod<[{
+        Whether the result is a mean over the rule's reduction factors: a
+        device's partial result over split reduction factors is then scaled
+        by its share before the partial results are summed.
+      }],
+      "bool", "meansOverReductionFactors", (ins), [{}],
+      [{ return false; }]>,
+    InterfaceMethod<[{
+        The op's own per-device form for the layouts its operands have
+        (PartitionContext.h), when it knows a better one than resharding
+        to its rule: returns true once it has built it and mapped its
+        results, false to be partitioned by its rule, failure after an error.
+      }],
+      "::mlir::FailureOr<bool>", "partition",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::partition::part::PartitionContext &":$context), [{}],
+      [{ return false; }]>,
   ];
 }
 

@@ -42,7 +42,7 @@ def Part_MeshOp : Part_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
 }
 
 def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType,
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType,
      DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "pins the sharding of a value";
   let description = [{
@@ -67,7 +67,7 @@ def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
 // Model ops: constants, casts and elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, ConstantLike, Pure,
+def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
@@ -299,7 +299,7 @@ def Part_BatchMatmulOp : Part_Op<"batch_matmul", [DeclareOpInterfaceMethods<Part
 // Model ops: normalisation, softmax, attention, loss
 //===----------------------------------------------------------------------===//
 
-def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType]> {
+def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `dim`.
@@ -434,7 +434,7 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
 }
 
 def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "meansOverReductionFactors"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     For logits `[..., C]` and labels `[...]`:
@@ -460,8 +460,9 @@ def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
 // Model ops: reductions
 //===----------------------------------------------------------------------===//
 
-class Part_ReduceOp<string mnemonic, string what>
-    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
+class Part_ReduceOp<string mnemonic, string what,
+                    list<string> shardingMethods = []>
+    : Part_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, shardingMethods>, DeclareOpInterfaceMethods<Part_VjpOpInterface>]> {
   let summary = what # " over dimensions";
   let description = [{
     Reduces `dims` by taking the }] # what # [{. The reduced dimensions are
@@ -484,7 +485,7 @@ class Part_ReduceOp<string mnemonic, string what>
 }
 
 def Part_ReduceSumOp : Part_ReduceOp<"reduce_sum", "sum">;
-def Part_ReduceMeanOp : Part_ReduceOp<"reduce_mean", "mean">;
+def Part_ReduceMeanOp : Part_ReduceOp<"reduce_mean", "mean", ["meansOverReductionFactors"]>;
 def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum">;
 
 //===----------------------------------------------------------------------===//
@@ -629,7 +630,7 @@ def Part_ConcatOp : Part_Op<"concat", [DeclareOpInterfaceMethods<Part_ShardingRu
   }];
 }
 
-def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices of a tensor at integer indices (embedding lookup)";
   let description = [{
     The result has shape `data.shape[:axis] + indices.shape +

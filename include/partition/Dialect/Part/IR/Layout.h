@@ -1,12 +1,13 @@
 //===- Layout.h - how a value is split, as plain lists ----------*- C++ -*-===//
 //
-// Part of the sharding analysis library (docs/design/
-// 2026-12-03-sharding-analysis.md), which never changes the IR.
+// The sharding analysis library (docs/design/2026-12-03-sharding-analysis.md)
+// and the partitioner work on layouts; ops' own partitionings
+// (PartitionContext.h) see them too.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARTITION_DIALECT_PART_ANALYSIS_LAYOUT_H
-#define PARTITION_DIALECT_PART_ANALYSIS_LAYOUT_H
+#ifndef PARTITION_DIALECT_PART_IR_LAYOUT_H
+#define PARTITION_DIALECT_PART_IR_LAYOUT_H
 
 #include "partition/Dialect/Part/IR/PartAttrs.h"
 
@@ -46,4 +47,4 @@ struct Layout {
 
 } // namespace partition::part
 
-#endif // PARTITION_DIALECT_PART_ANALYSIS_LAYOUT_H
+#endif // PARTITION_DIALECT_PART_IR_LAYOUT_H

@@ -1,6 +1,6 @@
 //===- Layout.cpp - how a value is split, as plain lists -----------------===//
 
-#include "partition/Dialect/Part/Analysis/Layout.h"
+#include "partition/Dialect/Part/IR/Layout.h"
 
 using namespace mlir;
 using namespace partition::part;
