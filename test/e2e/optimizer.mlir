@@ -37,14 +37,14 @@
 //
 // ADAMW-LABEL: func.func @linreg(
 // ADAMW-SAME: {part.name = "optimizer.step", part.role = #part.role<state>}
-// ADAMW-SAME: {part.name = "adam.m.w", part.role = #part.role<state>}
-// ADAMW-SAME: {part.name = "adam.v.w", part.role = #part.role<state>}
+// ADAMW-SAME: {part.name = "adam.m.w", part.role = #part.role<state>, part.state_of = 2 : i64}
+// ADAMW-SAME: {part.name = "adam.v.w", part.role = #part.role<state>, part.state_of = 2 : i64}
 // ADAMW-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<4x3xf32> {part.name = "new.w", part.updates = 2 : i64}, tensor<4x3xf32> {part.name = "new.adam.m.w", part.updates = 5 : i64}
 // ADAMW-NOT: grad_of
 // ADAMW: part.pow
 // ADAMW: part.sqrt
 // SGD-LABEL: func.func @linreg(
-// SGD-SAME: {part.name = "momentum.w", part.role = #part.role<state>}
+// SGD-SAME: {part.name = "momentum.w", part.role = #part.role<state>, part.state_of = 2 : i64}
 // SGD-NOT: adam
 // The global norm for clipping: one sqrt of the summed squares.
 // SGD: part.reduce_sum

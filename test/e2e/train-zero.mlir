@@ -89,8 +89,8 @@
 
 // ZERO1-LABEL: func.func @mlp(
 // ZERO1-SAME: %arg1: tensor<16x32xf32> {part.name = "layers.0.weight", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {}]>}
-// ZERO1-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
-// ZERO1-SAME: %arg10: tensor<8x32xf32> {part.name = "adam.v.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// ZERO1-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
+// ZERO1-SAME: %arg10: tensor<8x32xf32> {part.name = "adam.v.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
 // The new parameter stays replicated; the new moments are shards:
 // ZERO1-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<16x32xf32> {part.name = "new.layers.0.weight", {{.*}}}, tensor<8x32xf32> {part.name = "new.adam.m.layers.0.weight",
 // The gradient (the last matmul of backward, a pending sum over dp) is
@@ -106,7 +106,7 @@
 // ZERO1: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 
 // ZERO2-LABEL: func.func @mlp(
-// ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
 // One reduce-scatter per gradient, before any use in the update (the same
 // program as stage 1):
 // ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
@@ -119,7 +119,7 @@
 
 // ZERO3-LABEL: func.func @mlp(
 // ZERO3-SAME: %arg1: tensor<8x32xf32> {part.name = "layers.0.weight", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
-// ZERO3-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>}
+// ZERO3-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
 // Each use of a parameter gathers it first: the forward matmul of layer 0,
 // and layer 1's weight (argument 3) in the forward and again in backward.
 // ZERO3: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
@@ -156,7 +156,7 @@
 // PREFETCH: part.matmul %{{.*}}, %[[W1B]] transpose_b
 
 // TP-LABEL: func.func @mlp(
-// TP-SAME: %arg11: tensor<8xf32> {part.name = "adam.m.layers.0.bias", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}]>}
+// TP-SAME: %arg11: tensor<8xf32> {part.name = "adam.m.layers.0.bias", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}]>, part.state_of = 2 : i64}
 // TP: part.reduce_scatter {{.*}} on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16xf32> -> tensor<8xf32>
 
 // TP3-LABEL: func.func @mlp(

@@ -1184,3 +1184,20 @@ func.func @bytes_overflow(%a: tensor<4611686018427387904xf32>) {
   %0 = part.neg %a : tensor<4611686018427387904xf32>
   return
 }
+
+// -----
+
+// part-optimizer's records for part-zero are checked where they stand.
+// expected-error @+1 {{'part.state_of' on argument 1 belongs on a #part.role<state> argument and names an argument (its parameter), got 7 : i64}}
+func.func @bad_state_of(%w: tensor<8xf32> {part.role = #part.role<parameter>},
+                        %m: tensor<8xf32> {part.role = #part.role<state>, part.state_of = 7 : i64}) {
+  return
+}
+
+// -----
+
+func.func @bad_gradient_of(%w: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.gradient_of' belongs on an op of one result and names an argument of the function (the parameter whose gradient the result is), got -1 : i64}}
+  %0 = part.add %w, %w {part.gradient_of = -1 : i64} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -18,6 +18,6 @@
 //
 // The step updates every parameter named as in the model, and its moments:
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME: {part.name = "adam.m.wte.weight", part.role = #part.role<state>}
+// CHECK-SAME: {part.name = "adam.m.wte.weight", part.role = #part.role<state>, part.state_of = {{[0-9]+}} : i64}
 // CHECK-SAME: {part.name = "new.wte.weight", part.updates = {{[0-9]+}} : i64}
 // CHECK-SAME: {part.name = "new.h.0.attn.c_attn.weight", part.updates = {{[0-9]+}} : i64}

@@ -72,6 +72,19 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name << "' must be a string";
     return success();
   }
+  if (name == getGradientOfAttrName()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    auto function = op->getParentOfType<FunctionOpInterface>();
+    if (!index || index.getInt() < 0 || !function ||
+        index.getInt() >= int64_t(function.getNumArguments()) ||
+        op->getNumResults() != 1)
+      return op->emitOpError()
+             << "'part.gradient_of' belongs on an op of one result and names "
+                "an argument of the function (the parameter whose gradient "
+                "the result is), got "
+             << attr.getValue();
+    return success();
+  }
   if (name == getGradientAttrName()) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());
     if (!index || index.getInt() < 0 ||
@@ -138,6 +151,22 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.sharding_origin' on argument "
                                << argIndex << " must be a string";
+    return success();
+  }
+  if (name == getStateOfAttrName()) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    auto role = function ? function.getArgAttrOfType<ArgRoleAttr>(
+                               argIndex, getRoleAttrName())
+                         : ArgRoleAttr();
+    if (!role || role.getValue() != ArgRole::State || !index ||
+        index.getInt() < 0 ||
+        index.getInt() >= int64_t(function.getNumArguments()))
+      return op->emitOpError()
+             << "'part.state_of' on argument " << argIndex
+             << " belongs on a #part.role<state> argument and names an "
+                "argument (its parameter), got "
+             << attr.getValue();
     return success();
   }
   if (name == getInitAttrName() || name == getLossScaleAttrName()) {

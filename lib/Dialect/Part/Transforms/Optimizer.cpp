@@ -210,13 +210,18 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   // would rebuild both for every new argument (quadratic in the parameters).
   SmallVector<DictionaryAttr> argAttrs;
   function.getAllArgAttrs(argAttrs);
-  auto addState = [&](StringRef name, Type type, Attribute init = {}) -> Value {
+  // `of`: the parameter argument a per-parameter state belongs to
+  // (part.state_of, for part-zero), or -1.
+  auto addState = [&](StringRef name, Type type, Attribute init = {},
+                      int64_t of = -1) -> Value {
     NamedAttrList attrs;
     attrs.set(nameAttr, b.getStringAttr(name));
     attrs.set(PartDialect::getRoleAttrName(),
               ArgRoleAttr::get(ctx, ArgRole::State));
     if (init)
       attrs.set(PartDialect::getInitAttrName(), init);
+    if (of >= 0)
+      attrs.set(PartDialect::getStateOfAttrName(), b.getI64IntegerAttr(of));
     argAttrs.push_back(attrs.getDictionary(ctx));
     return body.addArgument(type, loc);
   };
@@ -281,16 +286,28 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   Value inverseScale;
   if (lossScale)
     inverseScale = DivOp::create(b, loc, scalar(1.0), lossScale);
+  // Each gradient as the update reduces it over data parallelism (in f32,
+  // before unscaling) is marked with its parameter: part.gradient_of, which
+  // part-zero reads.
   for (auto &[arg, g] : grads) {
     auto type = cast<RankedTensorType>(g.getType());
-    if (type.getElementType() == f32 && !inverseScale)
+    auto mark = [&, arg = arg](Value reduced) {
+      Operation *def = reduced.getDefiningOp();
+      if (def && def->getNumResults() == 1)
+        def->setAttr(PartDialect::getGradientOfAttrName(),
+                     b.getI64IntegerAttr(arg));
+    };
+    if (type.getElementType() == f32 && !inverseScale) {
+      mark(g);
       continue;
+    }
     OpBuilder at(ret);
     if (updateInPlace)
       if (Operation *def = g.getDefiningOp())
         at.setInsertionPointAfter(def);
     if (type.getElementType() != f32)
       g = CastOp::create(at, loc, type.clone(f32), g);
+    mark(g);
     if (inverseScale)
       g = MulOp::create(at, loc, g, inverseScale);
   }
@@ -354,7 +371,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     if (cast<RankedTensorType>(param.getType()).getElementType() != f32) {
       pArg = body.getNumArguments();
       pName = "master." + name;
-      p = addState(pName, type, b.getStringAttr(name));
+      p = addState(pName, type, b.getStringAttr(name), arg);
     }
     if (updateInPlace) {
       if (Operation *def = g.getDefiningOp())
@@ -385,7 +402,7 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
       Value direction = g;
       if (momentum != 0) {
         unsigned bufArg = body.getNumArguments();
-        Value buf = addState("momentum." + name, type);
+        Value buf = addState("momentum." + name, type, {}, arg);
         Value newBuf = AddOp::create(
             b, loc, MulOp::create(b, loc, buf, scalar(momentum)), g);
         update(newBuf, buf, bufArg, "momentum." + name);
@@ -397,9 +414,9 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
     }
     // AdamW.
     unsigned mArg = body.getNumArguments();
-    Value m = addState("adam.m." + name, type);
+    Value m = addState("adam.m." + name, type, {}, arg);
     unsigned vArg = body.getNumArguments();
-    Value v = addState("adam.v." + name, type);
+    Value v = addState("adam.v." + name, type, {}, arg);
     Value gPart = MulOp::create(b, loc, g, scalar(1.0 - beta1));
     Value mPart = MulOp::create(b, loc, m, scalar(beta1));
     Value newM = AddOp::create(b, loc, mPart, gPart);
@@ -459,7 +476,8 @@ LogicalResult PartOptimizerPass::rewrite(func::FuncOp function) {
   }
 
   // Marks the first op of the update that reads each gradient, so that
-  // memory reports can find the gradients (after partitioning, as reduced).
+  // memory reports can find the gradients (after partitioning, as reduced)
+  // (part-zero reads part.gradient_of, set above).
   for (Value g : received) {
     OpOperand *first = nullptr;
     for (OpOperand &use : g.getUses())

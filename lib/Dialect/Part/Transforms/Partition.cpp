@@ -299,9 +299,11 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   OperationState state(op->getLoc(), op->getName());
   state.addOperands(operands);
   state.addTypes(resultTypes);
+  // part.gradient_of served part-zero; the per-device program does without.
   for (NamedAttribute attr : op->getAttrs())
     if (attr.getName() != shardingName &&
-        attr.getName() != PartDialect::getShardingOriginAttrName())
+        attr.getName() != PartDialect::getShardingOriginAttrName() &&
+        attr.getName() != PartDialect::getGradientOfAttrName())
       state.addAttribute(attr.getName(), attr.getValue());
   Operation *local = b.create(state);
 

@@ -135,37 +135,36 @@ void ZeroSharding::remarkWhole(unsigned arg, ShardingAttr base) {
       << "): it divides no dimension of its local shape " << local;
 }
 
-/// True if `op` computes, elementwise, a value of `type` from values of
-/// `type` and scalars: the shape of an optimizer update (and of a gradient
-/// accumulation or scaling), not of the backward ops that produce a gradient.
-static bool isElementwiseOf(Operation *op, Type type) {
-  if (op->getNumResults() != 1 || op->getResult(0).getType() != type ||
-      op->getNumRegions() != 0 || op->hasTrait<OpTrait::ConstantLike>())
-    return false;
-  return llvm::all_of(op->getOperands(), [&](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    return v.getType() == type || (t && t.getRank() == 0);
-  });
-}
-
 FailureOr<ZeroSharding::Update> ZeroSharding::findUpdate() {
   Block &body = function.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Update update;
 
-  // Where each value is in the block (values only ever use earlier ones).
-  llvm::DenseMap<Operation *, int64_t> position;
-  for (auto [i, op] : llvm::enumerate(body))
-    position[&op] = static_cast<int64_t>(i);
-  auto pos = [&](Value v) -> int64_t {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return -1 - static_cast<int64_t>(arg.getArgNumber());
-    return position.lookup(v.getDefiningOp()) * 64 +
-           cast<OpResult>(v).getResultNumber();
-  };
+  // The arguments the step writes back (results with part.updates).
+  llvm::SmallDenseSet<unsigned> updatedArgs;
+  SmallVector<Value> updated, others;
+  for (OpOperand &operand : ret->getOpOperands()) {
+    if (auto updates = function.getResultAttrOfType<IntegerAttr>(
+            operand.getOperandNumber(), PartDialect::getUpdatesAttrName())) {
+      updated.push_back(operand.get());
+      updatedArgs.insert(updates.getInt());
+    } else {
+      others.push_back(operand.get());
+    }
+  }
+
+  // part-optimizer's records: each state argument's parameter
+  // (part.state_of), and where the update reads each parameter's gradient
+  // (part.gradient, part.gradient_of).
+  llvm::DenseMap<int64_t, SmallVector<unsigned>> statesOf;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    if (auto of = function.getArgAttrOfType<IntegerAttr>(
+            i, PartDialect::getStateOfAttrName()))
+      statesOf[of.getInt()].push_back(i);
 
   // Values computed from the data (any argument that is neither a parameter
-  // nor optimizer state).
+  // nor optimizer state): a gradient that is not (a constant one) is no
+  // pending sum and needs no constraint.
   llvm::DenseSet<Value> data;
   for (BlockArgument arg : body.getArguments()) {
     ArgRole role = roleOf(arg.getArgNumber());
@@ -178,95 +177,34 @@ FailureOr<ZeroSharding::Update> ZeroSharding::findUpdate() {
       for (Value r : op.getResults())
         data.insert(r);
 
-  // The gradient of each updated value: walking back from the result through
-  // ops elementwise in its type (scalars aside), the nearest value through
-  // which every path from the data passes.
-  SmallVector<Value> updated, others;
-  for (OpOperand &operand : ret->getOpOperands()) {
-    if (function.getResultAttr(operand.getOperandNumber(),
-                               PartDialect::getUpdatesAttrName()))
-      updated.push_back(operand.get());
-    else
-      others.push_back(operand.get());
-  }
-  // What the other results (the loss) are computed from: forward values,
-  // which the update never uses directly (backward does).
-  llvm::DenseSet<Value> forward;
-  SmallVector<Value> work(others.begin(), others.end());
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!forward.insert(v).second)
-      continue;
-    if (Operation *def = v.getDefiningOp())
-      work.append(def->operand_begin(), def->operand_end());
-  }
-  auto isUpdateOp = [&](Operation *op, Type type) {
-    return isElementwiseOf(op, type) &&
-           llvm::none_of(op->getOperands(), [&](Value v) {
-             return data.contains(v) && forward.contains(v);
-           });
-  };
-
   llvm::MapVector<Value, SmallVector<unsigned>> targets;
-  for (OpOperand &operand : ret->getOpOperands()) {
-    auto updates = function.getResultAttrOfType<IntegerAttr>(
-        operand.getOperandNumber(), PartDialect::getUpdatesAttrName());
-    Value r = operand.get();
-    auto type = dyn_cast<RankedTensorType>(r.getType());
-    if (!updates || !type || type.getRank() == 0 || !data.contains(r))
+  bool recorded = false;
+  for (Operation &op : body.without_terminator()) {
+    auto of =
+        op.getAttrOfType<IntegerAttr>(PartDialect::getGradientOfAttrName());
+    if (!of)
       continue;
-    // The walk: inner values (elementwise ops of the type) and the data
-    // leaves where it stops.
-    SmallVector<Value> inner, leaves;
-    llvm::DenseSet<Value> seen = {r};
-    work.assign({r});
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      Operation *def = v.getDefiningOp();
-      if (!def || !isUpdateOp(def, type)) {
-        if (data.contains(v))
-          leaves.push_back(v);
-        continue;
-      }
-      inner.push_back(v);
-      for (Value o : def->getOperands())
-        if (o.getType() == type && data.contains(o) && seen.insert(o).second)
-          work.push_back(o);
-    }
-    if (leaves.empty())
+    recorded = true;
+    Value g = op.getResult(0);
+    auto type = dyn_cast<RankedTensorType>(g.getType());
+    if (!type || type.getRank() == 0 || !data.contains(g))
       continue;
-    // Immediate post-dominators towards `r` on that graph, latest first.
-    llvm::DenseMap<Value, Value> ipdom;
-    llvm::sort(inner, [&](Value a, Value b) { return pos(a) > pos(b); });
-    auto intersect = [&](Value a, Value b) {
-      while (a != b) {
-        assert(a && b && "every value of the walk reaches the result");
-        while (pos(a) < pos(b))
-          a = ipdom.lookup(a);
-        while (pos(b) < pos(a))
-          b = ipdom.lookup(b);
-      }
-      return a;
-    };
-    llvm::DenseSet<Value> innerSet(inner.begin(), inner.end());
-    auto idom = [&](Value v) {
-      Value d;
-      for (Operation *user : v.getUsers())
-        if (user->getNumResults() == 1 && innerSet.contains(user->getResult(0)))
-          d = d ? intersect(d, user->getResult(0)) : user->getResult(0);
-      return d;
-    };
-    for (Value v : inner)
-      if (v != r)
-        ipdom[v] = idom(v);
-    for (Value l : leaves)
-      if (l != r && !ipdom.count(l))
-        ipdom[l] = idom(l);
-    Value g = leaves.front();
-    for (Value l : ArrayRef(leaves).drop_front())
-      g = intersect(g, l);
-    targets[g].push_back(updates.getInt());
+    // The arguments the gradient updates: its parameter (or the master copy
+    // that stands for it) and the parameter's state.
+    SmallVector<unsigned> &t = targets[g];
+    if (updatedArgs.contains(of.getInt()))
+      t.push_back(of.getInt());
+    for (unsigned s : statesOf.lookup(of.getInt()))
+      if (updatedArgs.contains(s))
+        t.push_back(s);
   }
+  if (!recorded && !updated.empty())
+    return function.emitError()
+           << "part-zero needs part-optimizer's records of each gradient "
+              "('part.gradient_of' on the op that makes it, 'part.state_of' "
+              "on state arguments); @"
+           << function.getName() << " updates " << updated.size()
+           << " arguments but has none";
   for (auto &[g, t] : targets) {
     update.gradients.push_back(g);
     update.targets.push_back(t);
@@ -276,7 +214,7 @@ FailureOr<ZeroSharding::Update> ZeroSharding::findUpdate() {
   // gradients, less what the gradients or the other results (the loss) are
   // computed from.
   llvm::DenseSet<Operation *> before;
-  work.assign(update.gradients.begin(), update.gradients.end());
+  SmallVector<Value> work(update.gradients.begin(), update.gradients.end());
   work.append(others.begin(), others.end());
   while (!work.empty()) {
     Operation *def = work.pop_back_val().getDefiningOp();

@@ -53,8 +53,8 @@ func.func @loss(%x: tensor<4x8xf32> {part.name = "x", part.role = #part.role<inp
 // parameter back as its cast.
 // STEP-LABEL: func.func @loss(
 // STEP-SAME: %[[W:[^:]*]]: tensor<8x16xbf16> {part.name = "w", part.role = #part.role<parameter>}
-// STEP-SAME: %[[MW:[^:]*]]: tensor<8x16xf32> {part.init = "w", part.name = "master.w", part.role = #part.role<state>}
-// STEP-SAME: tensor<8x16xf32> {part.name = "adam.m.w", part.role = #part.role<state>}
+// STEP-SAME: %[[MW:[^:]*]]: tensor<8x16xf32> {part.init = "w", part.name = "master.w", part.role = #part.role<state>, part.state_of = {{[0-9]+}} : i64}
+// STEP-SAME: tensor<8x16xf32> {part.name = "adam.m.w", part.role = #part.role<state>, part.state_of = {{[0-9]+}} : i64}
 // STEP-SAME: -> (tensor<f32> {part.name = "loss"}
 // STEP-SAME: tensor<8x16xf32> {part.name = "new.master.w", part.updates = 12 : i64}
 // STEP-SAME: tensor<8x16xbf16> {part.name = "new.w", part.updates = 3 : i64}

@@ -5,6 +5,12 @@
 // AXIS: error: mesh @mesh has no axis "data"
 // AXIS-DP: error: mesh @mesh has no axis "dp"
 
+// A step that updates arguments without part-optimizer's records of its
+// gradients (this one has none: a hand-written update) is refused, naming
+// what is missing, rather than guessed at.
+// RUN: not partition-opt %s --part-zero="stage=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RECORDS
+// RECORDS: error: part-zero needs part-optimizer's records of each gradient ('part.gradient_of' on the op that makes it, 'part.state_of' on state arguments); @step updates 2 arguments but has none
+
 part.mesh @mesh = <["dp"=2, "tp"=2]>
 
 func.func @step(%w: tensor<8xf32> {part.role = #part.role<parameter>},
@@ -14,3 +20,4 @@ func.func @step(%w: tensor<8xf32> {part.role = #part.role<parameter>},
   %1 = part.sub %w, %0 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %1, %0 : tensor<8xf32>, tensor<8xf32>
 }
+

@@ -1,6 +1,8 @@
 // part-zero on a hand-written training step (SGD with momentum, already
-// annotated by part-data-parallel and part-tensor-parallel): which arguments
-// and values each ZeRO stage annotates.
+// annotated by part-data-parallel and part-tensor-parallel, with the records
+// part-optimizer writes: part.state_of on each momentum buffer, and
+// part.gradient_of on the op making each gradient): which arguments and
+// values each ZeRO stage annotates.
 // RUN: partition-opt %s --part-zero="stage=1" 2>&1 | FileCheck %s --check-prefixes=REMARK,ZERO1
 // RUN: partition-opt %s --part-zero="stage=2" 2>/dev/null | FileCheck %s --check-prefix=ZERO2
 // RUN: partition-opt %s --part-zero="stage=3" 2>&1 | FileCheck %s --check-prefixes=REMARK3,ZERO3
@@ -14,22 +16,21 @@ func.func @step(
     %w: tensor<8x4xf32> {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>},
     %b: tensor<3xf32> {part.name = "b", part.role = #part.role<parameter>},
     %v: tensor<4x4xf32> {part.name = "v", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"tp"}, {}]>},
-    %bufw: tensor<8x4xf32> {part.name = "momentum.w", part.role = #part.role<state>},
-    %bufb: tensor<3xf32> {part.name = "momentum.b", part.role = #part.role<state>},
-    %bufv: tensor<4x4xf32> {part.name = "momentum.v", part.role = #part.role<state>},
+    %bufw: tensor<8x4xf32> {part.name = "momentum.w", part.role = #part.role<state>, part.state_of = 1 : i64},
+    %bufb: tensor<3xf32> {part.name = "momentum.b", part.role = #part.role<state>, part.state_of = 2 : i64},
+    %bufv: tensor<4x4xf32> {part.name = "momentum.v", part.role = #part.role<state>, part.state_of = 3 : i64},
     %step: tensor<f32> {part.name = "optimizer.step", part.role = #part.role<state>})
     -> (tensor<4x4xf32>, tensor<8x4xf32> {part.updates = 1 : i64}, tensor<3xf32> {part.updates = 2 : i64},
         tensor<4x4xf32> {part.updates = 3 : i64}, tensor<8x4xf32> {part.updates = 4 : i64},
         tensor<3xf32> {part.updates = 5 : i64}, tensor<4x4xf32> {part.updates = 6 : i64},
         tensor<f32> {part.updates = 7 : i64}) {
-  // Forward and "backward": a gradient is where the update's data flow
-  // (elementwise ops of the parameter's type) starts; gb does not depend on
-  // the data, so it is no pending sum and gets no constraint.
+  // Forward and "backward"; gb does not depend on the data, so it is no
+  // pending sum and gets no constraint.
   %y = part.matmul %x, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
   %z = part.add %y, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
-  %gw = part.matmul %x, %z transpose_a : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
-  %gb = part.mul %b, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-  %gv = part.mul %z, %v : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %gw = part.matmul %x, %z transpose_a {part.gradient_of = 1 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %gb = part.mul %b, %b {part.gradient_of = 2 : i64} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %gv = part.mul %z, %v {part.gradient_of = 3 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   // The update: what computes the part.updates results from the gradients.
   %one = part.constant dense<1.000000e+00> : tensor<f32>
   %t = part.add %step, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
@@ -58,9 +59,9 @@ func.func @step(
 // ZERO1-LABEL: func.func @step(
 // ZERO1-SAME: {part.name = "w", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {"tp"}]>}
 // ZERO1-SAME: {part.name = "b", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}]>}
-// ZERO1-SAME: {part.name = "momentum.w", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>}
-// ZERO1-SAME: {part.name = "momentum.b", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{}]>}
-// ZERO1-SAME: {part.name = "momentum.v", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}, {}]>}
+// ZERO1-SAME: {part.name = "momentum.w", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>, part.state_of = 1 : i64}
+// ZERO1-SAME: {part.name = "momentum.b", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{}]>, part.state_of = 2 : i64}
+// ZERO1-SAME: {part.name = "momentum.v", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"tp", "dp"}, {}]>, part.state_of = 3 : i64}
 // ZERO1-SAME: {part.name = "optimizer.step", part.role = #part.role<state>})
 // ZERO1: %[[GW:.*]] = part.matmul %arg0, %{{.*}} transpose_a
 // ZERO1-NEXT: %[[CW:.*]] = part.sharding_constraint %[[GW]] <@mesh, [{"dp"}, {"tp"}]> : tensor<8x4xf32>
@@ -108,7 +109,7 @@ func.func @step(
 // its parameter's layout where backward produces it, so that the pending
 // sum over dp is completed once, not once per use in the update.
 // ZERO0-LABEL: func.func @step(
-// ZERO0-SAME: {part.name = "momentum.w", part.role = #part.role<state>}
+// ZERO0-SAME: {part.name = "momentum.w", part.role = #part.role<state>, part.state_of = 1 : i64}
 // ZERO0: part.sharding_constraint %{{.*}} <@mesh, [{}, {"tp"}]> : tensor<8x4xf32>
 // ZERO0: part.sharding_constraint %{{.*}} <@mesh, [{"tp"}, {}]> : tensor<4x4xf32>
 // ZERO0-NOT: "dp"

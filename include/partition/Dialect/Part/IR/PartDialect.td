@@ -107,6 +107,19 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradientAttrName() {
       return ::llvm::StringLiteral("part.gradient");
     }
+    /// Name of the op attribute naming the parameter argument whose gradient
+    /// the op's result is, as the update reduces it over data parallelism
+    /// (set by part-optimizer; part-zero reads it).
+    static constexpr ::llvm::StringLiteral getGradientOfAttrName() {
+      return ::llvm::StringLiteral("part.gradient_of");
+    }
+    /// Name of the argument attribute naming, on an optimizer-state argument
+    /// kept per parameter (a moment, a momentum buffer, a master copy), the
+    /// parameter argument it belongs to (set by part-optimizer; part-zero
+    /// reads it).
+    static constexpr ::llvm::StringLiteral getStateOfAttrName() {
+      return ::llvm::StringLiteral("part.state_of");
+    }
     /// Name of the op attribute giving the index of the model layer (the
     /// transformer block `h.3`, `layers.3`) the op belongs to; set by the
     /// importer and the generators, read by part-recompute.
