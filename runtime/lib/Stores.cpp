@@ -309,6 +309,38 @@ bool sameToken(const std::string &a, const std::string &b) {
   return diff == 0;
 }
 
+/// A request: op byte, key length and key, and the op's argument (the
+/// token and protocol version of a hello, a set's value size, a get's
+/// timeout, 0 for a pledge).
+std::vector<char> makeRequest(uint8_t op, const std::string &key,
+                              uint64_t arg) {
+  std::vector<char> request(1, static_cast<char>(op));
+  putU32(request, static_cast<uint32_t>(key.size()));
+  request.insert(request.end(), key.begin(), key.end());
+  putU64(request, arg);
+  return request;
+}
+
+/// Sends `request` and reads a short reply (at most 4 KiB: an
+/// acknowledgement or an error's text) into `code` and `text`.
+IoError exchangeShort(int fd, const std::vector<char> &request,
+                      Clock::time_point deadline, uint8_t &code,
+                      std::string &text) {
+  code = kReplyError;
+  uint64_t size = 0;
+  IoError err = sendAll(fd, request.data(), request.size(), deadline);
+  if (!err)
+    err = recvAll(fd, &code, 1, deadline);
+  if (!err)
+    err = recvU64(fd, size, deadline);
+  if (!err && size > 4096)
+    err = {StatusCode::Internal, "oversized answer"};
+  text.assign(err ? 0 : size, '\0');
+  if (!err)
+    err = recvAll(fd, text.data(), text.size(), deadline);
+  return err;
+}
+
 /// What became of a hello.
 enum class Greeting { Accepted, Refused, Failed };
 
@@ -316,22 +348,10 @@ enum class Greeting { Accepted, Refused, Failed };
 /// `error` says why it was refused or failed.
 Greeting greet(int fd, const std::string &token, Clock::time_point deadline,
                std::string &error) {
-  std::vector<char> hello(1, static_cast<char>(kOpHello));
-  putU32(hello, static_cast<uint32_t>(token.size()));
-  hello.insert(hello.end(), token.begin(), token.end());
-  putU64(hello, kProtocolVersion);
-  uint8_t code = kReplyError;
-  uint64_t size = 0;
-  IoError err = sendAll(fd, hello.data(), hello.size(), deadline);
-  if (!err)
-    err = recvAll(fd, &code, 1, deadline);
-  if (!err)
-    err = recvU64(fd, size, deadline);
-  if (!err && size > 4096)
-    err = {StatusCode::Internal, "oversized answer to the hello"};
-  std::string text(err ? 0 : size, '\0');
-  if (!err)
-    err = recvAll(fd, text.data(), text.size(), deadline);
+  uint8_t code;
+  std::string text;
+  IoError err = exchangeShort(
+      fd, makeRequest(kOpHello, token, kProtocolVersion), deadline, code, text);
   if (err) {
     error = err.message;
     return Greeting::Failed;
@@ -832,20 +852,12 @@ Status TcpStore::pledge(const std::string &key) {
   PARTITION_ASSIGN_OR_RETURN(
       int fd, connectWithRetry(host_, port_, options_.token,
                                Clock::now() + options_.connectTimeout));
-  std::vector<char> request(1, static_cast<char>(kOpPledge));
-  putU32(request, static_cast<uint32_t>(key.size()));
-  request.insert(request.end(), key.begin(), key.end());
-  putU64(request, 0);
-  auto deadline = Clock::now() + kMessageGrace;
-  uint8_t code = kReplyError;
-  uint64_t size = 0;
-  IoError err = sendAll(fd, request.data(), request.size(), deadline);
-  if (!err)
-    err = recvAll(fd, &code, 1, deadline);
-  if (!err)
-    err = recvU64(fd, size, deadline);
-  if (!err && (code != kReplyOk || size != 0))
-    err = {StatusCode::Unavailable, "the server refused the pledge"};
+  uint8_t code;
+  std::string text;
+  IoError err = exchangeShort(fd, makeRequest(kOpPledge, key, 0),
+                              Clock::now() + kMessageGrace, code, text);
+  if (!err && code != kReplyOk)
+    err = {StatusCode::Unavailable, "the server refused the pledge: " + text};
   if (err) {
     closeFd(fd);
     return Status(err.code,
@@ -864,12 +876,9 @@ Status TcpStore::set(const std::string &key, const std::vector<char> &value) {
                            " bytes or value of ", value.size(),
                            " bytes is over the limit (", kMaxKeyBytes, ", ",
                            options_.maxValueBytes, ")");
-  std::vector<char> request(1, static_cast<char>(kOpSet));
-  putU32(request, static_cast<uint32_t>(key.size()));
-  request.insert(request.end(), key.begin(), key.end());
-  putU64(request, value.size());
   StatusOr<std::vector<char>> reply =
-      roundTrip(request, &value, "store set of '" + key + "'",
+      roundTrip(makeRequest(kOpSet, key, value.size()), &value,
+                "store set of '" + key + "'",
                 std::chrono::milliseconds(0));
   return reply.isOk() ? Status::ok() : reply.status();
 }
@@ -881,9 +890,7 @@ StatusOr<std::vector<char>> TcpStore::get(const std::string &key,
                            " bytes is over the limit of ", kMaxKeyBytes);
   timeout = std::clamp<std::chrono::milliseconds>(
       timeout, std::chrono::milliseconds(0), kMaxGetTimeout);
-  std::vector<char> request(1, static_cast<char>(kOpGet));
-  putU32(request, static_cast<uint32_t>(key.size()));
-  request.insert(request.end(), key.begin(), key.end());
-  putU64(request, static_cast<uint64_t>(timeout.count()));
-  return roundTrip(request, nullptr, "store get of '" + key + "'", timeout);
+  return roundTrip(
+      makeRequest(kOpGet, key, static_cast<uint64_t>(timeout.count())),
+      nullptr, "store get of '" + key + "'", timeout);
 }

@@ -505,6 +505,23 @@ std::unique_ptr<TcpStore> storeClient(int port,
   return store.isOk() ? std::move(store).value() : nullptr;
 }
 
+/// A raw TCP connection to the store on 127.0.0.1:`port` (a stranger, or a
+/// client that speaks the protocol by hand); -1 when it cannot connect.
+int connectRaw(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(uint16_t(port));
+  if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 TEST(TcpStore, ServesSeveralClients) {
   std::unique_ptr<TcpStore> server = serveStore();
   ASSERT_TRUE(server);
@@ -783,14 +800,8 @@ TEST(TcpStore, RefusesARequestWithoutHello) {
   std::unique_ptr<TcpStore> server = serveStore(options);
   ASSERT_TRUE(server);
   ASSERT_TRUE(server->set("k", bytesOf("secret")).isOk());
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = connectRaw(server->port());
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(uint16_t(server->port()));
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
-            0);
   // op 2 (get), key "k", timeout 0.
   const char request[] = {2, 1, 0, 0, 0, 'k', 0, 0, 0, 0, 0, 0, 0, 0};
   ASSERT_EQ(::send(fd, request, sizeof(request), 0), ssize_t(sizeof(request)));
@@ -817,15 +828,8 @@ TEST(TcpStore, BoundsItsConnections) {
   StatusOr<std::unique_ptr<TcpStore>> server =
       TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
   ASSERT_TRUE(server.isOk()) << server.status().toString();
-  int stranger = ::socket(AF_INET, SOCK_STREAM, 0);
+  int stranger = connectRaw((*server)->port());
   ASSERT_GE(stranger, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(uint16_t((*server)->port()));
-  ASSERT_EQ(
-      ::connect(stranger, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
-      0);
   TcpStoreOptions client;
   client.token = "t";
   client.connectTimeout = 500ms;
@@ -899,14 +903,8 @@ TEST(TcpStore, AnnouncingAValueCostsNothingUntilItsBytesArrive) {
   options.token = "t";
   std::unique_ptr<TcpStore> server = serveStore(options);
   ASSERT_TRUE(server);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = connectRaw(server->port());
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(uint16_t(server->port()));
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)),
-            0);
   // hello: op 3, token "t", protocol version 1; then set: op 1, key "k",
   // value of 200 MiB, of which 10 bytes follow.
   std::vector<char> request = {3, 1, 0, 0, 0, 't', 1, 0, 0, 0, 0, 0, 0, 0,

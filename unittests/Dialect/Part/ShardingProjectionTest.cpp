@@ -47,6 +47,17 @@ protected:
   }
   /// Sizes of the mesh ["dp"=2, "tp"=4].
   int64_t sizeOf(StringAttr a) { return a.getValue() == "dp" ? 2 : 4; }
+  /// Projects operand `operand`'s `layout` onto `rule`'s factors.
+  ValueProjection project(const ShardingRule &rule, const Layout &layout,
+                          unsigned operand = 0) {
+    return projectOntoFactors(rule, rule.getOperandMappings()[operand], layout,
+                              [&](StringAttr a) { return sizeOf(a); });
+  }
+  /// The result's layout from a projection's factor axes.
+  Layout result(const ShardingRule &rule, const ValueProjection &p) {
+    return layoutFromFactors(rule, rule.getResultMappings()[0], p.factorAxes,
+                             /*isResult=*/true);
+  }
 
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module;
@@ -64,8 +75,7 @@ TEST_F(ShardingProjectionTest, MatmulFactorsAndPendingResult) {
   Layout x = Layout::replicated(2);
   x.dims[0] = axes({"dp"});
   x.dims[1] = axes({"tp"});
-  ValueProjection p = projectOntoFactors(rule, rule.getOperandMappings()[0],
-                                         x, [&](StringAttr a) { return sizeOf(a); });
+  ValueProjection p = project(rule, x);
   EXPECT_FALSE(p.hasLeftover());
   // Back onto the weight: [tp, -]; onto the result: [dp, -], pending over tp.
   Layout w = layoutFromFactors(rule, rule.getOperandMappings()[1],
@@ -73,8 +83,7 @@ TEST_F(ShardingProjectionTest, MatmulFactorsAndPendingResult) {
   EXPECT_EQ(w.dims[0], axes({"tp"}));
   EXPECT_TRUE(w.dims[1].empty());
   EXPECT_TRUE(w.unreduced.empty());
-  Layout y = layoutFromFactors(rule, rule.getResultMappings()[0], p.factorAxes,
-                               /*isResult=*/true);
+  Layout y = result(rule, p);
   EXPECT_EQ(y.dims[0], axes({"dp"}));
   EXPECT_TRUE(y.dims[1].empty());
   EXPECT_EQ(y.unreduced, axes({"tp"}));
@@ -92,30 +101,26 @@ TEST_F(ShardingProjectionTest, ReshapeIntoHeadsSplitsTheMajorFactor) {
   ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
   Layout x = Layout::replicated(3);
   x.dims[2] = axes({"tp"});
-  ValueProjection p = projectOntoFactors(rule, rule.getOperandMappings()[0],
-                                         x, [&](StringAttr a) { return sizeOf(a); });
+  ValueProjection p = project(rule, x);
   EXPECT_FALSE(p.hasLeftover());
-  Layout y = layoutFromFactors(rule, rule.getResultMappings()[0], p.factorAxes,
-                               /*isResult=*/true);
+  Layout y = result(rule, p);
   EXPECT_EQ(y.dims[2], axes({"tp"})); // the heads
   EXPECT_TRUE(y.dims[3].empty());
   // ["tp", "dp"] (8 ways): tp takes the 4 heads whole, so dp goes on to
   // the head dimension.
   x.dims[2] = axes({"tp", "dp"});
-  p = projectOntoFactors(rule, rule.getOperandMappings()[0], x,
-                         [&](StringAttr a) { return sizeOf(a); });
+  p = project(rule, x);
   EXPECT_FALSE(p.hasLeftover());
-  y = layoutFromFactors(rule, rule.getResultMappings()[0], p.factorAxes, true);
+  y = result(rule, p);
   EXPECT_EQ(y.dims[2], axes({"tp"}));
   EXPECT_EQ(y.dims[3], axes({"dp"}));
   // ["dp", "tp"]: dp splits the heads in two; tp cannot split the two left,
   // and since the heads are not split completely it cannot pass on to the
   // head dimension either: it stops at the op.
   x.dims[2] = axes({"dp", "tp"});
-  p = projectOntoFactors(rule, rule.getOperandMappings()[0], x,
-                         [&](StringAttr a) { return sizeOf(a); });
+  p = project(rule, x);
   EXPECT_EQ(p.leftover[2], axes({"tp"}));
-  y = layoutFromFactors(rule, rule.getResultMappings()[0], p.factorAxes, true);
+  y = result(rule, p);
   EXPECT_EQ(y.dims[2], axes({"dp"}));
   EXPECT_TRUE(y.dims[3].empty());
 }
@@ -132,8 +137,7 @@ TEST_F(ShardingProjectionTest, AnAxisThatDoesNotDivideStopsAtTheOp) {
   ShardingRule rule = cast<ShardingRuleOpInterface>(op).getShardingRule();
   Layout x = Layout::replicated(3);
   x.dims[2] = axes({"tp"});
-  ValueProjection p = projectOntoFactors(rule, rule.getOperandMappings()[0],
-                                         x, [&](StringAttr a) { return sizeOf(a); });
+  ValueProjection p = project(rule, x);
   EXPECT_EQ(p.leftover[2], axes({"tp"}));
   for (const auto &factor : p.factorAxes)
     EXPECT_TRUE(factor.empty());
@@ -150,11 +154,9 @@ TEST_F(ShardingProjectionTest, NeedReplicationConsumesButNeverTakes) {
   Layout x = Layout::replicated(2);
   x.dims[0] = axes({"dp"});
   x.dims[1] = axes({"tp"});
-  ValueProjection p = projectOntoFactors(rule, rule.getOperandMappings()[0],
-                                         x, [&](StringAttr a) { return sizeOf(a); });
+  ValueProjection p = project(rule, x);
   EXPECT_FALSE(p.hasLeftover());
-  Layout y = layoutFromFactors(rule, rule.getResultMappings()[0], p.factorAxes,
-                               /*isResult=*/true);
+  Layout y = result(rule, p);
   EXPECT_EQ(y.dims[0], axes({"dp"}));
   EXPECT_TRUE(y.dims[1].empty()); // the softmax dimension stays whole
 }
