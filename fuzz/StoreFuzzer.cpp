@@ -18,7 +18,9 @@
 
 #include "partition/runtime/Stores.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -36,17 +38,32 @@ namespace {
 /// How long to wait for the server's replies to one input.
 constexpr std::chrono::milliseconds kReplyWait(50);
 
+/// A connection to the fresh server on `port`. Loopback can run out of
+/// ephemeral ports for a moment (thousands of connections a minute, the
+/// test suite's beside the fuzzer's, wait out TIME_WAIT): that is retried
+/// for up to two seconds, not reported as a finding; the server's own
+/// refusals are not retried.
 int connectTo(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  FUZZ_CHECK(fd >= 0, "socket");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) ==
-                 0,
-             "cannot connect to the store");
-  return fd;
+  int error = 0;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    FUZZ_CHECK(fd >= 0, "socket");
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0)
+      return fd;
+    error = errno;
+    ::close(fd);
+    if (error != EADDRNOTAVAIL && error != EAGAIN && error != EINTR)
+      break;
+    ::usleep(10000);
+  }
+  std::fprintf(stderr, "cannot connect to the store: %s\n",
+               std::strerror(error));
+  FUZZ_CHECK(false, "cannot connect to the store");
+  return -1;
 }
 
 /// Sends `size` bytes, stopping early when the server closes the connection
