@@ -7,10 +7,9 @@ using namespace partition::part;
 
 namespace {
 
+/// Bytes of a value the verifier has checked (its byte size fits int64).
 int64_t bytesOf(Type type) {
-  auto t = cast<RankedTensorType>(type);
-  return t.getNumElements() *
-         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+  return *getTensorBytes(cast<RankedTensorType>(type));
 }
 
 bool isCollective(Operation *op) {

@@ -68,10 +68,8 @@ public:
 
 private:
   RankedTensorType localType(RankedTensorType global, const Layout &l) {
-    SmallVector<int64_t> shape(global.getShape());
-    for (auto [d, axes] : llvm::enumerate(l.dims))
-      shape[d] /= groupSize(axes);
-    return RankedTensorType::get(shape, global.getElementType());
+    return RankedTensorType::get(l.localShape(global.getShape(), meshAttr),
+                                 global.getElementType());
   }
   ArrayAttr axesAttr(ArrayRef<StringAttr> axes) {
     return ArrayAttr::get(function.getContext(),
