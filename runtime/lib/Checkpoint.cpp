@@ -206,7 +206,12 @@ partition::runtime::describeCheckpoint(const plan::Plan &root, int64_t steps) {
         block.rank = rank;
         block.offsets =
             shardOffsets(mesh, *b->sharding(), meshCoordinates(mesh, d), local);
-        block.shape = local;
+        // Blocks of a padded tensor hold what lies inside it; a block that
+        // is all padding is not written.
+        block.shape = clippedShape(global, block.offsets, local);
+        if (std::find(block.shape.begin(), block.shape.end(), 0) !=
+            block.shape.end())
+          continue;
         t.blocks.push_back(std::move(block));
       }
     }
@@ -233,16 +238,35 @@ partition::runtime::writeCheckpointShard(const std::string &dir,
     return detail::ioError(manifest, "cannot remove");
   SafetensorsWriter writer;
   std::vector<HostTensor> kept;
-  std::vector<std::string> names;
+  std::vector<const plan::Binding *> bindings;
   if (const plan::Program *program = executor.program())
     if (program->params())
       for (const plan::Binding *b : *program->params())
         if (b->role() == plan::Role::Parameter ||
             b->role() == plan::Role::State)
-          names.push_back(b->name()->str());
-  kept.reserve(names.size());
-  for (const std::string &name : names) {
+          bindings.push_back(b);
+  kept.reserve(bindings.size());
+  for (const plan::Binding *b : bindings) {
+    std::string name = b->name()->str();
     PARTITION_ASSIGN_OR_RETURN(HostTensor t, executor.parameter(name));
+    // The part of a padded tensor's block inside it, as the manifest says.
+    std::vector<int64_t> global(b->global_shape()->begin(),
+                                b->global_shape()->end());
+    std::vector<int64_t> offsets = shardOffsets(
+        *executor.mesh(), *b->sharding(), executor.coordinates(), t.shape);
+    std::vector<int64_t> inside = clippedShape(global, offsets, t.shape);
+    if (std::find(inside.begin(), inside.end(), 0) != inside.end())
+      continue;
+    if (inside != t.shape) {
+      int64_t count = 1;
+      for (int64_t d : inside)
+        count *= d;
+      HostTensor clipped{t.dtype, inside,
+                         std::vector<char>(count * dtypeSize(t.dtype))};
+      extractBlock(t.data.data(), t.shape, clipped.data.data(), inside,
+                   std::vector<int64_t>(inside.size(), 0), dtypeSize(t.dtype));
+      t = std::move(clipped);
+    }
     kept.push_back(std::move(t));
     const HostTensor &h = kept.back();
     PARTITION_RETURN_IF_ERROR(

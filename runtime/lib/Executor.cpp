@@ -630,16 +630,31 @@ Status Executor::loadParameters(ParameterSource &source) {
     std::vector<char> host(valueBytes(*v));
     DType dtype = toDType(v->dtype());
     std::vector<int64_t> global = toVector(b->global_shape());
-    Status read = source.read(b->name()->str(), dtype, global, offsets, local,
-                              host.data());
+    // A block past the end of a padded dimension reads what lies inside the
+    // tensor; its padding stays zero.
+    std::vector<int64_t> inside = clippedShape(global, offsets, local);
+    std::vector<char> staging;
+    void *dst = host.data();
+    if (inside != local) {
+      int64_t count = 1;
+      for (int64_t d : inside)
+        count *= d;
+      staging.resize(count * dtypeSize(dtype));
+      dst = staging.data();
+    }
+    auto readBlock = [&](const std::string &name) -> Status {
+      if (dst != host.data() && staging.empty())
+        return Status::ok(); // all padding
+      return source.read(name, dtype, global, offsets, inside, dst);
+    };
+    Status read = readBlock(b->name()->str());
     // State the source (a checkpoint) lacks starts at its initial value:
     // another tensor of the source (a master copy from the weights it
     // copies) or a constant, zero by default.
     if (!read.isOk() && b->role() == plan::Role::State &&
         read.code() == StatusCode::NotFound) {
       if (b->init_from()) {
-        read = source.read(b->init_from()->str(), dtype, global, offsets, local,
-                           host.data());
+        read = readBlock(b->init_from()->str());
         if (!read.isOk())
           return Status(read.code(), "initial value of state \"" +
                                          b->name()->str() +
@@ -658,10 +673,14 @@ Status Executor::loadParameters(ParameterSource &source) {
           for (int64_t e = 0; e < count; ++e)
             storeFloat(host.data(), dtype, e, b->init_value());
         }
+        dst = host.data(); // nothing staged
       }
     }
     if (!read.isOk())
       return read;
+    if (dst != host.data())
+      insertBlock(host.data(), local, staging.data(), inside,
+                  std::vector<int64_t>(local.size(), 0), dtypeSize(dtype));
     PARTITION_RETURN_IF_ERROR(device_.copyToDevice(
         params_[i]->data(), host.data(), host.size(), *stream_));
   }

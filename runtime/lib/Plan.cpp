@@ -263,10 +263,15 @@ Status ProgramValidator::checkBindings(
         PARTITION_RETURN_IF_ERROR(useAxis(axis));
         shards *= mesh->axis_sizes()->Get(axis);
       }
-      if (v.shape()->Get(d) * shards != b.global_shape()->Get(d))
+      // A dimension the shards do not divide is padded (to a multiple of
+      // the shards of the dimensions linked to it): the blocks cover it,
+      // with the last ones partly or wholly padding.
+      int64_t covered = v.shape()->Get(d) * shards;
+      if (covered < b.global_shape()->Get(d) ||
+          (b.global_shape()->Get(d) == 0 && covered != 0))
         return fail(kind, " \"", name, "\" dimension ", d, ": local size ",
-                    v.shape()->Get(d), " times ", shards,
-                    " shards is not the global size ",
+                    v.shape()->Get(d), " times ", shards, " shards (", covered,
+                    ") does not cover the global size ",
                     b.global_shape()->Get(d));
     }
     if (b.sharding()->unreduced())

@@ -2,6 +2,7 @@
 
 #include "partition/runtime/Sharding.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -61,9 +62,21 @@ bool partition::runtime::isAssemblingDevice(
   return true;
 }
 
+std::vector<int64_t>
+partition::runtime::clippedShape(const std::vector<int64_t> &globalShape,
+                                 const std::vector<int64_t> &offsets,
+                                 const std::vector<int64_t> &localShape) {
+  std::vector<int64_t> shape(localShape.size());
+  for (size_t d = 0; d < localShape.size(); ++d)
+    shape[d] = std::max<int64_t>(
+        0, std::min(localShape[d], globalShape[d] - offsets[d]));
+  return shape;
+}
+
 namespace {
-/// Visits every contiguous innermost row of a block, calling
-/// fn(globalElementOffset, localElementOffset, rowElements).
+/// Visits every contiguous innermost row of the part of a block inside the
+/// global array, calling fn(globalElementOffset, localElementOffset,
+/// rowElements).
 template <typename Fn>
 void forEachRow(const std::vector<int64_t> &globalShape,
                 const std::vector<int64_t> &localShape,
@@ -73,25 +86,28 @@ void forEachRow(const std::vector<int64_t> &globalShape,
     fn(0, 0, 1);
     return;
   }
-  for (int64_t d : localShape)
+  std::vector<int64_t> extent = clippedShape(globalShape, offsets, localShape);
+  for (int64_t d : extent)
     if (d == 0)
       return;
-  std::vector<int64_t> globalStride(rank, 1);
-  for (size_t i = rank - 1; i-- > 0;)
+  std::vector<int64_t> globalStride(rank, 1), localStride(rank, 1);
+  for (size_t i = rank - 1; i-- > 0;) {
     globalStride[i] = globalStride[i + 1] * globalShape[i + 1];
-  int64_t row = localShape[rank - 1];
+    localStride[i] = localStride[i + 1] * localShape[i + 1];
+  }
+  int64_t row = extent[rank - 1];
   std::vector<int64_t> index(rank, 0);
-  int64_t localOffset = 0;
   while (true) {
-    int64_t globalOffset = 0;
-    for (size_t i = 0; i < rank; ++i)
+    int64_t globalOffset = 0, localOffset = 0;
+    for (size_t i = 0; i < rank; ++i) {
       globalOffset += (offsets[i] + index[i]) * globalStride[i];
+      localOffset += index[i] * localStride[i];
+    }
     fn(globalOffset, localOffset, row);
-    localOffset += row;
     // Advance the outer indices (all but the last).
     size_t i = rank - 1;
     while (i-- > 0) {
-      if (++index[i] < localShape[i])
+      if (++index[i] < extent[i])
         break;
       index[i] = 0;
     }

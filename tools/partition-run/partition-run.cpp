@@ -777,6 +777,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       f.localShape.assign(v.shape()->begin(), v.shape()->end());
       f.offsets = shardOffsets(*ex.mesh(), *b->sharding(), ex.coordinates(),
                                f.localShape);
+      // A padded batch: the rows past its end are not read (they stay
+      // zero, and the program masks them).
+      f.localShape = clippedShape(f.spec.shape, f.offsets, f.localShape);
       int64_t local = dtypeSize(f.spec.dtype), whole = local;
       for (int64_t d : f.localShape)
         local *= d;
@@ -789,8 +792,9 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     }
   auto feed = [&](int64_t batch) -> Status {
     for (Feed &f : feeds) {
-      PARTITION_RETURN_IF_ERROR(o.batches->read(f.spec, batch, f.offsets,
-                                                f.localShape, f.block.data()));
+      if (!f.block.empty())
+        PARTITION_RETURN_IF_ERROR(o.batches->read(
+            f.spec, batch, f.offsets, f.localShape, f.block.data()));
       int64_t count = int64_t(f.block.size()) / dtypeSize(f.spec.dtype);
       warnNonFinite("input", f.spec.name,
                     countNonFinite(f.block.data(), f.spec.dtype, count), count);

@@ -270,7 +270,7 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
   };
   std::vector<fb::Offset<plan::Binding>> params = {
       binding("w", plan::Role::Parameter, 1,
-              {what == Break::BindingSharding ? 8 : 16, 6},
+              {what == Break::BindingSharding ? 20 : 16, 6},
               sharding({{0}, {}})),
       binding("b", plan::Role::Parameter, 2, {6}, sharding({{}})),
   };
@@ -355,8 +355,8 @@ TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
       {Break::CollectiveAxis, "axis 3 is out of range or repeated"},
       {Break::CollectiveShape, "result shape [24] must be [4, 6]"},
       {Break::BindingSharding,
-       "parameter \"w\" dimension 0: local size 8 times 2 shards is not the "
-       "global size 8"},
+       "parameter \"w\" dimension 0: local size 8 times 2 shards (16) does "
+       "not cover the global size 20"},
       {Break::ScheduleProgram, "schedule step names program 4 of 1"},
       {Break::Opcode, "unknown opcode 999"},
       {Break::HugeShape, "value 7 of shape [1099511627776, 1099511627776] "
@@ -463,6 +463,32 @@ TEST(Sharding, OffsetsAndBlocks) {
   EXPECT_EQ(back[8], 8.0f);
   EXPECT_EQ(back[0], -1.0f);
   EXPECT_EQ(back[63], 63.0f);
+}
+
+// A dimension padded to split it evenly: 5 rows in blocks of 2, so the third
+// block holds one row and one of padding, and a fourth would be all padding.
+TEST(ShardingTest, BlocksPastAPaddedEndAreClipped) {
+  EXPECT_EQ(clippedShape({5, 3}, {4, 0}, {2, 3}), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(clippedShape({5, 3}, {6, 0}, {2, 3}), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(clippedShape({5, 3}, {2, 0}, {2, 3}), (std::vector<int64_t>{2, 3}));
+  std::vector<float> global(5 * 3), block(2 * 3, -1), back(5 * 3, -1);
+  for (size_t i = 0; i < global.size(); ++i)
+    global[i] = float(i);
+  extractBlock(global.data(), {5, 3}, block.data(), {2, 3}, {4, 0}, 4);
+  EXPECT_EQ(block, (std::vector<float>{12, 13, 14, -1, -1, -1}));
+  block = {1, 2, 3, 4, 5, 6};
+  insertBlock(back.data(), {5, 3}, block.data(), {2, 3}, {4, 0}, 4);
+  EXPECT_EQ(back[12], 1.0f);
+  EXPECT_EQ(back[14], 3.0f);
+  EXPECT_EQ(back[11], -1.0f); // nothing written before the block
+  // Clipped in an inner dimension: rows of 3 in blocks of 2 columns.
+  std::vector<float> column(2 * 2, -1);
+  extractBlock(global.data(), {5, 3}, column.data(), {2, 2}, {0, 2}, 4);
+  EXPECT_EQ(column, (std::vector<float>{2, -1, 5, -1}));
+  // All padding: nothing is copied.
+  std::vector<float> none(2 * 3, -1);
+  extractBlock(global.data(), {5, 3}, none.data(), {2, 3}, {6, 0}, 4);
+  EXPECT_EQ(none, std::vector<float>(6, -1));
 }
 
 } // namespace

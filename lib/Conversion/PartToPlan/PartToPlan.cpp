@@ -104,7 +104,8 @@ private:
   FailureOr<fb::Offset<plan::Binding>>
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
               ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0,
-              int32_t updates = -1, Attribute init = {});
+              int32_t updates = -1, Attribute init = {},
+              DenseI64ArrayAttr logical = {});
   FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
   void planArena(ProgramMemory &memory);
   fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
@@ -197,7 +198,8 @@ FailureOr<fb::Offset<plan::Binding>>
 ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              Value value, ShardingAttr sharding,
                              fb::Offset<fb::Vector<uint8_t>> data,
-                             int32_t updates, Attribute init) {
+                             int32_t updates, Attribute init,
+                             DenseI64ArrayAttr logical) {
   auto type = cast<RankedTensorType>(value.getType());
   std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
   if (sharding) {
@@ -225,6 +227,24 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     // No annotation: replicated, the local value is the whole value.
     sharding = ShardingAttr::getReplicated(function.getContext(),
                                            mesh.getSymName(), type.getRank());
+  }
+  // A padded value (part.logical_shape): the runtime reads and writes the
+  // unpadded part of each block; each block is the padded size / shards.
+  if (logical) {
+    if (logical.size() != type.getRank())
+      return at->emitError() << "'part.logical_shape' of " << name
+                             << " has rank " << logical.size()
+                             << " but the value has rank " << type.getRank();
+    for (auto [dim, n] : llvm::enumerate(logical.asArrayRef())) {
+      // Padded to a multiple of the shards of its class, which may split
+      // another dimension than this one: any size up to the padded one.
+      if (n < 1 || n > global[dim])
+        return at->emitError()
+               << "'part.logical_shape' of " << name << " has dimension "
+               << dim << " of size " << n << ", which is not in [1, "
+               << global[dim] << "] (the padded size)";
+      global[dim] = n;
+    }
   }
   FailureOr<fb::Offset<plan::Sharding>> s = lowerSharding(at, sharding);
   if (failed(s))
@@ -597,7 +617,9 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
       }
       FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
           op, name ? name.getValue() : ("output" + Twine(index)).str(),
-          plan::Role::Output, value, sharding, 0, updates);
+          plan::Role::Output, value, sharding, 0, updates, {},
+          function.getResultAttrOfType<DenseI64ArrayAttr>(
+              index, PartDialect::getLogicalShapeAttrName()));
       if (failed(binding))
         return failure();
       outputs.push_back(*binding);
@@ -713,7 +735,9 @@ ProgramLowering::lower(ProgramMemory &memory) {
                                                 : plan::Role::Input;
     FailureOr<fb::Offset<plan::Binding>> binding =
         makeBinding(function, argName, planRole, arg, sharding, 0, -1,
-                    function.getArgAttr(index, PartDialect::getInitAttrName()));
+                    function.getArgAttr(index, PartDialect::getInitAttrName()),
+                    function.getArgAttrOfType<DenseI64ArrayAttr>(
+                        index, PartDialect::getLogicalShapeAttrName()));
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);

@@ -60,8 +60,14 @@ ResidentBytes partition::part::residentBytes(func::FuncOp function,
     if (role && role.getValue() == ArgRole::Parameter) {
       r.parameters += bytesOf(type);
       int64_t elements = type.getNumElements();
-      if (auto sharding = function.getArgAttrOfType<ShardingAttr>(
-              index, PartDialect::getShardingAttrName())) {
+      // The model's own elements: a padded parameter counts unpadded.
+      if (auto logical = function.getArgAttrOfType<DenseI64ArrayAttr>(
+              index, PartDialect::getLogicalShapeAttrName())) {
+        elements = 1;
+        for (int64_t d : logical.asArrayRef())
+          elements *= d;
+      } else if (auto sharding = function.getArgAttrOfType<ShardingAttr>(
+                     index, PartDialect::getShardingAttrName())) {
         elements = 1;
         for (int64_t d : sharding.getGlobalShape(type.getShape(), mesh))
           elements *= d;

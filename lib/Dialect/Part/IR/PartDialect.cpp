@@ -37,6 +37,28 @@ static LogicalResult verifyShardingAttr(Operation *op, Attribute attr,
   });
 }
 
+/// Verifies a `part.logical_shape` attribute on a value of type `type`: the
+/// unpadded shape, of the same rank, each dimension in [1, the padded size]
+/// (in a per-device program, the sizes are global and not checked against
+/// the local type).
+static LogicalResult verifyLogicalShapeAttr(Operation *op, Attribute attr,
+                                            Type type, const Twine &what) {
+  auto shape = dyn_cast<DenseI64ArrayAttr>(attr);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!shape || !tensor || shape.size() != tensor.getRank())
+    return op->emitOpError()
+           << "'part.logical_shape' on " << what
+           << " must be an array<i64> of the value's rank, got " << attr;
+  bool spmd = op->hasAttr(PartDialect::getSpmdAttrName());
+  for (auto [d, n] : llvm::enumerate(shape.asArrayRef()))
+    if (n < 1 || (!spmd && n > tensor.getDimSize(d)))
+      return op->emitOpError()
+             << "'part.logical_shape' on " << what << " has dimension " << d
+             << " of size " << n << ", which is not in [1, "
+             << tensor.getDimSize(d) << "]";
+  return success();
+}
+
 /// Verifies a `part.name` attribute: a non-empty string.
 static LogicalResult verifyNameAttr(Operation *op, Attribute attr,
                                     StringRef what, unsigned index) {
@@ -147,6 +169,15 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (name == getNameAttrName())
     return verifyNameAttr(op, attr.getValue(), "argument", argIndex);
+  if (name == getLogicalShapeAttrName()) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!function)
+      return op->emitOpError() << "'part.logical_shape' belongs on function "
+                                  "arguments and results";
+    return verifyLogicalShapeAttr(op, attr.getValue(),
+                                  function.getArgumentTypes()[argIndex],
+                                  "argument " + Twine(argIndex));
+  }
   if (name == getShardingOriginAttrName()) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.sharding_origin' on argument "
@@ -225,6 +256,15 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getNameAttrName())
     return verifyNameAttr(op, attr.getValue(), "result", resultIndex);
+  if (name == getLogicalShapeAttrName()) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!function)
+      return op->emitOpError() << "'part.logical_shape' belongs on function "
+                                  "arguments and results";
+    return verifyLogicalShapeAttr(op, attr.getValue(),
+                                  function.getResultTypes()[resultIndex],
+                                  "result " + Twine(resultIndex));
+  }
   if (name == getGradOfAttrName()) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());
     if (!index || !index.getType().isSignlessInteger(64))

@@ -58,8 +58,13 @@ LogicalResult differentiate(func::FuncOp function) {
                                  "whose single result is a 0-d float loss, "
                                  "but @"
                               << function.getName() << " returns (";
-    llvm::interleaveComma(resultTypes, diag);
-    return diag << ")";
+    // A training step returns hundreds of values: name a few.
+    std::string types;
+    llvm::raw_string_ostream os(types);
+    llvm::interleaveComma(resultTypes.take_front(4), os);
+    if (resultTypes.size() > 4)
+      os << ", ... " << resultTypes.size() - 4 << " more";
+    return diag << types << ")";
   }
   if (!function.getBody().hasOneBlock())
     return function.emitError()

@@ -2,6 +2,7 @@
 
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Padding.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,28 +34,36 @@ struct PartDataParallelPass
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isDeclaration() || getSpmdMesh(function))
         continue;
-      for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      // The batch arguments; a batch the axis does not divide is padded to
+      // a multiple of it, with what reads across it masked.
+      auto batched = [&](unsigned i) {
         auto role = function.getArgAttrOfType<ArgRoleAttr>(
             i, PartDialect::getRoleAttrName());
-        if (!role || role.getValue() == ArgRole::Parameter ||
-            role.getValue() == ArgRole::State ||
-            function.getArgAttr(i, shardingName))
+        return role && role.getValue() != ArgRole::Parameter &&
+               role.getValue() != ArgRole::State &&
+               !function.getArgAttr(i, shardingName) &&
+               cast<RankedTensorType>(function.getArgumentTypes()[i])
+                       .getRank() != 0;
+      };
+      SmallVector<PadRequest> padding;
+      for (unsigned i = 0; i < function.getNumArguments(); ++i)
+        if (batched(i) &&
+            cast<RankedTensorType>(function.getArgumentTypes()[i])
+                    .getDimSize(0) %
+                *size)
+          padding.push_back({function.getArgument(i), 0, *size});
+      if (failed(padForSplits(function, padding)))
+        return signalPassFailure();
+      FunctionAttrEditor batch(function);
+      for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+        if (!batched(i))
           continue;
         auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
-        if (type.getRank() == 0)
-          continue;
-        if (type.getDimSize(0) % *size) {
-          function.emitError()
-              << "argument " << i << " has batch size " << type.getDimSize(0)
-              << ", which mesh axis \"" << axis << "\" of size " << *size
-              << " does not divide";
-          return signalPassFailure();
-        }
         SmallVector<SmallVector<StringRef>> dims(type.getRank());
         dims[0].push_back(axis);
-        function.setArgAttr(i, shardingName,
-                            ShardingAttr::get(ctx, meshName, dims));
+        batch.setArg(i, shardingName, ShardingAttr::get(ctx, meshName, dims));
       }
+      batch.commit();
       // A function with nothing to split (no inputs: everything folded to
       // constants) still becomes a per-device program: its results are
       // pinned replicated, which is what marks it for partitioning.

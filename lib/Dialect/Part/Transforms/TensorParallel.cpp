@@ -9,6 +9,7 @@
 #include "partition/Dialect/Part/Analysis/ShardingProjection.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Padding.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -238,9 +239,24 @@ struct PartTensorParallelPass
           parameterIndex(function, lookup.getData());
       if (!table || lookup.getAxis() != 0 || splits.count(*table))
         return;
+      // Rows the axis does not divide are padded (as Megatron pads a
+      // vocabulary) where everything that reads them allows it; otherwise
+      // the table stays whole.
       auto type = cast<RankedTensorType>(lookup.getData().getType());
-      if (type.getDimSize(0) % size == 0)
-        splits[*table] = {0, lookup};
+      if (type.getDimSize(0) % size) {
+        Value data = lookup.getData();
+        if (std::optional<PadBlocker> blocker =
+                checkPadding(function, {data, 0, size})) {
+          lookup.emitRemark()
+              << "the table stays whole: " << axis << " (size " << size
+              << ") does not divide its " << type.getDimSize(0)
+              << " rows, and they cannot be padded because "
+              << blocker->op->getName() << " at " << blocker->op->getLoc()
+              << " reads them and " << blocker->reason;
+          return;
+        }
+      }
+      splits[*table] = {0, lookup};
     });
 
     for (Operation *op : heads) {
@@ -253,17 +269,24 @@ struct PartTensorParallelPass
     }
     if (sequenceParallel && failed(splitSequence(function, rowParallel, size)))
       return failure();
+    // Dimensions the axis does not divide (a vocabulary, an MLP width) are
+    // padded to a multiple of it first, with what reads them masked.
+    SmallVector<PadRequest> padding;
+    for (auto [index, split] : splits) {
+      if (function.getArgAttr(index, shardingName))
+        continue; // the user's annotation stands
+      auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
+      if (type.getDimSize(split.first) % size)
+        padding.push_back({function.getArgument(index), split.first, size});
+    }
+    if (failed(padForSplits(function, padding)))
+      return failure();
     FunctionAttrEditor attrs(function);
     for (auto [index, split] : splits) {
       if (attrs.getArg(index, shardingName))
         continue; // the user's annotation stands
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
-      auto [dim, layer] = split;
-      if (type.getDimSize(dim) % size)
-        return layer->emitOpError()
-               << "would split dimension " << dim << " of argument " << index
-               << " (size " << type.getDimSize(dim) << ") over " << axis
-               << ", but its size " << size << " does not divide it";
+      int64_t dim = split.first;
       SmallVector<SmallVector<StringRef>> dims(type.getRank());
       dims[dim].push_back(axis);
       attrs.setArg(index, shardingName,

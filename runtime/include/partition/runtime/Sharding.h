@@ -38,13 +38,25 @@ std::vector<int64_t> shardOffsets(const plan::Mesh &mesh,
 bool isAssemblingDevice(const plan::Mesh &mesh, const plan::Sharding &sharding,
                         const std::vector<int64_t> &coordinates);
 
+/// The part of a block at `offsets` with shape `localShape` that lies inside
+/// a tensor of shape `globalShape`: the block itself, except where the
+/// tensor was padded to split it evenly (the last blocks of a dimension
+/// the shards do not divide); a dimension of size 0 where the block is all
+/// padding.
+std::vector<int64_t> clippedShape(const std::vector<int64_t> &globalShape,
+                                  const std::vector<int64_t> &offsets,
+                                  const std::vector<int64_t> &localShape);
+
 /// Copies the block at `offsets` with shape `localShape` out of the global
-/// row-major array `global` (shape `globalShape`) into `local`.
+/// row-major array `global` (shape `globalShape`) into `local`. Only the
+/// part inside the global array (clippedShape) is copied; the rest of
+/// `local` is left as it is.
 void extractBlock(const void *global, const std::vector<int64_t> &globalShape,
                   void *local, const std::vector<int64_t> &localShape,
                   const std::vector<int64_t> &offsets, int64_t elementSize);
 
-/// Writes `local` into the block at `offsets` of `global`.
+/// Writes `local` into the block at `offsets` of `global`: the part of it
+/// inside the global array (clippedShape).
 void insertBlock(void *global, const std::vector<int64_t> &globalShape,
                  const void *local, const std::vector<int64_t> &localShape,
                  const std::vector<int64_t> &offsets, int64_t elementSize);

@@ -5,21 +5,21 @@
 // RUN: not partition-opt %s --part-autodiff -split-input-file 2>&1 | FileCheck %s
 // CHECK: invalid.mlir:{{[0-9]+}}:8: error: 'part.all_reduce' op is on the path to the loss but has no vector-Jacobian product (VjpOpInterface), so part-autodiff cannot differentiate through it
 
-// expected-error @+1 {{part-autodiff differentiates a function whose single result is a 0-d float loss, but @not_scalar returns ('tensor<4xf32>')}}
+// expected-error @+1 {{part-autodiff differentiates a function whose single result is a 0-d float loss, but @not_scalar returns (tensor<4xf32>)}}
 func.func @not_scalar(%x: tensor<4xf32> {part.role = #part.role<parameter>}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{part-autodiff differentiates a function whose single result is a 0-d float loss, but @two_results returns ('tensor<f32>', 'tensor<f32>')}}
+// expected-error @+1 {{part-autodiff differentiates a function whose single result is a 0-d float loss, but @two_results returns (tensor<f32>, tensor<f32>)}}
 func.func @two_results(%x: tensor<f32> {part.role = #part.role<parameter>}) -> (tensor<f32>, tensor<f32>) {
   return %x, %x : tensor<f32>, tensor<f32>
 }
 
 // -----
 
-// expected-error @+1 {{part-autodiff differentiates a function whose single result is a 0-d float loss, but @integer_loss returns ('tensor<i32>')}}
+// expected-error @+1 {{part-autodiff differentiates a function whose single result is a 0-d float loss, but @integer_loss returns (tensor<i32>)}}
 func.func @integer_loss(%x: tensor<i32> {part.role = #part.role<input>}) -> tensor<i32> {
   return %x : tensor<i32>
 }

@@ -120,6 +120,13 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getStateOfAttrName() {
       return ::llvm::StringLiteral("part.state_of");
     }
+    /// Name of the argument and result attribute giving the unpadded
+    /// shape of a value whose dimensions were padded to a multiple of their
+    /// shards (part-data-parallel, part-tensor-parallel): the runtime reads
+    /// and writes only that part of the whole tensor.
+    static constexpr ::llvm::StringLiteral getLogicalShapeAttrName() {
+      return ::llvm::StringLiteral("part.logical_shape");
+    }
     /// Name of the op attribute giving the index of the model layer (the
     /// transformer block `h.3`, `layers.3`) the op belongs to; set by the
     /// importer and the generators, read by part-recompute.

@@ -46,6 +46,28 @@ def Part_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       (ins "::mlir::OpBuilder &":$builder,
            "::partition::part::PartitionContext &":$context), [{}],
       [{ return false; }]>,
+    InterfaceMethod<[{
+        What padding `factor` of the op's sharding rule `rule` (to a multiple
+        of a shard count, by part-pad-uneven) needs (Padding.h): nothing,
+        masks on some operands, the op's own rewrite, or nothing possible.
+      }],
+      "::partition::part::PaddingRule", "getPaddingRule",
+      (ins "const ::partition::part::ShardingRule &":$rule,
+           "int64_t":$factor), [{}],
+      [{ return ::partition::part::defaultPaddingRule(
+             $_op, rule, factor,
+             ::mlir::cast<::partition::part::ShardingRuleOpInterface>(
+                 $_op.getOperation()).meansOverReductionFactors()); }]>,
+    InterfaceMethod<[{
+        Replaces the op, whose padded values already have their padded
+        types, by a form whose result ignores the padding (called once, when
+        getPaddingRule said Rewrite for some factor). The op is erased by
+        the caller once its results have no uses.
+      }],
+      "::mlir::LogicalResult", "rewritePadded",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::partition::part::PaddingContext &":$context), [{}],
+      [{ return $_op->emitOpError("cannot be rewritten for padding"); }]>,
   ];
 }
 

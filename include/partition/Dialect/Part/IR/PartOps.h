@@ -9,6 +9,7 @@
 
 #include "partition/Dialect/Part/IR/PartAttrs.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
+#include "partition/Dialect/Part/IR/Padding.h"
 #include "partition/Dialect/Part/IR/PartitionContext.h"
 #include "partition/Dialect/Part/IR/ShardingRule.h"
 

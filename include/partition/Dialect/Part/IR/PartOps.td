@@ -67,7 +67,7 @@ def Part_ShardingConstraintOp : Part_Op<"sharding_constraint",
 // Model ops: constants, casts and elementwise ops
 //===----------------------------------------------------------------------===//
 
-def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, ConstantLike, Pure,
+def Part_ConstantOp : Part_Op<"constant", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "getPaddingRule", "rewritePadded"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, ConstantLike, Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
@@ -299,7 +299,7 @@ def Part_BatchMatmulOp : Part_Op<"batch_matmul", [DeclareOpInterfaceMethods<Part
 // Model ops: normalisation, softmax, attention, loss
 //===----------------------------------------------------------------------===//
 
-def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType]> {
+def Part_SoftmaxOp : Part_Op<"softmax", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "getPaddingRule"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max(x)) / sum(exp(x - max(x)))` along `dim`.
@@ -434,7 +434,7 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
 }
 
 def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
-    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "meansOverReductionFactors"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
+    [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "meansOverReductionFactors", "getPaddingRule", "rewritePadded"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "softmax cross-entropy with integer class labels";
   let description = [{
     For logits `[..., C]` and labels `[...]`:
@@ -486,7 +486,7 @@ class Part_ReduceOp<string mnemonic, string what,
 
 def Part_ReduceSumOp : Part_ReduceOp<"reduce_sum", "sum">;
 def Part_ReduceMeanOp : Part_ReduceOp<"reduce_mean", "mean", ["meansOverReductionFactors"]>;
-def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum">;
+def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum", ["getPaddingRule"]>;
 
 //===----------------------------------------------------------------------===//
 // Model ops: data movement
@@ -630,7 +630,7 @@ def Part_ConcatOp : Part_Op<"concat", [DeclareOpInterfaceMethods<Part_ShardingRu
   }];
 }
 
-def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "getPaddingRule"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "takes slices of a tensor at integer indices (embedding lookup)";
   let description = [{
     The result has shape `data.shape[:axis] + indices.shape +
@@ -652,7 +652,7 @@ def Part_GatherOp : Part_Op<"gather", [DeclareOpInterfaceMethods<Part_ShardingRu
   }];
 }
 
-def Part_ScatterAddOp : Part_Op<"scatter_add", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+def Part_ScatterAddOp : Part_Op<"scatter_add", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["getPaddingRule"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
   let summary = "adds slices into zeros at integer indices (the adjoint of gather)";
   let description = [{
     The result (whose type gives the shape of the data a `part.gather` would
