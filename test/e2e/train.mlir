@@ -47,3 +47,17 @@
 // RUN: done
 // The loss falls:
 // RUN: %python %S/Inputs/losses_agree.py --falling %t/gpt-dp:2,tp:2.log
+// Sequence parallelism (Megatron's: the residual stream split by sequence
+// between blocks, its backward choosing the layouts the forward pass
+// already has) trains the GPT to the single-rank losses and weights, with
+// ZeRO-3 too. SGD, so weights compare as tightly as the losses (see
+// train-uneven.mlir).
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/gpt-sgd.mlir
+// RUN: for c in "1 mesh=dp:1" "2 mesh=dp:2,tp:2 sequence-parallel=true" "3 mesh=dp:2,tp:2 sequence-parallel=true zero=3" "4 mesh=tp:4 sequence-parallel=true"; do \
+// RUN:   n=$(echo "$c" | cut -d" " -f1); \
+// RUN:   partition-opt %t/gpt-sgd.mlir --part-spmd="${c#* }" | partition-translate --part-to-plan -o %t/sp$n.plan || exit 1; \
+// RUN:   mkdir -p %t/sp$n && \
+// RUN:   partition-run %t/sp$n.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/sp$n > %t/sp$n.log || exit 1; \
+// RUN: done
+// RUN: %python %S/Inputs/losses_agree.py 0 1e-5 %t/sp1.log %t/sp2.log %t/sp3.log %t/sp4.log
+// RUN: %python %S/Inputs/compare_dirs.py 1e-6 1e-5 %t/sp1 %t/sp2 %t/sp3 %t/sp4

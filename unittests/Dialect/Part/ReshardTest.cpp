@@ -99,6 +99,19 @@ TEST_F(ReshardTest, GathersWhatTheTargetDropsAndSlicesWhatItAdds) {
   EXPECT_EQ(kinds(plan(to, to, {2, 16})), "");
 }
 
+// A sum pending over dp and tp whose use keeps it pending over dp (a
+// gradient the optimizer's data-parallel reduction completes) is completed
+// over tp only.
+TEST_F(ReshardTest, CompletesOnlyTheAxesTheTargetDoesNotKeepPending) {
+  Layout from = Layout::replicated(1), to = Layout::replicated(1);
+  from.unreduced = axes({"dp", "tp"});
+  to.unreduced = axes({"dp"});
+  ReshardPlan p = plan(from, to, {8});
+  EXPECT_EQ(kinds(p), "all_reduce");
+  EXPECT_EQ(p.steps[0].axes, axes({"tp"}));
+  EXPECT_EQ(p.reached, to);
+}
+
 TEST_F(ReshardTest, NoCollectiveMakesAPendingSum) {
   Layout from = Layout::replicated(1), to = Layout::replicated(1);
   to.unreduced = axes({"tp"});

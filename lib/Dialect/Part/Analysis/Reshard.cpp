@@ -25,13 +25,18 @@ FailureOr<ReshardPlan> partition::part::planReshard(
     const Layout &from, const Layout &target, ArrayRef<int64_t> localShape,
     function_ref<int64_t(ArrayRef<StringAttr>)> groupSize,
     std::string *error) {
-  if (!target.unreduced.empty() && target.unreduced != from.unreduced) {
-    if (error)
-      *error = "would need a pending sum it does not have";
-    return failure();
-  }
+  // The target's pending axes stay pending; the others are completed.
+  for (StringAttr axis : target.unreduced)
+    if (!llvm::is_contained(from.unreduced, axis)) {
+      if (error)
+        *error = "would need a pending sum it does not have";
+      return failure();
+    }
   ReshardPlan plan;
   Layout current = from;
+  llvm::erase_if(current.unreduced, [&](StringAttr a) {
+    return llvm::is_contained(target.unreduced, a);
+  });
   SmallVector<int64_t> shape(localShape);
   auto step = [&](ReshardStep::Kind kind, ArrayRef<StringAttr> axes,
                   int64_t dim, int64_t concatDim,
@@ -54,8 +59,7 @@ FailureOr<ReshardPlan> partition::part::planReshard(
   // 1. Complete pending sums: reduce-scatter where the target splits a
   //    dimension with some of the pending axes next, all-reduce the rest.
   for (auto [d, axes] : llvm::enumerate(current.dims)) {
-    if (current.unreduced.empty() || !target.unreduced.empty() ||
-        !prefixOf(axes, target.dims[d]))
+    if (current.unreduced.empty() || !prefixOf(axes, target.dims[d]))
       continue;
     SmallVector<StringAttr> run;
     for (StringAttr axis :
@@ -73,10 +77,9 @@ FailureOr<ReshardPlan> partition::part::planReshard(
     llvm::erase_if(current.unreduced,
                    [&](StringAttr a) { return llvm::is_contained(run, a); });
   }
-  if (!current.unreduced.empty() && target.unreduced.empty()) {
+  if (!current.unreduced.empty())
     step(ReshardStep::Kind::AllReduce, current.unreduced, -1, -1, shape);
-    current.unreduced.clear();
-  }
+  current.unreduced = target.unreduced;
   // 2. Move an axis from one dimension to another with an all-to-all when it
   //    is the minor axis of the first and the next axis the second needs.
   for (bool moved = true; moved;) {
@@ -130,4 +133,34 @@ FailureOr<ReshardPlan> partition::part::planReshard(
   }
   plan.reached = std::move(current);
   return plan;
+}
+
+int64_t partition::part::reshardBytes(
+    const ReshardPlan &plan, int64_t elementBytes,
+    llvm::function_ref<int64_t(llvm::ArrayRef<StringAttr>)> groupSize) {
+  auto bytes = [&](ArrayRef<int64_t> shape) {
+    int64_t n = elementBytes;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  };
+  int64_t total = 0;
+  for (const ReshardStep &step : plan.steps) {
+    int64_t n = groupSize(step.axes);
+    switch (step.kind) {
+    case ReshardStep::Kind::AllReduce:
+      total += 2 * (n - 1) * bytes(step.operandShape) / n;
+      break;
+    case ReshardStep::Kind::AllGather:
+      total += (n - 1) * bytes(step.resultShape) / n;
+      break;
+    case ReshardStep::Kind::ReduceScatter:
+    case ReshardStep::Kind::AllToAll:
+      total += (n - 1) * bytes(step.operandShape) / n;
+      break;
+    case ReshardStep::Kind::AllSlice:
+      break;
+    }
+  }
+  return total;
 }

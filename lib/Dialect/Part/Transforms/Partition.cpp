@@ -22,6 +22,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <limits>
+
 #define DEBUG_TYPE "part-partition"
 
 namespace partition::part {
@@ -80,6 +82,18 @@ private:
                            const Twine &why, StringRef source);
   std::string sourceOf(Value global);
   LogicalResult partitionOp(OpBuilder &b, Operation *op);
+  /// Whether `op` is a view: linear in its one operand (its pending sums stay
+  /// pending through it) with only parallel factors, so that applying it to
+  /// another layout of its operand costs no communication (a reshape, a
+  /// transpose).
+  bool isView(Operation *op);
+  /// The layouts a view's result has when the view is applied to each
+  /// version of its operand (its value and the reshards made of it), with
+  /// that version.
+  SmallVector<std::pair<Layout, Value>> viewSources(Operation *view);
+  /// The view applied to the version of its operand that gives its result
+  /// `layout`, registered as a version of the view's result.
+  Value buildView(OpBuilder &b, Operation *view, const Layout &layout);
 
   func::FuncOp function;
   MeshOp meshOp;
@@ -87,6 +101,9 @@ private:
   FlatSymbolRefAttr meshRef;
   IRMapping mapping;                     // global value -> local value
   llvm::DenseMap<Value, Layout> layouts; // local value -> its layout
+  /// Per global value, the axes over which its pending sum may stay
+  /// pending (see run()).
+  llvm::DenseMap<Value, SmallVector<StringAttr>> deferred;
   /// Reshards already made of a local value: (layout reached, value).
   llvm::DenseMap<Value, SmallVector<std::pair<Layout, Value>>> reshards;
 };
@@ -183,6 +200,67 @@ std::string Partitioner::sourceOf(Value global) {
   return "";
 }
 
+bool Partitioner::isView(Operation *op) {
+  auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!ruled || op->getNumOperands() != 1 || op->getNumResults() != 1)
+    return false;
+  SmallVector<bool> kept = ruled.keepsPendingSum({true});
+  if (kept.size() != 1 || !kept[0])
+    return false;
+  ShardingRule rule = ruled.getShardingRule();
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f)
+    if (rule.getFactorKind(f) != FactorKind::Parallel)
+      return false;
+  return true;
+}
+
+SmallVector<std::pair<Layout, Value>>
+Partitioner::viewSources(Operation *view) {
+  SmallVector<std::pair<Layout, Value>> sources;
+  Value local = mapping.lookup(view->getOperand(0));
+  if (!local)
+    return sources;
+  SmallVector<std::pair<Layout, Value>, 4> inputs = {{layouts[local], local}};
+  auto it = reshards.find(local);
+  if (it != reshards.end())
+    llvm::append_range(inputs, it->second);
+  ShardingRule rule = cast<ShardingRuleOpInterface>(view).getShardingRule();
+  for (auto &[layout, value] : inputs) {
+    ValueProjection projection = projectOntoFactors(
+        rule, rule.getOperandMappings()[0], layout,
+        [&](StringAttr axis) { return groupSize(axis); });
+    if (projection.hasLeftover())
+      continue;
+    Layout result = layoutFromFactors(rule, rule.getResultMappings()[0],
+                                      projection.factorAxes,
+                                      /*isResult=*/true);
+    result.unreduced = layout.unreduced;
+    sources.push_back({std::move(result), value});
+  }
+  return sources;
+}
+
+Value Partitioner::buildView(OpBuilder &b, Operation *view,
+                             const Layout &layout) {
+  for (auto &[result, input] : viewSources(view)) {
+    if (result != layout)
+      continue;
+    OperationState state(view->getLoc(), view->getName());
+    state.addOperands(input);
+    state.addTypes(localType(
+        cast<RankedTensorType>(view->getResult(0).getType()), result));
+    for (NamedAttribute attr : view->getAttrs())
+      if (attr.getName() != PartDialect::getShardingAttrName() &&
+          attr.getName() != PartDialect::getShardingOriginAttrName())
+        state.addAttribute(attr.getName(), attr.getValue());
+    Value built = b.create(state)->getResult(0);
+    layouts[built] = result;
+    reshards[mapping.lookup(view->getResult(0))].push_back({result, built});
+    return built;
+  }
+  llvm_unreachable("buildView: no version of the operand gives the layout");
+}
+
 LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   StringRef shardingName = PartDialect::getShardingAttrName();
   auto ruled = dyn_cast<ShardingRuleOpInterface>(op);
@@ -227,55 +305,244 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
       pending.clear();
   }
 
-  // Axes per factor: the result's annotation first, then the operands' own
-  // layouts, each axis on one factor only and only where it divides; axes of
-  // pending sums kept pending shard nothing.
-  FactorAxes factorAxes(rule.getNumFactors());
-  llvm::SmallDenseSet<StringAttr> used(pending.begin(), pending.end());
-  auto offer = [&](const Layout &l, const ShardingRule::ValueMapping &m) {
-    ValueProjection projection = projectOntoFactors(
-        rule, m, l, [&](StringAttr axis) { return groupSize(axis); });
-    for (auto [f, mine] : llvm::enumerate(projection.factorAxes))
-      if (factorAxes[f].empty() && !mine.empty() &&
-          llvm::none_of(mine, [&](StringAttr a) { return used.count(a); })) {
-        factorAxes[f] = mine;
-        used.insert(mine.begin(), mine.end());
-      }
-  };
+  // Axes per factor: from a list of layouts offered in turn, each axis on
+  // one factor only and only where it divides; axes of pending sums kept
+  // pending shard nothing. The result's annotation is offered first, then
+  // the operands' own layouts, unless another order (an operand's layout,
+  // or a layout a reshard for an earlier op already made of it, first)
+  // moves fewer bytes: a backward op then takes the layouts its forward
+  // op's values already have instead of resharding them again.
+  ShardingAttr annotation;
   if (op->getNumResults() == 1)
-    if (auto s = op->getAttrOfType<ShardingAttr>(shardingName))
-      offer(Layout::of(s, s.getRank()), rule.getResultMappings()[0]);
-  for (auto [operand, m] :
-       llvm::zip(op->getOperands(), rule.getOperandMappings()))
-    offer(layouts[mapping.lookup(operand)], m);
-
-  // Operands: exactly the factors' axes, and no pending sums but those kept.
-  SmallVector<Value> operands;
-  for (auto [i, operand, m] :
-       llvm::enumerate(op->getOperands(), rule.getOperandMappings())) {
-    Layout target = layoutFromFactors(rule, m, factorAxes, /*isResult=*/false);
-    if (operandPending[i])
-      target.unreduced = pending;
+    annotation = op->getAttrOfType<ShardingAttr>(shardingName);
+  std::optional<Layout> annotated;
+  if (annotation)
+    annotated = Layout::of(annotation, annotation.getRank());
+  auto size = [&](ArrayRef<StringAttr> axes) { return groupSize(axes); };
+  auto chooseFactors = [&](const Layout *first, int64_t firstOperand) {
+    FactorAxes factorAxes(rule.getNumFactors());
+    llvm::SmallDenseSet<StringAttr> used(pending.begin(), pending.end());
+    auto offer = [&](const Layout &l, const ShardingRule::ValueMapping &m) {
+      ValueProjection projection = projectOntoFactors(
+          rule, m, l, [&](StringAttr axis) { return groupSize(axis); });
+      for (auto [f, mine] : llvm::enumerate(projection.factorAxes))
+        if (factorAxes[f].empty() && !mine.empty() &&
+            llvm::none_of(mine, [&](StringAttr a) { return used.count(a); })) {
+          factorAxes[f] = mine;
+          used.insert(mine.begin(), mine.end());
+        }
+    };
+    if (first)
+      offer(*first, rule.getOperandMappings()[firstOperand]);
+    if (annotated)
+      offer(*annotated, rule.getResultMappings()[0]);
+    for (auto [operand, m] :
+         llvm::zip(op->getOperands(), rule.getOperandMappings()))
+      offer(layouts[mapping.lookup(operand)], m);
+    return factorAxes;
+  };
+  // The versions of each operand: its value, the reshards made of it, and
+  // for the result of a view (a reshape or transpose of a version of its
+  // own operand: data movement, no communication), that view of each
+  // version of its operand: the weight gradient's reshape of an activation
+  // the forward pass already gathered is then the reshape of the gathered
+  // activation. A view version is built when it is chosen (null value).
+  auto versions = [&](Value operand) {
     Value local = mapping.lookup(operand);
-    // A value resharded the same way for an earlier op is reused (the Q, K
-    // and V projections share one all-gather of their input).
-    auto &done = reshards[local];
-    auto reused = llvm::find_if(done, [&](const auto &entry) {
-      return entry.first.dims == target.dims &&
-             entry.first.unreduced == target.unreduced;
-    });
-    if (reused != done.end()) {
-      operands.push_back(reused->second);
+    SmallVector<std::pair<Layout, Value>, 4> list = {{layouts[local], local}};
+    auto it = reshards.find(local);
+    if (it != reshards.end())
+      llvm::append_range(list, it->second);
+    if (Operation *def = operand.getDefiningOp();
+        def && mapping.contains(operand) && isView(def))
+        for (auto &[layout, value] : viewSources(def))
+          if (llvm::none_of(list, [&](const auto &v) {
+                return v.first == layout;
+              }))
+            list.push_back({layout, Value()});
+    return list;
+  };
+  // The operands' targets under `factorAxes`, and the cheapest version of
+  // each (with the bytes that reaching the target from it moves).
+  struct Source {
+    Value value;
+    Layout layout;
+    int64_t bytes = 0;
+  };
+  auto targetsOf = [&](const FactorAxes &factorAxes) {
+    SmallVector<Layout> targets;
+    for (auto [i, m] : llvm::enumerate(rule.getOperandMappings())) {
+      Layout target =
+          layoutFromFactors(rule, m, factorAxes, /*isResult=*/false);
+      if (operandPending[i])
+        target.unreduced = pending;
+      targets.push_back(std::move(target));
+    }
+    return targets;
+  };
+  auto cheapest = [&](Value operand, const Layout &target) {
+    Source best;
+    bool found = false;
+    auto global = cast<RankedTensorType>(operand.getType());
+    int64_t element =
+        *getTensorBytes(RankedTensorType::get({}, global.getElementType()));
+    for (auto &[layout, value] : versions(operand)) {
+      auto shape = layout.localShape(global.getShape(), meshAttr);
+      FailureOr<ReshardPlan> plan = planReshard(layout, target, shape, size);
+      if (failed(plan))
+        continue;
+      int64_t bytes = reshardBytes(*plan, element, size);
+      if (!found || bytes < best.bytes) {
+        best = {value, layout, bytes};
+        found = true;
+      }
+    }
+    if (!found) // planReshard's error comes from the reshard below
+      best = {mapping.lookup(operand), layouts[mapping.lookup(operand)], 0};
+    return best;
+  };
+  auto costOf = [&](const FactorAxes &factorAxes) {
+    int64_t total = 0;
+    for (auto [operand, target] :
+         llvm::zip(op->getOperands(), targetsOf(factorAxes)))
+      total += cheapest(operand, target).bytes;
+    // A result laid out otherwise than its users need is resharded for
+    // them: a sharding constraint's layout where the users are constraints
+    // (a gradient whose reduction is deferred), the result's annotation,
+    // completed, otherwise.
+    if (annotated) {
+      Layout result = layoutFromFactors(rule, rule.getResultMappings()[0],
+                                        factorAxes, /*isResult=*/true);
+      llvm::append_range(result.unreduced, pending);
+      SmallVector<Layout, 2> needs;
+      for (Operation *user : op->getResult(0).getUsers()) {
+        auto constraint = dyn_cast<ShardingConstraintOp>(user);
+        if (!constraint) {
+          // Whoever uses a pending sum completes it, unless the program
+          // defers that sum to a constraint (every use keeps it pending on
+          // the way there): its cost counts here.
+          needs.assign(1, *annotated);
+          needs.front().unreduced = result.unreduced;
+          auto it = deferred.find(op->getResult(0));
+          llvm::erase_if(needs.front().unreduced, [&](StringAttr a) {
+            if (it == deferred.end() || !llvm::is_contained(it->second, a))
+              return true;
+            // Users whose other operands are already partitioned keep the
+            // sum pending only if those are pending over the axis too.
+            for (Operation *user : op->getResult(0).getUsers())
+              for (Value other : user->getOperands())
+                if (other != op->getResult(0) && mapping.contains(other) &&
+                    !isa<ShardingConstraintOp>(user) &&
+                    !llvm::is_contained(
+                        layouts[mapping.lookup(other)].unreduced, a))
+                  return true;
+            return false;
+          });
+          break;
+        }
+        needs.push_back(Layout::of(constraint.getSharding(),
+                                   constraint.getType().getRank()));
+      }
+      auto global = cast<RankedTensorType>(op->getResult(0).getType());
+      auto local = localType(global, result);
+      int64_t element =
+          *getTensorBytes(RankedTensorType::get({}, global.getElementType()));
+      for (Layout &wanted : needs) {
+        // A sum the use leaves pending that this result already completed
+        // costs nothing more.
+        llvm::erase_if(wanted.unreduced, [&](StringAttr a) {
+          return !llvm::is_contained(result.unreduced, a);
+        });
+        if (result == wanted)
+          continue;
+        FailureOr<ReshardPlan> plan =
+            planReshard(result, wanted, local.getShape(), size);
+        total += succeeded(plan) ? reshardBytes(*plan, element, size)
+                                 : std::numeric_limits<int32_t>::max();
+      }
+    }
+    return total;
+  };
+  FactorAxes factorAxes = chooseFactors(nullptr, 0);
+  if (int64_t cost = costOf(factorAxes); cost > 0) {
+    // A contraction (a reduction factor in two float operands: a matmul)
+    // is compute-bound: no choice may give a device more of its work than
+    // the default (the data-parallel weight gradient is not computed whole
+    // on every device to save its reduction).
+    bool contraction = false;
+    for (int64_t f = 0; f < rule.getNumFactors() && !contraction; ++f) {
+      if (rule.getFactorKind(f) != FactorKind::Reduction)
+        continue;
+      int64_t floats = 0;
+      for (auto [operand, m] :
+           llvm::zip(op->getOperands(), rule.getOperandMappings()))
+        if (isa<FloatType>(
+                cast<RankedTensorType>(operand.getType()).getElementType()) &&
+            llvm::any_of(m, [&](const auto &fs) {
+              return llvm::is_contained(fs, f);
+            }))
+          ++floats;
+      contraction = floats >= 2;
+    }
+    auto work = [&](const FactorAxes &axes) {
+      double w = 1;
+      for (int64_t f = 0; f < rule.getNumFactors(); ++f)
+        w *= double(rule.getFactorSize(f)) / double(groupSize(axes[f]));
+      return w;
+    };
+    double defaultWork = work(factorAxes);
+    auto consider = [&](FactorAxes candidate) {
+      if (contraction && work(candidate) > defaultWork)
+        return;
+      if (int64_t c = costOf(candidate); c < cost) {
+        cost = c;
+        factorAxes = std::move(candidate);
+      }
+    };
+    // Every factor whole (the operands gathered); the default with one mesh
+    // axis taken off every factor (gathered over that axis only); each
+    // operand's versions offered first.
+    consider(FactorAxes(rule.getNumFactors()));
+    FactorAxes first = chooseFactors(nullptr, 0);
+    SmallVector<StringAttr> axes;
+    for (const auto &list : first)
+      for (StringAttr axis : list)
+        if (!llvm::is_contained(axes, axis))
+          axes.push_back(axis);
+    for (StringAttr axis : axes) {
+      FactorAxes without = first;
+      for (auto &list : without)
+        llvm::erase(list, axis);
+      consider(std::move(without));
+    }
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      for (auto &[layout, value] : versions(operand))
+        consider(chooseFactors(&layout, i));
+  }
+
+  // Operands: exactly the factors' axes, and no pending sums but those kept,
+  // each from its cheapest version (a value resharded the same way for an
+  // earlier op is reused: the Q, K and V projections share one all-gather
+  // of their input).
+  SmallVector<Value> operands;
+  for (auto [i, operand, target] :
+       llvm::enumerate(op->getOperands(), targetsOf(factorAxes))) {
+    Source source = cheapest(operand, target);
+    if (!source.value) // a view of another version of the view's operand
+      source.value = buildView(b, operand.getDefiningOp(), source.layout);
+    if (source.layout == target) {
+      operands.push_back(source.value);
       continue;
     }
-    Layout current = layouts[local];
+    Value local = mapping.lookup(operand);
+    Layout current = source.layout;
     FailureOr<Value> resharded =
-        reshard(b, local, current, target, op, "operand " + Twine(i),
+        reshard(b, source.value, current, target, op, "operand " + Twine(i),
                 sourceOf(operand));
     if (failed(resharded))
       return failure();
     layouts[*resharded] = current;
-    if (*resharded != local)
+    if (*resharded != source.value)
       reshards[local].push_back({current, *resharded});
     operands.push_back(*resharded);
   }
@@ -349,6 +616,44 @@ LogicalResult Partitioner::run() {
     BlockArgument newArg = newBody->addArgument(local, arg.getLoc());
     mapping.map(arg, newArg);
     layouts[newArg] = l;
+  }
+
+  // The axes over which a value's pending sum may stay pending until a
+  // constraint completes it (a gradient's data-parallel reduction, done once
+  // where the gradient is constrained): axes its annotation leaves pending
+  // that every use keeps pending too, a constraint or an op that keeps the
+  // pending sum (with its other operands as their annotations say) into a
+  // result that defers the axis as well.
+
+  for (Operation &op : llvm::reverse(oldBody.without_terminator())) {
+    if (op.getNumResults() != 1 || op.getResult(0).use_empty())
+      continue;
+    SmallVector<StringAttr> axes(meshAttr.getAxisNames());
+    for (OpOperand &use : op.getResult(0).getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ShardingConstraintOp>(user))
+        continue;
+      auto ruled = dyn_cast<ShardingRuleOpInterface>(user);
+      if (!ruled || user->getNumResults() != 1) {
+        axes.clear();
+        break;
+      }
+      auto downstream = deferred.find(user->getResult(0));
+      llvm::erase_if(axes, [&](StringAttr axis) {
+        if (downstream == deferred.end() ||
+            !llvm::is_contained(downstream->second, axis))
+          return true;
+        // The other operands are taken to be pending too (gradients
+        // summed); where they are not, partitionOp sees it (their layouts
+        // are known by then).
+        SmallVector<bool> pending(user->getNumOperands(), true);
+        SmallVector<bool> kept = ruled.keepsPendingSum(pending);
+        return kept.size() <= use.getOperandNumber() ||
+               !kept[use.getOperandNumber()];
+      });
+    }
+    if (!axes.empty())
+      deferred[op.getResult(0)] = std::move(axes);
   }
 
   OpBuilder b(ctx);

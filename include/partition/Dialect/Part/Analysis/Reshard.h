@@ -3,7 +3,8 @@
 // The reshard planner of the sharding analysis library: from the layout a
 // value has to the layout a use needs, the sequence of collectives the
 // partitioner emits, in this order:
-//  1. pending sums completed: a reduce_scatter where the target splits a
+//  1. pending sums completed, over the axes the target does not keep
+//     pending: a reduce_scatter where the target splits a
 //     dimension by some of the pending axes next (each device gets only its
 //     block of the sum), an all_reduce of the rest;
 //  2. an axis moved from one dimension to another with an all_to_all, when
@@ -53,12 +54,20 @@ struct ReshardPlan {
 
 /// The collectives that take a value of one device's shape `localShape`,
 /// laid out as `from`, to `to`. `groupSize` gives the devices a list of
-/// axes spans. Fails (with `error` set) when `to` is a pending sum that
-/// `from` is not: no collective makes one.
+/// axes spans. Fails (with `error` set) when `to` is a pending sum over an
+/// axis that `from` is not: no collective makes one.
 mlir::FailureOr<ReshardPlan> planReshard(
     const Layout &from, const Layout &to, llvm::ArrayRef<int64_t> localShape,
     llvm::function_ref<int64_t(llvm::ArrayRef<mlir::StringAttr>)> groupSize,
     std::string *error = nullptr);
+
+/// Bytes one device sends with ring algorithms for the plan's collectives,
+/// in the accounting of collectiveCost (Cost.h): an all-reduce 2(n-1)/n of
+/// its operand, an all-gather (n-1)/n of its result, a reduce-scatter or
+/// all-to-all (n-1)/n of its operand, an all-slice nothing.
+int64_t reshardBytes(
+    const ReshardPlan &plan, int64_t elementBytes,
+    llvm::function_ref<int64_t(llvm::ArrayRef<mlir::StringAttr>)> groupSize);
 
 } // namespace partition::part
 
