@@ -1,10 +1,15 @@
 //===- ShardingReport.cpp - print how values are split over a mesh --------===//
 //
 // A read-only report of each annotated function's arguments and results:
-// global and per-device shapes and bytes.
+// global and per-device shapes and bytes. A client of the sharding analysis
+// library: before partitioning, a value without an annotation shows the
+// layout propagation gives it (without changing the IR); the per-device
+// shapes are the layouts' (Layout::localShape).
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/Propagation.h"
+#include "partition/Dialect/Part/IR/Layout.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -68,10 +73,11 @@ struct PartShardingReportPass
     markAllAnalysesPreserved();
   }
 
-  /// Builds the row for a value of `type` with optional `sharding`.
+  /// Builds the row for a value of `type` with optional `sharding`
+  /// (`propagated` when propagation gave it, not an annotation).
   FailureOr<Row> makeRow(FunctionOpInterface function, std::string value,
-                         Type type, ShardingAttr sharding, MeshAttr mesh,
-                         DictionaryAttr attrs) {
+                         Type type, ShardingAttr sharding, bool propagated,
+                         MeshAttr mesh, DictionaryAttr attrs) {
     Row row;
     row.value = std::move(value);
     if (auto role =
@@ -108,16 +114,23 @@ struct PartShardingReportPass
           global[dim] = *whole;
         }
       } else {
-        FailureOr<SmallVector<int64_t>> shape =
-            sharding.getLocalShape(tensor.getShape(), mesh, emit);
-        if (failed(shape))
-          return failure();
-        local = *shape;
+        // The verifier has checked that the annotation divides the shape.
+        local = Layout::of(sharding, tensor.getRank())
+                    .localShape(tensor.getShape(), mesh);
       }
+      if (propagated)
+        row.sharding += " (propagated)";
     } else {
       row.sharding = "replicated (not annotated)";
     }
     row.global = formatType(global, tensor.getElementType());
+    // A padded value (an uneven split): its unpadded shape too.
+    if (auto logical = attrs ? attrs.getAs<DenseI64ArrayAttr>(
+                                   PartDialect::getLogicalShapeAttrName())
+                             : DenseI64ArrayAttr())
+      row.global += " (padded from " +
+                    formatType(logical.asArrayRef(), tensor.getElementType()) +
+                    ")";
     row.local = formatType(local, tensor.getElementType());
     FailureOr<int64_t> globalBytes = getTensorBytes(
         RankedTensorType::get(global, tensor.getElementType()), emit);
@@ -153,21 +166,43 @@ struct PartShardingReportPass
       return success();
 
     MeshAttr meshAttr = mesh.getMesh();
+    // Before partitioning, what propagation gives the values without an
+    // annotation (the IR is not changed).
+    std::unique_ptr<ShardingPropagation> propagation;
+    auto func = dyn_cast<func::FuncOp>(function.getOperation());
+    if (func && !getSpmdMesh(function) && !func.isDeclaration()) {
+      propagation = std::make_unique<ShardingPropagation>(func, mesh);
+      if (failed(propagation->compute()))
+        return failure();
+    }
+    auto layoutOf = [&](ShardingAttr annotated,
+                        Value v) -> std::pair<ShardingAttr, bool> {
+      if (annotated || !propagation)
+        return {annotated, false};
+      ShardingAttr s = propagation->shardingOf(v);
+      return {s, static_cast<bool>(s)};
+    };
     SmallVector<Row> rows;
     for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
       DictionaryAttr attrs = function.getArgAttrDict(i);
-      FailureOr<Row> row =
-          makeRow(function, "arg " + std::to_string(i),
-                  function.getArgumentTypes()[i], find(attrs), meshAttr, attrs);
+      auto [sharding, propagated] = layoutOf(
+          find(attrs), func ? func.getArgument(i) : Value());
+      FailureOr<Row> row = makeRow(function, "arg " + std::to_string(i),
+                                   function.getArgumentTypes()[i], sharding,
+                                   propagated, meshAttr, attrs);
       if (failed(row))
         return failure();
       rows.push_back(std::move(*row));
     }
     for (unsigned i = 0, e = function.getNumResults(); i < e; ++i) {
       DictionaryAttr attrs = function.getResultAttrDict(i);
-      FailureOr<Row> row =
-          makeRow(function, "result " + std::to_string(i),
-                  function.getResultTypes()[i], find(attrs), meshAttr, attrs);
+      Value returned;
+      if (func && !func.isDeclaration())
+        returned = func.getBody().front().getTerminator()->getOperand(i);
+      auto [sharding, propagated] = layoutOf(find(attrs), returned);
+      FailureOr<Row> row = makeRow(function, "result " + std::to_string(i),
+                                   function.getResultTypes()[i], sharding,
+                                   propagated, meshAttr, attrs);
       if (failed(row))
         return failure();
       rows.push_back(std::move(*row));
