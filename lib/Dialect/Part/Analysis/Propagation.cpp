@@ -13,6 +13,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/StringSaver.h"
 
 #include <numeric>
 
@@ -30,14 +31,14 @@ enum class Priority { None = 0, Propagated = 1, User = 2 };
 struct State {
   Layout layout;
   Priority priority = Priority::None;
-  std::string origin;
+  StringRef origin; // interned (Impl::origins)
 };
 
 /// Axes a factor takes, with the priority and origin of their source.
 struct FactorChoice {
   SmallVector<StringAttr> axes;
   Priority priority = Priority::None;
-  std::string origin;
+  StringRef origin;
   /// Bytes of the value the axes come from: the other choice's value would
   /// have to be resharded, so at equal priority the larger value wins.
   int64_t bytes = 0;
@@ -78,6 +79,11 @@ public:
   llvm::SmallDenseMap<StringAttr, int64_t, 4> axisSizes;
   llvm::DenseMap<Value, State> states;
   llvm::DenseSet<Value> reported; // values whose unsplit dimension was reported
+  /// Each distinct origin text once: states and choices refer to it.
+  llvm::BumpPtrAllocator originStorage;
+  llvm::UniqueStringSaver origins{originStorage};
+  /// Values whose state changed during the current visit.
+  SmallVector<Value> touched;
 };
 
 
@@ -94,7 +100,7 @@ void ShardingPropagation::Impl::setFromSharding(Value v, ShardingAttr s, Priorit
   State &state = stateOf(v);
   state.layout = Layout::of(s, s.getRank());
   state.priority = p;
-  state.origin = std::move(why);
+  state.origin = origins.save(why);
 }
 
 /// "file:line:col" of `loc` when it has one.
@@ -240,13 +246,13 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
     Layout layout = layoutFromFactors(rule, mapping, factorAxes, isResult);
     // Every source that contributed axes, in order of first appearance.
     Priority best = Priority::None;
-    SmallVector<std::string> origins;
+    SmallVector<StringRef, 4> sources;
     auto take = [&](const FactorChoice &choice) {
       if (choice.axes.empty())
         return;
       best = std::max(best, choice.priority);
-      if (!llvm::is_contained(origins, choice.origin))
-        origins.push_back(choice.origin);
+      if (!llvm::is_contained(sources, choice.origin))
+        sources.push_back(choice.origin);
     };
     for (const auto &factors : mapping)
       for (int64_t f : factors)
@@ -268,8 +274,10 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
     }
     state.layout = std::move(layout);
     state.priority = Priority::Propagated;
-    state.origin = llvm::join(origins, "; ");
+    state.origin = sources.size() == 1 ? sources.front()
+                                       : origins.save(llvm::join(sources, "; "));
     changed = true;
+    touched.push_back(v);
   };
   for (auto [v, mapping] :
        llvm::zip(op->getOperands(), rule.getOperandMappings()))
@@ -322,13 +330,38 @@ LogicalResult ShardingPropagation::Impl::compute() {
     ops.push_back({ruled.getOperation(), ruled.getShardingRule()});
   });
   // Forward, then backward, until nothing changes. Each change adds axes to
-  // some value, so this ends; the bound is a guard against a bug.
+  // some value, so this ends; the bound is a guard against a bug. An op none
+  // of whose values changed since its last visit would change nothing: only
+  // the ops a change touched are visited again.
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, entry] : llvm::enumerate(ops))
+    index[entry.first] = i;
+  std::vector<bool> dirty(ops.size(), true);
+  auto visitAt = [&](size_t i) {
+    if (!dirty[i])
+      return false;
+    dirty[i] = false;
+    touched.clear();
+    bool changed = visit(ops[i].first, ops[i].second);
+    for (Value v : touched) {
+      auto mark = [&](Operation *op) {
+        auto it = index.find(op);
+        if (it != index.end())
+          dirty[it->second] = true;
+      };
+      if (Operation *def = v.getDefiningOp())
+        mark(def);
+      for (Operation *user : v.getUsers())
+        mark(user);
+    }
+    return changed;
+  };
   for (int round = 0; round < 64; ++round) {
     bool changed = false;
-    for (auto &[op, rule] : ops)
-      changed |= visit(op, rule);
-    for (auto &[op, rule] : llvm::reverse(ops))
-      changed |= visit(op, rule);
+    for (size_t i = 0; i < ops.size(); ++i)
+      changed |= visitAt(i);
+    for (size_t i = ops.size(); i-- > 0;)
+      changed |= visitAt(i);
     LLVM_DEBUG(llvm::dbgs() << "round " << round << ": "
                             << (changed ? "changed" : "fixed point") << "\n");
     if (!changed)
@@ -354,7 +387,7 @@ ShardingAttr ShardingPropagation::shardingOf(Value v) const {
 
 std::string ShardingPropagation::originOf(Value v) const {
   auto it = impl->states.find(v);
-  return it == impl->states.end() ? std::string() : it->second.origin;
+  return it == impl->states.end() ? std::string() : it->second.origin.str();
 }
 
 void ShardingPropagation::write() { impl->write(); }
