@@ -112,6 +112,29 @@ ResidentBytes mlpBlock(MLIRContext &ctx, unsigned stage) {
   return residentBytes(f, module->lookupSymbol<MeshOp>("mesh").getMesh());
 }
 
+// Liveness: x [8, 16] -> h [8, 64] -> g = gelu(h) -> y [8, 16] -> mean.
+// h (2048 bytes) lives until gelu, g (2048) until the second matmul: both
+// at once at the gelu, 4096 bytes; y (512) and the loss (4) after.
+TEST_F(CostTest, LivePeakIsTheMostBytesLiveAtOnce) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+    part.mesh @mesh = <["dp"=1]>
+    func.func @f(%x: tensor<8x16xf32>, %w1: tensor<16x64xf32>, %w2: tensor<64x16xf32>) -> tensor<f32>
+        attributes {part.spmd = @mesh} {
+      %0 = part.matmul %x, %w1 : (tensor<8x16xf32>, tensor<16x64xf32>) -> tensor<8x64xf32>
+      %1 = part.gelu %0 tanh : tensor<8x64xf32>
+      %2 = part.matmul %1, %w2 : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
+      %3 = part.reduce_mean %2 dims [0, 1] : tensor<8x16xf32> -> tensor<f32>
+      return %3 : tensor<f32>
+    })",
+                                                             &ctx);
+  ASSERT_TRUE(module);
+  auto f = module->lookupSymbol<func::FuncOp>("f");
+  ResidentBytes r =
+      residentBytes(f, module->lookupSymbol<MeshOp>("mesh").getMesh());
+  EXPECT_EQ(r.livePeak, 4096);
+  EXPECT_EQ(r.inputs, 8 * 16 * 4 + 16 * 64 * 4 + 64 * 16 * 4);
+}
+
 TEST_F(CostTest, ResidentBytesOfAMegatronBlockWithZero) {
   // Tensor parallelism splits w1 by columns and w2 by rows over tp (4):
   // w1 [16, 16] and w2 [16, 16] locally, 1024 bytes each; b1 follows w1's

@@ -84,6 +84,32 @@ ResidentBytes partition::part::residentBytes(func::FuncOp function,
             op->getAttrOfType<IntegerAttr>(PartDialect::getGradientAttrName()))
       r.gradients += bytesOf(op->getOperand(index.getInt()).getType());
   });
+  // Liveness in program order over the body's op results.
+  if (function.isDeclaration())
+    return r;
+  Block &body = function.getBody().front();
+  llvm::DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body)
+    for (Value v : op.getOperands())
+      if (isa<OpResult>(v))
+        lastUse[v] = &op;
+  int64_t live = 0;
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      break;
+    for (Value v : op.getResults())
+      if (isa<RankedTensorType>(v.getType()))
+        live += bytesOf(v.getType());
+    r.livePeak = std::max(r.livePeak, live);
+    llvm::SmallPtrSet<Value, 4> freed;
+    for (Value v : op.getOperands())
+      if (lastUse.lookup(v) == &op && isa<OpResult>(v) &&
+          !isa<func::ReturnOp>(op) && freed.insert(v).second)
+        live -= bytesOf(v.getType());
+    for (Value v : op.getResults())
+      if (v.use_empty() && isa<RankedTensorType>(v.getType()))
+        live -= bytesOf(v.getType());
+  }
   return r;
 }
 

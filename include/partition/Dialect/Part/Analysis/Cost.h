@@ -46,6 +46,12 @@ struct ResidentBytes {
   int64_t gradients = 0;  ///< operands marked `part.gradient` (in the arena)
   /// Parameter elements of the whole (global) model.
   int64_t globalParameterElements = 0;
+  /// The most bytes of op results (activations, gradients, temporaries,
+  /// constants) live at once, by liveness in program order: a value lives
+  /// from its op to its last use (to the end when returned). Each result
+  /// counts as its own buffer (a reshape as a copy), so this bounds the
+  /// plan's arena from above up to alignment.
+  int64_t livePeak = 0;
 };
 
 /// The resident bytes of `function` (a per-device program on `mesh`).
