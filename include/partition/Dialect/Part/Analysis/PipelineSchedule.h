@@ -1,0 +1,102 @@
+//===- PipelineSchedule.h - pipeline schedules and their simulation -*- C++ -*-===//
+//
+// The schedules of pipeline parallelism (docs/design/2026-12-03-pipelines.md)
+// as plain lists: per stage, the ordered (action, micro-batch, chunk) steps
+// it runs. Generators for GPipe, 1F1B, interleaved 1F1B and zero-bubble
+// (ZB-H1); a simulation over all stages that proves a schedule runs to the
+// end (every step's inputs exist when it starts: no deadlock, no read
+// before a write) or names the stages and steps that wait on each other;
+// and, for a schedule that runs, its timeline under unit costs: the idle
+// fraction of each stage (the bubble) and the micro-batches each stage
+// holds in flight (the activations it keeps).
+//
+// No IR: the pipeline passes build and check the schedule they write into
+// the IR with it, and its unit tests check the published figures.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_DIALECT_PART_ANALYSIS_PIPELINESCHEDULE_H
+#define PARTITION_DIALECT_PART_ANALYSIS_PIPELINESCHEDULE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace partition::part::pipeline {
+
+/// What a step runs for one micro-batch on one chunk (virtual stage).
+enum class Action : uint8_t {
+  Forward,        ///< F: the chunk's forward
+  Backward,       ///< B: its whole backward (input and weight gradients)
+  BackwardInput,  ///< B of zero-bubble: the gradient of the chunk's input
+  BackwardWeight, ///< W of zero-bubble: the weights' gradients
+};
+
+/// "F", "B", "Bi", "W".
+const char *actionName(Action action);
+
+struct Step {
+  Action action;
+  int64_t microBatch;
+  /// The stage's chunk (0 unless interleaved): chunk c of stage s is
+  /// virtual stage c * stages + s.
+  int64_t chunk = 0;
+
+  bool operator==(const Step &o) const {
+    return action == o.action && microBatch == o.microBatch &&
+           chunk == o.chunk;
+  }
+};
+
+enum class ScheduleKind { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1 };
+
+/// "gpipe", "1f1b", "interleaved-1f1b", "zero-bubble".
+const char *scheduleName(ScheduleKind kind);
+std::optional<ScheduleKind> parseScheduleKind(const std::string &name);
+
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::OneFOneB;
+  int64_t stages = 1;
+  int64_t microBatches = 1;
+  int64_t chunks = 1; ///< virtual stages per stage (interleaved)
+  std::vector<std::vector<Step>> steps; ///< per stage, in order
+
+  /// Stage 0: F0 F1 B0 ... (for diagnostics and --part-explain).
+  std::string describe() const;
+};
+
+/// The schedule of `kind` for `stages` stages and `microBatches`
+/// micro-batches (`chunks` virtual stages per stage, interleaved only).
+/// Fails with `error` naming the constraint: at least one stage and one
+/// micro-batch; interleaved needs chunks >= 2 and micro-batches a multiple
+/// of the stages.
+std::optional<Schedule> makeSchedule(ScheduleKind kind, int64_t stages,
+                                     int64_t microBatches, int64_t chunks,
+                                     std::string *error);
+
+/// How a schedule runs, under unit costs (F = 1, B = 2; with zero-bubble
+/// Bi = 1 and W = 1), transfers free.
+struct Timeline {
+  double makespan = 0;
+  /// Per stage: the fraction of the makespan it is idle.
+  std::vector<double> bubble;
+  /// Per stage: the most micro-batches whose forward ran and whose
+  /// backward (all of it) has not, at any time: the activation sets it
+  /// holds.
+  std::vector<int64_t> peakInFlight;
+  /// Per stage, per step: start time (the same order as Schedule::steps).
+  std::vector<std::vector<double>> start;
+};
+
+/// Runs `schedule` over all stages: each stage takes its steps in order, a
+/// step starting once what it reads exists (F of micro-batch b on virtual
+/// stage v reads F of b on v - 1; B reads B of b on v + 1 and F of b on v;
+/// W reads Bi of b on v). Returns the timeline, or nullopt with `error`
+/// naming each stage that waits and the step it waits for (a deadlock), or
+/// the steps a schedule lacks or repeats.
+std::optional<Timeline> simulate(const Schedule &schedule, std::string *error);
+
+} // namespace partition::part::pipeline
+
+#endif // PARTITION_DIALECT_PART_ANALYSIS_PIPELINESCHEDULE_H
