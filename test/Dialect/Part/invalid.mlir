@@ -1201,3 +1201,18 @@ func.func @bad_gradient_of(%w: tensor<8xf32>) -> tensor<8xf32> {
   %0 = part.add %w, %w {part.gradient_of = -1 : i64} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'part.logical_shape' on argument 0 must be an array<i64> of the value's rank, got array<i64: 3>}}
+func.func @logical_rank(%x: tensor<4x8xf32> {part.logical_shape = array<i64: 3>}) {
+  return
+}
+
+// -----
+
+// The unpadded shape is at most the padded one.
+// expected-error @+1 {{'func.func' op 'part.logical_shape' on result 0 has dimension 1 of size 9, which is not in [1, 8]}}
+func.func @logical_size(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {part.logical_shape = array<i64: 4, 9>}) {
+  return %x : tensor<4x8xf32>
+}

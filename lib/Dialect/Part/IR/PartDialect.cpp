@@ -42,7 +42,15 @@ static LogicalResult verifyShardingAttr(Operation *op, Attribute attr,
 /// (in a per-device program, the sizes are global and not checked against
 /// the local type).
 static LogicalResult verifyLogicalShapeAttr(Operation *op, Attribute attr,
-                                            Type type, const Twine &what) {
+                                            bool onResult, unsigned index) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return op->emitOpError() << "'part.logical_shape' belongs on function "
+                                "arguments and results";
+  Type type = onResult ? function.getResultTypes()[index]
+                       : function.getArgumentTypes()[index];
+  std::string what =
+      (onResult ? "result " : "argument ") + std::to_string(index);
   auto shape = dyn_cast<DenseI64ArrayAttr>(attr);
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!shape || !tensor || shape.size() != tensor.getRank())
@@ -169,15 +177,9 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (name == getNameAttrName())
     return verifyNameAttr(op, attr.getValue(), "argument", argIndex);
-  if (name == getLogicalShapeAttrName()) {
-    auto function = dyn_cast<FunctionOpInterface>(op);
-    if (!function)
-      return op->emitOpError() << "'part.logical_shape' belongs on function "
-                                  "arguments and results";
-    return verifyLogicalShapeAttr(op, attr.getValue(),
-                                  function.getArgumentTypes()[argIndex],
-                                  "argument " + Twine(argIndex));
-  }
+  if (name == getLogicalShapeAttrName())
+    return verifyLogicalShapeAttr(op, attr.getValue(), /*onResult=*/false,
+                                  argIndex);
   if (name == getShardingOriginAttrName()) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.sharding_origin' on argument "
@@ -256,15 +258,9 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getNameAttrName())
     return verifyNameAttr(op, attr.getValue(), "result", resultIndex);
-  if (name == getLogicalShapeAttrName()) {
-    auto function = dyn_cast<FunctionOpInterface>(op);
-    if (!function)
-      return op->emitOpError() << "'part.logical_shape' belongs on function "
-                                  "arguments and results";
-    return verifyLogicalShapeAttr(op, attr.getValue(),
-                                  function.getResultTypes()[resultIndex],
-                                  "result " + Twine(resultIndex));
-  }
+  if (name == getLogicalShapeAttrName())
+    return verifyLogicalShapeAttr(op, attr.getValue(), /*onResult=*/true,
+                                  resultIndex);
   if (name == getGradOfAttrName()) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());
     if (!index || !index.getType().isSignlessInteger(64))
