@@ -75,8 +75,14 @@ void partition::part::registerSpmdPipeline() {
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         SpmdPipelineOptions options;
-        if (failed(options.parseFromString(optionsText)) ||
-            failed(checkSpmdMeshAxes(options, errorHandler)))
+        if (failed(options.parseFromString(optionsText)))
+          return failure();
+        // The option's own error: no source location applies, so none is
+        // printed (MLIR's handler would say "loc(unknown)").
+        if (failed(checkSpmdMeshAxes(options, [](const Twine &message) {
+              llvm::errs() << "error: " << message << "\n";
+              return failure();
+            })))
           return failure();
         addSpmdPipeline(pm, options);
         return success();
