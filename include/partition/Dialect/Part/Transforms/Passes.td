@@ -203,8 +203,11 @@ def PartDataParallelPass : Pass<"part-data-parallel", "::mlir::ModuleOp"> {
     For each global function, gives every argument with role `input` or
     `label` that has no sharding a split of its first (batch) dimension over
     `axis`; parameters stay as they are (replicated unless something else
-    splits them). A batch the axis does not divide is an error naming the
-    argument, the sizes and the axis.
+    splits them). A batch the axis does not divide is padded to a multiple
+    of it, with what reads across the batch masked (a mean over it rescaled,
+    a cross-entropy's padded positions left out) and `part.logical_shape`
+    recording the real size; where padding would change a result (a
+    normalisation over the batch) it is an error naming the op.
 
     ```mlir
     %x: tensor<8x16xf32> {part.role = #part.role<input>}
@@ -232,17 +235,20 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
     as its right. The first weight is split by columns over `axis`, the
     second by rows (Megatron's column- and row-parallel linear layers: an MLP,
     or the Q/K/V projections and the attention output projection). A
-    parameter table looked up by rows (an embedding) is split by rows when
-    the axis divides them: a vocabulary-parallel embedding, and, when an
-    output head shares the table, vocabulary-split logits and loss.
+    parameter table looked up by rows (an embedding) is split by rows: a
+    vocabulary-parallel embedding, and, when an output head shares the
+    table, vocabulary-split logits and loss.
     Propagation then carries the splits through biases, heads and
     activations, and the forward pass of each such block needs one
     all-reduce. With `sequence-parallel`, the residual add after each row-
     parallel layer gets a `part.sharding_constraint` splitting the sequence
     dimension over the axis (and the batch as the inputs are split), so the
     partitioner reduce-scatters the block's output and all-gathers the next
-    block's input. Weights, head counts and sequence lengths the axis does
-    not divide are errors naming them.
+    block's input. A vocabulary or MLP width the axis does not divide is
+    padded to a multiple of it (as Megatron pads a vocabulary), the padded
+    logits masked out of the softmax and loss; a table whose rows cannot be
+    padded stays whole, with a remark. Head counts and sequence lengths the
+    axis does not divide are errors naming them.
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
