@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Executor.h"
+#include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Overlap.h"
 #include "partition/runtime/Sharding.h"
@@ -493,20 +494,14 @@ Executor::groupOf(const fb::Vector<uint32_t> &axesVector) {
   auto it = groups_.find(axes);
   if (it != groups_.end())
     return it->second.get();
-  // Members: every device whose coordinates equal ours off `axes`, ordered
-  // row-major over `axes` in the order listed.
-  int64_t size = groupSize(*mesh_, axesVector);
+  // Members: every device whose coordinates equal ours off `axes`, in
+  // group-index order (DeviceGroups.h).
+  const auto &sizes = *mesh_->axis_sizes();
+  int64_t size = groupSize(sizes, axes);
   std::vector<int> ranks;
-  for (int64_t g = 0; g < size; ++g) {
-    std::vector<int64_t> coords = coordinates_;
-    int64_t rest = g;
-    for (size_t i = axes.size(); i-- > 0;) {
-      int64_t axisSize = mesh_->axis_sizes()->Get(axes[i]);
-      coords[axes[i]] = rest % axisSize;
-      rest /= axisSize;
-    }
-    ranks.push_back(mesh_->ranks()->Get(meshDevice(*mesh_, coords)));
-  }
+  for (int64_t g = 0; g < size; ++g)
+    ranks.push_back(mesh_->ranks()->Get(deviceIndex(
+        sizes, groupMemberCoordinates(sizes, coordinates_, axes, g))));
   // The key names the mesh, the axes and the group (our coordinates off the
   // axes), so distinct groups never share rendezvous keys.
   std::string key = "mesh-" + std::to_string(program_->mesh()) + "/axes";
@@ -879,11 +874,9 @@ Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
   case plan::Inst::CollectiveInst: {
     const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
     if (c.kind() == plan::CollectiveKind::AxisIndex) {
-      // No communication: this device's row-major index along the axes.
-      int32_t index = 0;
-      for (uint32_t axis : *c.axes())
-        index = index * int32_t(mesh_->axis_sizes()->Get(axis)) +
-                int32_t(coordinates_[axis]);
+      // No communication: this device's index in its group over the axes.
+      int32_t index =
+          int32_t(groupIndex(*mesh_->axis_sizes(), coordinates_, *c.axes()));
       // The host value must outlive the asynchronous copy: it is kept, at a
       // fixed address, for the executor's lifetime (the same value each step).
       const int32_t &kept =
@@ -919,11 +912,8 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
   const std::vector<int64_t> &ints = decoded.attrs.ints;
   Kernels &kernels = device_.kernels();
   if (c.kind() == plan::CollectiveKind::AllSlice) {
-    // No communication: keep the block at this device's group index, which
-    // is the row-major index of its coordinates along the group's axes.
-    int64_t index = 0;
-    for (uint32_t axis : *c.axes())
-      index = index * mesh_->axis_sizes()->Get(axis) + coordinates_[axis];
+    // No communication: keep the block at this device's group index.
+    int64_t index = groupIndex(*mesh_->axis_sizes(), coordinates_, *c.axes());
     int64_t d = ints[0];
     KernelAttrs slice;
     for (int64_t i = 0; i < in.rank(); ++i)

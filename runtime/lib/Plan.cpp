@@ -1,6 +1,7 @@
 //===- Plan.cpp - loading, validating and dumping plans -------------------===//
 
 #include "partition/runtime/Plan.h"
+#include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Files.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Tensor.h"
@@ -25,14 +26,6 @@ int64_t partition::runtime::valueBytes(const plan::Value &value) {
   for (int64_t d : *value.shape())
     n *= d;
   return n * dtypeSize(toDType(value.dtype()));
-}
-
-int64_t partition::runtime::groupSize(const plan::Mesh &mesh,
-                                      const fb::Vector<uint32_t> &axes) {
-  int64_t size = 1;
-  for (uint32_t axis : axes)
-    size *= mesh.axis_sizes()->Get(axis);
-  return size;
 }
 
 namespace {
@@ -305,7 +298,7 @@ Status ProgramValidator::checkCollective(const std::string &at,
       return failAt("axis ", axis, " is out of range or repeated");
   if (c.axes()->size() == 0)
     return failAt("needs at least one mesh axis");
-  int64_t g = groupSize(*mesh, *c.axes());
+  int64_t g = groupSize(*mesh->axis_sizes(), *c.axes());
   if (!aligned(c.ints()))
     return failAt("integer attributes are not 8-byte aligned");
   std::vector<int64_t> ints = toVector(c.ints());
@@ -705,7 +698,7 @@ std::string LoadedPlan::dump() const {
         for (size_t a = 0; a < c.axes()->size(); ++a)
           os << (a ? ", " : "") << '"'
              << mesh.axis_names()->Get(c.axes()->Get(a))->str() << '"';
-        os << "} (group of " << groupSize(mesh, *c.axes()) << ")";
+        os << "} (group of " << groupSize(*mesh.axis_sizes(), *c.axes()) << ")";
         ints = toVector(c.ints());
         if (!ints.empty())
           os << " ints" << formatShape(ints);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/DType.h"
+#include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Sharding.h"
@@ -15,8 +16,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
+#include <set>
 
 using namespace partition::runtime;
 namespace plan = partition::plan;
@@ -96,6 +99,88 @@ TEST(DType, Bf16RoundsToNearestEven) {
   EXPECT_EQ(bf16ToFloat(floatToBf16(1.0f + 3 * std::ldexp(1.0f, -8))),
             1.0f + std::ldexp(1.0f, -6));
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
+}
+
+TEST(DType, Bf16RoundTripsEveryValueAndKeepsNaN) {
+  // Every bf16 bit pattern survives bf16 -> f32 -> bf16 exactly, except that
+  // a NaN may come back quieted (but a NaN, with its sign).
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    uint16_t b = static_cast<uint16_t>(bits);
+    uint16_t back = floatToBf16(bf16ToFloat(b));
+    if ((b & 0x7f80) == 0x7f80 && (b & 0x7f)) {
+      EXPECT_TRUE(std::isnan(bf16ToFloat(back))) << "bits " << bits;
+      EXPECT_EQ(back & 0x8000, b & 0x8000) << "bits " << bits;
+      continue;
+    }
+    EXPECT_EQ(back, b) << "bits " << bits;
+  }
+  // The largest finite float rounds up to infinity; a signalling NaN whose
+  // payload lives only in the low 16 bits stays a NaN.
+  EXPECT_TRUE(std::isinf(bf16ToFloat(floatToBf16(3.4028235e38f))));
+  uint32_t snan = 0x7f800001u;
+  float f;
+  std::memcpy(&f, &snan, 4);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(f))));
+}
+
+TEST(DType, ElementSizes) {
+  EXPECT_EQ(dtypeSize(DType::F32), 4);
+  EXPECT_EQ(dtypeSize(DType::F16), 2);
+  EXPECT_EQ(dtypeSize(DType::BF16), 2);
+  EXPECT_EQ(dtypeSize(DType::I32), 4);
+  EXPECT_EQ(dtypeSize(DType::I64), 8);
+  // The plan's dtypes are the runtime's, number for number.
+  for (plan::DType type : plan::EnumValuesDType())
+    EXPECT_EQ(toPlanDType(toDType(type)), type);
+}
+
+//===----------------------------------------------------------------------===//
+// Device groups
+//===----------------------------------------------------------------------===//
+
+TEST(DeviceGroups, DevicesAreRowMajorOverTheAxes) {
+  const std::vector<int64_t> sizes = {2, 3, 4}; // "pp", "dp", "tp"
+  EXPECT_EQ(deviceIndex(sizes, std::vector<int64_t>{1, 2, 3}), 23);
+  EXPECT_EQ(deviceIndex(sizes, std::vector<int64_t>{0, 1, 0}), 4);
+  EXPECT_EQ(deviceCoordinates(sizes, 13), std::vector<int64_t>({1, 0, 1}));
+  for (int64_t d = 0; d < 24; ++d)
+    EXPECT_EQ(deviceIndex(sizes, deviceCoordinates(sizes, d)), d);
+}
+
+TEST(DeviceGroups, GroupIndexIsRowMajorOverTheAxesAsListed) {
+  const std::vector<int64_t> sizes = {2, 3, 4};
+  const std::vector<int64_t> at = {1, 2, 1};
+  EXPECT_EQ(groupSize(sizes, std::vector<uint32_t>{2, 0}), 8);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{2}), 1);
+  // ["tp", "pp"]: tp major, 1 * 2 + 1; ["pp", "tp"]: pp major, 1 * 4 + 1.
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{2, 0}), 3);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{0, 2}), 5);
+  // ["dp", "tp"]: 2 * 4 + 1; ["tp", "dp"]: 1 * 3 + 2.
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{1, 2}), 9);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{2, 1}), 5);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{}), 0);
+  // Over every axis in mesh order, the group index is the device id.
+  for (int64_t d = 0; d < 24; ++d)
+    EXPECT_EQ(groupIndex(sizes, deviceCoordinates(sizes, d),
+                         std::vector<uint32_t>{0, 1, 2}),
+              d);
+}
+
+TEST(DeviceGroups, MembersAreTheDevicesThatDifferOnlyAlongTheAxes) {
+  const std::vector<int64_t> sizes = {2, 3, 4};
+  const std::vector<uint32_t> axes = {2, 0}; // "tp", then "pp"
+  for (int64_t d = 0; d < 24; ++d) {
+    std::vector<int64_t> at = deviceCoordinates(sizes, d);
+    std::set<int64_t> members;
+    for (int64_t g = 0; g < groupSize(sizes, axes); ++g) {
+      std::vector<int64_t> member = groupMemberCoordinates(sizes, at, axes, g);
+      EXPECT_EQ(member[1], at[1]) << "off the group's axes";
+      EXPECT_EQ(groupIndex(sizes, member, axes), g);
+      members.insert(deviceIndex(sizes, member));
+    }
+    EXPECT_EQ(members.size(), 8u);
+    EXPECT_TRUE(members.count(d));
+  }
 }
 
 //===----------------------------------------------------------------------===//

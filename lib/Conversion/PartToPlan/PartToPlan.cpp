@@ -54,16 +54,8 @@ namespace {
 
 /// The plan dtype of `type`'s element type, if the runtime has one.
 std::optional<plan::DType> getDType(Type elementType) {
-  if (elementType.isF32())
-    return plan::DType::F32;
-  if (elementType.isF16())
-    return plan::DType::F16;
-  if (elementType.isBF16())
-    return plan::DType::BF16;
-  if (elementType.isSignlessInteger(32))
-    return plan::DType::I32;
-  if (elementType.isSignlessInteger(64))
-    return plan::DType::I64;
+  if (std::optional<runtime::DType> dtype = getRuntimeDType(elementType))
+    return runtime::toPlanDType(*dtype);
   return std::nullopt;
 }
 

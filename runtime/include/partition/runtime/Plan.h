@@ -67,15 +67,25 @@ private:
 /// instruction or value and the numbers.
 Status validatePlan(const plan::Plan &plan);
 
+// The plan's dtypes are the runtime's (DType.h), number for number.
+static_assert(int(plan::DType::F32) == int(DType::F32) &&
+                  int(plan::DType::F16) == int(DType::F16) &&
+                  int(plan::DType::BF16) == int(DType::BF16) &&
+                  int(plan::DType::I32) == int(DType::I32) &&
+                  int(plan::DType::I64) == int(DType::I64) &&
+                  plan::DType::MAX == plan::DType::I64,
+              "plan.fbs and DType.h disagree on the element types");
+
 /// Runtime dtype of a plan dtype.
 inline DType toDType(plan::DType type) { return static_cast<DType>(type); }
 
+/// Plan dtype of a runtime dtype.
+inline plan::DType toPlanDType(DType type) {
+  return static_cast<plan::DType>(type);
+}
+
 /// Bytes of a plan value (elements times element size).
 int64_t valueBytes(const plan::Value &value);
-
-/// The size of the group over `axes` of `mesh` (product of axis sizes).
-int64_t groupSize(const plan::Mesh &mesh,
-                  const flatbuffers::Vector<uint32_t> &axes);
 
 } // namespace partition::runtime
 
