@@ -12,6 +12,7 @@
 
 #include "partition/runtime/DType.h"
 #include "partition/runtime/Files.h"
+#include "partition/runtime/Kernels.h"
 #include "partition/runtime/Status.h"
 #include "partition/runtime/plan/plan_generated.h"
 
@@ -24,8 +25,10 @@ namespace partition::runtime {
 
 /// The plan format version this runtime reads (plan.fbs changes that an
 /// older reader would misread bump it; the compiler writes the same number).
-/// Version 5 added the checksum after the FlatBuffer.
-constexpr uint32_t kFormatVersion = 5;
+/// Version 5 added the checksum after the FlatBuffer; version 6 replaced the
+/// positional integer and float attributes of kernels and collectives by
+/// one table of named fields per kind (KernelAttrs, CollectiveAttrs).
+constexpr uint32_t kFormatVersion = 6;
 
 /// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
 /// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.
@@ -86,6 +89,10 @@ inline plan::DType toPlanDType(DType type) {
 
 /// Bytes of a plan value (elements times element size).
 int64_t valueBytes(const plan::Value &value);
+
+/// The attributes of a kernel of a validated plan, unpacked (none when it
+/// has none).
+KernelAttrs unpackKernelAttrs(const plan::KernelInst &kernel);
 
 } // namespace partition::runtime
 
