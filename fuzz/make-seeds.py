@@ -9,7 +9,9 @@ inputs that reach deep into each reader:
   safetensors         files of each dtype, with metadata, an empty tensor, F64
   checkpoint-manifest manifest.json written by partition-run for a tiny
                       training step
-  plan                plans from partition-translate of small test/e2e programs
+  plan                plans from partition-translate of small test/e2e programs,
+                      and the inputs of the plan target's fixed findings
+                      rebuilt from them (plan_findings)
   store               hello, set, get and pledge requests in the store's wire
                       format
   onnx-import         the importer's small test models and single-op ONNX node
@@ -181,6 +183,65 @@ def ir_seeds():
             put("ir-spmd", case, f"{os.path.basename(rel)[:-5]}-{i}.mlir")
 
 
+def plan_field(buf, table, field):
+    """Position of field number `field` of the table at `table` in the
+    FlatBuffer `buf` (a plan without its size prefix), or None if absent."""
+    vtable = table - struct.unpack_from("<i", buf, table)[0]
+    size = struct.unpack_from("<H", buf, vtable)[0]
+    if 4 + 2 * field >= size:
+        return None
+    offset = struct.unpack_from("<H", buf, vtable + 4 + 2 * field)[0]
+    return table + offset if offset else None
+
+
+def plan_deref(buf, at):
+    """The object a uoffset at `at` points to."""
+    return at + struct.unpack_from("<I", buf, at)[0]
+
+
+def plan_value_table(buf, program, value):
+    """Position of Program[program].values[value] in `buf`."""
+    root = plan_deref(buf, 0)
+    programs = plan_deref(buf, plan_field(buf, root, 3))   # Plan.programs
+    prog = plan_deref(buf, programs + 4 + 4 * program)
+    values = plan_deref(buf, plan_field(buf, prog, 2))     # Program.values
+    assert value < struct.unpack_from("<I", buf, values)[0], "no such value"
+    return plan_deref(buf, values + 4 + 4 * value)
+
+
+def with_shape(plan, program, value, dims, misalign):
+    """`plan` (size prefix + FlatBuffer, no checksum) with the shape of one
+    value replaced by `dims`, a [long] vector appended at the end of the
+    buffer whose elements start at an address 0 mod 8 (4 mod 8 if
+    `misalign`; the loader's buffer starts 8-byte aligned at the prefix)."""
+    buf = bytearray(plan[4:])
+    table = plan_value_table(buf, program, value)
+    field = plan_field(buf, table, 1)                      # Value.shape
+    # Elements at prefix + len(buf) + 4 (the length) must be 0 or 4 mod 8.
+    pad = (-(4 + len(buf) + 4) + (4 if misalign else 0)) % 8
+    buf += b"\0" * pad
+    vector = len(buf)
+    buf += struct.pack("<I", len(dims)) + b"".join(struct.pack("<q", d) for d in dims)
+    struct.pack_into("<I", buf, field, vector - field)
+    return struct.pack("<I", len(buf)) + bytes(buf)
+
+
+def plan_findings(cos_sin, linreg_dp1):
+    """The inputs of the plan target's findings, rebuilt on plans of the
+    current format (the loader rejects plans of another format version
+    before the checks they exercise):
+      misaligned-shape.plan         value 6 of program 0 has a shape whose
+                                    elements are at an address 4 mod 8
+      value-elements-overflow.plan  value 47 has the shape [4, 3,
+                                    73014442932, 320, 2^33]: its first four
+                                    dimensions multiply to 280375460858880
+                                    (under 2^50), the fifth is under 2^40,
+                                    and the product overflows int64"""
+    put("plan", with_shape(cos_sin, 0, 6, [2, 2], misalign=True), "misaligned-shape.plan")
+    put("plan", with_shape(linreg_dp1, 0, 47, [4, 3, 73014442932, 320, 1 << 33],
+                           misalign=False), "value-elements-overflow.plan")
+
+
 def tool_seeds(build):
     bin_dir = os.path.abspath(os.path.join(build, "bin"))
     tool = lambda name: os.path.join(bin_dir, name)
@@ -207,6 +268,8 @@ def tool_seeds(build):
            "partition-opt --part-propagate-shardings --part-partition | "
            "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
         put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8], "cos-sin.plan")
+        plan_findings(open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8],
+                      open(os.path.join(tmp, "linreg-dp:1.plan"), "rb").read()[:-8])
         # One training step with a checkpoint: its manifest and shard files.
         sh("partition-run linreg-dp:2.plan --backend cpu --input x=x.npy --input y=y.npy "
            "--steps 1 --weights weights.safetensors --checkpoint ckpt > /dev/null")

@@ -188,7 +188,7 @@ StatusOr<Result> runCase(Device &device, Stream &stream, const Case &c,
   TensorRef ta{a->data(), c.dtype, {c.m, c.k}};
   TensorRef tb{b->data(), c.dtype, {c.k, c.n}};
   TensorRef tc{out->data(), c.dtype, {c.m, c.n}};
-  KernelAttrs attrs{{0, 0}, {}};
+  KernelAttrs attrs = matmulAttrs(false, false);
   PARTITION_ASSIGN_OR_RETURN(
       double backend, timeLaunches(cudaStream, warmup, iters, [&] {
         return device.kernels().run(OpKind::Matmul, attrs, {ta, tb}, {tc},

@@ -217,13 +217,6 @@ bool isFloatElemType(int32_t type) {
          type == onnx::TensorProto::DOUBLE;
 }
 
-float bf16ToFloat(uint16_t bits) {
-  uint32_t word = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &word, 4);
-  return f;
-}
-
 /// A tensor known on the host. Values are held as doubles whatever the ONNX
 /// element type (exact for the integers of shape arithmetic); `elemType` says
 /// what they stand for.
@@ -776,7 +769,7 @@ FailureOr<HostTensor> Importer::toHost(const onnx::TensorProto &tensor,
   case onnx::TensorProto::BFLOAT16:
     load = [](const char *p, int64_t i) {
       return static_cast<double>(
-          bf16ToFloat(static_cast<uint16_t>(loadAs<uint16_t>(p, i))));
+          runtime::bf16ToFloat(static_cast<uint16_t>(loadAs<uint16_t>(p, i))));
     };
     break;
   case onnx::TensorProto::INT64:

@@ -30,6 +30,7 @@
 #include <type_traits>
 
 using namespace partition::runtime;
+namespace plan = partition::plan;
 
 namespace {
 
@@ -699,7 +700,7 @@ Status unary(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
     unaryF32(in, out, [](float x) { return x / (1.0f + expVec(-x)); });
     break;
   case OpKind::Gelu:
-    if (attrs.ints[0] == 0) {
+    if (attrs.AsGeluAttrs()->approximation == plan::GeluApproximation::Erf) {
       constexpr float kInvSqrt2 = 0.70710678118654752f;
       unaryF32(in, out, [](float x) {
         return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
@@ -795,41 +796,43 @@ void compareWith(const TensorRef &a, const TensorRef &b, const TensorRef &out,
 }
 
 template <typename T>
-Status compareAs(int64_t direction, const TensorRef &a, const TensorRef &b,
-                 const TensorRef &out) {
+Status compareAs(plan::CompareDirection direction, const TensorRef &a,
+                 const TensorRef &b, const TensorRef &out) {
+  using D = plan::CompareDirection;
   switch (direction) {
-  case 0:
+  case D::Eq:
     compareWith<T>(a, b, out, [](T x, T y) { return x == y; });
     break;
-  case 1:
+  case D::Ne:
     compareWith<T>(a, b, out, [](T x, T y) { return x != y; });
     break;
-  case 2:
+  case D::Lt:
     compareWith<T>(a, b, out, [](T x, T y) { return x < y; });
     break;
-  case 3:
+  case D::Le:
     compareWith<T>(a, b, out, [](T x, T y) { return x <= y; });
     break;
-  case 4:
+  case D::Gt:
     compareWith<T>(a, b, out, [](T x, T y) { return x > y; });
     break;
-  default:
+  default: // Ge
     compareWith<T>(a, b, out, [](T x, T y) { return x >= y; });
     break;
   }
   return Status::ok();
 }
 
-/// Compare: direction attrs.ints[0] (0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge).
+/// Compare: lhs <direction> rhs.
 Status compare(const KernelAttrs &attrs, const TensorRef &a, const TensorRef &b,
                const TensorRef &out) {
+  plan::CompareDirection direction = attrs.AsCompareAttrs()->direction;
   switch (a.dtype) {
   case DType::I32:
-    return compareAs<int32_t>(attrs.ints[0], a, b, out);
+    return compareAs<int32_t>(direction, a, b, out);
   case DType::I64:
-    return compareAs<int64_t>(attrs.ints[0], a, b, out);
+    return compareAs<int64_t>(direction, a, b, out);
   default:
-    return compareAs<float>(attrs.ints[0], a, b, out);
+    return compareAs<float>(direction, a, b, out);
   }
 }
 
@@ -878,7 +881,7 @@ void fillAs(const TensorRef &out, T value) {
 }
 
 Status fill(const KernelAttrs &attrs, const TensorRef &out) {
-  float value = attrs.floats[0];
+  float value = attrs.AsFillAttrs()->value;
   switch (out.dtype) {
   case DType::F32:
     fillAs<float>(out, value);
@@ -937,7 +940,8 @@ Status withF32Result(const TensorRef &out, Body &&body) {
 /// GEMM of (batch * M) rows; with it, each leading index is its own matrix.
 Status matmul(const KernelAttrs &attrs, const TensorRef &lhs,
               const TensorRef &rhs, const TensorRef &out) {
-  bool ta = attrs.ints[0], tb = attrs.ints[1];
+  bool ta = attrs.AsMatmulAttrs()->transpose_a;
+  bool tb = attrs.AsMatmulAttrs()->transpose_b;
   int64_t r = lhs.rank();
   int64_t m = lhs.shape[ta ? r - 1 : r - 2], k = lhs.shape[ta ? r - 2 : r - 1];
   int64_t n = rhs.shape[tb ? 0 : 1];
@@ -957,7 +961,8 @@ Status matmul(const KernelAttrs &attrs, const TensorRef &lhs,
 /// [B..., M, K] times [B..., K, N], one GEMM per batch index.
 Status batchMatmul(const KernelAttrs &attrs, const TensorRef &lhs,
                    const TensorRef &rhs, const TensorRef &out) {
-  bool ta = attrs.ints[0], tb = attrs.ints[1];
+  bool ta = attrs.AsMatmulAttrs()->transpose_a;
+  bool tb = attrs.AsMatmulAttrs()->transpose_b;
   int64_t r = lhs.rank();
   int64_t m = lhs.shape[ta ? r - 1 : r - 2], k = lhs.shape[ta ? r - 2 : r - 1];
   int64_t n = rhs.shape[tb ? r - 2 : r - 1];
@@ -981,8 +986,8 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
           d = q.shape[3];
   int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
   int64_t group = heads / kvHeads, rows = group * sq;
-  bool causal = attrs.ints[0];
-  float scale = attrs.floats[0];
+  bool causal = attrs.AsAttentionAttrs()->causal;
+  float scale = attrs.AsAttentionAttrs()->scale;
   int64_t blockRows = std::max<int64_t>(
       1, std::min(rows, kScoreBlock / std::max<int64_t>(sk, 1)));
   F32Reader rq(q), rk(k), rv(v);
@@ -1051,7 +1056,7 @@ void softmaxColumns(const float *x, float *y, int64_t dimSize, int64_t inner) {
 
 Status softmax(const KernelAttrs &attrs, const TensorRef &in,
                const TensorRef &out) {
-  size_t dim = attrs.ints[0];
+  size_t dim = attrs.AsSoftmaxAttrs()->dim;
   int64_t outer = product(in.shape, 0, dim), dimSize = in.shape[dim],
           inner = product(in.shape, dim + 1, in.shape.size());
   int64_t slab = dimSize * inner;
@@ -1076,7 +1081,7 @@ Status normalize(bool layerNorm, const KernelAttrs &attrs,
                  const std::vector<TensorRef> &inputs, const TensorRef &out) {
   const TensorRef &in = inputs[0];
   int64_t d = in.shape.back(), rows = d ? in.numElements() / d : 0;
-  double eps = attrs.floats[0];
+  double eps = attrs.AsNormAttrs()->epsilon;
   F32Tensor scale(inputs[1]);
   bool hasBias = inputs.size() == 3;
   std::vector<float> bias(d, 0.0f);
@@ -1152,8 +1157,9 @@ Status softmaxCrossEntropy(const KernelAttrs &attrs, const TensorRef &logits,
                              label[p], " at position ", p, " ",
                              formatIndex(p, labels.shape), " is outside [0, ",
                              classes, ")");
-  int64_t reduction = attrs.ints[0];
-  std::vector<float> losses(reduction == 2 ? positions : 0);
+  plan::LossReduction reduction = attrs.AsCrossEntropyAttrs()->reduction;
+  bool perPosition = reduction == plan::LossReduction::None;
+  std::vector<float> losses(perPosition ? positions : 0);
   std::vector<float> shifted(classes);
   double total = 0;
   F32Reader r(logits);
@@ -1163,18 +1169,20 @@ Status softmaxCrossEntropy(const KernelAttrs &attrs, const TensorRef &logits,
     for (int64_t c = 0; c < classes; ++c)
       shifted[c] = std::exp(x[c] - m);
     double loss = m + std::log(sumRow(shifted.data(), classes)) - x[label[p]];
-    if (reduction == 2)
+    if (perPosition)
       losses[p] = static_cast<float>(loss);
     else
       total += loss;
   }
   F32Writer w(out);
-  if (reduction == 2) {
+  if (perPosition) {
     std::copy(losses.begin(), losses.end(), w.begin(0, positions));
   } else {
     // The mean over no positions is 0/0 = NaN, as in PyTorch.
-    *w.begin(0, 1) = static_cast<float>(
-        reduction == 0 ? total / static_cast<double>(positions) : total);
+    *w.begin(0, 1) =
+        static_cast<float>(reduction == plan::LossReduction::Mean
+                               ? total / static_cast<double>(positions)
+                               : total);
   }
   w.commit();
   return Status::ok();
@@ -1184,16 +1192,16 @@ Status softmaxCrossEntropy(const KernelAttrs &attrs, const TensorRef &logits,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-/// Sum, mean or max over `attrs.ints` (the result shape, kept or dropped
-/// dims, has the same element order either way). Input rows run along the
-/// innermost merged dimension: a reduced one collapses into one accumulator,
-/// a kept one adds elementwise into a row of accumulators. Sums accumulate in
-/// double.
+/// Sum, mean or max over the dims of ReduceAttrs (the result shape, kept or
+/// dropped dims, has the same element order either way). Input rows run along
+/// the innermost merged dimension: a reduced one collapses into one
+/// accumulator, a kept one adds elementwise into a row of accumulators. Sums
+/// accumulate in double.
 Status reduce(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
               const TensorRef &out) {
   std::vector<bool> reduced(in.rank(), false);
   int64_t count = 1;
-  for (int64_t d : attrs.ints) {
+  for (int64_t d : attrs.AsReduceAttrs()->dims) {
     reduced[d] = true;
     count *= in.shape[d];
   }
@@ -1265,7 +1273,7 @@ Status reduce(OpKind op, const KernelAttrs &attrs, const TensorRef &in,
 Status transpose(const KernelAttrs &attrs, const TensorRef &in,
                  const TensorRef &out) {
   Shape inStrides = contiguousStrides(in.shape), strides;
-  for (int64_t p : attrs.ints)
+  for (int64_t p : attrs.AsTransposeAttrs()->permutation)
     strides.push_back(inStrides[p]);
   stridedCopy(in, out, makeLayout(out.shape, {strides}), 0);
   return Status::ok();
@@ -1282,9 +1290,10 @@ Status slice(const KernelAttrs &attrs, const TensorRef &in,
              const TensorRef &out) {
   int64_t r = in.rank(), base = 0;
   Shape inStrides = contiguousStrides(in.shape), strides(r);
+  const plan::SliceAttrsT &window = *attrs.AsSliceAttrs();
   for (int64_t d = 0; d < r; ++d) {
-    base += attrs.ints[d] * inStrides[d];
-    strides[d] = attrs.ints[r + d] * inStrides[d];
+    base += window.offsets[d] * inStrides[d];
+    strides[d] = window.strides[d] * inStrides[d];
   }
   stridedCopy(in, out, makeLayout(out.shape, {strides}), base);
   return Status::ok();
@@ -1292,7 +1301,7 @@ Status slice(const KernelAttrs &attrs, const TensorRef &in,
 
 Status concat(const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
               const TensorRef &out) {
-  size_t dim = attrs.ints[0];
+  size_t dim = attrs.AsAxisAttrs()->axis;
   int64_t elem = dtypeSize(out.dtype);
   int64_t outer = product(out.shape, 0, dim);
   int64_t innerBytes = product(out.shape, dim + 1, out.shape.size()) * elem;
@@ -1311,7 +1320,7 @@ Status concat(const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
 
 Status gather(const KernelAttrs &attrs, const TensorRef &data,
               const TensorRef &indices, const TensorRef &out) {
-  size_t axis = attrs.ints[0];
+  size_t axis = attrs.AsAxisAttrs()->axis;
   int64_t outer = product(data.shape, 0, axis), limit = data.shape[axis];
   int64_t innerBytes =
       product(data.shape, axis + 1, data.shape.size()) * dtypeSize(data.dtype);
@@ -1366,9 +1375,10 @@ Status pad(const KernelAttrs &attrs, const TensorRef &in,
     return Status::ok();
   int64_t r = in.rank(), base = 0;
   Shape outStrides = contiguousStrides(out.shape), strides(r);
+  const plan::SliceAttrsT &window = *attrs.AsSliceAttrs();
   for (int64_t d = 0; d < r; ++d) {
-    base += attrs.ints[d] * outStrides[d];
-    strides[d] = attrs.ints[r + d] * outStrides[d];
+    base += window.offsets[d] * outStrides[d];
+    strides[d] = window.strides[d] * outStrides[d];
   }
   StridedLayout l = makeLayout(in.shape, {strides});
   switch (dtypeSize(in.dtype)) {
@@ -1390,7 +1400,7 @@ Status pad(const KernelAttrs &attrs, const TensorRef &in,
 /// order, so duplicates give the same bits on every run.
 Status scatterAdd(const KernelAttrs &attrs, const TensorRef &updates,
                   const TensorRef &indices, const TensorRef &out) {
-  size_t axis = attrs.ints[0];
+  size_t axis = attrs.AsAxisAttrs()->axis;
   int64_t outer = product(out.shape, 0, axis), limit = out.shape[axis];
   int64_t inner = product(out.shape, axis + 1, out.shape.size());
   std::vector<int64_t> index = readIndices(indices);

@@ -24,6 +24,7 @@
 #include <limits>
 
 using namespace partition::runtime;
+namespace plan = partition::plan;
 using namespace partition::runtime::cuda;
 
 namespace {
@@ -245,7 +246,10 @@ private:
     case OpKind::Silu:
       return unary(UnaryKind::Silu, in[0], out[0], config);
     case OpKind::Gelu:
-      return unary(attrs.ints[0] ? UnaryKind::GeluTanh : UnaryKind::GeluErf,
+      return unary(attrs.AsGeluAttrs()->approximation ==
+                           plan::GeluApproximation::Tanh
+                       ? UnaryKind::GeluTanh
+                       : UnaryKind::GeluErf,
                    in[0], out[0], config);
     case OpKind::Cast:
       return cast(in[0], out[0], config);
@@ -254,7 +258,7 @@ private:
     case OpKind::BatchMatmul:
       return matmul(attrs, in[0], in[1], out[0], stream, /*batched=*/true);
     case OpKind::Softmax:
-      return softmax(attrs.ints[0], in[0], out[0], config);
+      return softmax(attrs.AsSoftmaxAttrs()->dim, in[0], out[0], config);
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
       return norm(op == OpKind::RmsNorm, attrs, in, out[0], config);
@@ -263,7 +267,8 @@ private:
     case OpKind::Attention:
       return attention(attrs, in[0], in[1], in[2], out[0], stream, config);
     case OpKind::SoftmaxCrossEntropy:
-      return crossEntropy(attrs.ints[0], in[0], in[1], out[0], config);
+      return crossEntropy(attrs.AsCrossEntropyAttrs()->reduction, in[0], in[1],
+                          out[0], config);
     case OpKind::ReduceSum:
       return reduce(op, ReduceKind::Sum, attrs, in[0], out[0], config);
     case OpKind::ReduceMean:
@@ -279,19 +284,20 @@ private:
     case OpKind::Slice:
       return slice(attrs, in[0], out[0], config);
     case OpKind::Concat:
-      return concat(attrs.ints[0], in, out[0], config);
+      return concat(attrs.AsAxisAttrs()->axis, in, out[0], config);
     case OpKind::Gather:
-      return gather(attrs.ints[0], in[0], in[1], out[0], config);
+      return gather(attrs.AsAxisAttrs()->axis, in[0], in[1], out[0], config);
     case OpKind::Copy:
       return copyBytes(out[0].data, in[0].data, out[0].numBytes(), config);
     case OpKind::Fill:
-      return fill(attrs.floats[0], out[0], config);
+      return fill(attrs.AsFillAttrs()->value, out[0], config);
     case OpKind::Pad:
       return pad(attrs, in[0], out[0], config);
     case OpKind::ScatterAdd:
-      return scatterAdd(attrs.ints[0], in[0], in[1], out[0], config);
+      return scatterAdd(attrs.AsAxisAttrs()->axis, in[0], in[1], out[0],
+                        config);
     case OpKind::Compare:
-      return compare(op, attrs.ints[0], in, out[0], config);
+      return compare(op, attrs.AsCompareAttrs()->direction, in, out[0], config);
     }
     return PARTITION_ERROR(Unimplemented, "unknown opcode ",
                            static_cast<int>(op));
@@ -358,13 +364,15 @@ private:
     return Status::ok();
   }
 
-  Status compare(OpKind op, int64_t direction, const std::vector<TensorRef> &in,
-                 const TensorRef &out, const LaunchConfig &config) {
+  Status compare(OpKind op, plan::CompareDirection direction,
+                 const std::vector<TensorRef> &in, const TensorRef &out,
+                 const LaunchConfig &config) {
     int64_t count = out.numElements();
     if (count == 0)
       return Status::ok();
     BroadcastView view;
     PARTITION_RETURN_IF_ERROR(broadcastView(op, in, out, view));
+    // The launch takes the direction's number (0 eq ... 5 ge, plan.fbs).
     PARTITION_CUDA_CHECK(launchCompare(
         config, static_cast<int>(direction), in[0].dtype,
         static_cast<int32_t *>(out.data), in[0].data, in[1].data, view, count));
@@ -410,7 +418,8 @@ private:
   Status matmul(const KernelAttrs &attrs, const TensorRef &lhs,
                 const TensorRef &rhs, const TensorRef &out, CudaStream &stream,
                 bool batched) {
-    bool ta = attrs.ints[0] != 0, tb = attrs.ints[1] != 0;
+    bool ta = attrs.AsMatmulAttrs()->transpose_a;
+    bool tb = attrs.AsMatmulAttrs()->transpose_b;
     int64_t lr = lhs.rank(), rr = rhs.rank();
     RowMajorGemm g;
     g.abType = g.cType = lhs.dtype;
@@ -453,8 +462,8 @@ private:
   Status attention(const KernelAttrs &attrs, const TensorRef &q,
                    const TensorRef &k, const TensorRef &v, const TensorRef &out,
                    CudaStream &stream, const LaunchConfig &config) {
-    bool causal = attrs.ints[0] != 0;
-    float scale = attrs.floats[0];
+    bool causal = attrs.AsAttentionAttrs()->causal;
+    float scale = attrs.AsAttentionAttrs()->scale;
     int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
             d = q.shape[3];
     int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
@@ -551,10 +560,11 @@ private:
               const LaunchConfig &config) {
     int64_t cols = in[0].shape.back();
     int64_t rows = cols == 0 ? 0 : in[0].numElements() / cols;
-    const void *bias = !rms && attrs.ints[0] ? in[2].data : nullptr;
+    const plan::NormAttrsT &a = *attrs.AsNormAttrs();
+    const void *bias = !rms && a.has_bias ? in[2].data : nullptr;
     PARTITION_CUDA_CHECK(launchNorm(config, rms, in[0].dtype, out.data,
                                     in[0].data, in[1].data, bias, rows, cols,
-                                    attrs.floats[0]));
+                                    a.epsilon));
     return Status::ok();
   }
 
@@ -567,7 +577,7 @@ private:
     return Status::ok();
   }
 
-  Status crossEntropy(int64_t reduction, const TensorRef &logits,
+  Status crossEntropy(plan::LossReduction reduction, const TensorRef &logits,
                       const TensorRef &labels, const TensorRef &out,
                       const LaunchConfig &config) {
     int64_t classes = logits.shape.back();
@@ -575,7 +585,7 @@ private:
     if (rows > 0 && classes == 0)
       return PARTITION_ERROR(InvalidArgument,
                              "SoftmaxCrossEntropy: logits have no classes");
-    if (reduction == 2) {
+    if (reduction == plan::LossReduction::None) {
       PARTITION_CUDA_CHECK(launchCrossEntropy(
           config, logits.dtype, labels.dtype, out.dtype, out.data, logits.data,
           labels.data, rows, classes));
@@ -590,7 +600,9 @@ private:
     PARTITION_CUDA_CHECK(launchCrossEntropy(config, logits.dtype, labels.dtype,
                                             DType::F32, losses, logits.data,
                                             labels.data, rows, classes));
-    float divisor = reduction == 0 ? static_cast<float>(rows) : 1.0f;
+    float divisor = reduction == plan::LossReduction::Mean
+                        ? static_cast<float>(rows)
+                        : 1.0f;
     PARTITION_CUDA_CHECK(
         launchSumToScalar(config, out.dtype, out.data, losses, rows, divisor));
     return Status::ok();
@@ -607,7 +619,7 @@ private:
     if (outCount == 0)
       return Status::ok();
     std::vector<bool> reduced(in.rank(), false);
-    for (int64_t dim : attrs.ints)
+    for (int64_t dim : attrs.AsReduceAttrs()->dims)
       reduced[dim] = true;
     // Groups of neighbouring dimensions that are all kept or all reduced.
     Shape sizes;
@@ -704,7 +716,7 @@ private:
                    const TensorRef &out, const LaunchConfig &config) {
     Shape inStrides = rowMajorStrides(in.shape);
     Shape strides;
-    for (int64_t p : attrs.ints)
+    for (int64_t p : attrs.AsTransposeAttrs()->permutation)
       strides.push_back(inStrides[p]);
     Walk walk{out.shape, {strides}};
     return stridedCopy(OpKind::Transpose, walk, in.data, out, config);
@@ -716,9 +728,10 @@ private:
     Shape inStrides = rowMajorStrides(in.shape);
     Shape strides(r);
     int64_t base = 0;
+    const plan::SliceAttrsT &window = *attrs.AsSliceAttrs();
     for (int64_t d = 0; d < r; ++d) {
-      base += attrs.ints[d] * inStrides[d];
-      strides[d] = inStrides[d] * attrs.ints[r + d];
+      base += window.offsets[d] * inStrides[d];
+      strides[d] = inStrides[d] * window.strides[d];
     }
     if (out.numElements() == 0)
       return Status::ok();
@@ -742,9 +755,10 @@ private:
     Shape outStrides = rowMajorStrides(out.shape);
     Shape strides(r);
     int64_t base = 0;
+    const plan::SliceAttrsT &window = *attrs.AsSliceAttrs();
     for (int64_t d = 0; d < r; ++d) {
-      base += attrs.ints[d] * outStrides[d];
-      strides[d] = outStrides[d] * attrs.ints[r + d];
+      base += window.offsets[d] * outStrides[d];
+      strides[d] = outStrides[d] * window.strides[d];
     }
     Walk walk{in.shape, {strides}};
     walk.simplify();

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Executor.h"
+#include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Overlap.h"
 #include "partition/runtime/Sharding.h"
@@ -418,12 +419,9 @@ Status Executor::prepare() {
       for (uint32_t id : *inst->results())
         d.out.push_back(tensor(id));
     if (auto k = inst->inst_as_KernelInst()) {
-      d.attrs.ints = toVector(k->ints());
-      if (k->floats())
-        d.attrs.floats.assign(k->floats()->begin(), k->floats()->end());
+      d.attrs = unpackKernelAttrs(*k);
       d.name = opKindName(k->op());
     } else if (auto c = inst->inst_as_CollectiveInst()) {
-      d.attrs.ints = toVector(c->ints());
       d.name = plan::EnumNameCollectiveKind(c->kind());
       if (c->kind() != plan::CollectiveKind::AllSlice &&
           c->kind() != plan::CollectiveKind::AxisIndex) {
@@ -493,20 +491,14 @@ Executor::groupOf(const fb::Vector<uint32_t> &axesVector) {
   auto it = groups_.find(axes);
   if (it != groups_.end())
     return it->second.get();
-  // Members: every device whose coordinates equal ours off `axes`, ordered
-  // row-major over `axes` in the order listed.
-  int64_t size = groupSize(*mesh_, axesVector);
+  // Members: every device whose coordinates equal ours off `axes`, in
+  // group-index order (DeviceGroups.h).
+  const auto &sizes = *mesh_->axis_sizes();
+  int64_t size = groupSize(sizes, axes);
   std::vector<int> ranks;
-  for (int64_t g = 0; g < size; ++g) {
-    std::vector<int64_t> coords = coordinates_;
-    int64_t rest = g;
-    for (size_t i = axes.size(); i-- > 0;) {
-      int64_t axisSize = mesh_->axis_sizes()->Get(axes[i]);
-      coords[axes[i]] = rest % axisSize;
-      rest /= axisSize;
-    }
-    ranks.push_back(mesh_->ranks()->Get(meshDevice(*mesh_, coords)));
-  }
+  for (int64_t g = 0; g < size; ++g)
+    ranks.push_back(mesh_->ranks()->Get(deviceIndex(
+        sizes, groupMemberCoordinates(sizes, coordinates_, axes, g))));
   // The key names the mesh, the axes and the group (our coordinates off the
   // axes), so distinct groups never share rendezvous keys.
   std::string key = "mesh-" + std::to_string(program_->mesh()) + "/axes";
@@ -577,22 +569,22 @@ Status Executor::allocateScratch() {
     if (!c || !d.comm)
       continue;
     const TensorRef &in = d.in[0], &out = d.out[0];
-    const std::vector<int64_t> &ints = d.attrs.ints;
     int64_t g = d.comm->size();
     auto grow = [&](int slot, int64_t bytes) {
       need[slot] = std::max(need[slot], size_t(bytes));
     };
     switch (c->kind()) {
     case plan::CollectiveKind::AllGather:
-      if (product(in.shape, 0, ints[0]) != 1)
+      if (product(in.shape, 0, c->attrs_as_CollectiveDimAttrs()->dim()) != 1)
         grow(0, out.numBytes());
       break;
     case plan::CollectiveKind::ReduceScatter:
-      if (product(in.shape, 0, ints[0]) != 1)
+      if (product(in.shape, 0, c->attrs_as_CollectiveDimAttrs()->dim()) != 1)
         grow(0, in.numBytes());
       break;
     case plan::CollectiveKind::AllToAll: {
-      size_t split = ints[0], concat = ints[1];
+      size_t split = c->attrs_as_AllToAllAttrs()->split_dim();
+      size_t concat = c->attrs_as_AllToAllAttrs()->concat_dim();
       if (product(in.shape, 0, split) != 1)
         grow(0, in.numBytes());
       std::vector<int64_t> blockShape = in.shape;
@@ -898,11 +890,9 @@ Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
   case plan::Inst::CollectiveInst: {
     const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
     if (c.kind() == plan::CollectiveKind::AxisIndex) {
-      // No communication: this device's row-major index along the axes.
-      int32_t index = 0;
-      for (uint32_t axis : *c.axes())
-        index = index * int32_t(mesh_->axis_sizes()->Get(axis)) +
-                int32_t(coordinates_[axis]);
+      // No communication: this device's index in its group over the axes.
+      int32_t index =
+          int32_t(groupIndex(*mesh_->axis_sizes(), coordinates_, *c.axes()));
       // The host value must outlive the asynchronous copy: it is kept, at a
       // fixed address, for the executor's lifetime (the same value each step).
       const int32_t &kept =
@@ -935,20 +925,16 @@ Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
 Status Executor::runCollective(const plan::CollectiveInst &c,
                                const Decoded &decoded, Stream &stream) {
   const TensorRef &in = decoded.in[0], &out = decoded.out[0];
-  const std::vector<int64_t> &ints = decoded.attrs.ints;
   Kernels &kernels = device_.kernels();
   if (c.kind() == plan::CollectiveKind::AllSlice) {
-    // No communication: keep the block at this device's group index, which
-    // is the row-major index of its coordinates along the group's axes.
-    int64_t index = 0;
-    for (uint32_t axis : *c.axes())
-      index = index * mesh_->axis_sizes()->Get(axis) + coordinates_[axis];
-    int64_t d = ints[0];
-    KernelAttrs slice;
-    for (int64_t i = 0; i < in.rank(); ++i)
-      slice.ints.push_back(i == d ? index * out.shape[i] : 0);
-    slice.ints.insert(slice.ints.end(), in.rank(), 1);
-    return kernels.run(plan::OpKind::Slice, slice, {in}, {out}, stream);
+    // No communication: keep the block at this device's group index.
+    int64_t index = groupIndex(*mesh_->axis_sizes(), coordinates_, *c.axes());
+    int64_t d = c.attrs_as_CollectiveDimAttrs()->dim();
+    std::vector<int64_t> offsets(in.rank(), 0);
+    offsets[d] = index * out.shape[d];
+    return kernels.run(plan::OpKind::Slice,
+                       sliceAttrs(offsets, std::vector<int64_t>(in.rank(), 1)),
+                       {in}, {out}, stream);
   }
   Communicator *comm = decoded.comm;
   int64_t g = comm->size();
@@ -957,7 +943,7 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
                        int64_t rest) {
     TensorRef from{src, in.dtype, {a, b, rest}};
     TensorRef to{dst, in.dtype, {b, a, rest}};
-    return kernels.run(plan::OpKind::Transpose, KernelAttrs{{1, 0, 2}, {}},
+    return kernels.run(plan::OpKind::Transpose, transposeAttrs({1, 0, 2}),
                        {from}, {to}, stream);
   };
 
@@ -967,7 +953,7 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
                            toReduceOp(c.reduce()), stream);
   case plan::CollectiveKind::AllGather: {
     // in [A, n, B] -> gathered [G, A, n*B] -> out [A, G*n, B].
-    size_t d = ints[0];
+    size_t d = c.attrs_as_CollectiveDimAttrs()->dim();
     int64_t outer = product(in.shape, 0, d);
     if (outer == 1)
       return comm->allGather(in.data, out.data, in.numElements(), in.dtype,
@@ -979,7 +965,7 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
   }
   case plan::CollectiveKind::ReduceScatter: {
     // in [A, G*n, B] viewed [A, G, n*B] -> [G, A, n*B] -> reduce-scatter.
-    size_t d = ints[0];
+    size_t d = c.attrs_as_CollectiveDimAttrs()->dim();
     int64_t outer = product(in.shape, 0, d);
     if (outer == 1)
       return comm->reduceScatter(in.data, out.data, out.numElements(), in.dtype,
@@ -991,7 +977,8 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
                                toReduceOp(c.reduce()), stream);
   }
   case plan::CollectiveKind::AllToAll: {
-    size_t split = ints[0], concat = ints[1];
+    size_t split = c.attrs_as_AllToAllAttrs()->split_dim();
+    size_t concat = c.attrs_as_AllToAllAttrs()->concat_dim();
     int64_t block = in.numElements() / g;
     // Pack: in viewed [As, G, rest] -> [G, As, rest], so block i is
     // contiguous and goes to rank i.
@@ -1019,8 +1006,9 @@ Status Executor::runCollective(const plan::CollectiveInst &c,
     break; // handled without a communicator
   case plan::CollectiveKind::Permute: {
     std::vector<std::pair<int, int>> pairs;
-    for (size_t i = 0; i + 1 < ints.size(); i += 2)
-      pairs.emplace_back(int(ints[i]), int(ints[i + 1]));
+    if (const auto *list = c.attrs_as_PermuteAttrs()->pairs())
+      for (const plan::PermutePair *pair : *list)
+        pairs.emplace_back(int(pair->source()), int(pair->target()));
     return comm->permute(in.data, out.data, in.numElements(), in.dtype, pairs,
                          stream);
   }

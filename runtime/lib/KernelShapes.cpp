@@ -10,12 +10,215 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 using namespace partition::runtime;
+namespace plan = partition::plan;
 
 const char *partition::runtime::opKindName(OpKind op) {
   const char *name = plan::EnumNameOpKind(op);
   return name && *name ? name : "unknown-op";
+}
+
+plan::KernelAttrs partition::runtime::kernelAttrsKind(OpKind op) {
+  using A = plan::KernelAttrs;
+  switch (op) {
+  case OpKind::Gelu:
+    return A::GeluAttrs;
+  case OpKind::Matmul:
+  case OpKind::BatchMatmul:
+    return A::MatmulAttrs;
+  case OpKind::Softmax:
+    return A::SoftmaxAttrs;
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return A::NormAttrs;
+  case OpKind::Attention:
+    return A::AttentionAttrs;
+  case OpKind::SoftmaxCrossEntropy:
+    return A::CrossEntropyAttrs;
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+    return A::ReduceAttrs;
+  case OpKind::Transpose:
+    return A::TransposeAttrs;
+  case OpKind::Slice:
+  case OpKind::Pad:
+    return A::SliceAttrs;
+  case OpKind::Concat:
+  case OpKind::Gather:
+  case OpKind::ScatterAdd:
+    return A::AxisAttrs;
+  case OpKind::Fill:
+    return A::FillAttrs;
+  case OpKind::Compare:
+    return A::CompareAttrs;
+  default:
+    return A::NONE;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Building and printing attributes
+//===----------------------------------------------------------------------===//
+
+namespace {
+template <typename T>
+KernelAttrs wrap(T table) {
+  KernelAttrs attrs;
+  attrs.Set(std::move(table));
+  return attrs;
+}
+} // namespace
+
+KernelAttrs
+partition::runtime::geluAttrs(plan::GeluApproximation approximation) {
+  plan::GeluAttrsT t;
+  t.approximation = approximation;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::matmulAttrs(bool transposeA, bool transposeB) {
+  plan::MatmulAttrsT t;
+  t.transpose_a = transposeA;
+  t.transpose_b = transposeB;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::softmaxAttrs(int64_t dim) {
+  plan::SoftmaxAttrsT t;
+  t.dim = dim;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::normAttrs(float epsilon, bool hasBias) {
+  plan::NormAttrsT t;
+  t.epsilon = epsilon;
+  t.has_bias = hasBias;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::attentionAttrs(bool causal, float scale) {
+  plan::AttentionAttrsT t;
+  t.causal = causal;
+  t.scale = scale;
+  return wrap(std::move(t));
+}
+
+KernelAttrs
+partition::runtime::crossEntropyAttrs(plan::LossReduction reduction) {
+  plan::CrossEntropyAttrsT t;
+  t.reduction = reduction;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::reduceAttrs(std::vector<int64_t> dims) {
+  plan::ReduceAttrsT t;
+  t.dims = std::move(dims);
+  return wrap(std::move(t));
+}
+
+KernelAttrs
+partition::runtime::transposeAttrs(std::vector<int64_t> permutation) {
+  plan::TransposeAttrsT t;
+  t.permutation = std::move(permutation);
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::sliceAttrs(std::vector<int64_t> offsets,
+                                           std::vector<int64_t> strides) {
+  plan::SliceAttrsT t;
+  t.offsets = std::move(offsets);
+  t.strides = std::move(strides);
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::axisAttrs(int64_t axis) {
+  plan::AxisAttrsT t;
+  t.axis = axis;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::fillAttrs(float value) {
+  plan::FillAttrsT t;
+  t.value = value;
+  return wrap(std::move(t));
+}
+
+KernelAttrs partition::runtime::compareAttrs(plan::CompareDirection direction) {
+  plan::CompareAttrsT t;
+  t.direction = direction;
+  return wrap(std::move(t));
+}
+
+const char *partition::runtime::kernelAttrsName(plan::KernelAttrs kind) {
+  if (kind == plan::KernelAttrs::NONE)
+    return "none";
+  const char *name = plan::EnumNameKernelAttrs(kind);
+  return name && *name ? name : "unknown";
+}
+
+std::string partition::runtime::formatKernelAttrs(const KernelAttrs &attrs) {
+  std::ostringstream os;
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  auto enumName = [](const char *name, int value) {
+    return name && *name ? std::string(name) : std::to_string(value);
+  };
+  switch (attrs.type) {
+  case plan::KernelAttrs::NONE:
+    return "";
+  case plan::KernelAttrs::GeluAttrs: {
+    auto a = attrs.AsGeluAttrs()->approximation;
+    os << "approximation="
+       << enumName(plan::EnumNameGeluApproximation(a), int(a));
+    break;
+  }
+  case plan::KernelAttrs::MatmulAttrs:
+    os << "transpose_a=" << flag(attrs.AsMatmulAttrs()->transpose_a)
+       << ", transpose_b=" << flag(attrs.AsMatmulAttrs()->transpose_b);
+    break;
+  case plan::KernelAttrs::SoftmaxAttrs:
+    os << "dim=" << attrs.AsSoftmaxAttrs()->dim;
+    break;
+  case plan::KernelAttrs::NormAttrs:
+    os << "epsilon=" << attrs.AsNormAttrs()->epsilon
+       << ", has_bias=" << flag(attrs.AsNormAttrs()->has_bias);
+    break;
+  case plan::KernelAttrs::AttentionAttrs:
+    os << "causal=" << flag(attrs.AsAttentionAttrs()->causal)
+       << ", scale=" << attrs.AsAttentionAttrs()->scale;
+    break;
+  case plan::KernelAttrs::CrossEntropyAttrs: {
+    auto r = attrs.AsCrossEntropyAttrs()->reduction;
+    os << "reduction=" << enumName(plan::EnumNameLossReduction(r), int(r));
+    break;
+  }
+  case plan::KernelAttrs::ReduceAttrs:
+    os << "dims=" << formatShape(attrs.AsReduceAttrs()->dims);
+    break;
+  case plan::KernelAttrs::TransposeAttrs:
+    os << "permutation=" << formatShape(attrs.AsTransposeAttrs()->permutation);
+    break;
+  case plan::KernelAttrs::SliceAttrs:
+    os << "offsets=" << formatShape(attrs.AsSliceAttrs()->offsets)
+       << ", strides=" << formatShape(attrs.AsSliceAttrs()->strides);
+    break;
+  case plan::KernelAttrs::AxisAttrs:
+    os << "axis=" << attrs.AsAxisAttrs()->axis;
+    break;
+  case plan::KernelAttrs::FillAttrs:
+    os << "value=" << attrs.AsFillAttrs()->value;
+    break;
+  case plan::KernelAttrs::CompareAttrs: {
+    auto d = attrs.AsCompareAttrs()->direction;
+    os << "direction=" << enumName(plan::EnumNameCompareDirection(d), int(d));
+    break;
+  }
+  default:
+    os << "unknown attributes " << int(attrs.type);
+  }
+  return "{" + os.str() + "}";
 }
 
 namespace {
@@ -42,20 +245,15 @@ public:
                   in.size(), " and ", out.size());
     return Status::ok();
   }
-  Status numInts(size_t n) const {
-    if (attrs.ints.size() != n)
-      return fail("takes ", n, " integer attributes, got ", attrs.ints.size());
-    return Status::ok();
-  }
-  Status numFloats(size_t n) const {
-    if (attrs.floats.size() != n)
-      return fail("takes ", n, " float attributes, got ", attrs.floats.size());
-    return Status::ok();
-  }
-  Status flag(size_t i) const {
-    if (attrs.ints[i] != 0 && attrs.ints[i] != 1)
-      return fail("attribute ", i, " must be 0 or 1, got ", attrs.ints[i]);
-    return Status::ok();
+  /// The attribute table `op` takes is the one given.
+  Status attrsKind() const {
+    plan::KernelAttrs expected = kernelAttrsKind(op);
+    if (attrs.type == expected)
+      return Status::ok();
+    if (expected == plan::KernelAttrs::NONE)
+      return fail("takes no attributes, got ", kernelAttrsName(attrs.type));
+    return fail("takes ", kernelAttrsName(expected), ", got ",
+                kernelAttrsName(attrs.type));
   }
   Status sameDType(const TensorRef &a, const char *aName, const TensorRef &b,
                    const char *bName) const {
@@ -103,14 +301,12 @@ bool broadcastShapes(const Shape &a, const Shape &b, Shape &result) {
 
 Status checkMatmul(const Checker &c, bool batched) {
   PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
-  PARTITION_RETURN_IF_ERROR(c.numInts(2));
-  PARTITION_RETURN_IF_ERROR(c.flag(0));
-  PARTITION_RETURN_IF_ERROR(c.flag(1));
   const TensorRef &lhs = c.in[0], &rhs = c.in[1];
   PARTITION_RETURN_IF_ERROR(c.floatDType(lhs, "lhs"));
   PARTITION_RETURN_IF_ERROR(c.sameDType(lhs, "lhs", rhs, "rhs"));
   PARTITION_RETURN_IF_ERROR(c.sameDType(lhs, "lhs", c.out[0], "the result"));
-  bool ta = c.attrs.ints[0], tb = c.attrs.ints[1];
+  bool ta = c.attrs.AsMatmulAttrs()->transpose_a;
+  bool tb = c.attrs.AsMatmulAttrs()->transpose_b;
   int64_t lr = lhs.rank(), rr = rhs.rank();
   if (batched) {
     if (lr < 3 || lr != rr)
@@ -143,6 +339,9 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                                       const std::vector<TensorRef> &outputs) {
   Checker c(op, attrs, inputs, outputs);
   const auto &in = inputs;
+  if (op > OpKind::MAX)
+    return c.fail("unknown opcode ", static_cast<int>(op));
+  PARTITION_RETURN_IF_ERROR(c.attrsKind());
   switch (op) {
   case OpKind::Add:
   case OpKind::Sub:
@@ -152,7 +351,6 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   case OpKind::Min:
   case OpKind::Pow: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(0));
     PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", in[1], "rhs"));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "lhs", outputs[0], "the result"));
@@ -178,9 +376,12 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   case OpKind::Silu:
   case OpKind::Gelu: {
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(op == OpKind::Gelu ? 1 : 0));
-    if (op == OpKind::Gelu)
-      PARTITION_RETURN_IF_ERROR(c.flag(0));
+    if (op == OpKind::Gelu) {
+      plan::GeluApproximation a = attrs.AsGeluAttrs()->approximation;
+      if (a > plan::GeluApproximation::MAX)
+        return c.fail("approximation must be 0 (erf) or 1 (tanh), got ",
+                      static_cast<int>(a));
+    }
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "the operand", outputs[0], "the result"));
@@ -188,7 +389,6 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   }
   case OpKind::Select: {
     PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(0));
     if (in[0].dtype != DType::I32 && in[0].dtype != DType::I64)
       return c.fail("the condition must be i32 or i64, got ",
                     dtypeName(in[0].dtype));
@@ -206,9 +406,10 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   }
   case OpKind::Compare: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
-    if (attrs.ints[0] < 0 || attrs.ints[0] > 5)
-      return c.fail("direction must be 0 (eq) to 5 (ge), got ", attrs.ints[0]);
+    plan::CompareDirection direction = attrs.AsCompareAttrs()->direction;
+    if (direction > plan::CompareDirection::MAX)
+      return c.fail("direction must be 0 (eq) to 5 (ge), got ",
+                    static_cast<int>(direction));
     PARTITION_RETURN_IF_ERROR(c.sameDType(in[0], "lhs", in[1], "rhs"));
     if (outputs[0].dtype != DType::I32)
       return c.fail("the result must be i32, got ",
@@ -231,28 +432,25 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                     outputs[0].numElements());
     return Status::ok();
   case OpKind::Fill:
-    PARTITION_RETURN_IF_ERROR(c.arity(0, 1));
-    return c.numFloats(1);
+    return c.arity(0, 1);
   case OpKind::Matmul:
     return checkMatmul(c, /*batched=*/false);
   case OpKind::BatchMatmul:
     return checkMatmul(c, /*batched=*/true);
   case OpKind::Softmax:
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "the operand", outputs[0], "the result"));
-    PARTITION_RETURN_IF_ERROR(c.dim(attrs.ints[0], in[0].rank(), "dim"));
+    PARTITION_RETURN_IF_ERROR(
+        c.dim(attrs.AsSoftmaxAttrs()->dim, in[0].rank(), "dim"));
     return c.resultShape(in[0].shape);
   case OpKind::LayerNorm:
   case OpKind::RmsNorm: {
     bool layer = op == OpKind::LayerNorm;
-    PARTITION_RETURN_IF_ERROR(c.numInts(layer ? 1 : 0));
-    PARTITION_RETURN_IF_ERROR(c.numFloats(1));
-    bool bias = layer && attrs.ints[0] == 1;
-    if (layer)
-      PARTITION_RETURN_IF_ERROR(c.flag(0));
+    bool bias = attrs.AsNormAttrs()->has_bias;
+    if (bias && !layer)
+      return c.fail("has no bias, but has_bias is set");
     PARTITION_RETURN_IF_ERROR(c.arity(bias ? 3 : 2, 1));
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the input"));
     if (in[0].rank() < 1)
@@ -292,9 +490,6 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   }
   case OpKind::Attention: {
     PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
-    PARTITION_RETURN_IF_ERROR(c.flag(0));
-    PARTITION_RETURN_IF_ERROR(c.numFloats(1));
     const TensorRef &q = in[0], &k = in[1], &v = in[2];
     PARTITION_RETURN_IF_ERROR(c.floatDType(q, "query"));
     PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", k, "key"));
@@ -309,14 +504,13 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
         q.shape[1] % k.shape[1] != 0)
       return c.fail("incompatible query ", formatShape(q.shape), ", key ",
                     formatShape(k.shape), " and value ", formatShape(v.shape));
-    if (attrs.ints[0] && q.shape[2] != k.shape[2])
+    if (attrs.AsAttentionAttrs()->causal && q.shape[2] != k.shape[2])
       return c.fail("causal attention needs equal sequence lengths, got ",
                     q.shape[2], " and ", k.shape[2]);
     return c.resultShape({q.shape[0], q.shape[1], q.shape[2], v.shape[3]});
   }
   case OpKind::SoftmaxCrossEntropy: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
     const TensorRef &logits = in[0], &labels = in[1];
     PARTITION_RETURN_IF_ERROR(c.floatDType(logits, "logits"));
     if (labels.dtype != DType::I32 && labels.dtype != DType::I64)
@@ -326,13 +520,14 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
       return c.fail("labels ", formatShape(labels.shape),
                     " must be the logits' shape ", formatShape(logits.shape),
                     " without its last dimension");
-    int64_t reduction = attrs.ints[0];
-    if (reduction < 0 || reduction > 2)
+    plan::LossReduction reduction = attrs.AsCrossEntropyAttrs()->reduction;
+    if (reduction > plan::LossReduction::MAX)
       return c.fail("reduction must be 0 (mean), 1 (sum) or 2 (none), got ",
-                    reduction);
+                    static_cast<int>(reduction));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(logits, "logits", outputs[0], "the result"));
-    return c.resultShape(reduction == 2 ? labels.shape : Shape{});
+    return c.resultShape(reduction == plan::LossReduction::None ? labels.shape
+                                                                : Shape{});
   }
   case OpKind::ReduceSum:
   case OpKind::ReduceMean:
@@ -341,10 +536,11 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the operand"));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "the operand", outputs[0], "the result"));
-    if (attrs.ints.empty())
+    const std::vector<int64_t> &reduced = attrs.AsReduceAttrs()->dims;
+    if (reduced.empty())
       return c.fail("needs at least one reduced dimension");
     std::set<int64_t> dims;
-    for (int64_t d : attrs.ints) {
+    for (int64_t d : reduced) {
       PARTITION_RETURN_IF_ERROR(c.dim(d, in[0].rank(), "reduced dimension"));
       if (!dims.insert(d).second)
         return c.fail("reduced dimension ", d, " is listed twice");
@@ -363,15 +559,16 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     PARTITION_RETURN_IF_ERROR(c.arity(1, 1));
     PARTITION_RETURN_IF_ERROR(
         c.sameDType(in[0], "the operand", outputs[0], "the result"));
-    if (static_cast<int64_t>(attrs.ints.size()) != in[0].rank())
-      return c.fail("permutation has ", attrs.ints.size(), " entries for rank ",
+    const std::vector<int64_t> &perm = attrs.AsTransposeAttrs()->permutation;
+    if (static_cast<int64_t>(perm.size()) != in[0].rank())
+      return c.fail("permutation has ", perm.size(), " entries for rank ",
                     in[0].rank());
     std::set<int64_t> seen;
     Shape shape;
-    for (int64_t p : attrs.ints) {
+    for (int64_t p : perm) {
       if (p < 0 || p >= in[0].rank() || !seen.insert(p).second)
-        return c.fail("attributes ", formatShape(attrs.ints),
-                      " are not a permutation");
+        return c.fail("permutation ", formatShape(perm),
+                      " is not a permutation");
       shape.push_back(in[0].shape[p]);
     }
     return c.resultShape(shape);
@@ -398,15 +595,22 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     int64_t r = in[0].rank();
     if (outputs[0].rank() != r)
       return c.fail("result rank ", outputs[0].rank(), " differs from ", r);
-    PARTITION_RETURN_IF_ERROR(c.numInts(2 * r));
+    const plan::SliceAttrsT &window = *attrs.AsSliceAttrs();
+    if (static_cast<int64_t>(window.offsets.size()) != r ||
+        static_cast<int64_t>(window.strides.size()) != r)
+      return c.fail("takes ", r, " offsets and ", r, " strides, got ",
+                    window.offsets.size(), " and ", window.strides.size());
     bool isSlice = op == OpKind::Slice;
     const TensorRef &whole = isSlice ? in[0] : outputs[0];
-    const TensorRef &window = isSlice ? outputs[0] : in[0];
+    const TensorRef &part = isSlice ? outputs[0] : in[0];
     for (int64_t d = 0; d < r; ++d) {
-      int64_t offset = attrs.ints[d], stride = attrs.ints[r + d];
-      int64_t size = window.shape[d];
+      int64_t offset = window.offsets[d], stride = window.strides[d];
+      int64_t size = part.shape[d], last = 0;
+      // Checked: offsets and strides come from a file.
       if (offset < 0 || stride < 1 ||
-          (size > 0 && offset + (size - 1) * stride >= whole.shape[d]))
+          (size > 0 && (__builtin_mul_overflow(size - 1, stride, &last) ||
+                        __builtin_add_overflow(last, offset, &last) ||
+                        last >= whole.shape[d])))
         return c.fail("dimension ", d, " (offset ", offset, ", stride ", stride,
                       ", size ", size, isSlice ? ") reads outside " : ") writes outside ",
                       formatShape(whole.shape));
@@ -415,9 +619,8 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   }
   case OpKind::ScatterAdd: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
     const TensorRef &updates = in[0], &indices = in[1], &out = outputs[0];
-    int64_t axis = attrs.ints[0];
+    int64_t axis = attrs.AsAxisAttrs()->axis;
     PARTITION_RETURN_IF_ERROR(c.dim(axis, out.rank(), "axis"));
     PARTITION_RETURN_IF_ERROR(c.floatDType(updates, "updates"));
     if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
@@ -438,8 +641,7 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   case OpKind::Concat: {
     if (in.empty() || outputs.size() != 1)
       return c.fail("takes at least one operand and one result");
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
-    int64_t d = attrs.ints[0];
+    int64_t d = attrs.AsAxisAttrs()->axis;
     PARTITION_RETURN_IF_ERROR(c.dim(d, in[0].rank(), "dim"));
     Shape shape = in[0].shape;
     for (size_t i = 1; i < in.size(); ++i) {
@@ -460,8 +662,7 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   }
   case OpKind::Gather: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
-    PARTITION_RETURN_IF_ERROR(c.numInts(1));
-    int64_t axis = attrs.ints[0];
+    int64_t axis = attrs.AsAxisAttrs()->axis;
     PARTITION_RETURN_IF_ERROR(c.dim(axis, in[0].rank(), "axis"));
     if (in[1].dtype != DType::I32 && in[1].dtype != DType::I64)
       return c.fail("indices must be i32 or i64, got ", dtypeName(in[1].dtype));

@@ -1,6 +1,7 @@
 //===- Plan.cpp - loading, validating and dumping plans -------------------===//
 
 #include "partition/runtime/Plan.h"
+#include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Files.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Tensor.h"
@@ -27,12 +28,15 @@ int64_t partition::runtime::valueBytes(const plan::Value &value) {
   return n * dtypeSize(toDType(value.dtype()));
 }
 
-int64_t partition::runtime::groupSize(const plan::Mesh &mesh,
-                                      const fb::Vector<uint32_t> &axes) {
-  int64_t size = 1;
-  for (uint32_t axis : axes)
-    size *= mesh.axis_sizes()->Get(axis);
-  return size;
+KernelAttrs partition::runtime::unpackKernelAttrs(const plan::KernelInst &k) {
+  KernelAttrs attrs;
+  if (k.attrs_type() == plan::KernelAttrs::NONE || !k.attrs())
+    return attrs;
+  attrs.value = plan::KernelAttrsUnion::UnPack(k.attrs(), k.attrs_type(),
+                                               /*resolver=*/nullptr);
+  if (attrs.value)
+    attrs.type = k.attrs_type();
+  return attrs;
 }
 
 namespace {
@@ -50,12 +54,26 @@ std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
 
 /// True when the elements of `v` (absent or empty: true) are 8-byte aligned.
 /// The FlatBuffers verifier checks only the 4-byte length in front of a
-/// vector; the plan writer aligns the elements of every non-empty [long] to 8
-/// bytes (and the loader's buffer is malloc-aligned), so anything else is a
-/// damaged file, and reading it would be a misaligned load.
-bool aligned(const fb::Vector<int64_t> *v) {
+/// vector; the plan writer aligns the elements of every non-empty [long] (and
+/// of every vector of structs of longs) to 8 bytes (and the loader's buffer
+/// is malloc-aligned), so anything else is a damaged file, and reading it
+/// would be a misaligned load.
+template <typename T>
+bool aligned(const fb::Vector<T> *v) {
   return !v || v->size() == 0 ||
          reinterpret_cast<uintptr_t>(v->Data()) % alignof(int64_t) == 0;
+}
+
+/// What the FlatBuffers verifier leaves to the reader of a union: a known
+/// kind, and a table wherever a kind is named. Empty when both hold.
+template <typename Kind>
+std::string unionProblem(Kind kind, const void *table, Kind max,
+                         const char *(*name)(Kind)) {
+  if (kind > max)
+    return "an attribute table of unknown kind " + std::to_string(int(kind));
+  if (kind != Kind::NONE && !table)
+    return std::string("its ") + name(kind) + " table is missing";
+  return "";
 }
 
 /// Checks one program; `where` prefixes messages.
@@ -310,19 +328,47 @@ Status ProgramValidator::checkCollective(const std::string &at,
       return failAt("axis ", axis, " is out of range or repeated");
   if (c.axes()->size() == 0)
     return failAt("needs at least one mesh axis");
-  int64_t g = groupSize(*mesh, *c.axes());
-  if (!aligned(c.ints()))
-    return failAt("integer attributes are not 8-byte aligned");
-  std::vector<int64_t> ints = toVector(c.ints());
-  if (c.kind() == plan::CollectiveKind::AxisIndex)
-    return ints.empty() ? Status::ok()
-                        : failAt("axis_index takes no integer attributes");
-  std::vector<int64_t> expected = in[0].shape;
-  auto needInts = [&](size_t n) -> Status {
-    if (ints.size() != n)
-      return failAt("takes ", n, " integer attributes, got ", ints.size());
-    return Status::ok();
+  int64_t g = groupSize(*mesh->axis_sizes(), *c.axes());
+  // The attribute table: the kind this collective takes, present.
+  if (c.kind() > plan::CollectiveKind::MAX)
+    return failAt("unknown collective kind ", int(c.kind()));
+  const char *name = plan::EnumNameCollectiveKind(c.kind());
+  std::string problem =
+      unionProblem(c.attrs_type(), c.attrs(), plan::CollectiveAttrs::MAX,
+                   plan::EnumNameCollectiveAttrs);
+  if (!problem.empty())
+    return failAt(name, ": ", problem);
+  plan::CollectiveAttrs takes = plan::CollectiveAttrs::NONE;
+  switch (c.kind()) {
+  case plan::CollectiveKind::AllGather:
+  case plan::CollectiveKind::ReduceScatter:
+  case plan::CollectiveKind::AllSlice:
+    takes = plan::CollectiveAttrs::CollectiveDimAttrs;
+    break;
+  case plan::CollectiveKind::AllToAll:
+    takes = plan::CollectiveAttrs::AllToAllAttrs;
+    break;
+  case plan::CollectiveKind::Permute:
+    takes = plan::CollectiveAttrs::PermuteAttrs;
+    break;
+  default:
+    break;
+  }
+  auto attrsName = [](plan::CollectiveAttrs kind) {
+    return kind == plan::CollectiveAttrs::NONE
+               ? "none"
+               : plan::EnumNameCollectiveAttrs(kind);
   };
+  if (c.attrs_type() != takes) {
+    if (takes == plan::CollectiveAttrs::NONE)
+      return failAt(name, ": takes no attributes, got ",
+                    attrsName(c.attrs_type()));
+    return failAt(name, ": takes ", attrsName(takes), ", got ",
+                  attrsName(c.attrs_type()));
+  }
+  if (c.kind() == plan::CollectiveKind::AxisIndex)
+    return Status::ok();
+  std::vector<int64_t> expected = in[0].shape;
   auto dimOk = [&](int64_t d) -> Status {
     if (d < 0 || d >= in[0].rank())
       return failAt("dimension ", d, " is out of range for rank ",
@@ -331,44 +377,49 @@ Status ProgramValidator::checkCollective(const std::string &at,
   };
   switch (c.kind()) {
   case plan::CollectiveKind::AllReduce:
-    PARTITION_RETURN_IF_ERROR(needInts(0));
     break;
-  case plan::CollectiveKind::AllGather:
-    PARTITION_RETURN_IF_ERROR(needInts(1));
-    PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
-    expected[ints[0]] *= g;
+  case plan::CollectiveKind::AllGather: {
+    int64_t dim = c.attrs_as_CollectiveDimAttrs()->dim();
+    PARTITION_RETURN_IF_ERROR(dimOk(dim));
+    expected[dim] *= g;
     break;
+  }
   case plan::CollectiveKind::ReduceScatter:
-  case plan::CollectiveKind::AllSlice:
-    PARTITION_RETURN_IF_ERROR(needInts(1));
-    PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
-    if (expected[ints[0]] % g)
-      return failAt("dimension ", ints[0], " of size ", expected[ints[0]],
+  case plan::CollectiveKind::AllSlice: {
+    int64_t dim = c.attrs_as_CollectiveDimAttrs()->dim();
+    PARTITION_RETURN_IF_ERROR(dimOk(dim));
+    if (expected[dim] % g)
+      return failAt("dimension ", dim, " of size ", expected[dim],
                     " is not divisible by the group size ", g);
-    expected[ints[0]] /= g;
+    expected[dim] /= g;
     break;
-  case plan::CollectiveKind::AllToAll:
-    PARTITION_RETURN_IF_ERROR(needInts(2));
-    PARTITION_RETURN_IF_ERROR(dimOk(ints[0]));
-    PARTITION_RETURN_IF_ERROR(dimOk(ints[1]));
-    if (expected[ints[0]] % g)
-      return failAt("dimension ", ints[0], " of size ", expected[ints[0]],
+  }
+  case plan::CollectiveKind::AllToAll: {
+    const plan::AllToAllAttrs &a = *c.attrs_as_AllToAllAttrs();
+    PARTITION_RETURN_IF_ERROR(dimOk(a.split_dim()));
+    PARTITION_RETURN_IF_ERROR(dimOk(a.concat_dim()));
+    if (expected[a.split_dim()] % g)
+      return failAt("dimension ", a.split_dim(), " of size ",
+                    expected[a.split_dim()],
                     " is not divisible by the group size ", g);
-    expected[ints[0]] /= g;
-    expected[ints[1]] *= g;
+    expected[a.split_dim()] /= g;
+    expected[a.concat_dim()] *= g;
     break;
+  }
   case plan::CollectiveKind::Permute: {
-    if (ints.size() % 2)
-      return failAt("permute pairs have an odd number of entries");
+    const auto *pairs = c.attrs_as_PermuteAttrs()->pairs();
+    if (!aligned(pairs))
+      return failAt("permute pairs are not 8-byte aligned");
     std::set<int64_t> sources, targets;
-    for (size_t i = 0; i < ints.size(); i += 2) {
-      if (ints[i] < 0 || ints[i] >= g || ints[i + 1] < 0 || ints[i + 1] >= g)
-        return failAt("pair [", ints[i], ", ", ints[i + 1],
-                      "] is out of range for group size ", g);
-      if (!sources.insert(ints[i]).second ||
-          !targets.insert(ints[i + 1]).second)
-        return failAt("a device is the source or target of two pairs");
-    }
+    if (pairs)
+      for (const plan::PermutePair *pair : *pairs) {
+        int64_t source = pair->source(), target = pair->target();
+        if (source < 0 || source >= g || target < 0 || target >= g)
+          return failAt("pair [", source, ", ", target,
+                        "] is out of range for group size ", g);
+        if (!sources.insert(source).second || !targets.insert(target).second)
+          return failAt("a device is the source or target of two pairs");
+      }
     break;
   }
   default:
@@ -408,12 +459,24 @@ Status ProgramValidator::checkInstruction(size_t index,
     const plan::KernelInst &k = *inst.inst_as_KernelInst();
     if (k.op() > plan::OpKind::MAX)
       return fail(at, ": unknown opcode ", int(k.op()));
-    if (!aligned(k.ints()))
-      return fail(at, ": integer attributes are not 8-byte aligned");
-    KernelAttrs attrs{toVector(k.ints()), {}};
-    if (k.floats())
-      attrs.floats.assign(k.floats()->begin(), k.floats()->end());
-    Status s = checkKernelShapes(k.op(), attrs, in, out);
+    // The table is unpacked only once it is known to be safe to read; the
+    // kind is checked against the opcode with the values, below.
+    const char *op = opKindName(k.op());
+    std::string problem = unionProblem(k.attrs_type(), k.attrs(),
+                                       plan::KernelAttrs::MAX, kernelAttrsName);
+    if (!problem.empty())
+      return fail(at, ": ", op, ": ", problem);
+    bool isAligned = true;
+    if (auto *a = k.attrs_as_ReduceAttrs())
+      isAligned = aligned(a->dims());
+    else if (auto *a = k.attrs_as_TransposeAttrs())
+      isAligned = aligned(a->permutation());
+    else if (auto *a = k.attrs_as_SliceAttrs())
+      isAligned = aligned(a->offsets()) && aligned(a->strides());
+    if (!isAligned)
+      return fail(at, ": ", op, ": its ", kernelAttrsName(k.attrs_type()),
+                  " vectors are not 8-byte aligned");
+    Status s = checkKernelShapes(k.op(), unpackKernelAttrs(k), in, out);
     if (!s.isOk())
       return fail(at, ": ", s.message());
     return Status::ok();
@@ -684,20 +747,13 @@ std::string LoadedPlan::dump() const {
           os << (r ? ", %" : "%") << inst.results()->Get(r);
       if (inst.results() && inst.results()->size())
         os << " = ";
-      std::vector<int64_t> ints;
       switch (inst.inst_type()) {
       case plan::Inst::KernelInst: {
         const plan::KernelInst &k = *inst.inst_as_KernelInst();
         os << opKindName(k.op());
-        ints = toVector(k.ints());
-        if (!ints.empty())
-          os << " ints" << formatShape(ints);
-        if (k.floats() && k.floats()->size()) {
-          os << " floats[";
-          for (size_t f = 0; f < k.floats()->size(); ++f)
-            os << (f ? ", " : "") << k.floats()->Get(f);
-          os << "]";
-        }
+        std::string attrs = formatKernelAttrs(unpackKernelAttrs(k));
+        if (!attrs.empty())
+          os << " " << attrs;
         break;
       }
       case plan::Inst::CollectiveInst: {
@@ -710,10 +766,20 @@ std::string LoadedPlan::dump() const {
         for (size_t a = 0; a < c.axes()->size(); ++a)
           os << (a ? ", " : "") << '"'
              << mesh.axis_names()->Get(c.axes()->Get(a))->str() << '"';
-        os << "} (group of " << groupSize(mesh, *c.axes()) << ")";
-        ints = toVector(c.ints());
-        if (!ints.empty())
-          os << " ints" << formatShape(ints);
+        os << "} (group of " << groupSize(*mesh.axis_sizes(), *c.axes()) << ")";
+        if (auto *a = c.attrs_as_CollectiveDimAttrs())
+          os << " {dim=" << a->dim() << "}";
+        else if (auto *a = c.attrs_as_AllToAllAttrs())
+          os << " {split_dim=" << a->split_dim()
+             << ", concat_dim=" << a->concat_dim() << "}";
+        else if (auto *a = c.attrs_as_PermuteAttrs()) {
+          os << " {pairs=[";
+          if (a->pairs())
+            for (size_t i = 0; i < a->pairs()->size(); ++i)
+              os << (i ? ", [" : "[") << a->pairs()->Get(i)->source() << ", "
+                 << a->pairs()->Get(i)->target() << "]";
+          os << "]}";
+        }
         break;
       }
       case plan::Inst::SendInst:

@@ -1,6 +1,7 @@
 //===- Sharding.cpp - shard offsets and block copies ----------------------===//
 
 #include "partition/runtime/Sharding.h"
+#include "partition/runtime/DeviceGroups.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,23 +12,13 @@ namespace plan = partition::plan;
 
 std::vector<int64_t> partition::runtime::meshCoordinates(const plan::Mesh &mesh,
                                                          int64_t device) {
-  size_t n = mesh.axis_sizes()->size();
-  std::vector<int64_t> coordinates(n);
-  for (size_t i = n; i-- > 0;) {
-    int64_t size = mesh.axis_sizes()->Get(i);
-    coordinates[i] = device % size;
-    device /= size;
-  }
-  return coordinates;
+  return deviceCoordinates(*mesh.axis_sizes(), device);
 }
 
 int64_t
 partition::runtime::meshDevice(const plan::Mesh &mesh,
                                const std::vector<int64_t> &coordinates) {
-  int64_t device = 0;
-  for (size_t i = 0; i < coordinates.size(); ++i)
-    device = device * mesh.axis_sizes()->Get(i) + coordinates[i];
-  return device;
+  return deviceIndex(*mesh.axis_sizes(), coordinates);
 }
 
 std::vector<int64_t>
@@ -35,13 +26,13 @@ partition::runtime::shardOffsets(const plan::Mesh &mesh,
                                  const plan::Sharding &sharding,
                                  const std::vector<int64_t> &coordinates,
                                  const std::vector<int64_t> &localShape) {
+  // A dimension split over some axes is cut into one block per member of
+  // the group over those axes; a device holds the block at its group index.
   std::vector<int64_t> offsets;
-  for (size_t d = 0; d < localShape.size(); ++d) {
-    int64_t block = 0;
-    for (uint32_t axis : *sharding.dims()->Get(d)->axes())
-      block = block * mesh.axis_sizes()->Get(axis) + coordinates[axis];
-    offsets.push_back(block * localShape[d]);
-  }
+  for (size_t d = 0; d < localShape.size(); ++d)
+    offsets.push_back(groupIndex(*mesh.axis_sizes(), coordinates,
+                                 *sharding.dims()->Get(d)->axes()) *
+                      localShape[d]);
   return offsets;
 }
 

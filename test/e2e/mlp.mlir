@@ -30,7 +30,7 @@
 // DUMP: memory per device: arena 512 bytes, parameters and constants 1904 bytes, inputs 256 bytes, peak 2672 bytes
 // DUMP: param "w1" %1 : f32[16, 16] of global [16, 32] sharded [{}, {"tp"}]
 // DUMP: input "x" %0 : f32[4, 16] of global [8, 16] sharded [{"dp"}, {}]
-// DUMP: = Matmul ints[0, 0](%0, %1)
+// DUMP: = Matmul {transpose_a=false, transpose_b=false}(%0, %1)
 // DUMP: = AllReduce Sum over {"tp"} (group of 2)
 // DUMP: output "y" %{{[0-9]+}} : f32[4, 12] of global [8, 12] sharded [{"dp"}, {}]
 //

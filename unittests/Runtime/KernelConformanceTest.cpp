@@ -47,6 +47,7 @@
 #include <sstream>
 
 using namespace partition::runtime;
+namespace plan = partition::plan;
 
 namespace {
 
@@ -734,7 +735,9 @@ TEST_P(KernelConformanceTest, Compare) {
           lhs.values[1] = std::nan("");
         Shape shape = broadcastShape(c.lhs, c.rhs);
         std::vector<HostTensor> out = {emptyTensor(DType::I32, shape)};
-        if (!runOk(OpKind::Compare, {{direction}, {}}, {lhs, rhs}, out))
+        if (!runOk(OpKind::Compare,
+                   compareAttrs(plan::CompareDirection(direction)), {lhs, rhs},
+                   out))
           continue;
         std::vector<double> expected(numel(shape));
         for (int64_t i = 0; i < numel(shape); ++i) {
@@ -811,7 +814,8 @@ TEST_P(KernelConformanceTest, Unary) {
     for (const UnaryRef &ref : refs) {
       KernelAttrs attrs;
       if (ref.op == OpKind::Gelu)
-        attrs.ints = {ref.gelu};
+        attrs = geluAttrs(ref.gelu ? plan::GeluApproximation::Tanh
+                                   : plan::GeluApproximation::Erf);
       for (const Shape &shape : shapes) {
         SCOPED_TRACE(describe(
             ref.op, dtype,
@@ -949,7 +953,7 @@ TEST_P(KernelConformanceTest, Matmul) {
           HostTensor rhs = randomTensor(rng, dtype, rhsShape, -1, 1);
           std::vector<HostTensor> out = {
               emptyTensor(dtype, withMatrix(c.batch, c.m, c.n))};
-          if (!runOk(OpKind::Matmul, {{ta, tb}, {}}, {lhs, rhs}, out))
+          if (!runOk(OpKind::Matmul, matmulAttrs(ta, tb), {lhs, rhs}, out))
             continue;
           std::vector<double> expected, tol;
           referenceGemm(c, ta, tb, /*rhsBatched=*/false, lhs, rhs, dtype,
@@ -983,7 +987,7 @@ TEST_P(KernelConformanceTest, BatchMatmul) {
           HostTensor rhs = randomTensor(rng, dtype, rhsShape, -1, 1);
           std::vector<HostTensor> out = {
               emptyTensor(dtype, withMatrix(c.batch, c.m, c.n))};
-          if (!runOk(OpKind::BatchMatmul, {{ta, tb}, {}}, {lhs, rhs}, out))
+          if (!runOk(OpKind::BatchMatmul, matmulAttrs(ta, tb), {lhs, rhs}, out))
             continue;
           std::vector<double> expected, tol;
           referenceGemm(c, ta, tb, /*rhsBatched=*/true, lhs, rhs, dtype,
@@ -1045,7 +1049,7 @@ TEST_P(KernelConformanceTest, Attention) {
       HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, c.sk, c.dv}, -1, 1);
       std::vector<HostTensor> out = {
           emptyTensor(dtype, {c.b, c.h, c.sq, c.dv})};
-      KernelAttrs attrs{{c.causal}, {scale}};
+      KernelAttrs attrs = attentionAttrs(c.causal, scale);
       if (!runOk(OpKind::Attention, attrs, {q, k, v}, out))
         continue;
       std::vector<double> expected(out[0].values.size()),
@@ -1127,7 +1131,7 @@ TEST_P(KernelConformanceTest, Softmax) {
       SCOPED_TRACE(describe(OpKind::Softmax, dtype, name.str()));
       HostTensor in = randomTensor(rng, dtype, c.shape, -c.range, c.range);
       std::vector<HostTensor> out = {emptyTensor(dtype, c.shape)};
-      if (!runOk(OpKind::Softmax, {{c.dim}, {}}, {in}, out))
+      if (!runOk(OpKind::Softmax, softmaxAttrs(c.dim), {in}, out))
         continue;
       std::vector<double> expected(in.values.size()), tol(in.values.size());
       int64_t n = c.shape[c.dim];
@@ -1186,12 +1190,9 @@ TEST_P(KernelConformanceTest, Normalization) {
           HostTensor g = randomTensor(rng, dtype, {n}, 0.5, 1.5);
           HostTensor bv = randomTensor(rng, dtype, {n}, -1, 1);
           std::vector<HostTensor> inputs = {x, g};
-          KernelAttrs attrs{{}, {eps}};
-          if (op == OpKind::LayerNorm) {
-            attrs.ints = {bias};
-            if (bias)
-              inputs.push_back(bv);
-          }
+          KernelAttrs attrs = normAttrs(eps, op == OpKind::LayerNorm && bias);
+          if (op == OpKind::LayerNorm && bias)
+            inputs.push_back(bv);
           std::vector<HostTensor> out = {emptyTensor(dtype, c.shape)};
           if (!runOk(op, attrs, inputs, out))
             continue;
@@ -1298,7 +1299,8 @@ TEST_P(KernelConformanceTest, SoftmaxCrossEntropy) {
               randomTensor(rng, labelType, labelShape, 0, classes - 1);
           Shape resultShape = reduction == 2 ? labelShape : Shape{};
           std::vector<HostTensor> out = {emptyTensor(dtype, resultShape)};
-          if (!runOk(OpKind::SoftmaxCrossEntropy, {{reduction}, {}},
+          if (!runOk(OpKind::SoftmaxCrossEntropy,
+                     crossEntropyAttrs(plan::LossReduction(reduction)),
                      {logits, labels}, out))
             continue;
           int64_t positions = numel(labelShape);
@@ -1390,7 +1392,7 @@ TEST_P(KernelConformanceTest, Reduce) {
           HostTensor in = randomTensor(rng, dtype, c.shape, -1, 1);
           std::vector<HostTensor> out = {
               emptyTensor(dtype, keep ? kept : dropped)};
-          if (!runOk(op, {c.dims, {}}, {in}, out))
+          if (!runOk(op, reduceAttrs(c.dims), {in}, out))
             continue;
           int64_t results = numel(kept);
           std::vector<double> sum(results, 0), abs(results, 0),
@@ -1455,7 +1457,7 @@ TEST_P(KernelConformanceTest, Transpose) {
         outShape.push_back(c.shape[p]);
       HostTensor in = dataTensor(rng, dtype, c.shape);
       std::vector<HostTensor> out = {emptyTensor(dtype, outShape)};
-      if (!runOk(OpKind::Transpose, {c.perm, {}}, {in}, out))
+      if (!runOk(OpKind::Transpose, transposeAttrs(c.perm), {in}, out))
         continue;
       std::vector<double> expected(in.values.size());
       for (int64_t flat = 0; flat < numel(outShape); ++flat) {
@@ -1517,10 +1519,8 @@ TEST_P(KernelConformanceTest, Slice) {
                                 " strides " + str(c.strides) + " -> " +
                                 str(c.out)));
       HostTensor in = dataTensor(rng, dtype, c.in);
-      std::vector<int64_t> ints = c.offsets;
-      ints.insert(ints.end(), c.strides.begin(), c.strides.end());
       std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
-      if (!runOk(OpKind::Slice, {ints, {}}, {in}, out))
+      if (!runOk(OpKind::Slice, sliceAttrs(c.offsets, c.strides), {in}, out))
         continue;
       std::vector<double> expected(numel(c.out));
       for (int64_t flat = 0; flat < numel(c.out); ++flat) {
@@ -1558,10 +1558,8 @@ TEST_P(KernelConformanceTest, Pad) {
                                 " strides " + str(c.strides) + " -> " +
                                 str(c.out)));
       HostTensor in = dataTensor(rng, dtype, c.in);
-      std::vector<int64_t> ints = c.offsets;
-      ints.insert(ints.end(), c.strides.begin(), c.strides.end());
       std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
-      if (!runOk(OpKind::Pad, {ints, {}}, {in}, out))
+      if (!runOk(OpKind::Pad, sliceAttrs(c.offsets, c.strides), {in}, out))
         continue;
       std::vector<double> expected(numel(c.out), 0.0);
       for (int64_t flat = 0; flat < numel(c.in); ++flat) {
@@ -1601,7 +1599,7 @@ TEST_P(KernelConformanceTest, Concat) {
         outShape[c.dim] += s[c.dim];
       }
       std::vector<HostTensor> out = {emptyTensor(dtype, outShape)};
-      if (!runOk(OpKind::Concat, {{c.dim}, {}}, inputs, out))
+      if (!runOk(OpKind::Concat, axisAttrs(c.dim), inputs, out))
         continue;
       std::vector<double> expected(numel(outShape));
       for (int64_t flat = 0; flat < numel(outShape); ++flat) {
@@ -1641,7 +1639,7 @@ TEST_P(KernelConformanceTest, Gather) {
         outShape.insert(outShape.end(), c.data.begin() + c.axis + 1,
                         c.data.end());
         std::vector<HostTensor> out = {emptyTensor(dtype, outShape)};
-        if (!runOk(OpKind::Gather, {{c.axis}, {}}, {data, indices}, out))
+        if (!runOk(OpKind::Gather, axisAttrs(c.axis), {data, indices}, out))
           continue;
         std::vector<double> expected(numel(outShape));
         size_t rank = c.indices.size();
@@ -1692,7 +1690,8 @@ TEST_P(KernelConformanceTest, ScatterAdd) {
                             c.out.end());
         HostTensor updates = dataTensor(rng, dtype, updatesShape);
         std::vector<HostTensor> out = {emptyTensor(dtype, c.out)};
-        if (!runOk(OpKind::ScatterAdd, {{c.axis}, {}}, {updates, indices}, out))
+        if (!runOk(OpKind::ScatterAdd, axisAttrs(c.axis), {updates, indices},
+                   out))
           continue;
         std::vector<double> sum(numel(c.out), 0.0), magnitude(numel(c.out)),
             terms(numel(c.out), 0.0);
@@ -1750,7 +1749,7 @@ TEST_P(KernelConformanceTest, Fill) {
         SCOPED_TRACE(describe(OpKind::Fill, dtype,
                               str(shape) + " value " + std::to_string(value)));
         std::vector<HostTensor> out = {emptyTensor(dtype, shape)};
-        if (!runOk(OpKind::Fill, {{}, {value}}, {}, out))
+        if (!runOk(OpKind::Fill, fillAttrs(value), {}, out))
           continue;
         expectExact(out[0],
                     std::vector<double>(numel(shape), roundTo(dtype, value)));
@@ -1780,8 +1779,8 @@ TEST_P(KernelConformanceTest, GatherRejectsOutOfRangeIndex) {
         indices.values[13] = static_cast<double>(bad);
         Shape outShape = axis == 0 ? Shape{20, 5} : Shape{7, 20};
         std::vector<HostTensor> out = {emptyTensor(DType::F32, outShape)};
-        expectRejected(OpKind::Gather, {{axis}, {}}, {data, indices}, out, bad,
-                       13);
+        expectRejected(OpKind::Gather, axisAttrs(axis), {data, indices}, out,
+                       bad, 13);
       }
     }
   }
@@ -1805,7 +1804,7 @@ TEST_P(KernelConformanceTest, ScatterAddRejectsOutOfRangeIndex) {
         HostTensor updates = dataTensor(
             rng, DType::F32, axis == 0 ? Shape{20, 5} : Shape{7, 20});
         std::vector<HostTensor> out = {emptyTensor(DType::F32, outShape)};
-        expectRejected(OpKind::ScatterAdd, {{axis}, {}}, {updates, indices},
+        expectRejected(OpKind::ScatterAdd, axisAttrs(axis), {updates, indices},
                        out, bad, 13);
       }
     }
@@ -1828,7 +1827,8 @@ TEST_P(KernelConformanceTest, SoftmaxCrossEntropyRejectsOutOfRangeLabel) {
         labels.values[13] = static_cast<double>(bad);
         std::vector<HostTensor> out = {
             emptyTensor(DType::F32, reduction == 2 ? Shape{20} : Shape{})};
-        expectRejected(OpKind::SoftmaxCrossEntropy, {{reduction}, {}},
+        expectRejected(OpKind::SoftmaxCrossEntropy,
+                       crossEntropyAttrs(plan::LossReduction(reduction)),
                        {logits, labels}, out, bad, 13);
       }
     }

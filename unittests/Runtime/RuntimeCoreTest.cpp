@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/DType.h"
+#include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Sharding.h"
@@ -15,8 +16,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
+#include <set>
 
 using namespace partition::runtime;
 namespace plan = partition::plan;
@@ -98,6 +101,88 @@ TEST(DType, Bf16RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
 }
 
+TEST(DType, Bf16RoundTripsEveryValueAndKeepsNaN) {
+  // Every bf16 bit pattern survives bf16 -> f32 -> bf16 exactly, except that
+  // a NaN may come back quieted (but a NaN, with its sign).
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    uint16_t b = static_cast<uint16_t>(bits);
+    uint16_t back = floatToBf16(bf16ToFloat(b));
+    if ((b & 0x7f80) == 0x7f80 && (b & 0x7f)) {
+      EXPECT_TRUE(std::isnan(bf16ToFloat(back))) << "bits " << bits;
+      EXPECT_EQ(back & 0x8000, b & 0x8000) << "bits " << bits;
+      continue;
+    }
+    EXPECT_EQ(back, b) << "bits " << bits;
+  }
+  // The largest finite float rounds up to infinity; a signalling NaN whose
+  // payload lives only in the low 16 bits stays a NaN.
+  EXPECT_TRUE(std::isinf(bf16ToFloat(floatToBf16(3.4028235e38f))));
+  uint32_t snan = 0x7f800001u;
+  float f;
+  std::memcpy(&f, &snan, 4);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(f))));
+}
+
+TEST(DType, ElementSizes) {
+  EXPECT_EQ(dtypeSize(DType::F32), 4);
+  EXPECT_EQ(dtypeSize(DType::F16), 2);
+  EXPECT_EQ(dtypeSize(DType::BF16), 2);
+  EXPECT_EQ(dtypeSize(DType::I32), 4);
+  EXPECT_EQ(dtypeSize(DType::I64), 8);
+  // The plan's dtypes are the runtime's, number for number.
+  for (plan::DType type : plan::EnumValuesDType())
+    EXPECT_EQ(toPlanDType(toDType(type)), type);
+}
+
+//===----------------------------------------------------------------------===//
+// Device groups
+//===----------------------------------------------------------------------===//
+
+TEST(DeviceGroups, DevicesAreRowMajorOverTheAxes) {
+  const std::vector<int64_t> sizes = {2, 3, 4}; // "pp", "dp", "tp"
+  EXPECT_EQ(deviceIndex(sizes, std::vector<int64_t>{1, 2, 3}), 23);
+  EXPECT_EQ(deviceIndex(sizes, std::vector<int64_t>{0, 1, 0}), 4);
+  EXPECT_EQ(deviceCoordinates(sizes, 13), std::vector<int64_t>({1, 0, 1}));
+  for (int64_t d = 0; d < 24; ++d)
+    EXPECT_EQ(deviceIndex(sizes, deviceCoordinates(sizes, d)), d);
+}
+
+TEST(DeviceGroups, GroupIndexIsRowMajorOverTheAxesAsListed) {
+  const std::vector<int64_t> sizes = {2, 3, 4};
+  const std::vector<int64_t> at = {1, 2, 1};
+  EXPECT_EQ(groupSize(sizes, std::vector<uint32_t>{2, 0}), 8);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{2}), 1);
+  // ["tp", "pp"]: tp major, 1 * 2 + 1; ["pp", "tp"]: pp major, 1 * 4 + 1.
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{2, 0}), 3);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{0, 2}), 5);
+  // ["dp", "tp"]: 2 * 4 + 1; ["tp", "dp"]: 1 * 3 + 2.
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{1, 2}), 9);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{2, 1}), 5);
+  EXPECT_EQ(groupIndex(sizes, at, std::vector<uint32_t>{}), 0);
+  // Over every axis in mesh order, the group index is the device id.
+  for (int64_t d = 0; d < 24; ++d)
+    EXPECT_EQ(groupIndex(sizes, deviceCoordinates(sizes, d),
+                         std::vector<uint32_t>{0, 1, 2}),
+              d);
+}
+
+TEST(DeviceGroups, MembersAreTheDevicesThatDifferOnlyAlongTheAxes) {
+  const std::vector<int64_t> sizes = {2, 3, 4};
+  const std::vector<uint32_t> axes = {2, 0}; // "tp", then "pp"
+  for (int64_t d = 0; d < 24; ++d) {
+    std::vector<int64_t> at = deviceCoordinates(sizes, d);
+    std::set<int64_t> members;
+    for (int64_t g = 0; g < groupSize(sizes, axes); ++g) {
+      std::vector<int64_t> member = groupMemberCoordinates(sizes, at, axes, g);
+      EXPECT_EQ(member[1], at[1]) << "off the group's axes";
+      EXPECT_EQ(groupIndex(sizes, member, axes), g);
+      members.insert(deviceIndex(sizes, member));
+    }
+    EXPECT_EQ(members.size(), 8u);
+    EXPECT_TRUE(members.count(d));
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel shape checks
 //===----------------------------------------------------------------------===//
@@ -110,19 +195,19 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
   EXPECT_TRUE(
       checkKernelShapes(OpKind::Add, {}, {t({4, 8}), t({8})}, {t({4, 8})})
           .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::Matmul, {{0, 1}, {}},
+  EXPECT_TRUE(checkKernelShapes(OpKind::Matmul, matmulAttrs(false, true),
                                 {t({2, 3, 8}), t({5, 8})}, {t({2, 3, 5})})
                   .isOk());
   EXPECT_TRUE(
-      checkKernelShapes(OpKind::Attention, {{1}, {0.5f}},
+      checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
                         {t({2, 4, 6, 8}), t({2, 2, 6, 8}), t({2, 2, 6, 3})},
                         {t({2, 4, 6, 3})})
           .isOk());
-  EXPECT_TRUE(
-      checkKernelShapes(OpKind::ReduceSum, {{1}, {}}, {t({4, 8})}, {t({4, 1})})
-          .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::Slice, {{0, 1, 1, 2}, {}}, {t({4, 8})},
-                                {t({4, 4})})
+  EXPECT_TRUE(checkKernelShapes(OpKind::ReduceSum, reduceAttrs({1}),
+                                {t({4, 8})}, {t({4, 1})})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Slice, sliceAttrs({0, 1}, {1, 2}),
+                                {t({4, 8})}, {t({4, 4})})
                   .isOk());
   EXPECT_TRUE(checkKernelShapes(OpKind::Select, {},
                                 {t({8, 1}, DType::I64), t({2, 1, 4}), t({})},
@@ -135,31 +220,33 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
                                 {t({4, 8}, DType::F16)})
                   .isOk());
   EXPECT_TRUE(checkKernelShapes(OpKind::Sin, {}, {t({})}, {t({})}).isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::Pad, {{0, 1, 1, 2}, {}}, {t({4, 4})},
-                                {t({4, 9})})
+  EXPECT_TRUE(checkKernelShapes(OpKind::Pad, sliceAttrs({0, 1}, {1, 2}),
+                                {t({4, 4})}, {t({4, 9})})
                   .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::ScatterAdd, {{0}, {}},
+  EXPECT_TRUE(checkKernelShapes(OpKind::ScatterAdd, axisAttrs(0),
                                 {t({2, 16, 8}), t({2, 16}, DType::I64)},
                                 {t({100, 8})})
                   .isOk());
-  EXPECT_TRUE(checkKernelShapes(OpKind::Compare, {{2}, {}},
+  EXPECT_TRUE(checkKernelShapes(OpKind::Compare,
+                                compareAttrs(plan::CompareDirection::Lt),
                                 {t({8, 1}, DType::I64), t({4}, DType::I64)},
                                 {t({8, 4}, DType::I32)})
                   .isOk());
 }
 
 TEST(KernelShapes, RejectsWithTheNumbers) {
-  Status s = checkKernelShapes(OpKind::Matmul, {{0, 0}, {}},
+  Status s = checkKernelShapes(OpKind::Matmul, matmulAttrs(false, false),
                                {t({2, 8}), t({4, 5})}, {t({2, 5})});
   EXPECT_EQ(s.message(), "Matmul: contracting sizes differ: 8 and 4");
   s = checkKernelShapes(OpKind::Add, {}, {t({4, 8}), t({3})}, {t({4, 8})});
   EXPECT_EQ(s.message(), "Add: shapes [4, 8] and [3] do not broadcast");
-  s = checkKernelShapes(OpKind::Softmax, {{2}, {}}, {t({4, 8})}, {t({4, 8})});
+  s = checkKernelShapes(OpKind::Softmax, softmaxAttrs(2), {t({4, 8})},
+                        {t({4, 8})});
   EXPECT_EQ(s.message(), "Softmax: dim 2 is out of range for rank 2");
-  s = checkKernelShapes(OpKind::Slice, {{0, 6, 1, 1}, {}}, {t({4, 8})},
+  s = checkKernelShapes(OpKind::Slice, sliceAttrs({0, 6}, {1, 1}), {t({4, 8})},
                         {t({4, 4})});
   EXPECT_FALSE(s.isOk());
-  s = checkKernelShapes(OpKind::Gather, {{0}, {}}, {t({10, 4}), t({3})},
+  s = checkKernelShapes(OpKind::Gather, axisAttrs(0), {t({10, 4}), t({3})},
                         {t({3, 4})});
   EXPECT_EQ(s.message(), "Gather: indices must be i32 or i64, got f32");
   s = checkKernelShapes(OpKind::Select, {},
@@ -182,27 +269,74 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
   EXPECT_EQ(s.message(), "Cos: the operand must be f32, f16 or bf16, got i64");
   s = checkKernelShapes(OpKind::Sin, {}, {t({8})}, {t({4})});
   EXPECT_EQ(s.message(), "Sin: result shape [4] must be [8]");
-  s = checkKernelShapes(OpKind::Pad, {{0, 2, 1, 2}, {}}, {t({4, 8})},
+  s = checkKernelShapes(OpKind::Pad, sliceAttrs({0, 2}, {1, 2}), {t({4, 8})},
                         {t({4, 16})});
   EXPECT_EQ(s.message(), "Pad: dimension 1 (offset 2, stride 2, size 8) "
                          "writes outside [4, 16]");
-  s = checkKernelShapes(OpKind::ScatterAdd, {{0}, {}},
+  s = checkKernelShapes(OpKind::ScatterAdd, axisAttrs(0),
                         {t({2, 8}), t({2, 3}, DType::I32)}, {t({100, 8})});
   EXPECT_EQ(s.message(), "ScatterAdd: updates have shape [2, 8] but must be "
                          "[2, 3, 8] for indices [2, 3] and result [100, 8]");
-  s = checkKernelShapes(OpKind::ScatterAdd, {{0}, {}}, {t({3, 8}), t({3})},
+  s = checkKernelShapes(OpKind::ScatterAdd, axisAttrs(0), {t({3, 8}), t({3})},
                         {t({100, 8})});
   EXPECT_EQ(s.message(), "ScatterAdd: indices must be i32 or i64, got f32");
-  s = checkKernelShapes(OpKind::Compare, {{6}, {}}, {t({8}), t({8})},
-                        {t({8}, DType::I32)});
+  s = checkKernelShapes(OpKind::Compare,
+                        compareAttrs(plan::CompareDirection(6)),
+                        {t({8}), t({8})}, {t({8}, DType::I32)});
   EXPECT_EQ(s.message(), "Compare: direction must be 0 (eq) to 5 (ge), got 6");
-  s = checkKernelShapes(OpKind::Compare, {{0}, {}}, {t({8}), t({8})}, {t({8})});
+  s = checkKernelShapes(OpKind::Compare,
+                        compareAttrs(plan::CompareDirection::Eq),
+                        {t({8}), t({8})}, {t({8})});
   EXPECT_EQ(s.message(), "Compare: the result must be i32, got f32");
-  s = checkKernelShapes(OpKind::Compare, {{0}, {}}, {t({4, 8}), t({3, 1})},
-                        {t({4, 8}, DType::I32)});
+  s = checkKernelShapes(OpKind::Compare,
+                        compareAttrs(plan::CompareDirection::Eq),
+                        {t({4, 8}), t({3, 1})}, {t({4, 8}, DType::I32)});
   EXPECT_EQ(s.message(), "Compare: shapes [4, 8] and [3, 1] do not broadcast");
   s = checkKernelShapes(OpKind(200), {}, {}, {});
   EXPECT_FALSE(s.isOk());
+}
+
+TEST(KernelShapes, TakesTheAttributeTableOfItsOpcode) {
+  // Each opcode takes one kind of table (or none), with values in range.
+  Status s = checkKernelShapes(OpKind::Matmul, {}, {t({2, 8}), t({8, 5})},
+                               {t({2, 5})});
+  EXPECT_EQ(s.message(), "Matmul: takes MatmulAttrs, got none");
+  s = checkKernelShapes(OpKind::Matmul, softmaxAttrs(0), {t({2, 8}), t({8, 5})},
+                        {t({2, 5})});
+  EXPECT_EQ(s.message(), "Matmul: takes MatmulAttrs, got SoftmaxAttrs");
+  s = checkKernelShapes(OpKind::Add, axisAttrs(0), {t({4}), t({4})}, {t({4})});
+  EXPECT_EQ(s.message(), "Add: takes no attributes, got AxisAttrs");
+  s = checkKernelShapes(OpKind::SoftmaxCrossEntropy,
+                        crossEntropyAttrs(plan::LossReduction(3)),
+                        {t({4, 10}), t({4}, DType::I32)}, {t({})});
+  EXPECT_EQ(s.message(), "SoftmaxCrossEntropy: reduction must be 0 (mean), 1 "
+                         "(sum) or 2 (none), got 3");
+  s = checkKernelShapes(OpKind::Gelu, geluAttrs(plan::GeluApproximation(2)),
+                        {t({4})}, {t({4})});
+  EXPECT_EQ(s.message(), "Gelu: approximation must be 0 (erf) or 1 (tanh), "
+                         "got 2");
+  s = checkKernelShapes(OpKind::RmsNorm, normAttrs(1e-5f, true),
+                        {t({4, 8}), t({8}), t({8})}, {t({4, 8})});
+  EXPECT_EQ(s.message(), "RmsNorm: has no bias, but has_bias is set");
+  s = checkKernelShapes(OpKind::Slice, sliceAttrs({0, 1}, {1}), {t({4, 8})},
+                        {t({4, 4})});
+  EXPECT_EQ(s.message(), "Slice: takes 2 offsets and 2 strides, got 2 and 1");
+  s = checkKernelShapes(OpKind::Transpose, transposeAttrs({0, 0}), {t({4, 8})},
+                        {t({4, 4})});
+  EXPECT_EQ(s.message(), "Transpose: permutation [0, 0] is not a permutation");
+  s = checkKernelShapes(OpKind::ReduceMax, reduceAttrs({}), {t({4, 8})},
+                        {t({4, 8})});
+  EXPECT_EQ(s.message(), "ReduceMax: needs at least one reduced dimension");
+  // A stride that overflows int64 on the way to the last element read.
+  s = checkKernelShapes(OpKind::Slice, sliceAttrs({0}, {int64_t(1) << 62}),
+                        {t({8})}, {t({4})});
+  EXPECT_EQ(s.message(), "Slice: dimension 0 (offset 0, stride "
+                         "4611686018427387904, size 4) reads outside [8]");
+  EXPECT_EQ(formatKernelAttrs(sliceAttrs({0, 1}, {1, 2})),
+            "{offsets=[0, 1], strides=[1, 2]}");
+  EXPECT_EQ(formatKernelAttrs(compareAttrs(plan::CompareDirection::Le)),
+            "{direction=Le}");
+  EXPECT_EQ(formatKernelAttrs({}), "");
 }
 
 //===----------------------------------------------------------------------===//
@@ -219,7 +353,12 @@ enum class Break {
   AliasForward,
   OperandIndex,
   KernelShape,
-  KernelAttrs,
+  KernelAttrsKind,
+  KernelAttrsNone,
+  KernelAttrsMissingTable,
+  KernelAttrsUnknownKind,
+  KernelAttrsRange,
+  CollectiveAttrsKind,
   CollectiveAxis,
   CollectiveShape,
   BindingSharding,
@@ -279,27 +418,69 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
   std::vector<fb::Offset<plan::Binding>> outputs = {
       binding("y", plan::Role::Output, 6, {24}, sharding({{}}))};
 
-  auto kernel = [&](plan::OpKind op, std::vector<int64_t> ints,
+  auto instruction = [&](plan::OpKind op, plan::KernelAttrs type,
+                         fb::Offset<void> table, std::vector<uint32_t> operands,
+                         std::vector<uint32_t> results, const char *loc) {
+    auto k = plan::CreateKernelInst(b, op, type, table);
+    return plan::CreateInstructionDirect(b, plan::Inst::KernelInst, k.Union(),
+                                         &operands, &results, loc);
+  };
+  auto kernel = [&](plan::OpKind op, const KernelAttrs &attrs,
                     std::vector<uint32_t> operands,
                     std::vector<uint32_t> results) {
-    auto k = plan::CreateKernelInstDirect(b, op, &ints);
-    return plan::CreateInstructionDirect(b, plan::Inst::KernelInst, k.Union(),
-                                         &operands, &results, "test.mlir:1:1");
+    auto table = attrs.Pack(b);
+    return instruction(op, attrs.type, table, std::move(operands),
+                       std::move(results), "test.mlir:1:1");
   };
   std::vector<uint32_t> reduceAxes = {what == Break::CollectiveAxis ? 3u : 0u};
+  // An all-reduce takes no attribute table.
+  bool dimTable = what == Break::CollectiveAttrsKind;
+  fb::Offset<void> gatherDim =
+      dimTable ? plan::CreateCollectiveDimAttrs(b, int64_t(0)).Union()
+               : fb::Offset<void>();
   auto allReduce = plan::CreateCollectiveInstDirect(
-      b, plan::CollectiveKind::AllReduce, &reduceAxes, plan::ReduceOp::Sum);
+      b, plan::CollectiveKind::AllReduce, &reduceAxes, plan::ReduceOp::Sum,
+      dimTable ? plan::CollectiveAttrs::CollectiveDimAttrs
+               : plan::CollectiveAttrs::NONE,
+      gatherDim);
   std::vector<uint32_t> arOperands = {3},
                         arResults = {what == Break::CollectiveShape ? 7u : 4u};
+  std::vector<uint32_t> matmulOperands = {0, what == Break::OperandIndex ? 99u
+                                                                         : 1u};
+  std::vector<uint32_t> matmulResults = {what == Break::KernelShape ? 7u : 3u};
+  plan::OpKind matmulOp =
+      what == Break::Opcode ? plan::OpKind(999) : plan::OpKind::Matmul;
+  fb::Offset<plan::Instruction> matmul;
+  switch (what) {
+  case Break::KernelAttrsKind:
+    matmul = kernel(matmulOp, softmaxAttrs(1), matmulOperands, matmulResults);
+    break;
+  case Break::KernelAttrsNone:
+    matmul = kernel(matmulOp, {}, matmulOperands, matmulResults);
+    break;
+  case Break::KernelAttrsMissingTable:
+    matmul = instruction(matmulOp, plan::KernelAttrs::MatmulAttrs, {},
+                         matmulOperands, matmulResults, "test.mlir:1:1");
+    break;
+  case Break::KernelAttrsUnknownKind:
+    matmul = instruction(matmulOp, plan::KernelAttrs(99),
+                         matmulAttrs(false, false).Pack(b), matmulOperands,
+                         matmulResults, "test.mlir:1:1");
+    break;
+  default:
+    matmul = kernel(matmulOp, matmulAttrs(false, false), matmulOperands,
+                    matmulResults);
+  }
   std::vector<fb::Offset<plan::Instruction>> instructions = {
-      kernel(what == Break::Opcode ? plan::OpKind(999) : plan::OpKind::Matmul,
-             what == Break::KernelAttrs ? std::vector<int64_t>{0}
-                                        : std::vector<int64_t>{0, 0},
-             {0, what == Break::OperandIndex ? 99u : 1u},
-             {what == Break::KernelShape ? 7u : 3u}),
+      matmul,
       plan::CreateInstructionDirect(b, plan::Inst::CollectiveInst,
-                                    allReduce.Union(), &arOperands, &arResults),
-      kernel(plan::OpKind::Add, {}, {4, 2}, {5}),
+                                    allReduce.Union(), &arOperands, &arResults,
+                                    "test.mlir:2:1"),
+      what == Break::KernelAttrsRange
+          ? instruction(plan::OpKind::Softmax, plan::KernelAttrs::SoftmaxAttrs,
+                        softmaxAttrs(2).Pack(b), {4}, {5}, "test.mlir:3:1")
+          : instruction(plan::OpKind::Add, plan::KernelAttrs::NONE, {}, {4, 2},
+                        {5}, "test.mlir:3:1"),
   };
   std::vector<fb::Offset<plan::Program>> programs = {plan::CreateProgramDirect(
       b, "f", 0, &values, 256, &params, &inputs, &outputs, &instructions)};
@@ -323,7 +504,8 @@ TEST(Plan, LoadsAValidPlanAndDumpsIt) {
   std::string dump = p->dump();
   EXPECT_NE(dump.find("mesh @mesh [\"tp\"=2] ranks [0, 1]"), std::string::npos)
       << dump;
-  EXPECT_NE(dump.find("%3 = Matmul ints[0, 0](%0, %1) : f32[4, 6] @arena+0"),
+  EXPECT_NE(dump.find("%3 = Matmul {transpose_a=false, transpose_b=false}(%0, "
+                      "%1) : f32[4, 6] @arena+0"),
             std::string::npos)
       << dump;
   EXPECT_NE(dump.find("AllReduce Sum over {\"tp\"} (group of 2)"),
@@ -351,7 +533,23 @@ TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
                             "value"},
       {Break::OperandIndex, "operand value 99 of 8"},
       {Break::KernelShape, "Matmul: result shape [24] must be [4, 6]"},
-      {Break::KernelAttrs, "Matmul: takes 2 integer attributes, got 1"},
+      {Break::KernelAttrsKind,
+       "program 0 (f): instruction 0 (test.mlir:1:1): Matmul: takes "
+       "MatmulAttrs, got SoftmaxAttrs"},
+      {Break::KernelAttrsNone, "program 0 (f): instruction 0 (test.mlir:1:1): "
+                               "Matmul: takes MatmulAttrs, got none"},
+      {Break::KernelAttrsMissingTable,
+       "program 0 (f): instruction 0 (test.mlir:1:1): Matmul: its MatmulAttrs "
+       "table is missing"},
+      {Break::KernelAttrsUnknownKind,
+       "program 0 (f): instruction 0 (test.mlir:1:1): Matmul: an attribute "
+       "table of unknown kind 99"},
+      {Break::KernelAttrsRange,
+       "program 0 (f): instruction 2 (test.mlir:3:1): Softmax: dim 2 is out "
+       "of range for rank 2"},
+      {Break::CollectiveAttrsKind,
+       "program 0 (f): instruction 1 (test.mlir:2:1): AllReduce: takes no "
+       "attributes, got CollectiveDimAttrs"},
       {Break::CollectiveAxis, "axis 3 is out of range or repeated"},
       {Break::CollectiveShape, "result shape [24] must be [4, 6]"},
       {Break::BindingSharding,

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -54,16 +55,8 @@ namespace {
 
 /// The plan dtype of `type`'s element type, if the runtime has one.
 std::optional<plan::DType> getDType(Type elementType) {
-  if (elementType.isF32())
-    return plan::DType::F32;
-  if (elementType.isF16())
-    return plan::DType::F16;
-  if (elementType.isBF16())
-    return plan::DType::BF16;
-  if (elementType.isSignlessInteger(32))
-    return plan::DType::I32;
-  if (elementType.isSignlessInteger(64))
-    return plan::DType::I64;
+  if (std::optional<runtime::DType> dtype = getRuntimeDType(elementType))
+    return runtime::toPlanDType(*dtype);
   return std::nullopt;
 }
 
@@ -313,11 +306,50 @@ ProgramLowering::instruction(Operation *op, plan::Inst type,
                                        loc.c_str());
 }
 
+/// Wraps one attribute table.
+template <typename T>
+static plan::KernelAttrsUnion wrap(T table) {
+  plan::KernelAttrsUnion attrs;
+  attrs.Set(std::move(table));
+  return attrs;
+}
+
+static plan::MatmulAttrsT matmulAttrs(bool transposeA, bool transposeB) {
+  plan::MatmulAttrsT t;
+  t.transpose_a = transposeA;
+  t.transpose_b = transposeB;
+  return t;
+}
+
+static plan::ReduceAttrsT reduceAttrs(ArrayRef<int64_t> dims) {
+  plan::ReduceAttrsT t;
+  t.dims.assign(dims.begin(), dims.end());
+  return t;
+}
+
+static plan::AxisAttrsT axisAttrs(int64_t axis) {
+  plan::AxisAttrsT t;
+  t.axis = axis;
+  return t;
+}
+
+/// A window at `offsets` with `strides` (unit strides when absent).
+static plan::SliceAttrsT sliceAttrs(ArrayRef<int64_t> offsets,
+                                    std::optional<ArrayRef<int64_t>> strides) {
+  plan::SliceAttrsT t;
+  t.offsets.assign(offsets.begin(), offsets.end());
+  if (strides)
+    t.strides.assign(strides->begin(), strides->end());
+  else
+    t.strides.assign(offsets.size(), 1);
+  return t;
+}
+
 /// Kernel opcode and attributes of a model op, or nullopt for ops that are
-/// not kernels.
+/// not kernels. The attribute table of each opcode is the one plan.fbs
+/// names; the runtime rejects any other.
 static std::optional<plan::OpKind> kernelOf(Operation *op,
-                                            std::vector<int64_t> &ints,
-                                            std::vector<float> &floats) {
+                                            plan::KernelAttrsUnion &attrs) {
   using K = plan::OpKind;
   return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
       .Case([](AddOp) { return K::Add; })
@@ -341,92 +373,131 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       .Case([](ReluOp) { return K::Relu; })
       .Case([](SiluOp) { return K::Silu; })
       .Case([&](GeluOp g) {
-        ints = {g.getApproximation() == GeluApproximation::Tanh ? 1 : 0};
+        plan::GeluAttrsT t;
+        t.approximation = g.getApproximation() == GeluApproximation::Tanh
+                              ? plan::GeluApproximation::Tanh
+                              : plan::GeluApproximation::Erf;
+        attrs = wrap(t);
         return K::Gelu;
       })
       .Case([](CastOp) { return K::Cast; })
       .Case([&](MatmulOp m) {
-        ints = {m.getTransposeA(), m.getTransposeB()};
+        attrs = wrap(matmulAttrs(m.getTransposeA(), m.getTransposeB()));
         return K::Matmul;
       })
       .Case([&](BatchMatmulOp m) {
-        ints = {m.getTransposeA(), m.getTransposeB()};
+        attrs = wrap(matmulAttrs(m.getTransposeA(), m.getTransposeB()));
         return K::BatchMatmul;
       })
       .Case([&](SoftmaxOp s) {
-        ints = {static_cast<int64_t>(s.getDim())};
+        plan::SoftmaxAttrsT t;
+        t.dim = static_cast<int64_t>(s.getDim());
+        attrs = wrap(t);
         return K::Softmax;
       })
       .Case([&](LayerNormOp l) {
-        ints = {l.getBias() ? 1 : 0};
-        floats = {l.getEpsilon().convertToFloat()};
+        plan::NormAttrsT t;
+        t.epsilon = l.getEpsilon().convertToFloat();
+        t.has_bias = static_cast<bool>(l.getBias());
+        attrs = wrap(t);
         return K::LayerNorm;
       })
       .Case([&](RmsNormOp r) {
-        floats = {r.getEpsilon().convertToFloat()};
+        plan::NormAttrsT t;
+        t.epsilon = r.getEpsilon().convertToFloat();
+        attrs = wrap(t);
         return K::RmsNorm;
       })
       .Case([](RotaryEmbeddingOp) { return K::RotaryEmbedding; })
       .Case([&](AttentionOp a) {
-        ints = {a.getCausal()};
+        plan::AttentionAttrsT t;
+        t.causal = a.getCausal();
         int64_t d =
             cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
-        floats = {a.getScale()
-                      ? a.getScale()->convertToFloat()
-                      : static_cast<float>(1.0 / std::sqrt(double(d)))};
+        t.scale = a.getScale() ? a.getScale()->convertToFloat()
+                               : static_cast<float>(1.0 / std::sqrt(double(d)));
+        attrs = wrap(t);
         return K::Attention;
       })
       .Case([&](SoftmaxCrossEntropyOp c) {
-        ints = {static_cast<int64_t>(c.getReduction())};
+        plan::CrossEntropyAttrsT t;
+        switch (c.getReduction()) {
+        case LossReduction::Mean:
+          t.reduction = plan::LossReduction::Mean;
+          break;
+        case LossReduction::Sum:
+          t.reduction = plan::LossReduction::Sum;
+          break;
+        case LossReduction::None:
+          t.reduction = plan::LossReduction::None;
+          break;
+        }
+        attrs = wrap(t);
         return K::SoftmaxCrossEntropy;
       })
       .Case([&](ReduceSumOp r) {
-        ints.assign(r.getDims().begin(), r.getDims().end());
+        attrs = wrap(reduceAttrs(r.getDims()));
         return K::ReduceSum;
       })
       .Case([&](ReduceMeanOp r) {
-        ints.assign(r.getDims().begin(), r.getDims().end());
+        attrs = wrap(reduceAttrs(r.getDims()));
         return K::ReduceMean;
       })
       .Case([&](ReduceMaxOp r) {
-        ints.assign(r.getDims().begin(), r.getDims().end());
+        attrs = wrap(reduceAttrs(r.getDims()));
         return K::ReduceMax;
       })
       .Case([&](TransposeOp t) {
-        ints.assign(t.getPermutation().begin(), t.getPermutation().end());
+        plan::TransposeAttrsT table;
+        table.permutation.assign(t.getPermutation().begin(),
+                                 t.getPermutation().end());
+        attrs = wrap(table);
         return K::Transpose;
       })
       .Case([](BroadcastOp) { return K::Broadcast; })
       .Case([&](SliceOp s) {
-        ints.assign(s.getOffsets().begin(), s.getOffsets().end());
-        if (std::optional<ArrayRef<int64_t>> strides = s.getStrides())
-          ints.insert(ints.end(), strides->begin(), strides->end());
-        else
-          ints.insert(ints.end(), s.getOffsets().size(), 1);
+        attrs = wrap(sliceAttrs(s.getOffsets(), s.getStrides()));
         return K::Slice;
       })
       .Case([&](ConcatOp c) {
-        ints = {static_cast<int64_t>(c.getDim())};
+        attrs = wrap(axisAttrs(static_cast<int64_t>(c.getDim())));
         return K::Concat;
       })
       .Case([&](GatherOp g) {
-        ints = {static_cast<int64_t>(g.getAxis())};
+        attrs = wrap(axisAttrs(static_cast<int64_t>(g.getAxis())));
         return K::Gather;
       })
       .Case([&](PadOp pad) {
-        ints.assign(pad.getOffsets().begin(), pad.getOffsets().end());
-        if (std::optional<ArrayRef<int64_t>> strides = pad.getStrides())
-          ints.insert(ints.end(), strides->begin(), strides->end());
-        else
-          ints.insert(ints.end(), pad.getOffsets().size(), 1);
+        attrs = wrap(sliceAttrs(pad.getOffsets(), pad.getStrides()));
         return K::Pad;
       })
       .Case([&](ScatterAddOp s) {
-        ints = {static_cast<int64_t>(s.getAxis())};
+        attrs = wrap(axisAttrs(static_cast<int64_t>(s.getAxis())));
         return K::ScatterAdd;
       })
       .Case([&](CompareOp c) {
-        ints = {static_cast<int64_t>(c.getDirection())};
+        plan::CompareAttrsT t;
+        switch (c.getDirection()) {
+        case ComparisonDirection::EQ:
+          t.direction = plan::CompareDirection::Eq;
+          break;
+        case ComparisonDirection::NE:
+          t.direction = plan::CompareDirection::Ne;
+          break;
+        case ComparisonDirection::LT:
+          t.direction = plan::CompareDirection::Lt;
+          break;
+        case ComparisonDirection::LE:
+          t.direction = plan::CompareDirection::Le;
+          break;
+        case ComparisonDirection::GT:
+          t.direction = plan::CompareDirection::Gt;
+          break;
+        case ComparisonDirection::GE:
+          t.direction = plan::CompareDirection::Ge;
+          break;
+        }
+        attrs = wrap(t);
         return K::Compare;
       })
       .Default([](Operation *) { return std::nullopt; });
@@ -490,24 +561,30 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
     return success();
   }
 
-  std::vector<int64_t> ints;
-  std::vector<float> floats;
-  if (std::optional<plan::OpKind> kind = kernelOf(op, ints, floats)) {
-    auto inst = plan::CreateKernelInstDirect(builder, *kind, &ints, &floats);
+  plan::KernelAttrsUnion attrs;
+  if (std::optional<plan::OpKind> kind = kernelOf(op, attrs)) {
+    auto inst =
+        plan::CreateKernelInst(builder, *kind, attrs.type, attrs.Pack(builder));
     instructions.push_back(
         instruction(op, plan::Inst::KernelInst, inst.Union()));
     ++position;
     return success();
   }
 
+  // `attrs` writes the collective's attribute table (none: no table).
+  using AttrsWriter =
+      std::function<std::pair<plan::CollectiveAttrs, fb::Offset<void>>()>;
   auto collective = [&](plan::CollectiveKind kind, ArrayAttr axes,
                         plan::ReduceOp reduce,
-                        std::vector<int64_t> args) -> LogicalResult {
+                        AttrsWriter attrs = {}) -> LogicalResult {
     FailureOr<std::vector<uint32_t>> indices = axisIndices(op, axes);
     if (failed(indices))
       return failure();
+    auto [type, table] =
+        attrs ? attrs()
+              : std::make_pair(plan::CollectiveAttrs::NONE, fb::Offset<void>());
     auto inst = plan::CreateCollectiveInstDirect(builder, kind, &*indices,
-                                                 reduce, &args);
+                                                 reduce, type, table);
     instructions.push_back(
         instruction(op, plan::Inst::CollectiveInst, inst.Union()));
     ++position;
@@ -520,43 +597,65 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
              << "the per-device program of @" << mesh.getSymName();
     return success();
   };
+  auto dimAttrs = [&](uint64_t dim) -> AttrsWriter {
+    return [this, dim] {
+      return std::make_pair(
+          plan::CollectiveAttrs::CollectiveDimAttrs,
+          plan::CreateCollectiveDimAttrs(builder, static_cast<int64_t>(dim))
+              .Union());
+    };
+  };
   if (auto ar = dyn_cast<AllReduceOp>(op))
-    return failure(
-        failed(checkMesh(ar.getMeshAttr())) ||
-        failed(collective(plan::CollectiveKind::AllReduce, ar.getAxes(),
-                          reduceOf(ar.getKind()), {})));
+    return failure(failed(checkMesh(ar.getMeshAttr())) ||
+                   failed(collective(plan::CollectiveKind::AllReduce,
+                                     ar.getAxes(), reduceOf(ar.getKind()))));
   if (auto ag = dyn_cast<AllGatherOp>(op))
-    return failure(failed(checkMesh(ag.getMeshAttr())) ||
-                   failed(collective(plan::CollectiveKind::AllGather,
-                                     ag.getAxes(), plan::ReduceOp::Sum,
-                                     {static_cast<int64_t>(ag.getDim())})));
+    return failure(
+        failed(checkMesh(ag.getMeshAttr())) ||
+        failed(collective(plan::CollectiveKind::AllGather, ag.getAxes(),
+                          plan::ReduceOp::Sum, dimAttrs(ag.getDim()))));
   if (auto rs = dyn_cast<ReduceScatterOp>(op))
-    return failure(failed(checkMesh(rs.getMeshAttr())) ||
-                   failed(collective(plan::CollectiveKind::ReduceScatter,
-                                     rs.getAxes(), reduceOf(rs.getKind()),
-                                     {static_cast<int64_t>(rs.getDim())})));
+    return failure(
+        failed(checkMesh(rs.getMeshAttr())) ||
+        failed(collective(plan::CollectiveKind::ReduceScatter, rs.getAxes(),
+                          reduceOf(rs.getKind()), dimAttrs(rs.getDim()))));
   if (auto ai = dyn_cast<AxisIndexOp>(op))
     return failure(failed(checkMesh(ai.getMeshAttr())) ||
                    failed(collective(plan::CollectiveKind::AxisIndex,
-                                     ai.getAxes(), plan::ReduceOp::Sum, {})));
+                                     ai.getAxes(), plan::ReduceOp::Sum)));
   if (auto as = dyn_cast<AllSliceOp>(op))
-    return failure(failed(checkMesh(as.getMeshAttr())) ||
-                   failed(collective(plan::CollectiveKind::AllSlice,
-                                     as.getAxes(), plan::ReduceOp::Sum,
-                                     {static_cast<int64_t>(as.getDim())})));
+    return failure(
+        failed(checkMesh(as.getMeshAttr())) ||
+        failed(collective(plan::CollectiveKind::AllSlice, as.getAxes(),
+                          plan::ReduceOp::Sum, dimAttrs(as.getDim()))));
   if (auto a2a = dyn_cast<AllToAllOp>(op))
     return failure(
         failed(checkMesh(a2a.getMeshAttr())) ||
         failed(collective(plan::CollectiveKind::AllToAll, a2a.getAxes(),
-                          plan::ReduceOp::Sum,
-                          {static_cast<int64_t>(a2a.getSplitDim()),
-                           static_cast<int64_t>(a2a.getConcatDim())})));
+                          plan::ReduceOp::Sum, [&] {
+                            return std::make_pair(
+                                plan::CollectiveAttrs::AllToAllAttrs,
+                                plan::CreateAllToAllAttrs(
+                                    builder,
+                                    static_cast<int64_t>(a2a.getSplitDim()),
+                                    static_cast<int64_t>(a2a.getConcatDim()))
+                                    .Union());
+                          })));
   if (auto cp = dyn_cast<CollectivePermuteOp>(op)) {
-    ArrayRef<int64_t> pairs = cp.getPairs();
+    // The dialect keeps [source, target] pairs flat.
+    ArrayRef<int64_t> flat = cp.getPairs();
     return failure(
         failed(checkMesh(cp.getMeshAttr())) ||
-        failed(collective(plan::CollectiveKind::Permute, cp.getAxes(),
-                          plan::ReduceOp::Sum, {pairs.begin(), pairs.end()})));
+        failed(collective(
+            plan::CollectiveKind::Permute, cp.getAxes(), plan::ReduceOp::Sum,
+            [&] {
+              std::vector<plan::PermutePair> pairs;
+              for (size_t i = 0; i + 1 < flat.size(); i += 2)
+                pairs.emplace_back(flat[i], flat[i + 1]);
+              return std::make_pair(
+                  plan::CollectiveAttrs::PermuteAttrs,
+                  plan::CreatePermuteAttrsDirect(builder, &pairs).Union());
+            })));
   }
   if (isa<SendOp, RecvOp>(op)) {
     FlatSymbolRefAttr peer = isa<SendOp>(op) ? cast<SendOp>(op).getToAttr()

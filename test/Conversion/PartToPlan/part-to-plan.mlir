@@ -28,13 +28,13 @@ func.func @stage0(%x: tensor<4x4xf32> {part.name = "x", part.sharding = #part.sh
   %1 = part.exp %0 : tensor<4x4xf32>
   // CHECK: %[[N:[0-9]+]] = Neg(%[[E]]) : f32[4, 4] @arena+128
   %2 = part.neg %1 : tensor<4x4xf32>
-  // CHECK: %[[G:[0-9]+]] = AllGather over {"tp"} (group of 2) ints[1](%[[N]]) : f32[4, 8] @arena+0
+  // CHECK: %[[G:[0-9]+]] = AllGather over {"tp"} (group of 2) {dim=1}(%[[N]]) : f32[4, 8] @arena+0
   %3 = part.all_gather %2 on @s0 axes ["tp"] dim 1 : tensor<4x4xf32> -> tensor<4x8xf32>
-  // CHECK: %[[RS:[0-9]+]] = ReduceScatter Max over {"dp", "tp"} (group of 4) ints[1](%[[G]]) : f32[4, 2] @arena+128
+  // CHECK: %[[RS:[0-9]+]] = ReduceScatter Max over {"dp", "tp"} (group of 4) {dim=1}(%[[G]]) : f32[4, 2] @arena+128
   %4 = part.reduce_scatter %3 on @s0 axes ["dp", "tp"] dim 1 max : tensor<4x8xf32> -> tensor<4x2xf32>
-  // CHECK: %[[T:[0-9]+]] = AllToAll over {"tp"} (group of 2) ints[0, 1](%[[RS]]) : f32[2, 4] @arena+0
+  // CHECK: %[[T:[0-9]+]] = AllToAll over {"tp"} (group of 2) {split_dim=0, concat_dim=1}(%[[RS]]) : f32[2, 4] @arena+0
   %5 = part.all_to_all %4 on @s0 axes ["tp"] split_dim 0 concat_dim 1 : tensor<4x2xf32> -> tensor<2x4xf32>
-  // CHECK: %[[P:[0-9]+]] = Permute over {"dp"} (group of 2) ints[0, 1, 1, 0](%[[T]]) : f32[2, 4] @arena+64
+  // CHECK: %[[P:[0-9]+]] = Permute over {"dp"} (group of 2) {pairs={{\[\[}}0, 1], [1, 0]]}(%[[T]]) : f32[2, 4] @arena+64
   %6 = part.collective_permute %5 on @s0 axes ["dp"] pairs [[0, 1], [1, 0]] : tensor<2x4xf32>
   // A reshape is an alias, not an instruction.
   // CHECK: Send to program 1 channel 7(%[[R:[0-9]+]])

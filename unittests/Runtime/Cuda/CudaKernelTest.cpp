@@ -22,6 +22,7 @@
 
 using namespace partition::runtime;
 using namespace partition::runtime::testing;
+namespace plan = partition::plan;
 
 namespace {
 
@@ -96,7 +97,8 @@ TEST_F(CudaKernelTest, MatmulFoldsLeadingDimensions) {
     DeviceTensor x = upload(dtype, {2, 3, 40}, a);
     DeviceTensor w = upload(dtype, {40, 24}, b);
     DeviceTensor y = empty(dtype, {2, 3, 24});
-    PARTITION_ASSERT_OK(run(OpKind::Matmul, {{0, 0}, {}}, {&x, &w}, {&y}));
+    PARTITION_ASSERT_OK(
+        run(OpKind::Matmul, matmulAttrs(false, false), {&x, &w}, {&y}));
     expectNear(roundTo(dtype, referenceMatmul(a, b, 1, 6, 24, 40, false, false,
                                               false)),
                download(y), dtype, 1e-3);
@@ -110,7 +112,8 @@ TEST_F(CudaKernelTest, MatmulTransposes) {
   DeviceTensor x = upload(dtype, {5, 7}, a);
   DeviceTensor w = upload(dtype, {9, 7}, b);
   DeviceTensor y = empty(dtype, {5, 9});
-  PARTITION_ASSERT_OK(run(OpKind::Matmul, {{0, 1}, {}}, {&x, &w}, {&y}));
+  PARTITION_ASSERT_OK(
+      run(OpKind::Matmul, matmulAttrs(false, true), {&x, &w}, {&y}));
   expectNear(referenceMatmul(a, b, 1, 5, 9, 7, false, true, false), download(y),
              dtype);
 
@@ -119,7 +122,8 @@ TEST_F(CudaKernelTest, MatmulTransposes) {
   DeviceTensor xt = upload(dtype, {3, 7, 5}, c);
   DeviceTensor v = upload(dtype, {7, 4}, d);
   DeviceTensor z = empty(dtype, {3, 5, 4});
-  PARTITION_ASSERT_OK(run(OpKind::Matmul, {{1, 0}, {}}, {&xt, &v}, {&z}));
+  PARTITION_ASSERT_OK(
+      run(OpKind::Matmul, matmulAttrs(true, false), {&xt, &v}, {&z}));
   expectNear(referenceMatmul(c, d, 3, 5, 4, 7, true, false, false), download(z),
              dtype);
 }
@@ -133,7 +137,8 @@ TEST_F(CudaKernelTest, BatchMatmul) {
     DeviceTensor w = upload(dtype, {2, 3, 16, 5}, b);
     DeviceTensor y = empty(dtype, {2, 3, 8, 5});
     // x^T w per batch: transpose_a.
-    PARTITION_ASSERT_OK(run(OpKind::BatchMatmul, {{1, 0}, {}}, {&x, &w}, {&y}));
+    PARTITION_ASSERT_OK(
+        run(OpKind::BatchMatmul, matmulAttrs(true, false), {&x, &w}, {&y}));
     expectNear(
         roundTo(dtype, referenceMatmul(a, b, 6, 8, 5, 16, true, false, true)),
         download(y), dtype, 1e-3);
@@ -144,7 +149,8 @@ TEST_F(CudaKernelTest, MatmulWithEmptyContraction) {
   DeviceTensor x = upload(DType::F32, {3, 0}, {});
   DeviceTensor w = upload(DType::F32, {0, 4}, {});
   DeviceTensor y = upload(DType::F32, {3, 4}, std::vector<double>(12, 9.0));
-  PARTITION_ASSERT_OK(run(OpKind::Matmul, {{0, 0}, {}}, {&x, &w}, {&y}));
+  PARTITION_ASSERT_OK(
+      run(OpKind::Matmul, matmulAttrs(false, false), {&x, &w}, {&y}));
   EXPECT_EQ(download(y), std::vector<double>(12, 0.0));
 }
 
@@ -200,8 +206,8 @@ TEST_F(CudaKernelTest, AttentionGroupedQueryCausal) {
     DeviceTensor tv = upload(dtype, {B, Hkv, S, Dv}, v);
     DeviceTensor out = empty(dtype, {B, H, S, Dv});
     float scale = 1.0f / std::sqrt(static_cast<float>(D));
-    PARTITION_ASSERT_OK(
-        run(OpKind::Attention, {{1}, {scale}}, {&tq, &tk, &tv}, {&out}));
+    PARTITION_ASSERT_OK(run(OpKind::Attention, attentionAttrs(true, scale),
+                            {&tq, &tk, &tv}, {&out}));
     // bf16: the probabilities are rounded to bf16 before the second product.
     expectNear(referenceAttention(q, k, v, B, H, Hkv, S, S, D, Dv, true, scale),
                download(out), dtype, dtype == DType::F32 ? 1e-5 : 2e-2);
@@ -217,8 +223,8 @@ TEST_F(CudaKernelTest, AttentionCrossLengths) {
   DeviceTensor tk = upload(DType::F32, {B, Hkv, Sk, D}, k);
   DeviceTensor tv = upload(DType::F32, {B, Hkv, Sk, Dv}, v);
   DeviceTensor out = empty(DType::F32, {B, H, Sq, Dv});
-  PARTITION_ASSERT_OK(
-      run(OpKind::Attention, {{0}, {0.3f}}, {&tq, &tk, &tv}, {&out}));
+  PARTITION_ASSERT_OK(run(OpKind::Attention, attentionAttrs(false, 0.3f),
+                          {&tq, &tk, &tv}, {&out}));
   expectNear(referenceAttention(q, k, v, B, H, Hkv, Sq, Sk, D, Dv, false, 0.3),
              download(out), DType::F32);
 }
@@ -287,14 +293,12 @@ TEST_F(CudaKernelTest, UnaryFunctions) {
   DeviceTensor y = empty(DType::F32, {257});
   struct Case {
     OpKind op;
-    std::vector<int64_t> ints;
+    KernelAttrs attrs;
     double (*f)(double);
   } cases[] = {
-      {OpKind::Gelu,
-       {0},
+      {OpKind::Gelu, geluAttrs(plan::GeluApproximation::Erf),
        [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
-      {OpKind::Gelu,
-       {1},
+      {OpKind::Gelu, geluAttrs(plan::GeluApproximation::Tanh),
        [](double v) {
          return 0.5 * v *
                 (1 +
@@ -310,7 +314,7 @@ TEST_F(CudaKernelTest, UnaryFunctions) {
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(opKindName(c.op));
-    PARTITION_ASSERT_OK(run(c.op, {c.ints, {}}, {&x}, {&y}));
+    PARTITION_ASSERT_OK(run(c.op, c.attrs, {&x}, {&y}));
     std::vector<double> expected;
     for (double v : a)
       expected.push_back(c.f(static_cast<float>(v)));
@@ -344,7 +348,7 @@ TEST_F(CudaKernelTest, SoftmaxAlongEveryDimension) {
   DeviceTensor y = empty(DType::F32, shape);
   for (int64_t dim = 0; dim < 3; ++dim) {
     SCOPED_TRACE(dim);
-    PARTITION_ASSERT_OK(run(OpKind::Softmax, {{dim}, {}}, {&x}, {&y}));
+    PARTITION_ASSERT_OK(run(OpKind::Softmax, softmaxAttrs(dim), {&x}, {&y}));
     Shape strides = {20, 5, 1};
     std::vector<double> expected(a.size());
     for (int64_t i = 0; i < count(shape); ++i) {
@@ -369,7 +373,7 @@ TEST_F(CudaKernelTest, LayerNormAndRmsNorm) {
   DeviceTensor tb = upload(DType::F32, {cols}, bias);
   DeviceTensor y = empty(DType::F32, {2, 3, cols});
   PARTITION_ASSERT_OK(
-      run(OpKind::LayerNorm, {{1}, {1e-5f}}, {&x, &tg, &tb}, {&y}));
+      run(OpKind::LayerNorm, normAttrs(1e-5f, true), {&x, &tg, &tb}, {&y}));
   std::vector<double> expected(a.size()), expectedRms(a.size());
   for (int64_t r = 0; r < rows; ++r) {
     double mean = 0, var = 0, ms = 0;
@@ -389,7 +393,8 @@ TEST_F(CudaKernelTest, LayerNormAndRmsNorm) {
     }
   }
   expectNear(expected, download(y), DType::F32, 1e-5);
-  PARTITION_ASSERT_OK(run(OpKind::RmsNorm, {{}, {1e-6f}}, {&x, &tg}, {&y}));
+  PARTITION_ASSERT_OK(
+      run(OpKind::RmsNorm, normAttrs(1e-6f, false), {&x, &tg}, {&y}));
   expectNear(expectedRms, download(y), DType::F32, 1e-5);
 }
 
@@ -427,18 +432,21 @@ TEST_F(CudaKernelTest, SoftmaxCrossEntropyReductions) {
     losses[r] = m + std::log(sum) - logits[r * C + int64_t(labels[r])];
   }
   DeviceTensor none = empty(DType::F32, {2, 3});
-  PARTITION_ASSERT_OK(
-      run(OpKind::SoftmaxCrossEntropy, {{2}, {}}, {&x, &l}, {&none}));
+  PARTITION_ASSERT_OK(run(OpKind::SoftmaxCrossEntropy,
+                          crossEntropyAttrs(plan::LossReduction::None),
+                          {&x, &l}, {&none}));
   expectNear(losses, download(none), DType::F32);
   double total = 0;
   for (double v : losses)
     total += v;
   DeviceTensor scalar = empty(DType::F32, {});
-  PARTITION_ASSERT_OK(
-      run(OpKind::SoftmaxCrossEntropy, {{1}, {}}, {&x, &l}, {&scalar}));
+  PARTITION_ASSERT_OK(run(OpKind::SoftmaxCrossEntropy,
+                          crossEntropyAttrs(plan::LossReduction::Sum), {&x, &l},
+                          {&scalar}));
   expectNear({total}, download(scalar), DType::F32);
-  PARTITION_ASSERT_OK(
-      run(OpKind::SoftmaxCrossEntropy, {{0}, {}}, {&x, &l}, {&scalar}));
+  PARTITION_ASSERT_OK(run(OpKind::SoftmaxCrossEntropy,
+                          crossEntropyAttrs(plan::LossReduction::Mean),
+                          {&x, &l}, {&scalar}));
   expectNear({total / N}, download(scalar), DType::F32);
 }
 
@@ -489,7 +497,7 @@ TEST_F(CudaKernelTest, ReductionsOverAnyDimensions) {
     for (int64_t d : c.dims)
       reduced[d] = true;
     DeviceTensor y = empty(DType::F32, c.result);
-    PARTITION_ASSERT_OK(run(c.op, {c.dims, {}}, {&x}, {&y}));
+    PARTITION_ASSERT_OK(run(c.op, reduceAttrs(c.dims), {&x}, {&y}));
     expectNear(reference(reduced, c.kind), download(y), DType::F32);
   }
 }
@@ -503,7 +511,8 @@ TEST_F(CudaKernelTest, DataMovement) {
     DeviceTensor x = upload(dtype, {2, 3, 4}, a);
 
     DeviceTensor t = empty(dtype, {4, 2, 3});
-    PARTITION_ASSERT_OK(run(OpKind::Transpose, {{2, 0, 1}, {}}, {&x}, {&t}));
+    PARTITION_ASSERT_OK(
+        run(OpKind::Transpose, transposeAttrs({2, 0, 1}), {&x}, {&t}));
     std::vector<double> expected;
     for (int l = 0; l < 4; ++l)
       for (int i = 0; i < 2; ++i)
@@ -514,7 +523,7 @@ TEST_F(CudaKernelTest, DataMovement) {
     DeviceTensor s = empty(dtype, {2, 2, 2});
     // offsets [0, 1, 1], strides [1, 1, 2]
     PARTITION_ASSERT_OK(
-        run(OpKind::Slice, {{0, 1, 1, 1, 1, 2}, {}}, {&x}, {&s}));
+        run(OpKind::Slice, sliceAttrs({0, 1, 1}, {1, 1, 2}), {&x}, {&s}));
     expected.clear();
     for (int i = 0; i < 2; ++i)
       for (int j = 1; j < 3; ++j)
@@ -535,7 +544,7 @@ TEST_F(CudaKernelTest, DataMovement) {
     DeviceTensor other =
         upload(dtype, {2, 1, 4}, {100, 101, 102, 103, 104, 105, 106, 107});
     DeviceTensor c = empty(dtype, {2, 4, 4});
-    PARTITION_ASSERT_OK(run(OpKind::Concat, {{1}, {}}, {&x, &other}, {&c}));
+    PARTITION_ASSERT_OK(run(OpKind::Concat, axisAttrs(1), {&x, &other}, {&c}));
     expected.clear();
     for (int i = 0; i < 2; ++i) {
       for (int l = 0; l < 12; ++l)
@@ -547,7 +556,7 @@ TEST_F(CudaKernelTest, DataMovement) {
 
     DeviceTensor ids = upload(DType::I32, {2, 2}, {2, 0, 1, 2});
     DeviceTensor g = empty(dtype, {2, 2, 2, 4});
-    PARTITION_ASSERT_OK(run(OpKind::Gather, {{1}, {}}, {&x, &ids}, {&g}));
+    PARTITION_ASSERT_OK(run(OpKind::Gather, axisAttrs(1), {&x, &ids}, {&g}));
     expected.clear();
     for (int i = 0; i < 2; ++i)
       for (int id : {2, 0, 1, 2})
@@ -567,7 +576,8 @@ TEST_F(CudaKernelTest, DataMovement) {
 TEST_F(CudaKernelTest, PadScatterAddCompare) {
   DeviceTensor x = upload(DType::F32, {2, 2}, {1, 2, 3, 4});
   DeviceTensor padded = empty(DType::F32, {3, 5});
-  PARTITION_ASSERT_OK(run(OpKind::Pad, {{1, 0, 1, 3}, {}}, {&x}, {&padded}));
+  PARTITION_ASSERT_OK(
+      run(OpKind::Pad, sliceAttrs({1, 0}, {1, 3}), {&x}, {&padded}));
   EXPECT_EQ(download(padded),
             (std::vector<double>{0, 0, 0, 0, 0, 1, 0, 0, 2, 0, 3, 0, 0, 4, 0}));
 
@@ -576,34 +586,38 @@ TEST_F(CudaKernelTest, PadScatterAddCompare) {
   DeviceTensor ids = upload(DType::I64, {4}, {2, 0, 2, 2});
   DeviceTensor sums = empty(DType::BF16, {3, 2});
   PARTITION_ASSERT_OK(
-      run(OpKind::ScatterAdd, {{0}, {}}, {&updates, &ids}, {&sums}));
+      run(OpKind::ScatterAdd, axisAttrs(0), {&updates, &ids}, {&sums}));
   EXPECT_EQ(download(sums), (std::vector<double>{0.5, 0.25, 0, 0, 12, 22}));
   DeviceTensor f = upload(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
   DeviceTensor cols = upload(DType::I32, {3}, {1, 1, 0});
   DeviceTensor fsums = empty(DType::F32, {2, 2});
   PARTITION_ASSERT_OK(
-      run(OpKind::ScatterAdd, {{1}, {}}, {&f, &cols}, {&fsums}));
+      run(OpKind::ScatterAdd, axisAttrs(1), {&f, &cols}, {&fsums}));
   EXPECT_EQ(download(fsums), (std::vector<double>{3, 3, 6, 9}));
 
   DeviceTensor a = upload(DType::F32, {2, 2}, {1, std::nan(""), 3, -1});
   DeviceTensor b = upload(DType::F32, {2}, {1, 2});
   DeviceTensor eq = empty(DType::I32, {2, 2});
   DeviceTensor ne = empty(DType::I32, {2, 2});
-  PARTITION_ASSERT_OK(run(OpKind::Compare, {{0}, {}}, {&a, &b}, {&eq}));
-  PARTITION_ASSERT_OK(run(OpKind::Compare, {{1}, {}}, {&a, &b}, {&ne}));
+  PARTITION_ASSERT_OK(run(OpKind::Compare,
+                          compareAttrs(plan::CompareDirection::Eq), {&a, &b},
+                          {&eq}));
+  PARTITION_ASSERT_OK(run(OpKind::Compare,
+                          compareAttrs(plan::CompareDirection::Ne), {&a, &b},
+                          {&ne}));
   EXPECT_EQ(download(eq), (std::vector<double>{1, 0, 0, 0}));
   EXPECT_EQ(download(ne), (std::vector<double>{0, 1, 1, 1}));
 }
 
 TEST_F(CudaKernelTest, FillConvertsTheValue) {
   DeviceTensor i = empty(DType::I32, {5});
-  PARTITION_ASSERT_OK(run(OpKind::Fill, {{}, {-3.7f}}, {}, {&i}));
+  PARTITION_ASSERT_OK(run(OpKind::Fill, fillAttrs(-3.7f), {}, {&i}));
   EXPECT_EQ(download(i), std::vector<double>(5, -3.0));
   DeviceTensor h = empty(DType::BF16, {3, 3});
-  PARTITION_ASSERT_OK(run(OpKind::Fill, {{}, {0.1f}}, {}, {&h}));
+  PARTITION_ASSERT_OK(run(OpKind::Fill, fillAttrs(0.1f), {}, {&h}));
   EXPECT_EQ(download(h), roundTo(DType::BF16, std::vector<double>(9, 0.1f)));
   DeviceTensor z = empty(DType::F32, {4});
-  PARTITION_ASSERT_OK(run(OpKind::Fill, {{}, {0.0f}}, {}, {&z}));
+  PARTITION_ASSERT_OK(run(OpKind::Fill, fillAttrs(0.0f), {}, {&z}));
   EXPECT_EQ(download(z), std::vector<double>(4, 0.0));
 }
 
@@ -612,7 +626,8 @@ TEST_F(CudaKernelTest, BadIndicesAreReportedAtSynchronize) {
   DeviceTensor ids = upload(DType::I64, {3}, {1, 0, 7});
   DeviceTensor out = empty(DType::F32, {3, 2});
   // run() does not wait for the device, so it cannot know yet.
-  PARTITION_ASSERT_OK(run(OpKind::Gather, {{0}, {}}, {&table, &ids}, {&out}));
+  PARTITION_ASSERT_OK(
+      run(OpKind::Gather, axisAttrs(0), {&table, &ids}, {&out}));
   Status status = stream_->synchronize();
   ASSERT_FALSE(status.isOk());
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << status.toString();
@@ -625,8 +640,9 @@ TEST_F(CudaKernelTest, BadIndicesAreReportedAtSynchronize) {
   DeviceTensor logits = upload(DType::F32, {2, 3}, {0, 0, 0, 0, 0, 0});
   DeviceTensor labels = upload(DType::I32, {2}, {0, -1});
   DeviceTensor loss = empty(DType::F32, {});
-  PARTITION_ASSERT_OK(
-      run(OpKind::SoftmaxCrossEntropy, {{0}, {}}, {&logits, &labels}, {&loss}));
+  PARTITION_ASSERT_OK(run(OpKind::SoftmaxCrossEntropy,
+                          crossEntropyAttrs(plan::LossReduction::Mean),
+                          {&logits, &labels}, {&loss}));
   status = stream_->synchronize();
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << status.toString();
   EXPECT_NE(status.message().find("label -1 at position 1"), std::string::npos)
@@ -647,7 +663,8 @@ TEST_F(CudaKernelTest, RejectsBadShapesBeforeLaunching) {
   DeviceTensor x = upload(DType::F32, {2, 3}, std::vector<double>(6, 1.0));
   DeviceTensor w = upload(DType::F32, {4, 5}, std::vector<double>(20, 1.0));
   DeviceTensor y = empty(DType::F32, {2, 5});
-  Status status = run(OpKind::Matmul, {{0, 0}, {}}, {&x, &w}, {&y});
+  Status status =
+      run(OpKind::Matmul, matmulAttrs(false, false), {&x, &w}, {&y});
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << status.toString();
 }
 

@@ -154,7 +154,7 @@ TEST_F(NcclCommunicatorTest, CollectivesFollowTheStreamOrder) {
   DeviceTensor a = empty(DType::F32, {n});
   DeviceTensor b = empty(DType::F32, {n});
   DeviceTensor c = empty(DType::F32, {n});
-  PARTITION_ASSERT_OK(run(OpKind::Fill, {{}, {3.0f}}, {}, {&a}));
+  PARTITION_ASSERT_OK(run(OpKind::Fill, fillAttrs(3.0f), {}, {&a}));
   PARTITION_ASSERT_OK(comm_->allReduce(a.ref.data, b.ref.data, n, DType::F32,
                                        ReduceOp::Sum, *stream_));
   PARTITION_ASSERT_OK(run(OpKind::Add, {}, {&b, &b}, {&c}));

@@ -7,6 +7,7 @@
 
 #include "partition/Dialect/Part/IR/PartAttrs.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
+#include "partition/runtime/DeviceGroups.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -165,32 +166,43 @@ int64_t MeshAttr::getNumDevices() const {
 
 SmallVector<int64_t> MeshAttr::getCoordinates(int64_t device) const {
   assert(device >= 0 && device < getNumDevices() && "device id out of range");
-  SmallVector<int64_t> coordinates(getNumAxes());
-  for (int64_t axis = getNumAxes() - 1; axis >= 0; --axis) {
-    coordinates[axis] = device % getAxisSizes()[axis];
-    device /= getAxisSizes()[axis];
-  }
-  return coordinates;
+  std::vector<int64_t> coordinates =
+      runtime::deviceCoordinates(getAxisSizes(), device);
+  return SmallVector<int64_t>(coordinates.begin(), coordinates.end());
 }
 
 int64_t MeshAttr::getDeviceId(ArrayRef<int64_t> coordinates) const {
   assert(coordinates.size() == getNumAxes() && "wrong number of coordinates");
-  int64_t device = 0;
-  for (auto [coordinate, size] : llvm::zip(coordinates, getAxisSizes())) {
-    assert(coordinate >= 0 && coordinate < size && "coordinate out of range");
-    device = device * size + coordinate;
+  assert(llvm::all_of(llvm::zip(coordinates, getAxisSizes()),
+                      [](auto pair) {
+                        auto [coordinate, size] = pair;
+                        return coordinate >= 0 && coordinate < size;
+                      }) &&
+         "coordinate out of range");
+  return runtime::deviceIndex(getAxisSizes(), coordinates);
+}
+
+/// Indices of `axes` among `mesh`'s axes; every axis must exist.
+static SmallVector<unsigned> getAxisIndices(MeshAttr mesh,
+                                            ArrayRef<StringAttr> axes) {
+  SmallVector<unsigned> indices;
+  for (StringAttr axis : axes) {
+    std::optional<unsigned> index = mesh.getAxisIndex(axis.getValue());
+    assert(index && "unknown mesh axis");
+    indices.push_back(*index);
   }
-  return device;
+  return indices;
 }
 
 int64_t MeshAttr::getGroupSize(ArrayRef<StringAttr> axes) const {
-  int64_t size = 1;
-  for (StringAttr axis : axes) {
-    std::optional<int64_t> axisSize = getAxisSize(axis.getValue());
-    assert(axisSize && "unknown mesh axis");
-    size *= *axisSize;
-  }
-  return size;
+  return runtime::groupSize(getAxisSizes(), getAxisIndices(*this, axes));
+}
+
+int64_t MeshAttr::getGroupIndex(ArrayRef<int64_t> coordinates,
+                                ArrayRef<StringAttr> axes) const {
+  assert(coordinates.size() == getNumAxes() && "wrong number of coordinates");
+  return runtime::groupIndex(getAxisSizes(), coordinates,
+                             getAxisIndices(*this, axes));
 }
 
 //===----------------------------------------------------------------------===//
@@ -438,15 +450,10 @@ ShardingAttr::getShardOffsets(ArrayRef<int64_t> localShape, MeshAttr mesh,
                               ArrayRef<int64_t> coordinates) const {
   assert(static_cast<int64_t>(localShape.size()) == getRank() &&
          "rank mismatch");
+  // A device holds the block at its group index over the dimension's axes.
   SmallVector<int64_t> offsets;
-  for (auto [dim, size] : llvm::enumerate(localShape)) {
-    int64_t block = 0;
-    for (StringAttr axis : getDimAxes(dim)) {
-      unsigned index = *mesh.getAxisIndex(axis.getValue());
-      block = block * mesh.getAxisSizes()[index] + coordinates[index];
-    }
-    offsets.push_back(block * size);
-  }
+  for (auto [dim, size] : llvm::enumerate(localShape))
+    offsets.push_back(mesh.getGroupIndex(coordinates, getDimAxes(dim)) * size);
   return offsets;
 }
 

@@ -77,6 +77,21 @@ FlatSymbolRefAttr partition::part::getSpmdMesh(Operation *op) {
   return {};
 }
 
+std::optional<partition::runtime::DType>
+partition::part::getRuntimeDType(Type elementType) {
+  if (elementType.isF32())
+    return runtime::DType::F32;
+  if (elementType.isF16())
+    return runtime::DType::F16;
+  if (elementType.isBF16())
+    return runtime::DType::BF16;
+  if (elementType.isSignlessInteger(32))
+    return runtime::DType::I32;
+  if (elementType.isSignlessInteger(64))
+    return runtime::DType::I64;
+  return std::nullopt;
+}
+
 FailureOr<int64_t>
 partition::part::getTensorBytes(RankedTensorType type,
                                 function_ref<InFlightDiagnostic()> emitError) {
@@ -95,8 +110,10 @@ partition::part::getTensorBytes(RankedTensorType type,
     elements = *product;
   }
   Type elementType = type.getElementType();
+  std::optional<runtime::DType> dtype = getRuntimeDType(elementType);
   int64_t elementBytes =
-      elementType.isIntOrFloat()
+      dtype ? runtime::dtypeSize(*dtype)
+      : elementType.isIntOrFloat()
           ? std::max<int64_t>(1, (elementType.getIntOrFloatBitWidth() + 7) / 8)
           : 8;
   std::optional<int64_t> bytes = llvm::checkedMul(elements, elementBytes);

@@ -1,8 +1,16 @@
 //===- DType.h - element types and their conversions ------------*- C++ -*-===//
+//
+// The element types of runtime tensors, their byte sizes and the f16 / bf16
+// <-> f32 conversions. The compiler uses these same definitions (plan value
+// sizes, weight data), so this header stays plain C++: no MLIR, no
+// FlatBuffers, nothing to link for the inline parts.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PARTITION_RUNTIME_DTYPE_H
 #define PARTITION_RUNTIME_DTYPE_H
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -36,8 +44,59 @@ inline bool isFloat(DType type) {
 
 /// IEEE binary16 <-> float, round to nearest even, with infinities, NaN and
 /// subnormals.
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
+inline float halfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else { // subnormal: normalise
+      int shift = 0;
+      while (!(mantissa & 0x400u)) {
+        mantissa <<= 1;
+        ++shift;
+      }
+      mantissa &= 0x3ffu;
+      bits = sign | static_cast<uint32_t>(127 - 15 + 1 - shift) << 23 |
+             mantissa << 13;
+    }
+  } else if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | mantissa << 13;
+  } else {
+    bits = sign | (exponent + 127 - 15) << 23 | mantissa << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  uint32_t absBits = bits & 0x7fffffffu;
+  if (absBits >= 0x7f800000u) // inf or NaN
+    return sign | 0x7c00u | (absBits > 0x7f800000u ? 0x200u : 0u);
+  if (absBits >= 0x477ff000u) // rounds to >= 65520: overflow to inf
+    return sign | 0x7c00u;
+  if (absBits < 0x38800000u) { // below the smallest normal half: subnormal
+    // Value in units of 2^-24, rounded to nearest even.
+    float a;
+    std::memcpy(&a, &absBits, 4);
+    float scaled = a * 16777216.0f; // 2^24
+    uint32_t rounded = static_cast<uint32_t>(std::nearbyint(scaled));
+    return sign | static_cast<uint16_t>(rounded);
+  }
+  uint32_t mantissa = absBits & 0x7fffffu;
+  uint32_t exponent = (absBits >> 23) - 127 + 15;
+  uint32_t half = exponent << 10 | mantissa >> 13;
+  uint32_t rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
+    ++half; // may carry into the exponent, which is still correct
+  return sign | static_cast<uint16_t>(half);
+}
 
 /// bfloat16 <-> float; float to bf16 rounds to nearest even, NaN stays NaN.
 inline float bf16ToFloat(uint16_t b) {

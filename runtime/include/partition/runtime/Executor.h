@@ -141,7 +141,7 @@ private:
   TensorRef tensor(uint32_t id);
   /// Staging buffer `slot` of at least `bytes` (allocated in prepare()).
   StatusOr<void *> scratch(int slot, size_t bytes);
-  /// An instruction's operands, results and integer/float attributes,
+  /// An instruction's operands, results and (a kernel's) attributes,
   /// decoded from the plan once in prepare() rather than on every step.
   struct Decoded {
     std::vector<TensorRef> in, out;

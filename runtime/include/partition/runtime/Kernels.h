@@ -15,6 +15,7 @@
 #include "partition/runtime/plan/plan_generated.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace partition::runtime {
@@ -22,12 +23,35 @@ namespace partition::runtime {
 class Stream;
 using plan::OpKind;
 
-/// Integer and float attributes of a kernel; their meaning per opcode is
-/// documented in plan.fbs.
-struct KernelAttrs {
-  std::vector<int64_t> ints;
-  std::vector<float> floats;
-};
+/// The attributes of a kernel: none, or the one table of named fields its
+/// opcode takes (plan.fbs lists which), as FlatBuffers' object API unpacks
+/// it from a plan. `attrs.AsMatmulAttrs()->transpose_a` and so on.
+using KernelAttrs = plan::KernelAttrsUnion;
+
+/// The kind of attribute table `op` takes (KernelAttrs::NONE: none).
+plan::KernelAttrs kernelAttrsKind(OpKind op);
+
+/// "MatmulAttrs", ...; "none" for KernelAttrs::NONE.
+const char *kernelAttrsName(plan::KernelAttrs kind);
+
+/// "{transpose_a=false, transpose_b=true}" and so on; "" for none.
+std::string formatKernelAttrs(const KernelAttrs &attrs);
+
+/// Attributes of each kind, for code that builds kernels itself (the
+/// executor's transposes and slices, tests).
+KernelAttrs geluAttrs(plan::GeluApproximation approximation);
+KernelAttrs matmulAttrs(bool transposeA, bool transposeB);
+KernelAttrs softmaxAttrs(int64_t dim);
+KernelAttrs normAttrs(float epsilon, bool hasBias);
+KernelAttrs attentionAttrs(bool causal, float scale);
+KernelAttrs crossEntropyAttrs(plan::LossReduction reduction);
+KernelAttrs reduceAttrs(std::vector<int64_t> dims);
+KernelAttrs transposeAttrs(std::vector<int64_t> permutation);
+KernelAttrs sliceAttrs(std::vector<int64_t> offsets,
+                       std::vector<int64_t> strides);
+KernelAttrs axisAttrs(int64_t axis);
+KernelAttrs fillAttrs(float value);
+KernelAttrs compareAttrs(plan::CompareDirection direction);
 
 /// The kernels of one backend.
 class Kernels {
@@ -40,9 +64,10 @@ public:
                      const std::vector<TensorRef> &outputs, Stream &stream) = 0;
 };
 
-/// Checks that `op` with `attrs` accepts operands of these dtypes and shapes
-/// and produces results of these dtypes and shapes. Shared by plan validation
-/// and the conformance tests; the message names the op and the values.
+/// Checks that `op` has the attribute table it takes, with values in range,
+/// and that it accepts operands of these dtypes and shapes and produces
+/// results of these dtypes and shapes. Shared by plan validation and the
+/// conformance tests; the message names the op and the values.
 Status checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                          const std::vector<TensorRef> &inputs,
                          const std::vector<TensorRef> &outputs);

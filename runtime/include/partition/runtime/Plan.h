@@ -12,6 +12,7 @@
 
 #include "partition/runtime/DType.h"
 #include "partition/runtime/Files.h"
+#include "partition/runtime/Kernels.h"
 #include "partition/runtime/Status.h"
 #include "partition/runtime/plan/plan_generated.h"
 
@@ -24,8 +25,10 @@ namespace partition::runtime {
 
 /// The plan format version this runtime reads (plan.fbs changes that an
 /// older reader would misread bump it; the compiler writes the same number).
-/// Version 5 added the checksum after the FlatBuffer.
-constexpr uint32_t kFormatVersion = 5;
+/// Version 5 added the checksum after the FlatBuffer; version 6 replaced the
+/// positional integer and float attributes of kernels and collectives by
+/// one table of named fields per kind (KernelAttrs, CollectiveAttrs).
+constexpr uint32_t kFormatVersion = 6;
 
 /// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
 /// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.
@@ -67,15 +70,29 @@ private:
 /// instruction or value and the numbers.
 Status validatePlan(const plan::Plan &plan);
 
+// The plan's dtypes are the runtime's (DType.h), number for number.
+static_assert(int(plan::DType::F32) == int(DType::F32) &&
+                  int(plan::DType::F16) == int(DType::F16) &&
+                  int(plan::DType::BF16) == int(DType::BF16) &&
+                  int(plan::DType::I32) == int(DType::I32) &&
+                  int(plan::DType::I64) == int(DType::I64) &&
+                  plan::DType::MAX == plan::DType::I64,
+              "plan.fbs and DType.h disagree on the element types");
+
 /// Runtime dtype of a plan dtype.
 inline DType toDType(plan::DType type) { return static_cast<DType>(type); }
+
+/// Plan dtype of a runtime dtype.
+inline plan::DType toPlanDType(DType type) {
+  return static_cast<plan::DType>(type);
+}
 
 /// Bytes of a plan value (elements times element size).
 int64_t valueBytes(const plan::Value &value);
 
-/// The size of the group over `axes` of `mesh` (product of axis sizes).
-int64_t groupSize(const plan::Mesh &mesh,
-                  const flatbuffers::Vector<uint32_t> &axes);
+/// The attributes of a kernel of a validated plan, unpacked (none when it
+/// has none).
+KernelAttrs unpackKernelAttrs(const plan::KernelInst &kernel);
 
 } // namespace partition::runtime
 

@@ -18,7 +18,8 @@
 
 namespace partition::runtime {
 
-/// Mesh coordinates of the device at row-major position `device`.
+/// Mesh coordinates of the device at row-major position `device`
+/// (deviceCoordinates of DeviceGroups.h over the mesh's axis sizes).
 std::vector<int64_t> meshCoordinates(const plan::Mesh &mesh, int64_t device);
 
 /// Row-major position of the device at `coordinates`.
@@ -26,7 +27,8 @@ int64_t meshDevice(const plan::Mesh &mesh,
                    const std::vector<int64_t> &coordinates);
 
 /// Offset, per dimension, of the block of the device at `coordinates` for a
-/// tensor with local shape `localShape` sharded by `sharding`.
+/// tensor with local shape `localShape` sharded by `sharding`: its group
+/// index over the dimension's axes times the local size.
 std::vector<int64_t> shardOffsets(const plan::Mesh &mesh,
                                   const plan::Sharding &sharding,
                                   const std::vector<int64_t> &coordinates,

@@ -97,12 +97,19 @@ def Part_MeshAttr : Part_Attr<"Mesh", "mesh"> {
     std::optional<int64_t> getAxisSize(::llvm::StringRef name) const;
     /// Total number of devices (the product of all axis sizes).
     int64_t getNumDevices() const;
-    /// Mesh coordinates of the device with linear id `device`.
+    /// Mesh coordinates of the device with linear id `device` (row-major
+    /// over the axes, as the runtime numbers devices: DeviceGroups.h).
     ::llvm::SmallVector<int64_t> getCoordinates(int64_t device) const;
     /// Linear id of the device at `coordinates`.
     int64_t getDeviceId(::llvm::ArrayRef<int64_t> coordinates) const;
     /// Product of the sizes of `axes`; every axis must exist.
     int64_t getGroupSize(::llvm::ArrayRef<::mlir::StringAttr> axes) const;
+    /// Index of the device at `coordinates` in its group over `axes`:
+    /// row-major over `axes` in the order listed, as collectives, shards and
+    /// part.axis_index number a group's members (DeviceGroups.h); every
+    /// axis must exist.
+    int64_t getGroupIndex(::llvm::ArrayRef<int64_t> coordinates,
+                          ::llvm::ArrayRef<::mlir::StringAttr> axes) const;
   }];
 }
 

@@ -12,6 +12,7 @@
 #include "partition/Dialect/Part/IR/Padding.h"
 #include "partition/Dialect/Part/IR/PartitionContext.h"
 #include "partition/Dialect/Part/IR/ShardingRule.h"
+#include "partition/runtime/DType.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,14 +22,22 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #include "partition/Dialect/Part/IR/PartInterfaces.h.inc"
 
 namespace partition::part {
 
-/// The bytes of a static tensor of `type` as the runtime stores it (at least
-/// one byte per element), computed with overflow checks: reports through
-/// `emitError` (when given) and fails when the element count or the byte
-/// size does not fit in int64.
+/// The runtime element type of `elementType` (f32, f16, bf16, i32, i64), or
+/// none when the runtime has no such type: the compiler's one mapping of
+/// MLIR element types onto the runtime's (byte sizes, plan dtypes).
+std::optional<runtime::DType> getRuntimeDType(mlir::Type elementType);
+
+/// The bytes of a static tensor of `type` as the runtime stores it, computed
+/// with overflow checks: reports through `emitError` (when given) and fails
+/// when the element count or the byte size does not fit in int64. Element
+/// sizes of the runtime's types are the runtime's (runtime::dtypeSize);
+/// other types take their bit width rounded up to bytes (at least one).
 mlir::FailureOr<int64_t>
 getTensorBytes(mlir::RankedTensorType type,
                llvm::function_ref<mlir::InFlightDiagnostic()> emitError = {});
