@@ -285,12 +285,14 @@ partition::part::pipeline::simulate(const Schedule &schedule,
     return it->second;
   };
   // The backward of (b, vs) that its input's producer waits for.
-  auto inputGradient = [&](int64_t b, int64_t vs) {
-    int64_t s = stageOf(vs);
-    bool split = false;
+  std::vector<bool> splitStage(p, false);
+  for (int64_t s = 0; s < p; ++s)
     for (const Step &step : schedule.steps[s])
-      split |= step.action == Action::BackwardInput;
-    return ended(split ? Action::BackwardInput : Action::Backward, b, vs);
+      splitStage[s] = splitStage[s] || step.action == Action::BackwardInput;
+  auto inputGradient = [&](int64_t b, int64_t vs) {
+    return ended(splitStage[stageOf(vs)] ? Action::BackwardInput
+                                         : Action::Backward,
+                 b, vs);
   };
   int64_t last = p * v - 1;
   // What a step reads: the times they end, or the first missing one.

@@ -502,8 +502,8 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     // Every factor whole (the operands gathered); the default with one mesh
     // axis taken off every factor (gathered over that axis only); each
     // operand's versions offered first.
+    FactorAxes first = factorAxes; // the default, before any candidate
     consider(FactorAxes(rule.getNumFactors()));
-    FactorAxes first = chooseFactors(nullptr, 0);
     SmallVector<StringAttr> axes;
     for (const auto &list : first)
       for (StringAttr axis : list)
