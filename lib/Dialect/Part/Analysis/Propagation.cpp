@@ -6,6 +6,7 @@
 
 #include "partition/Dialect/Part/Analysis/Propagation.h"
 #include "partition/Dialect/Part/Analysis/ShardingProjection.h"
+#include "partition/Dialect/Part/Analysis/ValueTable.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 
 #include "mlir/IR/Builders.h"
@@ -29,7 +30,7 @@ enum class Priority { None = 0, Propagated = 1, User = 2 };
 
 /// What propagation knows about one value.
 struct State {
-  Layout layout;
+  const Layout *layout = nullptr; // interned (Impl::layouts)
   Priority priority = Priority::None;
   StringRef origin; // interned (Impl::origins)
 };
@@ -77,7 +78,10 @@ public:
   MeshOp mesh;
   MeshAttr meshAttr;
   llvm::SmallDenseMap<StringAttr, int64_t, 4> axisSizes;
-  llvm::DenseMap<Value, State> states;
+  ValueTable<State> states;
+  LayoutInterner layouts;
+  /// `v`'s state, null when it has none.
+  const State *find(Value v) const { return states.find(v); }
   llvm::DenseSet<Value> reported; // values whose unsplit dimension was reported
   /// Each distinct origin text once: states and choices refer to it.
   llvm::BumpPtrAllocator originStorage;
@@ -88,17 +92,17 @@ public:
 
 
 State &ShardingPropagation::Impl::stateOf(Value v) {
-  auto [it, inserted] = states.try_emplace(v);
+  auto [state, inserted] = states.tryEmplace(v);
   if (inserted)
-    it->second.layout =
-        Layout::replicated(cast<RankedTensorType>(v.getType()).getRank());
-  return it->second;
+    state.layout =
+        layouts.replicated(cast<RankedTensorType>(v.getType()).getRank());
+  return state;
 }
 
 void ShardingPropagation::Impl::setFromSharding(Value v, ShardingAttr s, Priority p,
                                   std::string why) {
   State &state = stateOf(v);
-  state.layout = Layout::of(s, s.getRank());
+  state.layout = layouts.intern(Layout::of(s, s.getRank()));
   state.priority = p;
   state.origin = origins.save(why);
 }
@@ -159,18 +163,20 @@ LogicalResult ShardingPropagation::Impl::seed() {
 }
 
 bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
-  SmallVector<FactorChoice> choices(rule.getNumFactors());
+  SmallVector<FactorChoice, 8> choices(rule.getNumFactors());
 
   // Gather: what each value's layout gives the op's factors (one
   // projection, see ShardingProjection.h).
   auto collect = [&](Value v, const ShardingRule::ValueMapping &mapping) {
-    auto it = states.find(v);
-    if (it == states.end() || it->second.priority == Priority::None)
+    const State *found = find(v);
+    // A value with no axes gives no factor any (and leaves none over).
+    if (!found || found->priority == Priority::None ||
+        found->layout->numAxes() == 0)
       return;
-    const State &state = it->second;
+    const State &state = *found;
     int64_t bytes = bytesOf(v);
     ValueProjection projection = projectOntoFactors(
-        rule, mapping, state.layout,
+        rule, mapping, *state.layout,
         [&](StringAttr axis) { return axisSize(axis); });
     for (auto [f, mine] : llvm::enumerate(projection.factorAxes)) {
       if (mine.empty())
@@ -215,7 +221,7 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
     collect(v, mapping);
 
   // An axis may shard one factor only: higher-priority factors keep theirs.
-  SmallVector<int64_t> order(rule.getNumFactors());
+  SmallVector<int64_t, 8> order(rule.getNumFactors());
   std::iota(order.begin(), order.end(), 0);
   llvm::stable_sort(order, [&](int64_t a, int64_t b) {
     if (choices[a].priority != choices[b].priority)
@@ -224,17 +230,18 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
   });
   llvm::SmallDenseSet<StringAttr> used;
   for (int64_t f : order) {
-    SmallVector<StringAttr> kept;
-    for (StringAttr axis : choices[f].axes) {
-      if (!used.insert(axis).second)
-        break; // keep a prefix so the split stays major to minor
-      kept.push_back(axis);
-    }
-    choices[f].axes = kept;
+    SmallVector<StringAttr> &axes = choices[f].axes;
+    size_t kept = 0;
+    // Keep a prefix so the split stays major to minor.
+    while (kept < axes.size() && used.insert(axes[kept]).second)
+      ++kept;
+    axes.truncate(kept);
   }
 
   // Scatter: a value takes the factors' axes where it has fewer.
   bool changed = false;
+  if (llvm::all_of(choices, [](const FactorChoice &c) { return c.axes.empty(); }))
+    return false; // no factor carries axes: no value gains any
   FactorAxes factorAxes;
   for (const FactorChoice &choice : choices)
     factorAxes.push_back(choice.axes);
@@ -243,13 +250,15 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
     State &state = stateOf(v);
     if (state.priority == Priority::User)
       return;
-    Layout layout = layoutFromFactors(rule, mapping, factorAxes, isResult);
-    // Every source that contributed axes, in order of first appearance.
+    // Every source that contributed axes, in order of first appearance, and
+    // how many axes the value would get: it only ever gains axes.
     Priority best = Priority::None;
+    size_t numAxes = 0;
     SmallVector<StringRef, 4> sources;
     auto take = [&](const FactorChoice &choice) {
       if (choice.axes.empty())
         return;
+      numAxes += choice.axes.size();
       best = std::max(best, choice.priority);
       if (!llvm::is_contained(sources, choice.origin))
         sources.push_back(choice.origin);
@@ -261,8 +270,9 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
       for (int64_t f = 0; f < rule.getNumFactors(); ++f)
         if (rule.getFactorKind(f) == FactorKind::Reduction)
           take(choices[f]);
-    if (best == Priority::None || layout.numAxes() <= state.layout.numAxes())
+    if (best == Priority::None || numAxes <= state.layout->numAxes())
       return;
+    Layout layout = layoutFromFactors(rule, mapping, factorAxes, isResult);
     // Sharding must divide each dimension.
     ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
     for (auto [d, axes] : llvm::enumerate(layout.dims)) {
@@ -272,7 +282,7 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
       if (shape[d] % shards)
         return; // cannot happen: factors divide their dimensions
     }
-    state.layout = std::move(layout);
+    state.layout = layouts.intern(layout);
     state.priority = Priority::Propagated;
     state.origin = sources.size() == 1 ? sources.front()
                                        : origins.save(llvm::join(sources, "; "));
@@ -289,7 +299,7 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
 }
 
 ShardingAttr ShardingPropagation::Impl::build(const State &state) {
-  return state.layout.toAttr(function.getContext(),
+  return state.layout->toAttr(function.getContext(),
                              FlatSymbolRefAttr::get(mesh.getSymNameAttr()));
 }
 
@@ -298,26 +308,28 @@ void ShardingPropagation::Impl::write() {
   StringRef name = PartDialect::getShardingAttrName();
   FunctionAttrEditor attrs(function);
   for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
-    auto it = states.find(arg);
-    if (it == states.end() || it->second.priority != Priority::Propagated)
+    const State *state = find(arg);
+    if (!state || state->priority != Priority::Propagated)
       continue;
-    attrs.setArg(i, name, build(it->second));
+    attrs.setArg(i, name, build(*state));
     attrs.setArg(i, PartDialect::getShardingOriginAttrName(),
-                 StringAttr::get(ctx, it->second.origin));
+                 StringAttr::get(ctx, state->origin));
   }
   attrs.commit();
   function.walk([&](Operation *op) {
     if (op->getNumResults() != 1 || isa<ShardingConstraintOp>(op))
       return;
-    auto it = states.find(op->getResult(0));
+    const State *state = find(op->getResult(0));
     // Write what propagation found, and the user's shardings that were given
     // elsewhere (on a function result) onto the op that computes the value.
-    if (it == states.end() || it->second.priority == Priority::None ||
-        (it->second.priority == Priority::User && op->hasAttr(name)))
+    if (!state || state->priority == Priority::None ||
+        (state->priority == Priority::User && op->hasAttr(name)))
       return;
-    op->setAttr(name, build(it->second));
-    op->setAttr(PartDialect::getShardingOriginAttrName(),
-                StringAttr::get(ctx, it->second.origin));
+    NamedAttrList attrs(op->getAttrDictionary());
+    attrs.set(name, build(*state));
+    attrs.set(PartDialect::getShardingOriginAttrName(),
+              StringAttr::get(ctx, state->origin));
+    op->setAttrs(attrs.getDictionary(ctx));
   });
 }
 
@@ -326,6 +338,9 @@ LogicalResult ShardingPropagation::Impl::compute() {
     return failure();
   // Each op's rule, built once for all the rounds.
   std::vector<std::pair<Operation *, ShardingRule>> ops;
+  size_t count = 0;
+  function.walk([&](ShardingRuleOpInterface) { ++count; });
+  ops.reserve(count); // a rule is copied, not moved, when the vector grows
   function.walk([&](ShardingRuleOpInterface ruled) {
     ops.push_back({ruled.getOperation(), ruled.getShardingRule()});
   });
@@ -379,15 +394,15 @@ ShardingPropagation::~ShardingPropagation() = default;
 LogicalResult ShardingPropagation::compute() { return impl->compute(); }
 
 ShardingAttr ShardingPropagation::shardingOf(Value v) const {
-  auto it = impl->states.find(v);
-  if (it == impl->states.end() || it->second.priority == Priority::None)
+  const State *state = impl->find(v);
+  if (!state || state->priority == Priority::None)
     return {};
-  return impl->build(it->second);
+  return impl->build(*state);
 }
 
 std::string ShardingPropagation::originOf(Value v) const {
-  auto it = impl->states.find(v);
-  return it == impl->states.end() ? std::string() : it->second.origin.str();
+  const State *state = impl->find(v);
+  return state ? state->origin.str() : std::string();
 }
 
 void ShardingPropagation::write() { impl->write(); }

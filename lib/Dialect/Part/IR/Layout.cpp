@@ -37,3 +37,12 @@ SmallVector<int64_t> Layout::localShape(ArrayRef<int64_t> global,
     shape[d] /= mesh.getGroupSize(axes);
   return shape;
 }
+
+llvm::hash_code partition::part::hash_value(const Layout &layout) {
+  llvm::hash_code h = llvm::hash_value(layout.dims.size());
+  for (const auto &axes : layout.dims)
+    h = llvm::hash_combine(h, llvm::hash_combine_range(axes.begin(), axes.end()));
+  return llvm::hash_combine(
+      h, llvm::hash_combine_range(layout.unreduced.begin(),
+                                  layout.unreduced.end()));
+}

@@ -128,12 +128,23 @@ partition::part::getTensorBytes(RankedTensorType type,
 }
 
 LogicalResult partition::part::verifyTensorSizes(Operation *op) {
-  for (TypeRange types :
-       {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
-    for (Type type : types)
-      if (auto tensor = dyn_cast<RankedTensorType>(type))
-        if (failed(getTensorBytes(tensor, [&] { return op->emitOpError(); })))
-          return failure();
+  auto check = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return success(!tensor || succeeded(getTensorBytes(
+                                  tensor, [&] { return op->emitOpError(); })));
+  };
+  // An operand a part op defines was checked as that op's result (the
+  // verifier stops at the first op that fails, and a definition comes
+  // first); others (a function's arguments, say) are checked where used.
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if ((!def || !def->hasTrait<PartOpTrait::BoundedTensorSizes>()) &&
+        failed(check(operand.getType())))
+      return failure();
+  }
+  for (Type type : op->getResultTypes())
+    if (failed(check(type)))
+      return failure();
   return success();
 }
 
@@ -269,7 +280,13 @@ static LogicalResult inferBroadcast(const Reporter &report, Type lhsType,
                     l, " and ", r);
     shape[i] = l == 1 ? r : l;
   }
-  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  // Usually one operand has the result's shape: its type needs no lookup.
+  if (lhs.getShape() == ArrayRef<int64_t>(shape) && !lhs.getEncoding())
+    inferred.push_back(lhs);
+  else if (rhs.getShape() == ArrayRef<int64_t>(shape) && !rhs.getEncoding())
+    inferred.push_back(rhs);
+  else
+    inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
   return success();
 }
 

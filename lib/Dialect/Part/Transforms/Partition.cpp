@@ -13,6 +13,7 @@
 
 #include "partition/Dialect/Part/Analysis/Reshard.h"
 #include "partition/Dialect/Part/Analysis/ShardingProjection.h"
+#include "partition/Dialect/Part/Analysis/ValueTable.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
@@ -90,7 +91,7 @@ private:
   /// The layouts a view's result has when the view is applied to each
   /// version of its operand (its value and the reshards made of it), with
   /// that version.
-  SmallVector<std::pair<Layout, Value>> viewSources(Operation *view);
+  SmallVector<std::pair<Layout, Value>, 1> viewSources(Operation *view);
   /// The view applied to the version of its operand that gives its result
   /// `layout`, registered as a version of the view's result.
   Value buildView(OpBuilder &b, Operation *view, const Layout &layout);
@@ -100,12 +101,12 @@ private:
   MeshAttr meshAttr;
   FlatSymbolRefAttr meshRef;
   IRMapping mapping;                     // global value -> local value
-  llvm::DenseMap<Value, Layout> layouts; // local value -> its layout
+  ValueTable<Layout> layouts; // local value -> its layout
   /// Per global value, the axes over which its pending sum may stay
   /// pending (see run()).
   llvm::DenseMap<Value, SmallVector<StringAttr>> deferred;
   /// Reshards already made of a local value: (layout reached, value).
-  llvm::DenseMap<Value, SmallVector<std::pair<Layout, Value>>> reshards;
+  ValueTable<SmallVector<std::pair<Layout, Value>, 1>> reshards;
 };
 
 } // namespace
@@ -214,16 +215,15 @@ bool Partitioner::isView(Operation *op) {
   return true;
 }
 
-SmallVector<std::pair<Layout, Value>>
+SmallVector<std::pair<Layout, Value>, 1>
 Partitioner::viewSources(Operation *view) {
-  SmallVector<std::pair<Layout, Value>> sources;
+  SmallVector<std::pair<Layout, Value>, 1> sources;
   Value local = mapping.lookup(view->getOperand(0));
   if (!local)
     return sources;
   SmallVector<std::pair<Layout, Value>, 4> inputs = {{layouts[local], local}};
-  auto it = reshards.find(local);
-  if (it != reshards.end())
-    llvm::append_range(inputs, it->second);
+  if (const auto *made = reshards.find(local))
+    llvm::append_range(inputs, *made);
   ShardingRule rule = cast<ShardingRuleOpInterface>(view).getShardingRule();
   for (auto &[layout, value] : inputs) {
     ValueProjection projection = projectOntoFactors(
@@ -350,9 +350,8 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   auto versions = [&](Value operand) {
     Value local = mapping.lookup(operand);
     SmallVector<std::pair<Layout, Value>, 4> list = {{layouts[local], local}};
-    auto it = reshards.find(local);
-    if (it != reshards.end())
-      llvm::append_range(list, it->second);
+    if (const auto *made = reshards.find(local))
+      llvm::append_range(list, *made);
     if (Operation *def = operand.getDefiningOp();
         def && mapping.contains(operand) && isView(def))
         for (auto &[layout, value] : viewSources(def))
@@ -370,7 +369,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     int64_t bytes = 0;
   };
   auto targetsOf = [&](const FactorAxes &factorAxes) {
-    SmallVector<Layout> targets;
+    SmallVector<Layout, 2> targets;
     for (auto [i, m] : llvm::enumerate(rule.getOperandMappings())) {
       Layout target =
           layoutFromFactors(rule, m, factorAxes, /*isResult=*/false);
@@ -550,7 +549,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   // The op on local shapes; its results have the factors' axes, and are
   // pending sums over the axes of sharded reduction factors.
   SmallVector<Type> resultTypes;
-  SmallVector<Layout> resultLayouts;
+  SmallVector<Layout, 2> resultLayouts;
   SmallVector<StringAttr> reduced;
   for (auto [result, m] :
        llvm::zip(op->getResults(), rule.getResultMappings())) {

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
@@ -165,6 +166,15 @@ struct PartTensorParallelPass
       }
     }
     StringAttr axisName = StringAttr::get(ctx, axis);
+    // A split (a value with a layout) from which an earlier walk found no
+    // partner leads to none: a walk from a layer whose output joins the
+    // residual stream would otherwise follow it to the end of the model, in
+    // every layer (quadratic in the depth). Each walk explores every (op,
+    // layout) it reaches, so what it found from a split does not depend on
+    // where it came from.
+    auto meshRef = FlatSymbolRefAttr::get(ctx, meshName);
+    using Split = std::pair<Value, ShardingAttr>;
+    llvm::DenseSet<Split> deadEnds;
     WalkResult walk = function.walk([&](MatmulOp first) {
       if (!forward.contains(first))
         return WalkResult::advance();
@@ -181,14 +191,16 @@ struct PartTensorParallelPass
       auto features = Layout::replicated(
           cast<RankedTensorType>(first.getResult().getType()).getRank());
       features.dims.back().push_back(axisName);
-      SmallVector<std::pair<Value, Layout>> work = {
+      SmallVector<std::pair<Value, Layout>, 4> work = {
           {first.getResult(), features}};
-      llvm::SmallPtrSet<Operation *, 16> seen;
+      // The splits this walk reached, each followed once.
+      llvm::DenseSet<Split> seen;
+      seen.insert({first.getResult(), features.toAttr(ctx, meshRef)});
       while (!work.empty()) {
         auto [v, layout] = work.pop_back_val();
         for (OpOperand &use : v.getUses()) {
           Operation *user = use.getOwner();
-          if (!forward.contains(user) || !seen.insert(user).second)
+          if (!forward.contains(user))
             continue;
           if (auto second = dyn_cast<MatmulOp>(user)) {
             std::optional<unsigned> w2 =
@@ -196,7 +208,8 @@ struct PartTensorParallelPass
             // A partner contracts the split features: they are its
             // operand's last dimension.
             if (w2 && use.getOperandNumber() == 0 && !second.getTransposeA() &&
-                layout.dims.back().size() == 1)
+                layout.dims.back().size() == 1 &&
+                !llvm::is_contained(partners, std::make_pair(second, *w2)))
               partners.push_back({second, *w2});
             continue;
           }
@@ -204,6 +217,9 @@ struct PartTensorParallelPass
               passSplit(user, use.getOperandNumber(), layout,
                         [](StringAttr) -> int64_t { return 1; });
           if (!passed)
+            continue;
+          Split next = {user->getResult(0), passed->toAttr(ctx, meshRef)};
+          if (deadEnds.contains(next) || !seen.insert(next).second)
             continue;
           if (auto reshape = dyn_cast<ReshapeOp>(user)) {
             auto in = reshape.getInput().getType();
@@ -216,8 +232,10 @@ struct PartTensorParallelPass
           work.push_back({user->getResult(0), *passed});
         }
       }
-      if (partners.empty())
+      if (partners.empty()) {
+        deadEnds.insert(seen.begin(), seen.end());
         return WalkResult::advance();
+      }
       splits[*w1] = {first.getTransposeB() ? 0 : 1, first};
       for (auto [second, w2] : partners) {
         splits[w2] = {second.getTransposeB() ? 1 : 0, second};

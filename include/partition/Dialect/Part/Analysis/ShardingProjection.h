@@ -18,7 +18,7 @@
 namespace partition::part {
 
 /// Mesh axes per factor of a rule.
-using FactorAxes = llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>>;
+using FactorAxes = llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>, 4>;
 
 /// What one value's layout gives the factors of an op.
 struct ValueProjection {
@@ -28,7 +28,7 @@ struct ValueProjection {
   FactorAxes factorAxes;
   /// Per dimension: the axes no factor could take (they do not split the
   /// dimension's factors evenly, major to minor).
-  llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>> leftover;
+  llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>, 4> leftover;
 
   bool hasLeftover() const {
     return llvm::any_of(leftover, [](const auto &axes) { return !axes.empty(); });

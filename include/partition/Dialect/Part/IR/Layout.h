@@ -12,14 +12,17 @@
 #include "partition/Dialect/Part/IR/PartAttrs.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <unordered_set>
 
 namespace partition::part {
 
 /// A sharding as plain lists: the mesh axes that split each dimension
 /// (major to minor), and the axes over which the value is a pending sum.
 struct Layout {
-  llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>> dims;
+  llvm::SmallVector<llvm::SmallVector<mlir::StringAttr>, 4> dims;
   llvm::SmallVector<mlir::StringAttr> unreduced;
 
   /// Replicated (no axes) over `rank` dimensions.
@@ -43,6 +46,29 @@ struct Layout {
     return dims == other.dims && unreduced == other.unreduced;
   }
   bool operator!=(const Layout &other) const { return !(*this == other); }
+};
+
+llvm::hash_code hash_value(const Layout &layout);
+
+/// Each distinct layout once. Analyses of large functions keep a pointer per
+/// value instead of a copy: a function has few distinct layouts, and a copy
+/// per value is a few hundred bytes the cache would have to hold.
+class LayoutInterner {
+public:
+  /// The one copy of `layout`; it lives as long as the interner.
+  const Layout *intern(const Layout &layout) {
+    return &*layouts.insert(layout).first;
+  }
+  /// Replicated over `rank` dimensions.
+  const Layout *replicated(int64_t rank) {
+    return intern(Layout::replicated(rank));
+  }
+
+private:
+  struct Hash {
+    size_t operator()(const Layout &l) const { return hash_value(l); }
+  };
+  std::unordered_set<Layout, Hash> layouts; // nodes never move
 };
 
 } // namespace partition::part
