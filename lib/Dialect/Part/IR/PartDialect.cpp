@@ -142,6 +142,22 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == "part.stage") {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !stage || stage.getInt() < 0)
+      return op->emitOpError() << "'part.stage' belongs on a function (a "
+                                  "pipeline stage) and is a non-negative "
+                                  "integer, got "
+                               << attr.getValue();
+    return success();
+  }
+  if (name == "part.schedule") {
+    if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.schedule' belongs on a function (a "
+                                  "pipeline stage) and is a string, got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == getRecomputedAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'part.recomputed' is a unit attribute, got "

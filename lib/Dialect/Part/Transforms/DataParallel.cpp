@@ -30,6 +30,16 @@ struct PartDataParallelPass
         lookupMeshAxisSize(module, meshName, axis, "split the batch over");
     if (failed(size))
       return signalPassFailure();
+    // Micro-batches split each device's batch further.
+    // (With the micro-batch axis as `axis` itself, it is the only split.)
+    bool extraAxis = !microBatchAxis.empty() && microBatchAxis != axis;
+    if (extraAxis) {
+      FailureOr<int64_t> m = lookupMeshAxisSize(
+          module, meshName, microBatchAxis, "split micro-batches over");
+      if (failed(m))
+        return signalPassFailure();
+      *size *= *m;
+    }
     StringRef shardingName = PartDialect::getShardingAttrName();
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isDeclaration() || getSpmdMesh(function))
@@ -45,6 +55,20 @@ struct PartDataParallelPass
                cast<RankedTensorType>(function.getArgumentTypes()[i])
                        .getRank() != 0;
       };
+      // Micro-batches are equal slices of each device's batch: no padding.
+      if (!microBatchAxis.empty())
+        for (unsigned i = 0; i < function.getNumArguments(); ++i)
+          if (batched(i)) {
+            int64_t n = cast<RankedTensorType>(function.getArgumentTypes()[i])
+                            .getDimSize(0);
+            if (n % *size)
+              return (void)(function.emitError()
+                            << "argument " << i << " has a batch of " << n
+                            << ", which the data-parallel devices times the "
+                               "micro-batches ("
+                            << *size << ") do not divide"),
+                     signalPassFailure();
+          }
       SmallVector<PadRequest> padding;
       for (unsigned i = 0; i < function.getNumArguments(); ++i)
         if (batched(i) &&
@@ -61,6 +85,8 @@ struct PartDataParallelPass
         auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
         SmallVector<SmallVector<StringRef>> dims(type.getRank());
         dims[0].push_back(axis);
+        if (extraAxis)
+          dims[0].push_back(microBatchAxis);
         batch.setArg(i, shardingName, ShardingAttr::get(ctx, meshName, dims));
       }
       batch.commit();

@@ -39,9 +39,11 @@ namespace {
 
 class Partitioner final : public PartitionContext {
 public:
-  Partitioner(func::FuncOp function, MeshOp mesh)
+  Partitioner(func::FuncOp function, MeshOp mesh,
+              ArrayRef<StringAttr> accumulateOnly = {})
       : function(function), meshOp(mesh), meshAttr(mesh.getMesh()),
-        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())) {}
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
+        accumulateOnly(accumulateOnly) {}
 
   LogicalResult run();
 
@@ -100,6 +102,22 @@ private:
   MeshOp meshOp;
   MeshAttr meshAttr;
   FlatSymbolRefAttr meshRef;
+  /// Axes over which only pending sums may be completed (see the pass's
+  /// accumulate-axes option).
+  SmallVector<StringAttr> accumulateOnly;
+  /// What `plan` moves per device, or kForbidden when it runs another
+  /// collective than an all_reduce over an accumulate-only axis.
+  static constexpr int64_t kForbidden = int64_t(1) << 50;
+  int64_t planCost(const ReshardPlan &plan, int64_t element,
+                   llvm::function_ref<int64_t(ArrayRef<StringAttr>)> size) {
+    for (const ReshardStep &step : plan.steps)
+      if (step.kind != ReshardStep::Kind::AllReduce &&
+          llvm::any_of(step.axes, [&](StringAttr a) {
+            return llvm::is_contained(accumulateOnly, a);
+          }))
+        return kForbidden;
+    return reshardBytes(plan, element, size);
+  }
   IRMapping mapping;                     // global value -> local value
   ValueTable<Layout> layouts; // local value -> its layout
   /// Per global value, the axes over which its pending sum may stay
@@ -390,7 +408,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
       FailureOr<ReshardPlan> plan = planReshard(layout, target, shape, size);
       if (failed(plan))
         continue;
-      int64_t bytes = reshardBytes(*plan, element, size);
+      int64_t bytes = planCost(*plan, element, size);
       if (!found || bytes < best.bytes) {
         best = {value, layout, bytes};
         found = true;
@@ -456,7 +474,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
           continue;
         FailureOr<ReshardPlan> plan =
             planReshard(result, wanted, local.getShape(), size);
-        total += succeeded(plan) ? reshardBytes(*plan, element, size)
+        total += succeeded(plan) ? planCost(*plan, element, size)
                                  : std::numeric_limits<int32_t>::max();
       }
     }
@@ -701,6 +719,7 @@ LogicalResult Partitioner::run() {
 namespace {
 struct PartPartitionPass
     : public partition::part::impl::PartPartitionPassBase<PartPartitionPass> {
+  using PartPartitionPassBase::PartPartitionPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     StringRef name = PartDialect::getShardingAttrName();
@@ -741,7 +760,13 @@ struct PartPartitionPass
         function.emitError() << "can only partition a function of one block";
         return signalPassFailure();
       }
-      Partitioner partitioner(function, lookupMesh(function, meshName));
+      SmallVector<StringAttr> accumulateOnly;
+      SmallVector<StringRef> names;
+      StringRef(accumulateAxes).split(names, ',', -1, /*KeepEmpty=*/false);
+      for (StringRef axis : names)
+        accumulateOnly.push_back(StringAttr::get(&getContext(), axis.trim()));
+      Partitioner partitioner(function, lookupMesh(function, meshName),
+                              accumulateOnly);
       if (failed(partitioner.run()))
         return signalPassFailure();
     }

@@ -8,9 +8,34 @@
 using namespace mlir;
 using namespace partition::part;
 
+static constexpr llvm::StringLiteral kPipelineAxis = "pp";
+static constexpr llvm::StringLiteral kMicroBatchAxis = "mb";
+
 void partition::part::addSpmdPipeline(OpPassManager &pm,
                                       const SpmdPipelineOptions &options) {
-  std::string shape = options.mesh;
+  // A pp axis becomes a micro-batch axis "mb" (of the micro-batches' size)
+  // until part-pipeline cuts the stages: the partitioner then writes one
+  // micro-batch's program, with all_reduces over "mb" where micro-batches
+  // accumulate.
+  int64_t stages = 0;
+  std::string shape;
+  {
+    SmallVector<StringRef> parts;
+    StringRef(options.mesh).split(parts, ',', -1, false);
+    for (StringRef part : parts) {
+      auto [name, size] = part.split(':');
+      if (name.trim() == kPipelineAxis) {
+        (void)size.trim().getAsInteger(10, stages);
+        continue;
+      }
+      shape += (shape.empty() ? "" : ",") + part.trim().str();
+    }
+    if (stages) {
+      int64_t m = options.microBatches ? int64_t(options.microBatches) : stages;
+      shape += (shape.empty() ? "" : ",") + std::string(kMicroBatchAxis) +
+               ":" + std::to_string(m);
+    }
+  }
   // Which of the parallel axes the mesh has.
   auto hasAxis = [&](StringRef axis) {
     SmallVector<StringRef> parts;
@@ -22,7 +47,12 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
   pm.addPass(createPartDefineMeshPass({options.meshName, shape}));
   if (hasAxis(options.dataParallelAxis))
     pm.addPass(createPartDataParallelPass(
-        {options.meshName, options.dataParallelAxis}));
+        {options.meshName, options.dataParallelAxis,
+         stages ? std::string(kMicroBatchAxis) : std::string()}));
+  else if (stages)
+    pm.addPass(createPartDataParallelPass({options.meshName,
+                                           std::string(kMicroBatchAxis),
+                                           std::string(kMicroBatchAxis)}));
   if (hasAxis(options.tensorParallelAxis))
     pm.addPass(createPartTensorParallelPass({options.meshName,
                                              options.tensorParallelAxis,
@@ -35,7 +65,12 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
     pm.addPass(createPartZeroPass(
         {options.meshName, options.dataParallelAxis, options.zero}));
   pm.addPass(createPartPropagateShardingsPass());
-  pm.addPass(createPartPartitionPass());
+  pm.addPass(createPartPartitionPass(
+      {stages ? std::string(kMicroBatchAxis) : std::string()}));
+  if (stages)
+    pm.addPass(createPartPipelinePass({stages, options.schedule,
+                                       options.stageLayers,
+                                       std::string(kMicroBatchAxis)}));
 }
 
 LogicalResult partition::part::checkSpmdMeshAxes(
@@ -48,15 +83,23 @@ LogicalResult partition::part::checkSpmdMeshAxes(
     StringRef axis = part.split(':').first.trim();
     if (axis == dp || axis == tp)
       continue;
-    if (axis == "pp")
-      return emitError("part-spmd: mesh axis \"pp\": pipeline stages are not "
-                       "supported yet (known axes: \"" +
-                       dp + "\" (data parallel), \"" + tp +
-                       "\" (tensor parallel))");
+    if (axis == kPipelineAxis) {
+      int64_t stages = 0;
+      if (part.split(':').second.trim().getAsInteger(10, stages) ||
+          stages < 1)
+        return emitError("part-spmd: mesh axis \"pp\" needs a size of at "
+                         "least 1, got \"" +
+                         part + "\"");
+      if (options.microBatches < 0)
+        return emitError("part-spmd: micro-batches=" +
+                         Twine(int64_t(options.microBatches)) +
+                         " must be positive");
+      continue;
+    }
     return emitError("part-spmd: unknown mesh axis \"" + axis +
                      "\" in mesh=\"" + options.mesh + "\"; known axes: \"" +
                      dp + "\" (data parallel), \"" + tp +
-                     "\" (tensor parallel)");
+                     "\" (tensor parallel), \"pp\" (pipeline stages)");
   }
   return success();
 }

@@ -3,9 +3,9 @@
 // SHAPE: error: mesh shape "dp:x" must list axes as name:size, e.g. dp:2,tp:4; "dp:x" is not one
 // An axis no pass splits over would replicate everything silently.
 // RUN: not partition-opt %s --part-spmd="mesh=foo:2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: part-spmd: unknown mesh axis "foo" in mesh="foo:2"; known axes: "dp" (data parallel), "tp" (tensor parallel)
-// RUN: not partition-opt %s --part-spmd="mesh=dp:2,pp:2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PP
-// PP: error: part-spmd: mesh axis "pp": pipeline stages are not supported yet (known axes: "dp" (data parallel), "tp" (tensor parallel))
+// UNKNOWN: error: part-spmd: unknown mesh axis "foo" in mesh="foo:2"; known axes: "dp" (data parallel), "tp" (tensor parallel), "pp" (pipeline stages)
+// RUN: not partition-opt %s --part-spmd="mesh=dp:2,pp:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PP
+// PP: error: part-spmd: mesh axis "pp" needs a size of at least 1, got "pp:0"
 // Sizes below 1 and axes given twice are not meshes.
 // RUN: not partition-opt %s --split-input-file --part-spmd="mesh=dp:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SIZE
 // SIZE: error: mesh shape "dp:0" must list axes as name:size, e.g. dp:2,tp:4; "dp:0" is not one

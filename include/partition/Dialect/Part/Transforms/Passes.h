@@ -47,18 +47,33 @@ struct SpmdPipelineOptions
                      "gradients (2), also parameters (3) over the "
                      "data-parallel axis"),
       llvm::cl::init(0)};
+  Option<int64_t> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("with a pp axis: micro-batches per step (default: the "
+                     "number of stages)"),
+      llvm::cl::init(0)};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("with a pp axis: gpipe or 1f1b"), llvm::cl::init("1f1b")};
+  Option<std::string> stageLayers{
+      *this, "stage-layers",
+      llvm::cl::desc("with a pp axis: the layers of each stage, e.g. "
+                     "0-11,12-23 (default: balanced by FLOPs)"),
+      llvm::cl::init("")};
 };
 
 /// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel
 /// (when the mesh has the data-parallel axis), part-tensor-parallel (when it
 /// has the tensor-parallel axis), part-zero (when `zero` is not 0),
-/// part-propagate-shardings, part-partition.
+/// part-propagate-shardings, part-partition, and with a `pp` axis
+/// part-pipeline (the batch is split over a micro-batch axis "mb" in its
+/// place until then).
 /// `--mlir-print-ir-after-all` shows the IR after each stage.
 void addSpmdPipeline(mlir::OpPassManager &pm,
                      const SpmdPipelineOptions &options);
 
-/// Checks that every axis of `options.mesh` is the data-parallel or the
-/// tensor-parallel axis (pipeline stages, `pp`, are not supported yet);
+/// Checks that every axis of `options.mesh` is the data-parallel, the
+/// tensor-parallel or the pipeline axis (`pp`), and the pipeline options;
 /// reports through `emitError` otherwise.
 mlir::LogicalResult checkSpmdMeshAxes(
     const SpmdPipelineOptions &options,

@@ -156,6 +156,14 @@ def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"accumulateAxes", "accumulate-axes", "std::string",
+           /*default=*/"\"\"",
+           "comma-separated mesh axes over which only sums and means may be "
+           "completed (all_reduce): no other collective is chosen over them "
+           "(the micro-batch axis of a pipeline, whose devices run one after "
+           "another)">
+  ];
 }
 
 def PartExplainPass : Pass<"part-explain", "::mlir::ModuleOp"> {
@@ -220,7 +228,11 @@ def PartDataParallelPass : Pass<"part-data-parallel", "::mlir::ModuleOp"> {
     Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
            "the mesh">,
     Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
-           "the data-parallel mesh axis">
+           "the data-parallel mesh axis">,
+    Option<"microBatchAxis", "micro-batch-axis", "std::string",
+           /*default=*/"\"\"",
+           "a second axis the batch is split over after `axis` (the "
+           "micro-batches of a pipeline; part-spmd sets it)">
   ];
 }
 
@@ -262,6 +274,47 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
            "sequence over the axis between blocks (Megatron's sequence "
            "parallelism): each block's all-reduce becomes a reduce-scatter "
            "and an all-gather, and layer norms run on sequence shards">
+  ];
+}
+
+def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
+  let summary = "cuts a per-device training step into pipeline stages running micro-batches on a schedule";
+  let description = [{
+    Input: a training step partitioned (`part-partition`) over a mesh with a
+    micro-batch axis (`micro-batch-axis`, default "mb") that splits the
+    batch: the per-device function computes one micro-batch, and the
+    all_reduces over that axis (the loss, each gradient) are where
+    micro-batches accumulate. `part-spmd` builds this for a mesh with a
+    `pp` axis. See docs/design/2026-12-03-pipelines.md.
+
+    Output: one function per stage, `@<step>_stage<s>` with `part.spmd` on
+    a mesh `@<mesh>_pp<s>` of the other axes, `part.stage = s` and
+    `part.schedule` (the stage's steps: "F0 F1 B0 ..."). Each runs its
+    steps of the schedule unrolled: the forward or backward ops of the
+    stage on micro-batch k (a slice of the batched arguments), a
+    `part.send` of every value another stage reads and a `part.recv` where
+    it is read (channel: the value's number times the micro-batches plus
+    k), the accumulations summed (averaged where the all_reduce averaged)
+    and reduced over their other axes, then the optimizer once. Forward ops
+    are cut by `part.layer` into contiguous groups balanced by FLOPs, or as
+    `stage-layers` says; backward ops go with the forward values they read.
+    A parameter several stages read (a tied embedding) is held and updated
+    by each, with the accumulated gradient sent to each.
+
+    Errors: fewer layers than stages, a stage without forward work, a
+    schedule the simulation rejects (it names the stages and steps that
+    wait on each other), a collective over the micro-batch axis other than a
+    sum or mean, a per-micro-batch value returned.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "the number of pipeline stages">,
+    Option<"scheduleName", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe or 1f1b">,
+    Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
+           "layers per stage, e.g. 0-11,12-23 (default: balanced by FLOPs)">,
+    Option<"microBatchAxis", "micro-batch-axis", "std::string",
+           /*default=*/"\"mb\"", "the mesh axis that splits micro-batches">
   ];
 }
 

@@ -1,0 +1,808 @@
+//===- Pipeline.cpp - pipeline stages and micro-batches -------------------===//
+//
+// part-pipeline cuts a per-device training step into pipeline stages and
+// runs micro-batches through them on a schedule
+// (docs/design/2026-12-03-pipelines.md).
+//
+// Its input is the step partitioned over a mesh with a micro-batch axis
+// (part-spmd adds it for a mesh with a pp axis): the batch is split over
+// that axis like a data-parallel one, so the per-device function computes
+// one micro-batch, and where the step completes a sum over the batch (the
+// loss, every gradient) the partitioner has put an all_reduce over the
+// micro-batch axis. Those all_reduces are where micro-batches accumulate.
+//
+// Ops fall into four kinds: micro-batch ops (they read the batch: run once
+// per micro-batch), accumulations (the all_reduces over the micro-batch
+// axis), step ops (they read an accumulation: the optimizer, run once per
+// step) and invariants (parameters only: made once, where used).
+//
+// Micro-batch ops are forward (what the loss is computed from) or backward,
+// and each has a home stage: a forward op by its `part.layer` (layers cut
+// into contiguous groups, balanced by FLOPs or as `stage-layers` says; an
+// op without a layer goes where its operands are), a backward op with the
+// forward values it reads (the earliest stage among its operands). Each
+// stage becomes a function on its own mesh (the axes other than the
+// micro-batch axis) that runs the stage's steps of the schedule unrolled:
+// forward or backward of micro-batch k is a copy of the stage's ops on the
+// k-th slice of the batch, a value another stage reads is sent to it
+// (`part.send` / `part.recv`, a channel per value and micro-batch), and an
+// accumulation sums the micro-batches (averaging where the all_reduce
+// averaged) before the step ops run once. A parameter several stages read
+// (a tied embedding) is held by each of them, and each applies the same
+// update: the accumulated gradient is sent to every stage that holds it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/IR/FunctionAttrs.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+#include <set>
+
+#define DEBUG_TYPE "part-pipeline"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTPIPELINEPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+namespace pl = partition::part::pipeline;
+
+namespace {
+
+enum class Kind { Invariant, MicroBatch, Accumulate, Step };
+
+/// Whether `op` is a collective over `axis` (on the function's mesh).
+bool isCollectiveOver(Operation *op, StringAttr axis) {
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
+  if (!axes || !op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
+    return false;
+  return llvm::is_contained(axes.getValue(), axis);
+}
+
+/// `s` without `axis`, on `mesh`.
+ShardingAttr withoutAxis(ShardingAttr s, StringAttr axis,
+                         FlatSymbolRefAttr mesh) {
+  MLIRContext *ctx = s.getContext();
+  SmallVector<ArrayAttr> dims;
+  for (int64_t d = 0; d < s.getRank(); ++d) {
+    SmallVector<Attribute> axes;
+    for (StringAttr a : s.getDimAxes(d))
+      if (a != axis)
+        axes.push_back(a);
+    dims.push_back(ArrayAttr::get(ctx, axes));
+  }
+  SmallVector<StringAttr> unreduced;
+  for (StringAttr a : s.getUnreduced())
+    if (a != axis)
+      unreduced.push_back(a);
+  return ShardingAttr::get(ctx, mesh, dims, unreduced);
+}
+
+class PipelineSplit {
+public:
+  PipelineSplit(func::FuncOp function, MeshOp mesh, StringAttr axis,
+                int64_t stages, pl::Schedule schedule,
+                ArrayRef<std::pair<int64_t, int64_t>> stageLayers)
+      : function(function), mesh(mesh), axis(axis), stages(stages),
+        schedule(std::move(schedule)), stageLayers(stageLayers) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult classify();
+  LogicalResult assignStages();
+  LogicalResult emitStage(int64_t stage, ModuleOp module, OpBuilder &top);
+  Value materialize(OpBuilder &b, Value v, int64_t stage, IRMapping &map);
+
+  int64_t stageOfValue(Value v) const {
+    auto it = home.find(v);
+    return it == home.end() ? -1 : it->second;
+  }
+
+  func::FuncOp function;
+  MeshOp mesh;
+  StringAttr axis;
+  int64_t stages;
+  int64_t microBatches = 1;
+  pl::Schedule schedule;
+  ArrayRef<std::pair<int64_t, int64_t>> stageLayers;
+
+  llvm::DenseMap<Operation *, Kind> kinds;
+  llvm::DenseMap<Value, Kind> valueKinds;
+  llvm::DenseSet<Operation *> forward; // micro-batch ops the loss needs
+  /// Home stage of each micro-batch value and accumulation.
+  llvm::DenseMap<Value, int64_t> home;
+  llvm::DenseMap<Operation *, int64_t> opStage;
+  /// Per stage, its micro-batch ops in program order, forward and backward.
+  std::vector<SmallVector<Operation *>> forwardOps, backwardOps;
+  /// The batched arguments (split over the micro-batch axis).
+  llvm::DenseSet<Value> batched;
+  /// Micro-batch values read in other stages: the stages reading each, and
+  /// the value's number (its channels are number * micro-batches + k).
+  /// Per reading stage, whether a forward op reads it there (it is received
+  /// in that stage's forward of the micro-batch) or only backward ops.
+  llvm::MapVector<Value, std::map<int64_t, bool>> crossing;
+  /// Per function result, the stages that return it.
+  std::vector<std::set<int64_t>> resultStages;
+  /// Accumulations a stage reads but another holds: (accumulation result,
+  /// reading stage), with its channel.
+  std::map<std::pair<void *, int64_t>, int64_t> stepTransfers;
+  int64_t nextChannel = 0;
+};
+
+} // namespace
+
+LogicalResult PipelineSplit::classify() {
+  Block &body = function.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto s = function.getArgAttrOfType<ShardingAttr>(
+        arg.getArgNumber(), PartDialect::getShardingAttrName());
+    bool split = s && s.getRank() > 0 && s.isShardedOver(axis);
+    if (split && !llvm::is_contained(s.getDimAxes(0), axis))
+      return function.emitError()
+             << "part-pipeline: argument " << arg.getArgNumber()
+             << " is split over the micro-batch axis \"" << axis.getValue()
+             << "\" in a dimension other than the batch (0)";
+    valueKinds[arg] = split ? Kind::MicroBatch : Kind::Invariant;
+    if (split)
+      batched.insert(arg);
+  }
+  for (Operation &op : body.without_terminator()) {
+    Kind kind = Kind::Invariant;
+    if (isCollectiveOver(&op, axis)) {
+      auto reduce = dyn_cast<AllReduceOp>(&op);
+      if (!reduce)
+        return op.emitOpError()
+               << "runs over the micro-batch axis \"" << axis.getValue()
+               << "\", which a pipeline runs one micro-batch at a time: only "
+                  "sums and means over it (all_reduce) can be accumulated";
+      if (reduce.getKind() != ReductionKind::Sum &&
+          reduce.getKind() != ReductionKind::Avg)
+        return op.emitOpError()
+               << "reduces over the micro-batch axis \"" << axis.getValue()
+               << "\" with " << stringifyReductionKind(reduce.getKind())
+               << ": only sums and means accumulate over micro-batches";
+      if (valueKinds.lookup(reduce.getInput()) != Kind::MicroBatch)
+        return op.emitOpError()
+               << "reduces a value that is the same in every micro-batch over "
+                  "the micro-batch axis";
+      kind = Kind::Accumulate;
+    } else {
+      bool micro = false, step = false;
+      for (Value v : op.getOperands()) {
+        Kind k = valueKinds.lookup(v);
+        micro |= k == Kind::MicroBatch;
+        step |= k == Kind::Step || k == Kind::Accumulate;
+      }
+      if (micro && step)
+        return op.emitOpError()
+               << "reads both a value of one micro-batch and a sum over all "
+                  "of them; a pipeline cannot place it";
+      kind = micro ? Kind::MicroBatch : step ? Kind::Step : Kind::Invariant;
+      if (op.getNumRegions())
+        return op.emitOpError() << "has regions; part-pipeline cannot cut it";
+    }
+    kinds[&op] = kind;
+    for (Value r : op.getResults())
+      valueKinds[r] = kind == Kind::Accumulate ? Kind::Step : kind;
+  }
+
+  // Forward: the micro-batch ops an accumulation that no update reads (the
+  // loss) is computed from.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseSet<Operation *> updateSide;
+  SmallVector<Value> work;
+  for (OpOperand &o : ret->getOpOperands())
+    if (function.getResultAttr(o.getOperandNumber(),
+                               PartDialect::getUpdatesAttrName()))
+      work.push_back(o.get());
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || kinds.lookup(def) != Kind::Step || !updateSide.insert(def).second)
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  llvm::DenseSet<Operation *> gradientAccumulations;
+  for (Operation *op : updateSide)
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && kinds.lookup(def) == Kind::Accumulate)
+        gradientAccumulations.insert(def);
+  for (Operation &op : body.without_terminator())
+    if (kinds.lookup(&op) == Kind::Accumulate &&
+        !gradientAccumulations.contains(&op))
+      work.push_back(op.getOperand(0));
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || kinds.lookup(def) != Kind::MicroBatch ||
+        !forward.insert(def).second)
+      continue;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return success();
+}
+
+LogicalResult PipelineSplit::assignStages() {
+  Block &body = function.getBody().front();
+  // The layers of the forward program, with their FLOPs.
+  std::map<int64_t, int64_t> layerFlops;
+  for (Operation *op : forward)
+    if (auto layer = op->getAttrOfType<IntegerAttr>(
+            PartDialect::getLayerAttrName()))
+      layerFlops[layer.getInt()] += std::max<int64_t>(1, flopsOf(op));
+  if (int64_t(layerFlops.size()) < stages)
+    return function.emitError()
+           << "part-pipeline: " << stages << " stages need at least as many "
+           << "layers (ops marked part.layer in the forward program), and "
+              "the step has "
+           << layerFlops.size();
+  std::map<int64_t, int64_t> stageOfLayer;
+  if (!stageLayers.empty()) {
+    if (int64_t(stageLayers.size()) != stages)
+      return function.emitError()
+             << "part-pipeline: stage-layers gives " << stageLayers.size()
+             << " stages, the mesh has " << stages;
+    for (auto [s, range] : llvm::enumerate(stageLayers))
+      for (int64_t l = range.first; l <= range.second; ++l)
+        if (!stageOfLayer.try_emplace(l, s).second)
+          return function.emitError()
+                 << "part-pipeline: stage-layers puts layer " << l
+                 << " in stages " << stageOfLayer[l] << " and " << s;
+    for (auto &[layer, flops] : layerFlops)
+      if (!stageOfLayer.count(layer))
+        return function.emitError()
+               << "part-pipeline: stage-layers puts layer " << layer
+               << " in no stage";
+  } else {
+    // Contiguous groups, each cut where the running FLOPs pass its share.
+    int64_t total = 0;
+    for (auto &[layer, flops] : layerFlops)
+      total += flops;
+    int64_t done = 0, s = 0, left = layerFlops.size();
+    for (auto &[layer, flops] : layerFlops) {
+      // Leave at least one layer for each stage after this one.
+      if (s + 1 < stages && left <= stages - s - 1)
+        ++s;
+      stageOfLayer[layer] = s;
+      done += flops;
+      --left;
+      if (s + 1 < stages && done * stages >= total * (s + 1))
+        ++s;
+    }
+  }
+
+  forwardOps.assign(stages, {});
+  backwardOps.assign(stages, {});
+  for (Operation &op : body.without_terminator()) {
+    Kind kind = kinds.lookup(&op);
+    if (kind != Kind::MicroBatch && kind != Kind::Accumulate)
+      continue;
+    int64_t stage = -1;
+    if (kind == Kind::Accumulate) {
+      stage = stageOfValue(op.getOperand(0));
+    } else if (forward.contains(&op)) {
+      if (auto layer =
+              op.getAttrOfType<IntegerAttr>(PartDialect::getLayerAttrName()))
+        stage = stageOfLayer[layer.getInt()];
+      for (Value v : op.getOperands())
+        stage = std::max(stage, stageOfValue(v));
+      stage = std::max<int64_t>(stage, 0);
+    } else {
+      for (Value v : op.getOperands())
+        if (int64_t s = stageOfValue(v); s >= 0)
+          stage = stage < 0 ? s : std::min(stage, s);
+      if (stage < 0)
+        stage = stages - 1;
+    }
+    opStage[&op] = stage;
+    for (Value r : op.getResults())
+      home[r] = stage;
+    if (kind == Kind::MicroBatch)
+      (forward.contains(&op) ? forwardOps : backwardOps)[stage].push_back(&op);
+  }
+  for (int64_t s = 0; s < stages; ++s)
+    if (forwardOps[s].empty())
+      return function.emitError()
+             << "part-pipeline: stage " << s << " has no forward work";
+
+  // Values read in another stage than their home.
+  for (Operation &op : body.without_terminator()) {
+    auto it = opStage.find(&op);
+    if (it == opStage.end())
+      continue;
+    for (Value v : op.getOperands()) {
+      int64_t from = stageOfValue(v);
+      if (from >= 0 && from != it->second &&
+          valueKinds.lookup(v) == Kind::MicroBatch)
+        crossing[v][it->second] |= forward.contains(&op);
+    }
+  }
+  for (auto &entry : crossing)
+    (void)entry, nextChannel += microBatches;
+
+  // The stages that return each result: an update goes to every stage that
+  // reads the argument it updates (or, for optimizer state, its parameter);
+  // any other result to the last stage among the accumulations it reads.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  std::vector<std::set<int64_t>> argStages(function.getNumArguments());
+  std::function<void(Value, std::set<int64_t> &)> readers;
+  llvm::DenseMap<Value, std::set<int64_t>> invariantReaders;
+  // Stages reading an invariant value, computed users-first.
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    std::set<int64_t> here;
+    auto it = opStage.find(&op);
+    if (it != opStage.end())
+      here.insert(it->second);
+    else if (kinds.lookup(&op) == Kind::Invariant)
+      for (Value r : op.getResults()) {
+        auto found = invariantReaders.find(r);
+        if (found != invariantReaders.end())
+          here.insert(found->second.begin(), found->second.end());
+      }
+    if (here.empty())
+      continue;
+    for (Value v : op.getOperands())
+      if (valueKinds.lookup(v) == Kind::Invariant)
+        invariantReaders[v].insert(here.begin(), here.end());
+  }
+  for (BlockArgument arg : body.getArguments()) {
+    auto it = invariantReaders.find(arg);
+    if (it != invariantReaders.end())
+      argStages[arg.getArgNumber()] = it->second;
+  }
+  resultStages.assign(function.getNumResults(), {});
+  for (OpOperand &o : ret->getOpOperands()) {
+    unsigned i = o.getOperandNumber();
+    if (auto updates = function.getResultAttrOfType<IntegerAttr>(
+            i, PartDialect::getUpdatesAttrName())) {
+      int64_t arg = updates.getInt();
+      if (auto of = function.getArgAttrOfType<IntegerAttr>(
+              arg, PartDialect::getStateOfAttrName()))
+        arg = of.getInt();
+      resultStages[i] = argStages[arg];
+      if (resultStages[i].empty())
+        resultStages[i].insert(0);
+      continue;
+    }
+    int64_t last = 0;
+    SmallVector<Value> pending = {o.get()};
+    llvm::DenseSet<Value> seen;
+    while (!pending.empty()) {
+      Value v = pending.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        continue;
+      if (kinds.lookup(def) == Kind::Accumulate)
+        last = std::max(last, opStage.lookup(def));
+      else if (kinds.lookup(def) == Kind::Step)
+        pending.append(def->operand_begin(), def->operand_end());
+      else if (kinds.lookup(def) == Kind::MicroBatch)
+        return def->emitOpError()
+               << "is returned per micro-batch; a pipelined step returns sums "
+                  "over micro-batches";
+    }
+    resultStages[i].insert(last);
+  }
+
+  // Accumulations a stage's step ops read but another stage holds.
+  for (OpOperand &o : ret->getOpOperands())
+    for (int64_t stage : resultStages[o.getOperandNumber()]) {
+      SmallVector<Value> pending = {o.get()};
+      llvm::DenseSet<Value> seen;
+      while (!pending.empty()) {
+        Value v = pending.pop_back_val();
+        Operation *def = v.getDefiningOp();
+        if (!def || !seen.insert(v).second)
+          continue;
+        if (kinds.lookup(def) == Kind::Accumulate) {
+          if (opStage.lookup(def) != stage &&
+              !stepTransfers.count({v.getAsOpaquePointer(), stage}))
+            stepTransfers[{v.getAsOpaquePointer(), stage}] = nextChannel++;
+        } else if (kinds.lookup(def) != Kind::MicroBatch) {
+          pending.append(def->operand_begin(), def->operand_end());
+        }
+      }
+    }
+  return success();
+}
+
+/// The value of invariant or step value `v` in the stage function: its
+/// argument, or a copy of the ops that make it.
+Value PipelineSplit::materialize(OpBuilder &b, Value v, int64_t stage,
+                                 IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  assert(def && "arguments are mapped up front");
+  for (Value operand : def->getOperands())
+    materialize(b, operand, stage, map);
+  Operation *copy = b.clone(*def, map);
+  (void)copy;
+  return map.lookup(v);
+}
+
+LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
+                                       OpBuilder &top) {
+  MLIRContext *ctx = function.getContext();
+  Location loc = function.getLoc();
+  std::string meshName =
+      (mesh.getSymName() + "_pp" + Twine(stage)).str();
+  auto meshRef = FlatSymbolRefAttr::get(ctx, meshName);
+  auto stageMeshRef = [&](int64_t s) {
+    return FlatSymbolRefAttr::get(
+        ctx, (mesh.getSymName() + "_pp" + Twine(s)).str());
+  };
+
+  // The function, with every argument for now (unused ones go at the end);
+  // batched arguments hold all of this device's micro-batches.
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (batched.contains(arg)) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] *= microBatches;
+      type = RankedTensorType::get(shape, type.getElementType());
+    }
+    argTypes.push_back(type);
+  }
+  SmallVector<Type> resultTypes;
+  SmallVector<unsigned> results;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (resultStages[i].count(stage)) {
+      results.push_back(i);
+      resultTypes.push_back(function.getResultTypes()[i]);
+    }
+  auto fn = func::FuncOp::create(
+      top, loc, (function.getName() + "_stage" + Twine(stage)).str(),
+      FunctionType::get(ctx, argTypes, resultTypes));
+  Block *entry = fn.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(entry);
+
+  IRMapping invariants; // invariant and step values
+  for (auto [arg, copy] :
+       llvm::zip(function.getArguments(), entry->getArguments()))
+    if (!batched.contains(arg))
+      invariants.map(arg, copy);
+
+  // The schedule, unrolled.
+  std::vector<IRMapping> perMicroBatch(microBatches);
+  llvm::MapVector<Operation *, Value> sums; // accumulation -> running sum
+  Value missing;
+  auto valueIn = [&](Value v, int64_t k, IRMapping &map) -> Value {
+    if (Value mapped = map.lookupOrNull(v))
+      return mapped;
+    if (batched.contains(v)) {
+      auto local = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> offsets(local.getRank(), 0);
+      offsets[0] = k * local.getDimSize(0);
+      Value whole = entry->getArgument(cast<BlockArgument>(v).getArgNumber());
+      Value slice = SliceOp::create(b, loc, local, whole,
+                                    b.getDenseI64ArrayAttr(offsets),
+                                    DenseI64ArrayAttr());
+      map.map(v, slice);
+      return slice;
+    }
+    if (valueKinds.lookup(v) == Kind::MicroBatch) {
+      int64_t from = stageOfValue(v);
+      if (from == stage) {
+        // Made later in this stage's order: the cut is inconsistent.
+        missing = v;
+        return v;
+      }
+      int64_t channel =
+          int64_t(crossing.find(v) - crossing.begin()) * microBatches + k;
+      Value received =
+          RecvOp::create(b, loc, v.getType(), stageMeshRef(from),
+                         b.getI64IntegerAttr(channel));
+      map.map(v, received);
+      return received;
+    }
+    Value made = materialize(b, v, stage, invariants);
+    map.map(v, made);
+    return made;
+  };
+  for (const pl::Step &step : schedule.steps[stage]) {
+    int64_t k = step.microBatch;
+    IRMapping &map = perMicroBatch[k];
+    bool isForward = step.action == pl::Action::Forward;
+    const auto &ops = isForward ? forwardOps[stage] : backwardOps[stage];
+    // Transfers in one order on both sides of each pair of stages: a stage
+    // receives, at the start of its step, every value it reads there, and
+    // sends, at the end of the same step of the micro-batch, every value a
+    // step of that kind of another stage reads -- by channel. Forward steps
+    // of every stage run the micro-batches in order, and so do backward
+    // steps, so each pair sees its transfers in one order.
+    for (auto &[v, readers] : crossing) {
+      auto it = readers.find(stage);
+      if (it == readers.end() || it->second != isForward)
+        continue;
+      valueIn(v, k, map);
+    }
+    for (Operation *op : ops) {
+      for (Value v : op->getOperands())
+        valueIn(v, k, map);
+      if (missing)
+        return op->emitOpError()
+               << "part-pipeline: in stage " << stage << ", "
+               << pl::actionName(step.action) << k
+               << " reads a value of the stage that its order has not made yet "
+                  "(defined by "
+               << (missing.getDefiningOp()
+                       ? missing.getDefiningOp()->getName().getStringRef()
+                       : StringRef("an argument"))
+               << ")";
+      Operation *copy = b.clone(*op, map);
+      for (auto [r, c] : llvm::zip(op->getResults(), copy->getResults())) {
+        // Accumulations of this value.
+        for (Operation *user : r.getUsers())
+          if (kinds.lookup(user) == Kind::Accumulate) {
+            Value &sum = sums[user];
+            sum = sum ? AddOp::create(b, loc, sum, c).getResult() : Value(c);
+          }
+      }
+    }
+    for (auto [index, entry] : llvm::enumerate(crossing)) {
+      auto &[v, readers] = entry;
+      if (stageOfValue(v) != stage)
+        continue;
+      for (auto &[to, byForward] : readers)
+        if (byForward == isForward)
+          SendOp::create(b, loc, map.lookup(v), stageMeshRef(to),
+                         b.getI64IntegerAttr(int64_t(index) * microBatches + k));
+    }
+  }
+
+  // The accumulations: the sum (or mean) over micro-batches, then over the
+  // other axes the all_reduce spanned.
+  for (auto &[op, sum] : sums) {
+    auto reduce = cast<AllReduceOp>(op);
+    Value v = sum;
+    if (reduce.getKind() == ReductionKind::Avg) {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto scalarType = RankedTensorType::get({}, type.getElementType());
+      Value scale = ConstantOp::create(
+          b, loc, scalarType,
+          DenseElementsAttr::get(
+              scalarType, ArrayRef<Attribute>{FloatAttr::get(
+                              type.getElementType(), 1.0 / microBatches)}));
+      v = MulOp::create(b, loc, v, scale);
+    }
+    SmallVector<StringRef> rest;
+    for (Attribute a : reduce.getAxes())
+      if (a != axis)
+        rest.push_back(cast<StringAttr>(a).getValue());
+    if (!rest.empty())
+      v = AllReduceOp::create(b, loc, v, meshRef, b.getStrArrayAttr(rest),
+                              ReductionKindAttr::get(ctx, reduce.getKind()));
+    invariants.map(reduce.getResult(), v);
+    for (auto &[key, channel] : stepTransfers)
+      if (key.first == reduce.getResult().getAsOpaquePointer())
+        SendOp::create(b, loc, v, stageMeshRef(key.second),
+                       b.getI64IntegerAttr(channel));
+  }
+  for (auto &[key, channel] : stepTransfers)
+    if (key.second == stage) {
+      Value v = Value::getFromOpaquePointer(key.first);
+      invariants.map(v, RecvOp::create(b, loc, v.getType(),
+                                       stageMeshRef(opStage.lookup(
+                                           v.getDefiningOp())),
+                                       b.getI64IntegerAttr(channel)));
+    }
+
+  // The step's results.
+  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  SmallVector<Value> returned;
+  for (unsigned i : results)
+    returned.push_back(materialize(b, ret.getOperand(i), stage, invariants));
+  func::ReturnOp::create(b, loc, returned);
+
+  // Attributes: the stage's mesh instead of the step's, the micro-batch
+  // axis gone from the batched arguments' sharding.
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    NamedAttrList attrs(function.getArgAttrDict(i));
+    if (auto s = function.getArgAttrOfType<ShardingAttr>(
+            i, PartDialect::getShardingAttrName()))
+      attrs.set(PartDialect::getShardingAttrName(),
+                withoutAxis(s, axis, meshRef));
+    fn.setArgAttrs(i, attrs.getDictionary(ctx));
+  }
+  for (auto [j, i] : llvm::enumerate(results)) {
+    NamedAttrList attrs(function.getResultAttrDict(i));
+    if (auto s = function.getResultAttrOfType<ShardingAttr>(
+            i, PartDialect::getShardingAttrName()))
+      attrs.set(PartDialect::getShardingAttrName(),
+                withoutAxis(s, axis, meshRef));
+    fn.setResultAttrs(j, attrs.getDictionary(ctx));
+  }
+  fn->setAttr(PartDialect::getSpmdAttrName(), meshRef);
+  fn->setAttr("part.stage", b.getI64IntegerAttr(stage));
+  std::string steps;
+  for (const pl::Step &step : schedule.steps[stage])
+    steps += (steps.empty() ? "" : " ") + std::string(pl::actionName(step.action)) +
+             std::to_string(step.microBatch);
+  fn->setAttr("part.schedule", b.getStringAttr(steps));
+  // Collectives name the stage's mesh.
+  fn.walk([&](Operation *op) {
+    if (auto m = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
+      if (m.getValue() == mesh.getSymName())
+        op->setAttr("mesh", meshRef);
+  });
+
+  // Arguments the stage does not read, and the attributes that number
+  // arguments renumbered.
+  llvm::BitVector unused(fn.getNumArguments());
+  SmallVector<int64_t> renumbered(fn.getNumArguments(), -1);
+  int64_t next = 0;
+  for (BlockArgument arg : entry->getArguments()) {
+    if (arg.use_empty())
+      unused.set(arg.getArgNumber());
+    else
+      renumbered[arg.getArgNumber()] = next++;
+  }
+  if (failed(fn.eraseArguments(unused)))
+    return failure();
+  auto renumber = [&](Attribute a) -> IntegerAttr {
+    auto index = dyn_cast_or_null<IntegerAttr>(a);
+    if (!index || index.getInt() < 0 ||
+        index.getInt() >= int64_t(renumbered.size()) ||
+        renumbered[index.getInt()] < 0)
+      return {};
+    return IntegerAttr::get(index.getType(), renumbered[index.getInt()]);
+  };
+  for (StringRef name : {PartDialect::getUpdatesAttrName(),
+                         PartDialect::getGradOfAttrName()})
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      if (Attribute a = fn.getResultAttr(i, name)) {
+        if (IntegerAttr now = renumber(a))
+          fn.setResultAttr(i, name, now);
+        else
+          fn.removeResultAttr(i, StringAttr::get(ctx, name));
+      }
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (Attribute a = fn.getArgAttr(i, PartDialect::getStateOfAttrName())) {
+      if (IntegerAttr now = renumber(a))
+        fn.setArgAttr(i, PartDialect::getStateOfAttrName(), now);
+      else
+        fn.removeArgAttr(i, PartDialect::getStateOfAttrName());
+    }
+  fn.walk([&](Operation *op) {
+    if (Attribute a = op->getAttr(PartDialect::getGradientOfAttrName())) {
+      if (IntegerAttr now = renumber(a))
+        op->setAttr(PartDialect::getGradientOfAttrName(), now);
+      else
+        op->removeAttr(PartDialect::getGradientOfAttrName());
+    }
+  });
+  (void)module;
+  return success();
+}
+
+LogicalResult PipelineSplit::run() {
+  std::optional<int64_t> size = mesh.getMesh().getAxisSize(axis.getValue());
+  if (!size)
+    return mesh.emitError() << "part-pipeline: mesh @" << mesh.getSymName()
+                            << " has no micro-batch axis \"" << axis.getValue()
+                            << "\"";
+  microBatches = *size;
+  if (failed(classify()) || failed(assignStages()))
+    return failure();
+  // The stages' meshes: the step's axes but the micro-batch one.
+  MLIRContext *ctx = function.getContext();
+  OpBuilder top(mesh);
+  MeshAttr meshAttr = mesh.getMesh();
+  SmallVector<StringAttr> names;
+  SmallVector<int64_t> sizes;
+  for (auto [name, n] :
+       llvm::zip(meshAttr.getAxisNames(), meshAttr.getAxisSizes()))
+    if (name != axis) {
+      names.push_back(cast<StringAttr>(name));
+      sizes.push_back(n);
+    }
+  for (int64_t s = 0; s < stages; ++s)
+    MeshOp::create(top, mesh.getLoc(),
+                   (mesh.getSymName() + "_pp" + Twine(s)).str(),
+                   MeshAttr::get(ctx, names, sizes));
+  auto module = function->getParentOfType<ModuleOp>();
+  OpBuilder fnBuilder(function);
+  for (int64_t s = 0; s < stages; ++s)
+    if (failed(emitStage(s, module, fnBuilder)))
+      return failure();
+  function.erase();
+  mesh.erase();
+  return success();
+}
+
+namespace {
+struct PartPipelinePass
+    : public partition::part::impl::PartPipelinePassBase<PartPipelinePass> {
+  using PartPipelinePassBase::PartPipelinePassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<pl::ScheduleKind> kind = pl::parseScheduleKind(scheduleName);
+    if (!kind) {
+      module.emitError() << "part-pipeline: unknown schedule \""
+                         << scheduleName
+                         << "\"; known: gpipe, 1f1b, interleaved-1f1b, "
+                            "zero-bubble";
+      return signalPassFailure();
+    }
+    if (*kind != pl::ScheduleKind::GPipe &&
+        *kind != pl::ScheduleKind::OneFOneB) {
+      module.emitError() << "part-pipeline: schedule \"" << scheduleName
+                         << "\" is not built yet (gpipe and 1f1b are)";
+      return signalPassFailure();
+    }
+    // stage-layers=0-11,12-23
+    SmallVector<std::pair<int64_t, int64_t>> ranges;
+    if (!stageLayers.empty()) {
+      SmallVector<StringRef> parts;
+      StringRef(stageLayers).split(parts, ',');
+      for (StringRef part : parts) {
+        auto [lo, hi] = part.trim().split('-');
+        int64_t a, b;
+        if (lo.getAsInteger(10, a) || (hi.empty() ? (b = a, false)
+                                                  : hi.getAsInteger(10, b)) ||
+            a < 0 || b < a) {
+          module.emitError() << "part-pipeline: stage-layers \"" << stageLayers
+                             << "\": \"" << part
+                             << "\" is not a layer range such as 0-11";
+          return signalPassFailure();
+        }
+        ranges.push_back({a, b});
+      }
+    }
+    SmallVector<std::pair<func::FuncOp, MeshOp>> work;
+    for (auto function : module.getOps<func::FuncOp>()) {
+      FlatSymbolRefAttr meshRef = getSpmdMesh(function);
+      if (!meshRef || function.isDeclaration())
+        continue;
+      auto mesh = lookupMesh(function, meshRef);
+      if (!mesh)
+        continue;
+      work.push_back({function, mesh});
+    }
+    for (auto [function, mesh] : work) {
+      std::optional<int64_t> m =
+          mesh.getMesh().getAxisSize(microBatchAxis);
+      if (!m) {
+        function.emitError() << "part-pipeline: the mesh of @"
+                             << function.getName()
+                             << " has no micro-batch axis \"" << microBatchAxis
+                             << "\"";
+        return signalPassFailure();
+      }
+      std::string error;
+      std::optional<pl::Schedule> schedule =
+          pl::makeSchedule(*kind, stages, *m, 1, &error);
+      if (!schedule || !pl::simulate(*schedule, &error)) {
+        function.emitError() << "part-pipeline: " << error;
+        return signalPassFailure();
+      }
+      PipelineSplit split(function, mesh,
+                          StringAttr::get(&getContext(), microBatchAxis),
+                          stages, *schedule, ranges);
+      if (failed(split.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

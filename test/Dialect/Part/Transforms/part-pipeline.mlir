@@ -1,0 +1,68 @@
+// Pipeline stages of a training step (part-pipeline, through part-spmd's pp
+// axis): a 2-layer GPT on pp:2 with 2 micro-batches.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: partition-import --model gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --shapes-only --loss cross-entropy -o %t/gpt.mlir
+// RUN: partition-opt %t/gpt.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step.mlir
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b" | FileCheck %s
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
+//
+// Each stage on its own mesh (the micro-batch axis is gone), with its steps.
+// CHECK-DAG: part.mesh @mesh_pp0 = <[]>
+// CHECK-DAG: part.mesh @mesh_pp1 = <[]>
+// CHECK-NOT: part.mesh @mesh =
+// Stage 0 holds the embedding and receives the batch whole (4 rows), slicing
+// each micro-batch (2 rows) from it.
+// CHECK-LABEL: func.func @gpt_stage0(%arg0: tensor<4x8xi32> {part.name = "tokens"
+// CHECK-SAME: part.schedule = "F0 F1 B0 B1"
+// CHECK-SAME: part.spmd = @mesh_pp0
+// CHECK-SAME: part.stage = 0
+// CHECK: part.slice %arg0 offsets [0, 0] : tensor<4x8xi32> -> tensor<2x8xi32>
+// CHECK: part.gather
+// CHECK: part.send %{{.*}} to @mesh_pp1 channel 0 : tensor<2x8x32xf32>
+// CHECK: part.slice %arg0 offsets [2, 0] : tensor<4x8xi32> -> tensor<2x8xi32>
+// CHECK: part.send %{{.*}} to @mesh_pp1 channel 1 : tensor<2x8x32xf32>
+// Backward of micro-batch 0: its transfers received first, in channel order.
+// CHECK: part.recv from @mesh_pp1 channel 2 :
+// CHECK-NEXT: part.recv from @mesh_pp1 channel 4 :
+// CHECK: return
+// Stage 1 has the last layer, the head and the loss: the step's loss is the
+// mean of the micro-batches' mean losses (each scaled by 1/2, then summed),
+// which is the loss of the whole batch.
+// CHECK-LABEL: func.func @gpt_stage1(
+// CHECK-SAME: part.schedule = "F0 B0 F1 B1"
+// CHECK: part.recv from @mesh_pp0 channel 0 : tensor<2x8x32xf32>
+// CHECK: %[[L0:.*]] = part.softmax_cross_entropy
+// CHECK-NEXT: %[[HALF:.*]] = part.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[S0:.*]] = part.mul %[[L0]], %[[HALF]]
+// CHECK: part.send %{{.*}} to @mesh_pp0 channel 2 :
+// CHECK: part.recv from @mesh_pp0 channel 1 : tensor<2x8x32xf32>
+// CHECK: %[[L1:.*]] = part.softmax_cross_entropy
+// CHECK-NEXT: %[[S1:.*]] = part.mul %[[L1]], %[[HALF]]
+// CHECK-NEXT: %[[LOSS:.*]] = part.add %[[S0]], %[[S1]] : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK: return %[[LOSS]],
+//
+// GPipe: every forward first.
+// GPIPE: part.schedule = "F0 F1 F2 F3 B0 B1 B2 B3"
+// GPIPE: part.schedule = "F0 F1 F2 F3 B0 B1 B2 B3"
+// GPIPE: part.softmax_cross_entropy
+// GPIPE-NEXT: part.constant dense<2.500000e-01> : tensor<f32>
+//
+// Errors.
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
+// LAYERS: error: part-pipeline: 3 stages need at least as many layers (ops marked part.layer in the forward program), and the step has 2
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=zero-bubble" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: error: part-pipeline: schedule "zero-bubble" is not built yet (gpipe and 1f1b are)
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=round-robin" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: part-pipeline: unknown schedule "round-robin"; known: gpipe, 1f1b, interleaved-1f1b, zero-bubble
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,x" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: error: part-pipeline: stage-layers "0-1,x": "x" is not a layer range such as 0-11
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: error: part-pipeline: stage-layers puts layer 1 in stages 0 and 1
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: part-pipeline: stage 1 has no forward work
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// DIVIDE: error: argument 0 has a batch of 4, which the data-parallel devices times the micro-batches (3) do not divide
+// Plans of pipelined steps are refused until the runtime runs them.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2" -o %t/pp.mlir
+// RUN: not partition-translate --part-to-plan %t/pp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
+// PLAN: error: @gpt_stage0 is a pipeline stage (part-pipeline); plans of pipelined steps are not supported yet
