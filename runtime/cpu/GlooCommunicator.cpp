@@ -35,12 +35,15 @@
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 #include <arpa/inet.h>
@@ -394,6 +397,15 @@ public:
   }
 
   ~GlooCommunicator() override {
+    // Sends still in flight finish first (their receivers are peers that
+    // run to the end, or abort and cut the waits short).
+    {
+      std::lock_guard<std::mutex> lock(sendMutex_);
+      stopSends_ = true;
+    }
+    sendReady_.notify_all();
+    if (sendThread_.joinable())
+      sendThread_.join();
     std::lock_guard<std::mutex> lock(shared_->mutex);
     shared_->live.erase(this);
     // Destroying the context closes the connections: peers waiting on this
@@ -465,6 +477,24 @@ private:
   };
   Status runTransfers(const std::vector<Transfer> &transfers, uint64_t slot,
                       const OpInfo &info);
+
+  /// Sends do not wait for their receivers: send() copies the data, posts
+  /// it and returns, and a thread waits for each send in turn. Stages of a
+  /// pipeline send to each other at once (1F1B's steady state: one sends
+  /// forward while the next sends backward); a send that waited for its
+  /// receiver would hold up the receive its peer is waiting for.
+  struct PendingSend {
+    std::vector<char> data;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    OpInfo info;
+  };
+  void waitForSends();
+  std::mutex sendMutex_;
+  std::condition_variable sendReady_;
+  std::deque<std::unique_ptr<PendingSend>> sends_;
+  bool stopSends_ = false;
+  Status sendError_;
+  std::thread sendThread_;
 
   const int rank_;
   const int size_;
@@ -833,12 +863,70 @@ Status GlooCommunicator::send(const void *data, int64_t count, DType dtype,
     return PARTITION_ERROR(InvalidArgument, describe(info),
                            ": tag outside 0..2^56-1");
   size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
-  std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+  {
+    std::lock_guard<std::mutex> lock(sendMutex_);
+    if (!sendError_.isOk())
+      return sendError_;
+  }
+  auto pending = std::make_unique<PendingSend>();
+  pending->data.assign(static_cast<const char *>(data),
+                       static_cast<const char *>(data) + bytes);
+  pending->info = info;
   auto handler = onError(info);
-  PARTITION_GLOO_CALL(handler, buffer = context_->createUnboundBuffer(
-                                   const_cast<void *>(data), bytes));
-  return runTransfers({{buffer.get(), peer, true}},
-                      kSendRecvSlot | uint64_t(tag), info);
+  PARTITION_GLOO_CALL(handler,
+                      pending->buffer = context_->createUnboundBuffer(
+                          pending->data.data(), bytes));
+  if (aborted_.load())
+    return abortedError(info, __FILE__, __LINE__);
+  PARTITION_GLOO_CALL(handler, pending->buffer->send(
+                                   peer, kSendRecvSlot | uint64_t(tag)));
+  // Registered so that abort() cuts the wait short (an abort before this
+  // closed the connections: the wait fails at once).
+  {
+    std::lock_guard<std::mutex> lock(stateMutex_);
+    waiting_.insert(pending->buffer.get());
+  }
+  {
+    std::lock_guard<std::mutex> lock(sendMutex_);
+    sends_.push_back(std::move(pending));
+    if (!sendThread_.joinable())
+      sendThread_ = std::thread([this] { waitForSends(); });
+  }
+  sendReady_.notify_one();
+  return Status::ok();
+}
+
+void GlooCommunicator::waitForSends() {
+  for (;;) {
+    std::unique_ptr<PendingSend> pending;
+    {
+      std::unique_lock<std::mutex> lock(sendMutex_);
+      sendReady_.wait(lock, [&] { return stopSends_ || !sends_.empty(); });
+      if (sends_.empty())
+        return;
+      pending = std::move(sends_.front());
+      sends_.pop_front();
+    }
+    Status status;
+    bool completed = true;
+    try {
+      completed = pending->buffer->waitSend(timeout_);
+    } catch (...) {
+      status = fail(std::current_exception(), pending->info, __FILE__,
+                    __LINE__);
+    }
+    if (status.isOk() && (!completed || aborted_.load()))
+      status = abortedError(pending->info, __FILE__, __LINE__);
+    {
+      std::lock_guard<std::mutex> lock(stateMutex_);
+      waiting_.erase(pending->buffer.get());
+    }
+    if (!status.isOk()) {
+      std::lock_guard<std::mutex> lock(sendMutex_);
+      if (sendError_.isOk())
+        sendError_ = status;
+    }
+  }
 }
 
 Status GlooCommunicator::recv(void *data, int64_t count, DType dtype, int peer,
@@ -853,6 +941,11 @@ Status GlooCommunicator::recv(void *data, int64_t count, DType dtype, int peer,
     return PARTITION_ERROR(InvalidArgument, describe(info),
                            ": tag outside 0..2^56-1");
   size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
+  {
+    std::lock_guard<std::mutex> lock(sendMutex_);
+    if (!sendError_.isOk())
+      return sendError_;
+  }
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   auto handler = onError(info);
   PARTITION_GLOO_CALL(handler,

@@ -823,15 +823,30 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
   // Scalar outputs (a training step's loss) are printed after every step
   // by the first rank when there are several steps (or a checkpoint), and
   // checked by every rank.
+  auto scalarsOf = [](const plan::Program &p) {
+    std::vector<std::string> names;
+    if (p.outputs())
+      for (const plan::Binding *b : *p.outputs()) {
+        const plan::Value *v = p.values()->Get(b->value());
+        if (v->shape()->size() == 0 && isFloat(toDType(v->dtype())) &&
+            b->updates() < 0 &&
+            !(b->sharding()->unreduced() &&
+              b->sharding()->unreduced()->size()))
+          names.push_back(b->name()->str());
+      }
+    return names;
+  };
   std::vector<std::string> scalars;
   bool training = isTraining(o);
-  if (training && program.outputs())
-    for (const plan::Binding *b : *program.outputs()) {
-      const plan::Value *v = program.values()->Get(b->value());
-      if (v->shape()->size() == 0 && isFloat(toDType(v->dtype())) &&
-          b->updates() < 0 &&
-          !(b->sharding()->unreduced() && b->sharding()->unreduced()->size()))
-        scalars.push_back(b->name()->str());
+  if (training)
+    scalars = scalarsOf(program);
+  // The printing rank: the first of the first program with scalar outputs
+  // (rank 0 but for a pipeline, whose loss is the last stage's).
+  int printer = 0;
+  for (const plan::Program *p : *plan.root().programs())
+    if (!scalarsOf(*p).empty()) {
+      printer = plan.root().meshes()->Get(p->mesh())->ranks()->Get(0);
+      break;
     }
   // Time per step counts reading the batches, not writing checkpoints.
   std::chrono::steady_clock::duration checkpointTime{};
@@ -843,7 +858,7 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
     bool last = step + 1 == o.steps;
     if (!scalars.empty())
-      if (Status s = printLosses(ex, scalars, done, lossScaled, rank == 0);
+      if (Status s = printLosses(ex, scalars, done, lossScaled, rank == printer);
           !s.isOk())
         return fail(s);
     if (o.checkpointEvery && (done % o.checkpointEvery == 0 || last)) {
@@ -1003,6 +1018,7 @@ int finish(const Options &o, const LoadedPlan &plan,
   const plan::Plan &root = plan.root();
   bool training = isTraining(o);
   int64_t numOutputs = 0, bytesWritten = 0;
+  std::map<std::string, std::vector<char>> writtenOutputs;
   for (const plan::Program *program : *root.programs()) {
     if (!program->outputs())
       continue;
@@ -1013,6 +1029,18 @@ int finish(const Options &o, const LoadedPlan &plan,
         return 1;
       }
       std::string name = b->name()->str();
+      // An output of several programs (a parameter every pipeline stage
+      // that holds it updates) is written once; the copies must agree.
+      auto [first, isNew] = writtenOutputs.try_emplace(name, whole->data);
+      if (!isNew) {
+        if (first->second != whole->data) {
+          std::cerr << "partition-run: output \"" << name
+                    << "\" differs between the programs that return it "
+                       "(pipeline stages holding the same parameter)\n";
+          return 1;
+        }
+        continue;
+      }
       ++numOutputs;
       bytesWritten += int64_t(whole->data.size());
       if (!training)

@@ -938,16 +938,6 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     FlatSymbolRefAttr spmd = getSpmdMesh(function);
     if (!spmd || function.isDeclaration())
       continue;
-    // The stages of a pipelined training step send while their peers send
-    // too (1F1B's steady state): the runtime's sends wait for the receiver,
-    // so such a plan would wait forever. Until the runtime buffers sends,
-    // say so instead of writing a plan that hangs.
-    if (function->hasAttr("part.stage"))
-      return function.emitError()
-             << "@" << function.getName()
-             << " is a pipeline stage (part-pipeline); plans of pipelined "
-                "steps are not supported yet: the runtime does not yet run "
-                "a stage's sends without waiting for their receivers";
     if (!programOfMesh.try_emplace(spmd.getAttr(), functions.size()).second)
       return function.emitError() << "a second per-device program for " << spmd
                                   << "; each mesh runs one program";

@@ -402,6 +402,46 @@ LogicalResult PipelineSplit::assignStages() {
     resultStages[i].insert(last);
   }
 
+  // A stage that returns a result reads the arguments its step ops read (the
+  // optimizer's step counter, say): it returns their updates too, until
+  // nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (OpOperand &o : ret->getOpOperands()) {
+      SmallVector<Value> pending = {o.get()};
+      llvm::DenseSet<Value> seen;
+      while (!pending.empty()) {
+        Value v = pending.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(v)) {
+          for (int64_t stage : resultStages[o.getOperandNumber()])
+            changed |= argStages[arg.getArgNumber()].insert(stage).second;
+          continue;
+        }
+        Kind kind = kinds.lookup(v.getDefiningOp());
+        if (kind == Kind::Step || kind == Kind::Invariant)
+          pending.append(v.getDefiningOp()->operand_begin(),
+                         v.getDefiningOp()->operand_end());
+      }
+    }
+    for (OpOperand &o : ret->getOpOperands()) {
+      unsigned i = o.getOperandNumber();
+      auto updates = function.getResultAttrOfType<IntegerAttr>(
+          i, PartDialect::getUpdatesAttrName());
+      if (!updates)
+        continue;
+      int64_t arg = updates.getInt();
+      if (auto of = function.getArgAttrOfType<IntegerAttr>(
+              arg, PartDialect::getStateOfAttrName()))
+        arg = of.getInt();
+      for (int64_t stage : argStages[updates.getInt()])
+        changed |= resultStages[i].insert(stage).second;
+      for (int64_t stage : argStages[arg])
+        changed |= resultStages[i].insert(stage).second;
+    }
+  }
+
   // Accumulations a stage's step ops read but another stage holds.
   for (OpOperand &o : ret->getOpOperands())
     for (int64_t stage : resultStages[o.getOperandNumber()]) {

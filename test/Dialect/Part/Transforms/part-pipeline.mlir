@@ -62,7 +62,3 @@
 // EMPTY: error: part-pipeline: stage 1 has no forward work
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // DIVIDE: error: argument 0 has a batch of 4, which the data-parallel devices times the micro-batches (3) do not divide
-// Plans of pipelined steps are refused until the runtime runs them.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2" -o %t/pp.mlir
-// RUN: not partition-translate --part-to-plan %t/pp.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
-// PLAN: error: @gpt_stage0 is a pipeline stage (part-pipeline); plans of pipelined steps are not supported yet

@@ -1,0 +1,37 @@
+// Pipeline parallelism end to end: a generated 4-layer GPT (cross-entropy,
+// AdamW) partitioned with a pp axis -- GPipe and 1F1B, 2 and 4 stages,
+// composed with dp, tp and ZeRO 1 and 3 -- and trained for 3 steps by
+// partition-run, threads and --processes. Every plan must give the
+// single-rank run's per-step losses and final weights and optimizer state.
+//
+// Tolerance, as train.mlir argues: losses 1e-5 relative; weights and state
+// 1e-5 + 1e-3 |ref|. Micro-batching only splits the batch's f32 sums into
+// per-micro-batch sums added afterwards (as dp does across devices). A
+// micro-batch dropped or counted twice, a loss not scaled by 1/m, or a
+// stage that misses a tied parameter's update moves losses by ~1e-2 and
+// weights by a step of lr (1e-3) or more.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python %S/Inputs/train_data.py %t 8 8 64
+// RUN: partition-import --model gpt --layers 4 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 8 --seed 3 -o %t/gpt.mlir --weights %t/gpt.safetensors
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan
+// RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
+// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4"; do \
+// RUN:   i=$((i+1)); \
+// RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/p$i.plan || exit 1; \
+// RUN:   mkdir -p %t/p$i && partition-run %t/p$i.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/p$i > %t/p$i.log || exit 1; \
+// RUN:   %python %S/Inputs/losses_agree.py 0 1e-5 %t/ref.log %t/p$i.log || { echo "mesh=$m"; exit 1; }; \
+// RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/ref %t/p$i || { echo "mesh=$m"; exit 1; }; \
+// RUN: done
+//
+// As processes: the same losses.
+// RUN: mkdir -p %t/proc && partition-run %t/p3.plan --backend cpu --processes --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/proc > %t/proc.log
+// RUN: %python %S/Inputs/losses_agree.py 0 1e-5 %t/ref.log %t/proc.log
+//
+// The loss is printed once, by the last stage's first rank.
+// RUN: FileCheck %s --input-file %t/p3.log
+// CHECK: step 1: loss
+// CHECK-NOT: step 1: loss
+// CHECK: step 3: loss
+// CHECK: trained 3 steps (steps 1 to 3); 206 outputs
