@@ -35,3 +35,15 @@
 // CHECK-NOT: step 1: loss
 // CHECK: step 3: loss
 // CHECK: trained 3 steps (steps 1 to 3); 206 outputs
+//
+// A rank that fails in the middle of a step (the last stage, and the first)
+// makes every other rank stop with an error, threads and processes, well
+// within the timeout.
+// RUN: for mode in "" --processes; do for r in 3 0; do \
+// RUN:   not partition-run %t/p3.plan --backend cpu $mode --steps 3 --timeout 20 --fail-rank $r --fail-step 2 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/fail.log 2>&1 || exit 1; \
+// RUN:   grep -q "failing on purpose (--fail-rank $r --fail-step 2)" %t/fail.log || exit 1; \
+// RUN: done; done
+//
+// Stress: pp:4 1F1B with 8 micro-batches as processes, several times.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:4 micro-batches=8" | partition-translate --part-to-plan -o %t/stress.plan
+// RUN: for i in 1 2 3; do partition-run %t/stress.plan --backend cpu --processes --steps 2 --timeout 30 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/stress.log || exit 1; done
