@@ -47,3 +47,21 @@
 // Stress: pp:4 1F1B with 8 micro-batches as processes, several times.
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:4 micro-batches=8" | partition-translate --part-to-plan -o %t/stress.plan
 // RUN: for i in 1 2 3; do partition-run %t/stress.plan --backend cpu --processes --steps 2 --timeout 30 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/stress.log || exit 1; done
+//
+// Memory: the memory report gives each stage's steps and the micro-batches
+// it holds in flight -- GPipe all 8, 1F1B at most the stages after it (4,
+// 3, 2, 1) -- and the arena, which holds their activations, is smaller.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:4 micro-batches=8 schedule=gpipe" | partition-translate --part-to-plan --part-memory-report -o /dev/null 2> %t/gpipe.txt
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:4 micro-batches=8 schedule=1f1b" | partition-translate --part-to-plan --part-memory-report -o /dev/null 2> %t/1f1b.txt
+// RUN: FileCheck %s --check-prefix=GPIPE --input-file %t/gpipe.txt
+// RUN: FileCheck %s --check-prefix=ONEF --input-file %t/1f1b.txt
+// GPIPE: memory report of @gpt_stage0
+// GPIPE: stage       0: F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7
+// GPIPE-NEXT: in flight   8 micro-batches
+// ONEF: memory report of @gpt_stage0
+// ONEF: stage       0: F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7
+// ONEF-NEXT: in flight   4 micro-batches
+// ONEF: in flight   3 micro-batches
+// ONEF: in flight   2 micro-batches
+// ONEF: in flight   1 micro-batches
+// RUN: %python %S/Inputs/arenas_smaller.py %t/gpipe.txt %t/1f1b.txt

@@ -899,6 +899,24 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   row("total", total, "");
   row("gradients", gradients,
       "of arena: the gradients as the optimizer reads them, reduced");
+  // A pipeline stage: its steps, and the most micro-batches whose forward
+  // ran and whose backward has not (the activation sets the arena holds).
+  if (auto schedule = function->getAttrOfType<StringAttr>("part.schedule")) {
+    SmallVector<StringRef> steps;
+    schedule.getValue().split(steps, ' ', -1, /*KeepEmpty=*/false);
+    int64_t inFlight = 0, peak = 0;
+    for (StringRef step : steps) {
+      if (step.starts_with("F"))
+        peak = std::max(peak, ++inFlight);
+      else if (step.starts_with("B"))
+        --inFlight;
+    }
+    auto stage = function->getAttrOfType<IntegerAttr>("part.stage");
+    os << "  stage       " << (stage ? stage.getInt() : 0) << ": "
+       << schedule.getValue() << "\n";
+    os << "  in flight   " << peak
+       << " micro-batches at most (their activations are in the arena)\n";
+  }
   os << "all devices " << llvm::SaturatingMultiply(total, uint64_t(devices))
      << " bytes; Psi " << psi << " parameter elements (global)\n";
 }
