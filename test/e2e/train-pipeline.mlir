@@ -65,3 +65,13 @@
 // ONEF: in flight   2 micro-batches
 // ONEF: in flight   1 micro-batches
 // RUN: %python %S/Inputs/arenas_smaller.py %t/gpipe.txt %t/1f1b.txt
+//
+// --trace names each instruction's step: forward (F) and backward (B) of
+// each micro-batch, and the update (U).
+// RUN: partition-run %t/p1.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/trace.json > /dev/null
+// RUN: FileCheck %s --check-prefix=TRACE --input-file %t/trace.json
+// TRACE-DAG: "origin":"F0 {{.*}}"
+// TRACE-DAG: "origin":"F1 {{.*}}"
+// TRACE-DAG: "origin":"B0 {{.*}}"
+// TRACE-DAG: "origin":"B1 {{.*}}"
+// TRACE-DAG: "origin":"U {{.*}}"

@@ -295,13 +295,17 @@ ProgramLowering::instruction(Operation *op, plan::Inst type,
     values[id].lastUse = std::max(values[id].lastUse, position);
   }
   // "file:line:col" for source locations; other kinds as MLIR prints them.
+  // A pipeline stage names each op's step ("F3 file:line:col").
   std::string loc;
   llvm::raw_string_ostream os(loc);
-  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+  if (auto step = op->getAttrOfType<StringAttr>("part.step"))
+    os << step.getValue() << " ";
+  Location where = op->getLoc();
+  if (auto file = dyn_cast<FileLineColLoc>(where))
     os << file.getFilename().getValue() << ":" << file.getLine() << ":"
        << file.getColumn();
   else
-    op->getLoc().print(os);
+    where.print(os);
   return plan::CreateInstructionDirect(builder, type, inst, &operands, &results,
                                        loc.c_str());
 }

@@ -151,6 +151,13 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == "part.step") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.step' names the pipeline step the op "
+                                  "belongs to (\"F3\"), got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == "part.schedule") {
     if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.schedule' belongs on a function (a "

@@ -63,6 +63,9 @@ using namespace mlir;
 using namespace partition::part;
 namespace pl = partition::part::pipeline;
 
+/// Each op of a stage's step says which step (traces and errors show it).
+static constexpr llvm::StringLiteral kStepAttrName = "part.step";
+
 namespace {
 
 enum class Kind { Invariant, MicroBatch, Accumulate, Step };
@@ -562,6 +565,12 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   for (const pl::Step &step : schedule.steps[stage]) {
     int64_t k = step.microBatch;
     IRMapping &map = perMicroBatch[k];
+    // Every op of the step says which it is (traces and errors show it).
+    Block::iterator stepBegin = b.getInsertionPoint();
+    bool atStart = stepBegin == entry->begin();
+    Operation *before = atStart ? nullptr : &*std::prev(stepBegin);
+    auto label = StringAttr::get(
+        ctx, std::string(pl::actionName(step.action)) + std::to_string(k));
     bool isForward = step.action == pl::Action::Forward;
     const auto &ops = isForward ? forwardOps[stage] : backwardOps[stage];
     // Transfers in one order on both sides of each pair of stages: a stage
@@ -608,8 +617,14 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
           SendOp::create(b, loc, map.lookup(v), stageMeshRef(to),
                          b.getI64IntegerAttr(int64_t(index) * microBatches + k));
     }
+    for (Operation &op : llvm::make_range(
+             before ? std::next(before->getIterator()) : entry->begin(),
+             b.getInsertionPoint()))
+      op.setAttr(kStepAttrName, label);
   }
 
+  // After the schedule: the update ("U" in traces).
+  Operation *lastStep = entry->empty() ? nullptr : &entry->back();
   // The accumulations: the sum (or mean) over micro-batches, then over the
   // other axes the all_reduce spanned.
   for (auto &[op, sum] : sums) {
@@ -652,6 +667,10 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   SmallVector<Value> returned;
   for (unsigned i : results)
     returned.push_back(materialize(b, ret.getOperand(i), stage, invariants));
+  for (Operation &op : llvm::make_range(
+           lastStep ? std::next(lastStep->getIterator()) : entry->begin(),
+           b.getInsertionPoint()))
+    op.setAttr(kStepAttrName, b.getStringAttr("U"));
   func::ReturnOp::create(b, loc, returned);
 
   // Attributes: the stage's mesh instead of the step's, the micro-batch

@@ -16,36 +16,36 @@
 // CHECK-SAME: part.schedule = "F0 F1 B0 B1"
 // CHECK-SAME: part.spmd = @mesh_pp0
 // CHECK-SAME: part.stage = 0
-// CHECK: part.slice %arg0 offsets [0, 0] : tensor<4x8xi32> -> tensor<2x8xi32>
+// CHECK: part.slice %arg0 offsets [0, 0] {part.step = "F0"} : tensor<4x8xi32> -> tensor<2x8xi32>
 // CHECK: part.gather
-// CHECK: part.send %{{.*}} to @mesh_pp1 channel 0 : tensor<2x8x32xf32>
-// CHECK: part.slice %arg0 offsets [2, 0] : tensor<4x8xi32> -> tensor<2x8xi32>
-// CHECK: part.send %{{.*}} to @mesh_pp1 channel 1 : tensor<2x8x32xf32>
+// CHECK: part.send %{{.*}} to @mesh_pp1 channel 0 {part.step = "F0"} : tensor<2x8x32xf32>
+// CHECK: part.slice %arg0 offsets [2, 0] {part.step = "F1"} : tensor<4x8xi32> -> tensor<2x8xi32>
+// CHECK: part.send %{{.*}} to @mesh_pp1 channel 1 {part.step = "F1"} : tensor<2x8x32xf32>
 // Backward of micro-batch 0: its transfers received first, in channel order.
-// CHECK: part.recv from @mesh_pp1 channel 2 :
-// CHECK-NEXT: part.recv from @mesh_pp1 channel 4 :
+// CHECK: part.recv from @mesh_pp1 channel 2 {part.step = "B0"} :
+// CHECK-NEXT: part.recv from @mesh_pp1 channel 4 {part.step = "B0"} :
 // CHECK: return
 // Stage 1 has the last layer, the head and the loss: the step's loss is the
 // mean of the micro-batches' mean losses (each scaled by 1/2, then summed),
 // which is the loss of the whole batch.
 // CHECK-LABEL: func.func @gpt_stage1(
 // CHECK-SAME: part.schedule = "F0 B0 F1 B1"
-// CHECK: part.recv from @mesh_pp0 channel 0 : tensor<2x8x32xf32>
+// CHECK: part.recv from @mesh_pp0 channel 0 {part.step = "F0"} : tensor<2x8x32xf32>
 // CHECK: %[[L0:.*]] = part.softmax_cross_entropy
-// CHECK-NEXT: %[[HALF:.*]] = part.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[HALF:.*]] = part.constant {part.step = "F0"} dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT: %[[S0:.*]] = part.mul %[[L0]], %[[HALF]]
-// CHECK: part.send %{{.*}} to @mesh_pp0 channel 2 :
-// CHECK: part.recv from @mesh_pp0 channel 1 : tensor<2x8x32xf32>
+// CHECK: part.send %{{.*}} to @mesh_pp0 channel 2 {part.step = "B0"} :
+// CHECK: part.recv from @mesh_pp0 channel 1 {part.step = "F1"} : tensor<2x8x32xf32>
 // CHECK: %[[L1:.*]] = part.softmax_cross_entropy
 // CHECK-NEXT: %[[S1:.*]] = part.mul %[[L1]], %[[HALF]]
-// CHECK-NEXT: %[[LOSS:.*]] = part.add %[[S0]], %[[S1]] : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT: %[[LOSS:.*]] = part.add %[[S0]], %[[S1]] {part.step = "F1"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // CHECK: return %[[LOSS]],
 //
 // GPipe: every forward first.
 // GPIPE: part.schedule = "F0 F1 F2 F3 B0 B1 B2 B3"
 // GPIPE: part.schedule = "F0 F1 F2 F3 B0 B1 B2 B3"
 // GPIPE: part.softmax_cross_entropy
-// GPIPE-NEXT: part.constant dense<2.500000e-01> : tensor<f32>
+// GPIPE-NEXT: part.constant {part.step = "F0"} dense<2.500000e-01> : tensor<f32>
 //
 // Errors.
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS

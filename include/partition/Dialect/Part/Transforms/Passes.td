@@ -289,7 +289,9 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
 
     Output: one function per stage, `@<step>_stage<s>` with `part.spmd` on
     a mesh `@<mesh>_pp<s>` of the other axes, `part.stage = s` and
-    `part.schedule` (the stage's steps: "F0 F1 B0 ..."). Each runs its
+    `part.schedule` (the stage's steps: "F0 F1 B0 ..."); every op says
+    which step it belongs to (`part.step = "F3"`, "U" for the update after
+    the schedule; traces and errors show it). Each runs its
     steps of the schedule unrolled: the forward or backward ops of the
     stage on micro-batch k (a slice of the batched arguments), a
     `part.send` of every value another stage reads and a `part.recv` where
