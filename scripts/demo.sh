@@ -12,8 +12,9 @@
 #      a 2 x 2 (dp x tp) mesh, run it on 4 CPU ranks and on 1, and compare
 #      both with onnxruntime;
 #   4. train the same GPT: a cross-entropy loss, gradients and AdamW compiled
-#      into one training step, partitioned for 8 CPU ranks (dp 2 x tp 4) and
-#      run for 30 steps, with the losses of 1 rank beside them.
+#      into one training step, partitioned for 8 CPU ranks as dp 2 x tp 4 and
+#      as a 1F1B pipeline of 2 stages of dp 2 x tp 2, and run for 30 steps,
+#      with the losses of 1 rank beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -85,7 +86,7 @@ echo "== both against onnxruntime"
 
 echo
 echo "== 4. training the imported GPT: --loss cross-entropy, part-autodiff, part-optimizer (AdamW)"
-"$bin/partition-import" "$model" --dim batch=2 --dim seq=8 --loss cross-entropy \
+"$bin/partition-import" "$model" --dim batch=4 --dim seq=8 --loss cross-entropy \
   -o "$work/gpt-loss.mlir" --weights "$work/gpt.safetensors"
 "$bin/partition-opt" "$work/gpt-loss.mlir" --part-autodiff \
   --part-optimizer="kind=adamw lr=3e-3" -o "$work/gpt-step.mlir"
@@ -93,16 +94,20 @@ echo "   the training step: $(grep -o 'part.updates' "$work/gpt-step.mlir" | wc 
   "(parameters, Adam moments, the step count)"
 /usr/bin/python3 -c "
 import numpy as np
-t = np.random.default_rng(0).integers(0, 96, size=(2, 9))
+t = np.random.default_rng(0).integers(0, 96, size=(4, 9))
 np.save('$work/ids.npy', t[:, :-1].astype(np.int64))
 np.save('$work/labels.npy', t[:, 1:].astype(np.int32))"
-for m in dp:2,tp:4 dp:1; do
+# 8 ranks as dp 2 x tp 4; 8 ranks as 2 pipeline stages of dp 2 x tp 2 (each
+# data-parallel group runs 2 micro-batches of 1 on 1F1B); 1 rank.
+i=0
+for m in "dp:2,tp:4" "pp:2,dp:2,tp:2 micro-batches=2 schedule=1f1b" "dp:1"; do
+  i=$((i + 1))
   "$bin/partition-opt" "$work/gpt-step.mlir" --part-spmd="mesh=$m" |
-    "$bin/partition-translate" --part-to-plan -o "$work/train-$m.plan" 2>/dev/null
-  "$bin/partition-run" "$work/train-$m.plan" --backend cpu --steps 30 \
+    "$bin/partition-translate" --part-to-plan -o "$work/train-$i.plan" 2>/dev/null
+  "$bin/partition-run" "$work/train-$i.plan" --backend cpu --steps 30 \
     --weights "$work/gpt.safetensors" --input input_ids="$work/ids.npy" \
-    --input labels="$work/labels.npy" > "$work/train-$m.log"
+    --input labels="$work/labels.npy" > "$work/train-$i.log"
 done
-echo "   step  loss on 8 ranks (dp 2 x tp 4)  loss on 1 rank"
-paste "$work/train-dp:2,tp:4.log" "$work/train-dp:1.log" | grep '^step' |
-  awk 'NR <= 5 || NR % 5 == 0 {printf "   %4d  %-28s %s\n", $2, $4, $8}'
+echo "   step  8 ranks (dp 2 x tp 4)  8 ranks (pp 2 x dp 2 x tp 2, 1F1B)  1 rank"
+paste "$work/train-1.log" "$work/train-2.log" "$work/train-3.log" | grep '^step' |
+  awk 'NR <= 5 || NR % 5 == 0 {printf "   %4d  %-22s %-36s %s\n", $2, $4, $8, $12}'
