@@ -1,5 +1,6 @@
 // Pipeline parallelism end to end: a generated 4-layer GPT (cross-entropy,
-// AdamW) partitioned with a pp axis -- GPipe and 1F1B, 2 and 4 stages,
+// AdamW) partitioned with a pp axis -- GPipe, 1F1B and zero-bubble (ZB-H1),
+// 2 and 4 stages,
 // composed with dp, tp and ZeRO 1 and 3 -- and trained for 3 steps by
 // partition-run, threads and --processes. Every plan must give the
 // single-rank run's per-step losses and final weights and optimizer state.
@@ -17,7 +18,7 @@
 // RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan
 // RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
-// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4"; do \
+// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1"; do \
 // RUN:   i=$((i+1)); \
 // RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/p$i.plan || exit 1; \
 // RUN:   mkdir -p %t/p$i && partition-run %t/p$i.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/p$i > %t/p$i.log || exit 1; \
@@ -65,6 +66,12 @@
 // ONEF: in flight   2 micro-batches
 // ONEF: in flight   1 micro-batches
 // RUN: %python %S/Inputs/arenas_smaller.py %t/gpipe.txt %t/1f1b.txt
+// Zero-bubble (ZB-H1) keeps 1F1B's peak: no stage holds more than p = 4
+// micro-batches (the weight gradients it delays keep later stages' up to p).
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:4 micro-batches=8 schedule=zero-bubble" | partition-translate --part-to-plan --part-memory-report -o /dev/null 2> %t/zb.txt
+// RUN: FileCheck %s --check-prefix=ZB --input-file %t/zb.txt
+// ZB-COUNT-4: in flight   {{[1-4]}} micro-batches
+// ZB-NOT: in flight
 //
 // --trace names each instruction's step: forward (F) and backward (B) of
 // each micro-batch, and the update (U).

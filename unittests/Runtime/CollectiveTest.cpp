@@ -1167,18 +1167,26 @@ TEST(SendRecv, MatchesByPeerAndTag) {
 }
 
 TEST(SendRecv, DifferentTagsDoNotMatch) {
-  // Rank 0 sends with tag 7, rank 1 waits for tag 8: neither completes, both
-  // fail within the timeout.
+  // Rank 0 sends with tag 7, rank 1 waits for tag 8: neither completes. The
+  // receive fails within the timeout; the send returned at once (sends do
+  // not wait for their receivers) and its failure is the error of the
+  // sender's next operation once the timeout has passed.
   onWorld(
       2,
       [](Communicator &comm) {
         NoopStream stream;
         std::vector<float> data(10, 1.0f);
         auto start = Clock::now();
-        Status status =
-            comm.rank() == 0
-                ? comm.send(data.data(), 10, DType::F32, 1, 7, stream)
-                : comm.recv(data.data(), 10, DType::F32, 0, 8, stream);
+        Status status;
+        if (comm.rank() == 0) {
+          ASSERT_TRUE(
+              comm.send(data.data(), 10, DType::F32, 1, 7, stream).isOk());
+          EXPECT_LT(secondsSince(start), 0.4);
+          std::this_thread::sleep_for(900ms);
+          status = comm.send(data.data(), 10, DType::F32, 1, 9, stream);
+        } else {
+          status = comm.recv(data.data(), 10, DType::F32, 0, 8, stream);
+        }
         double elapsed = secondsSince(start);
         ASSERT_FALSE(status.isOk());
         EXPECT_TRUE(status.code() == StatusCode::DeadlineExceeded ||
@@ -1187,6 +1195,27 @@ TEST(SendRecv, DifferentTagsDoNotMatch) {
         EXPECT_LT(elapsed, 0.5 + 1.5);
       },
       testOptions(500ms));
+}
+
+TEST(SendRecv, SendsDoNotWaitForTheirReceivers) {
+  // Both ranks send before they receive (two pipeline stages exchanging
+  // activations and gradients at once): with sends that waited for their
+  // receivers, each would wait for the other's receive forever.
+  onWorld(2, [](Communicator &comm) {
+    NoopStream stream;
+    int other = 1 - comm.rank();
+    std::vector<float> mine(1 << 16, float(comm.rank() + 1)), got(1 << 16);
+    ASSERT_TRUE(comm.send(mine.data(), int64_t(mine.size()), DType::F32,
+                          other, 3, stream)
+                    .isOk());
+    // The buffer may change once send returns: the message is a copy.
+    std::fill(mine.begin(), mine.end(), -1.0f);
+    ASSERT_TRUE(comm.recv(got.data(), int64_t(got.size()), DType::F32, other,
+                          3, stream)
+                    .isOk());
+    EXPECT_EQ(got[0], float(other + 1));
+    EXPECT_EQ(got.back(), float(other + 1));
+  });
 }
 
 TEST(SendRecv, RejectsBadPeersAndTags) {

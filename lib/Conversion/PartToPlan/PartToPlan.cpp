@@ -908,11 +908,15 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   if (auto schedule = function->getAttrOfType<StringAttr>("part.schedule")) {
     SmallVector<StringRef> steps;
     schedule.getValue().split(steps, ' ', -1, /*KeepEmpty=*/false);
+    // A micro-batch is done at its backward (B), or with a split backward
+    // (zero-bubble) at its weight gradients (W).
+    bool split = llvm::any_of(
+        steps, [](StringRef step) { return step.starts_with("W"); });
     int64_t inFlight = 0, peak = 0;
     for (StringRef step : steps) {
       if (step.starts_with("F"))
         peak = std::max(peak, ++inFlight);
-      else if (step.starts_with("B"))
+      else if (split ? step.starts_with("W") : step.starts_with("B"))
         --inFlight;
     }
     auto stage = function->getAttrOfType<IntegerAttr>("part.stage");

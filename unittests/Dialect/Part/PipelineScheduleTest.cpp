@@ -104,6 +104,24 @@ TEST(PipelineScheduleTest, ADeadlockNamesTheStagesAndWhatTheyWaitFor) {
                    "stage 0");
 }
 
+TEST(PipelineScheduleTest, TransfersBeyondTheScheduleAreWaitedFor) {
+  // GPipe on 2 stages runs; a value stage 1 makes in its backward and stage
+  // 0 reads in its forward (no program does that) cannot arrive: stage 0's
+  // forwards come first.
+  Schedule s = make(ScheduleKind::GPipe, 2, 2);
+  run(s);
+  s.transfers.push_back({1, Action::Backward, 0, Action::Forward});
+  std::string error;
+  EXPECT_FALSE(simulate(s, &error));
+  EXPECT_EQ(error, "the schedule deadlocks: stage 0 waits at F0 (step 0) for "
+                   "B0 on stage 1; stage 1 waits at F0 (step 0) for F0 on "
+                   "stage 0");
+  // A value stage 1 makes in its forward and stage 0 reads in its backward
+  // is there in time, and may delay stage 0 but not block it.
+  s.transfers = {{1, Action::Forward, 0, Action::Backward}};
+  run(s);
+}
+
 TEST(PipelineScheduleTest, MissingOrRepeatedStepsAreNamed) {
   Schedule s = make(ScheduleKind::OneFOneB, 2, 2);
   s.steps[1].pop_back();

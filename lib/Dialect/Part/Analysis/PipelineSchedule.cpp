@@ -333,6 +333,10 @@ partition::part::pipeline::simulate(const Schedule &schedule,
                 name(Action::BackwardInput, step.microBatch, vs));
       break;
     }
+    for (const Transfer &x : schedule.transfers)
+      if (ok && step.chunk == 0 && x.toStage == s && x.toAction == step.action)
+        ok = need(ended(x.fromAction, step.microBatch, x.fromStage),
+                  name(x.fromAction, step.microBatch, x.fromStage));
     if (!ok)
       return std::nullopt;
     return ready;

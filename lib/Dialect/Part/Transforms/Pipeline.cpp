@@ -103,7 +103,9 @@ public:
                 int64_t stages, pl::Schedule schedule,
                 ArrayRef<std::pair<int64_t, int64_t>> stageLayers)
       : function(function), mesh(mesh), axis(axis), stages(stages),
-        schedule(std::move(schedule)), stageLayers(stageLayers) {}
+        schedule(std::move(schedule)), stageLayers(stageLayers) {
+    splitBackward = this->schedule.kind == pl::ScheduleKind::ZeroBubbleH1;
+  }
 
   LogicalResult run();
 
@@ -129,18 +131,22 @@ private:
   llvm::DenseMap<Operation *, Kind> kinds;
   llvm::DenseMap<Value, Kind> valueKinds;
   llvm::DenseSet<Operation *> forward; // micro-batch ops the loss needs
+  /// Zero-bubble: backward split into input (Bi) and weight (W) gradients.
+  bool splitBackward = false;
   /// Home stage of each micro-batch value and accumulation.
   llvm::DenseMap<Value, int64_t> home;
   llvm::DenseMap<Operation *, int64_t> opStage;
-  /// Per stage, its micro-batch ops in program order, forward and backward.
-  std::vector<SmallVector<Operation *>> forwardOps, backwardOps;
+  /// Per stage and action, its micro-batch ops in program order.
+  std::vector<std::map<pl::Action, SmallVector<Operation *>>> stageOps;
+  /// The action (step kind) each micro-batch op runs in.
+  llvm::DenseMap<Operation *, pl::Action> actionOf;
   /// The batched arguments (split over the micro-batch axis).
   llvm::DenseSet<Value> batched;
   /// Micro-batch values read in other stages: the stages reading each, and
   /// the value's number (its channels are number * micro-batches + k).
-  /// Per reading stage, whether a forward op reads it there (it is received
-  /// in that stage's forward of the micro-batch) or only backward ops.
-  llvm::MapVector<Value, std::map<int64_t, bool>> crossing;
+  /// Per reading stage, the first kind of step that reads it there (it is
+  /// received at the start of that step of the micro-batch).
+  llvm::MapVector<Value, std::map<int64_t, pl::Action>> crossing;
   /// Per function result, the stages that return it.
   std::vector<std::set<int64_t>> resultStages;
   /// Accumulations a stage reads but another holds: (accumulation result,
@@ -290,8 +296,7 @@ LogicalResult PipelineSplit::assignStages() {
     }
   }
 
-  forwardOps.assign(stages, {});
-  backwardOps.assign(stages, {});
+  stageOps.assign(stages, {});
   for (Operation &op : body.without_terminator()) {
     Kind kind = kinds.lookup(&op);
     if (kind != Kind::MicroBatch && kind != Kind::Accumulate)
@@ -317,10 +322,35 @@ LogicalResult PipelineSplit::assignStages() {
     for (Value r : op.getResults())
       home[r] = stage;
     if (kind == Kind::MicroBatch)
-      (forward.contains(&op) ? forwardOps : backwardOps)[stage].push_back(&op);
+      actionOf[&op] = forward.contains(&op) ? pl::Action::Forward
+                                            : pl::Action::Backward;
   }
+  // Zero-bubble: a stage's backward splits into what the previous stage
+  // waits for (Bi: the gradient of the stage's input) and the weight
+  // gradients (W): the backward ops whose results only other such ops and
+  // the accumulation of gradients read, within the stage.
+  if (splitBackward) {
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      auto it = actionOf.find(&op);
+      if (it == actionOf.end() || it->second != pl::Action::Backward)
+        continue;
+      bool weight = !op.use_empty();
+      for (Operation *user : op.getUsers()) {
+        if (kinds.lookup(user) == Kind::Accumulate)
+          continue;
+        auto u = actionOf.find(user);
+        weight &= u != actionOf.end() && u->second == pl::Action::BackwardWeight &&
+                  opStage.lookup(user) == opStage.lookup(&op);
+      }
+      it->second = weight ? pl::Action::BackwardWeight
+                          : pl::Action::BackwardInput;
+    }
+  }
+  for (Operation &op : body.without_terminator())
+    if (auto it = actionOf.find(&op); it != actionOf.end())
+      stageOps[opStage.lookup(&op)][it->second].push_back(&op);
   for (int64_t s = 0; s < stages; ++s)
-    if (forwardOps[s].empty())
+    if (stageOps[s][pl::Action::Forward].empty())
       return function.emitError()
              << "part-pipeline: stage " << s << " has no forward work";
 
@@ -331,13 +361,38 @@ LogicalResult PipelineSplit::assignStages() {
       continue;
     for (Value v : op.getOperands()) {
       int64_t from = stageOfValue(v);
-      if (from >= 0 && from != it->second &&
-          valueKinds.lookup(v) == Kind::MicroBatch)
-        crossing[v][it->second] |= forward.contains(&op);
+      if (from < 0 || from == it->second ||
+          valueKinds.lookup(v) != Kind::MicroBatch)
+        continue;
+      // Steps run F, then B (or Bi, then W) for a micro-batch: the first
+      // that reads the value receives it.
+      pl::Action reader = kinds.lookup(&op) == Kind::Accumulate
+                              ? pl::Action::Backward
+                              : actionOf.lookup(&op);
+      auto [entry, added] = crossing[v].try_emplace(it->second, reader);
+      if (!added && int(reader) < int(entry->second))
+        entry->second = reader;
     }
   }
   for (auto &entry : crossing)
     (void)entry, nextChannel += microBatches;
+
+  // The schedule with what the stages send each other, simulated.
+  for (auto &[v, readers] : crossing)
+    for (auto &[to, action] : readers) {
+      pl::Transfer x{stageOfValue(v), actionOf.lookup(v.getDefiningOp()), to,
+                     action};
+      if (llvm::none_of(schedule.transfers, [&](const pl::Transfer &y) {
+            return y.fromStage == x.fromStage && y.fromAction == x.fromAction &&
+                   y.toStage == x.toStage && y.toAction == x.toAction;
+          }))
+        schedule.transfers.push_back(x);
+    }
+  std::string error;
+  if (!pl::simulate(schedule, &error))
+    return function.emitError()
+           << "part-pipeline: with the values its stages send each other, "
+           << error;
 
   // The stages that return each result: an update goes to every stage that
   // reads the argument it updates (or, for optimizer state, its parameter);
@@ -571,17 +626,15 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     Operation *before = atStart ? nullptr : &*std::prev(stepBegin);
     auto label = StringAttr::get(
         ctx, std::string(pl::actionName(step.action)) + std::to_string(k));
-    bool isForward = step.action == pl::Action::Forward;
-    const auto &ops = isForward ? forwardOps[stage] : backwardOps[stage];
-    // Transfers in one order on both sides of each pair of stages: a stage
-    // receives, at the start of its step, every value it reads there, and
-    // sends, at the end of the same step of the micro-batch, every value a
-    // step of that kind of another stage reads -- by channel. Forward steps
-    // of every stage run the micro-batches in order, and so do backward
-    // steps, so each pair sees its transfers in one order.
+    const auto &ops = stageOps[stage][step.action];
+    // A stage receives, at the start of a step, every value of another stage
+    // that the step is the first to read, and sends, at the end of the step
+    // that makes a value, the value to every stage that reads it; by
+    // channel. Sends do not wait for their receivers, and the simulation
+    // (with these transfers) proved that every receive's value is sent.
     for (auto &[v, readers] : crossing) {
       auto it = readers.find(stage);
-      if (it == readers.end() || it->second != isForward)
+      if (it == readers.end() || it->second != step.action)
         continue;
       valueIn(v, k, map);
     }
@@ -610,12 +663,12 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     }
     for (auto [index, entry] : llvm::enumerate(crossing)) {
       auto &[v, readers] = entry;
-      if (stageOfValue(v) != stage)
+      if (stageOfValue(v) != stage ||
+          actionOf.lookup(v.getDefiningOp()) != step.action)
         continue;
-      for (auto &[to, byForward] : readers)
-        if (byForward == isForward)
-          SendOp::create(b, loc, map.lookup(v), stageMeshRef(to),
-                         b.getI64IntegerAttr(int64_t(index) * microBatches + k));
+      for (auto &entry : readers)
+        SendOp::create(b, loc, map.lookup(v), stageMeshRef(entry.first),
+                       b.getI64IntegerAttr(int64_t(index) * microBatches + k));
     }
     for (Operation &op : llvm::make_range(
              before ? std::next(before->getIterator()) : entry->begin(),
@@ -804,10 +857,10 @@ struct PartPipelinePass
                             "zero-bubble";
       return signalPassFailure();
     }
-    if (*kind != pl::ScheduleKind::GPipe &&
-        *kind != pl::ScheduleKind::OneFOneB) {
+    if (*kind == pl::ScheduleKind::Interleaved1F1B) {
       module.emitError() << "part-pipeline: schedule \"" << scheduleName
-                         << "\" is not built yet (gpipe and 1f1b are)";
+                         << "\" is not built yet (gpipe, 1f1b and "
+                            "zero-bubble are)";
       return signalPassFailure();
     }
     // stage-layers=0-11,12-23

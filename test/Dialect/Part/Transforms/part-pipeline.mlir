@@ -47,11 +47,19 @@
 // GPIPE: part.softmax_cross_entropy
 // GPIPE-NEXT: part.constant {part.step = "F0"} dense<2.500000e-01> : tensor<f32>
 //
+// Zero-bubble (ZB-H1): backward split into the input gradient (Bi), which
+// the previous stage waits for, and the weight gradients (W), which fill
+// the bubble; the weight-gradient matmuls are in W.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=zero-bubble" | FileCheck %s --check-prefix=ZB
+// ZB: part.schedule = "F0 F1 Bi0 W0 Bi1 F2 W1 F3 Bi2 W2 Bi3 W3"
+// ZB: part.matmul {{.*}}{part.step = "W0"}
+// ZB: part.schedule = "F0 Bi0 F1 Bi1 W0 W1 F2 Bi2 F3 Bi3 W2 W3"
+//
 // Errors.
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
 // LAYERS: error: part-pipeline: 3 stages need at least as many layers (ops marked part.layer in the forward program), and the step has 2
-// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=zero-bubble" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULE
-// SCHEDULE: error: part-pipeline: schedule "zero-bubble" is not built yet (gpipe and 1f1b are)
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=interleaved-1f1b" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: error: part-pipeline: schedule "interleaved-1f1b" is not built yet (gpipe, 1f1b and zero-bubble are)
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=round-robin" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: part-pipeline: unknown schedule "round-robin"; known: gpipe, 1f1b, interleaved-1f1b, zero-bubble
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,x" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE

@@ -55,12 +55,27 @@ enum class ScheduleKind { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1 };
 const char *scheduleName(ScheduleKind kind);
 std::optional<ScheduleKind> parseScheduleKind(const std::string &name);
 
+/// A value another stage reads: for every micro-batch b, the reading step
+/// (`toAction`, b) of `toStage` waits for the step (`fromAction`, b) of
+/// `fromStage` that makes it (chunk 0). The schedules' own dependencies
+/// (forward from the previous stage, backward from the next) need none;
+/// a program lists what else its stages send each other (a value made in
+/// one stage's forward and read in another's backward, a weight gradient
+/// summed in another stage) so that the simulation checks those too.
+struct Transfer {
+  int64_t fromStage;
+  Action fromAction;
+  int64_t toStage;
+  Action toAction;
+};
+
 struct Schedule {
   ScheduleKind kind = ScheduleKind::OneFOneB;
   int64_t stages = 1;
   int64_t microBatches = 1;
   int64_t chunks = 1; ///< virtual stages per stage (interleaved)
   std::vector<std::vector<Step>> steps; ///< per stage, in order
+  std::vector<Transfer> transfers; ///< beyond the schedule's own
 
   /// Stage 0: F0 F1 B0 ... (for diagnostics and --part-explain).
   std::string describe() const;

@@ -54,7 +54,8 @@ struct SpmdPipelineOptions
       llvm::cl::init(0)};
   Option<std::string> schedule{
       *this, "schedule",
-      llvm::cl::desc("with a pp axis: gpipe or 1f1b"), llvm::cl::init("1f1b")};
+      llvm::cl::desc("with a pp axis: gpipe, 1f1b or zero-bubble"),
+      llvm::cl::init("1f1b")};
   Option<std::string> stageLayers{
       *this, "stage-layers",
       llvm::cl::desc("with a pp axis: the layers of each stage, e.g. "

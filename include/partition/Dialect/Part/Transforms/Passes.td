@@ -300,6 +300,11 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     and reduced over their other axes, then the optimizer once. Forward ops
     are cut by `part.layer` into contiguous groups balanced by FLOPs, or as
     `stage-layers` says; backward ops go with the forward values they read.
+    With `schedule=zero-bubble` (ZB-H1) a stage's backward splits into the
+    input gradient (Bi) and the weight gradients (W: the backward ops whose
+    results only other W ops and the gradient accumulation read). After the
+    cut the schedule is simulated with every value the stages send each
+    other, and one that could wait forever is an error.
     A parameter several stages read (a tied embedding) is held and updated
     by each, with the accumulated gradient sent to each.
 
@@ -312,7 +317,7 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "the number of pipeline stages">,
     Option<"scheduleName", "schedule", "std::string", /*default=*/"\"1f1b\"",
-           "gpipe or 1f1b">,
+           "gpipe, 1f1b or zero-bubble (ZB-H1)">,
     Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
            "layers per stage, e.g. 0-11,12-23 (default: balanced by FLOPs)">,
     Option<"microBatchAxis", "micro-batch-axis", "std::string",
