@@ -325,6 +325,103 @@ LogicalResult PipelineSplit::assignStages() {
       actionOf[&op] = forward.contains(&op) ? pl::Action::Forward
                                             : pl::Action::Backward;
   }
+  // A sum accumulated over micro-batches whose terms come from different
+  // stages (a tied embedding's gradient: the lookup's on the first stage,
+  // the head's on the last), possibly through ops linear in it (the
+  // optimizer's scaling), is accumulated term by term, each in its own
+  // stage, and the terms' sums are added once per step: the sum over
+  // micro-batches is linear. Otherwise one term would cross to the other's
+  // stage every micro-batch (a vocabulary-sized gradient).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+      auto acc = dyn_cast<AllReduceOp>(&op);
+      if (!acc || kinds.lookup(&op) != Kind::Accumulate)
+        continue;
+      // Up from the accumulation through single-use ops linear in the
+      // value (their other operands the same in every micro-batch) to an
+      // add of terms of two stages.
+      SmallVector<std::pair<Operation *, unsigned>> chain; // (op, operand)
+      Value v = acc.getInput();
+      AddOp add;
+      while (Operation *def = v.getDefiningOp()) {
+        if (!v.hasOneUse() || kinds.lookup(def) != Kind::MicroBatch ||
+            def->getNumResults() != 1)
+          break;
+        if (auto a = dyn_cast<AddOp>(def)) {
+          int64_t sa = stageOfValue(a.getLhs()), sb = stageOfValue(a.getRhs());
+          if (sa >= 0 && sb >= 0 && sa != sb &&
+              a.getLhs().getType() == a.getType() &&
+              a.getRhs().getType() == a.getType()) {
+            add = a;
+            break;
+          }
+        }
+        auto ruled = dyn_cast<ShardingRuleOpInterface>(def);
+        std::optional<unsigned> through;
+        for (auto [i, operand] : llvm::enumerate(def->getOperands()))
+          if (valueKinds.lookup(operand) == Kind::MicroBatch)
+            through = through ? std::optional<unsigned>() : i;
+        if (!ruled || !through)
+          break;
+        SmallVector<bool> pending(def->getNumOperands(), false);
+        pending[*through] = true;
+        SmallVector<bool> kept = ruled.keepsPendingSum(pending);
+        if (kept.empty() || !kept[*through])
+          break;
+        chain.push_back({def, *through});
+        v = def->getOperand(*through);
+      }
+      if (!add)
+        continue;
+      OpBuilder builder(acc);
+      auto accumulate = [&](Value term, int64_t stage) {
+        // The chain again on this term, in its stage.
+        builder.setInsertionPoint(acc);
+        for (auto &[link, index] : llvm::reverse(chain)) {
+          IRMapping map;
+          map.map(link->getOperand(index), term);
+          Operation *copy = builder.clone(*link, map);
+          kinds[copy] = Kind::MicroBatch;
+          valueKinds[copy->getResult(0)] = Kind::MicroBatch;
+          opStage[copy] = stage;
+          home[copy->getResult(0)] = stage;
+          actionOf[copy] = pl::Action::Backward;
+          term = copy->getResult(0);
+        }
+        auto sum = AllReduceOp::create(builder, acc.getLoc(), term,
+                                       acc.getMeshAttr(), acc.getAxesAttr(),
+                                       acc.getKindAttr());
+        kinds[sum] = Kind::Accumulate;
+        valueKinds[sum.getResult()] = Kind::Step;
+        opStage[sum] = stage;
+        home[sum.getResult()] = stage;
+        return sum.getResult();
+      };
+      Value sumA = accumulate(add.getLhs(), stageOfValue(add.getLhs()));
+      Value sumB = accumulate(add.getRhs(), stageOfValue(add.getRhs()));
+      auto total = AddOp::create(builder, acc.getLoc(), sumA, sumB);
+      kinds[total] = Kind::Step;
+      valueKinds[total.getResult()] = Kind::Step;
+      acc.getResult().replaceAllUsesWith(total.getResult());
+      SmallVector<Operation *> gone = {acc.getOperation()};
+      for (auto &entry : chain)
+        gone.push_back(entry.first);
+      gone.push_back(add.getOperation());
+      for (Operation *dead : gone) {
+        kinds.erase(dead);
+        opStage.erase(dead);
+        actionOf.erase(dead);
+        for (Value r : dead->getResults()) {
+          valueKinds.erase(r);
+          home.erase(r);
+        }
+        dead->erase();
+      }
+      changed = true;
+    }
+  }
+
   // Zero-bubble: a stage's backward splits into what the previous stage
   // waits for (Bi: the gradient of the stage's input) and the weight
   // gradients (W): the backward ops whose results only other such ops and
