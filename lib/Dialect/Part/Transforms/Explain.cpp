@@ -1,6 +1,7 @@
 //===- Explain.cpp - why each collective is there and what it costs -------===//
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -34,8 +35,23 @@ struct PartExplainPass
       // (kind, axes) -> (count, bytes per device)
       std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>
           table;
-      int64_t total = 0, count = 0;
+      int64_t total = 0, count = 0, transfers = 0;
       function.walk([&](Operation *op) {
+        // Transfers between pipeline stages.
+        if (auto send = dyn_cast<SendOp>(op)) {
+          int64_t bytes = *getTensorBytes(send.getInput().getType());
+          auto step = op->getAttrOfType<StringAttr>("part.step");
+          op->emitRemark() << "send of " << bytes << " bytes to "
+                           << send.getTo() << " (channel " << send.getChannel()
+                           << (step ? ", step " + step.getValue().str() : "")
+                           << ")";
+          auto &row = table[{"send", "to " + send.getTo().str()}];
+          ++row.first;
+          row.second += bytes;
+          total += bytes;
+          ++transfers;
+          return;
+        }
         std::optional<CollectiveCost> cost = collectiveCost(op, mesh);
         if (!cost)
           return;
@@ -59,8 +75,11 @@ struct PartExplainPass
       });
       llvm::raw_ostream &os = llvm::outs();
       os << "func @" << function.getName() << " on " << meshName << ": "
-         << count << " collective" << (count == 1 ? "" : "s") << ", " << total
-         << " bytes per device\n";
+         << count << " collective" << (count == 1 ? "" : "s") << ", ";
+      if (transfers)
+        os << transfers << " transfer" << (transfers == 1 ? "" : "s")
+           << " to other stages, ";
+      os << total << " bytes per device\n";
       if (table.empty())
         continue;
       size_t kindWidth = 4, axesWidth = 4;
@@ -77,7 +96,81 @@ struct PartExplainPass
            << llvm::left_justify(std::to_string(row.first), 7) << row.second
            << "\n";
     }
+    explainPipeline();
     markAllAnalysesPreserved();
+  }
+
+  /// The stages' schedules as a timeline under unit costs (F 1, B 2, Bi and
+  /// W 1), as the compiler simulated them, with each stage's idle share.
+  void explainPipeline() {
+    SmallVector<std::pair<int64_t, StringRef>> stages;
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      auto stage = function->getAttrOfType<IntegerAttr>("part.stage");
+      auto steps = function->getAttrOfType<StringAttr>("part.schedule");
+      if (stage && steps)
+        stages.push_back({stage.getInt(), steps.getValue()});
+    }
+    if (stages.empty())
+      return;
+    llvm::sort(stages);
+    pipeline::Schedule schedule;
+    schedule.stages = stages.size();
+    int64_t microBatches = 0;
+    for (auto &[stage, text] : stages) {
+      SmallVector<StringRef> parts;
+      text.split(parts, ' ', -1, /*KeepEmpty=*/false);
+      std::vector<pipeline::Step> steps;
+      for (StringRef part : parts) {
+        pipeline::Action action = pipeline::Action::Forward;
+        StringRef rest = part;
+        if (rest.consume_front("Bi"))
+          action = pipeline::Action::BackwardInput;
+        else if (rest.consume_front("B"))
+          action = pipeline::Action::Backward;
+        else if (rest.consume_front("W"))
+          action = pipeline::Action::BackwardWeight;
+        else
+          rest.consume_front("F");
+        int64_t k = 0;
+        if (rest.getAsInteger(10, k))
+          return;
+        microBatches = std::max(microBatches, k + 1);
+        steps.push_back({action, k});
+      }
+      schedule.steps.push_back(std::move(steps));
+    }
+    schedule.microBatches = microBatches;
+    std::string error;
+    std::optional<pipeline::Timeline> timeline =
+        pipeline::simulate(schedule, &error);
+    llvm::raw_ostream &os = llvm::outs();
+    if (!timeline) {
+      os << "pipeline schedule: " << error << "\n";
+      return;
+    }
+    auto cost = [](pipeline::Action a) {
+      return a == pipeline::Action::Backward ? 2 : 1;
+    };
+    int64_t span = int64_t(timeline->makespan);
+    os << "pipeline: " << schedule.stages << " stages, " << microBatches
+       << " micro-batches; timeline under unit costs (F 1, B 2, Bi and W 1; "
+          ". idle):\n";
+    for (int64_t s = 0; s < schedule.stages; ++s) {
+      std::vector<std::string> cells(span, ".");
+      for (auto [i, step] : llvm::enumerate(schedule.steps[s])) {
+        int64_t begin = int64_t(timeline->start[s][i]);
+        std::string label = pipeline::actionName(step.action) +
+                            std::to_string(step.microBatch);
+        for (int64_t t = begin; t < begin + cost(step.action) && t < span; ++t)
+          cells[t] = label;
+      }
+      os << "  stage " << s << " |";
+      for (const std::string &cell : cells)
+        os << llvm::left_justify(cell, 4);
+      os << "| idle " << llvm::format("%.2f", timeline->bubble[s])
+         << ", at most " << timeline->peakInFlight[s] << " micro-batch"
+         << (timeline->peakInFlight[s] == 1 ? "" : "es") << " in flight\n";
+    }
   }
 };
 } // namespace

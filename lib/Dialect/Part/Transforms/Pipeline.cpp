@@ -392,6 +392,8 @@ LogicalResult PipelineSplit::assignStages() {
         auto sum = AllReduceOp::create(builder, acc.getLoc(), term,
                                        acc.getMeshAttr(), acc.getAxesAttr(),
                                        acc.getKindAttr());
+        if (Attribute origin = acc->getAttr(PartDialect::getOriginAttrName()))
+          sum->setAttr(PartDialect::getOriginAttrName(), origin);
         kinds[sum] = Kind::Accumulate;
         valueKinds[sum.getResult()] = Kind::Step;
         opStage[sum] = stage;
@@ -794,9 +796,20 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     for (Attribute a : reduce.getAxes())
       if (a != axis)
         rest.push_back(cast<StringAttr>(a).getValue());
-    if (!rest.empty())
-      v = AllReduceOp::create(b, loc, v, meshRef, b.getStrArrayAttr(rest),
+    if (!rest.empty()) {
+      auto remaining =
+          AllReduceOp::create(b, reduce.getLoc(), v, meshRef,
+                              b.getStrArrayAttr(rest),
                               ReductionKindAttr::get(ctx, reduce.getKind()));
+      // Why: the original all_reduce's reason, once per step.
+      if (auto origin = reduce->getAttrOfType<StringAttr>(
+              PartDialect::getOriginAttrName()))
+        remaining->setAttr(PartDialect::getOriginAttrName(),
+                           b.getStringAttr(origin.getValue() +
+                                           " (the sum over the micro-batches, "
+                                           "once per step)"));
+      v = remaining;
+    }
     invariants.map(reduce.getResult(), v);
     for (auto &[key, channel] : stepTransfers)
       if (key.first == reduce.getResult().getAsOpaquePointer())

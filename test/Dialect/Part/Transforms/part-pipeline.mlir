@@ -65,6 +65,18 @@
 // ZB: part.matmul {{.*}}{part.step = "W0"}
 // ZB: part.schedule = "F0 Bi0 F1 Bi1 W0 W1 F2 Bi2 F3 Bi3 W2 W3"
 //
+// --part-explain: each stage's transfers beside its collectives, and the
+// schedule as a timeline under unit costs with each stage's idle share --
+// 1F1B's (p - 1) / (m + p - 1) = 1/3 here -- and micro-batches in flight.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2" --part-explain -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=EXPLAIN
+// EXPLAIN: func @gpt_stage0 on @mesh_pp0: 0 collectives, 4 transfers to other stages, {{[0-9]+}} bytes per device
+// EXPLAIN: send  to mesh_pp1
+// EXPLAIN: func @gpt_stage1 on @mesh_pp1:
+// EXPLAIN: send  to mesh_pp0
+// EXPLAIN: pipeline: 2 stages, 2 micro-batches; timeline under unit costs (F 1, B 2, Bi and W 1; . idle):
+// EXPLAIN-NEXT: stage 0 |F0  F1  .   .   B0  B0  .   B1  B1  | idle 0.33, at most 2 micro-batches in flight
+// EXPLAIN-NEXT: stage 1 |.   F0  B0  B0  F1  B1  B1  .   .   | idle 0.33, at most 1 micro-batch in flight
+//
 // Errors.
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
 // LAYERS: error: part-pipeline: 3 stages need at least as many layers (ops marked part.layer in the forward program), and the step has 2

@@ -179,6 +179,12 @@ def PartExplainPass : Pass<"part-explain", "::mlir::ModuleOp"> {
     reduce-scatter (n-1)/n of its input, a permute the buffer, all_slice
     nothing. The IR is unchanged.
 
+    Pipeline stages (part-pipeline): each `part.send` gets a remark (bytes,
+    the receiving stage, channel and step) and a row per receiving stage in
+    the table; then the stages' schedules as a text timeline under unit
+    costs (F 1, B 2, Bi and W 1), as the compiler simulated them, with each
+    stage's idle share and micro-batches in flight.
+
     ```
     func @mlp on @mesh: 1 collective, 384 bytes per device
       kind        axes    count  bytes/device
