@@ -682,6 +682,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   // The schedule, unrolled.
   std::vector<IRMapping> perMicroBatch(microBatches);
   llvm::MapVector<Operation *, Value> sums; // accumulation -> running sum
+  llvm::DenseMap<Operation *, int64_t> added; // micro-batches added so far
   Value missing;
   auto valueIn = [&](Value v, int64_t k, IRMapping &map) -> Value {
     if (Value mapped = map.lookupOrNull(v))
@@ -715,6 +716,49 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     Value made = materialize(b, v, stage, invariants);
     map.map(v, made);
     return made;
+  };
+  // An accumulation once every micro-batch has added to it: the mean (where
+  // the all_reduce averaged), then the all_reduce over its other axes (dp),
+  // issued right there -- during the drain, while later backward steps run
+  // -- and the sum sent to the stages that update with it.
+  llvm::DenseSet<Operation *> finalized;
+  auto finalize = [&](Operation *op, Value sum) {
+    finalized.insert(op);
+    auto reduce = cast<AllReduceOp>(op);
+    Value v = sum;
+    if (reduce.getKind() == ReductionKind::Avg) {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto scalarType = RankedTensorType::get({}, type.getElementType());
+      Value scale = ConstantOp::create(
+          b, loc, scalarType,
+          DenseElementsAttr::get(
+              scalarType, ArrayRef<Attribute>{FloatAttr::get(
+                              type.getElementType(), 1.0 / microBatches)}));
+      v = MulOp::create(b, loc, v, scale);
+    }
+    SmallVector<StringRef> rest;
+    for (Attribute a : reduce.getAxes())
+      if (a != axis)
+        rest.push_back(cast<StringAttr>(a).getValue());
+    if (!rest.empty()) {
+      auto remaining =
+          AllReduceOp::create(b, reduce.getLoc(), v, meshRef,
+                              b.getStrArrayAttr(rest),
+                              ReductionKindAttr::get(ctx, reduce.getKind()));
+      // Why: the original all_reduce's reason, once per step.
+      if (auto origin = reduce->getAttrOfType<StringAttr>(
+              PartDialect::getOriginAttrName()))
+        remaining->setAttr(PartDialect::getOriginAttrName(),
+                           b.getStringAttr(origin.getValue() +
+                                           " (the sum over the micro-batches, "
+                                           "once per step)"));
+      v = remaining;
+    }
+    invariants.map(reduce.getResult(), v);
+    for (auto &[key, channel] : stepTransfers)
+      if (key.first == reduce.getResult().getAsOpaquePointer())
+        SendOp::create(b, loc, v, stageMeshRef(key.second),
+                       b.getI64IntegerAttr(channel));
   };
   for (const pl::Step &step : schedule.steps[stage]) {
     int64_t k = step.microBatch;
@@ -757,6 +801,8 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
           if (kinds.lookup(user) == Kind::Accumulate) {
             Value &sum = sums[user];
             sum = sum ? AddOp::create(b, loc, sum, c).getResult() : Value(c);
+            if (++added[user] == microBatches)
+              finalize(user, sum);
           }
       }
     }
@@ -777,45 +823,11 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
 
   // After the schedule: the update ("U" in traces).
   Operation *lastStep = entry->empty() ? nullptr : &entry->back();
-  // The accumulations: the sum (or mean) over micro-batches, then over the
-  // other axes the all_reduce spanned.
-  for (auto &[op, sum] : sums) {
-    auto reduce = cast<AllReduceOp>(op);
-    Value v = sum;
-    if (reduce.getKind() == ReductionKind::Avg) {
-      auto type = cast<RankedTensorType>(v.getType());
-      auto scalarType = RankedTensorType::get({}, type.getElementType());
-      Value scale = ConstantOp::create(
-          b, loc, scalarType,
-          DenseElementsAttr::get(
-              scalarType, ArrayRef<Attribute>{FloatAttr::get(
-                              type.getElementType(), 1.0 / microBatches)}));
-      v = MulOp::create(b, loc, v, scale);
-    }
-    SmallVector<StringRef> rest;
-    for (Attribute a : reduce.getAxes())
-      if (a != axis)
-        rest.push_back(cast<StringAttr>(a).getValue());
-    if (!rest.empty()) {
-      auto remaining =
-          AllReduceOp::create(b, reduce.getLoc(), v, meshRef,
-                              b.getStrArrayAttr(rest),
-                              ReductionKindAttr::get(ctx, reduce.getKind()));
-      // Why: the original all_reduce's reason, once per step.
-      if (auto origin = reduce->getAttrOfType<StringAttr>(
-              PartDialect::getOriginAttrName()))
-        remaining->setAttr(PartDialect::getOriginAttrName(),
-                           b.getStringAttr(origin.getValue() +
-                                           " (the sum over the micro-batches, "
-                                           "once per step)"));
-      v = remaining;
-    }
-    invariants.map(reduce.getResult(), v);
-    for (auto &[key, channel] : stepTransfers)
-      if (key.first == reduce.getResult().getAsOpaquePointer())
-        SendOp::create(b, loc, v, stageMeshRef(key.second),
-                       b.getI64IntegerAttr(channel));
-  }
+  // (Every accumulation was completed in the schedule; a stage whose steps
+  // leave one incomplete would be a bug in the schedule's simulation.)
+  for (auto &[op, sum] : sums)
+    if (!finalized.contains(op))
+      finalize(op, sum);
   for (auto &[key, channel] : stepTransfers)
     if (key.second == stage) {
       Value v = Value::getFromOpaquePointer(key.first);

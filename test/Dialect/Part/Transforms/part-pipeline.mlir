@@ -48,14 +48,18 @@
 // GPIPE-NEXT: part.constant {part.step = "F0"} dense<2.500000e-01> : tensor<f32>
 //
 // The tied embedding and head: each stage accumulates its own term of the
-// table's gradient, and the two sums cross once per step, in the update,
-// never per micro-batch.
+// table's gradient, and each stage's sum crosses to the other once per step
+// (after the stage's last backward step has added to it), never per
+// micro-batch: one send of the table's size per stage.
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4" | FileCheck %s --check-prefix=TIED
 // TIED-LABEL: func.func @gpt_stage0(
-// TIED-NOT: part.{{(send|recv)}} {{.*}}{part.step = "{{[FBW][0-9i]*}}"} : tensor<64x32xf32>
-// TIED: part.send %{{.*}} to @mesh_pp1 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
+// TIED: part.send %{{.*}} to @mesh_pp1 channel {{[0-9]+}} {part.step = "B3"} : tensor<64x32xf32>
 // TIED: part.recv from @mesh_pp1 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
 // TIED-LABEL: func.func @gpt_stage1(
+// TIED: part.send %{{.*}} to @mesh_pp0 channel {{[0-9]+}} {part.step = "B3"} : tensor<64x32xf32>
+// TIED: part.recv from @mesh_pp0 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4" | grep -c "part.send .*: tensor<64x32xf32>" | FileCheck %s --check-prefix=ONCE
+// ONCE: {{^}}2{{$}}
 //
 // Zero-bubble (ZB-H1): backward split into the input gradient (Bi), which
 // the previous stage waits for, and the weight gradients (W), which fill
