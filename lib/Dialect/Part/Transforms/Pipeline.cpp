@@ -249,12 +249,30 @@ LogicalResult PipelineSplit::classify() {
 
 LogicalResult PipelineSplit::assignStages() {
   Block &body = function.getBody().front();
-  // The layers of the forward program, with their FLOPs.
+  // The layers of the forward program, with their FLOPs; forward ops
+  // without a layer count with the layer before them, or before the first
+  // layer (the embedding: the first stage) or after the last (the head and
+  // the loss: the last stage).
   std::map<int64_t, int64_t> layerFlops;
-  for (Operation *op : forward)
-    if (auto layer = op->getAttrOfType<IntegerAttr>(
-            PartDialect::getLayerAttrName()))
-      layerFlops[layer.getInt()] += std::max<int64_t>(1, flopsOf(op));
+  int64_t leadingFlops = 0, trailingFlops = 0;
+  std::optional<int64_t> lastLayer;
+  for (Operation &op : body.without_terminator()) {
+    if (!forward.contains(&op))
+      continue;
+    int64_t flops = std::max<int64_t>(1, flopsOf(&op));
+    if (auto layer =
+            op.getAttrOfType<IntegerAttr>(PartDialect::getLayerAttrName())) {
+      if (lastLayer && *lastLayer != layer.getInt())
+        layerFlops[*lastLayer] += trailingFlops, trailingFlops = 0;
+      lastLayer = layer.getInt();
+      layerFlops[layer.getInt()] += flops + trailingFlops;
+      trailingFlops = 0;
+    } else if (lastLayer) {
+      trailingFlops += flops;
+    } else {
+      leadingFlops += flops;
+    }
+  }
   if (int64_t(layerFlops.size()) < stages)
     return function.emitError()
            << "part-pipeline: " << stages << " stages need at least as many "
@@ -279,20 +297,27 @@ LogicalResult PipelineSplit::assignStages() {
                << "part-pipeline: stage-layers puts layer " << layer
                << " in no stage";
   } else {
-    // Contiguous groups, each cut where the running FLOPs pass its share.
-    int64_t total = 0;
+    // Contiguous groups of layers, the embedding's FLOPs on the first stage
+    // and the head's on the last: a layer goes to the next stage when more
+    // than half of it would pass the current stage's share of the total.
+    double total = double(leadingFlops) + double(trailingFlops);
     for (auto &[layer, flops] : layerFlops)
-      total += flops;
-    int64_t done = 0, s = 0, left = layerFlops.size();
+      total += double(flops);
+    double done = double(leadingFlops);
+    int64_t s = 0, left = layerFlops.size(), inStage = 0;
     for (auto &[layer, flops] : layerFlops) {
-      // Leave at least one layer for each stage after this one.
-      if (s + 1 < stages && left <= stages - s - 1)
+      double share = total * double(s + 1) / double(stages);
+      // Leave at least one layer for each stage after this one; give each
+      // stage at least one.
+      if (s + 1 < stages && inStage > 0 &&
+          (left <= stages - s - 1 || done + double(flops) / 2 > share)) {
         ++s;
+        inStage = 0;
+      }
       stageOfLayer[layer] = s;
-      done += flops;
+      done += double(flops);
+      ++inStage;
       --left;
-      if (s + 1 < stages && done * stages >= total * (s + 1))
-        ++s;
     }
   }
 

@@ -81,6 +81,22 @@
 // EXPLAIN-NEXT: stage 0 |F0  F1  .   .   B0  B0  .   B1  B1  | idle 0.33, at most 2 micro-batches in flight
 // EXPLAIN-NEXT: stage 1 |.   F0  B0  B0  F1  B1  B1  .   .   | idle 0.33, at most 1 micro-batch in flight
 //
+// Stages balanced by FLOPs with the embedding and the head counted: GPT-2
+// (12 layers, hidden 768, vocabulary 50304) on 4 stages. The head's matmul
+// alone is about 3.7 layers' FLOPs, so the last stage takes one layer.
+// RUN: partition-import --model gpt --layers 12 --hidden 768 --heads 12 --vocab 50304 --seq 1024 --batch 8 --shapes-only --loss cross-entropy -o %t/gpt2.mlir
+// RUN: partition-opt %t/gpt2.mlir --part-autodiff --part-optimizer | partition-opt --part-spmd="mesh=pp:4 micro-batches=4" | FileCheck %s --check-prefix=BALANCE
+// (Forward ops of a layer run in F steps; an invariant op of a layer, such
+// as a weight's reshape, goes wherever it is read.)
+// BALANCE-LABEL: func.func @gpt_stage0(
+// BALANCE: part.layer = 3 : i64, part.step = "F0"
+// BALANCE-NOT: part.layer = 4 : i64, part.step = "F
+// BALANCE-LABEL: func.func @gpt_stage1(
+// BALANCE-LABEL: func.func @gpt_stage3(
+// BALANCE-NOT: part.layer = 10 : i64, part.step = "F
+// BALANCE: part.layer = 11 : i64, part.step = "F0"
+// BALANCE-NOT: part.layer = 10 : i64, part.step = "F
+//
 // Errors.
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
 // LAYERS: error: part-pipeline: 3 stages need at least as many layers (ops marked part.layer in the forward program), and the step has 2
