@@ -1,6 +1,6 @@
 // Pipeline parallelism end to end: a generated 4-layer GPT (cross-entropy,
-// AdamW) partitioned with a pp axis -- GPipe, 1F1B and zero-bubble (ZB-H1),
-// 2 and 4 stages,
+// AdamW) partitioned with a pp axis -- GPipe, 1F1B, interleaved 1F1B and
+// zero-bubble (ZB-H1), 2 and 4 stages,
 // composed with dp, tp and ZeRO 1 and 3 -- and trained for 3 steps by
 // partition-run, threads and --processes. Every plan must give the
 // single-rank run's per-step losses and final weights and optimizer state.
@@ -18,7 +18,7 @@
 // RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan
 // RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
-// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1"; do \
+// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1"; do \
 // RUN:   i=$((i+1)); \
 // RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/p$i.plan || exit 1; \
 // RUN:   mkdir -p %t/p$i && partition-run %t/p$i.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/p$i > %t/p$i.log || exit 1; \
@@ -45,9 +45,18 @@
 // RUN:   grep -q "failing on purpose (--fail-rank $r --fail-step 2)" %t/fail.log || exit 1; \
 // RUN: done; done
 //
-// Stress: pp:4 1F1B with 8 micro-batches as processes, several times.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:4 micro-batches=8" | partition-translate --part-to-plan -o %t/stress.plan
-// RUN: for i in 1 2 3; do partition-run %t/stress.plan --backend cpu --processes --steps 2 --timeout 30 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/stress.log || exit 1; done
+// Stress: pp:4 interleaved 1F1B (2 chunks of layers per stage, so an 8-layer
+// GPT) with 8 micro-batches as processes, several times, each equal to one
+// rank.
+// RUN: partition-import --model gpt --layers 8 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 8 --seed 5 -o %t/gpt8.mlir --weights %t/gpt8.safetensors
+// RUN: partition-opt %t/gpt8.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step8.mlir
+// RUN: partition-opt %t/step8.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref8.plan
+// RUN: partition-run %t/ref8.plan --backend cpu --steps 2 --weights %t/gpt8.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/ref8.log
+// RUN: partition-opt %t/step8.mlir --part-spmd="mesh=pp:4 micro-batches=8 schedule=interleaved-1f1b" | partition-translate --part-to-plan -o %t/stress.plan
+// RUN: for i in 1 2 3; do \
+// RUN:   partition-run %t/stress.plan --backend cpu --processes --steps 2 --timeout 30 --weights %t/gpt8.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/stress.log || exit 1; \
+// RUN:   %python %S/Inputs/losses_agree.py 0 1e-5 %t/ref8.log %t/stress.log || exit 1; \
+// RUN: done
 //
 // Memory: the memory report gives each stage's steps and the micro-batches
 // it holds in flight -- GPipe all 8, 1F1B at most the stages after it (4,

@@ -334,9 +334,12 @@ partition::part::pipeline::simulate(const Schedule &schedule,
       break;
     }
     for (const Transfer &x : schedule.transfers)
-      if (ok && step.chunk == 0 && x.toStage == s && x.toAction == step.action)
-        ok = need(ended(x.fromAction, step.microBatch, x.fromStage),
-                  name(x.fromAction, step.microBatch, x.fromStage));
+      if (ok && step.chunk == x.toChunk && x.toStage == s &&
+          x.toAction == step.action)
+        ok = need(ended(x.fromAction, step.microBatch,
+                        x.fromChunk * p + x.fromStage),
+                  name(x.fromAction, step.microBatch,
+                       x.fromChunk * p + x.fromStage));
     if (!ok)
       return std::nullopt;
     return ready;

@@ -131,11 +131,15 @@ struct PartExplainPass
           action = pipeline::Action::BackwardWeight;
         else
           rest.consume_front("F");
-        int64_t k = 0;
-        if (rest.getAsInteger(10, k))
+        // "F3", or "F3.1" for chunk 1 of an interleaved schedule.
+        auto [mb, chunkText] = rest.split('.');
+        int64_t k = 0, chunk = 0;
+        if (mb.getAsInteger(10, k) ||
+            (!chunkText.empty() && chunkText.getAsInteger(10, chunk)))
           return;
         microBatches = std::max(microBatches, k + 1);
-        steps.push_back({action, k});
+        schedule.chunks = std::max(schedule.chunks, chunk + 1);
+        steps.push_back({action, k, chunk});
       }
       schedule.steps.push_back(std::move(steps));
     }
@@ -160,13 +164,16 @@ struct PartExplainPass
       for (auto [i, step] : llvm::enumerate(schedule.steps[s])) {
         int64_t begin = int64_t(timeline->start[s][i]);
         std::string label = pipeline::actionName(step.action) +
-                            std::to_string(step.microBatch);
+                            std::to_string(step.microBatch) +
+                            (schedule.chunks > 1
+                                 ? "." + std::to_string(step.chunk)
+                                 : "");
         for (int64_t t = begin; t < begin + cost(step.action) && t < span; ++t)
           cells[t] = label;
       }
       os << "  stage " << s << " |";
       for (const std::string &cell : cells)
-        os << llvm::left_justify(cell, 4);
+        os << llvm::left_justify(cell, schedule.chunks > 1 ? 6 : 4);
       os << "| idle " << llvm::format("%.2f", timeline->bubble[s])
          << ", at most " << timeline->peakInFlight[s] << " micro-batch"
          << (timeline->peakInFlight[s] == 1 ? "" : "es") << " in flight\n";

@@ -105,6 +105,7 @@ public:
       : function(function), mesh(mesh), axis(axis), stages(stages),
         schedule(std::move(schedule)), stageLayers(stageLayers) {
     splitBackward = this->schedule.kind == pl::ScheduleKind::ZeroBubbleH1;
+    chunks = this->schedule.chunks;
   }
 
   LogicalResult run();
@@ -115,15 +116,21 @@ private:
   LogicalResult emitStage(int64_t stage, ModuleOp module, OpBuilder &top);
   Value materialize(OpBuilder &b, Value v, int64_t stage, IRMapping &map);
 
+  /// The virtual stage of `v` (-1 for none): chunk c of stage s is virtual
+  /// stage c * stages + s (interleaved schedules; chunk 0 otherwise).
   int64_t stageOfValue(Value v) const {
     auto it = home.find(v);
     return it == home.end() ? -1 : it->second;
   }
+  /// The stage (rank group) that runs virtual stage `vs`.
+  int64_t physical(int64_t vs) const { return vs < 0 ? vs : vs % stages; }
+  int64_t chunkOf(int64_t vs) const { return vs / stages; }
 
   func::FuncOp function;
   MeshOp mesh;
   StringAttr axis;
   int64_t stages;
+  int64_t chunks = 1;
   int64_t microBatches = 1;
   pl::Schedule schedule;
   ArrayRef<std::pair<int64_t, int64_t>> stageLayers;
@@ -144,9 +151,10 @@ private:
   llvm::DenseSet<Value> batched;
   /// Micro-batch values read in other stages: the stages reading each, and
   /// the value's number (its channels are number * micro-batches + k).
-  /// Per reading stage, the first kind of step that reads it there (it is
-  /// received at the start of that step of the micro-batch).
-  llvm::MapVector<Value, std::map<int64_t, pl::Action>> crossing;
+  /// Per reading stage, the steps (chunk, kind) that read it there: it is
+  /// received at the start of the first of them that runs.
+  llvm::MapVector<Value, std::map<int64_t, std::set<std::pair<int64_t, pl::Action>>>>
+      crossing;
   /// Per function result, the stages that return it.
   std::vector<std::set<int64_t>> resultStages;
   /// Accumulations a stage reads but another holds: (accumulation result,
@@ -273,18 +281,22 @@ LogicalResult PipelineSplit::assignStages() {
       leadingFlops += flops;
     }
   }
-  if (int64_t(layerFlops.size()) < stages)
+  int64_t groups = stages * chunks; // virtual stages
+  if (int64_t(layerFlops.size()) < groups)
     return function.emitError()
-           << "part-pipeline: " << stages << " stages need at least as many "
-           << "layers (ops marked part.layer in the forward program), and "
+           << "part-pipeline: " << stages << " stages"
+           << (chunks > 1 ? " of " + std::to_string(chunks) + " chunks" : "")
+           << " need at least " << groups
+           << " layers (ops marked part.layer in the forward program), and "
               "the step has "
            << layerFlops.size();
   std::map<int64_t, int64_t> stageOfLayer;
   if (!stageLayers.empty()) {
-    if (int64_t(stageLayers.size()) != stages)
+    if (int64_t(stageLayers.size()) != groups)
       return function.emitError()
              << "part-pipeline: stage-layers gives " << stageLayers.size()
-             << " stages, the mesh has " << stages;
+             << " groups of layers, the pipeline has " << groups
+             << (chunks > 1 ? " (stages x virtual stages)" : " stages");
     for (auto [s, range] : llvm::enumerate(stageLayers))
       for (int64_t l = range.first; l <= range.second; ++l)
         if (!stageOfLayer.try_emplace(l, s).second)
@@ -306,11 +318,11 @@ LogicalResult PipelineSplit::assignStages() {
     double done = double(leadingFlops);
     int64_t s = 0, left = layerFlops.size(), inStage = 0;
     for (auto &[layer, flops] : layerFlops) {
-      double share = total * double(s + 1) / double(stages);
+      double share = total * double(s + 1) / double(groups);
       // Leave at least one layer for each stage after this one; give each
       // stage at least one.
-      if (s + 1 < stages && inStage > 0 &&
-          (left <= stages - s - 1 || done + double(flops) / 2 > share)) {
+      if (s + 1 < groups && inStage > 0 &&
+          (left <= groups - s - 1 || done + double(flops) / 2 > share)) {
         ++s;
         inStage = 0;
       }
@@ -341,7 +353,7 @@ LogicalResult PipelineSplit::assignStages() {
         if (int64_t s = stageOfValue(v); s >= 0)
           stage = stage < 0 ? s : std::min(stage, s);
       if (stage < 0)
-        stage = stages - 1;
+        stage = groups - 1;
     }
     opStage[&op] = stage;
     for (Value r : op.getResults())
@@ -470,10 +482,11 @@ LogicalResult PipelineSplit::assignStages() {
                           : pl::Action::BackwardInput;
     }
   }
+  stageOps.assign(groups, {});
   for (Operation &op : body.without_terminator())
     if (auto it = actionOf.find(&op); it != actionOf.end())
       stageOps[opStage.lookup(&op)][it->second].push_back(&op);
-  for (int64_t s = 0; s < stages; ++s)
+  for (int64_t s = 0; s < groups; ++s)
     if (stageOps[s][pl::Action::Forward].empty())
       return function.emitError()
              << "part-pipeline: stage " << s << " has no forward work";
@@ -485,17 +498,15 @@ LogicalResult PipelineSplit::assignStages() {
       continue;
     for (Value v : op.getOperands()) {
       int64_t from = stageOfValue(v);
-      if (from < 0 || from == it->second ||
+      // A value of another chunk of the same stage is at hand.
+      if (from < 0 || physical(from) == physical(it->second) ||
           valueKinds.lookup(v) != Kind::MicroBatch)
         continue;
-      // Steps run F, then B (or Bi, then W) for a micro-batch: the first
-      // that reads the value receives it.
       pl::Action reader = kinds.lookup(&op) == Kind::Accumulate
                               ? pl::Action::Backward
                               : actionOf.lookup(&op);
-      auto [entry, added] = crossing[v].try_emplace(it->second, reader);
-      if (!added && int(reader) < int(entry->second))
-        entry->second = reader;
+      crossing[v][physical(it->second)].insert(
+          {chunkOf(it->second), reader});
     }
   }
   for (auto &entry : crossing)
@@ -503,15 +514,19 @@ LogicalResult PipelineSplit::assignStages() {
 
   // The schedule with what the stages send each other, simulated.
   for (auto &[v, readers] : crossing)
-    for (auto &[to, action] : readers) {
-      pl::Transfer x{stageOfValue(v), actionOf.lookup(v.getDefiningOp()), to,
-                     action};
-      if (llvm::none_of(schedule.transfers, [&](const pl::Transfer &y) {
-            return y.fromStage == x.fromStage && y.fromAction == x.fromAction &&
-                   y.toStage == x.toStage && y.toAction == x.toAction;
-          }))
-        schedule.transfers.push_back(x);
-    }
+    for (auto &[to, steps] : readers)
+      for (auto &[chunk, action] : steps) {
+        int64_t from = stageOfValue(v);
+        pl::Transfer x{physical(from), actionOf.lookup(v.getDefiningOp()), to,
+                       action, chunkOf(from), chunk};
+        if (llvm::none_of(schedule.transfers, [&](const pl::Transfer &y) {
+              return y.fromStage == x.fromStage &&
+                     y.fromAction == x.fromAction && y.toStage == x.toStage &&
+                     y.toAction == x.toAction && y.fromChunk == x.fromChunk &&
+                     y.toChunk == x.toChunk;
+            }))
+          schedule.transfers.push_back(x);
+      }
   std::string error;
   if (!pl::simulate(schedule, &error))
     return function.emitError()
@@ -530,7 +545,7 @@ LogicalResult PipelineSplit::assignStages() {
     std::set<int64_t> here;
     auto it = opStage.find(&op);
     if (it != opStage.end())
-      here.insert(it->second);
+      here.insert(physical(it->second));
     else if (kinds.lookup(&op) == Kind::Invariant)
       for (Value r : op.getResults()) {
         auto found = invariantReaders.find(r);
@@ -573,7 +588,7 @@ LogicalResult PipelineSplit::assignStages() {
       if (!def)
         continue;
       if (kinds.lookup(def) == Kind::Accumulate)
-        last = std::max(last, opStage.lookup(def));
+        last = std::max(last, physical(opStage.lookup(def)));
       else if (kinds.lookup(def) == Kind::Step)
         pending.append(def->operand_begin(), def->operand_end());
       else if (kinds.lookup(def) == Kind::MicroBatch)
@@ -635,7 +650,7 @@ LogicalResult PipelineSplit::assignStages() {
         if (!def || !seen.insert(v).second)
           continue;
         if (kinds.lookup(def) == Kind::Accumulate) {
-          if (opStage.lookup(def) != stage &&
+          if (physical(opStage.lookup(def)) != stage &&
               !stepTransfers.count({v.getAsOpaquePointer(), stage}))
             stepTransfers[{v.getAsOpaquePointer(), stage}] = nextChannel++;
         } else if (kinds.lookup(def) != Kind::MicroBatch) {
@@ -724,7 +739,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
       return slice;
     }
     if (valueKinds.lookup(v) == Kind::MicroBatch) {
-      int64_t from = stageOfValue(v);
+      int64_t from = physical(stageOfValue(v));
       if (from == stage) {
         // Made later in this stage's order: the cut is inconsistent.
         missing = v;
@@ -793,8 +808,10 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     bool atStart = stepBegin == entry->begin();
     Operation *before = atStart ? nullptr : &*std::prev(stepBegin);
     auto label = StringAttr::get(
-        ctx, std::string(pl::actionName(step.action)) + std::to_string(k));
-    const auto &ops = stageOps[stage][step.action];
+        ctx, std::string(pl::actionName(step.action)) + std::to_string(k) +
+                 (chunks > 1 ? "." + std::to_string(step.chunk) : ""));
+    int64_t virtualStage = step.chunk * stages + stage;
+    const auto &ops = stageOps[virtualStage][step.action];
     // A stage receives, at the start of a step, every value of another stage
     // that the step is the first to read, and sends, at the end of the step
     // that makes a value, the value to every stage that reads it; by
@@ -802,9 +819,9 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     // (with these transfers) proved that every receive's value is sent.
     for (auto &[v, readers] : crossing) {
       auto it = readers.find(stage);
-      if (it == readers.end() || it->second != step.action)
+      if (it == readers.end() || !it->second.count({step.chunk, step.action}))
         continue;
-      valueIn(v, k, map);
+      valueIn(v, k, map); // received in the first step that reads it
     }
     for (Operation *op : ops) {
       for (Value v : op->getOperands())
@@ -833,7 +850,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     }
     for (auto [index, entry] : llvm::enumerate(crossing)) {
       auto &[v, readers] = entry;
-      if (stageOfValue(v) != stage ||
+      if (stageOfValue(v) != virtualStage ||
           actionOf.lookup(v.getDefiningOp()) != step.action)
         continue;
       for (auto &entry : readers)
@@ -857,8 +874,8 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
     if (key.second == stage) {
       Value v = Value::getFromOpaquePointer(key.first);
       invariants.map(v, RecvOp::create(b, loc, v.getType(),
-                                       stageMeshRef(opStage.lookup(
-                                           v.getDefiningOp())),
+                                       stageMeshRef(physical(opStage.lookup(
+                                           v.getDefiningOp()))),
                                        b.getI64IntegerAttr(channel)));
     }
 
@@ -895,8 +912,10 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   fn->setAttr("part.stage", b.getI64IntegerAttr(stage));
   std::string steps;
   for (const pl::Step &step : schedule.steps[stage])
-    steps += (steps.empty() ? "" : " ") + std::string(pl::actionName(step.action)) +
-             std::to_string(step.microBatch);
+    steps += (steps.empty() ? "" : " ") +
+             std::string(pl::actionName(step.action)) +
+             std::to_string(step.microBatch) +
+             (chunks > 1 ? "." + std::to_string(step.chunk) : "");
   fn->setAttr("part.schedule", b.getStringAttr(steps));
   // Collectives name the stage's mesh.
   fn.walk([&](Operation *op) {
@@ -1004,10 +1023,9 @@ struct PartPipelinePass
                             "zero-bubble";
       return signalPassFailure();
     }
-    if (*kind == pl::ScheduleKind::Interleaved1F1B) {
-      module.emitError() << "part-pipeline: schedule \"" << scheduleName
-                         << "\" is not built yet (gpipe, 1f1b and "
-                            "zero-bubble are)";
+    if (virtualStages != 1 && *kind != pl::ScheduleKind::Interleaved1F1B) {
+      module.emitError() << "part-pipeline: virtual-stages=" << int64_t(virtualStages)
+                         << " needs schedule=interleaved-1f1b";
       return signalPassFailure();
     }
     // stage-layers=0-11,12-23
@@ -1051,7 +1069,11 @@ struct PartPipelinePass
       }
       std::string error;
       std::optional<pl::Schedule> schedule =
-          pl::makeSchedule(*kind, stages, *m, 1, &error);
+          pl::makeSchedule(*kind, stages, *m,
+                           *kind == pl::ScheduleKind::Interleaved1F1B
+                               ? int64_t(virtualStages)
+                               : 1,
+                           &error);
       if (!schedule || !pl::simulate(*schedule, &error)) {
         function.emitError() << "part-pipeline: " << error;
         return signalPassFailure();

@@ -68,9 +68,12 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
   pm.addPass(createPartPartitionPass(
       {stages ? std::string(kMicroBatchAxis) : std::string()}));
   if (stages)
-    pm.addPass(createPartPipelinePass({stages, options.schedule,
-                                       options.stageLayers,
-                                       std::string(kMicroBatchAxis)}));
+    pm.addPass(createPartPipelinePass(
+        {stages, options.schedule,
+         options.virtualStages
+             ? int64_t(options.virtualStages)
+             : (options.schedule == "interleaved-1f1b" ? 2 : 1),
+         options.stageLayers, std::string(kMicroBatchAxis)}));
 }
 
 LogicalResult partition::part::checkSpmdMeshAxes(

@@ -99,9 +99,28 @@
 //
 // Errors.
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
-// LAYERS: error: part-pipeline: 3 stages need at least as many layers (ops marked part.layer in the forward program), and the step has 2
-// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=interleaved-1f1b" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCHEDULE
-// SCHEDULE: error: part-pipeline: schedule "interleaved-1f1b" is not built yet (gpipe, 1f1b and zero-bubble are)
+// LAYERS: error: part-pipeline: 3 stages need at least 3 layers (ops marked part.layer in the forward program), and the step has 2
+// Interleaved 1F1B: 2 stages of 2 chunks (layer 0 on stage 0, 1 on stage 1
+// for this 2-layer GPT... which is too few: 2 x 2 chunks need 4 layers).
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKS
+// CHUNKS: error: part-pipeline: 2 stages of 2 chunks need at least 4 layers (ops marked part.layer in the forward program), and the step has 2
+// RUN: partition-import --model gpt --layers 4 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --shapes-only --loss cross-entropy -o %t/gpt4.mlir
+// RUN: partition-opt %t/gpt4.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step4.mlir
+// RUN: partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b" | FileCheck %s --check-prefix=INTERLEAVED
+// Chunk c of stage s holds layer group c * 2 + s: stage 0 layers 0 and 2.
+// INTERLEAVED-LABEL: func.func @gpt_stage0(
+// INTERLEAVED-SAME: part.schedule = "F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0"
+// INTERLEAVED: part.layer = 0 : i64, part.step = "F0.0"
+// INTERLEAVED: part.layer = 2 : i64, part.step = "F0.1"
+// INTERLEAVED-LABEL: func.func @gpt_stage1(
+// INTERLEAVED-SAME: part.schedule = "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 B0.0 B1.0"
+// INTERLEAVED: part.layer = 1 : i64, part.step = "F0.0"
+// INTERLEAVED: part.layer = 3 : i64, part.step = "F0.1"
+// RUN: partition-import --model gpt --layers 4 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 6 --shapes-only --loss cross-entropy -o %t/gpt4b6.mlir
+// RUN: partition-opt %t/gpt4b6.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" | not partition-opt --part-spmd="mesh=pp:2 micro-batches=3 schedule=interleaved-1f1b" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MULTIPLE
+// MULTIPLE: error: part-pipeline: the interleaved schedule needs a number of micro-batches that is a multiple of the 2 stages, got 3
+// RUN: not partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 virtual-stages=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VIRTUAL
+// VIRTUAL: error: part-pipeline: virtual-stages=2 needs schedule=interleaved-1f1b
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 schedule=round-robin" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: part-pipeline: unknown schedule "round-robin"; known: gpipe, 1f1b, interleaved-1f1b, zero-bubble
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,x" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE

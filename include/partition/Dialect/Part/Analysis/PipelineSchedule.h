@@ -56,8 +56,8 @@ const char *scheduleName(ScheduleKind kind);
 std::optional<ScheduleKind> parseScheduleKind(const std::string &name);
 
 /// A value another stage reads: for every micro-batch b, the reading step
-/// (`toAction`, b) of `toStage` waits for the step (`fromAction`, b) of
-/// `fromStage` that makes it (chunk 0). The schedules' own dependencies
+/// (`toAction`, b, `toChunk`) of `toStage` waits for the step (`fromAction`,
+/// b, `fromChunk`) of `fromStage` that makes it. The schedules' own dependencies
 /// (forward from the previous stage, backward from the next) need none;
 /// a program lists what else its stages send each other (a value made in
 /// one stage's forward and read in another's backward, a weight gradient
@@ -67,6 +67,8 @@ struct Transfer {
   Action fromAction;
   int64_t toStage;
   Action toAction;
+  int64_t fromChunk = 0; ///< interleaved: the chunks of the two steps
+  int64_t toChunk = 0;
 };
 
 struct Schedule {

@@ -54,8 +54,14 @@ struct SpmdPipelineOptions
       llvm::cl::init(0)};
   Option<std::string> schedule{
       *this, "schedule",
-      llvm::cl::desc("with a pp axis: gpipe, 1f1b or zero-bubble"),
+      llvm::cl::desc("with a pp axis: gpipe, 1f1b, interleaved-1f1b or "
+                     "zero-bubble"),
       llvm::cl::init("1f1b")};
+  Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("with schedule=interleaved-1f1b: chunks of layers per "
+                     "stage (default 2)"),
+      llvm::cl::init(0)};
   Option<std::string> stageLayers{
       *this, "stage-layers",
       llvm::cl::desc("with a pp axis: the layers of each stage, e.g. "

@@ -306,6 +306,10 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     and reduced over their other axes, then the optimizer once. Forward ops
     are cut by `part.layer` into contiguous groups balanced by FLOPs, or as
     `stage-layers` says; backward ops go with the forward values they read.
+    With `schedule=interleaved-1f1b` each stage holds `virtual-stages`
+    chunks of layers (chunk c of stage s is layer group c * stages + s) and
+    runs them interleaved (Megatron's virtual pipeline); steps and
+    `part.step` then name the chunk ("F3.1").
     With `schedule=zero-bubble` (ZB-H1) a stage's backward splits into the
     input gradient (Bi) and the weight gradients (W: the backward ops whose
     results only other W ops and the gradient accumulation read). After the
@@ -314,7 +318,8 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     A parameter several stages read (a tied embedding) is held and updated
     by each, with the accumulated gradient sent to each.
 
-    Errors: fewer layers than stages, a stage without forward work, a
+    Errors: fewer layers than stages (times chunks), a stage without forward
+    work, micro-batches not a multiple of the stages (interleaved), a
     schedule the simulation rejects (it names the stages and steps that
     wait on each other), a collective over the micro-batch axis other than a
     sum or mean, a per-micro-batch value returned.
@@ -323,7 +328,9 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "the number of pipeline stages">,
     Option<"scheduleName", "schedule", "std::string", /*default=*/"\"1f1b\"",
-           "gpipe, 1f1b or zero-bubble (ZB-H1)">,
+           "gpipe, 1f1b, interleaved-1f1b or zero-bubble (ZB-H1)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "interleaved-1f1b: chunks of layers per stage (default 2 there)">,
     Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
            "layers per stage, e.g. 0-11,12-23 (default: balanced by FLOPs)">,
     Option<"microBatchAxis", "micro-batch-axis", "std::string",
