@@ -107,3 +107,20 @@
 // RUN: done
 // RUN: %python %S/Inputs/losses_agree.py 0 1e-5 %t/onnx1.log %t/onnx2.log %t/onnx3.log %t/onnx4.log
 // RUN: %python %S/Inputs/compare_dirs.py 1e-6 1e-5 %t/onnx1 %t/onnx2 %t/onnx3 %t/onnx4
+//
+// With recomputation (part-recompute: each layer's activations recomputed
+// in backward, in the stage that holds the layer) and with bf16 mixed
+// precision (f32 master weights; train-mixed.mlir's tolerances: losses 2e-3
+// relative, weights and state 2e-2), on pp:2 x dp:2 with ZeRO-1, against
+// the same step on one rank.
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-recompute --part-optimizer="kind=adamw lr=1e-3" -o %t/rc.mlir
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-mixed-precision --part-autodiff --part-optimizer="kind=sgd lr=0.02 momentum=0.9" -o %t/mp.mlir
+// RUN: for v in rc mp; do for m in "dp:1" "pp:2,dp:2 micro-batches=2 zero=1"; do \
+// RUN:   d=%t/$v-$(echo $m | cut -c1-4); \
+// RUN:   partition-opt %t/$v.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o $d.plan || exit 1; \
+// RUN:   mkdir -p $d && partition-run $d.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir $d > $d.log || exit 1; \
+// RUN: done; done
+// RUN: %python %S/Inputs/losses_agree.py 0 1e-5 %t/rc-dp:1.log %t/rc-pp:2.log
+// RUN: %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/rc-dp:1 %t/rc-pp:2
+// RUN: %python %S/Inputs/losses_agree.py 0 2e-3 %t/mp-dp:1.log %t/mp-pp:2.log
+// RUN: %python %S/Inputs/compare_dirs.py 2e-2 2e-2 %t/mp-dp:1 %t/mp-pp:2
