@@ -980,6 +980,17 @@ LogicalResult PipelineSplit::run() {
                             << " has no micro-batch axis \"" << axis.getValue()
                             << "\"";
   microBatches = *size;
+  // Micro-batches accumulate a training step's loss and gradients; an
+  // inference function's per-example outputs cannot be accumulated.
+  bool training = false;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    training |= bool(function.getResultAttr(i, PartDialect::getUpdatesAttrName()));
+  if (!training)
+    return function.emitError()
+           << "part-pipeline: @" << function.getName()
+           << " is not a training step (no result updates a parameter): "
+              "pipeline stages cut training steps (run part-autodiff and "
+              "part-optimizer first); for inference, partition without pp";
   if (failed(classify()) || failed(assignStages()))
     return failure();
   // The stages' meshes: the step's axes but the micro-batch one.
