@@ -24,7 +24,8 @@ if [ "${PARTITION_SANITIZE:-1}" != 0 ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_stack_use_after_return=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
     ninja -C "$asan_dir" check 2>&1 | tee "$asan_log" || status=$?
-  echo "sanitizers: $(count Passed "$asan_log") passed, $(count Failed "$asan_log") failed"
+  asan_passed=$(count Passed "$asan_log"); asan_failed=$(count Failed "$asan_log")
+  echo "sanitizers: ${asan_passed:-0} passed, ${asan_failed:-0} failed"
   BUILD_DIR=$asan_dir scripts/fuzz.sh all "${PARTITION_FUZZ_SECONDS:-20}" || status=$?
 fi
 echo "tests: ${passed:-0} passed, ${failed:-0} failed"
