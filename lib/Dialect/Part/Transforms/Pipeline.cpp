@@ -122,6 +122,23 @@ private:
     auto it = home.find(v);
     return it == home.end() ? -1 : it->second;
   }
+  /// Visits `root` and every value it is computed from once per step, each
+  /// once: through step and invariant ops, down to arguments, accumulations
+  /// and micro-batch values.
+  void forEachStepSource(Value root, llvm::function_ref<void(Value)> visit) {
+    SmallVector<Value> pending = {root};
+    llvm::DenseSet<Value> seen;
+    while (!pending.empty()) {
+      Value v = pending.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      visit(v);
+      Operation *def = v.getDefiningOp();
+      if (def && (kinds.lookup(def) == Kind::Step ||
+                  kinds.lookup(def) == Kind::Invariant))
+        pending.append(def->operand_begin(), def->operand_end());
+    }
+  }
   /// The stage (rank group) that runs virtual stage `vs`.
   int64_t physical(int64_t vs) const { return vs < 0 ? vs : vs % stages; }
   int64_t chunkOf(int64_t vs) const { return vs / stages; }
@@ -578,24 +595,18 @@ LogicalResult PipelineSplit::assignStages() {
       continue;
     }
     int64_t last = 0;
-    SmallVector<Value> pending = {o.get()};
-    llvm::DenseSet<Value> seen;
-    while (!pending.empty()) {
-      Value v = pending.pop_back_val();
-      if (!seen.insert(v).second)
-        continue;
+    Operation *perMicroBatch = nullptr;
+    forEachStepSource(o.get(), [&](Value v) {
       Operation *def = v.getDefiningOp();
-      if (!def)
-        continue;
-      if (kinds.lookup(def) == Kind::Accumulate)
+      if (def && kinds.lookup(def) == Kind::Accumulate)
         last = std::max(last, physical(opStage.lookup(def)));
-      else if (kinds.lookup(def) == Kind::Step)
-        pending.append(def->operand_begin(), def->operand_end());
-      else if (kinds.lookup(def) == Kind::MicroBatch)
-        return def->emitOpError()
-               << "is returned per micro-batch; a pipelined step returns sums "
-                  "over micro-batches";
-    }
+      else if (def && kinds.lookup(def) == Kind::MicroBatch)
+        perMicroBatch = def;
+    });
+    if (perMicroBatch)
+      return perMicroBatch->emitOpError()
+             << "is returned per micro-batch; a pipelined step returns sums "
+                "over micro-batches";
     resultStages[i].insert(last);
   }
 
@@ -604,24 +615,12 @@ LogicalResult PipelineSplit::assignStages() {
   // nothing changes.
   for (bool changed = true; changed;) {
     changed = false;
-    for (OpOperand &o : ret->getOpOperands()) {
-      SmallVector<Value> pending = {o.get()};
-      llvm::DenseSet<Value> seen;
-      while (!pending.empty()) {
-        Value v = pending.pop_back_val();
-        if (!seen.insert(v).second)
-          continue;
-        if (auto arg = dyn_cast<BlockArgument>(v)) {
+    for (OpOperand &o : ret->getOpOperands())
+      forEachStepSource(o.get(), [&](Value v) {
+        if (auto arg = dyn_cast<BlockArgument>(v))
           for (int64_t stage : resultStages[o.getOperandNumber()])
             changed |= argStages[arg.getArgNumber()].insert(stage).second;
-          continue;
-        }
-        Kind kind = kinds.lookup(v.getDefiningOp());
-        if (kind == Kind::Step || kind == Kind::Invariant)
-          pending.append(v.getDefiningOp()->operand_begin(),
-                         v.getDefiningOp()->operand_end());
-      }
-    }
+      });
     for (OpOperand &o : ret->getOpOperands()) {
       unsigned i = o.getOperandNumber();
       auto updates = function.getResultAttrOfType<IntegerAttr>(
@@ -641,23 +640,14 @@ LogicalResult PipelineSplit::assignStages() {
 
   // Accumulations a stage's step ops read but another stage holds.
   for (OpOperand &o : ret->getOpOperands())
-    for (int64_t stage : resultStages[o.getOperandNumber()]) {
-      SmallVector<Value> pending = {o.get()};
-      llvm::DenseSet<Value> seen;
-      while (!pending.empty()) {
-        Value v = pending.pop_back_val();
+    for (int64_t stage : resultStages[o.getOperandNumber()])
+      forEachStepSource(o.get(), [&](Value v) {
         Operation *def = v.getDefiningOp();
-        if (!def || !seen.insert(v).second)
-          continue;
-        if (kinds.lookup(def) == Kind::Accumulate) {
-          if (physical(opStage.lookup(def)) != stage &&
-              !stepTransfers.count({v.getAsOpaquePointer(), stage}))
-            stepTransfers[{v.getAsOpaquePointer(), stage}] = nextChannel++;
-        } else if (kinds.lookup(def) != Kind::MicroBatch) {
-          pending.append(def->operand_begin(), def->operand_end());
-        }
-      }
-    }
+        if (def && kinds.lookup(def) == Kind::Accumulate &&
+            physical(opStage.lookup(def)) != stage &&
+            !stepTransfers.count({v.getAsOpaquePointer(), stage}))
+          stepTransfers[{v.getAsOpaquePointer(), stage}] = nextChannel++;
+      });
   return success();
 }
 
