@@ -12,6 +12,7 @@
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Tools/ToolSupport.h"
 #include "partition/runtime/Plan.h"
@@ -908,15 +909,18 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   if (auto schedule = function->getAttrOfType<StringAttr>("part.schedule")) {
     SmallVector<StringRef> steps;
     schedule.getValue().split(steps, ' ', -1, /*KeepEmpty=*/false);
-    // A micro-batch is done at its backward (B), or with a split backward
-    // (zero-bubble) at its weight gradients (W).
-    bool split = llvm::any_of(
-        steps, [](StringRef step) { return step.starts_with("W"); });
+    // A micro-batch (of a chunk) is in flight from its forward to its
+    // backward (B), or with a split backward (zero-bubble) to its weight
+    // gradients (W).
     int64_t inFlight = 0, peak = 0;
-    for (StringRef step : steps) {
-      if (step.starts_with("F"))
+    for (StringRef text : steps) {
+      std::optional<pipeline::Step> step = pipeline::parseStepText(text.str());
+      if (!step)
+        continue;
+      if (step->action == pipeline::Action::Forward)
         peak = std::max(peak, ++inFlight);
-      else if (split ? step.starts_with("W") : step.starts_with("B"))
+      else if (step->action == pipeline::Action::Backward ||
+               step->action == pipeline::Action::BackwardWeight)
         --inFlight;
     }
     auto stage = function->getAttrOfType<IntegerAttr>("part.stage");

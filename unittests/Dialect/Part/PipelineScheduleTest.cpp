@@ -122,6 +122,22 @@ TEST(PipelineScheduleTest, TransfersBeyondTheScheduleAreWaitedFor) {
   run(s);
 }
 
+TEST(PipelineScheduleTest, StepNamesReadBack) {
+  for (Step step : {Step{Action::Forward, 3}, Step{Action::Backward, 0},
+                    Step{Action::BackwardInput, 12},
+                    Step{Action::BackwardWeight, 7}, Step{Action::Forward, 2, 1}})
+    for (int64_t chunks : {int64_t(1), int64_t(2)}) {
+      if (step.chunk >= chunks)
+        continue;
+      std::optional<Step> back = parseStepText(stepText(step, chunks));
+      ASSERT_TRUE(back) << stepText(step, chunks);
+      EXPECT_EQ(*back, step) << stepText(step, chunks);
+    }
+  EXPECT_EQ(stepText({Action::BackwardInput, 3, 1}, 2), "Bi3.1");
+  for (const char *bad : {"", "U", "F", "Fx", "B3.", "W3.1.2", "F-1", "X3"})
+    EXPECT_FALSE(parseStepText(bad)) << bad;
+}
+
 TEST(PipelineScheduleTest, MissingOrRepeatedStepsAreNamed) {
   Schedule s = make(ScheduleKind::OneFOneB, 2, 2);
   s.steps[1].pop_back();

@@ -3,6 +3,8 @@
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <sstream>
@@ -22,6 +24,50 @@ const char *partition::part::pipeline::actionName(Action action) {
     return "W";
   }
   return "?";
+}
+
+std::string partition::part::pipeline::stepText(const Step &step,
+                                                int64_t chunks) {
+  std::string text = actionName(step.action) + std::to_string(step.microBatch);
+  if (chunks > 1)
+    text += "." + std::to_string(step.chunk);
+  return text;
+}
+
+std::optional<Step>
+partition::part::pipeline::parseStepText(const std::string &text) {
+  Step step{Action::Forward, 0, 0};
+  size_t at = 0;
+  auto take = [&](const char *prefix, Action action) {
+    size_t n = std::strlen(prefix);
+    if (text.compare(0, n, prefix) != 0)
+      return false;
+    step.action = action;
+    at = n;
+    return true;
+  };
+  // "Bi" before "B".
+  if (!take("Bi", Action::BackwardInput) && !take("B", Action::Backward) &&
+      !take("W", Action::BackwardWeight) && !take("F", Action::Forward))
+    return std::nullopt;
+  auto number = [&](int64_t &out) {
+    size_t begin = at;
+    out = 0;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) &&
+           at - begin < 18)
+      out = out * 10 + (text[at++] - '0');
+    return at > begin;
+  };
+  if (!number(step.microBatch))
+    return std::nullopt;
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    if (!number(step.chunk))
+      return std::nullopt;
+  }
+  if (at != text.size())
+    return std::nullopt;
+  return step;
 }
 
 const char *partition::part::pipeline::scheduleName(ScheduleKind kind) {
@@ -49,13 +95,6 @@ partition::part::pipeline::parseScheduleKind(const std::string &name) {
 }
 
 namespace {
-
-std::string stepText(const Step &step, int64_t chunks) {
-  std::string text = actionName(step.action) + std::to_string(step.microBatch);
-  if (chunks > 1)
-    text += "." + std::to_string(step.chunk);
-  return text;
-}
 
 /// The steps of 1F1B on stage `s` (PipeDream-flush): p - s - 1 forwards to
 /// fill the pipeline, then one forward and one backward in turn, then the

@@ -121,25 +121,13 @@ struct PartExplainPass
       text.split(parts, ' ', -1, /*KeepEmpty=*/false);
       std::vector<pipeline::Step> steps;
       for (StringRef part : parts) {
-        pipeline::Action action = pipeline::Action::Forward;
-        StringRef rest = part;
-        if (rest.consume_front("Bi"))
-          action = pipeline::Action::BackwardInput;
-        else if (rest.consume_front("B"))
-          action = pipeline::Action::Backward;
-        else if (rest.consume_front("W"))
-          action = pipeline::Action::BackwardWeight;
-        else
-          rest.consume_front("F");
-        // "F3", or "F3.1" for chunk 1 of an interleaved schedule.
-        auto [mb, chunkText] = rest.split('.');
-        int64_t k = 0, chunk = 0;
-        if (mb.getAsInteger(10, k) ||
-            (!chunkText.empty() && chunkText.getAsInteger(10, chunk)))
+        std::optional<pipeline::Step> step =
+            pipeline::parseStepText(part.str());
+        if (!step)
           return;
-        microBatches = std::max(microBatches, k + 1);
-        schedule.chunks = std::max(schedule.chunks, chunk + 1);
-        steps.push_back({action, k, chunk});
+        microBatches = std::max(microBatches, step->microBatch + 1);
+        schedule.chunks = std::max(schedule.chunks, step->chunk + 1);
+        steps.push_back(*step);
       }
       schedule.steps.push_back(std::move(steps));
     }
@@ -163,11 +151,7 @@ struct PartExplainPass
       std::vector<std::string> cells(span, ".");
       for (auto [i, step] : llvm::enumerate(schedule.steps[s])) {
         int64_t begin = int64_t(timeline->start[s][i]);
-        std::string label = pipeline::actionName(step.action) +
-                            std::to_string(step.microBatch) +
-                            (schedule.chunks > 1
-                                 ? "." + std::to_string(step.chunk)
-                                 : "");
+        std::string label = pipeline::stepText(step, schedule.chunks);
         for (int64_t t = begin; t < begin + cost(step.action) && t < span; ++t)
           cells[t] = label;
       }

@@ -113,8 +113,8 @@ public:
 private:
   LogicalResult classify();
   LogicalResult assignStages();
-  LogicalResult emitStage(int64_t stage, ModuleOp module, OpBuilder &top);
-  Value materialize(OpBuilder &b, Value v, int64_t stage, IRMapping &map);
+  LogicalResult emitStage(int64_t stage, OpBuilder &top);
+  Value materialize(OpBuilder &b, Value v, IRMapping &map);
 
   /// The virtual stage of `v` (-1 for none): chunk c of stage s is virtual
   /// stage c * stages + s (interleaved schedules; chunk 0 otherwise).
@@ -526,8 +526,7 @@ LogicalResult PipelineSplit::assignStages() {
           {chunkOf(it->second), reader});
     }
   }
-  for (auto &entry : crossing)
-    (void)entry, nextChannel += microBatches;
+  nextChannel = int64_t(crossing.size()) * microBatches;
 
   // The schedule with what the stages send each other, simulated.
   for (auto &[v, readers] : crossing)
@@ -555,7 +554,6 @@ LogicalResult PipelineSplit::assignStages() {
   // any other result to the last stage among the accumulations it reads.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   std::vector<std::set<int64_t>> argStages(function.getNumArguments());
-  std::function<void(Value, std::set<int64_t> &)> readers;
   llvm::DenseMap<Value, std::set<int64_t>> invariantReaders;
   // Stages reading an invariant value, computed users-first.
   for (Operation &op : llvm::reverse(body.without_terminator())) {
@@ -653,21 +651,18 @@ LogicalResult PipelineSplit::assignStages() {
 
 /// The value of invariant or step value `v` in the stage function: its
 /// argument, or a copy of the ops that make it.
-Value PipelineSplit::materialize(OpBuilder &b, Value v, int64_t stage,
-                                 IRMapping &map) {
+Value PipelineSplit::materialize(OpBuilder &b, Value v, IRMapping &map) {
   if (Value mapped = map.lookupOrNull(v))
     return mapped;
   Operation *def = v.getDefiningOp();
   assert(def && "arguments are mapped up front");
   for (Value operand : def->getOperands())
-    materialize(b, operand, stage, map);
-  Operation *copy = b.clone(*def, map);
-  (void)copy;
+    materialize(b, operand, map);
+  b.clone(*def, map);
   return map.lookup(v);
 }
 
-LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
-                                       OpBuilder &top) {
+LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   MLIRContext *ctx = function.getContext();
   Location loc = function.getLoc();
   std::string meshName =
@@ -701,7 +696,19 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
       top, loc, (function.getName() + "_stage" + Twine(stage)).str(),
       FunctionType::get(ctx, argTypes, resultTypes));
   Block *entry = fn.addEntryBlock();
-  OpBuilder b = OpBuilder::atBlockBegin(entry);
+  OpBuilder b = OpBuilder::atBlockBegin(entry); // appends: the block's end
+  // Every op says which step made it (traces and errors show it): the ops
+  // appended after `before` (null: from the block's start) get `name`.
+  auto lastOp = [&]() -> Operation * {
+    return entry->empty() ? nullptr : &entry->back();
+  };
+  auto labelSince = [&](Operation *before, StringRef name) {
+    auto label = b.getStringAttr(name);
+    for (Operation &op : llvm::make_range(
+             before ? std::next(before->getIterator()) : entry->begin(),
+             entry->end()))
+      op.setAttr(kStepAttrName, label);
+  };
 
   IRMapping invariants; // invariant and step values
   for (auto [arg, copy] :
@@ -743,7 +750,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
       map.map(v, received);
       return received;
     }
-    Value made = materialize(b, v, stage, invariants);
+    Value made = materialize(b, v, invariants);
     map.map(v, made);
     return made;
   };
@@ -793,13 +800,8 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   for (const pl::Step &step : schedule.steps[stage]) {
     int64_t k = step.microBatch;
     IRMapping &map = perMicroBatch[k];
-    // Every op of the step says which it is (traces and errors show it).
-    Block::iterator stepBegin = b.getInsertionPoint();
-    bool atStart = stepBegin == entry->begin();
-    Operation *before = atStart ? nullptr : &*std::prev(stepBegin);
-    auto label = StringAttr::get(
-        ctx, std::string(pl::actionName(step.action)) + std::to_string(k) +
-                 (chunks > 1 ? "." + std::to_string(step.chunk) : ""));
+    Operation *before = lastOp();
+    std::string name = pl::stepText(step, chunks);
     int64_t virtualStage = step.chunk * stages + stage;
     const auto &ops = stageOps[virtualStage][step.action];
     // A stage receives, at the start of a step, every value of another stage
@@ -818,8 +820,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
         valueIn(v, k, map);
       if (missing)
         return op->emitOpError()
-               << "part-pipeline: in stage " << stage << ", "
-               << pl::actionName(step.action) << k
+               << "part-pipeline: in stage " << stage << ", " << name
                << " reads a value of the stage that its order has not made yet "
                   "(defined by "
                << (missing.getDefiningOp()
@@ -847,14 +848,11 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
         SendOp::create(b, loc, map.lookup(v), stageMeshRef(entry.first),
                        b.getI64IntegerAttr(int64_t(index) * microBatches + k));
     }
-    for (Operation &op : llvm::make_range(
-             before ? std::next(before->getIterator()) : entry->begin(),
-             b.getInsertionPoint()))
-      op.setAttr(kStepAttrName, label);
+    labelSince(before, name);
   }
 
   // After the schedule: the update ("U" in traces).
-  Operation *lastStep = entry->empty() ? nullptr : &entry->back();
+  Operation *lastStep = lastOp();
   // (Every accumulation was completed in the schedule; a stage whose steps
   // leave one incomplete would be a bug in the schedule's simulation.)
   for (auto &[op, sum] : sums)
@@ -873,11 +871,8 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
   SmallVector<Value> returned;
   for (unsigned i : results)
-    returned.push_back(materialize(b, ret.getOperand(i), stage, invariants));
-  for (Operation &op : llvm::make_range(
-           lastStep ? std::next(lastStep->getIterator()) : entry->begin(),
-           b.getInsertionPoint()))
-    op.setAttr(kStepAttrName, b.getStringAttr("U"));
+    returned.push_back(materialize(b, ret.getOperand(i), invariants));
+  labelSince(lastStep, "U");
   func::ReturnOp::create(b, loc, returned);
 
   // Attributes: the stage's mesh instead of the step's, the micro-batch
@@ -902,10 +897,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
   fn->setAttr("part.stage", b.getI64IntegerAttr(stage));
   std::string steps;
   for (const pl::Step &step : schedule.steps[stage])
-    steps += (steps.empty() ? "" : " ") +
-             std::string(pl::actionName(step.action)) +
-             std::to_string(step.microBatch) +
-             (chunks > 1 ? "." + std::to_string(step.chunk) : "");
+    steps += (steps.empty() ? "" : " ") + pl::stepText(step, chunks);
   fn->setAttr("part.schedule", b.getStringAttr(steps));
   // Collectives name the stage's mesh.
   fn.walk([&](Operation *op) {
@@ -959,7 +951,6 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, ModuleOp module,
         op->removeAttr(PartDialect::getGradientOfAttrName());
     }
   });
-  (void)module;
   return success();
 }
 
@@ -999,10 +990,9 @@ LogicalResult PipelineSplit::run() {
     MeshOp::create(top, mesh.getLoc(),
                    (mesh.getSymName() + "_pp" + Twine(s)).str(),
                    MeshAttr::get(ctx, names, sizes));
-  auto module = function->getParentOfType<ModuleOp>();
   OpBuilder fnBuilder(function);
   for (int64_t s = 0; s < stages; ++s)
-    if (failed(emitStage(s, module, fnBuilder)))
+    if (failed(emitStage(s, fnBuilder)))
       return failure();
   function.erase();
   mesh.erase();

@@ -49,6 +49,12 @@ struct Step {
   }
 };
 
+/// "F3", "Bi3", "W3"; with chunks (interleaved) "F3.1" for chunk 1. The
+/// names a stage's schedule, its ops (`part.step`) and diagnostics use.
+std::string stepText(const Step &step, int64_t chunks);
+/// The step `stepText` wrote; nullopt for anything else.
+std::optional<Step> parseStepText(const std::string &text);
+
 enum class ScheduleKind { GPipe, OneFOneB, Interleaved1F1B, ZeroBubbleH1 };
 
 /// "gpipe", "1f1b", "interleaved-1f1b", "zero-bubble".
