@@ -122,23 +122,6 @@ private:
     auto it = home.find(v);
     return it == home.end() ? -1 : it->second;
   }
-  /// Visits `root` and every value it is computed from once per step, each
-  /// once: through step and invariant ops, down to arguments, accumulations
-  /// and micro-batch values.
-  void forEachStepSource(Value root, llvm::function_ref<void(Value)> visit) {
-    SmallVector<Value> pending = {root};
-    llvm::DenseSet<Value> seen;
-    while (!pending.empty()) {
-      Value v = pending.pop_back_val();
-      if (!seen.insert(v).second)
-        continue;
-      visit(v);
-      Operation *def = v.getDefiningOp();
-      if (def && (kinds.lookup(def) == Kind::Step ||
-                  kinds.lookup(def) == Kind::Invariant))
-        pending.append(def->operand_begin(), def->operand_end());
-    }
-  }
   /// The stage (rank group) that runs virtual stage `vs`.
   int64_t physical(int64_t vs) const { return vs < 0 ? vs : vs % stages; }
   int64_t chunkOf(int64_t vs) const { return vs / stages; }
@@ -176,7 +159,7 @@ private:
   std::vector<std::set<int64_t>> resultStages;
   /// Accumulations a stage reads but another holds: (accumulation result,
   /// reading stage), with its channel.
-  std::map<std::pair<void *, int64_t>, int64_t> stepTransfers;
+  llvm::MapVector<std::pair<void *, int64_t>, int64_t> stepTransfers;
   int64_t nextChannel = 0;
 };
 
@@ -578,74 +561,105 @@ LogicalResult PipelineSplit::assignStages() {
     if (it != invariantReaders.end())
       argStages[arg.getArgNumber()] = it->second;
   }
+  // The last stage among the accumulations each step value is computed
+  // from (forward over the step ops).
+  llvm::DenseMap<Value, int64_t> lastAccumulation;
+  for (Operation &op : body.without_terminator()) {
+    Kind kind = kinds.lookup(&op);
+    if (kind == Kind::Accumulate) {
+      lastAccumulation[op.getResult(0)] = physical(opStage.lookup(&op));
+      continue;
+    }
+    if (kind != Kind::Step)
+      continue;
+    int64_t last = -1;
+    for (Value v : op.getOperands())
+      if (auto it = lastAccumulation.find(v); it != lastAccumulation.end())
+        last = std::max(last, it->second);
+    if (last >= 0)
+      for (Value r : op.getResults())
+        lastAccumulation[r] = last;
+  }
+  auto updatedArgs = [&](unsigned result) -> SmallVector<int64_t, 2> {
+    auto updates = function.getResultAttrOfType<IntegerAttr>(
+        result, PartDialect::getUpdatesAttrName());
+    if (!updates)
+      return {};
+    SmallVector<int64_t, 2> args = {updates.getInt()};
+    if (auto of = function.getArgAttrOfType<IntegerAttr>(
+            updates.getInt(), PartDialect::getStateOfAttrName()))
+      args.push_back(of.getInt());
+    return args;
+  };
   resultStages.assign(function.getNumResults(), {});
   for (OpOperand &o : ret->getOpOperands()) {
     unsigned i = o.getOperandNumber();
-    if (auto updates = function.getResultAttrOfType<IntegerAttr>(
-            i, PartDialect::getUpdatesAttrName())) {
-      int64_t arg = updates.getInt();
-      if (auto of = function.getArgAttrOfType<IntegerAttr>(
-              arg, PartDialect::getStateOfAttrName()))
-        arg = of.getInt();
-      resultStages[i] = argStages[arg];
-      if (resultStages[i].empty())
-        resultStages[i].insert(0);
-      continue;
-    }
-    int64_t last = 0;
-    Operation *perMicroBatch = nullptr;
-    forEachStepSource(o.get(), [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      if (def && kinds.lookup(def) == Kind::Accumulate)
-        last = std::max(last, physical(opStage.lookup(def)));
-      else if (def && kinds.lookup(def) == Kind::MicroBatch)
-        perMicroBatch = def;
-    });
-    if (perMicroBatch)
-      return perMicroBatch->emitOpError()
+    if (valueKinds.lookup(o.get()) == Kind::MicroBatch)
+      return (o.get().getDefiningOp() ? o.get().getDefiningOp()
+                                      : function.getOperation())
+                 ->emitOpError()
              << "is returned per micro-batch; a pipelined step returns sums "
                 "over micro-batches";
-    resultStages[i].insert(last);
+    SmallVector<int64_t, 2> args = updatedArgs(i);
+    if (!args.empty()) {
+      // The parameter's stages (for optimizer state, its parameter's).
+      resultStages[i] = argStages[args.back()];
+      if (resultStages[i].empty())
+        resultStages[i].insert(0);
+    } else {
+      resultStages[i].insert(std::max<int64_t>(0, lastAccumulation.lookup(o.get())));
+    }
   }
 
+  // The stages that need each step or invariant value: those that return a
+  // result computed from it (backward over the ops).
+  llvm::DenseMap<Value, std::set<int64_t>> needs;
+  auto computeNeeds = [&] {
+    needs.clear();
+    for (OpOperand &o : ret->getOpOperands())
+      needs[o.get()].insert(resultStages[o.getOperandNumber()].begin(),
+                            resultStages[o.getOperandNumber()].end());
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      Kind kind = kinds.lookup(&op);
+      if (kind != Kind::Step && kind != Kind::Invariant)
+        continue;
+      std::set<int64_t> here;
+      for (Value r : op.getResults())
+        if (auto it = needs.find(r); it != needs.end())
+          here.insert(it->second.begin(), it->second.end());
+      if (!here.empty())
+        for (Value v : op.getOperands())
+          needs[v].insert(here.begin(), here.end());
+    }
+  };
   // A stage that returns a result reads the arguments its step ops read (the
   // optimizer's step counter, say): it returns their updates too, until
-  // nothing changes.
+  // nothing changes (stages only join, so at most a few rounds).
   for (bool changed = true; changed;) {
     changed = false;
-    for (OpOperand &o : ret->getOpOperands())
-      forEachStepSource(o.get(), [&](Value v) {
-        if (auto arg = dyn_cast<BlockArgument>(v))
-          for (int64_t stage : resultStages[o.getOperandNumber()])
-            changed |= argStages[arg.getArgNumber()].insert(stage).second;
-      });
-    for (OpOperand &o : ret->getOpOperands()) {
-      unsigned i = o.getOperandNumber();
-      auto updates = function.getResultAttrOfType<IntegerAttr>(
-          i, PartDialect::getUpdatesAttrName());
-      if (!updates)
-        continue;
-      int64_t arg = updates.getInt();
-      if (auto of = function.getArgAttrOfType<IntegerAttr>(
-              arg, PartDialect::getStateOfAttrName()))
-        arg = of.getInt();
-      for (int64_t stage : argStages[updates.getInt()])
-        changed |= resultStages[i].insert(stage).second;
-      for (int64_t stage : argStages[arg])
-        changed |= resultStages[i].insert(stage).second;
-    }
+    computeNeeds();
+    for (BlockArgument arg : body.getArguments())
+      if (auto it = needs.find(arg); it != needs.end())
+        for (int64_t stage : it->second)
+          changed |= argStages[arg.getArgNumber()].insert(stage).second;
+    for (unsigned i = 0; i < function.getNumResults(); ++i)
+      for (int64_t arg : updatedArgs(i))
+        for (int64_t stage : argStages[arg])
+          changed |= resultStages[i].insert(stage).second;
   }
 
   // Accumulations a stage's step ops read but another stage holds.
-  for (OpOperand &o : ret->getOpOperands())
-    for (int64_t stage : resultStages[o.getOperandNumber()])
-      forEachStepSource(o.get(), [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        if (def && kinds.lookup(def) == Kind::Accumulate &&
-            physical(opStage.lookup(def)) != stage &&
-            !stepTransfers.count({v.getAsOpaquePointer(), stage}))
-          stepTransfers[{v.getAsOpaquePointer(), stage}] = nextChannel++;
-      });
+  for (Operation &op : body.without_terminator()) {
+    if (kinds.lookup(&op) != Kind::Accumulate)
+      continue;
+    Value sum = op.getResult(0);
+    auto it = needs.find(sum);
+    if (it == needs.end())
+      continue;
+    for (int64_t stage : it->second)
+      if (stage != physical(opStage.lookup(&op)))
+        stepTransfers[{sum.getAsOpaquePointer(), stage}] = nextChannel++;
+  }
   return success();
 }
 
@@ -876,23 +890,23 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   func::ReturnOp::create(b, loc, returned);
 
   // Attributes: the stage's mesh instead of the step's, the micro-batch
-  // axis gone from the batched arguments' sharding.
-  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-    NamedAttrList attrs(function.getArgAttrDict(i));
-    if (auto s = function.getArgAttrOfType<ShardingAttr>(
-            i, PartDialect::getShardingAttrName()))
+  // axis gone from the batched arguments' sharding. (Set all at once: each
+  // setArgAttrs rebuilds the array of every argument's attributes.)
+  auto onStage = [&](DictionaryAttr dict) {
+    NamedAttrList attrs(dict);
+    if (auto s = dyn_cast_or_null<ShardingAttr>(
+            attrs.get(PartDialect::getShardingAttrName())))
       attrs.set(PartDialect::getShardingAttrName(),
                 withoutAxis(s, axis, meshRef));
-    fn.setArgAttrs(i, attrs.getDictionary(ctx));
-  }
-  for (auto [j, i] : llvm::enumerate(results)) {
-    NamedAttrList attrs(function.getResultAttrDict(i));
-    if (auto s = function.getResultAttrOfType<ShardingAttr>(
-            i, PartDialect::getShardingAttrName()))
-      attrs.set(PartDialect::getShardingAttrName(),
-                withoutAxis(s, axis, meshRef));
-    fn.setResultAttrs(j, attrs.getDictionary(ctx));
-  }
+    return attrs.getDictionary(ctx);
+  };
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i)
+    argAttrs.push_back(onStage(function.getArgAttrDict(i)));
+  for (unsigned i : results)
+    resultAttrs.push_back(onStage(function.getResultAttrDict(i)));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setAllResultAttrs(resultAttrs);
   fn->setAttr(PartDialect::getSpmdAttrName(), meshRef);
   fn->setAttr("part.stage", b.getI64IntegerAttr(stage));
   std::string steps;
@@ -927,22 +941,27 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
       return {};
     return IntegerAttr::get(index.getType(), renumbered[index.getInt()]);
   };
-  for (StringRef name : {PartDialect::getUpdatesAttrName(),
-                         PartDialect::getGradOfAttrName()})
-    for (unsigned i = 0; i < fn.getNumResults(); ++i)
-      if (Attribute a = fn.getResultAttr(i, name)) {
+  {
+    FunctionAttrEditor attrs(fn);
+    for (StringRef name : {PartDialect::getUpdatesAttrName(),
+                           PartDialect::getGradOfAttrName()})
+      for (unsigned i = 0; i < fn.getNumResults(); ++i)
+        if (Attribute a = attrs.getResult(i, name)) {
+          if (IntegerAttr now = renumber(a))
+            attrs.setResult(i, name, now);
+          else
+            attrs.removeResult(i, name);
+        }
+    StringRef stateOf = PartDialect::getStateOfAttrName();
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (Attribute a = attrs.getArg(i, stateOf)) {
         if (IntegerAttr now = renumber(a))
-          fn.setResultAttr(i, name, now);
+          attrs.setArg(i, stateOf, now);
         else
-          fn.removeResultAttr(i, StringAttr::get(ctx, name));
+          attrs.removeArg(i, stateOf);
       }
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (Attribute a = fn.getArgAttr(i, PartDialect::getStateOfAttrName())) {
-      if (IntegerAttr now = renumber(a))
-        fn.setArgAttr(i, PartDialect::getStateOfAttrName(), now);
-      else
-        fn.removeArgAttr(i, PartDialect::getStateOfAttrName());
-    }
+    attrs.commit();
+  }
   fn.walk([&](Operation *op) {
     if (Attribute a = op->getAttr(PartDialect::getGradientOfAttrName())) {
       if (IntegerAttr now = renumber(a))
