@@ -10,6 +10,9 @@
 //   4. records a completion event on the communication stream and makes the
 //      caller's stream wait for it (later work sees the results),
 //   5. hands the completion event and its deadline to the factory's watchdog.
+// A send (point-to-point) instead copies its operand into a buffer of its
+// own on the caller's stream and does not make the caller wait: sends are
+// buffered, as the compiler's deadlock proof assumes.
 // The host never waits for the device. The watchdog thread polls every
 // communicator's completion events and asynchronous error; on an error or a
 // missed deadline it aborts every communicator of the factory and records the
@@ -19,6 +22,7 @@
 
 #include "partition/runtime/cuda/NcclCommunicator.h"
 #include "CudaBackend.h"
+#include "partition/runtime/DType.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -198,6 +202,70 @@ public:
                              "collective",
                              __FILE__, __LINE__);
     }
+    std::lock_guard<std::mutex> pendingLock(pendingMutex_);
+    pending_.push_back({done, Clock::now() + timeout_, what});
+    return Status::ok();
+  }
+
+  /// A send that does not hold up the caller: `bytes` at `data` are copied,
+  /// on the caller's stream, into a buffer of their own, and `issue` sends
+  /// that copy from the communication stream, which frees it once sent.
+  /// The caller's stream does not wait for the receiver (as with Gloo's
+  /// buffered sends): the order of a pipeline's transfers is proved
+  /// deadlock-free by the compiler's simulation under exactly that
+  /// assumption, with a blocking receive and a FIFO per direction.
+  template <typename Fn>
+  Status enqueueBuffered(const char *what, Stream &compute, const void *data,
+                         size_t bytes, Fn &&issue, bool &fatal) {
+    fatal = false;
+    PARTITION_ASSIGN_OR_RETURN(CudaStream * computeStream,
+                               asCudaStream(compute, what));
+    std::lock_guard<std::mutex> lock(opMutex_);
+    if (aborted_.load() || !comm_)
+      return abortedError(what);
+    PARTITION_RETURN_IF_ERROR(device_->makeCurrent());
+    ncclResult_t state = ncclSuccess;
+    ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
+    if (result != ncclSuccess ||
+        (state != ncclSuccess && state != ncclInProgress)) {
+      fatal = true;
+      return ncclErrorStatus(result != ncclSuccess ? result : state,
+                             "ncclCommGetAsyncError", __FILE__, __LINE__, comm_)
+          .withContext(detail::concat(what, " on ", name_));
+    }
+
+    cudaStream_t caller = computeStream->get();
+    void *staged = nullptr;
+    PARTITION_CUDA_CHECK(cudaMallocAsync(&staged, bytes, caller));
+    PARTITION_CUDA_CHECK(cudaMemcpyAsync(staged, data, bytes,
+                                         cudaMemcpyDeviceToDevice, caller));
+    PARTITION_CUDA_CHECK(cudaEventRecord(ready_, caller));
+    PARTITION_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
+    result = issue(comm_, stream_, static_cast<const void *>(staged));
+    if (result != ncclSuccess && result != ncclInProgress) {
+      fatal = true;
+      return ncclErrorStatus(result, what, __FILE__, __LINE__, comm_)
+          .withContext(name_);
+    }
+    if (result == ncclInProgress) {
+      Status status = waitWhileInProgress(comm_, &aborted_, timeout_,
+                                          detail::concat(what, " on ", name_));
+      if (!status.isOk()) {
+        fatal = true;
+        return status;
+      }
+    }
+    // Freed in stream order, once the send has read it.
+    PARTITION_CUDA_CHECK(cudaFreeAsync(staged, stream_));
+    PARTITION_ASSIGN_OR_RETURN(cudaEvent_t done, takeEvent());
+    if (cudaError_t error = cudaEventRecord(done, stream_);
+        error != cudaSuccess) {
+      returnEvent(done);
+      return cudaErrorStatus(error, "recording a send's completion", __FILE__,
+                             __LINE__);
+    }
+    // The watchdog follows the send: a receiver that never comes is an
+    // error after the timeout, not a hang.
     std::lock_guard<std::mutex> pendingLock(pendingMutex_);
     pending_.push_back({done, Clock::now() + timeout_, what});
     return Status::ok();
@@ -498,13 +566,20 @@ public:
     PARTITION_RETURN_IF_ERROR(checkPeer("send", peer));
     if (count == 0)
       return Status::ok();
-    return run("send", stream, [&](ncclComm_t comm, cudaStream_t s) {
-      ncclResult_t result = ncclGroupStart();
-      if (result == ncclSuccess)
-        result = ncclSend(data, static_cast<size_t>(count), ncclType(dtype),
-                          peer, comm, s);
-      return endGroup(result);
-    });
+    bool fatal = false;
+    Status status = state_->enqueueBuffered(
+        "send", stream, data, static_cast<size_t>(count) * dtypeSize(dtype),
+        [&](ncclComm_t comm, cudaStream_t s, const void *staged) {
+          ncclResult_t result = ncclGroupStart();
+          if (result == ncclSuccess)
+            result = ncclSend(staged, static_cast<size_t>(count),
+                              ncclType(dtype), peer, comm, s);
+          return endGroup(result);
+        },
+        fatal);
+    if (fatal) // outside the communicator's locks: aborting takes them
+      registry_->abortAll(status);
+    return status;
   }
 
   Status recv(void *data, int64_t count, DType dtype, int peer, int64_t /*tag*/,

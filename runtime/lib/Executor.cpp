@@ -32,7 +32,9 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <tuple>
 
 using namespace partition::runtime;
 namespace plan = partition::plan;
@@ -405,9 +407,35 @@ Status Executor::prepare() {
                                  b->data()->size(), *stream_));
     }
 
+  // Point-to-point communicators first, one per direction (NCCL matches a
+  // communicator's sends and receives in order, so each direction is a FIFO
+  // of its own and a send never waits behind a receive), all created in one
+  // global order -- by rank pair, then direction -- so that the programs of
+  // different stages, which meet their transfers in different orders, cannot
+  // wait on each other's creations.
+  {
+    std::set<std::tuple<int, int, int>> directions; // (low, high, sender)
+    for (const plan::Instruction *inst : *program_->instructions()) {
+      bool isSend = inst->inst_type() == plan::Inst::SendInst;
+      if (!isSend && inst->inst_type() != plan::Inst::RecvInst)
+        continue;
+      uint32_t peerProgram = isSend ? inst->inst_as_SendInst()->peer_program()
+                                    : inst->inst_as_RecvInst()->peer_program();
+      const plan::Mesh *peerMesh =
+          root.meshes()->Get(root.programs()->Get(peerProgram)->mesh());
+      int peer = peerMesh->ranks()->Get(deviceIndex_);
+      directions.insert({std::min(peer, worldRank_), std::max(peer, worldRank_),
+                         isSend ? worldRank_ : peer});
+    }
+    for (auto [low, high, sender] : directions) {
+      int peer = low == worldRank_ ? high : low;
+      PARTITION_RETURN_IF_ERROR(peerOf(peer, sender == worldRank_).status());
+    }
+  }
+
   // Buffers are fixed from here on, so every instruction's tensors are too.
-  // Communicators are created in instruction order: every member of a group
-  // reaches its creation in the same order, so creation cannot deadlock.
+  // Group communicators are created in instruction order: every member of a
+  // group runs the same program, so reaches its creation in the same order.
   int slots = 0;
   std::vector<InstructionAccess> accesses;
   for (const plan::Instruction *inst : *program_->instructions()) {
@@ -435,8 +463,8 @@ Status Executor::prepare() {
                              : inst->inst_as_RecvInst()->peer_program();
       const plan::Mesh *peerMesh =
           root.meshes()->Get(root.programs()->Get(peer)->mesh());
-      PARTITION_ASSIGN_OR_RETURN(d.comm,
-                                 peerOf(peerMesh->ranks()->Get(deviceIndex_)));
+      PARTITION_ASSIGN_OR_RETURN(
+          d.comm, peerOf(peerMesh->ranks()->Get(deviceIndex_), isSend));
       d.name = isSend ? "Send" : "Recv";
       d.async = true;
     }
@@ -514,17 +542,18 @@ Executor::groupOf(const fb::Vector<uint32_t> &axesVector) {
   return raw;
 }
 
-StatusOr<Communicator *> Executor::peerOf(int peerRank) {
-  auto it = peers_.find(peerRank);
+StatusOr<Communicator *> Executor::peerOf(int peerRank, bool sends) {
+  auto it = peers_.find({peerRank, sends});
   if (it != peers_.end())
     return it->second.get();
-  std::vector<int> ranks = {std::min(worldRank_, peerRank),
-                            std::max(worldRank_, peerRank)};
+  // Group rank 0 sends, group rank 1 receives.
+  std::vector<int> ranks = sends ? std::vector<int>{worldRank_, peerRank}
+                                 : std::vector<int>{peerRank, worldRank_};
   std::string key =
-      "p2p/" + std::to_string(ranks[0]) + "-" + std::to_string(ranks[1]);
+      "p2p/" + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]);
   PARTITION_ASSIGN_OR_RETURN(auto comm, comms_.create(ranks, key));
   Communicator *raw = comm.get();
-  peers_[peerRank] = std::move(comm);
+  peers_[{peerRank, sends}] = std::move(comm);
   return raw;
 }
 
@@ -901,22 +930,13 @@ Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
     }
     return runCollective(c, d, stream);
   }
-  case plan::Inst::SendInst: {
-    const plan::SendInst &s = *inst.inst_as_SendInst();
-    const plan::Mesh *peerMesh = plan_.root().meshes()->Get(
-        plan_.root().programs()->Get(s.peer_program())->mesh());
-    int peer = peerMesh->ranks()->Get(deviceIndex_);
-    return d.comm->send(in[0].data, in[0].numElements(), in[0].dtype,
-                        peer < worldRank_ ? 0 : 1, s.channel(), stream);
-  }
-  case plan::Inst::RecvInst: {
-    const plan::RecvInst &r = *inst.inst_as_RecvInst();
-    const plan::Mesh *peerMesh = plan_.root().meshes()->Get(
-        plan_.root().programs()->Get(r.peer_program())->mesh());
-    int peer = peerMesh->ranks()->Get(deviceIndex_);
-    return d.comm->recv(out[0].data, out[0].numElements(), out[0].dtype,
-                        peer < worldRank_ ? 0 : 1, r.channel(), stream);
-  }
+  // d.comm is the direction's own communicator: the sender is its rank 0.
+  case plan::Inst::SendInst:
+    return d.comm->send(in[0].data, in[0].numElements(), in[0].dtype, 1,
+                        inst.inst_as_SendInst()->channel(), stream);
+  case plan::Inst::RecvInst:
+    return d.comm->recv(out[0].data, out[0].numElements(), out[0].dtype, 0,
+                        inst.inst_as_RecvInst()->channel(), stream);
   default:
     return PARTITION_ERROR(Internal, "unknown instruction");
   }

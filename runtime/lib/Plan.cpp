@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -508,6 +509,94 @@ Status ProgramValidator::checkInstruction(size_t index,
   }
 }
 
+/// One transfer as a program issues it.
+struct Transfer {
+  size_t instruction;
+  int64_t channel;
+  plan::DType dtype;
+  std::vector<int64_t> shape;
+  std::string loc;
+};
+
+std::string describe(const Transfer &t) {
+  std::string text = "instruction " + std::to_string(t.instruction);
+  if (!t.loc.empty())
+    text += " (" + t.loc + ")";
+  text += ", channel " + std::to_string(t.channel) + ", " +
+          plan::EnumNameDType(t.dtype) + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return text + "]";
+}
+
+/// Every program's sends to another program must be that program's receives
+/// from it, one for one and in the same order, with the same channel, type
+/// and shape: the runtime matches a direction's transfers in the order they
+/// are issued (NCCL has no tags), so a transfer out of order, missing or of
+/// another size would hang or deliver the wrong tensor. (That the order
+/// cannot deadlock is the compiler's proof; this is what a plan file alone
+/// shows.)
+Status checkTransfers(const plan::Plan &whole) {
+  size_t n = whole.programs()->size();
+  // (from, to) -> transfers in issue order
+  std::map<std::pair<size_t, size_t>, std::vector<Transfer>> sent, received;
+  for (size_t p = 0; p < n; ++p) {
+    const plan::Program &program = *whole.programs()->Get(p);
+    const auto &instructions = *program.instructions();
+    for (size_t i = 0; i < instructions.size(); ++i) {
+      const plan::Instruction &inst = *instructions.Get(i);
+      bool isSend = inst.inst_type() == plan::Inst::SendInst;
+      if (!isSend && inst.inst_type() != plan::Inst::RecvInst)
+        continue;
+      const auto *ids = isSend ? inst.operands() : inst.results();
+      const plan::Value &v = *program.values()->Get(ids->Get(0));
+      Transfer t{i,
+                 isSend ? inst.inst_as_SendInst()->channel()
+                        : inst.inst_as_RecvInst()->channel(),
+                 v.dtype(),
+                 {v.shape()->begin(), v.shape()->end()},
+                 inst.loc() ? inst.loc()->str() : ""};
+      if (isSend)
+        sent[{p, inst.inst_as_SendInst()->peer_program()}].push_back(t);
+      else
+        received[{inst.inst_as_RecvInst()->peer_program(), p}].push_back(t);
+    }
+  }
+  auto name = [&](size_t p) {
+    return "program " + std::to_string(p) + " (" +
+           whole.programs()->Get(p)->name()->str() + ")";
+  };
+  std::set<std::pair<size_t, size_t>> directions;
+  for (const auto &entry : sent)
+    directions.insert(entry.first);
+  for (const auto &entry : received)
+    directions.insert(entry.first);
+  for (const auto &direction : directions) {
+    const std::vector<Transfer> &s = sent[direction];
+    const std::vector<Transfer> &r = received[direction];
+    std::string between = name(direction.first) + " to " +
+                          name(direction.second);
+    for (size_t k = 0; k < std::min(s.size(), r.size()); ++k)
+      if (s[k].channel != r[k].channel || s[k].dtype != r[k].dtype ||
+          s[k].shape != r[k].shape)
+        return PARTITION_ERROR(
+            InvalidArgument, "transfers from ", between, ": send ", k + 1,
+            " is ", describe(s[k]), " but receive ", k + 1, " is ",
+            describe(r[k]),
+            "; a direction's transfers are matched in the order issued");
+    if (s.size() != r.size()) {
+      bool moreSends = s.size() > r.size();
+      const Transfer &extra = moreSends ? s[r.size()] : r[s.size()];
+      return PARTITION_ERROR(InvalidArgument, "transfers from ", between, ": ",
+                             s.size(), " sends but ", r.size(),
+                             " receives; the first unmatched ",
+                             moreSends ? "send" : "receive", " is ",
+                             describe(extra));
+    }
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status partition::runtime::validatePlan(const plan::Plan &whole) {
@@ -560,7 +649,7 @@ Status partition::runtime::validatePlan(const plan::Plan &whole) {
     if (step->program() >= whole.programs()->size())
       return PARTITION_ERROR(InvalidArgument, "schedule step names program ",
                              step->program(), " of ", whole.programs()->size());
-  return Status::ok();
+  return checkTransfers(whole);
 }
 
 StatusOr<LoadedPlan> LoadedPlan::fromBytes(std::vector<uint8_t> bytes,

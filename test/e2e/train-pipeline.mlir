@@ -26,6 +26,15 @@
 // RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/ref %t/p$i || { echo "mesh=$m"; exit 1; }; \
 // RUN: done
 //
+// A plan whose transfers between two programs are received in another
+// order than sent is rejected when loaded, naming both (the runtime matches
+// a direction's transfers in order, as NCCL does): here stage 1 receives
+// micro-batch 1's activation first.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2" -o %t/order.mlir
+// RUN: sed -e 's/part.recv from @mesh_pp0 channel 0 /part.recv from @mesh_pp0 channel 9 /; s/part.recv from @mesh_pp0 channel 1 /part.recv from @mesh_pp0 channel 0 /; s/part.recv from @mesh_pp0 channel 9 /part.recv from @mesh_pp0 channel 1 /' %t/order.mlir | partition-translate --part-to-plan -o %t/order.plan
+// RUN: not partition-run %t/order.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy 2>&1 | FileCheck %s --check-prefix=ORDER
+// ORDER: order.plan: transfers from program 0 (gpt_stage0) to program 1 (gpt_stage1): send 1 is instruction {{[0-9]+}} (F0 {{.*}}), channel 0, F32[4, 8, 32] but receive 1 is instruction 0 (F0 {{.*}}), channel 1, F32[4, 8, 32]; a direction's transfers are matched in the order issued
+//
 // As processes: the same losses.
 // RUN: mkdir -p %t/proc && partition-run %t/p3.plan --backend cpu --processes --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/proc > %t/proc.log
 // RUN: %python %S/Inputs/losses_agree.py 0 1e-5 %t/ref.log %t/proc.log
@@ -46,14 +55,14 @@
 // RUN: done; done
 //
 // Stress: pp:4 interleaved 1F1B (2 chunks of layers per stage, so an 8-layer
-// GPT) with 8 micro-batches as processes, several times, each equal to one
-// rank.
+// GPT) with 8 micro-batches as processes, 20 times, each equal to one rank
+// and none hanging (each run has a 30 s timeout).
 // RUN: partition-import --model gpt --layers 8 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 8 --seed 5 -o %t/gpt8.mlir --weights %t/gpt8.safetensors
 // RUN: partition-opt %t/gpt8.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step8.mlir
 // RUN: partition-opt %t/step8.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref8.plan
 // RUN: partition-run %t/ref8.plan --backend cpu --steps 2 --weights %t/gpt8.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/ref8.log
 // RUN: partition-opt %t/step8.mlir --part-spmd="mesh=pp:4 micro-batches=8 schedule=interleaved-1f1b" | partition-translate --part-to-plan -o %t/stress.plan
-// RUN: for i in 1 2 3; do \
+// RUN: for i in $(seq 20); do \
 // RUN:   partition-run %t/stress.plan --backend cpu --processes --steps 2 --timeout 30 --weights %t/gpt8.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy > %t/stress.log || exit 1; \
 // RUN:   %python %S/Inputs/losses_agree.py 0 1e-5 %t/ref8.log %t/stress.log || exit 1; \
 // RUN: done

@@ -95,7 +95,7 @@
 // ZERO1-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<16x32xf32> {part.name = "new.layers.0.weight", {{.*}}}, tensor<8x32xf32> {part.name = "new.adam.m.layers.0.weight",
 // The gradient (the last matmul of backward, a pending sum over dp) is
 // reduce-scattered once, right where it is produced, for both moments:
-// ZERO1: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
+// ZERO1: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a {{.*}}: (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
 // ZERO1-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
 // ZERO1-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
 // ZERO1-NOT: part.reduce_scatter
@@ -109,7 +109,7 @@
 // ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
 // One reduce-scatter per gradient, before any use in the update (the same
 // program as stage 1):
-// ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a : (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
+// ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a {{.*}}: (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
 // ZERO2-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
 // ZERO2-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
 // ZERO2-NOT: part.reduce_scatter %[[G]]
@@ -139,9 +139,10 @@
 // Prefetched: the generator tags each block's ops with part.layer, so the
 // gathers move as one group per layer, each group up above the compute of
 // the previous one: forward, layer 1's weight and bias (arguments 3, 4)
-// are gathered before layer 0's matmul; in backward, where ops carry no
-// layer, each gather is its own group (layer 1's weight, argument 3, above
-// the backward matmul that uses layer 2's); each still has a single use.
+// are gathered before layer 0's matmul; a layer's backward (part-autodiff
+// labels it with the layer) is a group of its own, after the layer's
+// forward group (layer 1's weight, argument 3, above the backward matmul
+// that uses layer 2's); each still has a single use.
 // PREFETCH-LABEL: func.func @mlp(
 // PREFETCH: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0
 // PREFETCH-NEXT: part.all_gather %arg2 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) with the first group

@@ -124,6 +124,7 @@ LogicalResult differentiate(func::FuncOp function) {
              << "is on the path to the loss but has no vector-Jacobian "
                 "product (VjpOpInterface), so part-autodiff cannot "
                 "differentiate through it";
+    Operation *before = ret->getPrevNode();
     SmallVector<Value> operandCotangents = vjp.buildVjp(b, resultCotangents);
     if (operandCotangents.size() != op->getNumOperands())
       return op->emitOpError()
@@ -142,6 +143,13 @@ LogicalResult differentiate(func::FuncOp function) {
       Value &slot = cotangents[operand];
       slot = slot ? AddOp::create(b, op->getLoc(), slot, c).getResult() : c;
     }
+    // The backward ops of a layer's op belong to the layer (pipeline stages
+    // run a layer's backward where its forward runs).
+    if (Attribute layer = op->getAttr(PartDialect::getLayerAttrName()))
+      for (Operation *made = before ? before->getNextNode() : &body.front();
+           made && made != ret.getOperation(); made = made->getNextNode())
+        if (!made->hasAttr(PartDialect::getLayerAttrName()))
+          made->setAttr(PartDialect::getLayerAttrName(), layer);
     LLVM_DEBUG(llvm::dbgs() << "part-autodiff: differentiated " << op->getName()
                             << " at " << op->getLoc() << "\n");
   }

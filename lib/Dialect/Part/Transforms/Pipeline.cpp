@@ -161,7 +161,77 @@ private:
   /// reading stage), with its channel.
   llvm::MapVector<std::pair<void *, int64_t>, int64_t> stepTransfers;
   int64_t nextChannel = 0;
+
+  /// A value sent between stages that every device of some mesh axes holds
+  /// whole (under tensor parallelism, the activations between layers and
+  /// their gradients): each device of the group sends its block along `dim`
+  /// and the receivers all-gather the blocks (Megatron's scatter/gather), so
+  /// the link between stages carries 1/`group` of the value per device.
+  struct Scatter {
+    int64_t dim;
+    SmallVector<StringRef> axes;
+    int64_t group;
+  };
+  llvm::DenseMap<Value, Scatter> scatters;
+  void findScatters();
+  /// What goes on the wire for `v`: its block where it is scattered.
+  Value toWire(OpBuilder &b, Value v, Value local);
+  /// The value `v` from what came off the wire.
+  Value fromWire(OpBuilder &b, Value v, Value received);
+  /// The type a transfer of `v` carries.
+  Type wireType(Value v);
 };
+
+/// For each value of `body`, the mesh axes (bit i: axis i of `meshAttr`)
+/// along which every device holds the same local value. Forward and sound:
+/// an argument is the same along the axes its sharding does not name; an
+/// all_reduce or all_gather makes its result the same along its axes; an op
+/// of the rank (all_slice, axis_index, reduce_scatter, all_to_all, permute)
+/// makes it differ along its axes; a receive is assumed to differ
+/// everywhere; any other op computes the same from the same operands.
+llvm::DenseMap<Value, uint64_t> sameAlongAxes(func::FuncOp function,
+                                              MeshAttr meshAttr) {
+  llvm::DenseMap<Value, uint64_t> same;
+  unsigned n = meshAttr.getNumAxes();
+  uint64_t all = n >= 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+  auto bitsOf = [&](ArrayAttr axes) {
+    uint64_t bits = 0;
+    for (Attribute a : axes)
+      if (auto index = meshAttr.getAxisIndex(cast<StringAttr>(a).getValue()))
+        bits |= uint64_t(1) << *index;
+    return bits;
+  };
+  Block &body = function.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    uint64_t bits = all;
+    if (auto s = function.getArgAttrOfType<ShardingAttr>(
+            arg.getArgNumber(), PartDialect::getShardingAttrName())) {
+      for (StringAttr a : s.getShardedAxes())
+        if (auto index = meshAttr.getAxisIndex(a.getValue()))
+          bits &= ~(uint64_t(1) << *index);
+      for (StringAttr a : s.getUnreduced())
+        if (auto index = meshAttr.getAxisIndex(a.getValue()))
+          bits &= ~(uint64_t(1) << *index);
+    }
+    same[arg] = bits;
+  }
+  for (Operation &op : body.without_terminator()) {
+    uint64_t bits = all;
+    for (Value v : op.getOperands())
+      bits &= same.lookup(v);
+    auto axes = op.getAttrOfType<ArrayAttr>("axes");
+    if (isa<AllReduceOp, AllGatherOp>(op))
+      bits |= bitsOf(axes);
+    else if (isa<AllSliceOp, AxisIndexOp, ReduceScatterOp, AllToAllOp,
+                 CollectivePermuteOp>(op))
+      bits &= ~bitsOf(axes);
+    else if (isa<RecvOp>(op) || op.getNumRegions() != 0)
+      bits = 0;
+    for (Value r : op.getResults())
+      same[r] = bits;
+  }
+  return same;
+}
 
 } // namespace
 
@@ -348,6 +418,13 @@ LogicalResult PipelineSplit::assignStages() {
       for (Value v : op.getOperands())
         stage = std::max(stage, stageOfValue(v));
       stage = std::max<int64_t>(stage, 0);
+    } else if (auto layer = op.getAttrOfType<IntegerAttr>(
+                   PartDialect::getLayerAttrName());
+               layer && stageOfLayer.count(layer.getInt())) {
+      // A layer's backward runs with its forward (part-autodiff labels the
+      // backward ops of a layer's ops): only the gradient of the activation
+      // between two stages crosses back, as in Megatron.
+      stage = stageOfLayer[layer.getInt()];
     } else {
       for (Value v : op.getOperands())
         if (int64_t s = stageOfValue(v); s >= 0)
@@ -362,6 +439,34 @@ LogicalResult PipelineSplit::assignStages() {
       actionOf[&op] = forward.contains(&op) ? pl::Action::Forward
                                             : pl::Action::Backward;
   }
+  // Forward ops outside the layers that read only the batch and invariants
+  // (the labels' masks, positions) go to the first stage that uses them
+  // rather than the first stage: they are computed there instead of sent.
+  llvm::DenseSet<Operation *> floating;
+  for (Operation &op : body.without_terminator()) {
+    if (!forward.contains(&op) || !opStage.count(&op) ||
+        op.hasAttr(PartDialect::getLayerAttrName()))
+      continue;
+    if (llvm::all_of(op.getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return stageOfValue(v) < 0 || (def && floating.contains(def));
+        }))
+      floating.insert(&op);
+  }
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (!floating.contains(&op))
+      continue;
+    int64_t stage = -1;
+    for (Operation *user : op.getUsers())
+      if (auto it = opStage.find(user); it != opStage.end())
+        stage = stage < 0 ? it->second : std::min(stage, it->second);
+    if (stage < 0)
+      continue;
+    opStage[&op] = stage;
+    for (Value r : op.getResults())
+      home[r] = stage;
+  }
+
   // A sum accumulated over micro-batches whose terms come from different
   // stages (a tied embedding's gradient: the lookup's on the first stage,
   // the head's on the last), possibly through ops linear in it (the
@@ -663,6 +768,76 @@ LogicalResult PipelineSplit::assignStages() {
   return success();
 }
 
+void PipelineSplit::findScatters() {
+  MeshAttr meshAttr = mesh.getMesh();
+  llvm::DenseMap<Value, uint64_t> same = sameAlongAxes(function, meshAttr);
+  auto consider = [&](Value v) {
+    if (scatters.count(v))
+      return;
+    SmallVector<StringRef> axes;
+    int64_t group = 1;
+    uint64_t bits = same.lookup(v);
+    for (auto [i, name] : llvm::enumerate(meshAttr.getAxisNames()))
+      if ((bits >> i & 1) && name != axis && meshAttr.getAxisSizes()[i] > 1) {
+        axes.push_back(cast<StringAttr>(name).getValue());
+        group *= meshAttr.getAxisSizes()[i];
+      }
+    auto type = cast<RankedTensorType>(v.getType());
+    if (axes.empty())
+      return;
+    // The outermost dimension the group divides: blocks are contiguous.
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) % group == 0) {
+        scatters[v] = {d, axes, group};
+        return;
+      }
+  };
+  for (auto &entry : crossing)
+    consider(entry.first);
+  for (auto &entry : stepTransfers)
+    consider(Value::getFromOpaquePointer(entry.first.first));
+}
+
+Type PipelineSplit::wireType(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto it = scatters.find(v);
+  if (it == scatters.end())
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[it->second.dim] /= it->second.group;
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+Value PipelineSplit::toWire(OpBuilder &b, Value v, Value local) {
+  auto it = scatters.find(v);
+  if (it == scatters.end())
+    return local;
+  auto scattered = AllSliceOp::create(
+      b, local.getLoc(), wireType(v), local,
+      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      b.getStrArrayAttr(it->second.axes), b.getI64IntegerAttr(it->second.dim));
+  scattered->setAttr(PartDialect::getOriginAttrName(),
+                     b.getStringAttr("pipeline transfer: each device sends "
+                                     "its block of a value its group holds "
+                                     "whole (scatter/gather)"));
+  return scattered;
+}
+
+Value PipelineSplit::fromWire(OpBuilder &b, Value v, Value received) {
+  auto it = scatters.find(v);
+  if (it == scatters.end())
+    return received;
+  auto gathered = AllGatherOp::create(
+      b, received.getLoc(), v.getType(), received,
+      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      b.getStrArrayAttr(it->second.axes), b.getI64IntegerAttr(it->second.dim));
+  gathered->setAttr(PartDialect::getOriginAttrName(),
+                    b.getStringAttr("pipeline transfer: the blocks the "
+                                    "previous stage's group sent, gathered "
+                                    "(scatter/gather)"));
+  return gathered;
+}
+
 /// The value of invariant or step value `v` in the stage function: its
 /// argument, or a copy of the ops that make it.
 Value PipelineSplit::materialize(OpBuilder &b, Value v, IRMapping &map) {
@@ -732,6 +907,22 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
 
   // The schedule, unrolled.
   std::vector<IRMapping> perMicroBatch(microBatches);
+  // Per stage sending to this one, the values it sends, in its order: a
+  // direction's transfers are matched in the order issued (NCCL has no
+  // tags), so a value is received only after every value the same stage
+  // sent before it, which are taken then and kept until read.
+  std::map<int64_t, std::vector<std::pair<Value, int64_t>>> incoming;
+  std::map<int64_t, size_t> nextIncoming;
+  for (int64_t from = 0; from < stages; ++from) {
+    if (from == stage)
+      continue;
+    for (const pl::Step &step : schedule.steps[from])
+      for (auto &[v, readers] : crossing)
+        if (readers.count(stage) &&
+            stageOfValue(v) == step.chunk * stages + from &&
+            actionOf.lookup(v.getDefiningOp()) == step.action)
+          incoming[from].push_back({v, step.microBatch});
+  }
   llvm::MapVector<Operation *, Value> sums; // accumulation -> running sum
   llvm::DenseMap<Operation *, int64_t> added; // micro-batches added so far
   Value missing;
@@ -756,13 +947,22 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
         missing = v;
         return v;
       }
-      int64_t channel =
-          int64_t(crossing.find(v) - crossing.begin()) * microBatches + k;
-      Value received =
-          RecvOp::create(b, loc, v.getType(), stageMeshRef(from),
-                         b.getI64IntegerAttr(channel));
-      map.map(v, received);
-      return received;
+      std::vector<std::pair<Value, int64_t>> &queue = incoming[from];
+      for (size_t &next = nextIncoming[from]; next < queue.size();) {
+        auto [w, j] = queue[next++];
+        int64_t channel =
+            int64_t(crossing.find(w) - crossing.begin()) * microBatches + j;
+        perMicroBatch[j].map(
+            w, fromWire(b, w,
+                        RecvOp::create(b, loc, wireType(w), stageMeshRef(from),
+                                       b.getI64IntegerAttr(channel))));
+        if (w == v && j == k)
+          break;
+      }
+      if (Value received = map.lookupOrNull(v))
+        return received;
+      missing = v; // not sent to this stage: the cut is inconsistent
+      return v;
     }
     Value made = materialize(b, v, invariants);
     map.map(v, made);
@@ -773,6 +973,12 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   // issued right there -- during the drain, while later backward steps run
   // -- and the sum sent to the stages that update with it.
   llvm::DenseSet<Operation *> finalized;
+  struct PendingSend {
+    int64_t to;
+    Value value;
+    int64_t channel;
+  };
+  SmallVector<PendingSend> pendingSends;
   auto finalize = [&](Operation *op, Value sum) {
     finalized.insert(op);
     auto reduce = cast<AllReduceOp>(op);
@@ -806,10 +1012,13 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
       v = remaining;
     }
     invariants.map(reduce.getResult(), v);
+    Value wire;
     for (auto &[key, channel] : stepTransfers)
-      if (key.first == reduce.getResult().getAsOpaquePointer())
-        SendOp::create(b, loc, v, stageMeshRef(key.second),
-                       b.getI64IntegerAttr(channel));
+      if (key.first == reduce.getResult().getAsOpaquePointer()) {
+        if (!wire)
+          wire = toWire(b, reduce.getResult(), v);
+        pendingSends.push_back({key.second, wire, channel});
+      }
   };
   for (const pl::Step &step : schedule.steps[stage]) {
     int64_t k = step.microBatch;
@@ -858,8 +1067,9 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
       if (stageOfValue(v) != virtualStage ||
           actionOf.lookup(v.getDefiningOp()) != step.action)
         continue;
+      Value wire = toWire(b, v, map.lookup(v));
       for (auto &entry : readers)
-        SendOp::create(b, loc, map.lookup(v), stageMeshRef(entry.first),
+        SendOp::create(b, loc, wire, stageMeshRef(entry.first),
                        b.getI64IntegerAttr(int64_t(index) * microBatches + k));
     }
     labelSince(before, name);
@@ -872,13 +1082,26 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   for (auto &[op, sum] : sums)
     if (!finalized.contains(op))
       finalize(op, sum);
+  // Accumulated sums other stages need (a tied table's gradient), which
+  // they take after their schedules: sent after every micro-batch transfer,
+  // in channel order, the order the receivers take them in (a direction's
+  // transfers are matched in the order issued). The dp all_reduce that made
+  // each ran during the drain.
+  llvm::sort(pendingSends, [](const PendingSend &a, const PendingSend &b) {
+    return a.channel < b.channel;
+  });
+  for (const PendingSend &p : pendingSends)
+    SendOp::create(b, loc, p.value, stageMeshRef(p.to),
+                   b.getI64IntegerAttr(p.channel));
   for (auto &[key, channel] : stepTransfers)
     if (key.second == stage) {
       Value v = Value::getFromOpaquePointer(key.first);
-      invariants.map(v, RecvOp::create(b, loc, v.getType(),
-                                       stageMeshRef(physical(opStage.lookup(
-                                           v.getDefiningOp()))),
-                                       b.getI64IntegerAttr(channel)));
+      invariants.map(
+          v, fromWire(b, v,
+                      RecvOp::create(b, loc, wireType(v),
+                                     stageMeshRef(physical(
+                                         opStage.lookup(v.getDefiningOp()))),
+                                     b.getI64IntegerAttr(channel))));
     }
 
   // The step's results.
@@ -993,6 +1216,7 @@ LogicalResult PipelineSplit::run() {
               "part-optimizer first); for inference, partition without pp";
   if (failed(classify()) || failed(assignStages()))
     return failure();
+  findScatters();
   // The stages' meshes: the step's axes but the micro-batch one.
   MLIRContext *ctx = function.getContext();
   OpBuilder top(mesh);

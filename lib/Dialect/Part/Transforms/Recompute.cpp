@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -50,24 +51,6 @@ std::optional<int64_t> layerOf(Operation *op) {
 bool isRecomputable(Operation *op) {
   return op->getNumOperands() != 0 && op->getNumRegions() == 0 &&
          isMemoryEffectFree(op);
-}
-
-/// The forward ops of `function`: those the loss (result 0) depends on.
-llvm::DenseSet<Operation *> forwardOps(func::FuncOp function) {
-  llvm::DenseSet<Operation *> forward;
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  SmallVector<Operation *> worklist;
-  if (Operation *loss = ret.getOperand(0).getDefiningOp())
-    worklist.push_back(loss);
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (!forward.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-  }
-  return forward;
 }
 
 /// Recomputes in backward the internal values of one layer, made of the
@@ -214,7 +197,7 @@ struct PartRecomputePass
         return signalPassFailure();
       }
 
-      llvm::DenseSet<Operation *> forward = forwardOps(function);
+      llvm::DenseSet<Operation *> forward = forwardProgram(function);
       std::map<int64_t, SmallVector<Operation *>> members;
       for (Operation &op : function.getBody().front()) {
         std::optional<int64_t> layer = layerOf(&op);

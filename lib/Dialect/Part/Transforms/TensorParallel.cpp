@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/Analysis/ShardingProjection.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
@@ -151,20 +152,7 @@ struct PartTensorParallelPass
     // an inference's outputs) are computed from. Gradients, optimizer
     // updates and recomputed copies are not, and a split chosen from their
     // matmuls would not be Megatron's.
-    llvm::SmallPtrSet<Operation *, 32> forward;
-    {
-      SmallVector<Value> work;
-      auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-        if (!function.getResultAttr(i, PartDialect::getGradOfAttrName()) &&
-            !function.getResultAttr(i, PartDialect::getUpdatesAttrName()))
-          work.push_back(v);
-      while (!work.empty()) {
-        Operation *def = work.pop_back_val().getDefiningOp();
-        if (def && forward.insert(def).second)
-          work.append(def->operand_begin(), def->operand_end());
-      }
-    }
+    llvm::DenseSet<Operation *> forward = forwardProgram(function);
     StringAttr axisName = StringAttr::get(ctx, axis);
     // A split (a value with a layout) from which an earlier walk found no
     // partner leads to none: a walk from a layer whose output joins the

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -38,6 +39,8 @@ struct Gather {
   Operation *firstUser;
   /// The layer of its first user (null without `part.layer`).
   Attribute layer;
+  /// Whether the first user is forward (a layer's backward is its own group).
+  bool forward;
 };
 
 struct PartZeroPrefetchPass
@@ -68,6 +71,7 @@ static bool isParameter(func::FuncOp function, Value v) {
 
 void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
   Block &block = function.getBody().front();
+  llvm::DenseSet<Operation *> forward = forwardProgram(function);
   // The parameter gathers, in the order of their first use.
   SmallVector<Gather> gathers;
   for (auto op : block.getOps<AllGatherOp>()) {
@@ -81,18 +85,21 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
     }
     if (!first)
       continue;
-    gathers.push_back({op, first, first->getAttr(kLayerAttrName)});
+    gathers.push_back({op, first, first->getAttr(kLayerAttrName),
+                       forward.contains(first)});
   }
   llvm::stable_sort(gathers, [](const Gather &a, const Gather &b) {
     return a.firstUser != b.firstUser &&
            a.firstUser->isBeforeInBlock(b.firstUser);
   });
 
-  // Groups: consecutive gathers whose first users are in one layer; each
-  // gather on its own where the ops carry no layer.
+  // Groups: consecutive gathers whose first users are in one layer, forward
+  // or backward (part-autodiff labels a layer's backward with its layer);
+  // each gather on its own where the ops carry no layer.
   SmallVector<SmallVector<Gather>> groups;
   for (const Gather &g : gathers) {
-    if (groups.empty() || !g.layer || groups.back().front().layer != g.layer)
+    if (groups.empty() || !g.layer || groups.back().front().layer != g.layer ||
+        groups.back().front().forward != g.forward)
       groups.emplace_back();
     groups.back().push_back(g);
   }

@@ -21,9 +21,12 @@
 // CHECK: part.send %{{.*}} to @mesh_pp1 channel 0 {part.step = "F0"} : tensor<2x8x32xf32>
 // CHECK: part.slice %arg0 offsets [2, 0] {part.step = "F1"} : tensor<4x8xi32> -> tensor<2x8xi32>
 // CHECK: part.send %{{.*}} to @mesh_pp1 channel 1 {part.step = "F1"} : tensor<2x8x32xf32>
-// Backward of micro-batch 0: its transfers received first, in channel order.
-// CHECK: part.recv from @mesh_pp1 channel 2 {part.step = "B0"} :
-// CHECK-NEXT: part.recv from @mesh_pp1 channel 4 {part.step = "B0"} :
+// Backward of micro-batch 0: a layer's backward runs on the layer's stage
+// (part-autodiff labels it with the layer), so one value crosses back --
+// the gradient of the activation the stage sent, as in Megatron -- and the
+// labels' masks are computed on the last stage, not sent.
+// CHECK: part.recv from @mesh_pp1 channel 2 {part.step = "B0"} : tensor<2x8x32xf32>
+// CHECK-NOT: part.recv from {{.*}}"B0"
 // CHECK: return
 // Stage 1 has the last layer, the head and the loss: the step's loss is the
 // mean of the micro-batches' mean losses (each scaled by 1/2, then summed),
@@ -34,12 +37,32 @@
 // CHECK: %[[L0:.*]] = part.softmax_cross_entropy
 // CHECK-NEXT: %[[HALF:.*]] = part.constant {part.step = "F0"} dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT: %[[S0:.*]] = part.mul %[[L0]], %[[HALF]]
-// CHECK: part.send %{{.*}} to @mesh_pp0 channel 2 {part.step = "B0"} :
+// CHECK: part.send %{{.*}} to @mesh_pp0 channel 2 {part.step = "B0"} : tensor<2x8x32xf32>
 // CHECK: part.recv from @mesh_pp0 channel 1 {part.step = "F1"} : tensor<2x8x32xf32>
 // CHECK: %[[L1:.*]] = part.softmax_cross_entropy
 // CHECK-NEXT: %[[S1:.*]] = part.mul %[[L1]], %[[HALF]]
 // CHECK-NEXT: %[[LOSS:.*]] = part.add %[[S0]], %[[S1]] {part.step = "F1"} : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // CHECK: return %[[LOSS]],
+//
+// Per micro-batch, one activation forward and one gradient back; and the
+// tied table's gradient once per step each way: 2 x 2 + 2 sends.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
+// SENDS: {{^}}6{{$}}
+//
+// With tensor parallelism the activation between stages is the same on
+// every device of a tp group: each sends its half and the receivers
+// all-gather it (Megatron's scatter/gather), forward and backward.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,tp:2 micro-batches=2 schedule=1f1b" | FileCheck %s --check-prefix=SCATTER
+// SCATTER-LABEL: func.func @gpt_stage0(
+// SCATTER: %[[HALF0:.*]] = part.all_slice %{{.*}} on @mesh_pp0 axes ["tp"] dim 0 {part.origin = "pipeline transfer{{.*}}", part.step = "F0"} : tensor<2x8x32xf32> -> tensor<1x8x32xf32>
+// SCATTER-NEXT: part.send %[[HALF0]] to @mesh_pp1 channel 0 {part.step = "F0"} : tensor<1x8x32xf32>
+// SCATTER: %[[GRAD:.*]] = part.recv from @mesh_pp1 channel 2 {part.step = "B0"} : tensor<1x8x32xf32>
+// SCATTER-NEXT: part.all_gather %[[GRAD]] on @mesh_pp0 axes ["tp"] dim 0 {{.*}} : tensor<1x8x32xf32> -> tensor<2x8x32xf32>
+// SCATTER-LABEL: func.func @gpt_stage1(
+// SCATTER: %[[IN:.*]] = part.recv from @mesh_pp0 channel 0 {part.step = "F0"} : tensor<1x8x32xf32>
+// SCATTER-NEXT: part.all_gather %[[IN]] on @mesh_pp1 axes ["tp"] dim 0 {{.*}} : tensor<1x8x32xf32> -> tensor<2x8x32xf32>
+// SCATTER: part.all_slice {{.*}} {part.origin = "pipeline transfer{{.*}}", part.step = "B0"} : tensor<2x8x32xf32> -> tensor<1x8x32xf32>
+// SCATTER-NEXT: part.send {{.*}} to @mesh_pp0 channel 2 {part.step = "B0"} : tensor<1x8x32xf32>
 //
 // GPipe: every forward first.
 // GPIPE: part.schedule = "F0 F1 F2 F3 B0 B1 B2 B3"
@@ -66,14 +89,16 @@
 // the bubble; the weight-gradient matmuls are in W.
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=zero-bubble" | FileCheck %s --check-prefix=ZB
 // ZB: part.schedule = "F0 F1 Bi0 W0 Bi1 F2 W1 F3 Bi2 W2 Bi3 W3"
-// ZB: part.matmul {{.*}}{part.step = "W0"}
+// ZB: part.matmul {{.*}}part.step = "W0"}
 // ZB: part.schedule = "F0 Bi0 F1 Bi1 W0 W1 F2 Bi2 F3 Bi3 W2 W3"
 //
 // --part-explain: each stage's transfers beside its collectives, and the
 // schedule as a timeline under unit costs with each stage's idle share --
 // 1F1B's (p - 1) / (m + p - 1) = 1/3 here -- and micro-batches in flight.
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2" --part-explain -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=EXPLAIN
-// EXPLAIN: func @gpt_stage0 on @mesh_pp0: 0 collectives, 4 transfers to other stages, {{[0-9]+}} bytes per device
+// Stage 0 sends two micro-batches' activations (2x8x32 f32, 2,048 bytes
+// each) and its term of the tied table's gradient (64x32 f32, 8,192).
+// EXPLAIN: func @gpt_stage0 on @mesh_pp0: 0 collectives, 3 transfers to other stages, 12288 bytes per device
 // EXPLAIN: send  to mesh_pp1
 // EXPLAIN: func @gpt_stage1 on @mesh_pp1:
 // EXPLAIN: send  to mesh_pp0
