@@ -27,6 +27,12 @@ llvm_config.add_tool_substitutions(
     [config.partition_tools_dir],
 )
 
+# A sanitizer build (PARTITION_SANITIZERS) runs the same suite; the few
+# tests that only multiply configurations of paths other tests already run
+# there say `UNSUPPORTED: sanitized`.
+if config.partition_sanitizers:
+    config.available_features.add("sanitized")
+
 # The fuzz targets (sanitizer builds with PARTITION_BUILD_FUZZERS): test/Fuzz
 # runs each finding's input through its target once.
 if config.partition_fuzzers:

@@ -101,6 +101,13 @@ Status waitWhileInProgress(ncclComm_t comm, const std::atomic<bool> *stop,
   }
 }
 
+/// A send's operand and the copy of it that is sent (CommState::enqueue).
+struct Staging {
+  const void *data;
+  size_t bytes;
+  const void *copy = nullptr;
+};
+
 /// One enqueued operation the watchdog follows.
 struct PendingOp {
   cudaEvent_t done;
@@ -155,8 +162,18 @@ public:
   /// Runs `issue` (the NCCL calls, on stream()) ordered after the work on
   /// `compute` and before the work enqueued on it later. An error that leaves
   /// the communicator unusable is returned with `fatal` set.
+  ///
+  /// With `staging` (a send), the caller is not held up: `staging->bytes`
+  /// at `staging->data` are copied, on the caller's stream, into a buffer of
+  /// their own (`staging->copy`, what `issue` sends), which the
+  /// communication stream frees once sent, and the caller's stream does not
+  /// wait for the receiver (as with Gloo's buffered sends): the order of a
+  /// pipeline's transfers is proved deadlock-free by the compiler's
+  /// simulation under exactly that assumption, with a blocking receive and
+  /// a FIFO per direction. The watchdog still follows the send.
   template <typename Fn>
-  Status enqueue(const char *what, Stream &compute, Fn &&issue, bool &fatal) {
+  Status enqueue(const char *what, Stream &compute, Fn &&issue, bool &fatal,
+                 Staging *staging = nullptr) {
     fatal = false;
     PARTITION_ASSIGN_OR_RETURN(CudaStream * computeStream,
                                asCudaStream(compute, what));
@@ -174,6 +191,15 @@ public:
           .withContext(detail::concat(what, " on ", name_));
     }
 
+    if (staging) {
+      void *copy = nullptr;
+      PARTITION_CUDA_CHECK(
+          cudaMallocAsync(&copy, staging->bytes, computeStream->get()));
+      staging->copy = copy;
+      PARTITION_CUDA_CHECK(cudaMemcpyAsync(copy, staging->data, staging->bytes,
+                                           cudaMemcpyDeviceToDevice,
+                                           computeStream->get()));
+    }
     PARTITION_CUDA_CHECK(cudaEventRecord(ready_, computeStream->get()));
     PARTITION_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
     result = issue(comm_, stream_);
@@ -191,9 +217,12 @@ public:
       }
     }
 
+    if (staging) // freed in stream order, once the send has read it
+      PARTITION_CUDA_CHECK(
+          cudaFreeAsync(const_cast<void *>(staging->copy), stream_));
     PARTITION_ASSIGN_OR_RETURN(cudaEvent_t done, takeEvent());
     cudaError_t error = cudaEventRecord(done, stream_);
-    if (error == cudaSuccess)
+    if (error == cudaSuccess && !staging)
       error = cudaStreamWaitEvent(computeStream->get(), done, 0);
     if (error != cudaSuccess) {
       returnEvent(done);
@@ -202,70 +231,6 @@ public:
                              "collective",
                              __FILE__, __LINE__);
     }
-    std::lock_guard<std::mutex> pendingLock(pendingMutex_);
-    pending_.push_back({done, Clock::now() + timeout_, what});
-    return Status::ok();
-  }
-
-  /// A send that does not hold up the caller: `bytes` at `data` are copied,
-  /// on the caller's stream, into a buffer of their own, and `issue` sends
-  /// that copy from the communication stream, which frees it once sent.
-  /// The caller's stream does not wait for the receiver (as with Gloo's
-  /// buffered sends): the order of a pipeline's transfers is proved
-  /// deadlock-free by the compiler's simulation under exactly that
-  /// assumption, with a blocking receive and a FIFO per direction.
-  template <typename Fn>
-  Status enqueueBuffered(const char *what, Stream &compute, const void *data,
-                         size_t bytes, Fn &&issue, bool &fatal) {
-    fatal = false;
-    PARTITION_ASSIGN_OR_RETURN(CudaStream * computeStream,
-                               asCudaStream(compute, what));
-    std::lock_guard<std::mutex> lock(opMutex_);
-    if (aborted_.load() || !comm_)
-      return abortedError(what);
-    PARTITION_RETURN_IF_ERROR(device_->makeCurrent());
-    ncclResult_t state = ncclSuccess;
-    ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
-    if (result != ncclSuccess ||
-        (state != ncclSuccess && state != ncclInProgress)) {
-      fatal = true;
-      return ncclErrorStatus(result != ncclSuccess ? result : state,
-                             "ncclCommGetAsyncError", __FILE__, __LINE__, comm_)
-          .withContext(detail::concat(what, " on ", name_));
-    }
-
-    cudaStream_t caller = computeStream->get();
-    void *staged = nullptr;
-    PARTITION_CUDA_CHECK(cudaMallocAsync(&staged, bytes, caller));
-    PARTITION_CUDA_CHECK(cudaMemcpyAsync(staged, data, bytes,
-                                         cudaMemcpyDeviceToDevice, caller));
-    PARTITION_CUDA_CHECK(cudaEventRecord(ready_, caller));
-    PARTITION_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
-    result = issue(comm_, stream_, static_cast<const void *>(staged));
-    if (result != ncclSuccess && result != ncclInProgress) {
-      fatal = true;
-      return ncclErrorStatus(result, what, __FILE__, __LINE__, comm_)
-          .withContext(name_);
-    }
-    if (result == ncclInProgress) {
-      Status status = waitWhileInProgress(comm_, &aborted_, timeout_,
-                                          detail::concat(what, " on ", name_));
-      if (!status.isOk()) {
-        fatal = true;
-        return status;
-      }
-    }
-    // Freed in stream order, once the send has read it.
-    PARTITION_CUDA_CHECK(cudaFreeAsync(staged, stream_));
-    PARTITION_ASSIGN_OR_RETURN(cudaEvent_t done, takeEvent());
-    if (cudaError_t error = cudaEventRecord(done, stream_);
-        error != cudaSuccess) {
-      returnEvent(done);
-      return cudaErrorStatus(error, "recording a send's completion", __FILE__,
-                             __LINE__);
-    }
-    // The watchdog follows the send: a receiver that never comes is an
-    // error after the timeout, not a hang.
     std::lock_guard<std::mutex> pendingLock(pendingMutex_);
     pending_.push_back({done, Clock::now() + timeout_, what});
     return Status::ok();
@@ -566,20 +531,17 @@ public:
     PARTITION_RETURN_IF_ERROR(checkPeer("send", peer));
     if (count == 0)
       return Status::ok();
-    bool fatal = false;
-    Status status = state_->enqueueBuffered(
-        "send", stream, data, static_cast<size_t>(count) * dtypeSize(dtype),
-        [&](ncclComm_t comm, cudaStream_t s, const void *staged) {
+    Staging staging{data, static_cast<size_t>(count) * dtypeSize(dtype)};
+    return run(
+        "send", stream,
+        [&](ncclComm_t comm, cudaStream_t s) {
           ncclResult_t result = ncclGroupStart();
           if (result == ncclSuccess)
-            result = ncclSend(staged, static_cast<size_t>(count),
+            result = ncclSend(staging.copy, static_cast<size_t>(count),
                               ncclType(dtype), peer, comm, s);
           return endGroup(result);
         },
-        fatal);
-    if (fatal) // outside the communicator's locks: aborting takes them
-      registry_->abortAll(status);
-    return status;
+        &staging);
   }
 
   Status recv(void *data, int64_t count, DType dtype, int peer, int64_t /*tag*/,
@@ -616,9 +578,10 @@ private:
   }
 
   template <typename Fn>
-  Status run(const char *what, Stream &stream, Fn &&issue) {
+  Status run(const char *what, Stream &stream, Fn &&issue,
+             Staging *staging = nullptr) {
     bool fatal = false;
-    Status status = state_->enqueue(what, stream, issue, fatal);
+    Status status = state_->enqueue(what, stream, issue, fatal, staging);
     // Outside the communicator's locks: aborting takes them.
     if (fatal)
       registry_->abortAll(status);

@@ -1,8 +1,10 @@
 """Trains a step on every pipeline configuration of a cross product and
 checks each against the same step on one rank.
 
-usage: pipeline_matrix.py OUTDIR ATOL RTOL STEP2 WEIGHTS2 STEP4 WEIGHTS4
-                          -- INPUT...
+usage: pipeline_matrix.py --bin DIR OUTDIR ATOL RTOL STEP2 WEIGHTS2 STEP4
+                          WEIGHTS4 -- INPUT...
+
+DIR holds partition-opt, partition-translate and partition-run.
 
 The cross product: every schedule (gpipe, 1f1b, interleaved-1f1b,
 zero-bubble) x pp 2 and 4 x every mesh with pp * dp * tp <= 8 x ZeRO 0-3
@@ -57,14 +59,23 @@ def run(args, out):
     return result.stdout
 
 
+BIN = ""
+
+
+def tool(name):
+    return os.path.join(BIN, name)
+
+
 def train(outdir, name, options, step, weights, inputs):
     plan = os.path.join(outdir, name + ".plan")
     mlir = os.path.join(outdir, name + ".mlir")
-    run(["partition-opt", step, f"--part-spmd={options}", "-o", mlir], None)
-    run(["partition-translate", "--part-to-plan", mlir, "-o", plan], None)
+    run([tool("partition-opt"), step, f"--part-spmd={options}", "-o", mlir],
+        None)
+    run([tool("partition-translate"), "--part-to-plan", mlir, "-o", plan],
+        None)
     out = os.path.join(outdir, name)
     os.makedirs(out, exist_ok=True)
-    args = ["partition-run", plan, "--backend", "cpu", "--steps", str(STEPS),
+    args = [tool("partition-run"), plan, "--backend", "cpu", "--steps", str(STEPS),
             "--timeout", "60", "--weights", weights, "--output-dir", out]
     for i in inputs:
         args += ["--input", i]
@@ -91,9 +102,14 @@ def worst(ref_dir, out_dir, atol, rtol):
 
 
 def main():
-    outdir, atol, rtol, step2, weights2, step4, weights4 = sys.argv[1:8]
+    global BIN
+    argv = sys.argv[1:]
+    if argv[:1] != ["--bin"] or len(argv) < 9:
+        sys.exit(__doc__)
+    BIN = argv[1]
+    outdir, atol, rtol, step2, weights2, step4, weights4 = argv[2:9]
     atol, rtol = float(atol), float(rtol)
-    inputs = sys.argv[9:] if sys.argv[8:9] == ["--"] else sys.argv[8:]
+    inputs = argv[10:] if argv[9:10] == ["--"] else argv[9:]
     models = {2: (step2, weights2), 4: (step4, weights4)}
     refs = {}
     for pp, (step, weights) in models.items():

@@ -101,9 +101,11 @@ class PipelineSplit {
 public:
   PipelineSplit(func::FuncOp function, MeshOp mesh, StringAttr axis,
                 int64_t stages, pl::Schedule schedule,
-                ArrayRef<std::pair<int64_t, int64_t>> stageLayers)
+                ArrayRef<std::pair<int64_t, int64_t>> stageLayers,
+                std::optional<std::vector<int64_t>> inFlight)
       : function(function), mesh(mesh), axis(axis), stages(stages),
-        schedule(std::move(schedule)), stageLayers(stageLayers) {
+        schedule(std::move(schedule)), stageLayers(stageLayers),
+        inFlight(std::move(inFlight)) {
     splitBackward = this->schedule.kind == pl::ScheduleKind::ZeroBubbleH1;
     chunks = this->schedule.chunks;
   }
@@ -134,6 +136,9 @@ private:
   int64_t microBatches = 1;
   pl::Schedule schedule;
   ArrayRef<std::pair<int64_t, int64_t>> stageLayers;
+  /// balance=memory: per stage, the most micro-batches the schedule keeps
+  /// in flight on it (the cut then balances memory instead of FLOPs).
+  std::optional<std::vector<int64_t>> inFlight;
 
   llvm::DenseMap<Operation *, Kind> kinds;
   llvm::DenseMap<Value, Kind> valueKinds;
@@ -180,6 +185,7 @@ private:
   Value fromWire(OpBuilder &b, Value v, Value received);
   /// The type a transfer of `v` carries.
   Type wireType(Value v);
+  Value scatterOrGather(OpBuilder &b, Value v, Value x, bool gather);
 };
 
 /// For each value of `body`, the mesh axes (bit i: axis i of `meshAttr`)
@@ -334,9 +340,66 @@ LogicalResult PipelineSplit::assignStages() {
   std::map<int64_t, int64_t> layerFlops;
   int64_t leadingFlops = 0, trailingFlops = 0;
   std::optional<int64_t> lastLayer;
+  // balance=memory: what each layer holds for the whole step (its
+  // parameters, their gradients and optimizer state, counted at their first
+  // reader) and per micro-batch in flight (the values its forward makes that
+  // backward reads); ops without a layer count as their FLOPs do.
+  struct Footprint {
+    double resident = 0, perMicroBatch = 0;
+  };
+  std::map<int64_t, Footprint> layerMemory;
+  Footprint leadingMemory, trailingMemory;
+  std::vector<int64_t> stateBytes(function.getNumArguments(), 0);
+  for (BlockArgument arg : body.getArguments())
+    if (auto of = function.getArgAttrOfType<IntegerAttr>(
+            arg.getArgNumber(), PartDialect::getStateOfAttrName());
+        of && of.getInt() >= 0 && of.getInt() < int64_t(stateBytes.size()))
+      stateBytes[of.getInt()] += getTensorBytes(cast<RankedTensorType>(
+                                                   arg.getType()))
+                                     .value_or(0);
+  llvm::DenseSet<Value> counted;
+  auto footprintOf = [&](Operation &op) {
+    Footprint f;
+    for (Value v : op.getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      auto role = arg ? function.getArgAttrOfType<ArgRoleAttr>(
+                            arg.getArgNumber(), PartDialect::getRoleAttrName())
+                      : ArgRoleAttr();
+      if (!role || role.getValue() != ArgRole::Parameter ||
+          !counted.insert(v).second)
+        continue;
+      int64_t bytes =
+          getTensorBytes(cast<RankedTensorType>(v.getType())).value_or(0);
+      f.resident += double(2 * bytes + stateBytes[arg.getArgNumber()]);
+    }
+    for (Value r : op.getResults())
+      if (llvm::any_of(r.getUsers(),
+                       [&](Operation *u) { return !forward.contains(u); }))
+        if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+          f.perMicroBatch += double(getTensorBytes(t).value_or(0));
+    return f;
+  };
+  auto add = [](Footprint &to, const Footprint &f) {
+    to.resident += f.resident;
+    to.perMicroBatch += f.perMicroBatch;
+  };
+  Footprint pendingMemory; // ops after a layer, until the next layer starts
   for (Operation &op : body.without_terminator()) {
     if (!forward.contains(&op))
       continue;
+    Footprint memory = footprintOf(op);
+    if (auto layer =
+            op.getAttrOfType<IntegerAttr>(PartDialect::getLayerAttrName())) {
+      if (lastLayer && *lastLayer != layer.getInt())
+        add(layerMemory[*lastLayer], pendingMemory), pendingMemory = {};
+      add(layerMemory[layer.getInt()], memory);
+      add(layerMemory[layer.getInt()], pendingMemory);
+      pendingMemory = {};
+    } else if (lastLayer) {
+      add(pendingMemory, memory);
+    } else {
+      add(leadingMemory, memory);
+    }
     int64_t flops = std::max<int64_t>(1, flopsOf(&op));
     if (auto layer =
             op.getAttrOfType<IntegerAttr>(PartDialect::getLayerAttrName())) {
@@ -351,6 +414,7 @@ LogicalResult PipelineSplit::assignStages() {
       leadingFlops += flops;
     }
   }
+  trailingMemory = pendingMemory;
   int64_t groups = stages * chunks; // virtual stages
   if (int64_t(layerFlops.size()) < groups)
     return function.emitError()
@@ -378,6 +442,55 @@ LogicalResult PipelineSplit::assignStages() {
         return function.emitError()
                << "part-pipeline: stage-layers puts layer " << layer
                << " in no stage";
+  } else if (inFlight) {
+    // Contiguous groups of layers that make the largest stage footprint --
+    // resident bytes plus per-micro-batch bytes times the micro-batches in
+    // flight on the group's stage -- as small as it can be: the least bound
+    // B for which filling each group in turn up to B (leaving a layer for
+    // each group after it) places every layer, found by bisection. Filling
+    // greedily is optimal for contiguous groups: a group taking more leaves
+    // the later ones a subset of what they would get.
+    std::vector<std::pair<int64_t, Footprint>> layers(layerMemory.begin(),
+                                                      layerMemory.end());
+    auto cost = [&](const Footprint &f, int64_t group) {
+      return f.resident + f.perMicroBatch * double((*inFlight)[group % stages]);
+    };
+    auto place = [&](double bound, std::map<int64_t, int64_t> *out) {
+      int64_t g = 0, inGroup = 0;
+      Footprint load = leadingMemory;
+      bool ok = true;
+      for (size_t i = 0; i < layers.size(); ++i) {
+        Footprint with = load;
+        add(with, layers[i].second);
+        int64_t left = int64_t(layers.size() - i); // this one included
+        if (inGroup > 0 && g + 1 < groups &&
+            (cost(with, g) > bound || left <= groups - g - 1)) {
+          ok &= cost(load, g) <= bound;
+          ++g;
+          inGroup = 0;
+          with = layers[i].second;
+        }
+        load = with;
+        ++inGroup;
+        if (out)
+          (*out)[layers[i].first] = g;
+      }
+      add(load, trailingMemory);
+      return ok && g == groups - 1 && cost(load, g) <= bound;
+    };
+    double low = 0, high = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      Footprint all = leadingMemory;
+      add(all, trailingMemory);
+      for (auto &[layer, f] : layers)
+        add(all, f);
+      high = std::max(high, cost(all, g));
+    }
+    for (int i = 0; i < 64 && high - low > 0.5; ++i) {
+      double mid = (low + high) / 2;
+      (place(mid, nullptr) ? high : low) = mid;
+    }
+    place(high, &stageOfLayer);
   } else {
     // Contiguous groups of layers, the embedding's FLOPs on the first stage
     // and the head's on the last: a layer goes to the next stage when more
@@ -809,33 +922,36 @@ Type PipelineSplit::wireType(Value v) {
 }
 
 Value PipelineSplit::toWire(OpBuilder &b, Value v, Value local) {
-  auto it = scatters.find(v);
-  if (it == scatters.end())
-    return local;
-  auto scattered = AllSliceOp::create(
-      b, local.getLoc(), wireType(v), local,
-      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-      b.getStrArrayAttr(it->second.axes), b.getI64IntegerAttr(it->second.dim));
-  scattered->setAttr(PartDialect::getOriginAttrName(),
-                     b.getStringAttr("pipeline transfer: each device sends "
-                                     "its block of a value its group holds "
-                                     "whole (scatter/gather)"));
-  return scattered;
+  return scatterOrGather(b, v, local, /*gather=*/false);
 }
 
 Value PipelineSplit::fromWire(OpBuilder &b, Value v, Value received) {
+  return scatterOrGather(b, v, received, /*gather=*/true);
+}
+
+Value PipelineSplit::scatterOrGather(OpBuilder &b, Value v, Value x,
+                                     bool gather) {
   auto it = scatters.find(v);
   if (it == scatters.end())
-    return received;
-  auto gathered = AllGatherOp::create(
-      b, received.getLoc(), v.getType(), received,
-      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-      b.getStrArrayAttr(it->second.axes), b.getI64IntegerAttr(it->second.dim));
-  gathered->setAttr(PartDialect::getOriginAttrName(),
-                    b.getStringAttr("pipeline transfer: the blocks the "
-                                    "previous stage's group sent, gathered "
-                                    "(scatter/gather)"));
-  return gathered;
+    return x;
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  ArrayAttr axes = b.getStrArrayAttr(it->second.axes);
+  IntegerAttr dim = b.getI64IntegerAttr(it->second.dim);
+  Operation *op =
+      gather ? AllGatherOp::create(b, x.getLoc(), v.getType(), x, meshRef,
+                                   axes, dim)
+                   .getOperation()
+             : AllSliceOp::create(b, x.getLoc(), wireType(v), x, meshRef, axes,
+                                  dim)
+                   .getOperation();
+  op->setAttr(PartDialect::getOriginAttrName(),
+              b.getStringAttr(gather ? "pipeline transfer: the blocks the "
+                                       "previous stage's group sent, gathered "
+                                       "(scatter/gather)"
+                                     : "pipeline transfer: each device sends "
+                                       "its block of a value its group holds "
+                                       "whole (scatter/gather)"));
+  return op->getResult(0);
 }
 
 /// The value of invariant or step value `v` in the stage function: its
@@ -1262,6 +1378,17 @@ struct PartPipelinePass
                          << " needs schedule=interleaved-1f1b";
       return signalPassFailure();
     }
+    if (balance != "flops" && balance != "memory") {
+      module.emitError() << "part-pipeline: balance=" << balance
+                         << " is neither flops nor memory";
+      return signalPassFailure();
+    }
+    if (balance == "memory" && !stageLayers.empty()) {
+      module.emitError() << "part-pipeline: stage-layers cuts the layers by "
+                            "hand and balance=memory chooses the cut; give "
+                            "one of them";
+      return signalPassFailure();
+    }
     // stage-layers=0-11,12-23
     SmallVector<std::pair<int64_t, int64_t>> ranges;
     if (!stageLayers.empty()) {
@@ -1308,13 +1435,19 @@ struct PartPipelinePass
                                ? int64_t(virtualStages)
                                : 1,
                            &error);
-      if (!schedule || !pl::simulate(*schedule, &error)) {
+      std::optional<pl::Timeline> timeline;
+      if (schedule)
+        timeline = pl::simulate(*schedule, &error);
+      if (!timeline) {
         function.emitError() << "part-pipeline: " << error;
         return signalPassFailure();
       }
+      std::optional<std::vector<int64_t>> inFlight;
+      if (balance == "memory")
+        inFlight = timeline->peakInFlight;
       PipelineSplit split(function, mesh,
                           StringAttr::get(&getContext(), microBatchAxis),
-                          stages, *schedule, ranges);
+                          stages, *schedule, ranges, inFlight);
       if (failed(split.run()))
         return signalPassFailure();
     }

@@ -73,7 +73,8 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
          options.virtualStages
              ? int64_t(options.virtualStages)
              : (options.schedule == "interleaved-1f1b" ? 2 : 1),
-         options.stageLayers, std::string(kMicroBatchAxis)}));
+         options.stageLayers, options.balance,
+         std::string(kMicroBatchAxis)}));
 }
 
 LogicalResult partition::part::checkSpmdMeshAxes(

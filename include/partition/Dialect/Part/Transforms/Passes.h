@@ -67,6 +67,12 @@ struct SpmdPipelineOptions
       llvm::cl::desc("with a pp axis: the layers of each stage, e.g. "
                      "0-11,12-23 (default: balanced by FLOPs)"),
       llvm::cl::init("")};
+  Option<std::string> balance{
+      *this, "balance",
+      llvm::cl::desc("with a pp axis: what the stage cut balances, flops "
+                     "(time) or memory (weights, gradients, optimizer state "
+                     "and in-flight activations per stage)"),
+      llvm::cl::init("flops")};
 };
 
 /// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel

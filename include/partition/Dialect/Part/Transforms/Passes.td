@@ -304,8 +304,13 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     it is read (channel: the value's number times the micro-batches plus
     k), the accumulations summed (averaged where the all_reduce averaged)
     and reduced over their other axes, then the optimizer once. Forward ops
-    are cut by `part.layer` into contiguous groups balanced by FLOPs, or as
-    `stage-layers` says; backward ops go with the forward values they read.
+    are cut by `part.layer` into contiguous groups balanced by FLOPs (the
+    embedding's on the first stage, the head's on the last), by memory
+    with `balance=memory` (each stage's parameters, gradients and optimizer
+    state plus its layers' saved activations times the micro-batches the
+    schedule keeps in flight on it: 1F1B's first stage holds p of them, its
+    last one), or as `stage-layers` says; a layer's backward runs with its
+    forward (part-autodiff labels it with the layer).
     With `schedule=interleaved-1f1b` each stage holds `virtual-stages`
     chunks of layers (chunk c of stage s is layer group c * stages + s) and
     runs them interleaved (Megatron's virtual pipeline); steps and
@@ -333,6 +338,9 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
            "interleaved-1f1b: chunks of layers per stage (default 2 there)">,
     Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
            "layers per stage, e.g. 0-11,12-23 (default: balanced by FLOPs)">,
+    Option<"balance", "balance", "std::string", /*default=*/"\"flops\"",
+           "what the cut balances: flops (time) or memory (each stage's "
+           "weights, gradients, optimizer state and in-flight activations)">,
     Option<"microBatchAxis", "micro-batch-axis", "std::string",
            /*default=*/"\"mb\"", "the mesh axis that splits micro-batches">
   ];
