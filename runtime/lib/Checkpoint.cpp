@@ -287,223 +287,7 @@ partition::runtime::writeCheckpointShard(const std::string &dir,
 
 namespace {
 
-/// A parsed JSON value (numbers are integers: the manifest has no others).
-struct Json {
-  enum Kind { Null, Bool, Int, String, Array, Object } kind = Null;
-  bool boolean = false;
-  int64_t integer = 0;
-  std::string string;
-  std::vector<Json> array;
-  std::vector<std::pair<std::string, Json>> object;
-
-  const Json *get(const std::string &key) const {
-    for (const auto &[k, v] : object)
-      if (k == key)
-        return &v;
-    return nullptr;
-  }
-};
-
-class JsonParser {
-public:
-  explicit JsonParser(const std::string &text) : text_(text) {}
-
-  /// Parses the whole text; on failure, `error()` says where and why.
-  bool parse(Json &out) {
-    if (!value(out, 0))
-      return false;
-    skipSpace();
-    if (pos_ != text_.size())
-      return fail("unexpected text after the end of the document");
-    return true;
-  }
-  const std::string &error() const { return error_; }
-
-private:
-  bool fail(const std::string &why) {
-    if (error_.empty())
-      error_ = why + " at byte " + std::to_string(pos_);
-    return false;
-  }
-  void skipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\t' || text_[pos_] == '\r'))
-      ++pos_;
-  }
-  bool literal(const char *word) {
-    size_t n = std::strlen(word);
-    if (text_.compare(pos_, n, word) != 0)
-      return fail("invalid literal");
-    pos_ += n;
-    return true;
-  }
-  bool string(std::string &out) {
-    ++pos_; // the opening quote
-    while (pos_ < text_.size() && text_[pos_] != '"') {
-      char c = text_[pos_++];
-      if (uint8_t(c) < 0x20)
-        return fail("control character in a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= text_.size())
-        break;
-      char e = text_[pos_++];
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out += e;
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'u': {
-        if (pos_ + 4 > text_.size())
-          return fail("truncated \\u escape");
-        unsigned code = 0;
-        for (int i = 0; i < 4; ++i) {
-          char h = text_[pos_++];
-          code <<= 4;
-          if (h >= '0' && h <= '9')
-            code |= h - '0';
-          else if (h >= 'a' && h <= 'f')
-            code |= h - 'a' + 10;
-          else if (h >= 'A' && h <= 'F')
-            code |= h - 'A' + 10;
-          else
-            return fail("invalid \\u escape");
-        }
-        if (code >= 0x80) // names the writer produces are escaped below 0x20
-          return fail("unsupported \\u escape");
-        out += char(code);
-        break;
-      }
-      default:
-        return fail("invalid escape");
-      }
-    }
-    if (pos_ >= text_.size())
-      return fail("unterminated string");
-    ++pos_;
-    return true;
-  }
-  bool value(Json &out, int depth) {
-    if (depth > 32)
-      return fail("nesting too deep");
-    skipSpace();
-    if (pos_ >= text_.size())
-      return fail("unexpected end of the document");
-    char c = text_[pos_];
-    if (c == '{') {
-      out.kind = Json::Object;
-      ++pos_;
-      skipSpace();
-      if (pos_ < text_.size() && text_[pos_] == '}') {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        skipSpace();
-        if (pos_ >= text_.size() || text_[pos_] != '"')
-          return fail("expected a string key");
-        std::string key;
-        if (!string(key))
-          return false;
-        skipSpace();
-        if (pos_ >= text_.size() || text_[pos_] != ':')
-          return fail("expected ':'");
-        ++pos_;
-        Json v;
-        if (!value(v, depth + 1))
-          return false;
-        out.object.emplace_back(std::move(key), std::move(v));
-        skipSpace();
-        if (pos_ < text_.size() && text_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        if (pos_ < text_.size() && text_[pos_] == '}') {
-          ++pos_;
-          return true;
-        }
-        return fail("expected ',' or '}'");
-      }
-    }
-    if (c == '[') {
-      out.kind = Json::Array;
-      ++pos_;
-      skipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ']') {
-        ++pos_;
-        return true;
-      }
-      while (true) {
-        Json v;
-        if (!value(v, depth + 1))
-          return false;
-        out.array.push_back(std::move(v));
-        skipSpace();
-        if (pos_ < text_.size() && text_[pos_] == ',') {
-          ++pos_;
-          continue;
-        }
-        if (pos_ < text_.size() && text_[pos_] == ']') {
-          ++pos_;
-          return true;
-        }
-        return fail("expected ',' or ']'");
-      }
-    }
-    if (c == '"') {
-      out.kind = Json::String;
-      return string(out.string);
-    }
-    if (c == 't' || c == 'f') {
-      out.kind = Json::Bool;
-      out.boolean = c == 't';
-      return literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n')
-      return literal("null");
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      out.kind = Json::Int;
-      size_t start = pos_;
-      if (c == '-')
-        ++pos_;
-      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9')
-        ++pos_;
-      if (pos_ < text_.size() &&
-          (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E'))
-        return fail("expected an integer");
-      std::string digits = text_.substr(start, pos_ - start);
-      errno = 0;
-      char *end = nullptr;
-      out.integer = std::strtoll(digits.c_str(), &end, 10);
-      if (errno || *end || digits == "-")
-        return fail("invalid integer \"" + digits + "\"");
-      return true;
-    }
-    return fail("unexpected character");
-  }
-
-  const std::string &text_;
-  size_t pos_ = 0;
-  std::string error_;
-};
+using Json = detail::JsonValue;
 
 /// Field readers that name the offending field.
 class Fields {
@@ -518,7 +302,8 @@ public:
                                const std::string &where) const {
     const Json *v = object.get(key);
     static const char *names[] = {"null",     "a boolean", "an integer",
-                                  "a string", "an array",  "an object"};
+                                  "a string", "an array",  "an object",
+                                  "a number"};
     if (!v)
       return error(where, "\"" + key + "\" is missing");
     if (v->kind != kind)
@@ -548,10 +333,9 @@ private:
 StatusOr<CheckpointManifest>
 CheckpointManifest::parse(const std::string &json, const std::string &source) {
   Json root;
-  JsonParser parser(json);
-  if (!parser.parse(root))
-    return PARTITION_ERROR(InvalidArgument, source,
-                           ": not valid JSON: ", parser.error());
+  std::string error;
+  if (!detail::parseJson(json, root, error))
+    return PARTITION_ERROR(InvalidArgument, source, ": not valid JSON: ", error);
   Fields f(source);
   if (root.kind != Json::Object)
     return f.error("manifest", "must be a JSON object");

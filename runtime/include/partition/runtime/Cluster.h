@@ -1,0 +1,69 @@
+//===- Cluster.h - what a cluster of devices can do, for the cost model -*- C++ -*-===//
+//
+// A cluster description: nodes of devices, each device's peak FLOP/s per
+// dtype, memory and memory bandwidth, the links within and between nodes,
+// and the efficiency factors that turn peaks into what runs
+// (docs/design/2026-12-03-cost-model.md). Read from a JSON file
+// (format "partition-cluster/1") or taken from a preset; written by
+// calibration. Plain C++: the compiler's cost model and the runtime's
+// calibration share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_RUNTIME_CLUSTER_H
+#define PARTITION_RUNTIME_CLUSTER_H
+
+#include "partition/runtime/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace partition::runtime {
+
+/// One kind of link, as each device sees it: bytes per second in one
+/// direction, and the latency of one message in seconds.
+struct Link {
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+struct Cluster {
+  static constexpr const char *kFormat = "partition-cluster/1";
+
+  std::string name;
+  int64_t nodes = 1;
+  int64_t devicesPerNode = 1;
+  std::string deviceName;
+  /// Peak FLOP/s of one device by dtype name ("f32", "tf32", "bf16", "f16").
+  std::map<std::string, double> peakFlops;
+  double memoryBytes = 0;     ///< per device
+  double memoryBandwidth = 0; ///< bytes/s per device
+  Link intraNode, interNode;
+  /// GEMM efficiency (fraction of peak) by the FLOPs of one GEMM: points in
+  /// increasing FLOPs, interpolated in log FLOPs, held flat beyond the ends.
+  std::vector<std::pair<double, double>> gemm;
+  double elementwise = 1; ///< fraction of memory bandwidth
+  double collective = 1;  ///< fraction of link bandwidth (bus bandwidth)
+
+  int64_t devices() const { return nodes * devicesPerNode; }
+  /// The fraction of peak a GEMM of `flops` reaches.
+  double gemmEfficiency(double flops) const;
+  /// The description as a cluster file.
+  std::string toJson() const;
+
+  /// Reads a cluster file's text; `source` names it in errors, which say
+  /// which field is missing, of the wrong kind or out of range.
+  static StatusOr<Cluster> parse(const std::string &json,
+                                 const std::string &source);
+  /// A preset by name, or else the cluster file at `nameOrPath`.
+  static StatusOr<Cluster> load(const std::string &nameOrPath);
+  /// The presets: "dgx-a100", "dgx-h100", "h200" (`local-cpu` is the file
+  /// `partition-run --calibrate` writes, not a preset).
+  static std::vector<std::string> presetNames();
+};
+
+} // namespace partition::runtime
+
+#endif // PARTITION_RUNTIME_CLUSTER_H

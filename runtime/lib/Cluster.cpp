@@ -1,0 +1,287 @@
+//===- Cluster.cpp - cluster descriptions: presets, files ----------------===//
+
+#include "partition/runtime/Cluster.h"
+#include "partition/runtime/Files.h"
+
+#include "Json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace partition::runtime;
+using Json = detail::JsonValue;
+
+namespace {
+
+// Presets from the vendors' data sheets: dense peaks (no sparsity), memory
+// as the driver reports it, NVLink and InfiniBand per device and
+// direction. The efficiency factors are provisional -- typical of large
+// BF16 GEMMs and NCCL bus bandwidth on these parts -- until calibrated
+// against published end-to-end runs (docs/design/2026-12-03-cost-model.md).
+const std::vector<std::pair<double, double>> kGemmEfficiency = {
+    {1e8, 0.10}, {1e9, 0.30}, {1e10, 0.55}, {1e11, 0.70}, {1e12, 0.78},
+    {1e13, 0.80}};
+
+Cluster dgxA100() {
+  Cluster c;
+  c.name = "dgx-a100";
+  c.nodes = 384;
+  c.devicesPerNode = 8;
+  c.deviceName = "A100-SXM4-80GB";
+  c.peakFlops = {{"f32", 19.5e12}, {"tf32", 156e12}, {"bf16", 312e12},
+                 {"f16", 312e12}};
+  c.memoryBytes = 81920.0 * 1024 * 1024;
+  c.memoryBandwidth = 2.039e12;
+  c.intraNode = {300e9, 5e-6}; // NVLink3: 600 GB/s both ways
+  c.interNode = {25e9, 10e-6}; // one HDR 200 Gb/s adapter per device
+  c.gemm = kGemmEfficiency;
+  c.elementwise = 0.8;
+  c.collective = 0.8;
+  return c;
+}
+
+Cluster dgxH100() {
+  Cluster c;
+  c.name = "dgx-h100";
+  c.nodes = 384;
+  c.devicesPerNode = 8;
+  c.deviceName = "H100-SXM5-80GB";
+  c.peakFlops = {{"f32", 66.9e12}, {"tf32", 494.7e12}, {"bf16", 989.4e12},
+                 {"f16", 989.4e12}};
+  c.memoryBytes = 81559.0 * 1024 * 1024;
+  c.memoryBandwidth = 3.35e12;
+  c.intraNode = {450e9, 5e-6}; // NVLink4: 900 GB/s both ways
+  c.interNode = {50e9, 10e-6}; // one NDR 400 Gb/s adapter per device
+  c.gemm = kGemmEfficiency;
+  c.elementwise = 0.8;
+  c.collective = 0.8;
+  return c;
+}
+
+Cluster h200() {
+  Cluster c = dgxH100();
+  c.name = "h200";
+  c.deviceName = "H200-SXM-141GB";
+  c.memoryBytes = 143771.0 * 1024 * 1024;
+  c.memoryBandwidth = 4.8e12;
+  return c;
+}
+
+/// The shortest of %.15g, %.16g, %.17g that reads back as `v`.
+std::string number(double v) {
+  char buffer[32];
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", digits, v);
+    if (std::strtod(buffer, nullptr) == v)
+      break;
+  }
+  return buffer;
+}
+
+/// Field readers that name the offending field.
+class Reader {
+public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  Status error(const std::string &field, const std::string &what) const {
+    return PARTITION_ERROR(InvalidArgument, source_, ": \"", field, "\" ",
+                           what);
+  }
+  StatusOr<const Json *> get(const Json &object, const std::string &key,
+                             const std::string &path) const {
+    const Json *v = object.get(key);
+    if (!v)
+      return error(path + key, "is missing");
+    return v;
+  }
+  StatusOr<const Json *> object(const Json &parent, const std::string &key,
+                                const std::string &path) const {
+    PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, path));
+    if (v->kind != Json::Object)
+      return error(path + key, "must be an object");
+    return v;
+  }
+  StatusOr<std::string> string(const Json &parent, const std::string &key,
+                               const std::string &path) const {
+    PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, path));
+    if (v->kind != Json::String || v->string.empty())
+      return error(path + key, "must be a non-empty string");
+    return v->string;
+  }
+  /// A number > 0 (or in (0, 1] with `fraction`).
+  StatusOr<double> positive(const Json &v, const std::string &field,
+                            bool fraction = false) const {
+    if (v.kind != Json::Int && v.kind != Json::Number)
+      return error(field, "must be a number");
+    if (!(v.number > 0) || (fraction && v.number > 1))
+      return error(field, "must be " +
+                              std::string(fraction ? "in (0, 1]" : "positive") +
+                              ", got " + number(v.number));
+    return v.number;
+  }
+  StatusOr<double> positiveField(const Json &parent, const std::string &key,
+                                 const std::string &path,
+                                 bool fraction = false) const {
+    PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, path));
+    return positive(*v, path + key, fraction);
+  }
+  StatusOr<int64_t> count(const Json &parent, const std::string &key) const {
+    PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, ""));
+    if (v->kind != Json::Int || v->integer < 1 || v->integer > (1 << 24))
+      return error(key, "must be an integer in [1, 2^24]");
+    return v->integer;
+  }
+  StatusOr<Link> link(const Json &parent, const std::string &key) const {
+    PARTITION_ASSIGN_OR_RETURN(const Json *v, object(parent, key, ""));
+    Link l;
+    PARTITION_ASSIGN_OR_RETURN(l.bandwidth,
+                               positiveField(*v, "bandwidth", key + "."));
+    PARTITION_ASSIGN_OR_RETURN(l.latency, positiveField(*v, "latency", key + "."));
+    return l;
+  }
+
+private:
+  std::string source_;
+};
+
+} // namespace
+
+double Cluster::gemmEfficiency(double flops) const {
+  if (gemm.empty())
+    return 1;
+  if (flops <= gemm.front().first)
+    return gemm.front().second;
+  if (flops >= gemm.back().first)
+    return gemm.back().second;
+  auto hi = std::upper_bound(
+      gemm.begin(), gemm.end(), flops,
+      [](double f, const std::pair<double, double> &p) { return f < p.first; });
+  auto lo = hi - 1;
+  double t = (std::log(flops) - std::log(lo->first)) /
+             (std::log(hi->first) - std::log(lo->first));
+  return lo->second + t * (hi->second - lo->second);
+}
+
+std::string Cluster::toJson() const {
+  std::string out = "{\n  \"format\": ";
+  detail::appendJsonString(out, kFormat);
+  out += ",\n  \"name\": ";
+  detail::appendJsonString(out, name);
+  out += ",\n  \"nodes\": " + std::to_string(nodes) +
+         ",\n  \"devices_per_node\": " + std::to_string(devicesPerNode) +
+         ",\n  \"device\": {\n    \"name\": ";
+  detail::appendJsonString(out, deviceName);
+  out += ",\n    \"peak_flops\": {";
+  bool first = true;
+  for (const auto &[dtype, flops] : peakFlops) {
+    out += first ? "" : ", ";
+    first = false;
+    detail::appendJsonString(out, dtype);
+    out += ": " + number(flops);
+  }
+  out += "},\n    \"memory_bytes\": " + number(memoryBytes) +
+         ",\n    \"memory_bandwidth\": " + number(memoryBandwidth) + "\n  },\n";
+  auto link = [&](const char *key, const Link &l) {
+    out += std::string("  \"") + key + "\": {\"bandwidth\": " +
+           number(l.bandwidth) + ", \"latency\": " + number(l.latency) +
+           "},\n";
+  };
+  link("intra_node", intraNode);
+  link("inter_node", interNode);
+  out += "  \"efficiency\": {\n    \"gemm\": [";
+  for (size_t i = 0; i < gemm.size(); ++i)
+    out += (i ? ", [" : "[") + number(gemm[i].first) + ", " +
+           number(gemm[i].second) + "]";
+  out += "],\n    \"elementwise\": " + number(elementwise) +
+         ",\n    \"collective\": " + number(collective) + "\n  }\n}\n";
+  return out;
+}
+
+StatusOr<Cluster> Cluster::parse(const std::string &json,
+                                 const std::string &source) {
+  Json root;
+  std::string error;
+  if (!detail::parseJson(json, root, error))
+    return PARTITION_ERROR(InvalidArgument, source, ": not valid JSON: ",
+                           error);
+  Reader r(source);
+  if (root.kind != Json::Object)
+    return PARTITION_ERROR(InvalidArgument, source,
+                           ": a cluster file is a JSON object");
+  PARTITION_ASSIGN_OR_RETURN(std::string format, r.string(root, "format", ""));
+  if (format != kFormat)
+    return r.error("format", "is \"" + format + "\"; this reader reads \"" +
+                                 kFormat + "\"");
+  Cluster c;
+  PARTITION_ASSIGN_OR_RETURN(c.name, r.string(root, "name", ""));
+  PARTITION_ASSIGN_OR_RETURN(c.nodes, r.count(root, "nodes"));
+  PARTITION_ASSIGN_OR_RETURN(c.devicesPerNode,
+                             r.count(root, "devices_per_node"));
+  PARTITION_ASSIGN_OR_RETURN(const Json *device, r.object(root, "device", ""));
+  PARTITION_ASSIGN_OR_RETURN(c.deviceName, r.string(*device, "name", "device."));
+  PARTITION_ASSIGN_OR_RETURN(const Json *peaks,
+                             r.object(*device, "peak_flops", "device."));
+  if (peaks->object.empty())
+    return r.error("device.peak_flops", "must name at least one dtype");
+  for (const auto &[dtype, v] : peaks->object) {
+    PARTITION_ASSIGN_OR_RETURN(double flops,
+                               r.positive(v, "device.peak_flops." + dtype));
+    c.peakFlops[dtype] = flops;
+  }
+  PARTITION_ASSIGN_OR_RETURN(c.memoryBytes,
+                             r.positiveField(*device, "memory_bytes", "device."));
+  PARTITION_ASSIGN_OR_RETURN(
+      c.memoryBandwidth, r.positiveField(*device, "memory_bandwidth", "device."));
+  PARTITION_ASSIGN_OR_RETURN(c.intraNode, r.link(root, "intra_node"));
+  PARTITION_ASSIGN_OR_RETURN(c.interNode, r.link(root, "inter_node"));
+  PARTITION_ASSIGN_OR_RETURN(const Json *eff,
+                             r.object(root, "efficiency", ""));
+  PARTITION_ASSIGN_OR_RETURN(const Json *gemm,
+                             r.get(*eff, "gemm", "efficiency."));
+  if (gemm->kind != Json::Array || gemm->array.empty())
+    return r.error("efficiency.gemm",
+                   "must be a non-empty array of [FLOPs, efficiency] pairs");
+  for (size_t i = 0; i < gemm->array.size(); ++i) {
+    const Json &pair = gemm->array[i];
+    std::string field = "efficiency.gemm[" + std::to_string(i) + "]";
+    if (pair.kind != Json::Array || pair.array.size() != 2)
+      return r.error(field, "must be a pair [FLOPs, efficiency]");
+    PARTITION_ASSIGN_OR_RETURN(double flops, r.positive(pair.array[0], field));
+    PARTITION_ASSIGN_OR_RETURN(double e,
+                               r.positive(pair.array[1], field, true));
+    if (!c.gemm.empty() && flops <= c.gemm.back().first)
+      return r.error(field, "must have more FLOPs than the pair before it");
+    c.gemm.push_back({flops, e});
+  }
+  PARTITION_ASSIGN_OR_RETURN(
+      c.elementwise, r.positiveField(*eff, "elementwise", "efficiency.", true));
+  PARTITION_ASSIGN_OR_RETURN(
+      c.collective, r.positiveField(*eff, "collective", "efficiency.", true));
+  return c;
+}
+
+std::vector<std::string> Cluster::presetNames() {
+  return {"dgx-a100", "dgx-h100", "h200"};
+}
+
+StatusOr<Cluster> Cluster::load(const std::string &nameOrPath) {
+  if (nameOrPath == "dgx-a100")
+    return dgxA100();
+  if (nameOrPath == "dgx-h100")
+    return dgxH100();
+  if (nameOrPath == "h200")
+    return h200();
+  if (nameOrPath.find('/') == std::string::npos &&
+      nameOrPath.find('.') == std::string::npos)
+    return PARTITION_ERROR(
+        InvalidArgument, "\"", nameOrPath,
+        "\" is neither a cluster preset (dgx-a100, dgx-h100, h200) nor a "
+        "cluster file; `partition-run --calibrate -o local-cpu.json` "
+        "measures this machine");
+  PARTITION_ASSIGN_OR_RETURN(
+      std::vector<uint8_t> bytes,
+      readRegularFile(nameOrPath, "cluster file", 1 << 20));
+  return parse(std::string(bytes.begin(), bytes.end()), nameOrPath);
+}
