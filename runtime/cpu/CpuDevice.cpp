@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 using namespace partition::runtime;
 
@@ -120,6 +121,10 @@ public:
 
   size_t allocatedBytes() const override { return counters->current.load(); }
   size_t peakAllocatedBytes() const override { return counters->peak.load(); }
+  size_t memoryCapacity() const override {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? size_t(pages) * size_t(size) : 0;
+  }
   Kernels &kernels() override { return *kernels_; }
 
 private:

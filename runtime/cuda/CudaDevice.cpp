@@ -289,6 +289,13 @@ public:
   }
 
   size_t allocatedBytes() const override { return state_->allocatedBytes(); }
+  size_t memoryCapacity() const override {
+    size_t free = 0, total = 0;
+    if (!state_->makeCurrent().isOk() ||
+        cudaMemGetInfo(&free, &total) != cudaSuccess)
+      return 0;
+    return total;
+  }
   size_t peakAllocatedBytes() const override {
     return state_->peakAllocatedBytes();
   }

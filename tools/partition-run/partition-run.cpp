@@ -11,6 +11,7 @@
 
 #include "partition/runtime/Backends.h"
 #include "partition/runtime/BatchSource.h"
+#include "partition/runtime/Calibrate.h"
 #include "partition/runtime/Checkpoint.h"
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Files.h"
@@ -53,6 +54,9 @@ namespace plan = partition::plan;
 namespace {
 
 const char *kUsage = R"(usage: partition-run PLAN [options]
+       partition-run --calibrate -o FILE [--backend B] [--ranks N]
+                     (measures this machine for the cost model; --calibrate
+                     --help says more)
 
 Runs a partition execution plan (written by partition-translate --part-to-plan).
 
@@ -1358,7 +1362,178 @@ Status openBatches(Options &o, const LoadedPlan &plan) {
 
 } // namespace
 
+const char *kCalibrateUsage =
+    R"(usage: partition-run --calibrate -o FILE [--backend cpu|cuda] [--ranks N]
+                     [--seconds S]
+
+Measures this machine for the cost model and writes a cluster file
+(partition-cluster/1, docs/design/2026-12-03-cost-model.md): f32 GEMM
+throughput by size on one device (the peak is the best measured; the
+efficiency curve each size's fraction of it), elementwise memory bandwidth,
+and all-reduce latency and bus bandwidth over N ranks (default 2; threads
+of this process: Gloo on cpu, NCCL on cuda) as the node's links. Each point
+runs for S seconds (default 0.2). The file is named local-<backend> and
+describes one node of N devices.
+)";
+
+/// partition-run --calibrate: returns the exit code.
+int calibrateMain(int argc, char **argv) {
+  std::string out, backend;
+  int ranks = 2;
+  CalibrationOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    if (a == "--calibrate") {
+      continue;
+    } else if (a == "--help" || a == "-h") {
+      std::cout << kCalibrateUsage;
+      return 0;
+    } else if (a == "-o" || a == "--backend" || a == "--ranks" ||
+               a == "--seconds") {
+      const char *v = next();
+      if (!v || !*v) {
+        std::cerr << "partition-run: " << a << " needs a value\n";
+        return 2;
+      }
+      char *end = nullptr;
+      if (a == "-o") {
+        out = v;
+      } else if (a == "--backend") {
+        backend = v;
+      } else if (a == "--ranks") {
+        long n = std::strtol(v, &end, 10);
+        if (*end || n < 1 || n > 64) {
+          std::cerr << "partition-run: --ranks needs 1 to 64, got \"" << v
+                    << "\"\n";
+          return 2;
+        }
+        ranks = int(n);
+      } else {
+        double seconds = std::strtod(v, &end);
+        if (*end || !(seconds > 0) || seconds > 60) {
+          std::cerr << "partition-run: --seconds needs a number in (0, 60], "
+                       "got \""
+                    << v << "\"\n";
+          return 2;
+        }
+        options.secondsPerPoint = seconds;
+      }
+    } else {
+      std::cerr << "partition-run: --calibrate takes -o FILE, --backend, "
+                   "--ranks and --seconds, not "
+                << a << "\n";
+      return 2;
+    }
+  }
+  if (out.empty()) {
+    std::cerr << "partition-run: --calibrate needs -o FILE (the cluster file "
+                 "to write)\n";
+    return 2;
+  }
+  if (backend.empty()) {
+    backend = "cpu";
+#ifdef PARTITION_HAVE_CUDA
+    if (cuda::cudaDeviceCount() >= ranks)
+      backend = "cuda";
+#endif
+  }
+  auto fail = [](const Status &s) {
+    std::cerr << "partition-run: calibration: " << s.toString() << "\n";
+    return 1;
+  };
+  StatusOr<std::unique_ptr<Device>> device = createDevice(backend, 0);
+  if (!device.isOk())
+    return fail(device.status());
+  std::printf("calibrating %s: GEMM ...\n", (*device)->name().c_str());
+  std::fflush(stdout);
+  StatusOr<std::vector<Measurement>> gemm = measureGemm(**device, options);
+  if (!gemm.isOk())
+    return fail(gemm.status());
+  StatusOr<double> bandwidth = measureElementwise(**device, options);
+  if (!bandwidth.isOk())
+    return fail(bandwidth.status());
+  std::string deviceName = (*device)->name();
+  double memory = double((*device)->memoryCapacity());
+  if (backend == "cpu") // the ranks share the machine's memory
+    memory /= ranks;
+  device->reset();
+
+  // All-reduce over the ranks, as threads.
+  std::vector<Measurement> allReduce;
+  if (ranks > 1) {
+    std::printf("all-reduce over %d ranks ...\n", ranks);
+    std::fflush(stdout);
+    auto store = std::make_shared<InProcessStore>();
+    std::vector<Status> statuses(ranks);
+    std::vector<int> all(ranks);
+    for (int r = 0; r < ranks; ++r)
+      all[r] = r;
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < ranks; ++rank)
+      threads.emplace_back([&, rank] {
+        auto run = [&]() -> Status {
+          PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
+                                     createDevice(backend, rank));
+          std::unique_ptr<CommunicatorFactory> comms;
+#ifdef PARTITION_HAVE_CUDA
+          if (backend == "cuda") {
+            PARTITION_ASSIGN_OR_RETURN(
+                comms, cuda::createNcclCommunicatorFactory(
+                           *store, rank, ranks, *d, cuda::NcclOptions()));
+          }
+#endif
+          if (!comms)
+            comms = std::make_unique<GlooCommunicatorFactory>(
+                rank, ranks, store, GlooOptions());
+          PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm,
+                                     comms->create(all, "calibrate"));
+          PARTITION_ASSIGN_OR_RETURN(std::vector<Measurement> times,
+                                     measureAllReduce(*d, *comm, options));
+          if (rank == 0)
+            allReduce = times;
+          return Status::ok();
+        };
+        statuses[rank] = run();
+      });
+    for (std::thread &t : threads)
+      t.join();
+    for (const Status &s : statuses)
+      if (!s.isOk())
+        return fail(s);
+  }
+
+  Cluster cluster =
+      clusterFromMeasurements("local-" + backend, deviceName, ranks, memory,
+                              *gemm, *bandwidth, allReduce);
+  std::ofstream file(out, std::ios::binary | std::ios::trunc);
+  file << cluster.toJson();
+  file.close();
+  if (!file) {
+    std::cerr << "partition-run: cannot write " << out << "\n";
+    return 1;
+  }
+  std::printf("GEMM n x n x n    FLOP/s   efficiency\n");
+  for (size_t i = 0; i < gemm->size(); ++i)
+    std::printf("  n = %-8.0f %10.3g %8.3f\n",
+                std::cbrt((*gemm)[i].size / 2),
+                (*gemm)[i].size / (*gemm)[i].seconds, cluster.gemm[i].second);
+  std::printf("elementwise: %.4g bytes/s\n", *bandwidth);
+  for (const Measurement &m : allReduce)
+    std::printf("all-reduce %10.0f bytes: %10.3g s\n", m.size, m.seconds);
+  std::printf("links: latency %.3g s, bus bandwidth %.4g bytes/s\n",
+              cluster.intraNode.latency, cluster.intraNode.bandwidth);
+  std::printf("wrote %s (%s: 1 node of %d devices)\n", out.c_str(),
+              cluster.name.c_str(), ranks);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--calibrate")
+      return calibrateMain(argc, argv);
   Options o;
   if (std::string err = parseArgs(argc, argv, o); !err.empty()) {
     std::cerr << "partition-run: " << err << "\n";

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/runtime/Calibrate.h"
 #include "partition/runtime/Cluster.h"
 
 #include <gtest/gtest.h>
@@ -110,6 +111,37 @@ TEST(Cluster, GemmEfficiencyIsInterpolatedInLogFlops) {
   EXPECT_DOUBLE_EQ(c.gemmEfficiency(1e13), 0.6); // flat above
   EXPECT_NEAR(c.gemmEfficiency(1e10), 0.4, 1e-12); // halfway in log
   EXPECT_NEAR(c.gemmEfficiency(std::pow(10, 9.5)), 0.3, 1e-12);
+}
+
+TEST(Calibrate, ClusterFromMeasurements) {
+  // GEMMs of 2e6 and 2e9 FLOPs at 1e9 and 4e9 FLOP/s; all-reduces over 4
+  // ranks of 4 bytes in 1e-4 s and 4e6 bytes in 1e-2 s.
+  std::vector<Measurement> gemm = {{2e6, 2e-3}, {2e9, 0.5}};
+  std::vector<Measurement> allReduce = {{4, 1e-4}, {4e6, 1e-2}};
+  Cluster c = clusterFromMeasurements("local-cpu", "cpu", 4, 8e9, gemm, 5e9,
+                                      allReduce);
+  EXPECT_EQ(c.nodes, 1);
+  EXPECT_EQ(c.devicesPerNode, 4);
+  EXPECT_DOUBLE_EQ(c.peakFlops.at("f32"), 4e9);
+  ASSERT_EQ(c.gemm.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.gemm[0].first, 2e6);
+  EXPECT_DOUBLE_EQ(c.gemm[0].second, 0.25);
+  EXPECT_DOUBLE_EQ(c.gemm[1].second, 1.0);
+  EXPECT_DOUBLE_EQ(c.memoryBandwidth, 5e9);
+  EXPECT_DOUBLE_EQ(c.memoryBytes, 8e9);
+  EXPECT_DOUBLE_EQ(c.intraNode.latency, 1e-4);
+  // Bus bandwidth: 4e6 bytes x 2 (4 - 1) / 4 in 1e-2 s.
+  EXPECT_DOUBLE_EQ(c.intraNode.bandwidth, 4e6 * 1.5 / 1e-2);
+  EXPECT_DOUBLE_EQ(c.interNode.bandwidth, c.intraNode.bandwidth);
+  // What calibration writes, the reader takes.
+  StatusOr<Cluster> read = Cluster::parse(c.toJson(), "local-cpu.json");
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  EXPECT_EQ(read->gemm, c.gemm);
+  EXPECT_EQ(read->intraNode.latency, c.intraNode.latency);
+  // One rank: no link was measured.
+  Cluster alone =
+      clusterFromMeasurements("local-cpu", "cpu", 1, 8e9, gemm, 5e9, {});
+  EXPECT_TRUE(Cluster::parse(alone.toJson(), "alone.json").isOk());
 }
 
 } // namespace

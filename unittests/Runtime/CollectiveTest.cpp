@@ -727,8 +727,9 @@ TEST(TcpStore, AKeptPledgeIsNotReported) {
     ASSERT_TRUE(client);
     std::string key = "result/" + std::to_string(rank);
     ASSERT_TRUE(client->pledge(key).isOk());
-    if (rank != 3)
+    if (rank != 3) {
       ASSERT_TRUE(client->set(key, bytesOf("done")).isOk());
+    }
   }
   StatusOr<std::vector<char>> broken =
       server->get(TcpStore::kBrokenPledgeKey, 10s);

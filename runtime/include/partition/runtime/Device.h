@@ -72,6 +72,9 @@ public:
   /// Bytes currently allocated through this device, and the most ever.
   virtual size_t allocatedBytes() const = 0;
   virtual size_t peakAllocatedBytes() const = 0;
+  /// The device's memory in bytes (for a CPU, the machine's), or 0 where
+  /// unknown.
+  virtual size_t memoryCapacity() const { return 0; }
   /// The kernels that run on this device.
   virtual Kernels &kernels() = 0;
 };
