@@ -261,7 +261,8 @@ partition::part::pipeline::makeSchedule(ScheduleKind kind, int64_t stages,
 
 std::optional<Timeline>
 partition::part::pipeline::simulate(const Schedule &schedule,
-                                    std::string *error) {
+                                    std::string *error,
+                                    const StepCost &stepCost) {
   auto fail = [&](const std::string &why) -> std::optional<Timeline> {
     if (error)
       *error = why;
@@ -309,10 +310,14 @@ partition::part::pipeline::simulate(const Schedule &schedule,
         }
   }
 
-  // Event-driven under unit costs: a step starts when its stage is free
-  // and what it reads exists; the order the stages are visited in does not
-  // change the times.
-  auto cost = [](Action a) { return a == Action::Backward ? 2.0 : 1.0; };
+  // Event-driven: a step starts when its stage is free and what it reads
+  // exists; the order the stages are visited in does not change the times.
+  // Unit costs unless `stepCost` gives each step's.
+  auto cost = [&](int64_t s, const Step &step) {
+    if (stepCost)
+      return stepCost(s, step);
+    return step.action == Action::Backward ? 2.0 : 1.0;
+  };
   auto stageOf = [&](int64_t virtualStage) { return virtualStage % p; };
   auto chunkOf = [&](int64_t virtualStage) { return virtualStage / p; };
   // (action, micro-batch, virtual stage) -> end time.
@@ -402,11 +407,11 @@ partition::part::pipeline::simulate(const Schedule &schedule,
         if (!ready)
           break;
         double begin = std::max(free[s], *ready);
-        double end = begin + cost(step.action);
+        double end = begin + cost(s, step);
         t.start[s].push_back(begin);
         done[{int(step.action), step.microBatch, step.chunk * p + s}] = end;
         free[s] = end;
-        busy[s] += cost(step.action);
+        busy[s] += cost(s, step);
         ++next[s];
         --remaining;
         progress = true;
@@ -442,7 +447,7 @@ partition::part::pipeline::simulate(const Schedule &schedule,
       if (step.action == Action::Forward)
         events.push_back({t.start[s][i], +1});
       else if (step.action != Action::BackwardInput)
-        events.push_back({t.start[s][i] + cost(step.action), -1});
+        events.push_back({t.start[s][i] + cost(s, step), -1});
     }
     std::sort(events.begin(), events.end());
     int64_t live = 0;

@@ -19,6 +19,7 @@
 #define PARTITION_DIALECT_PART_ANALYSIS_PIPELINESCHEDULE_H
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,7 +119,11 @@ struct Timeline {
 /// W reads Bi of b on v). Returns the timeline, or nullopt with `error`
 /// naming each stage that waits and the step it waits for (a deadlock), or
 /// the steps a schedule lacks or repeats.
-std::optional<Timeline> simulate(const Schedule &schedule, std::string *error);
+/// The duration of `step` on `stage` (a cost model's); unit costs when
+/// empty.
+using StepCost = std::function<double(int64_t stage, const Step &step)>;
+std::optional<Timeline> simulate(const Schedule &schedule, std::string *error,
+                                 const StepCost &stepCost = {});
 
 } // namespace partition::part::pipeline
 

@@ -194,6 +194,32 @@ def PartExplainPass : Pass<"part-explain", "::mlir::ModuleOp"> {
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartEstimatePass : Pass<"part-estimate", "::mlir::ModuleOp"> {
+  let summary = "predicts the step time of per-device programs on a cluster";
+  let description = [{
+    The cost model (docs/design/2026-12-03-cost-model.md) on what part-spmd
+    wrote: every op of each per-device (`part.spmd`) program timed on one
+    device of `cluster` (a preset -- dgx-a100, dgx-h100, h200 -- or a cluster
+    file, as `partition-run --calibrate` writes): kernels by roofline with
+    the cluster's GEMM efficiency curve, collectives and pipeline transfers
+    by latency and bandwidth of the link within or between nodes. Pipeline
+    stages' steps are costed and their schedule simulated with those costs.
+    Prints a line per program and the predicted step time; the IR is
+    unchanged. Communication is not overlapped with compute in the sum.
+
+    ```
+    estimate on local-cpu (1 node of 2 devices, f32 peak 7.35e+10 FLOP/s):
+      @gpt on 2 devices: compute 1.92 ms, communication 0.84 ms
+      step 2.76 ms
+    ```
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "a cluster preset (dgx-a100, dgx-h100, h200) or cluster file">
+  ];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 def PartDefineMeshPass : Pass<"part-define-mesh", "::mlir::ModuleOp"> {
   let summary = "declares the device mesh the module is partitioned for";
   let description = [{

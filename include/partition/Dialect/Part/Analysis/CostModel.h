@@ -1,0 +1,84 @@
+//===- CostModel.h - predicted time of a partitioned step -------*- C++ -*-===//
+//
+// The time model of docs/design/2026-12-03-cost-model.md, applied to
+// per-device programs (`part.spmd`, pipeline stages included) on a cluster
+// description (runtime/Cluster.h):
+// - an op: max(FLOPs / (peak of its dtype x GEMM efficiency at its FLOPs),
+//   bytes / (memory bandwidth x elementwise efficiency)); reshapes (aliases
+//   in the plan) and constants cost nothing;
+// - a collective: alpha-beta, latency x its ring steps (2(n-1) for an
+//   all-reduce, n-1 for the others) plus the bytes a device moves
+//   (collectiveCost) over the link's bandwidth x collective efficiency; the
+//   link is within a node when every device of the group is, else between
+//   nodes (ranks numbered stage-major, then row-major over the mesh);
+// - a transfer between stages: latency plus its bytes over the link;
+// - a pipeline: each stage's steps (`part.step`) costed, the schedule
+//   simulated with those costs (pipeline::simulate), then the update.
+// Communication is not yet overlapped with compute in the sum.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_DIALECT_PART_ANALYSIS_COSTMODEL_H
+#define PARTITION_DIALECT_PART_ANALYSIS_COSTMODEL_H
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/runtime/Cluster.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace partition::part {
+
+/// Seconds of one device's work.
+struct TimeEstimate {
+  double compute = 0;       ///< kernels
+  double communication = 0; ///< collectives and transfers
+  double total() const { return compute + communication; }
+  TimeEstimate &operator+=(const TimeEstimate &o) {
+    compute += o.compute;
+    communication += o.communication;
+    return *this;
+  }
+};
+
+/// One per-device program.
+struct ProgramEstimate {
+  std::string function;
+  int64_t devices = 1;
+  TimeEstimate whole;                        ///< every op once
+  std::map<std::string, TimeEstimate> steps; ///< by `part.step` label
+};
+
+/// A whole training (or inference) step: one program, or the stages of a
+/// pipeline.
+struct StepEstimate {
+  double seconds = 0;       ///< predicted step time
+  TimeEstimate work;        ///< the busiest program's compute and communication
+  double bubble = 0;        ///< seconds the busiest stage idles (pipelines)
+  std::vector<ProgramEstimate> programs;
+};
+
+/// The time of `op` on one device of `cluster`, in a program on `mesh`
+/// whose device 0 is world rank `firstRank`.
+TimeEstimate estimateOp(mlir::Operation *op, MeshAttr mesh, int64_t firstRank,
+                        const runtime::Cluster &cluster);
+
+/// Every op of `function` once, and per `part.step` label.
+ProgramEstimate estimateProgram(mlir::func::FuncOp function, MeshAttr mesh,
+                                int64_t firstRank,
+                                const runtime::Cluster &cluster);
+
+/// The step of `module`'s per-device programs; nullopt with `error` when it
+/// has none, or stages whose schedules do not fit together.
+std::optional<StepEstimate> estimateStep(mlir::ModuleOp module,
+                                         const runtime::Cluster &cluster,
+                                         std::string *error);
+
+} // namespace partition::part
+
+#endif // PARTITION_DIALECT_PART_ANALYSIS_COSTMODEL_H

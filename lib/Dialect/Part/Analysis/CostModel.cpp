@@ -1,0 +1,247 @@
+//===- CostModel.cpp - predicted time of a partitioned step ---------------===//
+
+#include "partition/Dialect/Part/Analysis/CostModel.h"
+#include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mlir;
+using namespace partition::part;
+using partition::runtime::Cluster;
+using partition::runtime::Link;
+namespace pl = partition::part::pipeline;
+
+namespace {
+
+int64_t bytesOf(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t ? getTensorBytes(t).value_or(0) : 0;
+}
+
+/// The peak FLOP/s for ops on `type`'s element type: its dtype's, else f32's,
+/// else the highest listed.
+double peakFor(Type type, const Cluster &cluster) {
+  std::string dtype = "f32";
+  if (auto t = dyn_cast<RankedTensorType>(type)) {
+    Type e = t.getElementType();
+    if (e.isBF16())
+      dtype = "bf16";
+    else if (e.isF16())
+      dtype = "f16";
+  }
+  auto it = cluster.peakFlops.find(dtype);
+  if (it == cluster.peakFlops.end())
+    it = cluster.peakFlops.find("f32");
+  if (it != cluster.peakFlops.end())
+    return it->second;
+  double best = 0;
+  for (const auto &[name, flops] : cluster.peakFlops)
+    best = std::max(best, flops);
+  return best > 0 ? best : 1;
+}
+
+/// Whether every device of `ranks` is in one node.
+bool oneNode(const std::set<int64_t> &ranks, const Cluster &cluster) {
+  std::set<int64_t> nodes;
+  for (int64_t r : ranks)
+    nodes.insert(r / std::max<int64_t>(1, cluster.devicesPerNode));
+  return nodes.size() <= 1;
+}
+
+/// The world ranks of the group over `axes` that device 0 of `mesh` is in.
+std::set<int64_t> groupOfFirst(MeshAttr mesh, ArrayRef<StringAttr> axes,
+                               int64_t firstRank) {
+  std::set<int64_t> ranks;
+  SmallVector<int64_t> coordinates(mesh.getNumAxes(), 0);
+  SmallVector<unsigned> along;
+  for (StringAttr a : axes)
+    if (auto i = mesh.getAxisIndex(a.getValue()))
+      along.push_back(*i);
+  // Every combination of coordinates along `along`.
+  std::function<void(size_t)> visit = [&](size_t k) {
+    if (k == along.size()) {
+      ranks.insert(firstRank + mesh.getDeviceId(coordinates));
+      return;
+    }
+    for (int64_t c = 0; c < mesh.getAxisSizes()[along[k]]; ++c) {
+      coordinates[along[k]] = c;
+      visit(k + 1);
+    }
+    coordinates[along[k]] = 0;
+  };
+  visit(0);
+  return ranks;
+}
+
+double linkTime(const Link &link, double bytes, double steps,
+                const Cluster &cluster) {
+  return steps * link.latency +
+         bytes / (link.bandwidth * std::max(1e-9, cluster.collective));
+}
+
+} // namespace
+
+TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
+                                         int64_t firstRank,
+                                         const Cluster &cluster) {
+  TimeEstimate t;
+  if (isa<ReshapeOp, ConstantOp, AxisIndexOp>(op))
+    return t;
+  if (std::optional<CollectiveCost> c = collectiveCost(op, mesh)) {
+    if (c->groupSize <= 1 || c->movedBytes == 0)
+      return t;
+    std::set<int64_t> group = groupOfFirst(mesh, c->axes, firstRank);
+    const Link &link =
+        oneNode(group, cluster) ? cluster.intraNode : cluster.interNode;
+    double steps = double(c->groupSize - 1) * (isa<AllReduceOp>(op) ? 2 : 1);
+    t.communication = linkTime(link, double(c->movedBytes), steps, cluster);
+    return t;
+  }
+  if (isa<SendOp, RecvOp>(op)) {
+    // The peer: device 0 of the other stage's mesh, a mesh's size of ranks
+    // per stage away; only the node matters.
+    auto peerMesh = op->getAttrOfType<FlatSymbolRefAttr>(
+        isa<SendOp>(op) ? "to" : "from");
+    int64_t peerFirst = firstRank;
+    if (peerMesh) {
+      StringRef name = peerMesh.getValue();
+      size_t at = name.rfind("_pp");
+      int64_t stage = 0;
+      if (at != StringRef::npos && !name.drop_front(at + 3).getAsInteger(10, stage))
+        peerFirst = stage * mesh.getNumDevices();
+    }
+    const Link &link = oneNode({firstRank, peerFirst}, cluster)
+                           ? cluster.intraNode
+                           : cluster.interNode;
+    Value v = isa<SendOp>(op) ? op->getOperand(0) : op->getResult(0);
+    // Each end pays half: together one transfer.
+    t.communication = linkTime(link, double(bytesOf(v)), 1, cluster) / 2;
+    return t;
+  }
+  double bytes = 0;
+  for (Value v : op->getOperands())
+    bytes += double(bytesOf(v));
+  for (Value v : op->getResults())
+    bytes += double(bytesOf(v));
+  double memory =
+      bytes / (cluster.memoryBandwidth * std::max(1e-9, cluster.elementwise));
+  double flops = double(flopsOf(op));
+  double peak = op->getNumResults() ? peakFor(op->getResult(0).getType(), cluster)
+                                    : peakFor(Type(), cluster);
+  double efficiency = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op)
+                          ? cluster.gemmEfficiency(flops)
+                          : 1.0;
+  t.compute = std::max(memory, flops / (peak * std::max(1e-9, efficiency)));
+  return t;
+}
+
+ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
+                                                 MeshAttr mesh,
+                                                 int64_t firstRank,
+                                                 const Cluster &cluster) {
+  ProgramEstimate p;
+  p.function = function.getName().str();
+  p.devices = mesh.getNumDevices();
+  function.walk([&](Operation *op) {
+    if (op == function.getOperation() || isa<func::ReturnOp>(op))
+      return;
+    TimeEstimate t = estimateOp(op, mesh, firstRank, cluster);
+    p.whole += t;
+    if (auto step = op->getAttrOfType<StringAttr>("part.step"))
+      p.steps[step.getValue().str()] += t;
+  });
+  return p;
+}
+
+std::optional<StepEstimate>
+partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
+                              std::string *error) {
+  auto fail = [&](const std::string &why) -> std::optional<StepEstimate> {
+    if (error)
+      *error = why;
+    return std::nullopt;
+  };
+  StepEstimate e;
+  // Stage functions by stage, with their schedules.
+  std::map<int64_t, std::pair<size_t, std::vector<pl::Step>>> stages;
+  int64_t chunks = 1, microBatches = 0;
+  for (auto function : module.getOps<func::FuncOp>()) {
+    FlatSymbolRefAttr meshRef = getSpmdMesh(function);
+    if (!meshRef || function.isDeclaration())
+      continue;
+    MeshOp mesh = lookupMesh(function, meshRef);
+    if (!mesh)
+      continue;
+    auto stage = function->getAttrOfType<IntegerAttr>("part.stage");
+    int64_t first =
+        stage ? stage.getInt() * mesh.getMesh().getNumDevices() : 0;
+    e.programs.push_back(
+        estimateProgram(function, mesh.getMesh(), first, cluster));
+    if (!stage)
+      continue;
+    auto schedule = function->getAttrOfType<StringAttr>("part.schedule");
+    if (!schedule)
+      return fail("@" + function.getName().str() +
+                  " is a pipeline stage without part.schedule");
+    std::vector<pl::Step> steps;
+    SmallVector<StringRef> words;
+    schedule.getValue().split(words, ' ', -1, /*KeepEmpty=*/false);
+    for (StringRef w : words) {
+      std::optional<pl::Step> step = pl::parseStepText(w.str());
+      if (!step)
+        return fail("@" + function.getName().str() + ": \"" + w.str() +
+                    "\" in part.schedule is not a step");
+      chunks = std::max(chunks, step->chunk + 1);
+      microBatches = std::max(microBatches, step->microBatch + 1);
+      steps.push_back(*step);
+    }
+    stages[stage.getInt()] = {e.programs.size() - 1, std::move(steps)};
+  }
+  if (e.programs.empty())
+    return fail("the module has no per-device program (part.spmd): run "
+                "part-spmd first");
+  if (stages.empty()) {
+    // One program, every device alike.
+    const ProgramEstimate &p = e.programs.front();
+    e.work = p.whole;
+    e.seconds = p.whole.total();
+    return e;
+  }
+  pl::Schedule schedule;
+  schedule.stages = int64_t(stages.size());
+  schedule.microBatches = microBatches;
+  schedule.chunks = chunks;
+  for (int64_t s = 0; s < schedule.stages; ++s) {
+    auto it = stages.find(s);
+    if (it == stages.end())
+      return fail("pipeline stage " + std::to_string(s) + " is missing");
+    schedule.steps.push_back(it->second.second);
+  }
+  auto stepCost = [&](int64_t s, const pl::Step &step) {
+    const ProgramEstimate &p = e.programs[stages[s].first];
+    auto it = p.steps.find(pl::stepText(step, chunks));
+    return it == p.steps.end() ? 0.0 : it->second.total();
+  };
+  std::string why;
+  std::optional<pl::Timeline> timeline = pl::simulate(schedule, &why, stepCost);
+  if (!timeline)
+    return fail("the stages' schedules do not run: " + why);
+  // The update after the schedule: each stage's "U", and the step ends
+  // with the slowest stage.
+  double step = 0, busiest = -1;
+  for (auto &[s, entry] : stages) {
+    const ProgramEstimate &p = e.programs[entry.first];
+    auto u = p.steps.find("U");
+    double update = u == p.steps.end() ? 0 : u->second.total();
+    step = std::max(step, timeline->makespan + update);
+    if (p.whole.total() > busiest) {
+      busiest = p.whole.total();
+      e.work = p.whole;
+      e.bubble = timeline->makespan * timeline->bubble[s];
+    }
+  }
+  e.seconds = step;
+  return e;
+}
