@@ -109,7 +109,7 @@ def main():
         plan = os.path.join(out, "plan.plan")
         est = run([tool("partition-opt"), steps[variant], f"--part-spmd=mesh={mesh}",
                    f"--part-estimate=cluster={cluster}", "-o", mlir])
-        predicted = re.search(r"^  step ([0-9.e+-]+) (s|ms|us)$", est, re.M)
+        predicted = re.search(r"^  step ([0-9.e+-]+) (s|ms|us):", est, re.M)
         scale = {"s": 1, "ms": 1e-3, "us": 1e-6}[predicted.group(2)]
         predicted = float(predicted.group(1)) * scale
         run([tool("partition-translate"), "--part-to-plan", mlir, "-o", plan])

@@ -144,14 +144,35 @@ ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
   ProgramEstimate p;
   p.function = function.getName().str();
   p.devices = mesh.getNumDevices();
-  function.walk([&](Operation *op) {
-    if (op == function.getOperation() || isa<func::ReturnOp>(op))
-      return;
-    TimeEstimate t = estimateOp(op, mesh, firstRank, cluster);
+  double computeFree = 0, commFree = 0;
+  llvm::DenseMap<Value, double> ready;
+  std::map<std::string, std::pair<double, double>> spans; // label: start, end
+  for (Operation &op : function.getBody().front().without_terminator()) {
+    TimeEstimate t = estimateOp(&op, mesh, firstRank, cluster);
     p.whole += t;
-    if (auto step = op->getAttrOfType<StringAttr>("part.step"))
-      p.steps[step.getValue().str()] += t;
-  });
+    double start = 0;
+    for (Value v : op.getOperands())
+      start = std::max(start, ready.lookup(v));
+    bool communicates = t.communication > 0 || isa<SendOp, RecvOp>(op) ||
+                        (collectiveCost(&op, mesh) && !isa<AllSliceOp>(op));
+    double &lane = communicates ? commFree : computeFree;
+    start = std::max(start, lane);
+    double end = start + (communicates ? t.communication : t.compute);
+    lane = end;
+    for (Value r : op.getResults())
+      ready[r] = end;
+    if (auto step = op.getAttrOfType<StringAttr>("part.step")) {
+      auto [it, fresh] =
+          spans.try_emplace(step.getValue().str(), std::make_pair(start, end));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, start);
+        it->second.second = std::max(it->second.second, end);
+      }
+    }
+  }
+  p.seconds = std::max(computeFree, commFree);
+  for (auto &[label, span] : spans)
+    p.steps[label] = span.second - span.first;
   return p;
 }
 
@@ -205,8 +226,9 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   if (stages.empty()) {
     // One program, every device alike.
     const ProgramEstimate &p = e.programs.front();
-    e.work = p.whole;
-    e.seconds = p.whole.total();
+    e.seconds = p.seconds;
+    e.compute = p.whole.compute;
+    e.exposedCommunication = std::max(0.0, p.seconds - p.whole.compute);
     return e;
   }
   pl::Schedule schedule;
@@ -222,7 +244,7 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   auto stepCost = [&](int64_t s, const pl::Step &step) {
     const ProgramEstimate &p = e.programs[stages[s].first];
     auto it = p.steps.find(pl::stepText(step, chunks));
-    return it == p.steps.end() ? 0.0 : it->second.total();
+    return it == p.steps.end() ? 0.0 : it->second;
   };
   std::string why;
   std::optional<pl::Timeline> timeline = pl::simulate(schedule, &why, stepCost);
@@ -234,14 +256,15 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   for (auto &[s, entry] : stages) {
     const ProgramEstimate &p = e.programs[entry.first];
     auto u = p.steps.find("U");
-    double update = u == p.steps.end() ? 0 : u->second.total();
+    double update = u == p.steps.end() ? 0 : u->second;
     step = std::max(step, timeline->makespan + update);
-    if (p.whole.total() > busiest) {
-      busiest = p.whole.total();
-      e.work = p.whole;
+    if (p.whole.compute > busiest) {
+      busiest = p.whole.compute;
+      e.compute = p.whole.compute;
       e.bubble = timeline->makespan * timeline->bubble[s];
     }
   }
   e.seconds = step;
+  e.exposedCommunication = std::max(0.0, step - e.compute - e.bubble);
   return e;
 }

@@ -70,11 +70,14 @@ struct PartEstimatePass
       os << "  @" << p.function << " on " << p.devices << " device"
          << (p.devices == 1 ? "" : "s") << ": compute "
          << seconds(p.whole.compute) << ", communication "
-         << seconds(p.whole.communication) << "\n";
+         << seconds(p.whole.communication) << ", both lanes "
+         << seconds(p.seconds) << "\n";
+    os << "  step " << seconds(step->seconds) << ": compute "
+       << seconds(step->compute) << ", exposed communication "
+       << seconds(step->exposedCommunication);
     if (step->programs.size() > 1)
-      os << "  pipeline: the busiest stage idles " << seconds(step->bubble)
-         << "\n";
-    os << "  step " << seconds(step->seconds) << "\n";
+      os << ", bubble " << seconds(step->bubble);
+    os << "\n";
   }
 };
 

@@ -12,9 +12,14 @@
 //   link is within a node when every device of the group is, else between
 //   nodes (ranks numbered stage-major, then row-major over the mesh);
 // - a transfer between stages: latency plus its bytes over the link;
-// - a pipeline: each stage's steps (`part.step`) costed, the schedule
+// - a program: its ops in order on two lanes, as the runtime runs them --
+//   kernels in program order on the compute stream, collectives and
+//   transfers in program order on the communication lane -- each starting
+//   once its operands exist: communication overlaps the compute that does
+//   not read its result, and the program takes the later lane's end;
+// - a pipeline: each stage's steps (`part.step`) costed by that timeline
+//   (from a step's first op's start to its last op's end), the schedule
 //   simulated with those costs (pipeline::simulate), then the update.
-// Communication is not yet overlapped with compute in the sum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,16 +55,21 @@ struct TimeEstimate {
 struct ProgramEstimate {
   std::string function;
   int64_t devices = 1;
-  TimeEstimate whole;                        ///< every op once
-  std::map<std::string, TimeEstimate> steps; ///< by `part.step` label
+  TimeEstimate whole; ///< every op once, summed
+  /// The two lanes' timeline: when the program ends, and per `part.step`
+  /// label how long from its first op's start to its last op's end.
+  double seconds = 0;
+  std::map<std::string, double> steps;
 };
 
 /// A whole training (or inference) step: one program, or the stages of a
 /// pipeline.
 struct StepEstimate {
-  double seconds = 0;       ///< predicted step time
-  TimeEstimate work;        ///< the busiest program's compute and communication
-  double bubble = 0;        ///< seconds the busiest stage idles (pipelines)
+  double seconds = 0; ///< predicted step time
+  /// The busiest program's: compute, and communication compute does not
+  /// hide (the step less compute and bubble).
+  double compute = 0, exposedCommunication = 0;
+  double bubble = 0; ///< seconds the busiest stage idles (pipelines)
   std::vector<ProgramEstimate> programs;
 };
 
