@@ -1371,9 +1371,10 @@ Measures this machine for the cost model and writes a cluster file
 throughput by size on one device (the peak is the best measured; the
 efficiency curve each size's fraction of it), elementwise memory bandwidth,
 and all-reduce latency and bus bandwidth over N ranks (default 2; threads
-of this process: Gloo on cpu, NCCL on cuda) as the node's links. Each point
-runs for S seconds (default 0.2). The file is named local-<backend> and
-describes one node of N devices.
+of this process: Gloo on cpu, NCCL on cuda) as the node's links; every rank
+measures at once, as a plan's ranks share the machine. Each point runs for
+S seconds (default 0.2). The file is named local-<backend> and describes
+one node of N devices.
 )";
 
 /// partition-run --calibrate: returns the exit code.
@@ -1444,40 +1445,29 @@ int calibrateMain(int argc, char **argv) {
     std::cerr << "partition-run: calibration: " << s.toString() << "\n";
     return 1;
   };
-  StatusOr<std::unique_ptr<Device>> device = createDevice(backend, 0);
-  if (!device.isOk())
-    return fail(device.status());
-  std::printf("calibrating %s: GEMM ...\n", (*device)->name().c_str());
+  // Every rank measures at once, as the ranks of a plan share the machine:
+  // GEMM and memory bandwidth under that load, then the all-reduce.
+  std::printf("calibrating %d %s rank%s: GEMM, memory bandwidth%s ...\n", ranks,
+              backend.c_str(), ranks == 1 ? "" : "s",
+              ranks > 1 ? ", all-reduce" : "");
   std::fflush(stdout);
-  StatusOr<std::vector<Measurement>> gemm = measureGemm(**device, options);
-  if (!gemm.isOk())
-    return fail(gemm.status());
-  StatusOr<double> bandwidth = measureElementwise(**device, options);
-  if (!bandwidth.isOk())
-    return fail(bandwidth.status());
-  std::string deviceName = (*device)->name();
-  double memory = double((*device)->memoryCapacity());
-  if (backend == "cpu") // the ranks share the machine's memory
-    memory /= ranks;
-  device->reset();
-
-  // All-reduce over the ranks, as threads.
-  std::vector<Measurement> allReduce;
-  if (ranks > 1) {
-    std::printf("all-reduce over %d ranks ...\n", ranks);
-    std::fflush(stdout);
-    auto store = std::make_shared<InProcessStore>();
-    std::vector<Status> statuses(ranks);
-    std::vector<int> all(ranks);
-    for (int r = 0; r < ranks; ++r)
-      all[r] = r;
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < ranks; ++rank)
-      threads.emplace_back([&, rank] {
-        auto run = [&]() -> Status {
-          PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
-                                     createDevice(backend, rank));
-          std::unique_ptr<CommunicatorFactory> comms;
+  auto store = std::make_shared<InProcessStore>();
+  std::vector<Status> statuses(ranks);
+  std::vector<int> all(ranks);
+  for (int r = 0; r < ranks; ++r)
+    all[r] = r;
+  std::vector<Measurement> gemm, allReduce;
+  double bandwidth = 0, memory = 0;
+  std::string deviceName;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank)
+    threads.emplace_back([&, rank] {
+      auto run = [&]() -> Status {
+        PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
+                                   createDevice(backend, rank));
+        std::unique_ptr<CommunicatorFactory> comms;
+        std::unique_ptr<Communicator> comm;
+        if (ranks > 1) {
 #ifdef PARTITION_HAVE_CUDA
           if (backend == "cuda") {
             PARTITION_ASSIGN_OR_RETURN(
@@ -1488,26 +1478,38 @@ int calibrateMain(int argc, char **argv) {
           if (!comms)
             comms = std::make_unique<GlooCommunicatorFactory>(
                 rank, ranks, store, GlooOptions());
-          PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm,
-                                     comms->create(all, "calibrate"));
-          PARTITION_ASSIGN_OR_RETURN(std::vector<Measurement> times,
+          PARTITION_ASSIGN_OR_RETURN(comm, comms->create(all, "calibrate"));
+        }
+        PARTITION_ASSIGN_OR_RETURN(std::vector<Measurement> g,
+                                   measureGemm(*d, options));
+        PARTITION_ASSIGN_OR_RETURN(double b, measureElementwise(*d, options));
+        std::vector<Measurement> times;
+        if (comm) {
+          PARTITION_ASSIGN_OR_RETURN(times,
                                      measureAllReduce(*d, *comm, options));
-          if (rank == 0)
-            allReduce = times;
-          return Status::ok();
-        };
-        statuses[rank] = run();
-      });
-    for (std::thread &t : threads)
-      t.join();
-    for (const Status &s : statuses)
-      if (!s.isOk())
-        return fail(s);
-  }
+        }
+        if (rank == 0) {
+          gemm = g;
+          bandwidth = b;
+          allReduce = times;
+          deviceName = d->name();
+          memory = double(d->memoryCapacity());
+          if (backend == "cpu") // the ranks share the machine's memory
+            memory /= ranks;
+        }
+        return Status::ok();
+      };
+      statuses[rank] = run();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (const Status &s : statuses)
+    if (!s.isOk())
+      return fail(s);
 
   Cluster cluster =
       clusterFromMeasurements("local-" + backend, deviceName, ranks, memory,
-                              *gemm, *bandwidth, allReduce);
+                              gemm, bandwidth, allReduce);
   std::ofstream file(out, std::ios::binary | std::ios::trunc);
   file << cluster.toJson();
   file.close();
@@ -1516,11 +1518,10 @@ int calibrateMain(int argc, char **argv) {
     return 1;
   }
   std::printf("GEMM n x n x n    FLOP/s   efficiency\n");
-  for (size_t i = 0; i < gemm->size(); ++i)
-    std::printf("  n = %-8.0f %10.3g %8.3f\n",
-                std::cbrt((*gemm)[i].size / 2),
-                (*gemm)[i].size / (*gemm)[i].seconds, cluster.gemm[i].second);
-  std::printf("elementwise: %.4g bytes/s\n", *bandwidth);
+  for (size_t i = 0; i < gemm.size(); ++i)
+    std::printf("  n = %-8.0f %10.3g %8.3f\n", std::cbrt(gemm[i].size / 2),
+                gemm[i].size / gemm[i].seconds, cluster.gemm[i].second);
+  std::printf("elementwise: %.4g bytes/s\n", bandwidth);
   for (const Measurement &m : allReduce)
     std::printf("all-reduce %10.0f bytes: %10.3g s\n", m.size, m.seconds);
   std::printf("links: latency %.3g s, bus bandwidth %.4g bytes/s\n",

@@ -3,8 +3,7 @@
 // all-reduce latency and bus bandwidth over the ranks.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: partition-run --calibrate -o %t/local.json --backend cpu --ranks 2 --seconds 0.02 | FileCheck %s
-// CHECK: calibrating cpu: GEMM ...
-// CHECK: all-reduce over 2 ranks ...
+// CHECK: calibrating 2 cpu ranks: GEMM, memory bandwidth, all-reduce ...
 // CHECK: GEMM n x n x n    FLOP/s   efficiency
 // CHECK: n = 1024
 // CHECK: elementwise: {{[0-9.e+]+}} bytes/s
