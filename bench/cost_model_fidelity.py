@@ -8,7 +8,9 @@ ZeRO stages, recomputation, sequence parallelism and pipeline schedules --
 compiles it, asks part-estimate for the predicted step time on the
 calibrated cluster, runs it with partition-run (ranks as threads) and reads
 the measured time per step. Prints a table (predicted, measured, their
-ratio) and the Spearman rank correlation of predicted against measured.
+ratio), the Spearman rank correlation of predicted against measured, and
+whether the peak memory partition-translate plans for each program equals
+the peak each rank allocated.
 
 A benchmark, not a test: its figures go to docs/benchmarks.md.
 """
@@ -112,21 +114,26 @@ def main():
         predicted = re.search(r"^  step ([0-9.e+-]+) (s|ms|us):", est, re.M)
         scale = {"s": 1, "ms": 1e-3, "us": 1e-6}[predicted.group(2)]
         predicted = float(predicted.group(1)) * scale
-        run([tool("partition-translate"), "--part-to-plan", mlir, "-o", plan])
+        report = run([tool("partition-translate"), "--part-to-plan",
+                      "--part-memory-report", mlir, "-o", plan])
+        planned = max(int(x) for x in re.findall(r", peak ([0-9]+) bytes", report))
         log = run([tool("partition-run"), plan, "--backend", "cpu", "--steps",
                    str(a.steps), "--random-weights", "1", "--synthetic", "2",
                    "--vocab", "512"])
         per_step = [float(x) for x in re.findall(r"([0-9.]+) ms per step", log)]
+        allocated = max(int(x) for x in re.findall(r"peak memory ([0-9]+) bytes", log))
         measured = max(per_step) * 1e-3
-        rows.append((name, predicted, measured))
+        rows.append((name, predicted, measured, planned == allocated))
         print(f"{name:60s} predicted {predicted * 1e3:9.2f} ms  measured "
-              f"{measured * 1e3:9.2f} ms  ratio {predicted / measured:5.2f}",
-              flush=True)
+              f"{measured * 1e3:9.2f} ms  ratio {predicted / measured:5.2f}  "
+              f"memory {planned} planned, {allocated} allocated", flush=True)
     rho = spearman([r[1] for r in rows], [r[2] for r in rows])
     ratios = sorted(r[1] / r[2] for r in rows)
     print(f"{len(rows)} plans: Spearman rank correlation {rho:.3f}; "
           f"predicted/measured median {ratios[len(ratios) // 2]:.2f}, "
-          f"range {ratios[0]:.2f}-{ratios[-1]:.2f}")
+          f"range {ratios[0]:.2f}-{ratios[-1]:.2f}; planned peak memory "
+          f"equals the allocated peak on {sum(r[3] for r in rows)} of "
+          f"{len(rows)}")
 
 
 if __name__ == "__main__":

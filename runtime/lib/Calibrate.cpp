@@ -4,8 +4,10 @@
 #include "partition/runtime/Kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 using namespace partition::runtime;
 using Clock = std::chrono::steady_clock;
@@ -100,9 +102,44 @@ partition::runtime::measureElementwise(Device &device,
 
 StatusOr<std::vector<Measurement>>
 partition::runtime::measureAllReduce(Device &device, Communicator &comm,
-                                     const CalibrationOptions &options) {
+                                     const CalibrationOptions &options,
+                                     bool busy) {
   PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream,
                              device.createStream());
+  // The load beside the all-reduces: GEMMs until `stop`.
+  std::atomic<bool> stop{false};
+  Status loadStatus;
+  std::thread load;
+  if (busy) {
+    const int64_t n = 256;
+    PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Stream> compute,
+                               device.createStream());
+    PARTITION_ASSIGN_OR_RETURN(auto a, filled(device, *compute, n * n, 0.5f));
+    PARTITION_ASSIGN_OR_RETURN(auto c, filled(device, *compute, n * n, 0));
+    load = std::thread([&device, &stop, &loadStatus, n,
+                        compute = std::move(compute), a = std::move(a),
+                        c = std::move(c)] {
+      std::vector<TensorRef> in = {{a->data(), DType::F32, {n, n}},
+                                   {a->data(), DType::F32, {n, n}}};
+      std::vector<TensorRef> out = {{c->data(), DType::F32, {n, n}}};
+      KernelAttrs attrs = matmulAttrs(false, false);
+      while (!stop.load() && loadStatus.isOk()) {
+        loadStatus =
+            device.kernels().run(OpKind::Matmul, attrs, in, out, *compute);
+        if (loadStatus.isOk())
+          loadStatus = compute->synchronize();
+      }
+    });
+  }
+  struct Join {
+    std::atomic<bool> &stop;
+    std::thread &load;
+    ~Join() {
+      stop = true;
+      if (load.joinable())
+        load.join();
+    }
+  } join{stop, load};
   std::vector<Measurement> out;
   int64_t most = 4;
   for (int64_t bytes : options.collectiveBytes)
@@ -138,13 +175,92 @@ partition::runtime::measureAllReduce(Device &device, Communicator &comm,
                                timeCalls(options.secondsPerPoint, op, agree));
     out.push_back({double(elements * 4), seconds});
   }
+  stop = true;
+  if (load.joinable())
+    load.join();
+  PARTITION_RETURN_IF_ERROR(loadStatus);
   return out;
+}
+
+StatusOr<double>
+partition::runtime::measureOverlap(Device &device, Communicator &comm,
+                                   const CalibrationOptions &options) {
+  PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream,
+                             device.createStream());
+  PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Stream> lane,
+                             device.createStream());
+  const int64_t n = 256, elements = (1 << 20) / 4;
+  PARTITION_ASSIGN_OR_RETURN(auto a, filled(device, *stream, n * n, 0.5f));
+  PARTITION_ASSIGN_OR_RETURN(auto b, filled(device, *stream, n * n, 0.25f));
+  PARTITION_ASSIGN_OR_RETURN(auto c, filled(device, *stream, n * n, 0));
+  PARTITION_ASSIGN_OR_RETURN(auto data, filled(device, *lane, elements, 1));
+  PARTITION_ASSIGN_OR_RETURN(auto counts, filled(device, *stream, 2, 0));
+  std::vector<TensorRef> in = {{a->data(), DType::F32, {n, n}},
+                               {b->data(), DType::F32, {n, n}}};
+  std::vector<TensorRef> result = {{c->data(), DType::F32, {n, n}}};
+  KernelAttrs attrs = matmulAttrs(false, false);
+  auto gemms = [&](int k) -> Status {
+    for (int i = 0; i < k; ++i)
+      PARTITION_RETURN_IF_ERROR(
+          device.kernels().run(OpKind::Matmul, attrs, in, result, *stream));
+    return stream->synchronize();
+  };
+  auto allReduces = [&](int j) -> Status {
+    for (int i = 0; i < j; ++i)
+      PARTITION_RETURN_IF_ERROR(comm.allReduce(data->data(), data->data(),
+                                               elements, DType::F32,
+                                               ReduceOp::Sum, *lane));
+    return lane->synchronize();
+  };
+  auto seconds = [](const std::function<Status()> &f) -> StatusOr<double> {
+    auto start = Clock::now();
+    PARTITION_RETURN_IF_ERROR(f());
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  // One of each, then counts that take about secondsPerPoint, the same on
+  // every rank (the largest).
+  PARTITION_RETURN_IF_ERROR(gemms(1));
+  PARTITION_RETURN_IF_ERROR(allReduces(1));
+  PARTITION_ASSIGN_OR_RETURN(double gemm, seconds([&] { return gemms(1); }));
+  PARTITION_ASSIGN_OR_RETURN(double reduce,
+                             seconds([&] { return allReduces(1); }));
+  float wanted[2] = {
+      float(std::clamp(int(options.secondsPerPoint / std::max(gemm, 1e-7)), 2,
+                       100000)),
+      float(std::clamp(int(options.secondsPerPoint / std::max(reduce, 1e-7)),
+                       2, 100000))};
+  PARTITION_RETURN_IF_ERROR(
+      device.copyToDevice(counts->data(), wanted, sizeof(wanted), *stream));
+  PARTITION_RETURN_IF_ERROR(comm.allReduce(counts->data(), counts->data(), 2,
+                                           DType::F32, ReduceOp::Max,
+                                           *stream));
+  PARTITION_RETURN_IF_ERROR(
+      device.copyToHost(wanted, counts->data(), sizeof(wanted), *stream));
+  PARTITION_RETURN_IF_ERROR(stream->synchronize());
+  int k = int(wanted[0]), j = int(wanted[1]);
+  PARTITION_ASSIGN_OR_RETURN(double computeAlone,
+                             seconds([&] { return gemms(k); }));
+  PARTITION_ASSIGN_OR_RETURN(double commAlone,
+                             seconds([&] { return allReduces(j); }));
+  Status laneStatus;
+  PARTITION_ASSIGN_OR_RETURN(double together, seconds([&]() -> Status {
+                               std::thread other(
+                                   [&] { laneStatus = allReduces(j); });
+                               Status s = gemms(k);
+                               other.join();
+                               PARTITION_RETURN_IF_ERROR(laneStatus);
+                               return s;
+                             }));
+  double hidden = computeAlone + commAlone - together;
+  return std::clamp(hidden / std::max(1e-9, std::min(computeAlone, commAlone)),
+                    0.0, 1.0);
 }
 
 Cluster partition::runtime::clusterFromMeasurements(
     const std::string &name, const std::string &deviceName, int64_t ranks,
     double memoryBytesPerDevice, const std::vector<Measurement> &gemm,
-    double elementwiseBandwidth, const std::vector<Measurement> &allReduce) {
+    double elementwiseBandwidth, const std::vector<Measurement> &allReduce,
+    double overlap) {
   Cluster c;
   c.name = name;
   c.nodes = 1;
@@ -160,6 +276,7 @@ Cluster partition::runtime::clusterFromMeasurements(
   c.memoryBandwidth = elementwiseBandwidth;
   c.elementwise = 1;
   c.collective = 1;
+  c.overlap = overlap;
   Link link{elementwiseBandwidth, 1e-7};
   if (!allReduce.empty() && ranks > 1) {
     double factor = 2.0 * double(ranks - 1) / double(ranks);

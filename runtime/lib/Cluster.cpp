@@ -195,7 +195,8 @@ std::string Cluster::toJson() const {
     out += (i ? ", [" : "[") + number(gemm[i].first) + ", " +
            number(gemm[i].second) + "]";
   out += "],\n    \"elementwise\": " + number(elementwise) +
-         ",\n    \"collective\": " + number(collective) + "\n  }\n}\n";
+         ",\n    \"collective\": " + number(collective) +
+         ",\n    \"overlap\": " + number(overlap) + "\n  }\n}\n";
   return out;
 }
 
@@ -259,6 +260,12 @@ StatusOr<Cluster> Cluster::parse(const std::string &json,
       c.elementwise, r.positiveField(*eff, "elementwise", "efficiency.", true));
   PARTITION_ASSIGN_OR_RETURN(
       c.collective, r.positiveField(*eff, "collective", "efficiency.", true));
+  if (const Json *overlap = eff->get("overlap")) {
+    if ((overlap->kind != Json::Int && overlap->kind != Json::Number) ||
+        !(overlap->number >= 0 && overlap->number <= 1))
+      return r.error("efficiency.overlap", "must be a number in [0, 1]");
+    c.overlap = overlap->number;
+  }
   return c;
 }
 

@@ -1457,7 +1457,7 @@ int calibrateMain(int argc, char **argv) {
   for (int r = 0; r < ranks; ++r)
     all[r] = r;
   std::vector<Measurement> gemm, allReduce;
-  double bandwidth = 0, memory = 0;
+  double bandwidth = 0, memory = 0, overlap = 1;
   std::string deviceName;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < ranks; ++rank)
@@ -1484,14 +1484,18 @@ int calibrateMain(int argc, char **argv) {
                                    measureGemm(*d, options));
         PARTITION_ASSIGN_OR_RETURN(double b, measureElementwise(*d, options));
         std::vector<Measurement> times;
+        double hidden = 1;
         if (comm) {
-          PARTITION_ASSIGN_OR_RETURN(times,
-                                     measureAllReduce(*d, *comm, options));
+          PARTITION_ASSIGN_OR_RETURN(
+              times, measureAllReduce(*d, *comm, options, /*busy=*/true));
+          PARTITION_ASSIGN_OR_RETURN(hidden,
+                                     measureOverlap(*d, *comm, options));
         }
         if (rank == 0) {
           gemm = g;
           bandwidth = b;
           allReduce = times;
+          overlap = hidden;
           deviceName = d->name();
           memory = double(d->memoryCapacity());
           if (backend == "cpu") // the ranks share the machine's memory
@@ -1509,7 +1513,7 @@ int calibrateMain(int argc, char **argv) {
 
   Cluster cluster =
       clusterFromMeasurements("local-" + backend, deviceName, ranks, memory,
-                              gemm, bandwidth, allReduce);
+                              gemm, bandwidth, allReduce, overlap);
   std::ofstream file(out, std::ios::binary | std::ios::trunc);
   file << cluster.toJson();
   file.close();
@@ -1526,6 +1530,7 @@ int calibrateMain(int argc, char **argv) {
     std::printf("all-reduce %10.0f bytes: %10.3g s\n", m.size, m.seconds);
   std::printf("links: latency %.3g s, bus bandwidth %.4g bytes/s\n",
               cluster.intraNode.latency, cluster.intraNode.bandwidth);
+  std::printf("communication hidden behind compute: %.2f\n", cluster.overlap);
   std::printf("wrote %s (%s: 1 node of %d devices)\n", out.c_str(),
               cluster.name.c_str(), ranks);
   return 0;

@@ -53,6 +53,7 @@ TEST(Cluster, FilesRoundTrip) {
     EXPECT_EQ(read->gemm, preset.gemm);
     EXPECT_EQ(read->elementwise, preset.elementwise);
     EXPECT_EQ(read->collective, preset.collective);
+    EXPECT_EQ(read->overlap, preset.overlap);
   }
 }
 
@@ -85,6 +86,8 @@ TEST(Cluster, NamesTheFieldOfEachMistake) {
       {"[10000000000, 0.55]", "[10, 0.55]",
        "\"efficiency.gemm[2]\" must have more FLOPs than the pair before it"},
       {"\"intra_node\"", "\"intra\"", "\"intra_node\" is missing"},
+      {"\"overlap\": 1", "\"overlap\": -0.5",
+       "\"efficiency.overlap\" must be a number in [0, 1]"},
   };
   for (const Case &c : cases) {
     StatusOr<Cluster> read = Cluster::parse(edited(c.from, c.to), "c.json");

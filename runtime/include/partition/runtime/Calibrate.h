@@ -48,10 +48,22 @@ measureGemm(Device &device, const CalibrationOptions &options);
 StatusOr<double> measureElementwise(Device &device,
                                     const CalibrationOptions &options);
 /// All-reduce times over `comm`, one per `options.collectiveBytes`; every
-/// rank of `comm` calls it at once and gets the same counts of calls.
+/// rank of `comm` calls it at once and gets the same counts of calls. With
+/// `busy`, each rank keeps GEMMs running beside them (n = 256, on a thread
+/// of their own), as a training step's compute runs beside its
+/// communication lane.
 StatusOr<std::vector<Measurement>>
 measureAllReduce(Device &device, Communicator &comm,
-                 const CalibrationOptions &options);
+                 const CalibrationOptions &options, bool busy = false);
+
+/// The fraction of communication that stays hidden when it runs beside
+/// compute: K GEMMs (n = 256) alone, J all-reduces (1 MiB) alone, then both
+/// at once (the all-reduces on a thread of their own, as the runtime's
+/// communication lane), with K and J chosen so that each takes about
+/// `secondsPerPoint` alone: (alone + alone - together) / the shorter alone,
+/// within [0, 1]. Every rank of `comm` calls it at once.
+StatusOr<double> measureOverlap(Device &device, Communicator &comm,
+                                const CalibrationOptions &options);
 
 /// The cluster file of one node of `ranks` devices from the measurements:
 /// peak f32 FLOP/s the best GEMM rate, the GEMM curve each size's fraction
@@ -64,7 +76,8 @@ Cluster clusterFromMeasurements(const std::string &name,
                                 double memoryBytesPerDevice,
                                 const std::vector<Measurement> &gemm,
                                 double elementwiseBandwidth,
-                                const std::vector<Measurement> &allReduce);
+                                const std::vector<Measurement> &allReduce,
+                                double overlap = 1);
 
 } // namespace partition::runtime
 

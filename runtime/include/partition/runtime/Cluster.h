@@ -46,6 +46,10 @@ struct Cluster {
   std::vector<std::pair<double, double>> gemm;
   double elementwise = 1; ///< fraction of memory bandwidth
   double collective = 1;  ///< fraction of link bandwidth (bus bandwidth)
+  /// The fraction of communication that runs hidden behind compute when the
+  /// two overlap in time (1: free, as on GPUs with NCCL; less where both
+  /// take the same cores, as Gloo on a CPU). Optional in files (default 1).
+  double overlap = 1;
 
   int64_t devices() const { return nodes * devicesPerNode; }
   /// The fraction of peak a GEMM of `flops` reaches.

@@ -16,7 +16,9 @@
 //   kernels in program order on the compute stream, collectives and
 //   transfers in program order on the communication lane -- each starting
 //   once its operands exist: communication overlaps the compute that does
-//   not read its result, and the program takes the later lane's end;
+//   not read its result, and the program takes the later lane's end --
+//   plus (1 - the cluster's overlap) of the communication it hid, where
+//   communication and compute share resources (Gloo on CPU cores);
 // - a pipeline: each stage's steps (`part.step`) costed by that timeline
 //   (from a step's first op's start to its last op's end), the schedule
 //   simulated with those costs (pipeline::simulate), then the update.
