@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Executor.h"
+#include "partition/runtime/CollectiveScratch.h"
 #include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Overlap.h"
@@ -598,33 +599,18 @@ Status Executor::allocateScratch() {
     if (!c || !d.comm)
       continue;
     const TensorRef &in = d.in[0], &out = d.out[0];
-    int64_t g = d.comm->size();
-    auto grow = [&](int slot, int64_t bytes) {
-      need[slot] = std::max(need[slot], size_t(bytes));
-    };
-    switch (c->kind()) {
-    case plan::CollectiveKind::AllGather:
-      if (product(in.shape, 0, c->attrs_as_CollectiveDimAttrs()->dim()) != 1)
-        grow(0, out.numBytes());
-      break;
-    case plan::CollectiveKind::ReduceScatter:
-      if (product(in.shape, 0, c->attrs_as_CollectiveDimAttrs()->dim()) != 1)
-        grow(0, in.numBytes());
-      break;
-    case plan::CollectiveKind::AllToAll: {
-      size_t split = c->attrs_as_AllToAllAttrs()->split_dim();
-      size_t concat = c->attrs_as_AllToAllAttrs()->concat_dim();
-      if (product(in.shape, 0, split) != 1)
-        grow(0, in.numBytes());
-      std::vector<int64_t> blockShape = in.shape;
-      blockShape[split] /= g;
-      if (product(blockShape, 0, concat) != 1)
-        grow(1, out.numBytes());
-      break;
+    int64_t dim = 0, split = 0, concat = 0;
+    if (auto *a = c->attrs_as_CollectiveDimAttrs())
+      dim = a->dim();
+    if (auto *a = c->attrs_as_AllToAllAttrs()) {
+      split = a->split_dim();
+      concat = a->concat_dim();
     }
-    default:
-      break;
-    }
+    std::array<int64_t, 2> bytes =
+        collectiveScratch(c->kind(), in.shape, out.shape, dtypeSize(in.dtype),
+                          dim, split, concat, d.comm->size());
+    for (int slot = 0; slot < 2; ++slot)
+      need[slot] = std::max(need[slot], size_t(bytes[slot]));
   }
   for (int slot = 0; slot < 2; ++slot) {
     if (!need[slot])

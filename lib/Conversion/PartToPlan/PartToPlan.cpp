@@ -15,6 +15,7 @@
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Tools/ToolSupport.h"
+#include "partition/runtime/CollectiveScratch.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/plan/plan_generated.h"
 
@@ -115,6 +116,8 @@ private:
   std::vector<ValueInfo> values;
   std::vector<fb::Offset<plan::Binding>> params, inputs, outputs;
   std::vector<fb::Offset<plan::Instruction>> instructions;
+  /// Staging bytes of the executor's two collective scratch slots.
+  std::array<int64_t, 2> scratch = {0, 0};
   /// (new value, persistent value) of every output that updates one.
   std::vector<std::pair<uint32_t, uint32_t>> updatePairs;
   int64_t position = 0; // index of the instruction being lowered
@@ -590,6 +593,27 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
               : std::make_pair(plan::CollectiveAttrs::NONE, fb::Offset<void>());
     auto inst = plan::CreateCollectiveInstDirect(builder, kind, &*indices,
                                                  reduce, type, table);
+    // The staging the executor will need for it (CollectiveScratch.h).
+    if (op->getNumOperands() == 1 && op->getNumResults() == 1) {
+      auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+      auto out = cast<RankedTensorType>(op->getResult(0).getType());
+      auto attr = [&](StringRef name) {
+        auto a = op->getAttrOfType<IntegerAttr>(name);
+        return a ? a.getInt() : int64_t(0);
+      };
+      SmallVector<StringAttr> names;
+      for (Attribute a : axes)
+        names.push_back(cast<StringAttr>(a));
+      std::array<int64_t, 2> need = runtime::collectiveScratch(
+          kind, std::vector<int64_t>(in.getShape()),
+          std::vector<int64_t>(out.getShape()),
+          getTensorBytes(RankedTensorType::get({1}, in.getElementType()))
+              .value_or(4),
+          attr("dim"), attr("split_dim"), attr("concat_dim"),
+          mesh.getMesh().getGroupSize(names));
+      for (int slot = 0; slot < 2; ++slot)
+        scratch[slot] = std::max(scratch[slot], need[slot]);
+    }
     instructions.push_back(
         instruction(op, plan::Inst::CollectiveInst, inst.Union()));
     ++position;
@@ -804,6 +828,7 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
     placed.push_back(id);
   }
   memory.arenaBytes = peak;
+  memory.scratchBytes = uint64_t(scratch[0] + scratch[1]);
 }
 
 FailureOr<fb::Offset<plan::Program>>
@@ -901,6 +926,9 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
   row("inputs", inputs, "inputs and labels");
   row("arena", figure.arenaBytes,
       "peak of activations, gradients and temporaries, after reuse");
+  if (figure.scratchBytes)
+    row("scratch", figure.scratchBytes,
+        "staging of collectives whose blocks are not contiguous");
   row("total", total, "");
   row("gradients", gradients,
       "of arena: the gradients as the optimizer reads them, reduced");
@@ -1039,13 +1067,19 @@ void partition::registerPartToPlanTranslation() {
               continue;
             // The compiler's account of each device's memory, next to the
             // function.
-            emitRemark(function.getLoc())
-                << "per-device memory of @" << figure->name << ": arena "
-                << figure->arenaBytes << " bytes (" << figure->unplannedBytes
-                << " without reuse), parameters and constants "
-                << figure->persistentBytes << " bytes, inputs "
-                << figure->inputBytes << " bytes, peak "
-                << figure->peakBytes() << " bytes";
+            {
+              InFlightDiagnostic remark = emitRemark(function.getLoc());
+              remark << "per-device memory of @" << figure->name
+                     << ": arena " << figure->arenaBytes << " bytes ("
+                     << figure->unplannedBytes
+                     << " without reuse), parameters and constants "
+                     << figure->persistentBytes << " bytes, inputs "
+                     << figure->inputBytes << " bytes, ";
+              if (figure->scratchBytes)
+                remark << "collective staging " << figure->scratchBytes
+                       << " bytes, ";
+              remark << "peak " << figure->peakBytes() << " bytes";
+            } // emitted here, before the report
             printMemoryReport(function, lookupMesh(function, spmd), *figure++,
                               llvm::errs());
           }

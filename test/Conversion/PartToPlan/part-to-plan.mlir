@@ -9,7 +9,11 @@
 part.mesh @s0 = <["dp"=2, "tp"=2]>
 part.mesh @s1 = <["dp"=2, "tp"=2]>
 
-// REMARK: remark: per-device memory of @stage0: arena 192 bytes (512 without reuse), parameters and constants 24 bytes, inputs 64 bytes, peak 280 bytes
+// The collectives' staging (CollectiveScratch.h), as the executor allocates
+// it: slot 0 for the all_gather along dim 1 (its 4x8 result, 128 bytes) and
+// the reduce_scatter along dim 1 (its 4x8 operand, 128), slot 1 for the
+// all_to_all's unpacking (its 2x4 result, 32): 160 bytes.
+// REMARK: remark: per-device memory of @stage0: arena 192 bytes (512 without reuse), parameters and constants 24 bytes, inputs 64 bytes, collective staging 160 bytes, peak 440 bytes
 // REMARK: remark: per-device memory of @stage1: arena 128 bytes (128 without reuse), parameters and constants 0 bytes, inputs 0 bytes, peak 128 bytes
 // CHECK-LABEL: program 0 @stage0 on @s0
 // CHECK: param "constant0" %[[C:[0-9]+]] : f32[2]

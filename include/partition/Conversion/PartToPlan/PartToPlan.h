@@ -29,9 +29,11 @@ struct ProgramMemory {
   uint64_t persistentBytes = 0;
   /// Bytes of the per-step inputs (fed from outside).
   uint64_t inputBytes = 0;
+  /// Bytes of the collectives' staging buffers (CollectiveScratch.h).
+  uint64_t scratchBytes = 0;
   /// Everything the runtime allocates for the program on one device.
   uint64_t peakBytes() const {
-    return arenaBytes + persistentBytes + inputBytes;
+    return arenaBytes + persistentBytes + inputBytes + scratchBytes;
   }
 };
 
