@@ -146,8 +146,14 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
   if (!source.empty())
     text += ", sharded by " + source.str();
   StringAttr origin = StringAttr::get(ctx, text);
+  // A collective made for an op of a layer belongs to the layer (pipeline
+  // stages run it where the layer runs, so that what crosses between stages
+  // is the layer's input, not what the collective made of it).
+  Attribute layer = user->getAttr(PartDialect::getLayerAttrName());
   auto tag = [&](Operation *op) {
     op->setAttr(PartDialect::getOriginAttrName(), origin);
+    if (layer)
+      op->setAttr(PartDialect::getLayerAttrName(), layer);
   };
   std::string error;
   FailureOr<ReshardPlan> plan = planReshard(

@@ -48,6 +48,10 @@
 // tied table's gradient once per step each way: 2 x 2 + 2 sends.
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
 // SENDS: {{^}}6{{$}}
+// Likewise with sequence parallelism: the collectives the partitioner makes
+// for a layer's op carry the layer, so the all-gather of a gradient runs on
+// the stage that reads it and only the sequence-split gradient crosses.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,tp:2 micro-batches=2 sequence-parallel=true" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
 //
 // With tensor parallelism the activation between stages is the same on
 // every device of a tp group: each sends its half and the receivers
