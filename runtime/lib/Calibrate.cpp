@@ -238,22 +238,28 @@ partition::runtime::measureOverlap(Device &device, Communicator &comm,
       device.copyToHost(wanted, counts->data(), sizeof(wanted), *stream));
   PARTITION_RETURN_IF_ERROR(stream->synchronize());
   int k = int(wanted[0]), j = int(wanted[1]);
-  PARTITION_ASSIGN_OR_RETURN(double computeAlone,
-                             seconds([&] { return gemms(k); }));
-  PARTITION_ASSIGN_OR_RETURN(double commAlone,
-                             seconds([&] { return allReduces(j); }));
-  Status laneStatus;
-  PARTITION_ASSIGN_OR_RETURN(double together, seconds([&]() -> Status {
-                               std::thread other(
-                                   [&] { laneStatus = allReduces(j); });
-                               Status s = gemms(k);
-                               other.join();
-                               PARTITION_RETURN_IF_ERROR(laneStatus);
-                               return s;
-                             }));
-  double hidden = computeAlone + commAlone - together;
-  return std::clamp(hidden / std::max(1e-9, std::min(computeAlone, commAlone)),
-                    0.0, 1.0);
+  // Three rounds, the median: one round moves a lot on a shared machine.
+  std::vector<double> rounds;
+  for (int round = 0; round < 3; ++round) {
+    PARTITION_ASSIGN_OR_RETURN(double computeAlone,
+                               seconds([&] { return gemms(k); }));
+    PARTITION_ASSIGN_OR_RETURN(double commAlone,
+                               seconds([&] { return allReduces(j); }));
+    Status laneStatus;
+    PARTITION_ASSIGN_OR_RETURN(double together, seconds([&]() -> Status {
+                                 std::thread other(
+                                     [&] { laneStatus = allReduces(j); });
+                                 Status s = gemms(k);
+                                 other.join();
+                                 PARTITION_RETURN_IF_ERROR(laneStatus);
+                                 return s;
+                               }));
+    double hidden = computeAlone + commAlone - together;
+    rounds.push_back(std::clamp(
+        hidden / std::max(1e-9, std::min(computeAlone, commAlone)), 0.0, 1.0));
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[1];
 }
 
 Cluster partition::runtime::clusterFromMeasurements(

@@ -607,8 +607,7 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
       std::array<int64_t, 2> need = runtime::collectiveScratch(
           kind, std::vector<int64_t>(in.getShape()),
           std::vector<int64_t>(out.getShape()),
-          getTensorBytes(RankedTensorType::get({1}, in.getElementType()))
-              .value_or(4),
+          int64_t(in.getElementTypeBitWidth() + 7) / 8,
           attr("dim"), attr("split_dim"), attr("concat_dim"),
           mesh.getMesh().getGroupSize(names));
       for (int slot = 0; slot < 2; ++slot)

@@ -76,6 +76,12 @@ std::set<int64_t> groupOfFirst(MeshAttr mesh, ArrayRef<StringAttr> axes,
   return ranks;
 }
 
+/// Whether the runtime runs `op` on its communication lane.
+bool communicates(Operation *op, MeshAttr mesh) {
+  return isa<SendOp, RecvOp>(op) ||
+         (!isa<AllSliceOp, AxisIndexOp>(op) && collectiveCost(op, mesh));
+}
+
 double linkTime(const Link &link, double bytes, double steps,
                 const Cluster &cluster) {
   return steps * link.latency +
@@ -84,9 +90,20 @@ double linkTime(const Link &link, double bytes, double steps,
 
 } // namespace
 
+FirstRanks partition::part::firstRanksOf(ModuleOp module) {
+  FirstRanks ranks;
+  int64_t next = 0;
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    ranks[mesh.getSymName()] = next;
+    next += mesh.getMesh().getNumDevices();
+  }
+  return ranks;
+}
+
 TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
                                          int64_t firstRank,
-                                         const Cluster &cluster) {
+                                         const Cluster &cluster,
+                                         const FirstRanks *ranks) {
   TimeEstimate t;
   if (isa<ReshapeOp, ConstantOp, AxisIndexOp>(op))
     return t;
@@ -101,18 +118,13 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
     return t;
   }
   if (isa<SendOp, RecvOp>(op)) {
-    // The peer: device 0 of the other stage's mesh, a mesh's size of ranks
-    // per stage away; only the node matters.
+    // The peer: device 0 of the other mesh (device i talks to device i;
+    // only the node matters).
     auto peerMesh = op->getAttrOfType<FlatSymbolRefAttr>(
         isa<SendOp>(op) ? "to" : "from");
     int64_t peerFirst = firstRank;
-    if (peerMesh) {
-      StringRef name = peerMesh.getValue();
-      size_t at = name.rfind("_pp");
-      int64_t stage = 0;
-      if (at != StringRef::npos && !name.drop_front(at + 3).getAsInteger(10, stage))
-        peerFirst = stage * mesh.getNumDevices();
-    }
+    if (ranks && peerMesh)
+      peerFirst = ranks->lookup(peerMesh.getValue());
     const Link &link = oneNode({firstRank, peerFirst}, cluster)
                            ? cluster.intraNode
                            : cluster.interNode;
@@ -141,7 +153,8 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
 ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
                                                  MeshAttr mesh,
                                                  int64_t firstRank,
-                                                 const Cluster &cluster) {
+                                                 const Cluster &cluster,
+                                                 const FirstRanks *ranks) {
   ProgramEstimate p;
   p.function = function.getName().str();
   p.devices = mesh.getNumDevices();
@@ -150,16 +163,15 @@ ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
   std::map<std::string, std::pair<double, double>> spans; // label: start, end
   std::map<std::string, TimeEstimate> sums;               // label: work
   for (Operation &op : function.getBody().front().without_terminator()) {
-    TimeEstimate t = estimateOp(&op, mesh, firstRank, cluster);
+    TimeEstimate t = estimateOp(&op, mesh, firstRank, cluster, ranks);
     p.whole += t;
     double start = 0;
     for (Value v : op.getOperands())
       start = std::max(start, ready.lookup(v));
-    bool communicates = t.communication > 0 || isa<SendOp, RecvOp>(op) ||
-                        (collectiveCost(&op, mesh) && !isa<AllSliceOp>(op));
-    double &lane = communicates ? commFree : computeFree;
+    bool onLane = communicates(&op, mesh);
+    double &lane = onLane ? commFree : computeFree;
     start = std::max(start, lane);
-    double end = start + (communicates ? t.communication : t.compute);
+    double end = start + (onLane ? t.communication : t.compute);
     lane = end;
     for (Value r : op.getResults())
       ready[r] = end;
@@ -206,6 +218,7 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   // Stage functions by stage, with their schedules.
   std::map<int64_t, std::pair<size_t, std::vector<pl::Step>>> stages;
   int64_t chunks = 1, microBatches = 0;
+  FirstRanks ranks = firstRanksOf(module);
   for (auto function : module.getOps<func::FuncOp>()) {
     FlatSymbolRefAttr meshRef = getSpmdMesh(function);
     if (!meshRef || function.isDeclaration())
@@ -214,10 +227,9 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
     if (!mesh)
       continue;
     auto stage = function->getAttrOfType<IntegerAttr>("part.stage");
-    int64_t first =
-        stage ? stage.getInt() * mesh.getMesh().getNumDevices() : 0;
-    e.programs.push_back(
-        estimateProgram(function, mesh.getMesh(), first, cluster));
+    e.programs.push_back(estimateProgram(function, mesh.getMesh(),
+                                         ranks.lookup(mesh.getSymName()),
+                                         cluster, &ranks));
     if (!stage)
       continue;
     auto schedule = function->getAttrOfType<StringAttr>("part.schedule");
@@ -242,11 +254,13 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
     return fail("the module has no per-device program (part.spmd): run "
                 "part-spmd first");
   if (stages.empty()) {
-    // One program, every device alike.
-    const ProgramEstimate &p = e.programs.front();
-    e.seconds = p.seconds;
-    e.compute = p.whole.compute;
-    e.exposedCommunication = std::max(0.0, p.seconds - p.whole.compute);
+    // SPMD programs, every device of each alike: the slowest.
+    for (const ProgramEstimate &p : e.programs)
+      if (p.seconds >= e.seconds) {
+        e.seconds = p.seconds;
+        e.compute = p.whole.compute;
+        e.exposedCommunication = std::max(0.0, p.seconds - p.whole.compute);
+      }
     return e;
   }
   pl::Schedule schedule;

@@ -61,7 +61,8 @@ measureAllReduce(Device &device, Communicator &comm,
 /// at once (the all-reduces on a thread of their own, as the runtime's
 /// communication lane), with K and J chosen so that each takes about
 /// `secondsPerPoint` alone: (alone + alone - together) / the shorter alone,
-/// within [0, 1]. Every rank of `comm` calls it at once.
+/// within [0, 1], the median of three rounds. Every rank of `comm` calls it
+/// at once.
 StatusOr<double> measureOverlap(Device &device, Communicator &comm,
                                 const CalibrationOptions &options);
 

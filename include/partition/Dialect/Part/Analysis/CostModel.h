@@ -10,7 +10,7 @@
 //   all-reduce, n-1 for the others) plus the bytes a device moves
 //   (collectiveCost) over the link's bandwidth x collective efficiency; the
 //   link is within a node when every device of the group is, else between
-//   nodes (ranks numbered stage-major, then row-major over the mesh);
+//   nodes (world ranks as the plan numbers them: firstRanksOf);
 // - a transfer between stages: latency plus its bytes over the link;
 // - a program: its ops in order on two lanes, as the runtime runs them --
 //   kernels in program order on the compute stream, collectives and
@@ -33,6 +33,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <map>
 #include <optional>
@@ -75,15 +76,23 @@ struct StepEstimate {
   std::vector<ProgramEstimate> programs;
 };
 
+/// World ranks as the plan numbers them: each mesh's devices follow those
+/// of the meshes before it in the module. By mesh name, its first rank.
+using FirstRanks = llvm::StringMap<int64_t>;
+FirstRanks firstRanksOf(mlir::ModuleOp module);
+
 /// The time of `op` on one device of `cluster`, in a program on `mesh`
-/// whose device 0 is world rank `firstRank`.
+/// whose device 0 is world rank `firstRank`; a transfer's peer is placed by
+/// `ranks` (without, on this device's node).
 TimeEstimate estimateOp(mlir::Operation *op, MeshAttr mesh, int64_t firstRank,
-                        const runtime::Cluster &cluster);
+                        const runtime::Cluster &cluster,
+                        const FirstRanks *ranks = nullptr);
 
 /// Every op of `function` once, and per `part.step` label.
 ProgramEstimate estimateProgram(mlir::func::FuncOp function, MeshAttr mesh,
                                 int64_t firstRank,
-                                const runtime::Cluster &cluster);
+                                const runtime::Cluster &cluster,
+                                const FirstRanks *ranks = nullptr);
 
 /// The step of `module`'s per-device programs; nullopt with `error` when it
 /// has none, or stages whose schedules do not fit together.
