@@ -10,6 +10,7 @@
 
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
+#include "partition/Planner/Planner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -26,6 +27,7 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
 inline void registerAllPasses() {
   part::registerPartPasses();
   part::registerSpmdPipeline();
+  planner::registerAutoPartitionPass();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

@@ -200,6 +200,9 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
       }
     }
     for (auto [d, left] : llvm::enumerate(projection.leftover)) {
+      // Axes of size 1 split nothing: losing them is no loss.
+      if (llvm::all_of(left, [&](StringAttr a) { return axisSize(a) == 1; }))
+        continue;
       if (left.empty() || !reported.insert(v).second)
         continue;
       // Axes the op's factors cannot take stop at this op: say so.

@@ -41,6 +41,12 @@ FailureOr<ReshardPlan> partition::part::planReshard(
   auto step = [&](ReshardStep::Kind kind, ArrayRef<StringAttr> axes,
                   int64_t dim, int64_t concatDim,
                   ArrayRef<int64_t> resultShape) {
+    // Gathering, slicing or exchanging over one device moves nothing (an
+    // axis of size 1: a single micro-batch, a batch of one); pending sums
+    // are still completed, since a pipeline accumulates at them.
+    if (kind != ReshardStep::Kind::AllReduce &&
+        kind != ReshardStep::Kind::ReduceScatter && groupSize(axes) == 1)
+      return;
     ReshardStep s;
     s.kind = kind;
     s.axes.assign(axes.begin(), axes.end());

@@ -1,0 +1,151 @@
+//===- Planner.h - the automatic partitioner --------------------*- C++ -*-===//
+//
+// Chooses dp, tp, pp, virtual stages, micro-batch size, schedule, ZeRO stage,
+// recomputation and sequence parallelism for a model on a cluster
+// (docs/design/2026-12-03-cost-model.md, "Search"):
+//
+// - probes: the model cut to its first three layers (when its layers are
+//   alike) is trained and partitioned by the real passes for each tensor
+//   parallel degree, sequence parallelism and recomputation; each op of the
+//   per-device program is costed once (its FLOPs, bytes, collective), by
+//   whether it is forward, backward or update, and by its layer;
+// - composition: a plan's stages are layer counts times a layer's costs plus
+//   the embedding's and the head's, its micro-batch size scales what depends
+//   on the batch, data parallelism and ZeRO add their collectives as the
+//   compiler places them, the schedule's makespan comes from the pipeline
+//   simulation, memory from the probe's bytes per parameter and per layer;
+// - search: every combination that divides (devices, layers, batch) and the
+//   probes accept, pruned by memory, ranked by step time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_PLANNER_PLANNER_H
+#define PARTITION_PLANNER_PLANNER_H
+
+#include "partition/runtime/Cluster.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace partition::planner {
+
+/// How the model is trained; the probes and the chosen plan use the same
+/// passes.
+struct TrainingOptions {
+  bool train = true;
+  /// part-optimizer's options ("kind=adamw lr=3e-4"); empty for its defaults.
+  std::string optimizer = "kind=adamw";
+  /// "bf16" (part-mixed-precision) or "f32".
+  std::string precision = "bf16";
+};
+
+/// One plan: the choices the search makes.
+struct PlanConfig {
+  int64_t dp = 1, tp = 1, pp = 1;
+  int64_t virtualStages = 1;  ///< chunks per stage (interleaved-1f1b)
+  int64_t microBatchSize = 1; ///< sequences per micro-batch per dp group
+  int64_t microBatches = 1;   ///< per step
+  std::string schedule = "1f1b";
+  int64_t zero = 0;
+  bool recompute = false; ///< every layer's forward again in backward
+  bool sequenceParallel = false;
+
+  /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1".
+  std::string text() const;
+  /// part-spmd's options for this plan.
+  std::string spmdOptions() const;
+};
+
+/// A constraint on the search: the fields given are fixed (`--fix`).
+struct PlanConstraint {
+  std::optional<int64_t> dp, tp, pp, virtualStages, microBatchSize;
+  std::optional<std::string> schedule;
+  std::optional<int64_t> zero;
+  std::optional<bool> recompute, sequenceParallel;
+  /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
+  /// (keys: dp tp pp vpp mbs schedule zero recompute sp); nullopt with
+  /// `error` naming the bad key or value.
+  static std::optional<PlanConstraint> parse(const std::string &text,
+                                             std::string *error);
+  bool admits(const PlanConfig &c) const;
+};
+
+/// Bytes one device holds at its peak, by kind.
+struct MemoryEstimate {
+  double parameters = 0, gradients = 0, optimizerState = 0, activations = 0,
+         workspace = 0;
+  double total() const {
+    return parameters + gradients + optimizerState + activations + workspace;
+  }
+};
+
+/// A plan with its predicted step.
+struct PlanEstimate {
+  PlanConfig config;
+  double seconds = 0; ///< one step (the global batch)
+  double compute = 0, exposedCommunication = 0, bubble = 0;
+  MemoryEstimate memory;  ///< the stage with the largest total
+  int64_t memoryStage = 0;
+  double modelFlops = 0;    ///< per step, all devices: 3 x forward
+  double hardwareFlops = 0; ///< with recomputation's extra forward
+  double tflopsPerDevice = 0; ///< hardware FLOPs per device per second / 1e12
+  double mfu = 0;             ///< model FLOPs per device per second / peak
+  bool simulated = false;     ///< the schedule simulated, not the formula
+};
+
+struct SearchOptions {
+  runtime::Cluster cluster;
+  int64_t devices = 0;
+  int64_t globalBatch = 0; ///< 0: the model's batch
+  TrainingOptions training;
+  PlanConstraint constraint;
+  int64_t maxMicroBatchSize = 64;
+  int64_t exactSchedules = 48; ///< the best this many are simulated
+};
+
+/// What the search saw of the model.
+struct ModelSummary {
+  int64_t layers = 0;      ///< part.layer groups
+  bool layersAlike = false; ///< probed on three of them
+  int64_t batch = 0;       ///< the model's own
+  double parameters = 0;   ///< elements
+  int64_t probes = 0;      ///< partitionings compiled
+};
+
+struct SearchResult {
+  ModelSummary model;
+  std::vector<PlanEstimate> plans; ///< ranked, fastest first; all fit
+  /// Why plans were left out, by reason, with how many.
+  std::map<std::string, int64_t> pruned;
+  int64_t considered = 0; ///< combinations looked at
+  double seconds = 0;     ///< the search's own time
+};
+
+/// Searches the plans of `model` (a forward model as partition-import writes
+/// it, with or without a loss) on `options.cluster`; fails with `error` when
+/// the model cannot be probed or nothing fits.
+std::optional<SearchResult> search(mlir::ModuleOp model,
+                                   const SearchOptions &options,
+                                   std::string *error);
+
+/// The passes that train `model` and partition it for `plan`, as a textual
+/// pipeline for mlir::parsePassPipeline (without the builtin.module).
+std::string planPipeline(mlir::ModuleOp model, const TrainingOptions &training,
+                         const PlanConfig &plan);
+
+/// Cuts a forward model whose layers (`part.layer` 0..L-1) are alike -- the
+/// same ops with the same types and attributes -- to its first `keep`: the
+/// ops after the layers read the last kept layer's values where they read
+/// the last layer's. Returns L; `alike` says whether it cut.
+int64_t truncateLayers(mlir::ModuleOp model, int64_t keep, bool *alike);
+
+/// Registers the pass part-auto-partition.
+void registerAutoPartitionPass();
+
+} // namespace partition::planner
+
+#endif // PARTITION_PLANNER_PLANNER_H

@@ -1,0 +1,437 @@
+//===- Probe.cpp - one partitioning of a cut model, costed per op ---------===//
+
+#include "Probe.h"
+
+#include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/ForwardProgram.h"
+#include "partition/Dialect/Part/IR/PartDialect.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace partition::part;
+using partition::runtime::Cluster;
+
+namespace partition::planner {
+
+std::string PlanConfig::text() const {
+  std::string s = "tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
+                  " dp=" + std::to_string(dp);
+  if (virtualStages > 1)
+    s += " vpp=" + std::to_string(virtualStages);
+  s += " mbs=" + std::to_string(microBatchSize) +
+       " mb=" + std::to_string(microBatches) + " schedule=" + schedule +
+       " zero=" + std::to_string(zero) +
+       " recompute=" + (recompute ? "full" : "none") +
+       " sp=" + (sequenceParallel ? "1" : "0");
+  return s;
+}
+
+std::string PlanConfig::spmdOptions() const {
+  // pp outermost and tp innermost: a stage's devices are consecutive ranks,
+  // a tp group the closest of them.
+  std::string mesh;
+  auto axis = [&](const char *name, int64_t size) {
+    mesh += (mesh.empty() ? "" : ",") + std::string(name) + ":" +
+            std::to_string(size);
+  };
+  bool pipelined = pp > 1 || microBatches > 1;
+  if (pipelined)
+    axis("pp", pp);
+  if (dp > 1)
+    axis("dp", dp);
+  if (tp > 1 || mesh.empty())
+    axis("tp", tp);
+  std::string s = "mesh=\"" + mesh + "\"";
+  if (pipelined) {
+    s += " micro-batches=" + std::to_string(microBatches) +
+         " schedule=" + schedule;
+    if (virtualStages > 1)
+      s += " virtual-stages=" + std::to_string(virtualStages);
+  }
+  if (zero)
+    s += " zero=" + std::to_string(zero);
+  if (sequenceParallel)
+    s += " sequence-parallel=true";
+  return s;
+}
+
+namespace {
+
+func::FuncOp mainFunction(ModuleOp module) {
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isDeclaration())
+      return f;
+  return {};
+}
+
+bool hasLoss(ModuleOp model) {
+  func::FuncOp f = mainFunction(model);
+  if (!f)
+    return false;
+  return llvm::any_of(f.getResultTypes(), [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.getRank() == 0;
+  });
+}
+
+double bytesOf(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t ? double(getTensorBytes(t).value_or(0)) : 0;
+}
+
+double elementsOf(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() ? double(t.getNumElements()) : 0;
+}
+
+double peakFor(Operation *op, const Cluster &cluster) {
+  std::string dtype = "f32";
+  if (op->getNumResults())
+    if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType())) {
+      Type e = t.getElementType();
+      if (e.isBF16())
+        dtype = "bf16";
+      else if (e.isF16())
+        dtype = "f16";
+    }
+  auto it = cluster.peakFlops.find(dtype);
+  if (it == cluster.peakFlops.end())
+    it = cluster.peakFlops.find("f32");
+  if (it != cluster.peakFlops.end())
+    return it->second;
+  double best = 1;
+  for (const auto &[name, flops] : cluster.peakFlops)
+    best = std::max(best, flops);
+  return best;
+}
+
+} // namespace
+
+std::string planPipeline(ModuleOp model, const TrainingOptions &training,
+                         const PlanConfig &plan) {
+  std::string p;
+  auto add = [&](const std::string &pass) {
+    p += (p.empty() ? "" : ",") + pass;
+  };
+  if (training.train) {
+    if (!hasLoss(model))
+      add("part-append-loss");
+    if (training.precision == "bf16")
+      add("part-mixed-precision{compute=bf16}");
+    add("part-autodiff");
+    if (plan.recompute)
+      add("part-recompute");
+    add("part-optimizer{" + training.optimizer + "}");
+  }
+  add("part-spmd{" + plan.spmdOptions() + "}");
+  return p;
+}
+
+std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
+                              const PlanConfig &config, const Cluster &cluster,
+                              std::string *error) {
+  OwningOpRef<ModuleOp> module(cut.clone());
+  MLIRContext *ctx = module->getContext();
+  PlanConfig probe = config;
+  probe.dp = probe.pp = probe.microBatches = probe.microBatchSize = 1;
+  probe.zero = 0;
+  probe.virtualStages = 1;
+  probe.schedule = "none";
+  std::string first;
+  {
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && first.empty())
+        first = d.str();
+      return success();
+    });
+    PassManager pm(ctx);
+    std::string text = planPipeline(*module, training, probe);
+    std::string parseError;
+    llvm::raw_string_ostream os(parseError);
+    if (failed(parsePassPipeline(text, pm, os))) {
+      *error = "cannot build the passes \"" + text + "\": " + parseError;
+      return std::nullopt;
+    }
+    if (failed(pm.run(*module))) {
+      *error = first.empty() ? "the passes failed" : first;
+      return std::nullopt;
+    }
+  }
+  func::FuncOp function;
+  MeshOp meshOp;
+  for (auto f : module->getOps<func::FuncOp>())
+    if (FlatSymbolRefAttr m = getSpmdMesh(f); m && !f.isDeclaration()) {
+      function = f;
+      meshOp = lookupMesh(f, m);
+      break;
+    }
+  if (!function || !meshOp) {
+    *error = "the partitioned probe has no per-device program";
+    return std::nullopt;
+  }
+  MeshAttr mesh = meshOp.getMesh();
+
+  Probe p;
+  p.config = probe;
+  Block &body = function.getBody().front();
+  // Batch inputs, and what depends on them.
+  llvm::DenseSet<Value> batched;
+  for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+    auto role =
+        function.getArgAttrOfType<ArgRoleAttr>(i, PartDialect::getRoleAttrName());
+    if (role && (role.getValue() == ArgRole::Input ||
+                 role.getValue() == ArgRole::Label)) {
+      batched.insert(arg);
+      if (auto t = dyn_cast<RankedTensorType>(arg.getType());
+          t && t.getRank() > 0 && p.batch == 0)
+        p.batch = t.getDimSize(0);
+    }
+  }
+  // Steps and sections. Untagged forward ops before the first layer op are
+  // the embedding's (pre), after it the head's (post); backward the other
+  // way round.
+  // Forward: what the loss (or an inference's outputs) is computed from;
+  // update: what reads the gradients as the optimizer takes them
+  // (part.gradient_of) or its state; backward: the rest.
+  enum Kind { Forward, Backward, Update };
+  llvm::DenseSet<Operation *> forward = forwardProgram(function);
+  llvm::DenseSet<Operation *> update;
+  {
+    SmallVector<Value> work;
+    for (Operation &op : body.without_terminator())
+      if (op.hasAttr(PartDialect::getGradientOfAttrName()) ||
+          op.hasAttr(PartDialect::getGradientAttrName()))
+        for (Value r : op.getResults())
+          for (Operation *u : r.getUsers())
+            if (update.insert(u).second)
+              llvm::append_range(work, u->getResults());
+    for (auto [i, arg] : llvm::enumerate(function.getArguments()))
+      if (auto role = function.getArgAttrOfType<ArgRoleAttr>(
+              i, PartDialect::getRoleAttrName());
+          role && role.getValue() == ArgRole::State)
+        work.push_back(arg);
+    while (!work.empty())
+      for (Operation *u : work.pop_back_val().getUsers())
+        if (!isa<func::ReturnOp>(u) && !forward.contains(u) &&
+            update.insert(u).second)
+          llvm::append_range(work, u->getResults());
+  }
+  llvm::DenseMap<Operation *, Kind> kinds;
+  llvm::DenseMap<Operation *, int32_t> sections;
+  bool seenLayerForward = false, seenLayerBackward = false;
+  int64_t maxLayer = -1;
+  for (Operation &op : body.without_terminator()) {
+    Kind kind = forward.contains(&op)  ? Forward
+                : update.contains(&op) ? Update
+                                       : Backward;
+    kinds[&op] = kind;
+    int32_t section;
+    if (kind == Update) {
+      section = kUpdate;
+    } else if (auto layer = op.getAttrOfType<IntegerAttr>("part.layer")) {
+      section = int32_t(layer.getInt());
+      maxLayer = std::max<int64_t>(maxLayer, layer.getInt());
+      (kind == Forward ? seenLayerForward : seenLayerBackward) = true;
+    } else if (kind == Forward) {
+      section = seenLayerForward ? kPost : kPre;
+    } else {
+      section = seenLayerBackward ? kPre : kPost;
+    }
+    sections[&op] = section;
+  }
+  p.probedLayers = maxLayer + 1;
+  p.layerParams.assign(p.probedLayers, 0);
+  p.layerSaved.assign(p.probedLayers, 0);
+  p.layerForwardFlops.assign(p.probedLayers, 0);
+
+  for (Operation &op : body.without_terminator()) {
+    Kind kind = kinds[&op];
+    bool dependsOnBatch = llvm::any_of(
+        op.getOperands(), [&](Value v) { return batched.contains(v); });
+    if (dependsOnBatch && kind != Update)
+      for (Value r : op.getResults())
+        batched.insert(r);
+    if (isa<ReshapeOp, ConstantOp, AxisIndexOp>(op))
+      continue;
+    ProbeOp o;
+    o.section = sections[&op];
+    o.backward = kind == Backward;
+    o.scales = dependsOnBatch && kind != Update;
+    if (std::optional<CollectiveCost> c = collectiveCost(&op, mesh)) {
+      if (isa<AllSliceOp>(op) || c->groupSize <= 1 || c->movedBytes == 0)
+        continue;
+      o.commBytes = double(c->movedBytes);
+      o.commSteps = double(c->groupSize - 1) * (isa<AllReduceOp>(op) ? 2 : 1);
+    } else {
+      for (Value v : op.getOperands())
+        o.bytes += bytesOf(v);
+      for (Value v : op.getResults())
+        o.bytes += bytesOf(v);
+      o.flops = double(flopsOf(&op));
+      o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op);
+      o.peak = peakFor(&op, cluster);
+      if (kind == Forward) {
+        if (o.section >= 0)
+          p.layerForwardFlops[o.section] += o.flops;
+        else
+          p.outsideForwardFlops += o.flops;
+      }
+    }
+    p.ops.push_back(o);
+    // What forward keeps for backward.
+    if (kind == Forward)
+      for (Value r : op.getResults()) {
+        bool keptForBackward = llvm::any_of(r.getUsers(), [&](Operation *u) {
+          auto it = kinds.find(u);
+          return it != kinds.end() && it->second == Backward;
+        });
+        if (!keptForBackward)
+          continue;
+        if (o.section >= 0)
+          p.layerSaved[o.section] += bytesOf(r);
+        else if (o.section == kPre)
+          p.preSaved += bytesOf(r);
+        else
+          p.postSaved += bytesOf(r);
+      }
+  }
+
+  // Parameters: by the layer of the first layer op that reads them (through
+  // casts and the like), else before or after the layers (both when tied).
+  double parameterElements = 0, parameterBytes = 0, stateBytes = 0;
+  for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+    auto role =
+        function.getArgAttrOfType<ArgRoleAttr>(i, PartDialect::getRoleAttrName());
+    if (!role)
+      continue;
+    if (role.getValue() == ArgRole::State) {
+      stateBytes += bytesOf(arg);
+      continue;
+    }
+    if (role.getValue() != ArgRole::Parameter)
+      continue;
+    double elements = elementsOf(arg);
+    parameterElements += elements;
+    parameterBytes += bytesOf(arg);
+    int32_t layer = -1;
+    bool pre = false, post = false;
+    SmallVector<std::pair<Value, int>> work = {{arg, 0}};
+    while (!work.empty() && layer < 0) {
+      auto [v, depth] = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        auto it = sections.find(user);
+        if (it == sections.end() || it->second == kUpdate)
+          continue;
+        if (it->second >= 0) {
+          layer = it->second;
+          break;
+        }
+        if (kinds[user] == Forward) {
+          pre |= it->second == kPre;
+          post |= it->second == kPost;
+        }
+        if (depth < 3)
+          for (Value r : user->getResults())
+            work.push_back({r, depth + 1});
+      }
+    }
+    if (layer >= 0)
+      p.layerParams[layer] += elements;
+    else {
+      if (pre || !post)
+        p.preParams += elements;
+      if (post)
+        p.postParams += elements;
+    }
+  }
+  // Transient bytes: op results that are not kept for backward, not read
+  // by the update (gradients) and not returned, live from their op to their
+  // last use: the most at once in forward and backward (grows with the
+  // batch), and in the update (the optimizer's temporaries).
+  double peakPasses = 0, peakUpdate = 0, gradientBytes = 0;
+  {
+    auto transient = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (!def || isa<ReshapeOp>(def))
+        return false;
+      for (Operation *u : v.getUsers()) {
+        if (isa<func::ReturnOp>(u))
+          return false;
+        auto it = kinds.find(u);
+        if (it == kinds.end())
+          continue;
+        if (kinds[def] != Update && it->second == Update)
+          return false;
+        if (kinds[def] == Forward && it->second == Backward)
+          return false;
+      }
+      return true;
+    };
+    llvm::DenseMap<Operation *, SmallVector<Value>> dying;
+    llvm::DenseMap<Value, Operation *> lastUse;
+    for (Operation &op : body.without_terminator())
+      for (Value v : op.getOperands())
+        lastUse[v] = &op;
+    for (auto &[v, op] : lastUse)
+      if (transient(v))
+        dying[op].push_back(v);
+    double live = 0;
+    for (Operation &op : body.without_terminator()) {
+      for (Value r : op.getResults()) {
+        if (transient(r))
+          live += bytesOf(r);
+        else if (kinds[&op] != Update && !isa<ReshapeOp>(op) &&
+                 llvm::any_of(r.getUsers(), [&](Operation *u) {
+                   return kinds.lookup(u) == Update;
+                 }))
+          gradientBytes += bytesOf(r);
+      }
+      double &peak = kinds[&op] == Update ? peakUpdate : peakPasses;
+      peak = std::max(peak, live);
+      for (Value v : dying.lookup(&op))
+        live -= bytesOf(v);
+    }
+  }
+  if (parameterElements > 0) {
+    p.parameterBytes = parameterBytes / parameterElements;
+    p.stateBytes = stateBytes / parameterElements;
+    p.gradientBytes = gradientBytes / parameterElements;
+  }
+  double saved = p.preSaved + p.postSaved;
+  for (double s : p.layerSaved)
+    saved += s;
+  p.workspace = peakPasses;
+  p.updateWorkspace = peakUpdate;
+
+  // A layer's output as the next layer reads it: what crosses a stage cut.
+  if (p.probedLayers >= 2) {
+    llvm::DenseSet<Value> crossing;
+    for (Operation &op : body.without_terminator()) {
+      auto it = sections.find(&op);
+      if (it == sections.end() || it->second != 1 || kinds[&op] != Forward)
+        continue;
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp()) {
+          auto d = sections.find(def);
+          if (d != sections.end() && d->second == 0 &&
+              kinds[def] == Forward)
+            crossing.insert(v);
+        }
+    }
+    for (Value v : crossing)
+      p.transferBytes += bytesOf(v);
+    // Megatron's scatter/gather: a value every tp device holds whole
+    // crosses as one block per device.
+    if (!probe.sequenceParallel)
+      p.transferBytes /= double(std::max<int64_t>(1, probe.tp));
+  }
+  return p;
+}
+
+} // namespace partition::planner

@@ -1,0 +1,69 @@
+//===- Probe.h - one partitioning of a cut model, costed per op -*- C++ -*-===//
+//
+// Internal to the planner: a probe is the model cut to its first layers
+// (truncateLayers), trained and partitioned by the real passes for one
+// tensor parallel degree, sequence parallelism and recomputation, on
+// pp:1 (one stage, so that part-pipeline labels each op forward, backward or
+// update), and reduced to what the composition needs: each op's FLOPs,
+// bytes and collective with its step, its layer and whether it grows with
+// the batch; bytes per parameter; activations each layer keeps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_PLANNER_PROBE_H
+#define PARTITION_PLANNER_PROBE_H
+
+#include "partition/Planner/Planner.h"
+
+#include <string>
+#include <vector>
+
+namespace partition::planner {
+
+/// Where an op's cost goes: a layer (0, 1, ...) or outside the layers.
+enum Section : int32_t { kPre = -1, kPost = -2, kUpdate = -3 };
+
+struct ProbeOp {
+  int32_t section = kPre;
+  bool backward = false;  ///< else forward (update ops have kUpdate)
+  bool scales = false;    ///< grows with the batch
+  bool gemm = false;      ///< matmul, batch matmul, attention
+  double flops = 0, bytes = 0;
+  double peak = 0;        ///< FLOP/s of its dtype on the cluster
+  /// A collective: bytes a device moves, and ring steps (latencies).
+  double commBytes = 0, commSteps = 0;
+};
+
+struct Probe {
+  PlanConfig config;        ///< tp, sp, recompute (pp:1, dp:1)
+  int64_t batch = 0;        ///< the model's batch: what `scales` ops saw
+  int64_t probedLayers = 0; ///< layers in the probe
+  std::vector<ProbeOp> ops;
+  /// Local parameter elements: per probed layer, before and after them.
+  std::vector<double> layerParams;
+  double preParams = 0, postParams = 0;
+  /// Bytes per local parameter element.
+  double parameterBytes = 0, stateBytes = 0, gradientBytes = 0;
+  /// Bytes forward keeps for backward, per probed layer and outside.
+  std::vector<double> layerSaved;
+  double preSaved = 0, postSaved = 0;
+  /// Live bytes besides those and the gradients: at the most in forward
+  /// and backward (grows with the batch), and in the update.
+  double workspace = 0, updateWorkspace = 0;
+  double transferBytes = 0; ///< a layer's output as a stage sends it
+  /// Forward FLOPs per device (only the tp = 1 probe's are the model's).
+  std::vector<double> layerForwardFlops;
+  double outsideForwardFlops = 0;
+};
+
+/// Compiles and costs one probe of `cut` (the model cut by truncateLayers);
+/// nullopt with the compiler's first error in `error`.
+std::optional<Probe> runProbe(mlir::ModuleOp cut,
+                              const TrainingOptions &training,
+                              const PlanConfig &config,
+                              const runtime::Cluster &cluster,
+                              std::string *error);
+
+} // namespace partition::planner
+
+#endif // PARTITION_PLANNER_PROBE_H

@@ -1,0 +1,771 @@
+//===- Search.cpp - plans composed from probes, searched ------------------===//
+
+#include "Probe.h"
+
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/IR/PartDialect.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+using namespace mlir;
+using partition::runtime::Cluster;
+using partition::runtime::Link;
+namespace pl = partition::part::pipeline;
+
+namespace partition::planner {
+
+//===----------------------------------------------------------------------===//
+// Constraints (--fix)
+//===----------------------------------------------------------------------===//
+
+std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
+                                                    std::string *error) {
+  PlanConstraint c;
+  SmallVector<StringRef> items;
+  StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    auto [key, value] = item.trim().split('=');
+    key = key.trim();
+    value = value.trim();
+    int64_t n = 0;
+    bool isNumber = !value.getAsInteger(10, n) && n >= 0;
+    auto number = [&](std::optional<int64_t> &field, int64_t least) {
+      if (!isNumber || n < least) {
+        *error = "--fix: " + key.str() + "=" + value.str() +
+                 " is not a whole number of at least " +
+                 std::to_string(least);
+        return false;
+      }
+      field = n;
+      return true;
+    };
+    bool ok = true;
+    if (key == "dp")
+      ok = number(c.dp, 1);
+    else if (key == "tp")
+      ok = number(c.tp, 1);
+    else if (key == "pp")
+      ok = number(c.pp, 1);
+    else if (key == "vpp")
+      ok = number(c.virtualStages, 1);
+    else if (key == "mbs")
+      ok = number(c.microBatchSize, 1);
+    else if (key == "zero") {
+      ok = number(c.zero, 0);
+      if (ok && n > 3) {
+        *error = "--fix: zero=" + value.str() + " is not a ZeRO stage (0-3)";
+        ok = false;
+      }
+    } else if (key == "schedule") {
+      if (!pl::parseScheduleKind(value.str())) {
+        *error = "--fix: schedule=" + value.str() +
+                 " is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble";
+        ok = false;
+      } else {
+        c.schedule = value.str();
+      }
+    } else if (key == "recompute") {
+      if (value != "full" && value != "none") {
+        *error = "--fix: recompute=" + value.str() + " is not full or none";
+        ok = false;
+      } else {
+        c.recompute = value == "full";
+      }
+    } else if (key == "sp") {
+      if (value != "0" && value != "1") {
+        *error = "--fix: sp=" + value.str() + " is not 0 or 1";
+        ok = false;
+      } else {
+        c.sequenceParallel = value == "1";
+      }
+    } else {
+      *error = "--fix: unknown key \"" + key.str() +
+               "\" (known: dp tp pp vpp mbs schedule zero recompute sp)";
+      ok = false;
+    }
+    if (!ok)
+      return std::nullopt;
+  }
+  return c;
+}
+
+bool PlanConstraint::admits(const PlanConfig &c) const {
+  return (!dp || *dp == c.dp) && (!tp || *tp == c.tp) &&
+         (!pp || *pp == c.pp) &&
+         (!virtualStages || *virtualStages == c.virtualStages) &&
+         (!microBatchSize || *microBatchSize == c.microBatchSize) &&
+         (!schedule || *schedule == c.schedule) && (!zero || *zero == c.zero) &&
+         (!recompute || *recompute == c.recompute) &&
+         (!sequenceParallel || *sequenceParallel == c.sequenceParallel);
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Costs of a probe at one micro-batch size
+//===----------------------------------------------------------------------===//
+
+/// Seconds of one part of a step: kernels and the collectives they wait for.
+struct Cost {
+  double compute = 0, communication = 0;
+  double total() const { return compute + communication; }
+  Cost &operator+=(const Cost &o) {
+    compute += o.compute;
+    communication += o.communication;
+    return *this;
+  }
+  Cost operator*(double k) const { return {compute * k, communication * k}; }
+};
+
+struct PassCost {
+  Cost forward, backward;
+};
+
+/// A probe's costs at micro-batch size b: per probed layer, outside them,
+/// and the update per local parameter element.
+struct ProbeCosts {
+  std::vector<PassCost> layers;
+  PassCost pre, post;
+  double updatePerParameter = 0;
+};
+
+ProbeCosts costProbe(const Probe &p, double microBatchSize,
+                     const Cluster &cluster) {
+  ProbeCosts c;
+  c.layers.assign(p.probedLayers, {});
+  double k = microBatchSize / double(std::max<int64_t>(1, p.batch));
+  const Link &tpLink = p.config.tp <= cluster.devicesPerNode
+                           ? cluster.intraNode
+                           : cluster.interNode;
+  double update = 0;
+  for (const ProbeOp &o : p.ops) {
+    double scale = o.scales ? k : 1.0;
+    Cost t;
+    if (o.commSteps > 0) {
+      t.communication =
+          o.commSteps * tpLink.latency +
+          o.commBytes * scale /
+              (tpLink.bandwidth * std::max(1e-9, cluster.collective));
+    } else {
+      double flops = o.flops * scale;
+      double efficiency = o.gemm ? cluster.gemmEfficiency(flops) : 1.0;
+      double memory = o.bytes * scale /
+                      (cluster.memoryBandwidth *
+                       std::max(1e-9, cluster.elementwise));
+      t.compute =
+          std::max(memory, flops / (o.peak * std::max(1e-9, efficiency)));
+    }
+    if (o.section == kUpdate) {
+      update += t.total();
+      continue;
+    }
+    PassCost &pc = o.section >= 0 ? c.layers[o.section]
+                   : o.section == kPre ? c.pre
+                                       : c.post;
+    (o.backward ? pc.backward : pc.forward) += t;
+  }
+  double params = p.preParams + p.postParams;
+  for (double l : p.layerParams)
+    params += l;
+  c.updatePerParameter = params > 0 ? update / params : 0;
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// The model: probes by (tp, sp, recompute), layers
+//===----------------------------------------------------------------------===//
+
+struct Model {
+  ModelSummary summary;
+  /// The probed layer a layer of the model costs as.
+  std::function<int64_t(int64_t)> probedLayerOf;
+};
+
+/// ring all-reduce, reduce-scatter and all-gather over n devices of `link`.
+double allReduceTime(double bytes, int64_t n, const Link &link,
+                     const Cluster &cluster) {
+  if (n <= 1)
+    return 0;
+  return 2.0 * double(n - 1) * link.latency +
+         2.0 * double(n - 1) / double(n) * bytes /
+             (link.bandwidth * std::max(1e-9, cluster.collective));
+}
+double gatherTime(double bytes, int64_t n, const Link &link,
+                  const Cluster &cluster) {
+  if (n <= 1)
+    return 0;
+  return double(n - 1) * link.latency +
+         double(n - 1) / double(n) * bytes /
+             (link.bandwidth * std::max(1e-9, cluster.collective));
+}
+
+struct StageCosts {
+  std::vector<Cost> forward, backward; ///< per stage, one micro-batch
+  std::vector<double> update;          ///< per stage, once per step
+  std::vector<double> parameters;      ///< local elements per stage
+  std::vector<double> saved;           ///< bytes per micro-batch per stage
+};
+
+/// Composes `c` from the probe's costs; the pipeline part by formula or,
+/// with `exact`, by simulating the schedule.
+class Composer {
+public:
+  Composer(const Probe &probe, const ProbeCosts &costs, const Model &model,
+           const Cluster &cluster, const Probe &modelProbe,
+           const ProbeCosts &modelCosts, int64_t globalBatch)
+      : probe(probe), costs(costs), model(model), cluster(cluster),
+        modelProbe(modelProbe), modelCosts(modelCosts),
+        globalBatch(globalBatch) {}
+
+  std::optional<PlanEstimate> estimate(const PlanConfig &c, bool exact,
+                                       std::string *pruned) const;
+
+private:
+  const Probe &probe;
+  const ProbeCosts &costs;
+  const Model &model;
+  const Cluster &cluster;
+  const Probe &modelProbe;
+  const ProbeCosts &modelCosts;
+  int64_t globalBatch;
+};
+
+std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
+                                               std::string *pruned) const {
+  const int64_t p = c.pp, d = c.dp, t = c.tp, V = c.virtualStages;
+  const int64_t L = model.summary.layers;
+  const int64_t m = c.microBatches;
+  const double k = double(c.microBatchSize) /
+                   double(std::max<int64_t>(1, probe.batch));
+  const int64_t perNode = std::max<int64_t>(1, cluster.devicesPerNode);
+  const Link &dpLink = d * t <= perNode ? cluster.intraNode : cluster.interNode;
+  const Link &ppLink =
+      p * d * t <= perNode ? cluster.intraNode : cluster.interNode;
+  double transfer =
+      p > 1 ? ppLink.latency + probe.transferBytes * k /
+                                   (ppLink.bandwidth *
+                                    std::max(1e-9, cluster.collective))
+            : 0;
+
+  StageCosts s;
+  s.forward.assign(p, {});
+  s.backward.assign(p, {});
+  s.update.assign(p, 0);
+  s.parameters.assign(p, 0);
+  s.saved.assign(p, 0);
+  int64_t perStage = p > 0 ? L / p : 0;
+  for (int64_t stage = 0; stage < p; ++stage) {
+    for (int64_t l = stage * perStage; l < (stage + 1) * perStage; ++l) {
+      int64_t q = model.probedLayerOf(l);
+      s.forward[stage] += costs.layers[q].forward;
+      s.backward[stage] += costs.layers[q].backward;
+      s.parameters[stage] += probe.layerParams[q];
+      s.saved[stage] += probe.layerSaved[q] * k;
+    }
+    if (stage == 0) {
+      s.forward[stage] += costs.pre.forward;
+      s.backward[stage] += costs.pre.backward;
+      s.parameters[stage] += probe.preParams;
+      s.saved[stage] += probe.preSaved * k;
+    }
+    if (stage == p - 1) {
+      s.forward[stage] += costs.post.forward;
+      s.backward[stage] += costs.post.backward;
+      s.parameters[stage] += probe.postParams;
+      s.saved[stage] += probe.postSaved * k;
+    }
+    // Pipeline transfers: a stage waits for its input's (and its output
+    // gradient's) transfer, V times per micro-batch when interleaved.
+    if (stage > 0 || V > 1)
+      s.forward[stage].communication += transfer * double(V);
+    if (stage < p - 1 || V > 1)
+      s.backward[stage].communication += transfer * double(V);
+    // Data parallelism and ZeRO as the compiler places them: the gradient
+    // all-reduce once per step, in the last micro-batch's backward (ZeRO 0);
+    // a reduce-scatter in every micro-batch's backward and the parameters'
+    // all-gather after the update (1, 2); with 3 also the parameters'
+    // all-gather in every forward and again in backward. What runs beside
+    // backward is hidden up to the cluster's overlap.
+    double gradients = s.parameters[stage] * probe.gradientBytes;
+    double weights = s.parameters[stage] * probe.parameterBytes;
+    auto hidden = [&](double comm, double besides) {
+      return std::min(comm, besides) * cluster.overlap;
+    };
+    double update = s.parameters[stage] * costs.updatePerParameter /
+                    double(c.zero >= 1 ? d : 1);
+    if (d > 1 && c.zero == 0) {
+      double ar = allReduceTime(gradients, d, dpLink, cluster);
+      update += ar - hidden(ar, s.backward[stage].compute);
+    } else if (d > 1) {
+      double rs = gatherTime(gradients, d, dpLink, cluster);
+      s.backward[stage].communication +=
+          rs - hidden(rs, s.backward[stage].compute);
+      double ag = gatherTime(weights, d, dpLink, cluster);
+      if (c.zero == 3) {
+        s.forward[stage].communication +=
+            ag - hidden(ag, s.forward[stage].compute);
+        s.backward[stage].communication +=
+            ag - hidden(ag, s.backward[stage].compute);
+      } else {
+        update += ag;
+      }
+    }
+    s.update[stage] = update;
+  }
+
+  // Memory: the stage with the most.
+  auto memoryOf = [&](int64_t stage, int64_t inFlight) {
+    MemoryEstimate mem;
+    double params = s.parameters[stage];
+    mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
+    if (c.zero == 3) // the largest layer's gathered weights
+      mem.parameters += params / std::max<int64_t>(1, perStage) *
+                        probe.parameterBytes;
+    mem.gradients = params * probe.gradientBytes / double(c.zero >= 2 ? d : 1);
+    mem.optimizerState = params * probe.stateBytes / double(c.zero >= 1 ? d : 1);
+    mem.activations = s.saved[stage] / double(V) * double(inFlight);
+    mem.workspace = std::max(probe.workspace * k,
+                             probe.updateWorkspace / double(c.zero >= 1 ? d : 1));
+    return mem;
+  };
+
+  PlanEstimate e;
+  e.config = c;
+  double pipeline = 0;
+  std::vector<int64_t> inFlight(p, 1);
+  std::vector<double> bubble(p, 0);
+  auto work = [&](int64_t stage) {
+    return double(m) * (s.forward[stage].total() + s.backward[stage].total());
+  };
+  if (p == 1) {
+    pipeline = work(0);
+    inFlight[0] = 1;
+  } else if (exact) {
+    auto kind = pl::parseScheduleKind(c.schedule);
+    std::string why;
+    std::optional<pl::Schedule> schedule =
+        pl::makeSchedule(*kind, p, m, V, &why);
+    if (!schedule) {
+      *pruned = "schedule: " + why;
+      return std::nullopt;
+    }
+    auto cost = [&](int64_t stage, const pl::Step &step) {
+      double f = s.forward[stage].total() / double(V);
+      double b = s.backward[stage].total() / double(V);
+      switch (step.action) {
+      case pl::Action::Forward:
+        return f;
+      case pl::Action::Backward:
+        return b;
+      case pl::Action::BackwardInput:
+      case pl::Action::BackwardWeight:
+        return b / 2;
+      }
+      return 0.0;
+    };
+    std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
+    if (!timeline) {
+      *pruned = "schedule: " + why;
+      return std::nullopt;
+    }
+    pipeline = timeline->makespan;
+    for (int64_t stage = 0; stage < p; ++stage) {
+      inFlight[stage] = timeline->peakInFlight[stage];
+      bubble[stage] = timeline->makespan - work(stage);
+    }
+    e.simulated = true;
+  } else {
+    // (m - 1) micro-batches at the slowest stage's pace, plus filling and
+    // draining through every stage (a chunk's worth when interleaved; the
+    // forward only for zero-bubble, whose weight gradients fill the rest).
+    double slowest = 0, fill = 0;
+    for (int64_t stage = 0; stage < p; ++stage) {
+      double one = s.forward[stage].total() + s.backward[stage].total();
+      slowest = std::max(slowest, one);
+      fill += c.schedule == "zero-bubble" ? s.forward[stage].total() : one;
+    }
+    if (c.schedule == "interleaved-1f1b")
+      fill /= double(V);
+    pipeline = double(m - 1) * slowest + fill;
+    if (c.schedule == "zero-bubble")
+      pipeline = std::max(pipeline, double(m) * slowest);
+    for (int64_t stage = 0; stage < p; ++stage) {
+      bubble[stage] = std::max(0.0, pipeline - work(stage));
+      int64_t held = c.schedule == "gpipe" ? m : std::min(m, p - stage);
+      if (c.schedule == "interleaved-1f1b")
+        held = std::min(m * V, (p - stage) * 2 + (V - 1) * p);
+      inFlight[stage] = held;
+    }
+  }
+  double step = 0;
+  int64_t busiest = 0;
+  for (int64_t stage = 0; stage < p; ++stage)
+    if (pipeline + s.update[stage] > step) {
+      step = pipeline + s.update[stage];
+      busiest = stage;
+    }
+  e.seconds = step;
+  e.compute = double(m) * (s.forward[busiest].compute +
+                           s.backward[busiest].compute);
+  e.bubble = std::max(0.0, bubble[busiest]);
+  e.exposedCommunication = std::max(0.0, step - e.compute - e.bubble);
+  double most = -1;
+  for (int64_t stage = 0; stage < p; ++stage) {
+    MemoryEstimate mem = memoryOf(stage, inFlight[stage]);
+    if (mem.total() > most) {
+      most = mem.total();
+      e.memory = mem;
+      e.memoryStage = stage;
+    }
+  }
+  if (most > cluster.memoryBytes) {
+    *pruned = "memory";
+    return std::nullopt;
+  }
+  // FLOPs from the tp = 1 probe: the model's, not a device's share.
+  double forward = modelProbe.outsideForwardFlops;
+  double layersForward = 0;
+  for (int64_t l = 0; l < L; ++l)
+    layersForward += modelProbe.layerForwardFlops[model.probedLayerOf(l)];
+  forward += layersForward;
+  double perSequence = forward / double(std::max<int64_t>(1, modelProbe.batch));
+  double sequences = double(globalBatch);
+  e.modelFlops = 3 * perSequence * sequences;
+  e.hardwareFlops =
+      e.modelFlops + (c.recompute ? layersForward / double(std::max<int64_t>(
+                                                        1, modelProbe.batch)) *
+                                        sequences
+                                  : 0);
+  double devices = double(p * d * t);
+  e.tflopsPerDevice = e.hardwareFlops / devices / step / 1e12;
+  double peak = modelProbe.ops.empty() ? 1 : 0;
+  for (const ProbeOp &o : modelProbe.ops)
+    if (o.gemm)
+      peak = std::max(peak, o.peak);
+  e.mfu = peak > 0 ? e.modelFlops / devices / step / peak : 0;
+  (void)modelCosts;
+  return e;
+}
+
+/// The ranking: faster first; between plans equally fast (within a
+/// millionth), the one that needs less memory, then the simpler (less
+/// ZeRO, no recomputation, fewer stages).
+bool faster(const PlanEstimate &a, const PlanEstimate &b) {
+  double tie = 1e-6 * std::max(a.seconds, b.seconds);
+  if (std::abs(a.seconds - b.seconds) > tie)
+    return a.seconds < b.seconds;
+  double ma = a.memory.total(), mb = b.memory.total();
+  if (std::abs(ma - mb) > 1e-6 * std::max(ma, mb))
+    return ma < mb;
+  auto simple = [](const PlanConfig &c) {
+    return std::make_tuple(c.zero, c.recompute, c.pp, c.virtualStages,
+                           c.sequenceParallel);
+  };
+  return simple(a.config) < simple(b.config);
+}
+
+std::vector<int64_t> divisorsOf(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      out.push_back(i);
+      if (i != n / i)
+        out.push_back(n / i);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+} // namespace
+
+std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
+                                   std::string *error) {
+  auto started = std::chrono::steady_clock::now();
+  SearchResult result;
+  const Cluster &cluster = options.cluster;
+  if (options.devices < 1) {
+    *error = "the number of devices must be at least 1";
+    return std::nullopt;
+  }
+  OwningOpRef<ModuleOp> cut(model.clone());
+  bool alike = false;
+  int64_t layers = truncateLayers(*cut, 3, &alike);
+  Model m;
+  m.summary.layers = layers;
+  m.summary.layersAlike = alike;
+  int64_t probed = alike ? std::min<int64_t>(layers, 3) : layers;
+  m.probedLayerOf = [alike, probed, layers](int64_t l) -> int64_t {
+    if (layers == 0)
+      return 0;
+    if (!alike)
+      return l;
+    if (probed < 3)
+      return std::min(l, probed - 1);
+    return 1; // a layer with layers on both sides
+  };
+  // The model's batch: its first input's first dimension.
+  for (auto f : model.getOps<func::FuncOp>()) {
+    if (f.isDeclaration())
+      continue;
+    for (auto [i, arg] : llvm::enumerate(f.getArguments())) {
+      auto role = f.getArgAttrOfType<part::ArgRoleAttr>(
+          i, part::PartDialect::getRoleAttrName());
+      auto t = dyn_cast<RankedTensorType>(arg.getType());
+      if (role && role.getValue() == part::ArgRole::Input && t &&
+          t.getRank() > 0) {
+        m.summary.batch = t.getDimSize(0);
+        break;
+      }
+    }
+    break;
+  }
+  int64_t globalBatch =
+      options.globalBatch ? options.globalBatch : m.summary.batch;
+  if (globalBatch < 1) {
+    *error = "the global batch is unknown: the model has no input with a "
+             "batch dimension; give the global batch";
+    return std::nullopt;
+  }
+
+  // Probes: tp degrees that divide the devices, with and without sequence
+  // parallelism and recomputation. A degree the model cannot be split by
+  // fails in the compiler, whose message is the reason it is pruned.
+  struct Probed {
+    Probe probe;
+    std::map<int64_t, ProbeCosts> costs; // by micro-batch size
+  };
+  std::map<std::tuple<int64_t, bool, bool>, Probed> probes;
+  std::vector<int64_t> tps;
+  const PlanConstraint &fix = options.constraint;
+  for (int64_t t : divisorsOf(options.devices)) {
+    if (t > std::max<int64_t>(1, cluster.devicesPerNode) && !(fix.tp && *fix.tp == t))
+      continue; // tp within a node, as Megatron keeps it
+    if (fix.tp && *fix.tp != t)
+      continue;
+    bool any = false;
+    for (bool sp : {false, true}) {
+      if (sp && t == 1)
+        continue;
+      if (fix.sequenceParallel && *fix.sequenceParallel != sp)
+        continue;
+      for (bool rc : {false, true}) {
+        if (!options.training.train && rc)
+          continue;
+        if (fix.recompute && *fix.recompute != rc)
+          continue;
+        PlanConfig pc;
+        pc.tp = t;
+        pc.sequenceParallel = sp;
+        pc.recompute = rc;
+        std::string why;
+        std::optional<Probe> probe =
+            runProbe(*cut, options.training, pc, cluster, &why);
+        ++m.summary.probes;
+        if (!probe) {
+          result.pruned["tp=" + std::to_string(t) + (sp ? " sp" : "") +
+                        ": " + why] += 1;
+          continue;
+        }
+        any = true;
+        probes[{t, sp, rc}].probe = std::move(*probe);
+      }
+    }
+    if (any)
+      tps.push_back(t);
+  }
+  // The model's own FLOPs and parameters: the tp = 1 probe without
+  // recomputation (always probed unless the constraint fixes tp).
+  std::optional<Probe> modelProbe;
+  {
+    auto it = probes.find({1, false, false});
+    if (it != probes.end())
+      modelProbe = it->second.probe;
+    else {
+      PlanConfig pc;
+      std::string why;
+      modelProbe = runProbe(*cut, options.training, pc, cluster, &why);
+      ++m.summary.probes;
+      if (!modelProbe) {
+        *error = "the model does not compile unpartitioned: " + why;
+        return std::nullopt;
+      }
+    }
+  }
+  {
+    double params = modelProbe->preParams + modelProbe->postParams;
+    double tied = 0;
+    for (int64_t l = 0; l < m.summary.layers; ++l)
+      params += modelProbe->layerParams[m.probedLayerOf(l)];
+    (void)tied;
+    m.summary.parameters = params;
+  }
+  ProbeCosts modelCosts;
+
+  // Enumerate.
+  std::vector<PlanEstimate> fitting;
+  std::map<std::string, int64_t> &pruned = result.pruned;
+  const int64_t L = m.summary.layers;
+  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved-1f1b",
+                                        "zero-bubble"};
+  for (int64_t t : tps) {
+    for (int64_t p : divisorsOf(options.devices / t)) {
+      if (fix.pp && *fix.pp != p)
+        continue;
+      if ((L == 0 && p > 1) || (L > 0 && L % p != 0)) {
+        pruned["pp does not divide the " + std::to_string(L) + " layers"] += 1;
+        continue;
+      }
+      if (p > 1 && !options.training.train) {
+        pruned["pipelines need a training step"] += 1;
+        continue;
+      }
+      int64_t d = options.devices / (t * p);
+      if (fix.dp && *fix.dp != d)
+        continue;
+      if (globalBatch % d != 0) {
+        pruned["dp does not divide the global batch " +
+               std::to_string(globalBatch)] += 1;
+        continue;
+      }
+      for (int64_t b : divisorsOf(globalBatch / d)) {
+        if (b > options.maxMicroBatchSize)
+          break;
+        if (fix.microBatchSize && *fix.microBatchSize != b)
+          continue;
+        int64_t mb = globalBatch / (d * b);
+        if (!options.training.train && mb != 1)
+          continue;
+        for (const std::string &schedule : schedules) {
+          if (p == 1 && schedule != "1f1b")
+            continue;
+          std::vector<int64_t> vs = {1};
+          if (schedule == "interleaved-1f1b") {
+            vs.clear();
+            for (int64_t v : divisorsOf(std::max<int64_t>(1, L / p)))
+              if (v >= 2 && v <= 8)
+                vs.push_back(v);
+            if (mb % p != 0)
+              vs.clear();
+          }
+          for (int64_t v : vs) {
+            for (int64_t z = 0; z <= (d > 1 ? 3 : 0); ++z) {
+              for (auto &[key, probed] : probes) {
+                auto [pt, sp, rc] = key;
+                if (pt != t)
+                  continue;
+                PlanConfig c;
+                c.tp = t;
+                c.pp = p;
+                c.dp = d;
+                c.virtualStages = v;
+                c.microBatchSize = b;
+                c.microBatches = mb;
+                c.schedule = options.training.train && (p > 1 || mb > 1)
+                                 ? schedule
+                                 : "none";
+                c.zero = z;
+                c.recompute = rc;
+                c.sequenceParallel = sp;
+                if (!fix.admits(c))
+                  continue;
+                ++result.considered;
+                auto costs = probed.costs.find(b);
+                if (costs == probed.costs.end())
+                  costs = probed.costs
+                              .emplace(b, costProbe(probed.probe, double(b),
+                                                    cluster))
+                              .first;
+                Composer composer(probed.probe, costs->second, m, cluster,
+                                  *modelProbe, modelCosts, globalBatch);
+                std::string why;
+                std::optional<PlanEstimate> e =
+                    composer.estimate(c, /*exact=*/false, &why);
+                if (!e) {
+                  pruned[why] += 1;
+                  continue;
+                }
+                fitting.push_back(*e);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (getenv("PARTITION_PLAN_DEBUG"))
+    for (auto &[key, probed] : probes) {
+      auto [t, sp, rc] = key;
+      for (auto &[b, c] : probed.costs) {
+        llvm::errs() << "probe tp=" << t << " sp=" << sp << " rc=" << rc
+                     << " mbs=" << b << ": pre F " << c.pre.forward.compute
+                     << "+" << c.pre.forward.communication << " B "
+                     << c.pre.backward.compute << "+"
+                     << c.pre.backward.communication;
+        for (auto [i, l] : llvm::enumerate(c.layers))
+          llvm::errs() << "; layer" << i << " F " << l.forward.compute << "+"
+                       << l.forward.communication << " B "
+                       << l.backward.compute << "+"
+                       << l.backward.communication;
+        llvm::errs() << "; post F " << c.post.forward.compute << "+"
+                     << c.post.forward.communication << " B "
+                     << c.post.backward.compute << "+"
+                     << c.post.backward.communication << "; update/param "
+                     << c.updatePerParameter << "\n";
+      }
+      const Probe &q = probed.probe;
+      llvm::errs() << "  params pre " << q.preParams << " post " << q.postParams
+                   << " layer " << q.layerParams[0] << " bytes/param "
+                   << q.parameterBytes << "/" << q.stateBytes << "/"
+                   << q.gradientBytes << " saved layer " << q.layerSaved[0]
+                   << " pre " << q.preSaved << " post " << q.postSaved
+                   << " workspace " << q.workspace << " update workspace " << q.updateWorkspace << " transfer "
+                   << q.transferBytes << " batch " << q.batch << "\n";
+    }
+  std::sort(fitting.begin(), fitting.end(), faster);
+  // The best by formula, simulated.
+  std::vector<PlanEstimate> ranked;
+  size_t exact = std::min<size_t>(fitting.size(),
+                                  size_t(std::max<int64_t>(1, options.exactSchedules)));
+  for (size_t i = 0; i < fitting.size(); ++i) {
+    if (i >= exact) {
+      ranked.push_back(fitting[i]);
+      continue;
+    }
+    const PlanConfig &c = fitting[i].config;
+    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
+    Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
+                      *modelProbe, modelCosts, globalBatch);
+    std::string why;
+    std::optional<PlanEstimate> e = composer.estimate(c, c.pp > 1, &why);
+    if (!e) {
+      pruned[why] += 1;
+      continue;
+    }
+    ranked.push_back(*e);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), faster);
+  result.plans = std::move(ranked);
+  result.model = m.summary;
+  result.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  if (result.plans.empty()) {
+    std::ostringstream os;
+    os << "no plan fits: " << result.considered << " considered";
+    for (auto &[why, n] : pruned)
+      os << "; " << n << " pruned by " << why;
+    *error = os.str();
+    return std::nullopt;
+  }
+  return result;
+}
+
+} // namespace partition::planner

@@ -1,0 +1,332 @@
+//===- partition-plan.cpp - the automatic partitioner's tool ---------------===//
+//
+// partition-plan MODEL.mlir --cluster C --devices N [--global-batch B]
+//   [--top K] [--json FILE] [--explain] [--fix tp=8,pp=8,...]
+//
+// Ranks the plans of a forward model on a cluster by predicted step time
+// (Planner.h) and prints them; --fix evaluates given choices instead of
+// searching them; --explain says why the first beats the second and what
+// was left out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/InitAll.h"
+#include "partition/Planner/Planner.h"
+#include "partition/Tools/ToolSupport.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace partition::planner;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("partition-plan options");
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                               cl::Required, cl::cat(category));
+cl::opt<std::string>
+    clusterName("cluster",
+                cl::desc("a preset (dgx-a100, dgx-h100, h200) or a file from "
+                         "partition-run --calibrate"),
+                cl::Required, cl::cat(category));
+cl::opt<int64_t> devices("devices", cl::desc("devices to partition over"),
+                         cl::Required, cl::cat(category));
+cl::opt<int64_t> globalBatch(
+    "global-batch",
+    cl::desc("sequences per step (default: the model's batch)"), cl::init(0),
+    cl::cat(category));
+cl::opt<int64_t> top("top", cl::desc("plans to print (default 5)"),
+                     cl::init(5), cl::cat(category));
+cl::opt<std::string> jsonFile("json",
+                              cl::desc("also write the ranking as JSON"),
+                              cl::cat(category));
+cl::opt<bool> explain("explain",
+                      cl::desc("why the first plan beats the second, and "
+                               "what was left out"),
+                      cl::cat(category));
+cl::opt<std::string>
+    fix("fix",
+        cl::desc("fixed choices: dp, tp, pp, vpp, mbs, schedule, zero, "
+                 "recompute (full|none), sp (0|1); e.g. "
+                 "tp=8,pp=8,mbs=1,schedule=1f1b"),
+        cl::cat(category));
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("part-optimizer's options "
+                                        "(default kind=adamw)"),
+                               cl::init("kind=adamw"), cl::cat(category));
+cl::opt<std::string> precision("precision",
+                               cl::desc("bf16 (mixed, default) or f32"),
+                               cl::init("bf16"), cl::cat(category));
+cl::opt<bool> inference("inference",
+                        cl::desc("plan the forward pass only (no training)"),
+                        cl::cat(category));
+
+/// "61.2 GiB", "310 MiB", "12 KiB".
+std::string gib(double bytes) {
+  if (bytes >= double(1ull << 30))
+    return llvm::formatv("{0:F1} GiB", bytes / double(1ull << 30)).str();
+  if (bytes >= double(1ull << 20))
+    return llvm::formatv("{0:F0} MiB", bytes / double(1ull << 20)).str();
+  return llvm::formatv("{0:F0} KiB", bytes / 1024.0).str();
+}
+
+std::string secs(double s) {
+  if (s >= 1)
+    return llvm::formatv("{0:F3} s", s).str();
+  if (s >= 1e-3)
+    return llvm::formatv("{0:F3} ms", s * 1e3).str();
+  return llvm::formatv("{0:F1} us", s * 1e6).str();
+}
+
+void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
+  os << llvm::format("%3s %3s %3s %5s %3s %4s %5s %-16s %4s %-9s %2s %11s "
+                     "%11s %11s %11s %9s %8s %5s\n",
+                     "#", "tp", "pp", "dp", "vpp", "mbs", "mb", "schedule",
+                     "zero", "recompute", "sp", "step", "compute",
+                     "exp. comm", "bubble", "memory", "TFLOP/s", "MFU");
+  for (size_t i = 0; i < count && i < r.plans.size(); ++i) {
+    const PlanEstimate &e = r.plans[i];
+    const PlanConfig &c = e.config;
+    os << llvm::format(
+        "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4lld %-9s %2d %11s "
+        "%11s %11s %11s %9s %8.1f %4.1f%%\n",
+        i + 1, (long long)c.tp, (long long)c.pp, (long long)c.dp,
+        (long long)c.virtualStages, (long long)c.microBatchSize,
+        (long long)c.microBatches, c.schedule.c_str(), (long long)c.zero,
+        c.recompute ? "full" : "none", c.sequenceParallel ? 1 : 0,
+        secs(e.seconds).c_str(), secs(e.compute).c_str(),
+        secs(e.exposedCommunication).c_str(), secs(e.bubble).c_str(),
+        gib(e.memory.total()).c_str(), e.tflopsPerDevice, 100 * e.mfu);
+  }
+}
+
+/// The choices two plans differ in, as "tp 8 -> 4".
+std::string differences(const PlanConfig &a, const PlanConfig &b) {
+  std::string out;
+  auto note = [&](const char *name, const std::string &x,
+                  const std::string &y) {
+    if (x != y)
+      out += (out.empty() ? "" : ", ") + std::string(name) + " " + x +
+             " against " + y;
+  };
+  auto n = [](int64_t v) { return std::to_string(v); };
+  note("tp", n(a.tp), n(b.tp));
+  note("pp", n(a.pp), n(b.pp));
+  note("dp", n(a.dp), n(b.dp));
+  note("vpp", n(a.virtualStages), n(b.virtualStages));
+  note("micro-batch size", n(a.microBatchSize), n(b.microBatchSize));
+  note("schedule", a.schedule, b.schedule);
+  note("zero", n(a.zero), n(b.zero));
+  note("recompute", a.recompute ? "full" : "none",
+       b.recompute ? "full" : "none");
+  note("sp", n(a.sequenceParallel), n(b.sequenceParallel));
+  return out;
+}
+
+void printExplanation(llvm::raw_ostream &os, const SearchResult &r,
+                      const partition::runtime::Cluster &cluster) {
+  const PlanEstimate &first = r.plans.front();
+  if (r.plans.size() > 1) {
+    const PlanEstimate &second = r.plans[1];
+    os << "why #1 beats #2 (" << differences(first.config, second.config)
+       << "): " << secs(first.seconds) << " against "
+       << secs(second.seconds) << " per step";
+    auto part = [&](const char *name, double a, double b) {
+      if (std::abs(a - b) > 1e-3 * std::max(first.seconds, 1e-12))
+        os << "; " << name << " " << secs(a) << " against " << secs(b);
+    };
+    part("compute", first.compute, second.compute);
+    part("exposed communication", first.exposedCommunication,
+         second.exposedCommunication);
+    part("bubble", first.bubble, second.bubble);
+    os << "; peak memory " << gib(first.memory.total()) << " against "
+       << gib(second.memory.total()) << "\n";
+  } else {
+    os << "one plan fits\n";
+  }
+  const MemoryEstimate &m = first.memory;
+  os << "#1's memory on its fullest stage (" << first.memoryStage
+     << "): parameters " << gib(m.parameters) << ", gradients "
+     << gib(m.gradients) << ", optimizer state " << gib(m.optimizerState)
+     << ", activations " << gib(m.activations) << ", workspace "
+     << gib(m.workspace) << ", of " << gib(cluster.memoryBytes) << "\n";
+  int64_t prunedTotal = 0;
+  for (auto &[why, n] : r.pruned)
+    prunedTotal += n;
+  os << "left out: " << prunedTotal << " of "
+     << r.considered + prunedTotal - (r.pruned.count("memory") ? r.pruned.at("memory") : 0)
+     << "\n";
+  for (auto &[why, n] : r.pruned) {
+    if (why == "memory")
+      os << "  " << n << " plans need more than the device's "
+         << gib(cluster.memoryBytes) << "\n";
+    else
+      os << "  " << n << " by: " << why << "\n";
+  }
+}
+
+llvm::json::Object planJson(const PlanEstimate &e) {
+  const PlanConfig &c = e.config;
+  return llvm::json::Object{
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"dp", c.dp},
+      {"virtual_stages", c.virtualStages},
+      {"micro_batch_size", c.microBatchSize},
+      {"micro_batches", c.microBatches},
+      {"schedule", c.schedule},
+      {"zero", c.zero},
+      {"recompute", c.recompute ? "full" : "none"},
+      {"sequence_parallel", c.sequenceParallel},
+      {"step_seconds", e.seconds},
+      {"compute_seconds", e.compute},
+      {"exposed_communication_seconds", e.exposedCommunication},
+      {"bubble_seconds", e.bubble},
+      {"memory_bytes",
+       llvm::json::Object{{"parameters", e.memory.parameters},
+                          {"gradients", e.memory.gradients},
+                          {"optimizer_state", e.memory.optimizerState},
+                          {"activations", e.memory.activations},
+                          {"workspace", e.memory.workspace},
+                          {"total", e.memory.total()}}},
+      {"model_flops_per_step", e.modelFlops},
+      {"tflops_per_device", e.tflopsPerDevice},
+      {"mfu", e.mfu},
+      {"schedule_simulated", e.simulated},
+      {"spmd_options", c.spmdOptions()},
+  };
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  partition::hideLibraryOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "partition-plan: ranks the ways to partition a model on a cluster by "
+      "predicted step time\n");
+  auto loaded = partition::runtime::Cluster::load(clusterName);
+  if (!loaded.isOk()) {
+    llvm::errs() << "partition-plan: " << loaded.status().message() << "\n";
+    return 1;
+  }
+  SearchOptions options;
+  options.cluster = *loaded;
+  options.devices = devices;
+  options.globalBatch = globalBatch;
+  options.training.train = !inference;
+  options.training.optimizer = optimizer;
+  options.training.precision = precision;
+  if (precision != "bf16" && precision != "f32") {
+    llvm::errs() << "partition-plan: --precision " << precision
+                 << " is not bf16 or f32\n";
+    return 1;
+  }
+  if (devices < 1 || globalBatch < 0 || top < 1) {
+    llvm::errs() << "partition-plan: --devices and --top must be at least 1, "
+                    "--global-batch at least 0\n";
+    return 1;
+  }
+  std::string error;
+  if (!fix.empty()) {
+    auto constraint = PlanConstraint::parse(fix, &error);
+    if (!constraint) {
+      llvm::errs() << "partition-plan: " << error << "\n";
+      return 1;
+    }
+    options.constraint = *constraint;
+  }
+
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &message);
+  if (!input) {
+    llvm::errs() << "partition-plan: " << message << "\n";
+    return 1;
+  }
+  if (!partition::checkNestingDepth(input->getBuffer(),
+                                    input->getBufferIdentifier(), llvm::errs()))
+    return 1;
+  DialectRegistry registry;
+  partition::registerAllDialects(registry);
+  partition::registerAllPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(*sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  std::optional<SearchResult> result = search(*module, options, &error);
+  if (!result) {
+    llvm::errs() << "partition-plan: " << error << "\n";
+    return 1;
+  }
+  llvm::raw_ostream &os = llvm::outs();
+  const ModelSummary &m = result->model;
+  int64_t batch = globalBatch ? int64_t(globalBatch) : m.batch;
+  os << "model: " << m.layers << " layers"
+     << (m.layersAlike && m.layers > 3 ? " (alike: probed on 3)" : "") << ", "
+     << llvm::format("%.4g", m.parameters / 1e9) << "B parameters; "
+     << "global batch " << batch << "; " << loaded->name << ", " << devices
+     << " devices (" << loaded->devicesPerNode << " per node)\n";
+  int64_t prunedTotal = 0;
+  for (auto &[why, n] : result->pruned)
+    prunedTotal += n;
+  os << (fix.empty() ? "searched " : "evaluated ") << result->considered
+     << " plans (" << m.probes << " probes) in "
+     << llvm::format("%.2f", result->seconds) << " s; "
+     << result->plans.size() << " fit\n";
+  printTable(os, *result, size_t(top));
+  if (explain)
+    printExplanation(os, *result, *loaded);
+
+  if (!jsonFile.empty()) {
+    llvm::json::Array plans;
+    for (size_t i = 0; i < result->plans.size() && i < size_t(top); ++i)
+      plans.push_back(planJson(result->plans[i]));
+    llvm::json::Object pruned;
+    for (auto &[why, n] : result->pruned)
+      pruned[why] = n;
+    llvm::json::Object doc{
+        {"format", "partition-plan/1"},
+        {"model",
+         llvm::json::Object{{"layers", m.layers},
+                            {"parameters", m.parameters},
+                            {"batch", m.batch}}},
+        {"cluster", loaded->name},
+        {"devices", int64_t(devices)},
+        {"global_batch", batch},
+        {"considered", result->considered},
+        {"probes", m.probes},
+        {"search_seconds", result->seconds},
+        {"pruned", std::move(pruned)},
+        {"plans", std::move(plans)},
+    };
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(jsonFile, &message);
+    if (!out) {
+      llvm::errs() << "partition-plan: " << message << "\n";
+      return 1;
+    }
+    out->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(doc)))
+              << "\n";
+    out->keep();
+  }
+  return 0;
+}
