@@ -15,7 +15,12 @@ Training on GPU Clusters Using Megatron-LM" (SC21), Table 1 (GPT, sequence
   throughput is at least the published configuration's and that it fits;
 - times the search (best of 3 for the largest rows).
 
+With --scaling it instead times the search for GPT-3 175B's widths at 24,
+48, 96 and 192 layers on 1024 devices (batch 1536) and 1T on 3072: search
+time against layers, with the size of the space searched.
+
 Usage: python3 bench/planner_published.py --build build [--rows 1.7B,1T]
+       python3 bench/planner_published.py --build build --scaling
 """
 
 import argparse
@@ -63,14 +68,47 @@ def paper_flops(batch, layers, hidden):
             (1 + SEQ / (6 * hidden) + VOCAB / (16 * layers * hidden)))
 
 
+def scaling(bin_dir):
+    print("| model | layers | devices | search time (best of 3) | plans "
+          "considered | fit | probes |")
+    print("|---|---|---|---|---|---|---|")
+    cases = [("175B widths", 12288, 96, layers, 1024, 1536)
+             for layers in (24, 48, 96, 192)]
+    cases.append(("1T", 25600, 160, 128, 3072, 3072))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, hidden, heads, layers, devices, batch in cases:
+            model = os.path.join(tmp, "m.mlir")
+            run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
+                 "--layers", str(layers), "--hidden", str(hidden),
+                 "--heads", str(heads), "--vocab", str(VOCAB),
+                 "--seq", str(SEQ), "--batch", "1", "--shapes-only",
+                 "-o", model])
+            out = os.path.join(tmp, "p.json")
+            best = None
+            for _ in range(3):
+                _, elapsed = run([os.path.join(bin_dir, "partition-plan"),
+                                  model, "--cluster", "dgx-a100", "--devices",
+                                  str(devices), "--global-batch", str(batch),
+                                  "--json", out])
+                best = elapsed if best is None else min(best, elapsed)
+            d = json.load(open(out))
+            fit = d["considered"] - d["pruned"].get("memory", 0)
+            print(f"| {name} | {layers} | {devices} | {best:.2f} s | "
+                  f"{d['considered']} | {fit} | {d['probes']} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--rows", default="")
     ap.add_argument("--cluster", default="dgx-a100",
                     help="preset or cluster file (default dgx-a100)")
+    ap.add_argument("--scaling", action="store_true")
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
+    if args.scaling:
+        scaling(bin_dir)
+        return
     wanted = set(filter(None, args.rows.split(",")))
     print("| model | tp | pp | dp | GPUs | batch | published TFLOP/s | "
           "predicted (--fix) | error | searched best | its plan | "

@@ -111,3 +111,22 @@ done
 echo "   step  8 ranks (dp 2 x tp 4)  8 ranks (pp 2 x dp 2 x tp 2, 1F1B)  1 rank"
 paste "$work/train-1.log" "$work/train-2.log" "$work/train-3.log" | grep '^step' |
   awk 'NR <= 5 || NR % 5 == 0 {printf "   %4d  %-22s %-36s %s\n", $2, $4, $8, $12}'
+
+echo
+echo "== 5. let partition choose: GPT-3 175B on 1024 A100s (128 DGX nodes), a batch of 1536"
+"$bin/partition-import" --model gpt --layers 96 --hidden 12288 --heads 96 --vocab 51200 \
+  --seq 2048 --batch 1 --shapes-only -o "$work/gpt3.mlir"
+"$bin/partition-plan" "$work/gpt3.mlir" --cluster dgx-a100 --devices 1024 \
+  --global-batch 1536 --top 5 --explain | sed 's/^/   /'
+echo "== and the imported GPT trained on 4 CPU ranks with the plan part-auto-partition"
+echo "   chose for this machine, as partition-run --calibrate measures it"
+"$bin/partition-run" --calibrate -o "$work/local-cpu.json" --ranks 4 > /dev/null
+"$bin/partition-opt" "$work/gpt-loss.mlir" --part-auto-partition="cluster=$work/local-cpu.json devices=4 precision=f32 optimizer='kind=adamw lr=3e-3'" \
+  2> "$work/auto.remark" | "$bin/partition-translate" --part-to-plan -o "$work/auto.plan" 2>/dev/null
+sed -n 's/.*remark: /   /p' "$work/auto.remark"
+"$bin/partition-run" "$work/auto.plan" --backend cpu --steps 30 \
+  --weights "$work/gpt.safetensors" --input input_ids="$work/ids.npy" \
+  --input labels="$work/labels.npy" > "$work/train-auto.log"
+echo "   step  chosen plan  1 rank"
+paste "$work/train-auto.log" "$work/train-3.log" | grep '^step' |
+  awk 'NR <= 3 || NR % 10 == 0 {printf "   %4d  %-12s %s\n", $2, $4, $8}'

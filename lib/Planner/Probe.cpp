@@ -224,27 +224,40 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
   }
   llvm::DenseMap<Operation *, Kind> kinds;
   llvm::DenseMap<Operation *, int32_t> sections;
-  bool seenLayerForward = false, seenLayerBackward = false;
   int64_t maxLayer = -1;
-  for (Operation &op : body.without_terminator()) {
-    Kind kind = forward.contains(&op)  ? Forward
-                : update.contains(&op) ? Update
-                                       : Backward;
-    kinds[&op] = kind;
-    int32_t section;
-    if (kind == Update) {
-      section = kUpdate;
-    } else if (auto layer = op.getAttrOfType<IntegerAttr>("part.layer")) {
-      section = int32_t(layer.getInt());
-      maxLayer = std::max<int64_t>(maxLayer, layer.getInt());
-      (kind == Forward ? seenLayerForward : seenLayerBackward) = true;
-    } else if (kind == Forward) {
-      section = seenLayerForward ? kPost : kPre;
-    } else {
-      section = seenLayerBackward ? kPre : kPost;
+  for (Operation &op : body.without_terminator())
+    kinds[&op] = forward.contains(&op)  ? Forward
+                 : update.contains(&op) ? Update
+                                        : Backward;
+  // Untagged ops between a pass's layer ops (mixed precision's casts of
+  // what one layer hands the next) go with the next layer op of the same
+  // pass; before the first, forward's are the embedding's (pre) and
+  // backward's the head's (post); after the last, the other way round.
+  for (Kind pass : {Forward, Backward}) {
+    SmallVector<Operation *> pending;
+    bool seenLayer = false;
+    for (Operation &op : body.without_terminator()) {
+      if (kinds[&op] != pass)
+        continue;
+      if (auto layer = op.getAttrOfType<IntegerAttr>("part.layer")) {
+        int32_t l = int32_t(layer.getInt());
+        maxLayer = std::max<int64_t>(maxLayer, l);
+        sections[&op] = l;
+        for (Operation *o : pending)
+          sections[o] = seenLayer ? l : (pass == Forward ? kPre : kPost);
+        pending.clear();
+        seenLayer = true;
+        continue;
+      }
+      pending.push_back(&op);
     }
-    sections[&op] = section;
+    for (Operation *o : pending)
+      sections[o] = seenLayer ? (pass == Forward ? kPost : kPre)
+                              : (pass == Forward ? kPre : kPost);
   }
+  for (Operation &op : body.without_terminator())
+    if (kinds[&op] == Update)
+      sections[&op] = kUpdate;
   p.probedLayers = maxLayer + 1;
   p.layerParams.assign(p.probedLayers, 0);
   p.layerSaved.assign(p.probedLayers, 0);

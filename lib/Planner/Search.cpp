@@ -619,6 +619,9 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     for (int64_t p : divisorsOf(options.devices / t)) {
       if (fix.pp && *fix.pp != p)
         continue;
+      int64_t d = options.devices / (t * p);
+      if (fix.dp && *fix.dp != d)
+        continue;
       if ((L == 0 && p > 1) || (L > 0 && L % p != 0)) {
         pruned["pp does not divide the " + std::to_string(L) + " layers"] += 1;
         continue;
@@ -627,9 +630,6 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
         pruned["pipelines need a training step"] += 1;
         continue;
       }
-      int64_t d = options.devices / (t * p);
-      if (fix.dp && *fix.dp != d)
-        continue;
       if (globalBatch % d != 0) {
         pruned["dp does not divide the global batch " +
                std::to_string(globalBatch)] += 1;

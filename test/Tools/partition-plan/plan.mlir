@@ -1,0 +1,52 @@
+// partition-plan ranks the plans of a small generated GPT on a cluster of
+// two nodes of four 2 MB devices: the table, --explain, --fix, --json, and
+// the clear order of two plans -- pure data parallelism without ZeRO, which
+// holds the whole model and its Adam state on every device and does not
+// fit, against tp 4 x pp 2, which does.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: partition-import --model gpt --layers 4 --hidden 64 --heads 4 --vocab 128 --seq 16 --batch 8 --shapes-only -o %t/gpt.mlir
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --explain --top 3 --json %t/plans.json | FileCheck %s
+// RUN: %python %S/Inputs/check_plans.py %t/plans.json 8 8 2e6 3 | FileCheck %s --check-prefix=JSON
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix dp=8,zero=0 2>&1 | FileCheck %s --check-prefix=PUREDP
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,pp=2,mbs=4,schedule=1f1b,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=FIXED
+// The batch of the model is free: a global batch of 64 on the same model.
+// RUN: partition-plan %t/gpt.mlir --cluster dgx-a100 --devices 8 --global-batch 64 --top 1 | FileCheck %s --check-prefix=BATCH
+//
+// Bad input: each names what is wrong.
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,ep=2 2>&1 | FileCheck %s --check-prefix=KEY
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix zero=5 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 0 2>&1 | FileCheck %s --check-prefix=DEVICES
+// RUN: not partition-plan %t/gpt.mlir --cluster %t/none.json --devices 8 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=8 2>&1 | FileCheck %s --check-prefix=HEADS
+// RUN: not partition-plan %t/none.mlir --cluster dgx-a100 --devices 8 2>&1 | FileCheck %s --check-prefix=MODEL
+//
+// CHECK: model: 4 layers (alike: probed on 3), 216.4K parameters; global batch 8; small, 8 devices (4 per node)
+// CHECK-NEXT: searched {{[0-9]+}} plans ({{[0-9]+}} probes) in {{.*}} s; {{[0-9]+}} fit
+// CHECK-NEXT: # tp pp dp vpp mbs mb schedule zero recompute sp step compute exp. comm bubble memory TFLOP/s MFU
+// CHECK-NEXT: 1 {{.*}}
+// CHECK-NEXT: 2 {{.*}}
+// CHECK-NEXT: 3 {{.*}}
+// CHECK-NEXT: why #1 beats #2 ({{.*}} against {{.*}}): {{.*}} per step
+// CHECK-NEXT: #1's memory on its fullest stage ({{[0-9]+}}): parameters {{.*}}, gradients {{.*}}, optimizer state {{.*}}, activations {{.*}}, workspace {{.*}}, of 2 MiB
+// CHECK-NEXT: left out: {{[0-9]+}} of {{[0-9]+}}
+// CHECK: plans need more than the device's 2 MiB
+//
+// JSON: json ok
+//
+// PUREDP: partition-plan: no plan fits: 2 considered; 2 pruned by memory
+//
+// Two probes: tp 4, and tp 1 for the model's own FLOPs.
+// FIXED: evaluated 1 plans (2 probes)
+// FIXED-NEXT: # tp
+// FIXED-NEXT: 1 4 2 1 1 4 2 1f1b 0 none 0
+//
+// BATCH: global batch 64; dgx-a100, 8 devices
+// BATCH: 1 {{.*}}
+//
+// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp)
+// ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
+// DEVICES: partition-plan: --devices and --top must be at least 1
+// CLUSTER: partition-plan: {{.*}}none.json
+// HEADS: partition-plan: no plan fits: 0 considered; {{[0-9]+}} pruned by tp=8 sp: {{.*}}; {{[0-9]+}} pruned by tp=8: 'part.reshape' op splits features into 4 heads, which tp (size 8) does not divide
+// MODEL: partition-plan: {{.*}}none.mlir
