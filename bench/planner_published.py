@@ -111,7 +111,8 @@ def main():
         return
     wanted = set(filter(None, args.rows.split(",")))
     print("| model | tp | pp | dp | GPUs | batch | published TFLOP/s | "
-          "predicted (--fix) | error | searched best | its plan | "
+          "predicted (--fix) | error | searched best: step time against "
+          "--fix's | its plan | "
           "search time | plans searched |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     errors = []
@@ -134,7 +135,15 @@ def main():
             fix = f"tp={tp},pp={pp},recompute=full,sp=0,zero=0"
             if pp > 1:
                 fix += ",schedule=1f1b"
-            run(base + ["--fix", fix, "--top", "1", "--json", fixed_json])
+            r = subprocess.run(base + ["--fix", fix, "--top", "1", "--json",
+                                       fixed_json], capture_output=True,
+                               text=True)
+            if r.returncode != 0:
+                why = r.stderr.strip().split("; the least memory")[-1]
+                print(f"| {name} | {tp} | {pp} | {dp} | {gpus} | {batch} | "
+                      f"{published} | does not fit: the least memory{why} "
+                      "| | | | | |", flush=True)
+                continue
             fixed = json.load(open(fixed_json))["plans"][0]
             # The paper's FLOP count over the predicted step time.
             predicted = (paper_flops(batch, layers, hidden) / gpus /
@@ -149,9 +158,9 @@ def main():
                     best_time, elapsed)
             searched = json.load(open(search_json))
             best = searched["plans"][0]
-            best_tflops = (paper_flops(batch, layers, hidden) / gpus /
-                           best["step_seconds"] / 1e12)
+            speedup = fixed["step_seconds"] / best["step_seconds"]
             ok = best["step_seconds"] <= fixed["step_seconds"] * (1 + 1e-9)
+            fits = best["memory_bytes"]["total"] <= 80 * 2 ** 30
             plan = (f"tp{best['tp']} pp{best['pp']} dp{best['dp']} "
                     f"mbs{best['micro_batch_size']} {best['schedule']}"
                     f"{' v' + str(best['virtual_stages']) if best['virtual_stages'] > 1 else ''}"
@@ -159,7 +168,8 @@ def main():
                     f" sp{int(best['sequence_parallel'])}")
             print(f"| {name} | {tp} | {pp} | {dp} | {gpus} | {batch} | "
                   f"{published} | {predicted:.1f} | {100 * error:+.1f}% | "
-                  f"{best_tflops:.1f}{'' if ok else ' (SLOWER)'} | {plan} | "
+                  f"{speedup:.2f}x{'' if ok else ' (SLOWER)'}"
+                  f"{'' if fits else ' (DOES NOT FIT)'} | {plan} | "
                   f"{best_time:.2f} s | {searched['considered']} |",
                   flush=True)
     if errors:

@@ -15,6 +15,8 @@
 #include <limits>
 #include <sstream>
 
+#include "llvm/Support/Format.h"
+
 using namespace mlir;
 using partition::runtime::Cluster;
 using partition::runtime::Link;
@@ -426,10 +428,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       e.memoryStage = stage;
     }
   }
-  if (most > cluster.memoryBytes) {
-    *pruned = "memory";
-    return std::nullopt;
-  }
+  e.fits = most <= cluster.memoryBytes;
   // FLOPs from the tp = 1 probe: the model's, not a device's share.
   double forward = modelProbe.outsideForwardFlops;
   double layersForward = 0;
@@ -611,6 +610,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
 
   // Enumerate.
   std::vector<PlanEstimate> fitting;
+  std::optional<PlanEstimate> leastMemory; // of the plans that do not fit
   std::map<std::string, int64_t> &pruned = result.pruned;
   const int64_t L = m.summary.layers;
   std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved-1f1b",
@@ -692,6 +692,13 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                   pruned[why] += 1;
                   continue;
                 }
+                if (!e->fits) {
+                  pruned["memory"] += 1;
+                  if (!leastMemory ||
+                      e->memory.total() < leastMemory->memory.total())
+                    leastMemory = *e;
+                  continue;
+                }
                 fitting.push_back(*e);
               }
             }
@@ -745,8 +752,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                       *modelProbe, modelCosts, globalBatch);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, c.pp > 1, &why);
-    if (!e) {
-      pruned[why] += 1;
+    if (!e || !e->fits) {
+      pruned[e ? std::string("memory") : why] += 1;
       continue;
     }
     ranked.push_back(*e);
@@ -758,11 +765,27 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                        std::chrono::steady_clock::now() - started)
                        .count();
   if (result.plans.empty()) {
-    std::ostringstream os;
+    std::string text;
+    llvm::raw_string_ostream os(text);
     os << "no plan fits: " << result.considered << " considered";
     for (auto &[why, n] : pruned)
       os << "; " << n << " pruned by " << why;
-    *error = os.str();
+    if (leastMemory)
+      os << "; the least memory a plan needs is "
+         << llvm::format("%.4g", leastMemory->memory.total() / double(1ull << 30))
+         << " GiB per device (" << leastMemory->config.text() << ": parameters "
+         << llvm::format("%.3g", leastMemory->memory.parameters / double(1ull << 30))
+         << ", gradients "
+         << llvm::format("%.3g", leastMemory->memory.gradients / double(1ull << 30))
+         << ", optimizer state "
+         << llvm::format("%.3g", leastMemory->memory.optimizerState / double(1ull << 30))
+         << ", activations "
+         << llvm::format("%.3g", leastMemory->memory.activations / double(1ull << 30))
+         << ", workspace "
+         << llvm::format("%.3g", leastMemory->memory.workspace / double(1ull << 30))
+         << " GiB), of " << llvm::format("%.4g", cluster.memoryBytes / double(1ull << 30))
+         << " GiB";
+    *error = text;
     return std::nullopt;
   }
   return result;

@@ -95,6 +95,7 @@ struct PlanEstimate {
   double tflopsPerDevice = 0; ///< hardware FLOPs per device per second / 1e12
   double mfu = 0;             ///< model FLOPs per device per second / peak
   bool simulated = false;     ///< the schedule simulated, not the formula
+  bool fits = true;           ///< within the device's memory
 };
 
 struct SearchOptions {
