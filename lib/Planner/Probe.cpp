@@ -282,10 +282,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       o.commBytes = double(c->movedBytes);
       o.commSteps = double(c->groupSize - 1) * (isa<AllReduceOp>(op) ? 2 : 1);
     } else {
-      for (Value v : op.getOperands())
-        o.bytes += bytesOf(v);
-      for (Value v : op.getResults())
-        o.bytes += bytesOf(v);
+      o.bytes = double(memoryBytesOf(&op, cluster.fusion));
       o.flops = double(flopsOf(&op));
       o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op);
       o.peak = peakFor(&op, cluster);
@@ -416,9 +413,6 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     p.stateBytes = stateBytes / parameterElements;
     p.gradientBytes = gradientBytes / parameterElements;
   }
-  double saved = p.preSaved + p.postSaved;
-  for (double s : p.layerSaved)
-    saved += s;
   p.workspace = peakPasses;
   p.updateWorkspace = peakUpdate;
 

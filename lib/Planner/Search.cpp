@@ -34,9 +34,8 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
   SmallVector<StringRef> items;
   StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
-    auto [key, value] = item.trim().split('=');
-    key = key.trim();
-    value = value.trim();
+    StringRef key = item.trim().split('=').first.trim();
+    StringRef value = item.trim().split('=').second.trim();
     int64_t n = 0;
     bool isNumber = !value.getAsInteger(10, n) && n >= 0;
     auto number = [&](std::optional<int64_t> &field, int64_t least) {

@@ -54,6 +54,8 @@ TEST(Cluster, FilesRoundTrip) {
     EXPECT_EQ(read->elementwise, preset.elementwise);
     EXPECT_EQ(read->collective, preset.collective);
     EXPECT_EQ(read->overlap, preset.overlap);
+    EXPECT_EQ(read->fusion, preset.fusion);
+    EXPECT_TRUE(preset.fusion) << name;
   }
 }
 
@@ -88,6 +90,8 @@ TEST(Cluster, NamesTheFieldOfEachMistake) {
       {"\"intra_node\"", "\"intra\"", "\"intra_node\" is missing"},
       {"\"overlap\": 1", "\"overlap\": -0.5",
        "\"efficiency.overlap\" must be a number in [0, 1]"},
+      {"\"fusion\": true", "\"fusion\": 1",
+       "\"efficiency.fusion\" must be true or false"},
   };
   for (const Case &c : cases) {
     StatusOr<Cluster> read = Cluster::parse(edited(c.from, c.to), "c.json");

@@ -113,6 +113,31 @@ ResidentBytes partition::part::residentBytes(func::FuncOp function,
   return r;
 }
 
+bool partition::part::isFusible(Operation *op) {
+  return isa<PartDialect>(op->getDialect()) && op->getNumRegions() == 0 &&
+         !isa<MatmulOp, BatchMatmulOp, AttentionOp, ConstantOp, ReshapeOp,
+              AxisIndexOp, SendOp, RecvOp, ShardingConstraintOp>(op) &&
+         !isCollective(op);
+}
+
+int64_t partition::part::memoryBytesOf(Operation *op, bool fuse) {
+  auto fusedAway = [&](Value v) {
+    if (!fuse || !v.hasOneUse())
+      return false;
+    Operation *def = v.getDefiningOp();
+    Operation *user = *v.getUsers().begin();
+    return def && isFusible(def) && isFusible(user);
+  };
+  int64_t bytes = 0;
+  for (Value v : op->getOperands())
+    if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
+      bytes += bytesOf(v.getType());
+  for (Value v : op->getResults())
+    if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
+      bytes += bytesOf(v.getType());
+  return bytes;
+}
+
 int64_t partition::part::flopsOf(Operation *op) {
   if (auto matmul = dyn_cast<MatmulOp>(op)) {
     // [..., M, K] x [K, N] (or transposed): 2 M N K per batch element.

@@ -133,11 +133,7 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
     t.communication = linkTime(link, double(bytesOf(v)), 1, cluster) / 2;
     return t;
   }
-  double bytes = 0;
-  for (Value v : op->getOperands())
-    bytes += double(bytesOf(v));
-  for (Value v : op->getResults())
-    bytes += double(bytesOf(v));
+  double bytes = double(memoryBytesOf(op, cluster.fusion));
   double memory =
       bytes / (cluster.memoryBandwidth * std::max(1e-9, cluster.elementwise));
   double flops = double(flopsOf(op));

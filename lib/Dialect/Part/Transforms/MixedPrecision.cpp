@@ -90,7 +90,14 @@ Value Converter::convert(Value value, Type element, Operation *user) {
       return slot;
     }
   }
-  return CastOp::create(b, user->getLoc(), type, value);
+  // The cast belongs to the layer of the op it feeds: part-recompute then
+  // recomputes it with the layer instead of keeping its result (a copy of
+  // the layer's input in the compute type) from forward to backward, and a
+  // pipeline cuts it with the layer.
+  auto cast = CastOp::create(b, user->getLoc(), type, value);
+  if (Attribute layer = user->getAttr(PartDialect::getLayerAttrName()))
+    cast->setAttr(PartDialect::getLayerAttrName(), layer);
+  return cast;
 }
 
 void Converter::run() {

@@ -50,6 +50,11 @@ struct Cluster {
   /// two overlap in time (1: free, as on GPUs with NCCL; less where both
   /// take the same cores, as Gloo on a CPU). Optional in files (default 1).
   double overlap = 1;
+  /// Whether memory-bound ops fuse as a tuned GPU stack fuses them (XLA,
+  /// Megatron's fused kernels): a value one such op hands to a single other
+  /// one never goes through memory. Presets: true; calibration: false (the
+  /// runtime runs op by op). Optional in files (default false).
+  bool fusion = false;
 
   int64_t devices() const { return nodes * devicesPerNode; }
   /// The fraction of peak a GEMM of `flops` reaches.

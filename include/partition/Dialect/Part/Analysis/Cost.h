@@ -64,6 +64,17 @@ ResidentBytes residentBytes(mlir::func::FuncOp function, MeshAttr mesh);
 /// other data movement.
 int64_t flopsOf(mlir::Operation *op);
 
+/// Whether `op` is a memory-bound compute op (not a GEMM or attention, a
+/// collective, a transfer, a constant or a reshape): what a fusing stack
+/// fuses with its neighbours.
+bool isFusible(mlir::Operation *op);
+
+/// The bytes `op` reads and writes: its operands and results; with `fuse`,
+/// less each value that a fusible op hands to a single fusible user (that
+/// value stays in registers: neither written by its producer nor read by
+/// its user).
+int64_t memoryBytesOf(mlir::Operation *op, bool fuse);
+
 } // namespace partition::part
 
 #endif // PARTITION_DIALECT_PART_ANALYSIS_COST_H
