@@ -19,8 +19,14 @@ With --scaling it instead times the search for GPT-3 175B's widths at 24,
 48, 96 and 192 layers on 1024 devices (batch 1536) and 1T on 3072: search
 time against layers, with the size of the space searched.
 
+With --consistency it sets the planner's composed prediction (--fix, every
+choice fixed) against part-estimate on the plan compiled whole, for eight
+plans of GPT-2 small's shapes on 8 dgx-a100 devices: how far composing a
+step from a three-layer probe strays from costing the whole program.
+
 Usage: python3 bench/planner_published.py --build build [--rows 1.7B,1T]
        python3 bench/planner_published.py --build build --scaling
+       python3 bench/planner_published.py --build build --consistency
 """
 
 import argparse
@@ -97,6 +103,57 @@ def scaling(bin_dir):
                   f"{d['considered']} | {fit} | {d['probes']} |", flush=True)
 
 
+CONSISTENCY = [
+    "tp=1,pp=1,dp=8,mbs=1,zero=0,recompute=none,sp=0",
+    "tp=2,pp=2,dp=2,mbs=1,schedule=1f1b,zero=0,recompute=none,sp=0",
+    "tp=1,pp=4,dp=2,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=0",
+    "tp=2,pp=1,dp=4,mbs=2,zero=1,recompute=none,sp=1",
+    "tp=1,pp=2,dp=4,mbs=1,schedule=gpipe,zero=1,recompute=none,sp=0",
+    "tp=4,pp=2,dp=1,mbs=2,schedule=interleaved-1f1b,vpp=2,zero=0,"
+    "recompute=none,sp=1",
+    "tp=2,pp=4,dp=1,mbs=1,schedule=zero-bubble,zero=0,recompute=none,sp=0",
+    "tp=1,pp=1,dp=8,mbs=1,zero=3,recompute=full,sp=0",
+]
+
+
+def consistency(bin_dir):
+    import re
+    print("| plan | planner (composed) | part-estimate (compiled) | ratio |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "gpt2.mlir")
+        run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
+             "--layers", "12", "--hidden", "768", "--heads", "12",
+             "--vocab", "50304", "--seq", "1024", "--batch", "8",
+             "--shapes-only", "-o", model])
+        for fix in CONSISTENCY:
+            out = os.path.join(tmp, "p.json")
+            run([os.path.join(bin_dir, "partition-plan"), model, "--cluster",
+                 "dgx-a100", "--devices", "8", "--fix", fix, "--json", out])
+            p = json.load(open(out))["plans"][0]
+            # The passes part-auto-partition would run for this plan.
+            passes = ["--part-append-loss", "--part-mixed-precision",
+                      "--part-autodiff"]
+            if p["recompute"] == "full":
+                passes.append("--part-recompute")
+            passes += ["--part-optimizer",
+                       "--part-spmd=" + p["spmd_options"]]
+            if (p["dp"] > 1 and p["zero"] == 0 and p["pp"] == 1 and
+                    p["micro_batches"] == 1):
+                passes.append("--part-grad-buckets")
+            if p["zero"] == 3:
+                passes.append("--part-zero-prefetch")
+            r, _ = run([os.path.join(bin_dir, "partition-opt"), model] +
+                       passes + ["--part-estimate=cluster=dgx-a100", "-o",
+                                 os.devnull])
+            m = re.search(r"^  step ([0-9.e+-]+) (s|ms|us)", r.stdout, re.M)
+            compiled = float(m.group(1)) * {"s": 1, "ms": 1e-3,
+                                            "us": 1e-6}[m.group(2)]
+            print(f"| {fix} | {1e3 * p['step_seconds']:.1f} ms | "
+                  f"{1e3 * compiled:.1f} ms | "
+                  f"{p['step_seconds'] / compiled:.2f} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -104,8 +161,12 @@ def main():
     ap.add_argument("--cluster", default="dgx-a100",
                     help="preset or cluster file (default dgx-a100)")
     ap.add_argument("--scaling", action="store_true")
+    ap.add_argument("--consistency", action="store_true")
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
+    if args.consistency:
+        consistency(bin_dir)
+        return
     if args.scaling:
         scaling(bin_dir)
         return

@@ -130,6 +130,14 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
     add("part-optimizer{" + training.optimizer + "}");
   }
   add("part-spmd{" + plan.spmdOptions() + "}");
+  // Data parallelism without a pipeline: gradient reductions in buckets
+  // inside backward, as PyTorch DDP does (25 MB).
+  if (training.train && plan.dp > 1 && plan.zero == 0 && plan.pp == 1 &&
+      plan.microBatches == 1)
+    add("part-grad-buckets");
+  // ZeRO-3: each layer's parameters gathered a layer ahead.
+  if (plan.zero == 3)
+    add("part-zero-prefetch");
   return p;
 }
 
@@ -260,6 +268,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       sections[&op] = kUpdate;
   p.probedLayers = maxLayer + 1;
   p.layerParams.assign(p.probedLayers, 0);
+  p.layerTensors.assign(p.probedLayers, 0);
   p.layerSaved.assign(p.probedLayers, 0);
   p.layerForwardFlops.assign(p.probedLayers, 0);
 
@@ -351,13 +360,18 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
             work.push_back({r, depth + 1});
       }
     }
-    if (layer >= 0)
+    if (layer >= 0) {
       p.layerParams[layer] += elements;
-    else {
-      if (pre || !post)
+      p.layerTensors[layer] += 1;
+    } else {
+      if (pre || !post) {
         p.preParams += elements;
-      if (post)
+        p.preTensors += 1;
+      }
+      if (post) {
         p.postParams += elements;
+        p.postTensors += 1;
+      }
     }
   }
   // Transient bytes: op results that are not kept for backward, not read

@@ -42,6 +42,10 @@ struct Probe {
   /// Local parameter elements: per probed layer, before and after them.
   std::vector<double> layerParams;
   double preParams = 0, postParams = 0;
+  /// Parameter tensors, the same way: each is a collective of its own
+  /// where gradients are not bucketed.
+  std::vector<double> layerTensors;
+  double preTensors = 0, postTensors = 0;
   /// Bytes per local parameter element.
   double parameterBytes = 0, stateBytes = 0, gradientBytes = 0;
   /// Bytes forward keeps for backward, per probed layer and outside.

@@ -128,6 +128,9 @@ struct Cost {
 
 struct PassCost {
   Cost forward, backward;
+  /// Ops of forward or backward that read no micro-batch (a weight's cast
+  /// or transpose): once per step, as a pipeline runs them.
+  Cost once;
 };
 
 /// A probe's costs at micro-batch size b: per probed layer, outside them,
@@ -171,7 +174,7 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     PassCost &pc = o.section >= 0 ? c.layers[o.section]
                    : o.section == kPre ? c.pre
                                        : c.post;
-    (o.backward ? pc.backward : pc.forward) += t;
+    (!o.scales ? pc.once : o.backward ? pc.backward : pc.forward) += t;
   }
   double params = p.preParams + p.postParams;
   for (double l : p.layerParams)
@@ -211,8 +214,10 @@ double gatherTime(double bytes, int64_t n, const Link &link,
 struct StageCosts {
   std::vector<Cost> forward, backward; ///< per stage, one micro-batch
   std::vector<double> update;          ///< per stage, once per step
+  std::vector<Cost> once;              ///< per stage, once per step
   std::vector<double> parameters;      ///< local elements per stage
   std::vector<double> saved;           ///< bytes per micro-batch per stage
+  std::vector<double> tensors;         ///< parameter tensors per stage
 };
 
 /// Composes `c` from the probe's costs; the pipeline part by formula or,
@@ -260,27 +265,35 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   s.forward.assign(p, {});
   s.backward.assign(p, {});
   s.update.assign(p, 0);
+  s.once.assign(p, {});
   s.parameters.assign(p, 0);
   s.saved.assign(p, 0);
+  s.tensors.assign(p, 0);
   int64_t perStage = p > 0 ? L / p : 0;
   for (int64_t stage = 0; stage < p; ++stage) {
     for (int64_t l = stage * perStage; l < (stage + 1) * perStage; ++l) {
       int64_t q = model.probedLayerOf(l);
       s.forward[stage] += costs.layers[q].forward;
       s.backward[stage] += costs.layers[q].backward;
+      s.once[stage] += costs.layers[q].once;
       s.parameters[stage] += probe.layerParams[q];
+      s.tensors[stage] += probe.layerTensors[q];
       s.saved[stage] += probe.layerSaved[q] * k;
     }
     if (stage == 0) {
       s.forward[stage] += costs.pre.forward;
       s.backward[stage] += costs.pre.backward;
+      s.once[stage] += costs.pre.once;
       s.parameters[stage] += probe.preParams;
+      s.tensors[stage] += probe.preTensors;
       s.saved[stage] += probe.preSaved * k;
     }
     if (stage == p - 1) {
       s.forward[stage] += costs.post.forward;
       s.backward[stage] += costs.post.backward;
+      s.once[stage] += costs.post.once;
       s.parameters[stage] += probe.postParams;
+      s.tensors[stage] += probe.postTensors;
       s.saved[stage] += probe.postSaved * k;
     }
     // Pipeline transfers: a stage waits for its input's (and its output
@@ -302,24 +315,39 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     };
     double update = s.parameters[stage] * costs.updatePerParameter /
                     double(c.zero >= 1 ? d : 1);
+    // One collective per parameter tensor, each paying the ring's
+    // latencies -- except bucketed all-reduces (no pipeline, ZeRO 0: one
+    // per 25 MB, planPipeline's part-grad-buckets).
+    bool bucketed = p == 1 && m == 1;
+    double collectives =
+        bucketed && c.zero == 0
+            ? std::max(1.0, std::ceil(gradients / 25e6))
+            : std::max(1.0, s.tensors[stage]);
+    double latencies = (collectives - 1) * dpLink.latency;
     if (d > 1 && c.zero == 0) {
-      double ar = allReduceTime(gradients, d, dpLink, cluster);
+      double ar = allReduceTime(gradients, d, dpLink, cluster) +
+                  latencies * 2.0 * double(d - 1);
       update += ar - hidden(ar, s.backward[stage].compute);
     } else if (d > 1) {
-      double rs = gatherTime(gradients, d, dpLink, cluster);
-      s.backward[stage].communication +=
-          rs - hidden(rs, s.backward[stage].compute);
-      double ag = gatherTime(weights, d, dpLink, cluster);
+      double rs = gatherTime(gradients, d, dpLink, cluster) +
+                  latencies * double(d - 1);
+      double ag = gatherTime(weights, d, dpLink, cluster) +
+                  latencies * double(d - 1);
+      // Backward's collectives share the compute that hides them: the
+      // reduce-scatter, and with ZeRO-3 the gathers again (twice with
+      // recomputation, whose forward gathers once more).
+      double backward = rs;
       if (c.zero == 3) {
         s.forward[stage].communication +=
             ag - hidden(ag, s.forward[stage].compute);
-        s.backward[stage].communication +=
-            ag - hidden(ag, s.backward[stage].compute);
+        backward += ag * (c.recompute ? 2 : 1);
       } else {
         update += ag;
       }
+      s.backward[stage].communication +=
+          backward - hidden(backward, s.backward[stage].compute);
     }
-    s.update[stage] = update;
+    s.update[stage] = update + s.once[stage].total();
   }
 
   // Memory: the stage with the most.
@@ -415,7 +443,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     }
   e.seconds = step;
   e.compute = double(m) * (s.forward[busiest].compute +
-                           s.backward[busiest].compute);
+                           s.backward[busiest].compute) +
+              s.once[busiest].compute;
   e.bubble = std::max(0.0, bubble[busiest]);
   e.exposedCommunication = std::max(0.0, step - e.compute - e.bubble);
   double most = -1;

@@ -21,7 +21,7 @@ namespace {
 // kernels and NCCL bus bandwidth on these parts, with memory-bound ops
 // fused as tuned GPU stacks fuse them. Checked on Narayanan et al. (SC21),
 // Table 1 (GPT 1.7B-1T on up to 3072 A100s; bench/planner_published.py):
-// the planner's --fix predictions are within -8.8%..+14.1% of the ten
+// the planner's --fix predictions are within -10.1%..+14.1% of the ten
 // published rows; changing the elementwise, collective or large-GEMM
 // factor by 0.05-0.1 either way made the mean error no smaller, so these
 // stay. The H100 and H200 presets take the same factors; no published
