@@ -765,28 +765,35 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                    << q.transferBytes << " batch " << q.batch << "\n";
     }
   std::sort(fitting.begin(), fitting.end(), faster);
-  // The best by formula, simulated.
-  std::vector<PlanEstimate> ranked;
-  size_t exact = std::min<size_t>(fitting.size(),
-                                  size_t(std::max<int64_t>(1, options.exactSchedules)));
-  for (size_t i = 0; i < fitting.size(); ++i) {
-    if (i >= exact) {
-      ranked.push_back(fitting[i]);
-      continue;
-    }
-    const PlanConfig &c = fitting[i].config;
+  // The best by formula, simulated: until the first `exact` plans are all
+  // final (simulated, or without a pipeline), the first that is not is
+  // simulated and put back where it now ranks -- or dropped, when the
+  // simulation's activation sets do not fit.
+  std::vector<PlanEstimate> ranked = std::move(fitting);
+  size_t exact = size_t(std::max<int64_t>(1, options.exactSchedules));
+  auto final = [](const PlanEstimate &e) {
+    return e.simulated || e.config.pp == 1;
+  };
+  for (;;) {
+    size_t i = 0;
+    while (i < ranked.size() && i < exact && final(ranked[i]))
+      ++i;
+    if (i >= ranked.size() || i >= exact)
+      break;
+    const PlanConfig c = ranked[i].config;
+    ranked.erase(ranked.begin() + i);
     Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
                       *modelProbe, modelCosts, globalBatch);
     std::string why;
-    std::optional<PlanEstimate> e = composer.estimate(c, c.pp > 1, &why);
+    std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
     if (!e || !e->fits) {
       pruned[e ? std::string("memory") : why] += 1;
       continue;
     }
-    ranked.push_back(*e);
+    ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), *e, faster),
+                  *e);
   }
-  std::stable_sort(ranked.begin(), ranked.end(), faster);
   result.plans = std::move(ranked);
   result.model = m.summary;
   result.seconds = std::chrono::duration<double>(
