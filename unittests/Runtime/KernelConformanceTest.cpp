@@ -42,6 +42,7 @@
 #include <cstring>
 #include <functional>
 #include <iomanip>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -795,6 +796,11 @@ TEST_P(KernelConformanceTest, Unary) {
       {OpKind::Sqrt, 0, 0.05, 4, [](double x) { return std::sqrt(x); }},
       {OpKind::Rsqrt, 0, 0.05, 4, [](double x) { return 1 / std::sqrt(x); }},
       {OpKind::Tanh, 0, -4, 4, [](double x) { return std::tanh(x); }},
+      // Densely around |x| = 0.625, where a kernel may switch from a
+      // polynomial to the exponential form, and out to where tanh rounds to
+      // +-1 in f32.
+      {OpKind::Tanh, 0, -0.7, 0.7, [](double x) { return std::tanh(x); }},
+      {OpKind::Tanh, 0, -12, 12, [](double x) { return std::tanh(x); }},
       {OpKind::Erf, 0, -4, 4, [](double x) { return std::erf(x); }},
       {OpKind::Cos, 0, -8, 8, [](double x) { return std::cos(x); }, true},
       {OpKind::Sin, 0, -8, 8, [](double x) { return std::sin(x); }, true},
@@ -845,6 +851,35 @@ TEST_P(KernelConformanceTest, Unary) {
       }
     }
   }
+}
+
+// Tanh at the edges of its range, f32 only (the input exact, so the kernel's
+// own kLibmUlps): signed zeros keep their sign, tiny and subnormal inputs give
+// themselves, large ones and infinities +-1, NaN stays NaN; and the neighbours
+// of |x| = 0.625 on both sides.
+TEST_P(KernelConformanceTest, TanhEdges) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> xs = {
+      0.0f,  -0.0f,  1e-30f,     -1e-30f, 1e-40f,       -1e-40f,
+      1e-4f, -3e-3f, 0.6249999f, 0.625f,  0.6250001f,   -0.625f,
+      1.0f,  -2.5f,  9.0f,       20.0f,   -44.5f,       89.0f,
+      1e30f, -1e30f, inf,        -inf,    std::nanf("")};
+  HostTensor in{DType::F32, {int64_t(xs.size())}, {}};
+  for (float x : xs)
+    in.values.push_back(x);
+  std::vector<HostTensor> out = {emptyTensor(DType::F32, in.shape)};
+  if (!runOk(OpKind::Tanh, {}, {in}, out))
+    return;
+  std::vector<double> expected, tol;
+  for (double x : in.values) {
+    expected.push_back(std::tanh(x));
+    tol.push_back(std::isfinite(x)
+                      ? stored(DType::F32, std::tanh(x),
+                               kLibmUlps * kUlp * std::fabs(std::tanh(x)))
+                      : 0.0);
+  }
+  expectClose(out[0], expected, tol);
+  EXPECT_TRUE(std::signbit(out[0].values[1])) << "tanh(-0) lost its sign";
 }
 
 // Cast between every pair of dtypes; exact: float to float and integer to
