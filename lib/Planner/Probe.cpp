@@ -3,6 +3,7 @@
 #include "Probe.h"
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/CostModel.h"
 #include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
@@ -88,27 +89,6 @@ double bytesOf(Value v) {
 double elementsOf(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && t.hasStaticShape() ? double(t.getNumElements()) : 0;
-}
-
-double peakFor(Operation *op, const Cluster &cluster) {
-  std::string dtype = "f32";
-  if (op->getNumResults())
-    if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType())) {
-      Type e = t.getElementType();
-      if (e.isBF16())
-        dtype = "bf16";
-      else if (e.isF16())
-        dtype = "f16";
-    }
-  auto it = cluster.peakFlops.find(dtype);
-  if (it == cluster.peakFlops.end())
-    it = cluster.peakFlops.find("f32");
-  if (it != cluster.peakFlops.end())
-    return it->second;
-  double best = 1;
-  for (const auto &[name, flops] : cluster.peakFlops)
-    best = std::max(best, flops);
-  return best;
 }
 
 } // namespace
@@ -294,7 +274,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       o.bytes = double(memoryBytesOf(&op, cluster.fusion));
       o.flops = double(flopsOf(&op));
       o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op);
-      o.peak = peakFor(&op, cluster);
+      o.peak = peakFlopsFor(&op, cluster);
       if (kind == Forward) {
         if (o.section >= 0)
           p.layerForwardFlops[o.section] += o.flops;

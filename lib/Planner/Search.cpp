@@ -270,32 +270,28 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   s.saved.assign(p, 0);
   s.tensors.assign(p, 0);
   int64_t perStage = p > 0 ? L / p : 0;
+  // What a stage runs per micro-batch and holds: its layers, the embedding
+  // on the first, the head on the last.
+  auto add = [&](int64_t stage, const PassCost &cost, double params,
+                 double tensors, double saved) {
+    s.forward[stage] += cost.forward;
+    s.backward[stage] += cost.backward;
+    s.once[stage] += cost.once;
+    s.parameters[stage] += params;
+    s.tensors[stage] += tensors;
+    s.saved[stage] += saved * k;
+  };
   for (int64_t stage = 0; stage < p; ++stage) {
     for (int64_t l = stage * perStage; l < (stage + 1) * perStage; ++l) {
       int64_t q = model.probedLayerOf(l);
-      s.forward[stage] += costs.layers[q].forward;
-      s.backward[stage] += costs.layers[q].backward;
-      s.once[stage] += costs.layers[q].once;
-      s.parameters[stage] += probe.layerParams[q];
-      s.tensors[stage] += probe.layerTensors[q];
-      s.saved[stage] += probe.layerSaved[q] * k;
+      add(stage, costs.layers[q], probe.layerParams[q], probe.layerTensors[q],
+          probe.layerSaved[q]);
     }
-    if (stage == 0) {
-      s.forward[stage] += costs.pre.forward;
-      s.backward[stage] += costs.pre.backward;
-      s.once[stage] += costs.pre.once;
-      s.parameters[stage] += probe.preParams;
-      s.tensors[stage] += probe.preTensors;
-      s.saved[stage] += probe.preSaved * k;
-    }
-    if (stage == p - 1) {
-      s.forward[stage] += costs.post.forward;
-      s.backward[stage] += costs.post.backward;
-      s.once[stage] += costs.post.once;
-      s.parameters[stage] += probe.postParams;
-      s.tensors[stage] += probe.postTensors;
-      s.saved[stage] += probe.postSaved * k;
-    }
+    if (stage == 0)
+      add(stage, costs.pre, probe.preParams, probe.preTensors, probe.preSaved);
+    if (stage == p - 1)
+      add(stage, costs.post, probe.postParams, probe.postTensors,
+          probe.postSaved);
     // Pipeline transfers: a stage waits for its input's (and its output
     // gradient's) transfer, V times per micro-batch when interleaved.
     if (stage > 0 || V > 1)
@@ -735,35 +731,6 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
       }
     }
   }
-  if (getenv("PARTITION_PLAN_DEBUG"))
-    for (auto &[key, probed] : probes) {
-      auto [t, sp, rc] = key;
-      for (auto &[b, c] : probed.costs) {
-        llvm::errs() << "probe tp=" << t << " sp=" << sp << " rc=" << rc
-                     << " mbs=" << b << ": pre F " << c.pre.forward.compute
-                     << "+" << c.pre.forward.communication << " B "
-                     << c.pre.backward.compute << "+"
-                     << c.pre.backward.communication;
-        for (auto [i, l] : llvm::enumerate(c.layers))
-          llvm::errs() << "; layer" << i << " F " << l.forward.compute << "+"
-                       << l.forward.communication << " B "
-                       << l.backward.compute << "+"
-                       << l.backward.communication;
-        llvm::errs() << "; post F " << c.post.forward.compute << "+"
-                     << c.post.forward.communication << " B "
-                     << c.post.backward.compute << "+"
-                     << c.post.backward.communication << "; update/param "
-                     << c.updatePerParameter << "\n";
-      }
-      const Probe &q = probed.probe;
-      llvm::errs() << "  params pre " << q.preParams << " post " << q.postParams
-                   << " layer " << q.layerParams[0] << " bytes/param "
-                   << q.parameterBytes << "/" << q.stateBytes << "/"
-                   << q.gradientBytes << " saved layer " << q.layerSaved[0]
-                   << " pre " << q.preSaved << " post " << q.postSaved
-                   << " workspace " << q.workspace << " update workspace " << q.updateWorkspace << " transfer "
-                   << q.transferBytes << " batch " << q.batch << "\n";
-    }
   std::sort(fitting.begin(), fitting.end(), faster);
   // The best by formula, simulated: until the first `exact` plans are all
   // final (simulated, or without a pipeline), the first that is not is

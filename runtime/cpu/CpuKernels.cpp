@@ -1100,12 +1100,15 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
 // Softmax, normalisation, rotary embedding, loss
 //===----------------------------------------------------------------------===//
 
-/// Softmax over dim d of x viewed as [D, inner] (inner > 1): every pass runs
-/// along the contiguous inner dimension.
-PARTITION_SIMD_CLONES void softmaxColumns(const float *x, float *y,
-                                          int64_t dimSize, int64_t inner) {
-  std::vector<float> m(inner, -std::numeric_limits<float>::infinity());
-  std::vector<double> sum(inner, 0.0);
+/// softmaxColumns' loops, on scratch it is given: `m` (inner floats, -inf),
+/// `sum` (inner doubles, 0) and `inv` (inner floats). A cloned function
+/// allocates nothing itself: clang's multiversioning leaves the library
+/// calls of a clone (std::vector's) unresolved at -O1, as sanitizer builds
+/// compile.
+PARTITION_SIMD_CLONES void softmaxColumnsLoops(const float *x, float *y,
+                                               int64_t dimSize, int64_t inner,
+                                               float *m, double *sum,
+                                               float *inv) {
   for (int64_t i = 0; i < dimSize; ++i) {
     const float *row = x + i * inner;
     for (int64_t j = 0; j < inner; ++j)
@@ -1119,7 +1122,6 @@ PARTITION_SIMD_CLONES void softmaxColumns(const float *x, float *y,
       sum[j] += dst[j];
     }
   }
-  std::vector<float> inv(inner);
   for (int64_t j = 0; j < inner; ++j)
     inv[j] = static_cast<float>(1.0 / sum[j]);
   for (int64_t i = 0; i < dimSize; ++i) {
@@ -1127,6 +1129,16 @@ PARTITION_SIMD_CLONES void softmaxColumns(const float *x, float *y,
     for (int64_t j = 0; j < inner; ++j)
       dst[j] *= inv[j];
   }
+}
+
+/// Softmax over dim d of x viewed as [D, inner] (inner > 1): every pass runs
+/// along the contiguous inner dimension.
+void softmaxColumns(const float *x, float *y, int64_t dimSize,
+                    int64_t inner) {
+  std::vector<float> m(inner, -std::numeric_limits<float>::infinity());
+  std::vector<double> sum(inner, 0.0);
+  std::vector<float> inv(inner);
+  softmaxColumnsLoops(x, y, dimSize, inner, m.data(), sum.data(), inv.data());
 }
 
 Status softmax(const KernelAttrs &attrs, const TensorRef &in,

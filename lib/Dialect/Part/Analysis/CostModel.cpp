@@ -21,28 +21,6 @@ int64_t bytesOf(Value v) {
   return t ? getTensorBytes(t).value_or(0) : 0;
 }
 
-/// The peak FLOP/s for ops on `type`'s element type: its dtype's, else f32's,
-/// else the highest listed.
-double peakFor(Type type, const Cluster &cluster) {
-  std::string dtype = "f32";
-  if (auto t = dyn_cast<RankedTensorType>(type)) {
-    Type e = t.getElementType();
-    if (e.isBF16())
-      dtype = "bf16";
-    else if (e.isF16())
-      dtype = "f16";
-  }
-  auto it = cluster.peakFlops.find(dtype);
-  if (it == cluster.peakFlops.end())
-    it = cluster.peakFlops.find("f32");
-  if (it != cluster.peakFlops.end())
-    return it->second;
-  double best = 0;
-  for (const auto &[name, flops] : cluster.peakFlops)
-    best = std::max(best, flops);
-  return best > 0 ? best : 1;
-}
-
 /// Whether every device of `ranks` is in one node.
 bool oneNode(const std::set<int64_t> &ranks, const Cluster &cluster) {
   std::set<int64_t> nodes;
@@ -89,6 +67,27 @@ double linkTime(const Link &link, double bytes, double steps,
 }
 
 } // namespace
+
+double partition::part::peakFlopsFor(Operation *op, const Cluster &cluster) {
+  std::string dtype = "f32";
+  if (op->getNumResults())
+    if (auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType())) {
+      Type e = t.getElementType();
+      if (e.isBF16())
+        dtype = "bf16";
+      else if (e.isF16())
+        dtype = "f16";
+    }
+  auto it = cluster.peakFlops.find(dtype);
+  if (it == cluster.peakFlops.end())
+    it = cluster.peakFlops.find("f32");
+  if (it != cluster.peakFlops.end())
+    return it->second;
+  double best = 0;
+  for (const auto &[name, flops] : cluster.peakFlops)
+    best = std::max(best, flops);
+  return best > 0 ? best : 1;
+}
 
 FirstRanks partition::part::firstRanksOf(ModuleOp module) {
   FirstRanks ranks;
@@ -137,8 +136,7 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
   double memory =
       bytes / (cluster.memoryBandwidth * std::max(1e-9, cluster.elementwise));
   double flops = double(flopsOf(op));
-  double peak = op->getNumResults() ? peakFor(op->getResult(0).getType(), cluster)
-                                    : peakFor(Type(), cluster);
+  double peak = peakFlopsFor(op, cluster);
   double efficiency = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op)
                           ? cluster.gemmEfficiency(flops)
                           : 1.0;

@@ -76,6 +76,10 @@ struct StepEstimate {
   std::vector<ProgramEstimate> programs;
 };
 
+/// The peak FLOP/s for `op` on one device of `cluster`: that of its
+/// result's dtype (bf16, f16, else f32), else f32's, else the highest listed.
+double peakFlopsFor(mlir::Operation *op, const runtime::Cluster &cluster);
+
 /// World ranks as the plan numbers them: each mesh's devices follow those
 /// of the meshes before it in the module. By mesh name, its first rank.
 using FirstRanks = llvm::StringMap<int64_t>;
