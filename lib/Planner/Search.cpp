@@ -320,11 +320,13 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
             ? std::max(1.0, std::ceil(gradients / 25e6))
             : std::max(1.0, s.tensors[stage]);
     double latencies = (collectives - 1) * dpLink.latency;
-    if (d > 1 && c.zero == 0) {
+    // Inference has no gradients: nothing to reduce.
+    bool training = probe.gradientBytes > 0;
+    if (training && d > 1 && c.zero == 0) {
       double ar = allReduceTime(gradients, d, dpLink, cluster) +
                   latencies * 2.0 * double(d - 1);
       update += ar - hidden(ar, s.backward[stage].compute);
-    } else if (d > 1) {
+    } else if (training && d > 1) {
       double rs = gatherTime(gradients, d, dpLink, cluster) +
                   latencies * double(d - 1);
       double ag = gatherTime(weights, d, dpLink, cluster) +
@@ -461,7 +463,9 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   forward += layersForward;
   double perSequence = forward / double(std::max<int64_t>(1, modelProbe.batch));
   double sequences = double(globalBatch);
-  e.modelFlops = 3 * perSequence * sequences;
+  // Training: forward and a backward of twice its FLOPs; inference:
+  // forward only.
+  e.modelFlops = (probe.gradientBytes > 0 ? 3 : 1) * perSequence * sequences;
   e.hardwareFlops =
       e.modelFlops + (c.recompute ? layersForward / double(std::max<int64_t>(
                                                         1, modelProbe.batch)) *
@@ -680,7 +684,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
               vs.clear();
           }
           for (int64_t v : vs) {
-            for (int64_t z = 0; z <= (d > 1 ? 3 : 0); ++z) {
+            for (int64_t z = 0;
+                 z <= (d > 1 && options.training.train ? 3 : 0); ++z) {
               for (auto &[key, probed] : probes) {
                 auto [pt, sp, rc] = key;
                 if (pt != t)

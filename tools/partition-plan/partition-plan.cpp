@@ -223,7 +223,8 @@ llvm::json::Object planJson(const PlanEstimate &e) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  partition::hideLibraryOptions();
+  // Only this tool's options in --help (the libraries register hundreds).
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "partition-plan: ranks the ways to partition a model on a cluster by "

@@ -13,6 +13,12 @@
 // The batch of the model is free: a global batch of 64 on the same model.
 // RUN: partition-plan %t/gpt.mlir --cluster dgx-a100 --devices 8 --global-batch 64 --top 1 | FileCheck %s --check-prefix=BATCH
 //
+// Inference: the forward pass only, no pipeline (part-pipeline cuts
+// training steps), one micro-batch.
+// RUN: partition-plan %t/gpt.mlir --cluster dgx-a100 --devices 8 --inference --top 1 | FileCheck %s --check-prefix=INFER
+// --help lists the tool's own options, not the libraries'.
+// RUN: partition-plan --help | FileCheck %s --check-prefix=HELP
+//
 // Bad input: each names what is wrong.
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,ep=2 2>&1 | FileCheck %s --check-prefix=KEY
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix zero=5 2>&1 | FileCheck %s --check-prefix=ZERO
@@ -43,6 +49,17 @@
 //
 // BATCH: global batch 64; dgx-a100, 8 devices
 // BATCH: 1 {{.*}}
+//
+// INFER: # tp
+// INFER-NEXT: 1 {{[0-9]+}} 1 {{[0-9]+}} 1 {{[0-9]+}} 1 none 0 none
+//
+// HELP: partition-plan options:
+// HELP: --cluster=
+// HELP: --devices=
+// HELP: --explain
+// HELP: --fix=
+// HELP: --global-batch=
+// HELP-NOT: --mlir-
 //
 // KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp)
 // ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
