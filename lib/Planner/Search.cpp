@@ -226,9 +226,9 @@ class Composer {
 public:
   Composer(const Probe &probe, const ProbeCosts &costs, const Model &model,
            const Cluster &cluster, const Probe &modelProbe,
-           const ProbeCosts &modelCosts, int64_t globalBatch)
+           int64_t globalBatch)
       : probe(probe), costs(costs), model(model), cluster(cluster),
-        modelProbe(modelProbe), modelCosts(modelCosts),
+        modelProbe(modelProbe),
         globalBatch(globalBatch) {}
 
   std::optional<PlanEstimate> estimate(const PlanConfig &c, bool exact,
@@ -240,7 +240,6 @@ private:
   const Model &model;
   const Cluster &cluster;
   const Probe &modelProbe;
-  const ProbeCosts &modelCosts;
   int64_t globalBatch;
 };
 
@@ -478,7 +477,6 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     if (o.gemm)
       peak = std::max(peak, o.peak);
   e.mfu = peak > 0 ? e.modelFlops / devices / step / peak : 0;
-  (void)modelCosts;
   return e;
 }
 
@@ -628,13 +626,10 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   }
   {
     double params = modelProbe->preParams + modelProbe->postParams;
-    double tied = 0;
     for (int64_t l = 0; l < m.summary.layers; ++l)
       params += modelProbe->layerParams[m.probedLayerOf(l)];
-    (void)tied;
     m.summary.parameters = params;
   }
-  ProbeCosts modelCosts;
 
   // Enumerate.
   std::vector<PlanEstimate> fitting;
@@ -713,7 +708,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                                                     cluster))
                               .first;
                 Composer composer(probed.probe, costs->second, m, cluster,
-                                  *modelProbe, modelCosts, globalBatch);
+                                  *modelProbe, globalBatch);
                 std::string why;
                 std::optional<PlanEstimate> e =
                     composer.estimate(c, /*exact=*/false, &why);
@@ -756,7 +751,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     ranked.erase(ranked.begin() + i);
     Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
-                      *modelProbe, modelCosts, globalBatch);
+                      *modelProbe, globalBatch);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
     if (!e || !e->fits) {

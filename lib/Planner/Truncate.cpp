@@ -93,7 +93,6 @@ int64_t partition::planner::truncateLayers(ModuleOp model, int64_t keep,
     return count;
   }
   // The head reads the last kept layer.
-  const std::vector<Operation *> &last = layers[count - 1];
   const std::vector<Operation *> &kept = layers[keep - 1];
   for (Operation &op : function.getBody().front()) {
     if (where.count(&op))
@@ -107,7 +106,6 @@ int64_t partition::planner::truncateLayers(ModuleOp model, int64_t keep,
           cast<OpResult>(use.get()).getResultNumber()));
     }
   }
-  (void)last;
   // Erase the layers after, last op first.
   llvm::BitVector usedBefore(function.getNumArguments());
   for (BlockArgument arg : function.getArguments())

@@ -44,6 +44,22 @@ StatusOr<std::unique_ptr<Buffer>> filled(Device &device, Stream &stream,
   return buffer;
 }
 
+/// Seconds per call of one kernel on `stream`, each call waited for.
+StatusOr<double> timeKernel(Device &device, Stream &stream, OpKind kind,
+                            const KernelAttrs &attrs,
+                            const std::vector<TensorRef> &in,
+                            const std::vector<TensorRef> &out,
+                            double seconds) {
+  return timeCalls(
+      seconds,
+      [&]() -> Status {
+        PARTITION_RETURN_IF_ERROR(
+            device.kernels().run(kind, attrs, in, out, stream));
+        return stream.synchronize();
+      },
+      nullptr);
+}
+
 } // namespace
 
 StatusOr<std::vector<Measurement>>
@@ -59,17 +75,10 @@ partition::runtime::measureGemm(Device &device,
     std::vector<TensorRef> in = {{a->data(), DType::F32, {n, n}},
                                  {b->data(), DType::F32, {n, n}}};
     std::vector<TensorRef> result = {{c->data(), DType::F32, {n, n}}};
-    KernelAttrs attrs = matmulAttrs(false, false);
     PARTITION_ASSIGN_OR_RETURN(
         double seconds,
-        timeCalls(
-            options.secondsPerPoint,
-            [&]() -> Status {
-              PARTITION_RETURN_IF_ERROR(device.kernels().run(
-                  OpKind::Matmul, attrs, in, result, *stream));
-              return stream->synchronize();
-            },
-            nullptr));
+        timeKernel(device, *stream, OpKind::Matmul, matmulAttrs(false, false),
+                   in, result, options.secondsPerPoint));
     out.push_back({2.0 * double(n) * double(n) * double(n), seconds});
   }
   return out;
@@ -88,15 +97,8 @@ partition::runtime::measureElementwise(Device &device,
                                {b->data(), DType::F32, {n}}};
   std::vector<TensorRef> result = {{c->data(), DType::F32, {n}}};
   PARTITION_ASSIGN_OR_RETURN(
-      double seconds,
-      timeCalls(
-          options.secondsPerPoint,
-          [&]() -> Status {
-            PARTITION_RETURN_IF_ERROR(device.kernels().run(
-                OpKind::Add, KernelAttrs(), in, result, *stream));
-            return stream->synchronize();
-          },
-          nullptr));
+      double seconds, timeKernel(device, *stream, OpKind::Add, KernelAttrs(),
+                                 in, result, options.secondsPerPoint));
   return 3.0 * double(n) * 4.0 / seconds;
 }
 
