@@ -229,7 +229,8 @@ def with_shape(plan, program, value, dims, misalign):
 def plan_findings(cos_sin, linreg_dp1):
     """The inputs of the plan target's findings, rebuilt on plans of the
     current format (the loader rejects plans of another format version
-    before the checks they exercise):
+    before the checks they exercise); linreg_dp1 is lowered one kernel per
+    op (--part-fuse-elementwise=false), as the findings' plans were:
       misaligned-shape.plan         value 6 of program 0 has a shape whose
                                     elements are at an address 4 mod 8
       value-elements-overflow.plan  value 47 has the shape [4, 3,
@@ -264,12 +265,17 @@ def tool_seeds(build):
             # FlatBuffer alone (a plan file without its last 8 bytes).
             put("plan", open(os.path.join(tmp, f"linreg-{mesh}.plan"), "rb").read()[:-8],
                 f"linreg-adamw-{mesh.replace(':', '')}.plan")
+        # The findings below name values of the plan with one kernel per op.
+        sh(f"partition-opt {inputs}/linreg-grad.mlir --part-optimizer='kind=adamw lr=0.01' | "
+           f"partition-opt --part-spmd=mesh=dp:1 | "
+           f"partition-translate --part-to-plan --part-fuse-elementwise=false "
+           f"-o linreg-unfused.plan 2>/dev/null")
         sh(f"sed 's/\"x\"=2/\"x\"=1/' {inputs}/cos-sin-global.mlir | "
            "partition-opt --part-propagate-shardings --part-partition | "
            "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
         put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8], "cos-sin.plan")
         plan_findings(open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8],
-                      open(os.path.join(tmp, "linreg-dp:1.plan"), "rb").read()[:-8])
+                      open(os.path.join(tmp, "linreg-unfused.plan"), "rb").read()[:-8])
         # One training step with a checkpoint: its manifest and shard files.
         sh("partition-run linreg-dp:2.plan --backend cpu --input x=x.npy --input y=y.npy "
            "--steps 1 --weights weights.safetensors --checkpoint ckpt > /dev/null")

@@ -108,6 +108,35 @@ enum class UnaryKind {
 };
 enum class ReduceKind { Sum, Mean, Max };
 
+/// A Fused kernel as the device runs it (see plan.fbs, FusedAttrs). A step's
+/// `code` is a BinaryKind (0-6), kFusedUnary + a UnaryKind, or kFusedCast;
+/// `round` a float DType (the step's value is rounded to it).
+constexpr int kFusedUnary = 16;
+constexpr int kFusedCast = 32;
+constexpr int kMaxFusedDeviceSteps = 64;    // kMaxFusedSteps
+constexpr int kMaxFusedDeviceOperands = 32; // kMaxFusedOperands
+constexpr int kMaxFusedDeviceResults = 16;  // kMaxFusedResults
+struct FusedDeviceStep {
+  int8_t code = 0;
+  int8_t round = 0;
+  uint16_t a = 0, b = 0;
+};
+struct FusedProgram {
+  int steps = 0, operands = 0, results = 0;
+  FusedDeviceStep step[kMaxFusedDeviceSteps];
+  const void *in[kMaxFusedDeviceOperands] = {};
+  int64_t inCount[kMaxFusedDeviceOperands] = {}; // element i reads i mod count
+  int8_t inType[kMaxFusedDeviceOperands] = {};   // a float DType
+  void *out[kMaxFusedDeviceResults] = {};
+  int8_t outType[kMaxFusedDeviceResults] = {};
+  uint16_t outSlot[kMaxFusedDeviceResults] = {};
+};
+
+/// Runs `program` over `count` result elements: one thread per element
+/// evaluates every step, with the unfused kernels' arithmetic.
+cudaError_t launchFused(const LaunchConfig &config, const FusedProgram &program,
+                        int64_t count);
+
 /// out[i] = lhs[view(i)] op rhs[view(i)] for `count` result elements. Pow
 /// takes float dtypes only. Integer ops wrap on overflow; an integer
 /// division by zero gives 0 and is reported.

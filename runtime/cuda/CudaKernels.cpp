@@ -298,6 +298,8 @@ private:
                         config);
     case OpKind::Compare:
       return compare(op, attrs.AsCompareAttrs()->direction, in, out[0], config);
+    case OpKind::Fused:
+      return fused(attrs, in, out, config);
     }
     return PARTITION_ERROR(Unimplemented, "unknown opcode ",
                            static_cast<int>(op));
@@ -376,6 +378,88 @@ private:
     PARTITION_CUDA_CHECK(launchCompare(
         config, static_cast<int>(direction), in[0].dtype,
         static_cast<int32_t *>(out.data), in[0].data, in[1].data, view, count));
+    return Status::ok();
+  }
+
+  /// The device code of a step's opcode (CudaKernelLaunch.h).
+  static int fusedCode(OpKind op, plan::GeluApproximation gelu) {
+    switch (op) {
+    case OpKind::Add:
+      return int(BinaryKind::Add);
+    case OpKind::Sub:
+      return int(BinaryKind::Sub);
+    case OpKind::Mul:
+      return int(BinaryKind::Mul);
+    case OpKind::Div:
+      return int(BinaryKind::Div);
+    case OpKind::Max:
+      return int(BinaryKind::Max);
+    case OpKind::Min:
+      return int(BinaryKind::Min);
+    case OpKind::Pow:
+      return int(BinaryKind::Pow);
+    case OpKind::Neg:
+      return kFusedUnary + int(UnaryKind::Neg);
+    case OpKind::Exp:
+      return kFusedUnary + int(UnaryKind::Exp);
+    case OpKind::Log:
+      return kFusedUnary + int(UnaryKind::Log);
+    case OpKind::Sqrt:
+      return kFusedUnary + int(UnaryKind::Sqrt);
+    case OpKind::Rsqrt:
+      return kFusedUnary + int(UnaryKind::Rsqrt);
+    case OpKind::Tanh:
+      return kFusedUnary + int(UnaryKind::Tanh);
+    case OpKind::Erf:
+      return kFusedUnary + int(UnaryKind::Erf);
+    case OpKind::Cos:
+      return kFusedUnary + int(UnaryKind::Cos);
+    case OpKind::Sin:
+      return kFusedUnary + int(UnaryKind::Sin);
+    case OpKind::Sigmoid:
+      return kFusedUnary + int(UnaryKind::Sigmoid);
+    case OpKind::Relu:
+      return kFusedUnary + int(UnaryKind::Relu);
+    case OpKind::Silu:
+      return kFusedUnary + int(UnaryKind::Silu);
+    case OpKind::Gelu:
+      return kFusedUnary + int(gelu == plan::GeluApproximation::Tanh
+                                   ? UnaryKind::GeluTanh
+                                   : UnaryKind::GeluErf);
+    default: // Cast (validation admits no other)
+      return kFusedCast;
+    }
+  }
+
+  Status fused(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
+               const std::vector<TensorRef> &out, const LaunchConfig &config) {
+    const plan::FusedAttrsT &f = *attrs.AsFusedAttrs();
+    static_assert(kMaxFusedDeviceSteps == int(kMaxFusedSteps) &&
+                      kMaxFusedDeviceOperands == int(kMaxFusedOperands) &&
+                      kMaxFusedDeviceResults == int(kMaxFusedResults),
+                  "the device's limits are the plan's");
+    FusedProgram program;
+    program.steps = static_cast<int>(f.steps.size());
+    program.operands = static_cast<int>(in.size());
+    program.results = static_cast<int>(out.size());
+    for (size_t k = 0; k < f.steps.size(); ++k) {
+      const plan::FusedStep &s = f.steps[k];
+      program.step[k].code = static_cast<int8_t>(fusedCode(s.op(), s.gelu()));
+      program.step[k].round = static_cast<int8_t>(s.round());
+      program.step[k].a = s.a();
+      program.step[k].b = isBinaryFusedStep(s.op()) ? s.b() : s.a();
+    }
+    for (size_t k = 0; k < in.size(); ++k) {
+      program.in[k] = in[k].data;
+      program.inCount[k] = std::max<int64_t>(1, in[k].numElements());
+      program.inType[k] = static_cast<int8_t>(in[k].dtype);
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      program.out[k] = out[k].data;
+      program.outType[k] = static_cast<int8_t>(out[k].dtype);
+      program.outSlot[k] = f.outputs[k];
+    }
+    PARTITION_CUDA_CHECK(launchFused(config, program, out[0].numElements()));
     return Status::ok();
   }
 

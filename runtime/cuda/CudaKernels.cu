@@ -428,6 +428,102 @@ cudaError_t launchUnaryKind(const LaunchConfig &config, DType dtype, void *out,
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Fused elementwise chains
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ float loadAs(const void *p, int type, int64_t i) {
+  if (type == int(DType::F16))
+    return __half2float(static_cast<const __half *>(p)[i]);
+  if (type == int(DType::BF16))
+    return __bfloat162float(static_cast<const __nv_bfloat16 *>(p)[i]);
+  return static_cast<const float *>(p)[i];
+}
+
+__device__ __forceinline__ void storeAs(void *p, int type, int64_t i,
+                                        float v) {
+  if (type == int(DType::F16))
+    static_cast<__half *>(p)[i] = __float2half_rn(v);
+  else if (type == int(DType::BF16))
+    static_cast<__nv_bfloat16 *>(p)[i] = __float2bfloat16_rn(v);
+  else
+    static_cast<float *>(p)[i] = v;
+}
+
+__device__ __forceinline__ float roundAs(int type, float v) {
+  if (type == int(DType::F16))
+    return __half2float(__float2half_rn(v));
+  if (type == int(DType::BF16))
+    return __bfloat162float(__float2bfloat16_rn(v));
+  return v;
+}
+
+__device__ float applyFused(int code, float x, float y) {
+  switch (code) {
+  case int(BinaryKind::Add):
+    return applyBinary<BinaryKind::Add>(x, y);
+  case int(BinaryKind::Sub):
+    return applyBinary<BinaryKind::Sub>(x, y);
+  case int(BinaryKind::Mul):
+    return applyBinary<BinaryKind::Mul>(x, y);
+  case int(BinaryKind::Div):
+    return applyBinary<BinaryKind::Div>(x, y);
+  case int(BinaryKind::Max):
+    return applyBinary<BinaryKind::Max>(x, y);
+  case int(BinaryKind::Min):
+    return applyBinary<BinaryKind::Min>(x, y);
+  case int(BinaryKind::Pow):
+    return applyBinary<BinaryKind::Pow>(x, y);
+  case kFusedUnary + int(UnaryKind::Neg):
+    return applyUnary<UnaryKind::Neg>(x);
+  case kFusedUnary + int(UnaryKind::Exp):
+    return applyUnary<UnaryKind::Exp>(x);
+  case kFusedUnary + int(UnaryKind::Log):
+    return applyUnary<UnaryKind::Log>(x);
+  case kFusedUnary + int(UnaryKind::Sqrt):
+    return applyUnary<UnaryKind::Sqrt>(x);
+  case kFusedUnary + int(UnaryKind::Rsqrt):
+    return applyUnary<UnaryKind::Rsqrt>(x);
+  case kFusedUnary + int(UnaryKind::Tanh):
+    return applyUnary<UnaryKind::Tanh>(x);
+  case kFusedUnary + int(UnaryKind::Erf):
+    return applyUnary<UnaryKind::Erf>(x);
+  case kFusedUnary + int(UnaryKind::Cos):
+    return applyUnary<UnaryKind::Cos>(x);
+  case kFusedUnary + int(UnaryKind::Sin):
+    return applyUnary<UnaryKind::Sin>(x);
+  case kFusedUnary + int(UnaryKind::Sigmoid):
+    return applyUnary<UnaryKind::Sigmoid>(x);
+  case kFusedUnary + int(UnaryKind::Relu):
+    return applyUnary<UnaryKind::Relu>(x);
+  case kFusedUnary + int(UnaryKind::Silu):
+    return applyUnary<UnaryKind::Silu>(x);
+  case kFusedUnary + int(UnaryKind::GeluErf):
+    return applyUnary<UnaryKind::GeluErf>(x);
+  case kFusedUnary + int(UnaryKind::GeluTanh):
+    return applyUnary<UnaryKind::GeluTanh>(x);
+  default: // kFusedCast: the rounding that follows
+    return x;
+  }
+}
+
+/// One thread per element; the slots in local memory (the steps are few
+/// and the kernel is bound by its loads and stores).
+__global__ void fusedKernel(FusedProgram p, int64_t count) {
+  PARTITION_GRID_STRIDE_LOOP(i, count) {
+    float slot[kMaxFusedDeviceOperands + kMaxFusedDeviceSteps];
+    for (int k = 0; k < p.operands; ++k)
+      slot[k] = loadAs(p.in[k], p.inType[k], i % p.inCount[k]);
+    for (int k = 0; k < p.steps; ++k) {
+      const FusedDeviceStep &s = p.step[k];
+      slot[p.operands + k] =
+          roundAs(s.round, applyFused(s.code, slot[s.a], slot[s.b]));
+    }
+    for (int k = 0; k < p.results; ++k)
+      storeAs(p.out[k], p.outType[k], i, slot[p.outSlot[k]]);
+  }
+}
+
 /// Select on element bits (E: an unsigned type of the element size).
 template <typename C, typename E, typename I>
 __global__ void selectKernel(E *out, const C *cond, const E *onTrue,
@@ -1262,4 +1358,13 @@ cudaError_t cuda::launchReduceStrided(const LaunchConfig &config,
         config, dtype, out, in, kept, reduced, outCount, reducedCount);
   }
   return cudaErrorInvalidValue;
+}
+
+cudaError_t cuda::launchFused(const LaunchConfig &config,
+                              const FusedProgram &program, int64_t count) {
+  if (count == 0)
+    return cudaSuccess;
+  fusedKernel<<<gridFor(config, count), kThreads, 0, config.stream>>>(program,
+                                                                      count);
+  return cudaGetLastError();
 }

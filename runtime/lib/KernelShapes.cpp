@@ -54,6 +54,8 @@ plan::KernelAttrs partition::runtime::kernelAttrsKind(OpKind op) {
     return A::FillAttrs;
   case OpKind::Compare:
     return A::CompareAttrs;
+  case OpKind::Fused:
+    return A::FusedAttrs;
   default:
     return A::NONE;
   }
@@ -152,6 +154,58 @@ KernelAttrs partition::runtime::compareAttrs(plan::CompareDirection direction) {
   return wrap(std::move(t));
 }
 
+KernelAttrs partition::runtime::fusedAttrs(std::vector<plan::FusedStep> steps,
+                                          std::vector<uint16_t> outputs) {
+  plan::FusedAttrsT t;
+  t.steps = std::move(steps);
+  t.outputs = std::move(outputs);
+  return wrap(std::move(t));
+}
+
+bool partition::runtime::isFusedStepOp(OpKind op) {
+  switch (op) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Pow:
+  case OpKind::Neg:
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+  case OpKind::Cos:
+  case OpKind::Sin:
+  case OpKind::Sigmoid:
+  case OpKind::Relu:
+  case OpKind::Silu:
+  case OpKind::Gelu:
+  case OpKind::Cast:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool partition::runtime::isBinaryFusedStep(OpKind op) {
+  switch (op) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+  case OpKind::Max:
+  case OpKind::Min:
+  case OpKind::Pow:
+    return true;
+  default:
+    return false;
+  }
+}
+
 const char *partition::runtime::kernelAttrsName(plan::KernelAttrs kind) {
   if (kind == plan::KernelAttrs::NONE)
     return "none";
@@ -213,6 +267,29 @@ std::string partition::runtime::formatKernelAttrs(const KernelAttrs &attrs) {
   case plan::KernelAttrs::CompareAttrs: {
     auto d = attrs.AsCompareAttrs()->direction;
     os << "direction=" << enumName(plan::EnumNameCompareDirection(d), int(d));
+    break;
+  }
+  case plan::KernelAttrs::FusedAttrs: {
+    // "steps=[Mul($0, $1), Cast($2) BF16], outputs=[$3]": $i is slot i,
+    // the operands first, then one slot per step.
+    const plan::FusedAttrsT &f = *attrs.AsFusedAttrs();
+    os << "steps=[";
+    for (size_t k = 0; k < f.steps.size(); ++k) {
+      const plan::FusedStep &s = f.steps[k];
+      os << (k ? ", " : "") << opKindName(s.op()) << "($" << s.a();
+      if (isBinaryFusedStep(s.op()))
+        os << ", $" << s.b();
+      os << ")";
+      if (s.op() == OpKind::Gelu)
+        os << " " << enumName(plan::EnumNameGeluApproximation(s.gelu()),
+                              int(s.gelu()));
+      if (s.round() != plan::DType::F32)
+        os << " " << enumName(plan::EnumNameDType(s.round()), int(s.round()));
+    }
+    os << "], outputs=[";
+    for (size_t k = 0; k < f.outputs.size(); ++k)
+      os << (k ? ", $" : "$") << f.outputs[k];
+    os << "]";
     break;
   }
   default:
@@ -331,6 +408,71 @@ Status checkMatmul(const Checker &c, bool batched) {
   return c.resultShape(result);
 }
 
+/// A Fused kernel: every operand and result a float tensor, the results of
+/// one shape, each operand as many elements or a divisor of that many, and
+/// every step reading only slots defined before it.
+Status checkFused(const Checker &c) {
+  const plan::FusedAttrsT &f = *c.attrs.AsFusedAttrs();
+  if (c.in.empty() || c.out.empty())
+    return c.fail("takes at least one operand and one result, got ",
+                  c.in.size(), " and ", c.out.size());
+  if (f.steps.empty() || f.steps.size() > kMaxFusedSteps)
+    return c.fail("has ", f.steps.size(), " steps; 1 to ", kMaxFusedSteps,
+                  " are allowed");
+  if (c.in.size() > kMaxFusedOperands)
+    return c.fail("has ", c.in.size(), " operands; at most ",
+                  kMaxFusedOperands, " are allowed");
+  if (c.out.size() > kMaxFusedResults)
+    return c.fail("has ", c.out.size(), " results; at most ", kMaxFusedResults,
+                  " are allowed");
+  if (f.outputs.size() != c.out.size())
+    return c.fail("names ", f.outputs.size(), " output slots for ",
+                  c.out.size(), " results");
+  const Shape &shape = c.out[0].shape;
+  int64_t n = c.out[0].numElements();
+  for (size_t k = 0; k < c.out.size(); ++k) {
+    PARTITION_RETURN_IF_ERROR(c.floatDType(c.out[k], "a result"));
+    if (c.out[k].shape != shape)
+      return c.fail("result ", k, " has shape ", formatShape(c.out[k].shape),
+                    " but result 0 has ", formatShape(shape));
+  }
+  for (size_t k = 0; k < c.in.size(); ++k) {
+    PARTITION_RETURN_IF_ERROR(c.floatDType(c.in[k], "an operand"));
+    int64_t m = c.in[k].numElements();
+    if (m != n && (m < 1 || n % m != 0))
+      return c.fail("operand ", k, " of shape ", formatShape(c.in[k].shape),
+                    " has ", m, " elements, which do not repeat to the ", n,
+                    " of the results");
+  }
+  size_t slots = c.in.size();
+  for (size_t k = 0; k < f.steps.size(); ++k, ++slots) {
+    const plan::FusedStep &s = f.steps[k];
+    if (!isFusedStepOp(s.op()))
+      return c.fail("step ", k, " is ", opKindName(s.op()),
+                    ", which is not an elementwise float op");
+    if (!isFloat(static_cast<DType>(s.round())))
+      return c.fail("step ", k, " rounds to ", static_cast<int>(s.round()),
+                    ", which is not a float dtype");
+    if (s.gelu() > plan::GeluApproximation::MAX)
+      return c.fail("step ", k, " has GELU approximation ",
+                    static_cast<int>(s.gelu()));
+    bool binary = isBinaryFusedStep(s.op());
+    for (uint16_t slot : binary ? std::vector<uint16_t>{s.a(), s.b()}
+                                : std::vector<uint16_t>{s.a()})
+      if (slot >= slots)
+        return c.fail("step ", k, " (", opKindName(s.op()), ") reads slot ",
+                      slot, ", which is not defined before it (slots 0-",
+                      slots - 1, ")");
+  }
+  // A result is a step's value: never an operand passed through (a result
+  // may share an operand's buffer, which it overwrites).
+  for (size_t k = 0; k < f.outputs.size(); ++k)
+    if (f.outputs[k] < c.in.size() || f.outputs[k] >= slots)
+      return c.fail("result ", k, " is slot ", f.outputs[k],
+                    ", but the steps' slots are ", c.in.size(), "-", slots - 1);
+  return Status::ok();
+}
+
 } // namespace
 
 Status
@@ -404,6 +546,8 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
                     " do not broadcast");
     return c.resultShape(shape);
   }
+  case OpKind::Fused:
+    return checkFused(c);
   case OpKind::Compare: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
     plan::CompareDirection direction = attrs.AsCompareAttrs()->direction;

@@ -887,10 +887,12 @@ std::string LoadedPlan::dump() const {
         for (size_t o = 0; o < inst.operands()->size(); ++o)
           os << (o ? ", %" : "%") << inst.operands()->Get(o);
       os << ")";
-      if (inst.results() && inst.results()->size()) {
-        const plan::Value &v = *prog.values()->Get(inst.results()->Get(0));
-        os << " : " << typeText(v) << " @" << storageText(v);
-      }
+      // Each result's type and place (a Fused kernel has several).
+      if (inst.results())
+        for (size_t r = 0; r < inst.results()->size(); ++r) {
+          const plan::Value &v = *prog.values()->Get(inst.results()->Get(r));
+          os << (r ? ", " : " : ") << typeText(v) << " @" << storageText(v);
+        }
       os << "\n";
     }
     for (size_t id = 0; id < prog.values()->size(); ++id) {

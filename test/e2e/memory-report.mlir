@@ -50,12 +50,18 @@
 // RUN: FileCheck %s --check-prefix=BF16-2 < %t/mlp-bf16-zero2.report
 // New values are computed straight into their parameter's or state's
 // buffer when nothing reads the old value afterwards (the plan dump says
-// "in place"); the step count is read by the op that makes its successor,
-// so it is copied back after the step instead.
+// "in place"). The step count is read by the op that makes its successor:
+// that op is fused with the ops that read the new count (one kernel, which
+// reads each element before writing it), so the count is written in place
+// too; with one kernel per op it is copied back after the step instead.
 // RUN: FileCheck %s --check-prefix=INPLACE < %t/mlp-zero0.dump
 // INPLACE: output "new.layers.0.weight" {{.*}} updates "layers.0.weight" in place
 // INPLACE: output "new.adam.v.layers.0.weight" {{.*}} updates "adam.v.layers.0.weight" in place
-// INPLACE: output "new.optimizer.step" {{.*}} updates "optimizer.step"{{$}}
+// INPLACE: output "new.optimizer.step" {{.*}} updates "optimizer.step" in place
+// RUN: partition-opt %t/mlp-f32-step.mlir --part-spmd="mesh=dp:2" | partition-translate --part-to-plan --part-fuse-elementwise=false -o %t/unfused.plan
+// RUN: partition-run %t/unfused.plan --dump | FileCheck %s --check-prefix=COPIED
+// COPIED: output "new.adam.v.layers.0.weight" {{.*}} updates "adam.v.layers.0.weight" in place
+// COPIED: output "new.optimizer.step" {{.*}} updates "optimizer.step"{{$}}
 // Without the flag there is no report:
 // RUN: partition-opt %t/mlp-f32-step.mlir --part-spmd="mesh=dp:2" | partition-translate --part-to-plan -o %t/plain.plan 2>&1 | FileCheck %s --allow-empty --check-prefix=PLAIN
 
@@ -80,7 +86,7 @@
 // MLP3-NEXT: inputs 256 (inputs and labels)
 // MLP3-NEXT: arena {{[0-9]+}} (peak of activations, gradients and temporaries, after reuse)
 // MLP3-NEXT: total {{[0-9]+}}
-// MLP3-NEXT: gradients 4256 (of arena: the gradients as the optimizer reads them, reduced)
+// MLP3-NEXT: gradients 4256 (in the arena: the gradients as the optimizer reads them, reduced; each lives from its reduction to its update)
 // MLP3-NEXT: all devices {{[0-9]+}} bytes; Psi 2128 parameter elements (global)
 
 // RUN3: rank 0 memory: parameters 4256, state 8516, constants {{[0-9]+}}, inputs 256, arena {{[0-9]+}}, scratch {{[0-9]+}}, total
@@ -96,9 +102,9 @@
 // are halved: 2 Psi + 14 Psi / 2 = 9 Psi.
 // BF16-0: parameters 4256
 // BF16-0-NEXT: state 25540 (optimizer state)
-// BF16-0: gradients 4256 (of arena
+// BF16-0: gradients 4256 (in the arena
 // BF16-2: parameters 4256
 // BF16-2-NEXT: state 12772 (optimizer state)
-// BF16-2: gradients 2128 (of arena
+// BF16-2: gradients 2128 (in the arena
 
 // PLAIN-NOT: memory report

@@ -21,10 +21,10 @@
 // RUN: partition-run %t/4.plan --ranks 4 --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/out4 | FileCheck %s --check-prefix=RUN4
 // RUN: partition-run %t/4.plan --processes --weights %t/weights.safetensors --input x=%t/x.npy --output-dir %t/outp | FileCheck %s --check-prefix=RUN4
 // RUN: partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --trace %t/trace.json > /dev/null
-// RUN: %python %S/Inputs/check_trace.py %t/trace.json 4 Matmul Add Gelu AllReduce
+// RUN: %python %S/Inputs/check_trace.py %t/trace.json 4 Matmul Fused AllReduce
 // RUN: %python %S/Inputs/compare.py 2e-5 1e-5 %t/expected.npy %t/out1/y.npy %t/out2/y.npy %t/out4/y.npy %t/outp/y.npy
 //
-// MEMORY: remark: per-device memory of @mlp: arena 512 bytes (1344 without reuse), parameters and constants 1904 bytes, inputs 256 bytes, peak 2672 bytes
+// MEMORY: remark: per-device memory of @mlp: arena 512 bytes (1088 without reuse), parameters and constants 1904 bytes, inputs 256 bytes, peak 2672 bytes
 //
 // DUMP: mesh @mesh ["dp"=2, "tp"=2] ranks [0, 1, 2, 3]
 // DUMP: memory per device: arena 512 bytes, parameters and constants 1904 bytes, inputs 256 bytes, peak 2672 bytes

@@ -605,6 +605,91 @@ TEST_P(KernelConformanceTest, BinaryFloat) {
   }
 }
 
+// A Fused kernel gives the bits of its steps run as separate kernels on the
+// same backend (each step's value rounded to its dtype, as the unfused op
+// would store it): tolerance 0. The chain uses every step opcode, both
+// GELUs, a round trip through bf16, operands of the result's size, of one
+// element and of a trailing shape that repeats, and several results; the
+// result size (3 x 700) is no multiple of any chunk a backend might use.
+TEST_P(KernelConformanceTest, Fused) {
+  struct Step {
+    OpKind op;
+    int a, b; // slots; b < 0 for unary steps
+    plan::GeluApproximation gelu = plan::GeluApproximation::Erf;
+    bool bf16 = false; // rounds to bf16 instead of the chain's dtype
+  };
+  using G = plan::GeluApproximation;
+  // Slots 0-3: x [3, 700], a bias [700], a scalar in [0.5, 2], y [3, 700].
+  const std::vector<Step> steps = {
+      {OpKind::Add, 0, 1},       // 4
+      {OpKind::Mul, 4, 2},       // 5
+      {OpKind::Sub, 5, 3},       // 6
+      {OpKind::Div, 6, 2},       // 7
+      {OpKind::Max, 7, 0},       // 8
+      {OpKind::Min, 8, 3},       // 9
+      {OpKind::Tanh, 9, -1},     // 10
+      {OpKind::Exp, 10, -1},     // 11 (in [1/e, e])
+      {OpKind::Log, 11, -1},     // 12
+      {OpKind::Sqrt, 11, -1},    // 13
+      {OpKind::Rsqrt, 11, -1},   // 14
+      {OpKind::Erf, 12, -1},     // 15
+      {OpKind::Cos, 13, -1},     // 16
+      {OpKind::Sin, 14, -1},     // 17
+      {OpKind::Sigmoid, 15, -1}, // 18
+      {OpKind::Relu, 16, -1},    // 19
+      {OpKind::Silu, 17, -1},    // 20
+      {OpKind::Gelu, 18, -1},    // 21
+      {OpKind::Gelu, 19, -1, G::Tanh}, // 22
+      {OpKind::Neg, 20, -1},     // 23
+      {OpKind::Pow, 11, 2},      // 24
+      {OpKind::Cast, 24, -1, G::Erf, true}, // 25
+      {OpKind::Cast, 25, -1},    // 26
+      {OpKind::Add, 23, 26},     // 27
+  };
+  const std::vector<int> results = {9, 22, 27};
+  const Shape shape = {3, 700};
+  Random rng(11);
+  for (DType dtype : kFloatTypes) {
+    SCOPED_TRACE(std::string("Fused ") + dtypeName(dtype));
+    std::vector<HostTensor> slots = {
+        randomTensor(rng, dtype, shape, -2, 2),
+        randomTensor(rng, dtype, {700}, -2, 2),
+        randomTensor(rng, dtype, {}, 0.5, 2, /*awayFromZero=*/true),
+        randomTensor(rng, dtype, shape, -2, 2)};
+    std::vector<HostTensor> operands = slots;
+    // The reference: one kernel per step.
+    std::vector<plan::FusedStep> table;
+    bool ok = true;
+    for (const Step &step : steps) {
+      DType round = step.bf16 ? DType::BF16 : dtype;
+      const HostTensor &a = slots[step.a];
+      Shape out = step.b < 0 ? a.shape : broadcastShape(a.shape, slots[step.b].shape);
+      std::vector<HostTensor> result = {emptyTensor(round, out)};
+      std::vector<HostTensor> in = {a};
+      if (step.b >= 0)
+        in.push_back(slots[step.b]);
+      KernelAttrs attrs =
+          step.op == OpKind::Gelu ? geluAttrs(step.gelu) : KernelAttrs();
+      ok = ok && runOk(step.op, attrs, in, result);
+      slots.push_back(result[0]);
+      table.emplace_back(step.op, static_cast<plan::DType>(round), step.gelu,
+                         static_cast<uint16_t>(step.a),
+                         static_cast<uint16_t>(step.b < 0 ? step.a : step.b));
+    }
+    if (!ok)
+      continue;
+    std::vector<uint16_t> outputs(results.begin(), results.end());
+    std::vector<HostTensor> fused(results.size(), emptyTensor(dtype, shape));
+    if (!runOk(OpKind::Fused, fusedAttrs(table, outputs), operands, fused))
+      continue;
+    for (size_t k = 0; k < results.size(); ++k) {
+      SCOPED_TRACE("result " + std::to_string(k) + " (slot " +
+                   std::to_string(results[k]) + ")");
+      expectExact(fused[k], slots[results[k]].values);
+    }
+  }
+}
+
 // Binary integer ops are exact; Div truncates toward zero (operands of both
 // signs, so -7 / 2 = -3 is exercised). Ranges keep products within i32/i64.
 TEST_P(KernelConformanceTest, BinaryInteger) {
@@ -1968,7 +2053,8 @@ TEST(KernelConformanceCoverage, EveryOpKindIsTested) {
                                    OpKind::Fill,
                                    OpKind::Pad,
                                    OpKind::ScatterAdd,
-                                   OpKind::Compare};
+                                   OpKind::Compare,
+                                   OpKind::Fused};
   for (OpKind op : partition::plan::EnumValuesOpKind())
     EXPECT_TRUE(tested.count(op)) << opKindName(op) << " has no test";
 }

@@ -234,6 +234,59 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
                   .isOk());
 }
 
+// A Fused kernel's table is checked before it runs: each message names the
+// step, the slot or the operand and the numbers.
+TEST(KernelShapes, FusedRejectsWithTheNumbers) {
+  using S = plan::FusedStep;
+  auto step = [](OpKind op, uint16_t a, uint16_t b = 0) {
+    return S(op, plan::DType::F32, plan::GeluApproximation::Erf, a, b);
+  };
+  // x [4, 8] * bias [8] then exp: fine.
+  KernelAttrs good = fusedAttrs(
+      {step(OpKind::Mul, 0, 1), step(OpKind::Exp, 2)}, {3});
+  EXPECT_TRUE(
+      checkKernelShapes(OpKind::Fused, good, {t({4, 8}), t({8})}, {t({4, 8})})
+          .isOk());
+  Status s = checkKernelShapes(OpKind::Fused, good, {t({4, 8}), t({3})},
+                               {t({4, 8})});
+  EXPECT_EQ(s.message(), "Fused: operand 1 of shape [3] has 3 elements, which "
+                         "do not repeat to the 32 of the results");
+  s = checkKernelShapes(OpKind::Fused, good, {t({4, 8}), t({8}, DType::I32)},
+                        {t({4, 8})});
+  EXPECT_EQ(s.message(), "Fused: an operand must be f32, f16 or bf16, got i32");
+  s = checkKernelShapes(
+      OpKind::Fused, fusedAttrs({step(OpKind::Mul, 0, 3)}, {2}),
+      {t({4}), t({4})}, {t({4})});
+  EXPECT_EQ(s.message(), "Fused: step 0 (Mul) reads slot 3, which is not "
+                         "defined before it (slots 0-1)");
+  s = checkKernelShapes(OpKind::Fused,
+                        fusedAttrs({step(OpKind::Matmul, 0, 1)}, {2}),
+                        {t({4}), t({4})}, {t({4})});
+  EXPECT_EQ(s.message(),
+            "Fused: step 0 is Matmul, which is not an elementwise float op");
+  s = checkKernelShapes(OpKind::Fused, fusedAttrs({step(OpKind::Neg, 0)}, {0}),
+                        {t({4})}, {t({4})});
+  EXPECT_EQ(s.message(),
+            "Fused: result 0 is slot 0, but the steps' slots are 1-1");
+  s = checkKernelShapes(OpKind::Fused, fusedAttrs({step(OpKind::Neg, 0)}, {1}),
+                        {t({4})}, {t({4}), t({4})});
+  EXPECT_EQ(s.message(), "Fused: names 1 output slots for 2 results");
+  s = checkKernelShapes(OpKind::Fused,
+                        fusedAttrs({step(OpKind::Neg, 0), step(OpKind::Exp, 0)},
+                                   {1, 2}),
+                        {t({4})}, {t({4}), t({2, 2})});
+  EXPECT_EQ(s.message(), "Fused: result 1 has shape [2, 2] but result 0 has [4]");
+  s = checkKernelShapes(OpKind::Fused, fusedAttrs({}, {}), {t({4})}, {t({4})});
+  EXPECT_EQ(s.message(), "Fused: has 0 steps; 1 to 64 are allowed");
+  S badRound(OpKind::Neg, plan::DType::I32, plan::GeluApproximation::Erf, 0,
+             0);
+  s = checkKernelShapes(OpKind::Fused, fusedAttrs({badRound}, {1}), {t({4})},
+                        {t({4})});
+  EXPECT_EQ(s.message(), "Fused: step 0 rounds to 3, which is not a float dtype");
+  s = checkKernelShapes(OpKind::Fused, {}, {t({4})}, {t({4})});
+  EXPECT_EQ(s.message(), "Fused: takes FusedAttrs, got none");
+}
+
 TEST(KernelShapes, RejectsWithTheNumbers) {
   Status s = checkKernelShapes(OpKind::Matmul, matmulAttrs(false, false),
                                {t({2, 8}), t({4, 5})}, {t({2, 5})});

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
+#include "partition/Conversion/PartToPlan/Fusion.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
@@ -25,6 +26,8 @@
 #include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
@@ -85,9 +88,10 @@ class ProgramLowering {
 public:
   ProgramLowering(fb::FlatBufferBuilder &builder, func::FuncOp function,
                   MeshOp mesh, unsigned meshIndex,
-                  const llvm::DenseMap<StringAttr, unsigned> &programOfMesh)
+                  const llvm::DenseMap<StringAttr, unsigned> &programOfMesh,
+                  const PlanOptions &options)
       : builder(builder), function(function), mesh(mesh), meshIndex(meshIndex),
-        programOfMesh(programOfMesh) {}
+        programOfMesh(programOfMesh), options(options) {}
 
   FailureOr<fb::Offset<plan::Program>> lower(ProgramMemory &memory);
 
@@ -105,12 +109,26 @@ private:
   void planArena(ProgramMemory &memory);
   fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
                                             fb::Offset<void> inst);
+  fb::Offset<plan::Instruction> instruction(Operation *at, ValueRange operands,
+                                            ValueRange results, plan::Inst type,
+                                            fb::Offset<void> inst);
+  LogicalResult lowerFused(const FusionGroup &group);
 
   fb::FlatBufferBuilder &builder;
   func::FuncOp function;
   MeshOp mesh;
   unsigned meshIndex;
   const llvm::DenseMap<StringAttr, unsigned> &programOfMesh;
+  const PlanOptions &options;
+
+  /// Elementwise chains lowered as one Fused kernel each (Fusion.h), by
+  /// their last op; the values that stay inside one (never numbered); the
+  /// positions of the Fused instructions.
+  std::vector<FusionGroup> groups;
+  llvm::DenseMap<Operation *, const FusionGroup *> groupAt;
+  llvm::DenseSet<Operation *> fusedAway;
+  llvm::DenseSet<Value> internal;
+  llvm::DenseSet<int64_t> fusedPositions;
 
   llvm::DenseMap<Value, uint32_t> valueIds;
   std::vector<ValueInfo> values;
@@ -162,7 +180,7 @@ LogicalResult ProgramLowering::numberValues() {
       return failure();
   WalkResult result = function.walk([&](Operation *op) {
     for (Value v : op->getResults())
-      if (failed(add(v, op)))
+      if (!internal.contains(v) && failed(add(v, op)))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -286,13 +304,20 @@ FailureOr<std::vector<uint32_t>> ProgramLowering::axisIndices(Operation *op,
 fb::Offset<plan::Instruction>
 ProgramLowering::instruction(Operation *op, plan::Inst type,
                              fb::Offset<void> inst) {
+  return instruction(op, op->getOperands(), op->getResults(), type, inst);
+}
+
+fb::Offset<plan::Instruction>
+ProgramLowering::instruction(Operation *op, ValueRange operandValues,
+                             ValueRange resultValues, plan::Inst type,
+                             fb::Offset<void> inst) {
   std::vector<uint32_t> operands, results;
-  for (Value v : op->getOperands()) {
+  for (Value v : operandValues) {
     uint32_t id = valueIds.lookup(v);
     operands.push_back(id);
     values[id].lastUse = std::max(values[id].lastUse, position);
   }
-  for (Value v : op->getResults()) {
+  for (Value v : resultValues) {
     uint32_t id = valueIds.lookup(v);
     results.push_back(id);
     values[id].def = position;
@@ -526,9 +551,69 @@ static plan::ReduceOp reduceOf(ReductionKind kind) {
   return plan::ReduceOp::Sum;
 }
 
+LogicalResult ProgramLowering::lowerFused(const FusionGroup &group) {
+  // Slots: the operands, then one per member in order.
+  llvm::DenseMap<Value, uint16_t> slot;
+  for (Value v : group.operands)
+    slot[v] = static_cast<uint16_t>(slot.size());
+  std::vector<plan::FusedStep> steps;
+  for (Operation *member : group.ops) {
+    plan::KernelAttrsUnion attrs;
+    std::optional<plan::OpKind> kind = kernelOf(member, attrs);
+    plan::GeluApproximation gelu =
+        attrs.type == plan::KernelAttrs::GeluAttrs
+            ? attrs.AsGeluAttrs()->approximation
+            : plan::GeluApproximation::Erf;
+    auto type = cast<RankedTensorType>(member->getResult(0).getType());
+    uint16_t a = slot.lookup(member->getOperand(0));
+    uint16_t b = member->getNumOperands() > 1
+                     ? slot.lookup(member->getOperand(1))
+                     : a;
+    steps.emplace_back(*kind, *getDType(type.getElementType()), gelu, a, b);
+    slot[member->getResult(0)] = static_cast<uint16_t>(slot.size());
+  }
+  std::vector<uint16_t> outputs;
+  for (Value v : group.results)
+    outputs.push_back(slot.lookup(v));
+  plan::KernelAttrsUnion attrs;
+  plan::FusedAttrsT table;
+  table.steps = std::move(steps);
+  table.outputs = std::move(outputs);
+  attrs.Set(std::move(table));
+  auto inst = plan::CreateKernelInst(builder, plan::OpKind::Fused, attrs.type,
+                                     attrs.Pack(builder));
+  fusedPositions.insert(position);
+  instructions.push_back(instruction(group.ops.back(), group.operands,
+                                     group.results, plan::Inst::KernelInst,
+                                     inst.Union()));
+  ++position;
+  return success();
+}
+
 LogicalResult ProgramLowering::lowerOp(Operation *op) {
-  // Values that need no instruction.
-  if (isa<ReshapeOp, ShardingConstraintOp>(op)) {
+  if (fusedAway.contains(op))
+    return success();
+  if (const FusionGroup *group = groupAt.lookup(op))
+    return lowerFused(*group);
+  // Values that need no instruction: reshapes, constraints, and collectives
+  // over a group of one device (a one-device data-parallel reduction of
+  // every gradient would otherwise copy each of them).
+  ArrayAttr collectiveAxes =
+      llvm::TypeSwitch<Operation *, ArrayAttr>(op)
+          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+                AllSliceOp>([](auto c) { return c.getAxes(); })
+          .Default([](Operation *) { return ArrayAttr(); });
+  auto overOneDevice = [&] {
+    if (!collectiveAxes || op->getNumOperands() != 1 ||
+        op->getNumResults() != 1 ||
+        op->getOperand(0).getType() != op->getResult(0).getType())
+      return false;
+    SmallVector<StringAttr> names;
+    for (Attribute a : collectiveAxes)
+      names.push_back(cast<StringAttr>(a));
+    return mesh.getMesh().getGroupSize(names) == 1;
+  };
+  if (isa<ReshapeOp, ShardingConstraintOp>(op) || overOneDevice()) {
     ValueInfo &info = values[valueIds.lookup(op->getResult(0))];
     info.storage = plan::Storage::Alias;
     info.index = valueIds.lookup(op->getOperand(0));
@@ -781,8 +866,13 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
   for (auto [newId, oldId] : updatePairs) {
     ValueInfo &fresh = values[newId];
     const ValueInfo &old = values[oldId];
+    // A Fused kernel may also write over an operand it reads in that same
+    // instruction: it reads each element before writing it.
+    bool readBefore = old.lastUse < fresh.def ||
+                      (old.lastUse == fresh.def &&
+                       fusedPositions.contains(fresh.def));
     if (fresh.storage != plan::Storage::Arena || fresh.inPlace ||
-        old.storage != plan::Storage::Persistent || old.lastUse >= fresh.def)
+        old.storage != plan::Storage::Persistent || !readBefore)
       continue;
     fresh.storage = plan::Storage::Persistent;
     fresh.index = old.index;
@@ -836,6 +926,29 @@ ProgramLowering::lower(ProgramMemory &memory) {
   if (function.getBody().getBlocks().size() != 1)
     return function.emitError()
            << "a per-device program must be one block without control flow";
+  if (options.fuseElementwise) {
+    FusionLimits limits;
+    limits.steps = runtime::kMaxFusedSteps;
+    limits.operands = runtime::kMaxFusedOperands;
+    limits.results = runtime::kMaxFusedResults;
+    groups = findFusionGroups(
+        function.getBody().front(),
+        [](Operation *op) {
+          plan::KernelAttrsUnion attrs;
+          std::optional<plan::OpKind> kind = kernelOf(op, attrs);
+          return kind && runtime::isFusedStepOp(*kind);
+        },
+        limits);
+    for (const FusionGroup &group : groups) {
+      groupAt[group.ops.back()] = &group;
+      fusedAway.insert(group.ops.begin(), group.ops.end() - 1);
+      llvm::SmallPtrSet<Value, 8> outside(group.results.begin(),
+                                          group.results.end());
+      for (Operation *member : group.ops)
+        if (!outside.count(member->getResult(0)))
+          internal.insert(member->getResult(0));
+    }
+  }
   if (failed(numberValues()))
     return failure();
 
@@ -930,7 +1043,8 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
         "staging of collectives whose blocks are not contiguous");
   row("total", total, "");
   row("gradients", gradients,
-      "of arena: the gradients as the optimizer reads them, reduced");
+      "in the arena: the gradients as the optimizer reads them, reduced; "
+      "each lives from its reduction to its update");
   // A pipeline stage: its steps, and the most micro-batches whose forward
   // ran and whose backward has not (the activation sets the arena holds).
   if (auto schedule = function->getAttrOfType<StringAttr>("part.schedule")) {
@@ -962,7 +1076,8 @@ static void printMemoryReport(func::FuncOp function, MeshOp mesh,
 
 LogicalResult partition::lowerToPlan(ModuleOp module,
                                      std::vector<uint8_t> &bytes,
-                                     std::vector<ProgramMemory> *memory) {
+                                     std::vector<ProgramMemory> *memory,
+                                     const PlanOptions &options) {
   fb::FlatBufferBuilder builder(1 << 16);
 
   // Meshes, with consecutive world ranks: mesh k's devices follow mesh k-1's.
@@ -1011,7 +1126,8 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     FlatSymbolRefAttr spmd = getSpmdMesh(function);
     MeshOp mesh = lookupMesh(function, spmd);
     ProgramLowering lowering(builder, function, mesh,
-                             meshIndex.lookup(spmd.getAttr()), programOfMesh);
+                             meshIndex.lookup(spmd.getAttr()), programOfMesh,
+                             options);
     ProgramMemory figure;
     FailureOr<fb::Offset<plan::Program>> program = lowering.lower(figure);
     if (failed(program))
@@ -1048,6 +1164,12 @@ void partition::registerPartToPlanTranslation() {
                      "on stderr; a successful translation is silent without "
                      "it"),
       llvm::cl::init(false));
+  static llvm::cl::opt<bool> fuseElementwise(
+      "part-fuse-elementwise",
+      llvm::cl::desc("With --part-to-plan: lower chains of elementwise float "
+                     "ops as one Fused kernel each (default on; off lowers "
+                     "every op as its own kernel, for comparison)"),
+      llvm::cl::init(true));
   static const TranslateFromMLIRFunction toPlan =
       [](Operation *op, raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
@@ -1055,7 +1177,9 @@ void partition::registerPartToPlanTranslation() {
           return op->emitError() << "expected a module";
         std::vector<uint8_t> bytes;
         std::vector<ProgramMemory> figures;
-        if (failed(lowerToPlan(module, bytes, &figures)))
+        PlanOptions options;
+        options.fuseElementwise = fuseElementwise;
+        if (failed(lowerToPlan(module, bytes, &figures, options)))
           return failure();
         if (memoryReport) {
           // Figures are in the order lowerToPlan lowers: module order.

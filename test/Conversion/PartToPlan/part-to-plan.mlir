@@ -1,4 +1,4 @@
-// RUN: partition-translate --part-to-plan %s -o %t.plan --part-memory-report 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: partition-translate --part-to-plan --part-fuse-elementwise=false %s -o %t.plan --part-memory-report 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: partition-run %t.plan --dump | FileCheck %s
 
 // Two stages on two meshes: stage 0 computes and sends, stage 1 receives.

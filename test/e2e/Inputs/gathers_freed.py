@@ -8,7 +8,11 @@ Usage: gathers_freed.py DUMP [MIN_GATHERS]
 import re
 import sys
 
-INSTR = re.compile(r"^\s+%(\d+) = (\w+)(.*) : \S+\[([0-9, ]*)\] @arena\+(\d+)$")
+# "%5 = Op {attrs}(%1, %2) : f32[4, 8] @arena+64"; a Fused kernel has
+# several results ("%7, %8 = Fused ...(%5, %6) : f32[4] @arena+0, f32[4]
+# @param 2"); what follows the operand list is each result's type and place.
+INSTR = re.compile(r"^\s+%(\d+)((?:, %\d+)*) = (\w+)(.*)\) : (.*)$")
+RESULT = re.compile(r"\S+\[([0-9, ]*)\] @(?:arena\+(\d+)|.*)")
 PARAM = re.compile(r'^\s+param "[^"]*" %(\d+) : (\w+)\[')
 
 
@@ -21,13 +25,18 @@ def main():
         if m := PARAM.match(line):
             params.add(m.group(1))
         elif m := INSTR.match(line):
-            value, op, rest, shape, offset = m.groups()
+            value, _, op, rest, results = m.groups()
             operands = re.findall(r"%(\d+)", rest)
-            n = 1
-            for d in shape.split(","):
-                if d.strip():
-                    n *= int(d)
-            instrs.append((value, op, operands, int(offset), 4 * n))
+            # The place of the first result (only single-result gathers
+            # are checked; other instructions only read them).
+            r = RESULT.match(re.findall(r"\S+\[[0-9, ]*\] @\S+", results)[0])
+            offset, n = -1, 0
+            if r and r.group(2) is not None:
+                offset, n = int(r.group(2)), 1
+                for d in r.group(1).split(","):
+                    if d.strip():
+                        n *= int(d)
+            instrs.append((value, op, operands, offset, 4 * n))
     gathers = 0
     for i, (value, op, operands, offset, size) in enumerate(instrs):
         if op != "AllGather" or not operands or operands[-1] not in params:

@@ -78,9 +78,9 @@ if compiler["parameters"] != want_params:
 if compiler["gradients"] != want_grads:
     fail(f"zero={zero}: gradients {compiler['gradients']} bytes per device, "
          f"the formula gives {want_grads} (Psi {psi}, N {n})")
-if compiler["gradients"] > compiler["arena"]:
-    fail(f"gradients ({compiler['gradients']}) do not fit in the arena "
-         f"({compiler['arena']}) they are part of")
+# The gradients live in the arena, but not all at once: each is updated
+# right after its reduction (part-optimizer interleaves the updates with
+# backward), so their sum may exceed the arena's peak.
 if compiler["state"] != want_state:
     fail(f"zero={zero}: state {compiler['state']} bytes per device, the "
          f"formula gives {want_state} (Psi {psi}, N {n}, {extra} whole)")

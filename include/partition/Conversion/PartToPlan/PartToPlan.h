@@ -37,11 +37,19 @@ struct ProgramMemory {
   }
 };
 
+/// How part-to-plan lowers.
+struct PlanOptions {
+  /// Chains of elementwise float ops become one Fused kernel each
+  /// (Fusion.h); off, every op is its own kernel.
+  bool fuseElementwise = true;
+};
+
 /// Lowers `module` to a serialized plan in `bytes`. Emits diagnostics at the
 /// offending op and fails on anything the runtime cannot run.
 mlir::LogicalResult lowerToPlan(mlir::ModuleOp module,
                                 std::vector<uint8_t> &bytes,
-                                std::vector<ProgramMemory> *memory = nullptr);
+                                std::vector<ProgramMemory> *memory = nullptr,
+                                const PlanOptions &options = {});
 
 /// Registers the `--part-to-plan` translation (module -> plan file).
 void registerPartToPlanTranslation();

@@ -52,13 +52,29 @@ KernelAttrs sliceAttrs(std::vector<int64_t> offsets,
 KernelAttrs axisAttrs(int64_t axis);
 KernelAttrs fillAttrs(float value);
 KernelAttrs compareAttrs(plan::CompareDirection direction);
+KernelAttrs fusedAttrs(std::vector<plan::FusedStep> steps,
+                       std::vector<uint16_t> outputs);
+
+/// The limits of a Fused kernel, so that a backend can keep a chunk of
+/// every slot at hand (and the CUDA one pass the steps by value).
+constexpr size_t kMaxFusedSteps = 64;
+constexpr size_t kMaxFusedOperands = 32;
+constexpr size_t kMaxFusedResults = 16;
+
+/// The opcodes a Fused kernel's steps may use: the elementwise float ops
+/// and Cast between float dtypes.
+bool isFusedStepOp(OpKind op);
+/// True for the steps that read two slots (a and b).
+bool isBinaryFusedStep(OpKind op);
 
 /// The kernels of one backend.
 class Kernels {
 public:
   virtual ~Kernels() = default;
   /// Runs `op` reading `inputs` and writing `outputs`, ordered on `stream`.
-  /// Outputs never alias inputs.
+  /// Outputs never alias inputs, except that a Fused kernel's result may be
+  /// exactly an operand's buffer (each element is read before it is
+  /// written).
   virtual Status run(OpKind op, const KernelAttrs &attrs,
                      const std::vector<TensorRef> &inputs,
                      const std::vector<TensorRef> &outputs, Stream &stream) = 0;

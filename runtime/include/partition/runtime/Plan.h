@@ -27,8 +27,9 @@ namespace partition::runtime {
 /// older reader would misread bump it; the compiler writes the same number).
 /// Version 5 added the checksum after the FlatBuffer; version 6 replaced the
 /// positional integer and float attributes of kernels and collectives by
-/// one table of named fields per kind (KernelAttrs, CollectiveAttrs).
-constexpr uint32_t kFormatVersion = 6;
+/// one table of named fields per kind (KernelAttrs, CollectiveAttrs);
+/// version 7 added the Fused opcode (elementwise chains in one pass).
+constexpr uint32_t kFormatVersion = 7;
 
 /// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
 /// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.
