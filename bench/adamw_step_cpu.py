@@ -27,7 +27,7 @@ both; the ratio is of the medians over every timed step of every round.
 usage: /usr/bin/python3 bench/adamw_step_cpu.py [--build build] [--layers 4]
            [--hidden 768] [--heads 12] [--vocab 8192] [--seq 128] [--batch 4]
            [--steps 8] [--warmup 2] [--rounds 3] [--lr 3e-4]
-           [--partition-run PATH] [--trace FILE.json]
+           [--partition-run PATH] [--unfused] [--trace FILE.json]
 
 Needs numpy and torch (Debian: python3-numpy, python3-torch).
 """
@@ -86,7 +86,8 @@ def compile_step(build, d, o):
     spmd = subprocess.run([f"{b}/partition-opt", "--part-spmd=mesh=dp:1"],
                           input=step, check=True, capture_output=True,
                           text=True).stdout
-    subprocess.run([f"{b}/partition-translate", "--part-to-plan", "-o",
+    fuse = ["--part-fuse-elementwise=false"] if o.unfused else []
+    subprocess.run([f"{b}/partition-translate", "--part-to-plan", *fuse, "-o",
                     f"{d}/step.plan"], input=spmd, check=True, text=True)
 
 
@@ -188,6 +189,10 @@ def main():
     ap.add_argument("--beta2", type=float, default=0.999)
     ap.add_argument("--eps", type=float, default=1e-8)
     ap.add_argument("--weight-decay", type=float, default=0.01)
+    ap.add_argument("--unfused", action="store_true",
+                    help="lower one kernel per op (partition-translate "
+                    "--part-fuse-elementwise=false), the plan before "
+                    "elementwise fusion")
     ap.add_argument("--trace", help="also write partition-run's trace of "
                     "the first round here")
     o = ap.parse_args()

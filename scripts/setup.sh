@@ -20,8 +20,10 @@ if [ "${1:-}" != "--runtime" ]; then
   # ONNX frontend (partition-import): libonnx and protobuf; the ONNX node
   # tests as an oracle; the onnx Python package to build bad-input models
   packages+=(libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx)
-  # the virtualenv (.venv) that holds onnxruntime, below
-  packages+=(python3-venv)
+  # the virtualenv (.venv) that holds onnxruntime and transformers, below;
+  # torch 1.13 for the transformers models (test/Import/transformers) and
+  # the PyTorch side of bench/
+  packages+=(python3-venv python3-torch)
   # the sanitizer build and the fuzz targets: clang with ASan, UBSan and
   # libFuzzer (scripts/build-sanitized.sh, scripts/fuzz.sh)
   packages+=(clang-22 libclang-rt-22-dev)
@@ -47,9 +49,9 @@ fi
 
 # onnxruntime (PyPI only), the reference the imported-model tests
 # (test/Import/models) compare with: a pinned version in .venv at the repo
-# root, on Debian's python3 with its site packages (numpy, onnx), so lit runs
-# it as %ort_python. Only onnxruntime and what pip pulls in for it (protobuf,
-# flatbuffers, packaging) come from PyPI.
+# root, on Debian's python3 with its site packages (numpy, onnx, torch), so
+# lit runs it as %ort_python. Only onnxruntime, transformers and what pip
+# pulls in for them come from PyPI.
 if [ "${1:-}" != "--runtime" ]; then
   ort_version=1.31.1
   venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
@@ -57,5 +59,13 @@ if [ "${1:-}" != "--runtime" ]; then
     echo "setup: installing onnxruntime $ort_version in $venv"
     /usr/bin/python3 -m venv --system-site-packages "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check "onnxruntime==$ort_version"
+  fi
+  # transformers (PyPI), over Debian's torch 1.13 (a pairing that works):
+  # the models of test/Import/transformers are built from small configs
+  # with it and exported to ONNX, as users export theirs.
+  hf_version=4.36.2
+  if ! "$venv/bin/python" -c "import transformers, sys; sys.exit(transformers.__version__ != '$hf_version')" 2>/dev/null; then
+    echo "setup: installing transformers $hf_version in $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "transformers==$hf_version"
   fi
 fi

@@ -43,6 +43,7 @@ if config.partition_fuzzers:
         [os.path.join(config.partition_obj_root, "fuzz")],
     )
 
+import subprocess
 import sys
 
 config.substitutions.append(("%python", sys.executable))
@@ -54,3 +55,14 @@ if not os.path.exists(ort_python):
     lit_config.warning(f"{ort_python} is missing (run scripts/setup.sh): "
                        "the tests in test/Import/models will fail")
 config.substitutions.append(("%ort_python", ort_python))
+
+# transformers and torch in that interpreter (scripts/setup.sh installs
+# them): the models of test/Import/transformers are built and exported there.
+if os.path.exists(ort_python) and subprocess.run(
+        [ort_python, "-c", "import importlib.util as u, sys; "
+         "sys.exit(not (u.find_spec('transformers') and u.find_spec('torch')))"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("transformers")
+else:
+    lit_config.warning("transformers or torch is missing in .venv (run "
+                       "scripts/setup.sh): test/Import/transformers is skipped")

@@ -1,0 +1,96 @@
+"""Builds a Hugging Face transformers model from a small config, exports it
+to ONNX as its users do, and writes the reference: export_transformers.py
+ARCH OUTDIR
+
+ARCH is one of:
+  gpt2   GPT2LMHeadModel: fused c_attn ([Q|K|V] in one Conv1D), learned
+         positions, tanh GELU, tied LM head
+  llama  LlamaForCausalLM: RMSNorm, rotary embeddings, SwiGLU MLP, grouped
+         query attention (8 query heads, 2 kv heads)
+  bert   BertForMaskedLM: post-LN encoder, erf GELU, token types, MLM head
+
+The model is built with random weights from a seeded generator (nothing is
+downloaded), then every parameter is moved by seeded noise: freshly
+initialised models have equal tensors (zero biases, unit norm weights) that
+torch.onnx.export's constant folding merges into one initializer, which a
+trained model never has and which would tie every bias of the model
+together. Exported with torch.onnx.export at opset 17, dynamic batch and
+sequence dimensions named `batch` and `seq`, as OUTDIR/ARCH.onnx. Writes
+OUTDIR/input_ids.npy (int64 [2, 8], seeded) and OUTDIR/logits.npy, the
+model's logits for them computed by torch in f32 (the reference the tests
+compare with; Llama's mask cannot be built in float64 by this version).
+
+Needs torch (Debian's python3-torch 1.13) and transformers 4.36.2 (PyPI),
+which scripts/setup.sh installs in .venv.
+"""
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+import transformers as T
+
+
+def build(arch):
+    if arch == "gpt2":
+        cfg = T.GPT2Config(vocab_size=96, n_positions=32, n_embd=32, n_layer=2,
+                           n_head=4)
+        return T.GPT2LMHeadModel(cfg)
+    if arch == "llama":
+        cfg = T.LlamaConfig(vocab_size=96, hidden_size=64,
+                            intermediate_size=96, num_hidden_layers=2,
+                            num_attention_heads=8, num_key_value_heads=2,
+                            max_position_embeddings=32)
+        return T.LlamaForCausalLM(cfg)
+    if arch == "bert":
+        cfg = T.BertConfig(vocab_size=96, hidden_size=32, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=64,
+                           max_position_embeddings=32)
+        return T.BertForMaskedLM(cfg)
+    sys.exit(f"export_transformers.py: unknown architecture {arch!r}")
+
+
+class Logits(torch.nn.Module):
+    """input_ids -> logits, without caches or dictionaries."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        kwargs = {"input_ids": input_ids, "return_dict": False}
+        if not isinstance(self.model, T.BertForMaskedLM):
+            kwargs["use_cache"] = False
+        return self.model(**kwargs)[0]
+
+
+def main():
+    arch, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    model = build(arch).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.02)
+    ids = torch.from_numpy(
+        np.random.default_rng(1).integers(0, 96, size=(2, 8)).astype(np.int64))
+    np.save(f"{out}/input_ids.npy", ids.numpy())
+    wrapped = Logits(model).eval()
+    # Before the export: torch.onnx.export restores the wrapper's training
+    # mode afterwards, which puts every submodule (dropout) in training.
+    with torch.no_grad():
+        logits = wrapped(ids)
+    np.save(f"{out}/logits.npy", logits.numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings on shape checks
+        torch.onnx.export(wrapped, (ids,), f"{out}/{arch}.onnx",
+                          opset_version=17, input_names=["input_ids"],
+                          output_names=["logits"],
+                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
+                                        "logits": {0: "batch", 1: "seq"}},
+                          do_constant_folding=True)
+
+
+if __name__ == "__main__":
+    main()

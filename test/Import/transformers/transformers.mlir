@@ -1,0 +1,38 @@
+// Models as their authors export them: Hugging Face transformers 4.36.2
+// models built from small configs (random, seeded weights; nothing is
+// downloaded), exported by torch.onnx.export at opset 17
+// (export_transformers.py): GPT-2 (GPT2LMHeadModel), Llama with grouped
+// query attention (8 query heads, 2 kv heads) and BERT (BertForMaskedLM).
+// Each is imported with batch 2 and sequence 8 and run on 1 rank, on
+// dp:2,tp:2 and on tp:4 (Llama: not yet on tp:4, which needs kv heads
+// replicated across tensor-parallel ranks), and its logits are compared
+// with the model's own in torch (f32), within the tolerance of
+// test/Import/models (5e-5 absolute plus 5e-5 relative).
+//
+// REQUIRES: transformers
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: for a in gpt2 llama bert; do \
+// RUN:   %ort_python %S/export_transformers.py $a %t/$a && \
+// RUN:   partition-import %t/$a/$a.onnx --dim batch=2 --dim seq=8 -o %t/$a/m.mlir --weights %t/$a/w.safetensors || exit 1; \
+// RUN:   for m in dp:1 dp:2,tp:2 tp:4; do \
+// RUN:     if [ $a = llama ] && [ $m = tp:4 ]; then continue; fi; \
+// RUN:     partition-opt %t/$a/m.mlir --part-spmd="mesh=$m" -o %t/$a/$m.mlir && \
+// RUN:     partition-translate --part-to-plan %t/$a/$m.mlir -o %t/$a/$m.plan && mkdir -p %t/$a/out-$m && \
+// RUN:     partition-run %t/$a/$m.plan --backend cpu --weights %t/$a/w.safetensors --input input_ids=%t/$a/input_ids.npy --output-dir %t/$a/out-$m > /dev/null && \
+// RUN:     %python %S/../../e2e/Inputs/compare.py 5e-5 5e-5 %t/$a/logits.npy %t/$a/out-$m/logits.npy || exit 1; \
+// RUN:   done; \
+// RUN: done
+//
+// Tensor parallelism splits attention by heads and the MLP as Megatron
+// does: two all-reduces over "tp" per layer, plus one for the
+// vocabulary-parallel embedding lookup (2 layers: 5), and each rank's
+// attention has half the heads (4 -> 2 in BERT; in Llama 8 query heads -> 4,
+// 2 kv heads -> 1).
+// RUN: grep -c 'part.all_reduce .*axes \["tp"\]' %t/bert/dp:2,tp:2.mlir | FileCheck %s --check-prefix=FIVE
+// RUN: grep -c 'part.all_reduce .*axes \["tp"\]' %t/bert/tp:4.mlir | FileCheck %s --check-prefix=FIVE
+// RUN: grep -c 'part.all_reduce .*axes \["tp"\]' %t/llama/dp:2,tp:2.mlir | FileCheck %s --check-prefix=FIVE
+// FIVE: {{^5$}}
+// RUN: FileCheck %s --check-prefix=BERT < %t/bert/dp:2,tp:2.mlir
+// BERT: part.attention {{.*}} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+// RUN: FileCheck %s --check-prefix=LLAMA < %t/llama/dp:2,tp:2.mlir
+// LLAMA: part.attention {{.*}} : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
