@@ -1877,10 +1877,17 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
         return nodeError(node) << "cast to "
                                << elemTypeName(static_cast<int32_t>(target))
                                << " is not supported";
-      if (target == onnx::TensorProto::BOOL &&
-          !isa<IntegerType>(elementTypeOf(*x)))
-        return nodeError(node) << "cast of a float tensor to bool at run "
-                                  "time is not supported";
+      // To bool: nonzero is true (NaN included), as a comparison with 0
+      // (booleans are i32 0 / 1 in part).
+      if (target == onnx::TensorProto::BOOL) {
+        HostTensor zero;
+        zero.values = {0.0};
+        Value xv = *x, zv = materialize(zero, loc);
+        if (failed(unifyTypes(node, xv, zv)))
+          return failure();
+        return done(part::CompareOp::create(
+            builder, loc, part::ComparisonDirection::NE, xv, zv));
+      }
     } else {
       FailureOr<Value> like = input(1);
       if (failed(like))
@@ -1891,6 +1898,46 @@ LogicalResult Importer::translateNode(const onnx::NodeProto &node) {
     if (failed(r))
       return failure();
     return done(*r);
+  }
+  // Comparisons and logic on values computed at run time (on constants
+  // they fold on the host): booleans are i32 0 / 1, so Not is 1 - x, And a
+  // product, Or a maximum and Xor an inequality.
+  static const std::map<std::string, part::ComparisonDirection> comparisons =
+      {{"Equal", part::ComparisonDirection::EQ},
+       {"Less", part::ComparisonDirection::LT},
+       {"LessOrEqual", part::ComparisonDirection::LE},
+       {"Greater", part::ComparisonDirection::GT},
+       {"GreaterOrEqual", part::ComparisonDirection::GE},
+       {"Xor", part::ComparisonDirection::NE}};
+  if (auto it = comparisons.find(op);
+      it != comparisons.end() || op == "And" || op == "Or") {
+    FailureOr<Value> a = input(0), b = input(1);
+    if (failed(a) || failed(b))
+      return failure();
+    Value av = *a, bv = *b;
+    if (failed(unifyTypes(node, av, bv)))
+      return failure();
+    if (!broadcastShapes(shapeOf(av), shapeOf(bv)))
+      return nodeError(node) << "operand shapes " << formatShape(shapeOf(av))
+                             << " and " << formatShape(shapeOf(bv))
+                             << " do not broadcast";
+    if (op == "And")
+      return done(part::MulOp::create(builder, loc, av, bv));
+    if (op == "Or")
+      return done(part::MaxOp::create(builder, loc, av, bv));
+    return done(part::CompareOp::create(builder, loc, it->second, av, bv));
+  }
+  if (op == "Not") {
+    FailureOr<Value> x = input(0);
+    if (failed(x))
+      return failure();
+    HostTensor one;
+    one.elemType = onnx::TensorProto::BOOL;
+    one.values = {1.0};
+    Value xv = *x, ov = materialize(one, loc);
+    if (failed(unifyTypes(node, xv, ov)))
+      return failure();
+    return done(part::SubOp::create(builder, loc, ov, xv));
   }
   if (op == "Where") {
     FailureOr<Value> c = input(0), a = input(1), b = input(2);

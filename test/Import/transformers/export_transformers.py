@@ -1,6 +1,6 @@
 """Builds a Hugging Face transformers model from a small config, exports it
 to ONNX as its users do, and writes the reference: export_transformers.py
-ARCH OUTDIR
+ARCH OUTDIR [--mask]
 
 ARCH is one of:
   gpt2   GPT2LMHeadModel: fused c_attn ([Q|K|V] in one Conv1D), learned
@@ -19,6 +19,12 @@ sequence dimensions named `batch` and `seq`, as OUTDIR/ARCH.onnx. Writes
 OUTDIR/input_ids.npy (int64 [2, 8], seeded) and OUTDIR/logits.npy, the
 model's logits for them computed by torch in f32 (the reference the tests
 compare with; Llama's mask cannot be built in float64 by this version).
+
+With --mask the model also takes `attention_mask` (int64 [batch, seq], 1
+for tokens, 0 for padding; written as OUTDIR/attention_mask.npy with the
+second sequence's last two tokens padded), as exports for batched
+generation do: the exporters turn it into comparisons, casts to bool,
+Where and arithmetic on the mask at run time.
 
 Needs torch (Debian's python3-torch 1.13) and transformers 4.36.2 (PyPI),
 which scripts/setup.sh installs in .venv.
@@ -52,14 +58,17 @@ def build(arch):
 
 
 class Logits(torch.nn.Module):
-    """input_ids -> logits, without caches or dictionaries."""
+    """input_ids (and attention_mask) -> logits, without caches or
+    dictionaries."""
 
     def __init__(self, model):
         super().__init__()
         self.model = model
 
-    def forward(self, input_ids):
+    def forward(self, input_ids, attention_mask=None):
         kwargs = {"input_ids": input_ids, "return_dict": False}
+        if attention_mask is not None:
+            kwargs["attention_mask"] = attention_mask
         if not isinstance(self.model, T.BertForMaskedLM):
             kwargs["use_cache"] = False
         return self.model(**kwargs)[0]
@@ -67,6 +76,7 @@ class Logits(torch.nn.Module):
 
 def main():
     arch, out = sys.argv[1], sys.argv[2]
+    masked = "--mask" in sys.argv[3:]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     model = build(arch).eval()
@@ -76,19 +86,24 @@ def main():
     ids = torch.from_numpy(
         np.random.default_rng(1).integers(0, 96, size=(2, 8)).astype(np.int64))
     np.save(f"{out}/input_ids.npy", ids.numpy())
+    args, names = (ids,), ["input_ids"]
+    if masked:
+        mask = torch.ones(2, 8, dtype=torch.int64)
+        mask[1, 6:] = 0
+        np.save(f"{out}/attention_mask.npy", mask.numpy())
+        args, names = (ids, mask), ["input_ids", "attention_mask"]
     wrapped = Logits(model).eval()
     # Before the export: torch.onnx.export restores the wrapper's training
     # mode afterwards, which puts every submodule (dropout) in training.
     with torch.no_grad():
-        logits = wrapped(ids)
+        logits = wrapped(*args)
     np.save(f"{out}/logits.npy", logits.numpy())
+    axes = {name: {0: "batch", 1: "seq"} for name in names + ["logits"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer warnings on shape checks
-        torch.onnx.export(wrapped, (ids,), f"{out}/{arch}.onnx",
-                          opset_version=17, input_names=["input_ids"],
-                          output_names=["logits"],
-                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"},
-                                        "logits": {0: "batch", 1: "seq"}},
+        torch.onnx.export(wrapped, args, f"{out}/{arch}.onnx",
+                          opset_version=17, input_names=names,
+                          output_names=["logits"], dynamic_axes=axes,
                           do_constant_folding=True)
 
 
