@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 #include <type_traits>
 
@@ -842,39 +843,82 @@ void roundTo(plan::DType type, float *x, int64_t n) {
 }
 
 /// A Fused kernel: the steps run one after another over a chunk of the
-/// elements at a time, each step's chunk in a slot of `scratch` that stays
+/// elements at a time, each step's chunk in a buffer of scratch that stays
 /// in the second-level cache, with the same row loops as the unfused ops.
-/// Chunks of 4096 elements: with 512 the per-step calls cost as much as the
-/// arithmetic (AdamW's update of 2.4M elements: 7.3 ms a step against 10 ms
-/// with 512 and 12-14 ms unfused on the machine of docs/benchmarks.md).
-/// A step whose operands are single values is computed once. A result may
-/// share an operand's buffer: a chunk is written after every step has read
-/// it.
+/// A step's buffer is free again after the last step or result that reads
+/// it, so a chain needs few (AdamW's 15 steps: 6); the scratch is the
+/// thread's own and kept between calls. Chunks of 4096 elements: with 512
+/// the per-step calls cost as much as the arithmetic (AdamW's update of 2.4M
+/// elements: about 7 ms a step against 10 ms with 512 and 12-14 ms unfused
+/// on the machine of docs/benchmarks.md). A step whose operands are single
+/// values is computed once. A result may share an operand's buffer: a chunk
+/// is written after every step has read it.
 Status fused(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
              const std::vector<TensorRef> &out) {
   const plan::FusedAttrsT &f = *attrs.AsFusedAttrs();
-  constexpr int64_t kFusedChunk = 8192;
-  // Slots 64 bytes further apart than a chunk: slots a multiple of 4 KiB
+  constexpr int64_t kFusedChunk = 4096;
+  // Buffers 64 bytes further apart than a chunk: buffers a multiple of 4 KiB
   // apart make a step's loads wait on the previous step's stores to the
   // same address bits (4K aliasing), which cost more than the arithmetic.
-  constexpr int64_t kSlotStride = kFusedChunk + 16;
+  constexpr int64_t kStride = kFusedChunk + 16;
   size_t operands = in.size(), slots = operands + f.steps.size();
   int64_t n = out[0].numElements();
-  std::vector<float> scratch(slots * kSlotStride);
-  std::vector<const float *> value(slots);
   std::vector<char> varies(slots);
-  for (size_t k = 0; k < operands; ++k) {
+  for (size_t k = 0; k < operands; ++k)
     varies[k] = in[k].numElements() != 1;
-    if (!varies[k]) {
-      toF32(in[k], 0, 1, &scratch[k * kSlotStride]);
-      value[k] = &scratch[k * kSlotStride];
-    }
-  }
+  // The last step that reads each slot (results: past the last step).
+  std::vector<size_t> lastRead(slots, 0);
   for (size_t k = 0; k < f.steps.size(); ++k) {
     const plan::FusedStep &s = f.steps[k];
-    varies[operands + k] =
-        varies[s.a()] || (isBinaryFusedStep(s.op()) && varies[s.b()]);
+    bool binary = isBinaryFusedStep(s.op());
+    varies[operands + k] = varies[s.a()] || (binary && varies[s.b()]);
+    lastRead[s.a()] = k;
+    if (binary)
+      lastRead[s.b()] = k;
   }
+  for (uint16_t slot : f.outputs)
+    lastRead[slot] = f.steps.size();
+  // Buffers: one per operand not read in place (converted, repeating or a
+  // single value), then the steps' buffers, each reused once its value is
+  // dead.
+  std::vector<int64_t> buffer(slots, -1);
+  int64_t buffers = 0;
+  for (size_t k = 0; k < operands; ++k)
+    if (!varies[k] || in[k].numElements() != n || in[k].dtype != DType::F32)
+      buffer[k] = buffers++;
+  std::vector<int64_t> free;
+  for (size_t k = 0; k < f.steps.size(); ++k) {
+    size_t slot = operands + k;
+    // A single value is computed with the first chunk and read in every
+    // later one: its buffer is its own for the whole kernel, never one an
+    // earlier step (which runs again for each chunk) writes.
+    if (free.empty() || !varies[slot]) {
+      buffer[slot] = buffers++;
+    } else {
+      buffer[slot] = free.back();
+      free.pop_back();
+    }
+    // A step's operands that no later step or result reads free their
+    // buffers (single values keep theirs).
+    const plan::FusedStep &s = f.steps[k];
+    for (uint16_t read : {s.a(), isBinaryFusedStep(s.op()) ? s.b() : s.a()})
+      if (read >= operands && varies[read] && lastRead[read] == k &&
+          std::find(free.begin(), free.end(), buffer[read]) == free.end())
+        free.push_back(buffer[read]);
+  }
+  thread_local std::unique_ptr<float[]> scratch;
+  thread_local int64_t scratchFloats = 0;
+  if (scratchFloats < buffers * kStride) {
+    scratch.reset(new float[buffers * kStride]);
+    scratchFloats = buffers * kStride;
+  }
+  auto at = [&](size_t slot) { return scratch.get() + buffer[slot] * kStride; };
+  std::vector<const float *> value(slots);
+  for (size_t k = 0; k < operands; ++k)
+    if (!varies[k]) {
+      toF32(in[k], 0, 1, at(k));
+      value[k] = at(k);
+    }
   std::vector<F32Writer> writers;
   writers.reserve(out.size());
   for (const TensorRef &t : out)
@@ -884,26 +928,26 @@ Status fused(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
     for (size_t k = 0; k < operands; ++k) {
       if (!varies[k])
         continue;
-      float *buffer = &scratch[k * kSlotStride];
       int64_t m = in[k].numElements();
-      if (m == n && in[k].dtype == DType::F32) {
+      if (buffer[k] < 0) {
         value[k] = static_cast<const float *>(in[k].data) + start;
         continue;
       }
       // Element i reads element i mod m (m == n: a plain stretch).
+      float *dst = at(k);
       for (int64_t i = 0, j = start % m; i < len; j = 0) {
         int64_t run = std::min(len - i, m - j);
-        toF32(in[k], j, run, buffer + i);
+        toF32(in[k], j, run, dst + i);
         i += run;
       }
-      value[k] = buffer;
+      value[k] = dst;
     }
     for (size_t k = 0; k < f.steps.size(); ++k) {
       size_t slot = operands + k;
       if (!varies[slot] && start > 0)
         continue; // one value, computed with the first chunk
       const plan::FusedStep &s = f.steps[k];
-      float *y = &scratch[slot * kSlotStride];
+      float *y = at(slot);
       int64_t count = varies[slot] ? len : 1;
       if (isBinaryFusedStep(s.op()))
         PARTITION_RETURN_IF_ERROR(binaryRowF32(s.op(), value[s.a()],

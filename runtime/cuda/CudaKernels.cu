@@ -513,7 +513,8 @@ __global__ void fusedKernel(FusedProgram p, int64_t count) {
   PARTITION_GRID_STRIDE_LOOP(i, count) {
     float slot[kMaxFusedDeviceOperands + kMaxFusedDeviceSteps];
     for (int k = 0; k < p.operands; ++k)
-      slot[k] = loadAs(p.in[k], p.inType[k], i % p.inCount[k]);
+      slot[k] = loadAs(p.in[k], p.inType[k],
+                       p.inCount[k] == count ? i : i % p.inCount[k]);
     for (int k = 0; k < p.steps; ++k) {
       const FusedDeviceStep &s = p.step[k];
       slot[p.operands + k] =

@@ -163,14 +163,9 @@ KernelAttrs partition::runtime::fusedAttrs(std::vector<plan::FusedStep> steps,
 }
 
 bool partition::runtime::isFusedStepOp(OpKind op) {
+  if (isBinaryFusedStep(op))
+    return true;
   switch (op) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::Pow:
   case OpKind::Neg:
   case OpKind::Exp:
   case OpKind::Log:
@@ -456,9 +451,7 @@ Status checkFused(const Checker &c) {
     if (s.gelu() > plan::GeluApproximation::MAX)
       return c.fail("step ", k, " has GELU approximation ",
                     static_cast<int>(s.gelu()));
-    bool binary = isBinaryFusedStep(s.op());
-    for (uint16_t slot : binary ? std::vector<uint16_t>{s.a(), s.b()}
-                                : std::vector<uint16_t>{s.a()})
+    for (uint16_t slot : {s.a(), isBinaryFusedStep(s.op()) ? s.b() : s.a()})
       if (slot >= slots)
         return c.fail("step ", k, " (", opKindName(s.op()), ") reads slot ",
                       slot, ", which is not defined before it (slots 0-",

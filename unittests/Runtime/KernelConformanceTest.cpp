@@ -609,8 +609,10 @@ TEST_P(KernelConformanceTest, BinaryFloat) {
 // same backend (each step's value rounded to its dtype, as the unfused op
 // would store it): tolerance 0. The chain uses every step opcode, both
 // GELUs, a round trip through bf16, operands of the result's size, of one
-// element and of a trailing shape that repeats, and several results; the
-// result size (3 x 700) is no multiple of any chunk a backend might use.
+// element and of a trailing shape that repeats, a step on single values
+// that every chunk reads, and several results; the result size (3 x 1500)
+// is more than one CPU chunk and no multiple of any chunk a backend might
+// use.
 TEST_P(KernelConformanceTest, Fused) {
   struct Step {
     OpKind op;
@@ -619,7 +621,7 @@ TEST_P(KernelConformanceTest, Fused) {
     bool bf16 = false; // rounds to bf16 instead of the chain's dtype
   };
   using G = plan::GeluApproximation;
-  // Slots 0-3: x [3, 700], a bias [700], a scalar in [0.5, 2], y [3, 700].
+  // Slots 0-3: x [3, 1500], a bias [1500], a scalar in [0.5, 2], y [3, 1500].
   const std::vector<Step> steps = {
       {OpKind::Add, 0, 1},       // 4
       {OpKind::Mul, 4, 2},       // 5
@@ -645,15 +647,17 @@ TEST_P(KernelConformanceTest, Fused) {
       {OpKind::Cast, 24, -1, G::Erf, true}, // 25
       {OpKind::Cast, 25, -1},    // 26
       {OpKind::Add, 23, 26},     // 27
+      {OpKind::Mul, 2, 2},       // 28: a single value, read in every chunk
+      {OpKind::Sub, 27, 28},     // 29
   };
-  const std::vector<int> results = {9, 22, 27};
-  const Shape shape = {3, 700};
+  const std::vector<int> results = {9, 22, 29};
+  const Shape shape = {3, 1500};
   Random rng(11);
   for (DType dtype : kFloatTypes) {
     SCOPED_TRACE(std::string("Fused ") + dtypeName(dtype));
     std::vector<HostTensor> slots = {
         randomTensor(rng, dtype, shape, -2, 2),
-        randomTensor(rng, dtype, {700}, -2, 2),
+        randomTensor(rng, dtype, {1500}, -2, 2),
         randomTensor(rng, dtype, {}, 0.5, 2, /*awayFromZero=*/true),
         randomTensor(rng, dtype, shape, -2, 2)};
     std::vector<HostTensor> operands = slots;
@@ -688,6 +692,33 @@ TEST_P(KernelConformanceTest, Fused) {
       expectExact(fused[k], slots[results[k]].values);
     }
   }
+}
+
+// A Fused kernel whose operands and results are all single values (the
+// optimizer's step count and bias corrections form such chains): the same
+// bits as its steps one kernel at a time.
+TEST_P(KernelConformanceTest, FusedOnSingleValues) {
+  Random rng(12);
+  HostTensor x = randomTensor(rng, DType::F32, {}, 0.5, 2);
+  HostTensor y = randomTensor(rng, DType::F32, {1}, 0.5, 2);
+  std::vector<HostTensor> product = {emptyTensor(DType::F32, {1})};
+  std::vector<HostTensor> power = {emptyTensor(DType::F32, {1})};
+  if (!runOk(OpKind::Mul, {}, {x, y}, product) ||
+      !runOk(OpKind::Pow, {}, {product[0], x}, power))
+    return;
+  auto step = [](OpKind op, uint16_t a, uint16_t b) {
+    return plan::FusedStep(op, plan::DType::F32, plan::GeluApproximation::Erf,
+                           a, b);
+  };
+  std::vector<HostTensor> fused = {emptyTensor(DType::F32, {1}),
+                                   emptyTensor(DType::F32, {1})};
+  if (!runOk(OpKind::Fused,
+             fusedAttrs({step(OpKind::Mul, 0, 1), step(OpKind::Pow, 2, 0)},
+                        {2, 3}),
+             {x, y}, fused))
+    return;
+  expectExact(fused[0], product[0].values);
+  expectExact(fused[1], power[0].values);
 }
 
 // Binary integer ops are exact; Div truncates toward zero (operands of both
