@@ -87,7 +87,8 @@ struct PartTensorParallelPass
   /// row-parallel layer's output, pin the residual stream [B, S, E] to a
   /// split of S over the axis (and of B as the batch of the inputs is split).
   LogicalResult splitSequence(func::FuncOp function,
-                              ArrayRef<MatmulOp> rowParallel, int64_t size) {
+                              ArrayRef<MatmulOp> rowParallel, int64_t size,
+                              ArrayRef<StringRef> axes) {
     MLIRContext *ctx = function.getContext();
     // The batch split the data-parallel annotation gave the inputs.
     SmallVector<StringRef> batchAxes;
@@ -128,7 +129,7 @@ struct PartTensorParallelPass
                << ") does not divide for sequence parallelism";
       SmallVector<SmallVector<StringRef>> dims(3);
       dims[0].assign(batchAxes.begin(), batchAxes.end());
-      dims[1].push_back(axis);
+      dims[1].assign(axes.begin(), axes.end());
       OpBuilder b(ctx);
       b.setInsertionPointAfter(residual);
       Value result = residual->getResult(0);
@@ -140,6 +141,61 @@ struct PartTensorParallelPass
     return success();
   }
 
+  /// Replaces the mesh axis `axis` (of `size`) by two: `axis` of
+  /// `kvHeads`, one rank per key/value head, and a minor one of size
+  /// size / kvHeads over which ranks share their key/value heads (a
+  /// sub-axis, as Shardy would write "tp":(1)2 and "tp":(2)2). Query heads
+  /// and every other split use both. Returns the minor axis' name.
+  FailureOr<StringRef> splitAxis(func::FuncOp function, Operation *at,
+                                 int64_t kvHeads, int64_t size) {
+    MLIRContext *ctx = function.getContext();
+    auto module = function->getParentOfType<ModuleOp>();
+    auto meshOp = cast<MeshOp>(SymbolTable::lookupSymbolIn(module, meshName));
+    MeshAttr mesh = meshOp.getMesh();
+    std::string copies = axis + "_rep";
+    while (mesh.getAxisIndex(copies))
+      copies += "_";
+    // A sharding written before this pass that names the axis would change
+    // meaning with its size.
+    Operation *named = nullptr;
+    module.walk([&](Operation *op) {
+      for (NamedAttribute attr : op->getAttrs())
+        attr.getValue().walk([&](ShardingAttr s) {
+          SmallVector<StringAttr> used = s.getShardedAxes();
+          llvm::append_range(used, s.getUnreduced());
+          if (llvm::any_of(used, [&](StringAttr a) { return a == axis; }))
+            named = op;
+        });
+      return named ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (named)
+      return named->emitOpError()
+             << "has a sharding over " << axis << ", which must become two "
+             << "axes (" << kvHeads << " x " << size / kvHeads
+             << ") to keep copies of the " << kvHeads
+             << " key/value heads; leave " << axis
+             << " to the tensor-parallel pass";
+    SmallVector<StringAttr> names;
+    SmallVector<int64_t> sizes;
+    for (auto [name, n] : llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes())) {
+      names.push_back(name);
+      sizes.push_back(name == axis ? kvHeads : n);
+      if (name == axis) {
+        names.push_back(StringAttr::get(ctx, copies));
+        sizes.push_back(size / kvHeads);
+      }
+    }
+    meshOp.setMeshAttr(MeshAttr::get(ctx, names, sizes));
+    at->emitRemark()
+        << "attention has " << kvHeads << " key/value heads for " << axis
+        << " (size " << size << "): " << axis << " becomes \"" << axis
+        << "\"=" << kvHeads << " x \"" << copies << "\"=" << size / kvHeads
+        << "; each rank keeps the key/value head its query heads use, the "
+        << size / kvHeads << " ranks along \"" << copies
+        << "\" hold copies of it and sum its gradients";
+    return StringAttr::get(ctx, copies).getValue();
+  }
+
   LogicalResult annotate(func::FuncOp function, int64_t size) {
     MLIRContext *ctx = function.getContext();
     StringRef shardingName = PartDialect::getShardingAttrName();
@@ -147,6 +203,11 @@ struct PartTensorParallelPass
     std::map<unsigned, std::pair<int64_t, Operation *>> splits;
     SmallVector<Operation *> heads; // reshapes into heads on some path
     SmallVector<MatmulOp> rowParallel;
+    // Column-parallel weights whose split reaches the keys or values of an
+    // attention, with the reshapes into heads on their paths: grouped-query
+    // attention with fewer key/value heads than ranks keeps them whole per
+    // rank, shared by the ranks whose query heads use them.
+    std::map<unsigned, SmallVector<Operation *>> keyValueWeights;
 
     // The forward program: what the function's plain results (the loss, or
     // an inference's outputs) are computed from. Gradients, optimizer
@@ -176,6 +237,7 @@ struct PartTensorParallelPass
       // diagnostic.
       SmallVector<std::pair<MatmulOp, unsigned>> partners;
       SmallVector<Operation *> pathHeads;
+      bool reachesKeyValue = false;
       auto features = Layout::replicated(
           cast<RankedTensorType>(first.getResult().getType()).getRank());
       features.dims.back().push_back(axisName);
@@ -201,6 +263,8 @@ struct PartTensorParallelPass
               partners.push_back({second, *w2});
             continue;
           }
+          if (isa<AttentionOp>(user) && use.getOperandNumber() > 0)
+            reachesKeyValue = true;
           std::optional<Layout> passed =
               passSplit(user, use.getOperandNumber(), layout,
                         [](StringAttr) -> int64_t { return 1; });
@@ -229,7 +293,10 @@ struct PartTensorParallelPass
         splits[w2] = {second.getTransposeB() ? 1 : 0, second};
         rowParallel.push_back(second);
       }
-      llvm::append_range(heads, pathHeads);
+      if (reachesKeyValue)
+        llvm::append_range(keyValueWeights[*w1], pathHeads);
+      else
+        llvm::append_range(heads, pathHeads);
       return WalkResult::advance();
     });
     (void)walk;
@@ -265,15 +332,62 @@ struct PartTensorParallelPass
       splits[*table] = {0, lookup};
     });
 
+    auto headsOf = [](Operation *op) {
+      return cast<ReshapeOp>(op).getType().getShape().drop_back().back();
+    };
     for (Operation *op : heads) {
-      auto reshape = cast<ReshapeOp>(op);
-      int64_t h = reshape.getType().getShape().drop_back().back();
+      int64_t h = headsOf(op);
       if (h % size)
-        return reshape.emitOpError()
+        return op->emitOpError()
                << "splits features into " << h << " heads, which " << axis
                << " (size " << size << ") does not divide";
     }
-    if (sequenceParallel && failed(splitSequence(function, rowParallel, size)))
+    // Grouped-query attention with fewer key/value heads than ranks: each
+    // rank keeps a copy of the key/value heads its query heads use.
+    Operation *foundAt = nullptr;
+    FailureOr<int64_t> kvHeads = [&]() -> FailureOr<int64_t> {
+      int64_t found = 0;
+      for (auto &entry : keyValueWeights)
+        for (Operation *op : entry.second) {
+          int64_t h = headsOf(op);
+          if (h % size == 0)
+            continue;
+          if (size % h)
+            return op->emitOpError()
+                   << "splits keys or values into " << h << " heads, which "
+                   << axis << " (size " << size
+                   << ") neither divides nor is a multiple of (each rank "
+                      "would need part of a head)";
+          if (found && found != h)
+            return op->emitOpError()
+                   << "splits keys or values into " << h
+                   << " heads, and the reshape at " << foundAt->getLoc()
+                   << " into " << found << ": copies of key/value heads over "
+                   << axis << " (size " << size
+                   << ") need one count everywhere";
+          if (!found)
+            foundAt = op;
+          found = h;
+        }
+      return found;
+    }();
+    if (failed(kvHeads))
+      return failure();
+    SmallVector<StringRef, 2> axes = {axis};
+    if (*kvHeads) {
+      FailureOr<StringRef> copies = splitAxis(function, foundAt, *kvHeads, size);
+      if (failed(copies))
+        return failure();
+      axes.push_back(*copies);
+    }
+    auto keyValueOnly = [&](unsigned index) {
+      auto it = keyValueWeights.find(index);
+      return *kvHeads && it != keyValueWeights.end() &&
+             llvm::any_of(it->second,
+                          [&](Operation *op) { return headsOf(op) % size; });
+    };
+    if (sequenceParallel &&
+        failed(splitSequence(function, rowParallel, size, axes)))
       return failure();
     // Dimensions the axis does not divide (a vocabulary, an MLP width) are
     // padded to a multiple of it first, with what reads them masked.
@@ -282,8 +396,9 @@ struct PartTensorParallelPass
       if (function.getArgAttr(index, shardingName))
         continue; // the user's annotation stands
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
-      if (type.getDimSize(split.first) % size)
-        padding.push_back({function.getArgument(index), split.first, size});
+      int64_t blocks = keyValueOnly(index) ? *kvHeads : size;
+      if (type.getDimSize(split.first) % blocks)
+        padding.push_back({function.getArgument(index), split.first, blocks});
     }
     if (failed(padForSplits(function, padding)))
       return failure();
@@ -294,7 +409,10 @@ struct PartTensorParallelPass
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
       int64_t dim = split.first;
       SmallVector<SmallVector<StringRef>> dims(type.getRank());
-      dims[dim].push_back(axis);
+      if (keyValueOnly(index))
+        dims[dim].push_back(axis);
+      else
+        dims[dim].assign(axes.begin(), axes.end());
       attrs.setArg(index, shardingName,
                    ShardingAttr::get(ctx, meshName, dims));
     }

@@ -293,6 +293,21 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
     logits masked out of the softmax and loss; a table whose rows cannot be
     padded stays whole, with a remark. Head counts and sequence lengths the
     axis does not divide are errors naming them.
+
+    Grouped-query attention with fewer key/value heads (Hkv) than ranks, where
+    Hkv divides the axis size: each rank keeps a copy of the key/value head
+    its query heads use (Megatron's replication of kv heads). The mesh axis
+    becomes two, `axis` of size Hkv and `axis`_rep of size (size / Hkv), a
+    sub-axis split such as Shardy writes `"tp":(1)2`, `"tp":(2)2`; the key
+    and value projections are split over `axis` alone, every other split over
+    both, and the ranks along `axis`_rep sum the kv weights' gradients. A
+    remark says so. With `tp:4` and 2 kv heads:
+
+    ```mlir
+    part.mesh @mesh = <["tp"=2, "tp_rep"=2]>
+    %wq: tensor<64x64xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp", "tp_rep"}] # "}]" # [{>}
+    %wk: tensor<64x16xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}] # "}]" # [{>}
+    ```
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
