@@ -4,8 +4,8 @@
 // (export_transformers.py): GPT-2 (GPT2LMHeadModel), Llama with grouped
 // query attention (8 query heads, 2 kv heads) and BERT (BertForMaskedLM).
 // Each is imported with batch 2 and sequence 8 and run on 1 rank, on
-// dp:2,tp:2 and on tp:4 (Llama: not yet on tp:4, which needs kv heads
-// replicated across tensor-parallel ranks), and its logits are compared
+// dp:2,tp:2 and on tp:4 (Llama's 2 kv heads then have a copy on each pair
+// of ranks whose query heads use them), and its logits are compared
 // with the model's own in torch (f32), within the tolerance of
 // test/Import/models (5e-5 absolute plus 5e-5 relative).
 //
@@ -15,7 +15,6 @@
 // RUN:   %ort_python %S/export_transformers.py $a %t/$a && \
 // RUN:   partition-import %t/$a/$a.onnx --dim batch=2 --dim seq=8 -o %t/$a/m.mlir --weights %t/$a/w.safetensors || exit 1; \
 // RUN:   for m in dp:1 dp:2,tp:2 tp:4; do \
-// RUN:     if [ $a = llama ] && [ $m = tp:4 ]; then continue; fi; \
 // RUN:     partition-opt %t/$a/m.mlir --part-spmd="mesh=$m" -o %t/$a/$m.mlir && \
 // RUN:     partition-translate --part-to-plan %t/$a/$m.mlir -o %t/$a/$m.plan && mkdir -p %t/$a/out-$m && \
 // RUN:     partition-run %t/$a/$m.plan --backend cpu --weights %t/$a/w.safetensors --input input_ids=%t/$a/input_ids.npy --output-dir %t/$a/out-$m > /dev/null && \
@@ -53,3 +52,26 @@
 // BERT: part.attention {{.*}} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
 // RUN: FileCheck %s --check-prefix=LLAMA < %t/llama/dp:2,tp:2.mlir
 // LLAMA: part.attention {{.*}} : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
+//
+// On tp:4 the 2 kv heads split tp into "tp"=2 x "tp_rep"=2: 2 query heads
+// and 1 kv head per rank, and the block and embedding all-reduces over both.
+// RUN: FileCheck %s --check-prefix=LLAMA4 < %t/llama/tp:4.mlir
+// LLAMA4: part.mesh @mesh = <["tp"=2, "tp_rep"=2]>
+// LLAMA4: part.attention {{.*}} : (tensor<2x2x8x8xf32>, tensor<2x1x8x8xf32>, tensor<2x1x8x8xf32>)
+// RUN: grep -c 'part.all_reduce .*axes \["tp", "tp_rep"\]' %t/llama/tp:4.mlir | FileCheck %s --check-prefix=FIVE
+//
+// Training the Llama (cross-entropy on next tokens, AdamW) for 3 steps on
+// dp:2,tp:4 equals training it on one rank: the same losses, and the same
+// weights and moments after the last step (AdamW divides by the square root
+// of the second moment, so elements whose gradients are near zero differ
+// relatively more: tolerance as in test/e2e/checkpoint.mlir).
+// RUN: %python -c "import numpy as np; t = np.random.default_rng(0).integers(0, 96, size=(2, 9)); np.save('%t/ids.npy', t[:, :-1].astype(np.int64)); np.save('%t/labels.npy', t[:, 1:].astype(np.int32))"
+// RUN: partition-import %t/llama/llama.onnx --dim batch=2 --dim seq=8 --loss cross-entropy -o %t/llama/loss.mlir --weights %t/llama/tw.safetensors
+// RUN: partition-opt %t/llama/loss.mlir --part-autodiff --part-optimizer="kind=adamw lr=3e-3" -o %t/llama/step.mlir
+// RUN: for m in dp:1 dp:2,tp:4; do \
+// RUN:   partition-opt %t/llama/step.mlir --part-spmd="mesh=$m" 2>/dev/null | partition-translate --part-to-plan -o %t/llama/train-$m.plan && \
+// RUN:   partition-run %t/llama/train-$m.plan --backend cpu --steps 3 --weights %t/llama/tw.safetensors --input input_ids=%t/ids.npy --input labels=%t/labels.npy --output-dir %t/llama/trained-$m > %t/llama/train-$m.log || exit 1; \
+// RUN: done
+// RUN: %python %S/../../e2e/Inputs/losses_agree.py 2e-5 2e-5 %t/llama/train-dp:1.log %t/llama/train-dp:2,tp:4.log
+// RUN: %python %S/../../e2e/Inputs/losses_agree.py --falling %t/llama/train-dp:1.log
+// RUN: %python %S/../../e2e/Inputs/compare_dirs.py 1e-5 1e-3 %t/llama/trained-dp:1 %t/llama/trained-dp:2,tp:4
