@@ -8,6 +8,15 @@ ARCH is one of:
   llama  LlamaForCausalLM: RMSNorm, rotary embeddings, SwiGLU MLP, grouped
          query attention (8 query heads, 2 kv heads)
   bert   BertForMaskedLM: post-LN encoder, erf GELU, token types, MLM head
+  gpt_neox
+         GPTNeoXForCausalLM: rotary embeddings on the first quarter of each
+         head's dimensions (rotary_pct 0.25), the rest passed through; a
+         fused QKV projection viewed as [B, S, heads, 3 * head_dim]; parallel
+         residual; untied LM head
+  phi    PhiForCausalLM: rotary embeddings on half of each head's dimensions
+         (partial_rotary_factor 0.5); a fused QKV projection viewed as
+         [B, S, heads, 3, head_dim]; one LayerNorm feeding attention and MLP
+         in parallel; tanh GELU; LM head with a bias
 
 The model is built with random weights from a seeded generator (nothing is
 downloaded), then every parameter is moved by seeded noise: freshly
@@ -54,6 +63,18 @@ def build(arch):
                            num_attention_heads=4, intermediate_size=64,
                            max_position_embeddings=32)
         return T.BertForMaskedLM(cfg)
+    if arch == "gpt_neox":
+        cfg = T.GPTNeoXConfig(vocab_size=96, hidden_size=64,
+                              num_hidden_layers=2, num_attention_heads=8,
+                              intermediate_size=128, rotary_pct=0.25,
+                              max_position_embeddings=32)
+        return T.GPTNeoXForCausalLM(cfg)
+    if arch == "phi":
+        cfg = T.PhiConfig(vocab_size=96, hidden_size=64, intermediate_size=128,
+                          num_hidden_layers=2, num_attention_heads=8,
+                          partial_rotary_factor=0.5,
+                          max_position_embeddings=32)
+        return T.PhiForCausalLM(cfg)
     sys.exit(f"export_transformers.py: unknown architecture {arch!r}")
 
 

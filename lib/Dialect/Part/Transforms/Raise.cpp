@@ -23,6 +23,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/Format.h"
@@ -640,6 +641,137 @@ matchLayerNormBias(AddOp root, Diagnosis &diagnosis) {
 }
 
 //===----------------------------------------------------------------------===//
+// Rotary embeddings
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct RotaryMatch {
+  Value input, cos, sin;
+  SmallVector<Operation *> interior;
+};
+} // namespace
+
+/// True when `v` is a `part.slice` of `x` ([..., D]) taking the last
+/// dimension's elements [begin, begin + D / 2) and all of the others.
+static bool isHalfOf(Value v, Value x, int64_t begin) {
+  auto slice = v.getDefiningOp<SliceOp>();
+  if (!slice || slice.getInput() != x)
+    return false;
+  if (std::optional<ArrayRef<int64_t>> strides = slice.getStrides();
+      strides && llvm::any_of(*strides, [](int64_t s) { return s != 1; }))
+    return false;
+  ArrayRef<int64_t> shape = tensorType(x).getShape();
+  SmallVector<int64_t> offsets(shape.size(), 0), sizes(shape);
+  offsets.back() = begin;
+  sizes.back() = shape.back() / 2;
+  return slice.getOffsets() == ArrayRef<int64_t>(offsets) &&
+         slice.getType().getShape() == ArrayRef<int64_t>(sizes);
+}
+
+/// The rotary table `t` as the [S, D] operand of part.rotary_embedding on
+/// `x` ([..., S, D]): its shape must be [S, D] after leading 1s, so that it
+/// broadcasts the same way to every leading index. Empty message on
+/// success.
+static std::string checkRotaryTable(Value t, Value x, StringRef name) {
+  auto table = tensorType(t);
+  auto input = tensorType(x);
+  ArrayRef<int64_t> shape = table.getShape();
+  ArrayRef<int64_t> block = input.getShape().take_back(2);
+  if (shape.size() < 2 || shape.size() > input.getShape().size() ||
+      shape.take_back(2) != block ||
+      llvm::any_of(shape.drop_back(2), [](int64_t n) { return n != 1; }))
+    return (Twine("the ") + name + " table has shape " + formatShape(shape) +
+            ", not " + formatShape(block) +
+            " (the input's last two dimensions) after leading 1s")
+        .str();
+  if (table.getElementType() != input.getElementType())
+    return (Twine("the ") + name +
+            " table's element type differs from the input's")
+        .str();
+  return "";
+}
+
+/// `x * cos + rotate_half(x) * sin` with `rotate_half(x)` =
+/// `concat(-x[..., D/2:], x[..., :D/2])` along the last dimension, rooted at
+/// the sum (either order, either order of each product).
+static FailureOr<RotaryMatch> matchRotary(AddOp root, Diagnosis &diagnosis) {
+  // The distinctive product: concat(neg(.), .) times the sine table.
+  MulOp sinProduct;
+  ConcatOp rotated;
+  for (Value operand : root->getOperands()) {
+    auto mul = operand.getDefiningOp<MulOp>();
+    if (!mul)
+      continue;
+    for (Value factor : mul->getOperands()) {
+      auto concat = factor.getDefiningOp<ConcatOp>();
+      if (concat && concat.getInputs().size() == 2 &&
+          concat.getInputs()[0].getDefiningOp<NegOp>()) {
+        sinProduct = mul;
+        rotated = concat;
+      }
+    }
+    if (sinProduct)
+      break;
+  }
+  if (!sinProduct)
+    return failure();
+  auto cosProduct =
+      otherOperand(root, sinProduct.getResult()).getDefiningOp<MulOp>();
+  if (!cosProduct)
+    return failure();
+  diagnosis.candidate = true;
+
+  // rotate_half(x): the halves of one x, the upper one negated and first.
+  auto neg = rotated.getInputs()[0].getDefiningOp<NegOp>();
+  auto upper = neg.getInput().getDefiningOp<SliceOp>();
+  if (!upper)
+    return diagnosis.fail("the negated half is not a part.slice");
+  Value x = upper.getInput();
+  auto input = tensorType(x);
+  int64_t rank = input.getRank();
+  if (rank < 2 || input.getShape().back() % 2 != 0)
+    return diagnosis.fail("the rotated value has shape " +
+                          formatShape(input.getShape()) +
+                          ", not rank 2 or more with an even last dimension");
+  int64_t d = input.getShape().back();
+  if (static_cast<int64_t>(rotated.getDim()) != rank - 1)
+    return diagnosis.fail("the halves are concatenated along dim " +
+                          Twine(rotated.getDim()) + ", not the last dim " +
+                          Twine(rank - 1));
+  if (!isHalfOf(upper.getResult(), x, d / 2))
+    return diagnosis.fail("the negated slice is not the upper half x[..., " +
+                          Twine(d / 2) + ":] of the last dimension");
+  if (!isHalfOf(rotated.getInputs()[1], x, 0))
+    return diagnosis.fail("the second half of the concatenation is not the "
+                          "lower half x[..., :" +
+                          Twine(d / 2) + "] of the same value");
+
+  // The tables.
+  Value sinTable = otherOperand(sinProduct, rotated.getResult());
+  if (!llvm::is_contained(cosProduct->getOperands(), x))
+    return diagnosis.fail("the other product is not of the rotated value x");
+  Value cosTable = otherOperand(cosProduct, x);
+  if (cosTable == x)
+    return diagnosis.fail("the other product is x * x, not x * cos");
+  for (auto [table, name] :
+       {std::make_pair(cosTable, "cos"), std::make_pair(sinTable, "sin")})
+    if (std::string why = checkRotaryTable(table, x, name); !why.empty())
+      return diagnosis.fail(why);
+  if (root.getType() != input)
+    return diagnosis.fail("the result type differs from the input's");
+
+  RotaryMatch match;
+  match.input = x;
+  match.cos = cosTable;
+  match.sin = sinTable;
+  Operation *lower = rotated.getInputs()[1].getDefiningOp();
+  match.interior = {cosProduct, sinProduct, rotated, neg, upper, lower};
+  if (failed(checkContained(root, match.interior, diagnosis)))
+    return failure();
+  return match;
+}
+
+//===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
 
@@ -779,6 +911,27 @@ static Value unrepeatHeads(Value v) {
   return split.getInput();
 }
 
+/// True when `v` is a float constant that is zero everywhere.
+static bool isZeroConstant(Value v) {
+  DenseElementsAttr attr = getDenseConstant(v);
+  return attr && isa<FloatType>(attr.getElementType()) && attr.isSplat() &&
+         attr.getSplatValue<APFloat>().isZero();
+}
+
+/// The [B, H, S, D] value that `v`, a [B * H, S, D] value, is a reshape of,
+/// where `heads` is [B, H]; null otherwise.
+static Value mergedHeadsOf(Value v, ArrayRef<int64_t> heads) {
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return {};
+  ArrayRef<int64_t> from = reshape.getInput().getType().getShape();
+  ArrayRef<int64_t> to = reshape.getType().getShape();
+  if (from.size() != 4 || to.size() != 3 || from.take_front(2) != heads ||
+      from.drop_front(2) != to.drop_front())
+    return {};
+  return reshape.getInput();
+}
+
 /// `softmax(mask(scale(Q Kt))) V` rooted at the product with V.
 static FailureOr<AttentionMatch>
 matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
@@ -865,17 +1018,49 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
     match.interior.push_back(select);
   }
 
-  // Scalar factors on the scores.
-  for (int i = 0; i < 3; ++i) {
+  // Between the mask and the score product: scalar factors, the zero
+  // `baddbmm(zeros, Q, Kt, alpha = s)` adds (GPT-NeoX), and, where the
+  // product was taken over [B * H, Sq, Sk], the reshape that splits batch
+  // and heads again. x + 0 is x, so the zero changes nothing.
+  ReshapeOp splitHeads;
+  for (int i = 0; i < 6; ++i) {
     Value c;
     Operation *op;
-    Value inner = matchScaled(scores, c, /*allowDivide=*/true, op);
-    if (!inner || inner.getType() != scores.getType())
-      break;
-    double factor = toDouble(*getSplatFloat(c));
-    match.scale *= isa<DivOp>(op) ? 1.0 / factor : factor;
-    match.interior.push_back(op);
-    scores = inner;
+    if (Value inner = matchScaled(scores, c, /*allowDivide=*/true, op);
+        inner && inner.getType() == scores.getType()) {
+      double factor = toDouble(*getSplatFloat(c));
+      match.scale *= isa<DivOp>(op) ? 1.0 / factor : factor;
+      match.interior.push_back(op);
+      scores = inner;
+      continue;
+    }
+    if (auto add = scores.getDefiningOp<AddOp>()) {
+      Value inner;
+      for (Value operand : add->getOperands())
+        if (isZeroConstant(operand))
+          inner = otherOperand(add, operand);
+      if (!inner || inner.getType() != scores.getType())
+        break;
+      match.interior.push_back(add);
+      scores = inner;
+      continue;
+    }
+    if (auto reshape = scores.getDefiningOp<ReshapeOp>();
+        reshape && !splitHeads) {
+      ArrayRef<int64_t> from = reshape.getInput().getType().getShape();
+      ArrayRef<int64_t> to = reshape.getType().getShape();
+      if (from.size() != 3 || from[0] != to[0] * to[1] ||
+          from.drop_front() != to.drop_front(2))
+        return diagnosis.fail("the scores are reshaped from " +
+                              formatShape(from) +
+                              ", not from [B * H, Sq, Sk] = " +
+                              formatShape({to[0] * to[1], to[2], to[3]}));
+      splitHeads = reshape;
+      match.interior.push_back(reshape);
+      scores = reshape.getInput();
+      continue;
+    }
+    break;
   }
   auto product = scores.getDefiningOp<BatchMatmulOp>();
   if (!product)
@@ -900,7 +1085,26 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
   };
   match.query = peel(product.getLhs());
   Value keys = peel(product.getRhs());
-  if (product.getTransposeB()) {
+  bool transposeB = product.getTransposeB();
+  if (splitHeads) {
+    // A product over [B * H, S, D]: queries and keys are [B, H, S, D]
+    // values reshaped (the keys before or after their transpose).
+    ArrayRef<int64_t> heads = splitHeads.getType().getShape().take_front(2);
+    if (auto transpose = keys.getDefiningOp<TransposeOp>();
+        transpose && !transposeB &&
+        transpose.getPermutation() == ArrayRef<int64_t>{0, 2, 1}) {
+      keys = transpose.getInput();
+      transposeB = true;
+    }
+    match.query = mergedHeadsOf(match.query, heads);
+    keys = mergedHeadsOf(keys, heads);
+    if (!match.query || !keys)
+      return diagnosis.fail(
+          "the score product is over [B * H, S, D], but its operands are not "
+          "[B, H, S, D] queries and keys reshaped with B, H = " +
+          formatShape(heads));
+  }
+  if (transposeB) {
     match.key = keys;
   } else if (auto transpose = keys.getDefiningOp<TransposeOp>()) {
     ArrayRef<int64_t> p = transpose.getPermutation();
@@ -1005,6 +1209,43 @@ struct RaiseLayerNormBias : OpRewritePattern<AddOp> {
   }
 };
 
+struct RaiseRotaryEmbedding : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp root,
+                                PatternRewriter &rewriter) const override {
+    Diagnosis diagnosis;
+    FailureOr<RotaryMatch> match = matchRotary(root, diagnosis);
+    if (failed(match))
+      return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    Location loc = fusedLoc(root, match->interior);
+    auto inputType = tensorType(match->input);
+    auto tableType = RankedTensorType::get(inputType.getShape().take_back(2),
+                                           inputType.getElementType());
+    Attribute layer = root->getAttr(PartDialect::getLayerAttrName());
+    // A table of shape [1, ..., 1, S, D] becomes [S, D]: a constant is
+    // rewritten, anything else reshaped.
+    auto asTable = [&](Value table) -> Value {
+      if (table.getType() == tableType)
+        return table;
+      Operation *op;
+      if (DenseElementsAttr attr = getDenseConstant(table))
+        op = ConstantOp::create(rewriter, loc, tableType,
+                                attr.reshape(tableType));
+      else
+        op = ReshapeOp::create(rewriter, loc, tableType, table);
+      if (layer)
+        op->setAttr(PartDialect::getLayerAttrName(), layer);
+      return op->getResult(0);
+    };
+    Value cos = asTable(match->cos);
+    Value sin = asTable(match->sin);
+    auto rotary = RotaryEmbeddingOp::create(rewriter, loc, root.getType(),
+                                            match->input, cos, sin);
+    replaceRoot(rewriter, root, rotary);
+    return success();
+  }
+};
+
 struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
   RaiseAttention(MLIRContext *context, MaskCache &cache)
       : OpRewritePattern(context), cache(cache) {}
@@ -1059,7 +1300,8 @@ struct PartRaisePass
     MLIRContext *context = &getContext();
     MaskCache cache;
     RewritePatternSet patterns(context);
-    patterns.add<RaiseGelu, RaiseSilu, RaiseNorm, RaiseLayerNormBias>(context);
+    patterns.add<RaiseGelu, RaiseSilu, RaiseNorm, RaiseLayerNormBias,
+                 RaiseRotaryEmbedding>(context);
     patterns.add<RaiseAttention>(context, cache);
     // Keep constants where they are: raising changes nothing else. No
     // pattern feeds another in a cycle, so the rewrite converges in two
@@ -1069,8 +1311,36 @@ struct PartRaisePass
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       LLVM_DEBUG(llvm::dbgs() << "part-raise: stopped before converging\n");
+    shareRotaryTables();
     if (report)
       reportNearMisses(cache);
+  }
+
+  /// The queries and keys of a layer share their cos and sin tables, but
+  /// each raised rotary embedding made its own [S, D] copy: the first equal
+  /// constant (value and attributes) earlier in the block serves them all.
+  void shareRotaryTables() {
+    llvm::DenseMap<std::tuple<Block *, Attribute, Attribute>, ConstantOp> first;
+    llvm::SetVector<Operation *> replaced;
+    getOperation().walk([&](RotaryEmbeddingOp rotary) {
+      for (OpOperand &operand : llvm::drop_begin(rotary->getOpOperands())) {
+        auto constant = operand.get().getDefiningOp<ConstantOp>();
+        if (!constant)
+          continue;
+        auto key = std::make_tuple(
+            constant->getBlock(), constant.getValue(),
+            Attribute(constant->getDiscardableAttrDictionary()));
+        auto [it, inserted] = first.try_emplace(key, constant);
+        if (inserted || it->second == constant ||
+            !it->second->isBeforeInBlock(constant))
+          continue;
+        operand.set(it->second);
+        replaced.insert(constant);
+      }
+    });
+    for (Operation *constant : replaced)
+      if (constant->use_empty())
+        constant->erase();
   }
 
   /// Runs the matchers on what is left and says why each candidate was not
@@ -1085,6 +1355,9 @@ struct PartRaisePass
         Diagnosis diagnosis;
         if (failed(matchLayerNormBias(add, diagnosis)))
           emitNearMiss(op, "part.layer_norm with a bias", diagnosis);
+        Diagnosis rotary;
+        if (failed(matchRotary(add, rotary)))
+          emitNearMiss(op, "part.rotary_embedding", rotary);
       } else if (auto product = dyn_cast<BatchMatmulOp>(op)) {
         Diagnosis diagnosis;
         if (failed(matchAttention(product, cache, diagnosis)))

@@ -821,6 +821,236 @@ func.func @attention_rank3(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: ten
   return %2 : tensor<2x4x8xf32>
 }
 
+// GPT-NeoX: baddbmm(zeros, Q, Kt, alpha = s) over [B * H, S, D], the scores
+// reshaped back to [B, H, S, S] and masked by where(causal, scores, min).
+// The zero added and the reshapes go; the scale is the default 1 / sqrt(8).
+// CHECK-LABEL: func.func @attention_baddbmm
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[A]]
+func.func @attention_baddbmm(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = part.constant dense<0.353553385> : tensor<f32>
+  %zero = part.constant dense<0.0> : tensor<2x4x4xf32>
+  %min = part.constant dense<-3.40282347E+38> : tensor<f32>
+  %causal = part.constant dense<[[[[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]]]> : tensor<1x1x4x4xi32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = part.transpose %k3 [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  %0 = part.batch_matmul %q3, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %1 = part.mul %0, %s : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %2 = part.add %1, %zero : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %3 = part.reshape %2 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %4 = part.select %causal, %3, %min : (tensor<1x1x4x4xi32>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %5 = part.softmax %4 dim 3 : tensor<1x2x4x4xf32>
+  %6 = part.batch_matmul %5, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %6 : tensor<1x2x4x8xf32>
+}
+
+// The same over [B * H, S, D] with the keys transposed before their heads
+// are merged, an additive causal mask and no zero.
+// CHECK-LABEL: func.func @attention_merged_heads_keys_transposed
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x2x4x8xf32>, %[[K:.*]]: tensor<2x2x4x8xf32>, %[[V:.*]]: tensor<2x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal scale 1.250000e-01 :
+// CHECK-NEXT: return %[[A]]
+func.func @attention_merged_heads_keys_transposed(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32> {
+  %d = part.constant dense<8.0> : tensor<f32>
+  %mask = part.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %q3 = part.reshape %q : tensor<2x2x4x8xf32> -> tensor<4x4x8xf32>
+  %kt = part.transpose %k [0, 1, 3, 2] : tensor<2x2x4x8xf32> -> tensor<2x2x8x4xf32>
+  %kt3 = part.reshape %kt : tensor<2x2x8x4xf32> -> tensor<4x8x4xf32>
+  %0 = part.batch_matmul %q3, %kt3 : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %1 = part.div %0, %d : (tensor<4x4x4xf32>, tensor<f32>) -> tensor<4x4x4xf32>
+  %2 = part.reshape %1 : tensor<4x4x4xf32> -> tensor<2x2x4x4xf32>
+  %3 = part.add %2, %mask : (tensor<2x2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x2x4x4xf32>
+  %4 = part.softmax %3 dim 3 : tensor<2x2x4x4xf32>
+  %5 = part.batch_matmul %4, %v : (tensor<2x2x4x4xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  return %5 : tensor<2x2x4x8xf32>
+}
+
+// BLOOM-style baddbmm(bias, Q, Kt): a bias that is not zero (ALiBi) is no
+// part of part.attention.
+// CHECK-LABEL: func.func @attention_baddbmm_bias
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_baddbmm_bias(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = part.constant dense<0.353553385> : tensor<f32>
+  %bias = part.constant dense<-5.000000e-01> : tensor<2x4x4xf32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.mul %0, %s : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %2 = part.add %1, %bias : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %3 = part.reshape %2 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %4 = part.softmax %3 dim 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the scores are not a batch_matmul of queries and keys scaled by a constant}}
+  %5 = part.batch_matmul %4, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %5 : tensor<1x2x4x8xf32>
+}
+
+// Scores split as [1, 2] (batch, heads) from a product whose queries merged
+// [2, 1]: the rows of the product are not the heads the scores say.
+// CHECK-LABEL: func.func @attention_merged_heads_mismatch
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_merged_heads_mismatch(%q: tensor<2x1x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %q3 = part.reshape %q : tensor<2x1x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the score product is over [B * H, S, D], but its operands are not [B, H, S, D] queries and keys reshaped with B, H = [1, 2]}}
+  %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %3 : tensor<1x2x4x8xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embeddings
+//===----------------------------------------------------------------------===//
+
+// Llama's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin with tables
+// [1, 1, S, D] (cos[position_ids].unsqueeze(1), folded): the tables become
+// [S, D] constants.
+// CHECK-LABEL: func.func @rotary_llama
+// CHECK-SAME: (%[[X:.*]]: tensor<2x2x4x4xf32>)
+// CHECK-NEXT: %[[C:.*]] = part.constant dense<{{\[\[}}1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00], [5.000000e-01, {{.*}}]]> : tensor<4x4xf32>
+// CHECK-NEXT: %[[S:.*]] = part.constant dense<{{\[\[}}0.000000e+00, {{.*}}]]> : tensor<4x4xf32>
+// CHECK-NEXT: %[[R:.*]] = part.rotary_embedding %[[X]], %[[C]], %[[S]] : (tensor<2x2x4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<2x2x4x4xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @rotary_llama(%x: tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32> {
+  %cos = part.constant dense<[[[[1.0, 1.0, 1.0, 1.0], [0.5, 0.75, 0.5, 0.75], [0.25, 0.5, 0.25, 0.5], [0.0, 0.25, 0.0, 0.25]]]]> : tensor<1x1x4x4xf32>
+  %sin = part.constant dense<[[[[0.0, 0.0, 0.0, 0.0], [0.5, 0.25, 0.5, 0.25], [0.75, 0.5, 0.75, 0.5], [1.0, 0.75, 1.0, 0.75]]]]> : tensor<1x1x4x4xf32>
+  %0 = part.mul %x, %cos : (tensor<2x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %1 = part.slice %x offsets [0, 0, 0, 0] : tensor<2x2x4x4xf32> -> tensor<2x2x4x2xf32>
+  %2 = part.slice %x offsets [0, 0, 0, 2] : tensor<2x2x4x4xf32> -> tensor<2x2x4x2xf32>
+  %3 = part.neg %2 : tensor<2x2x4x2xf32>
+  %4 = part.concat %3, %1 dim 3 : (tensor<2x2x4x2xf32>, tensor<2x2x4x2xf32>) -> tensor<2x2x4x4xf32>
+  %5 = part.mul %4, %sin : (tensor<2x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %6 = part.add %0, %5 : (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  return %6 : tensor<2x2x4x4xf32>
+}
+
+// GPT-NeoX and Phi: rotary embeddings on the first half of each head's
+// dimensions (rotary_pct, partial_rotary_factor), the rest passed through,
+// on queries and keys, then attention. Each rotated slice becomes a
+// part.rotary_embedding, both reading one pair of [S, D / 2] tables (the
+// products in either order), and the attention is raised on the
+// concatenations.
+// CHECK-LABEL: func.func @rotary_partial_attention
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-DAG: %[[QR:.*]] = part.slice %[[Q]] offsets [0, 0, 0, 0] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+// CHECK-DAG: %[[QP:.*]] = part.slice %[[Q]] offsets [0, 0, 0, 4] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+// CHECK-DAG: %[[KR:.*]] = part.slice %[[K]] offsets [0, 0, 0, 0] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+// CHECK-DAG: %[[KP:.*]] = part.slice %[[K]] offsets [0, 0, 0, 4] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+// CHECK-DAG: %[[C:.*]] = part.constant {{.*}} : tensor<4x4xf32>
+// CHECK-DAG: %[[S:.*]] = part.constant {{.*}} : tensor<4x4xf32>
+// CHECK-DAG: %[[QE:.*]] = part.rotary_embedding %[[QR]], %[[C]], %[[S]] :
+// CHECK-DAG: %[[KE:.*]] = part.rotary_embedding %[[KR]], %[[C]], %[[S]] :
+// CHECK-DAG: %[[QC:.*]] = part.concat %[[QE]], %[[QP]] dim 3
+// CHECK-DAG: %[[KC:.*]] = part.concat %[[KE]], %[[KP]] dim 3
+// CHECK: %[[A:.*]] = part.attention %[[QC]], %[[KC]], %[[V]] causal :
+// CHECK-NEXT: return %[[A]]
+func.func @rotary_partial_attention(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %cos = part.constant dense<[[[[1.0, 1.0, 1.0, 1.0], [0.5, 0.75, 0.5, 0.75], [0.25, 0.5, 0.25, 0.5], [0.0, 0.25, 0.0, 0.25]]]]> : tensor<1x1x4x4xf32>
+  %sin = part.constant dense<[[[[0.0, 0.0, 0.0, 0.0], [0.5, 0.25, 0.5, 0.25], [0.75, 0.5, 0.75, 0.5], [1.0, 0.75, 1.0, 0.75]]]]> : tensor<1x1x4x4xf32>
+  %qr = part.slice %q offsets [0, 0, 0, 0] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %qp = part.slice %q offsets [0, 0, 0, 4] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %kr = part.slice %k offsets [0, 0, 0, 0] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %kp = part.slice %k offsets [0, 0, 0, 4] : tensor<1x2x4x8xf32> -> tensor<1x2x4x4xf32>
+  %q0 = part.mul %qr, %cos : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %q1 = part.slice %qr offsets [0, 0, 0, 0] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %q2 = part.slice %qr offsets [0, 0, 0, 2] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %q3 = part.neg %q2 : tensor<1x2x4x2xf32>
+  %q4 = part.concat %q3, %q1 dim 3 : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %q5 = part.mul %q4, %sin : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %q6 = part.add %q0, %q5 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %k0 = part.mul %cos, %kr : (tensor<1x1x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %k1 = part.slice %kr offsets [0, 0, 0, 0] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %k2 = part.slice %kr offsets [0, 0, 0, 2] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %k3 = part.neg %k2 : tensor<1x2x4x2xf32>
+  %k4 = part.concat %k3, %k1 dim 3 : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %k5 = part.mul %sin, %k4 : (tensor<1x1x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %k6 = part.add %k5, %k0 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %qe = part.concat %q6, %qp dim 3 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %ke = part.concat %k6, %kp dim 3 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %d = part.constant dense<2.82842708> : tensor<f32>
+  %mask = part.constant dense<[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %0 = part.batch_matmul %qe, %ke transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.div %0, %d : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.softmax %2 dim 3 : tensor<1x2x4x4xf32>
+  %4 = part.batch_matmul %3, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %4 : tensor<1x2x4x8xf32>
+}
+
+// Tables computed at run time ([1, 1, S, D] arguments) are reshaped to
+// [S, D].
+// CHECK-LABEL: func.func @rotary_table_arguments
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>, %[[COS:.*]]: tensor<1x1x4x4xf32>, %[[SIN:.*]]: tensor<1x1x4x4xf32>)
+// CHECK-NEXT: %[[C:.*]] = part.reshape %[[COS]] : tensor<1x1x4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: %[[S:.*]] = part.reshape %[[SIN]] : tensor<1x1x4x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: %[[R:.*]] = part.rotary_embedding %[[X]], %[[C]], %[[S]] :
+// CHECK-NEXT: return %[[R]]
+func.func @rotary_table_arguments(%x: tensor<1x2x4x4xf32>, %cos: tensor<1x1x4x4xf32>, %sin: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = part.mul %x, %cos : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.slice %x offsets [0, 0, 0, 0] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %2 = part.slice %x offsets [0, 0, 0, 2] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %3 = part.neg %2 : tensor<1x2x4x2xf32>
+  %4 = part.concat %3, %1 dim 3 : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %5 = part.mul %4, %sin : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %6 = part.add %0, %5 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %6 : tensor<1x2x4x4xf32>
+}
+
+// The lower half negated and put first: concat(-x1, x2) rotates the other
+// way, which part.rotary_embedding does not.
+// CHECK-LABEL: func.func @rotary_wrong_half_negated
+// CHECK-NOT: part.rotary_embedding
+// CHECK: part.neg
+func.func @rotary_wrong_half_negated(%x: tensor<1x2x4x4xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = part.mul %x, %cos : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.slice %x offsets [0, 0, 0, 0] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %2 = part.slice %x offsets [0, 0, 0, 2] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %3 = part.neg %1 : tensor<1x2x4x2xf32>
+  %4 = part.concat %3, %2 dim 3 : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %5 = part.mul %4, %sin : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.rotary_embedding: the negated slice is not the upper half x[..., 2:] of the last dimension}}
+  %6 = part.add %0, %5 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %6 : tensor<1x2x4x4xf32>
+}
+
+// Tables with a row per sequence of the batch (positions that differ
+// between sequences) are not one [S, D] table.
+// CHECK-LABEL: func.func @rotary_table_per_sequence
+// CHECK-NOT: part.rotary_embedding
+// CHECK: part.neg
+func.func @rotary_table_per_sequence(%x: tensor<2x2x4x4xf32>, %cos: tensor<2x1x4x4xf32>, %sin: tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32> {
+  %0 = part.mul %x, %cos : (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %1 = part.slice %x offsets [0, 0, 0, 0] : tensor<2x2x4x4xf32> -> tensor<2x2x4x2xf32>
+  %2 = part.slice %x offsets [0, 0, 0, 2] : tensor<2x2x4x4xf32> -> tensor<2x2x4x2xf32>
+  %3 = part.neg %2 : tensor<2x2x4x2xf32>
+  %4 = part.concat %3, %1 dim 3 : (tensor<2x2x4x2xf32>, tensor<2x2x4x2xf32>) -> tensor<2x2x4x4xf32>
+  %5 = part.mul %4, %sin : (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.rotary_embedding: the cos table has shape [2, 1, 4, 4], not [4, 4] (the input's last two dimensions) after leading 1s}}
+  %6 = part.add %0, %5 : (tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32>
+  return %6 : tensor<2x2x4x4xf32>
+}
+
+// The cosine term of a different value than the one rotated.
+// CHECK-LABEL: func.func @rotary_other_value
+// CHECK-NOT: part.rotary_embedding
+// CHECK: part.neg
+func.func @rotary_other_value(%x: tensor<1x2x4x4xf32>, %y: tensor<1x2x4x4xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = part.mul %y, %cos : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.slice %x offsets [0, 0, 0, 0] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %2 = part.slice %x offsets [0, 0, 0, 2] : tensor<1x2x4x4xf32> -> tensor<1x2x4x2xf32>
+  %3 = part.neg %2 : tensor<1x2x4x2xf32>
+  %4 = part.concat %3, %1 dim 3 : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x4xf32>
+  %5 = part.mul %4, %sin : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.rotary_embedding: the other product is not of the rotated value x}}
+  %6 = part.add %0, %5 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %6 : tensor<1x2x4x4xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // What raising keeps
 //===----------------------------------------------------------------------===//

@@ -465,6 +465,7 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     | `x * rsqrt(mean(x^2) + eps) * scale` (`rsqrt` or `div(1, sqrt)`; or `x / sqrt(...)`) | `part.rms_norm` |
     | `x * sigmoid(x)` | `part.silu` |
     | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V` | `part.attention` |
+    | `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` | `part.rotary_embedding` |
 
     Products match in any operand order and association. Constants are
     splat `part.constant`s of any shape that broadcasts without changing
@@ -480,12 +481,29 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     become `scale` (left out when it equals `1 / sqrt(D)`). Keys and values
     whose heads were repeated to the query heads (Llama's `repeat_kv`:
     reshape to `[B, Hkv, 1, S, D]`, broadcast, reshape) are taken before the
-    repetition, giving grouped-query attention. The mask is a constant: an additive one that is 0 on
+    repetition, giving grouped-query attention. The score product may also
+    be taken over `[B * H, S, D]` (GPT-NeoX's `baddbmm(zeros, Q, Kt, alpha =
+    s)`): queries and keys `[B, H, S, D]` reshaped to it (the keys before or
+    after their transpose), the scores reshaped back to `[B, H, Sq, Sk]`,
+    and an all-zero constant added to them is dropped (`x + 0` is `x`).
+    The mask is a constant: an additive one that is 0 on
     and below the diagonal and `-inf` or at most -1e4 above it (`exp` of
     such a score is 0 in f32), or a `part.select` between the scores and
     such a value under a 0 / 1 lower-triangular condition (or the negated,
     strictly upper one with the operands swapped); an all-zero additive
     mask, or none, gives non-causal attention.
+
+    A rotary embedding (rotate-half form, as Llama, GPT-NeoX and Phi write
+    it) is raised on the value it rotates: with partial rotary embeddings
+    (GPT-NeoX's `rotary_pct`, Phi's `partial_rotary_factor`) that is the
+    slice of each head's first dimensions, and the concatenation with the
+    rest stays. The halves are `part.slice`s of one `x` with unit strides,
+    the upper one under `part.neg`, concatenated along the last dimension;
+    the `cos` and `sin` tables have shape `[S, D]` after leading 1s (the
+    same rows for every sequence of the batch; per-sequence positions are
+    not one table) and become `[S, D]` operands: a constant is rewritten,
+    anything else reshaped, and the queries and keys of a layer share one
+    pair of rewritten constants.
 
     A pattern raises only when it matches exactly, and only when no
     intermediate value of the chain is used outside it; otherwise the ops
