@@ -25,6 +25,7 @@
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Overlap.h"
 #include "partition/runtime/Sharding.h"
+#include "partition/runtime/StoredShape.h"
 
 #include <algorithm>
 #include <chrono>
@@ -649,10 +650,36 @@ Status Executor::loadParameters(ParameterSource &source) {
       staging.resize(count * dtypeSize(dtype));
       dst = staging.data();
     }
+    // A parameter viewed in another shape than its source stores it in is
+    // read as the pieces of the stored tensor its block spans.
+    std::vector<int64_t> stored = b->stored_shape()
+                                      ? toVector(b->stored_shape())
+                                      : std::vector<int64_t>();
     auto readBlock = [&](const std::string &name) -> Status {
       if (dst != host.data() && staging.empty())
         return Status::ok(); // all padding
-      return source.read(name, dtype, global, offsets, inside, dst);
+      if (stored.empty() || !source.readsStoredShapes())
+        return source.read(name, dtype, global, offsets, inside, dst);
+      std::optional<std::vector<size_t>> groups = viewGroups(global, stored);
+      if (!groups)
+        return PARTITION_ERROR(InvalidArgument, "parameter \"", name,
+                               "\": global shape ", formatShape(global),
+                               " does not view stored shape ",
+                               formatShape(stored));
+      std::vector<char> piece;
+      for (const StoredPiece &p :
+           storedPieces(global, stored, *groups, offsets, inside)) {
+        int64_t count = 1;
+        for (int64_t d : p.storedShape)
+          count *= d;
+        piece.resize(count * dtypeSize(dtype));
+        PARTITION_RETURN_IF_ERROR(source.read(name, dtype, stored,
+                                              p.storedOffsets, p.storedShape,
+                                              piece.data()));
+        insertBlock(dst, inside, piece.data(), p.blockShape, p.blockOffsets,
+                    dtypeSize(dtype));
+      }
+      return Status::ok();
     };
     Status read = readBlock(b->name()->str());
     // State the source (a checkpoint) lacks starts at its initial value:

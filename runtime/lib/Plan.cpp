@@ -4,6 +4,7 @@
 #include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Files.h"
 #include "partition/runtime/Kernels.h"
+#include "partition/runtime/StoredShape.h"
 #include "partition/runtime/Tensor.h"
 
 #include <cstdio>
@@ -267,6 +268,20 @@ Status ProgramValidator::checkBindings(
         return fail(kind, " \"", name, "\" has the global shape ",
                     formatShape(toVector(b.global_shape())),
                     ", negative or of more than ", kMaxBytes, " elements");
+    if (b.stored_shape()) {
+      if (!aligned(b.stored_shape()))
+        return fail(kind, " \"", name,
+                    "\": its stored shape is not 8-byte aligned");
+      std::vector<int64_t> global = toVector(b.global_shape()),
+                           stored = toVector(b.stored_shape());
+      if (b.role() == plan::Role::Input || b.role() == plan::Role::Label ||
+          b.role() == plan::Role::Constant || !viewGroups(global, stored))
+        return fail(kind, " \"", name, "\" has the stored shape ",
+                    formatShape(stored),
+                    ", which its global shape ", formatShape(global),
+                    " does not view (consecutive dimensions must multiply to "
+                    "each stored one) or which its role does not have");
+    }
     std::set<uint32_t> used;
     auto useAxis = [&](uint32_t axis) -> Status {
       if (axis >= mesh->axis_names()->size())
@@ -815,6 +830,8 @@ std::string LoadedPlan::dump() const {
            << " : " << typeText(v) << " of global "
            << formatShape(toVector(b->global_shape())) << " sharded "
            << shardingText(mesh, *b->sharding());
+        if (b->stored_shape())
+          os << " stored as " << formatShape(toVector(b->stored_shape()));
         if (b->updates() >= 0 && prog.params() &&
             size_t(b->updates()) < prog.params()->size()) {
           os << " updates \"" << prog.params()->Get(b->updates())->name()->str()

@@ -56,7 +56,8 @@ cl::list<std::string>
                 cl::value_desc("name=value"), cl::cat(category));
 cl::opt<bool> noRaise("no-raise",
                       cl::desc("Keep the imported ops one to one with the "
-                               "ONNX nodes (skip part-raise)"),
+                               "ONNX nodes (skip part-raise and "
+                               "part-split-fused-projections)"),
                       cl::init(false), cl::cat(category));
 cl::opt<bool> reportRaising(
     "report-raising",
@@ -264,6 +265,9 @@ int main(int argc, char **argv) {
       part::PartRaisePassOptions raiseOptions;
       raiseOptions.report = reportRaising;
       pm.addPass(part::createPartRaisePass(raiseOptions));
+      // One projection per block of a fused one (GPT-2's [Q | K | V]), so
+      // that tensor parallelism can give each rank whole heads.
+      pm.addPass(part::createPartSplitFusedProjectionsPass());
       if (mlir::failed(pm.run(*module)))
         return 1;
     }

@@ -515,6 +515,9 @@ public:
     warnNonFinite("parameter", name, countNonFinite(dst, dtype, count), count);
     return Status::ok();
   }
+  bool readsStoredShapes() const override {
+    return inner_.readsStoredShapes();
+  }
 
 private:
   ParameterSource &inner_;
@@ -925,6 +928,10 @@ StatusOr<HostTensor> assemble(const plan::Plan &root,
                 shardOffsets(mesh, *b.sharding(), r.coordinates, local.shape),
                 dtypeSize(whole.dtype));
   }
+  // A parameter's new value or gradient in the shape its weights file has
+  // (the same elements in the same order).
+  if (b.stored_shape())
+    whole.shape.assign(b.stored_shape()->begin(), b.stored_shape()->end());
   return whole;
 }
 

@@ -12,6 +12,7 @@
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Sharding.h"
 #include "partition/runtime/Status.h"
+#include "partition/runtime/StoredShape.h"
 
 #include <gtest/gtest.h>
 
@@ -415,6 +416,7 @@ enum class Break {
   CollectiveAxis,
   CollectiveShape,
   BindingSharding,
+  StoredShape,
   ScheduleProgram,
   Opcode,
   HugeShape,
@@ -460,10 +462,16 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
                      fb::Offset<plan::Sharding> s) {
     return plan::CreateBindingDirect(b, name, role, v, &global, s);
   };
+  // w [16, 6] stored as [96] (a valid view); broken, as [12, 8], whose
+  // dimensions no consecutive ones of [16, 6] multiply to.
+  std::vector<int64_t> wGlobal = {what == Break::BindingSharding ? 20 : 16, 6};
+  std::vector<int64_t> wStored = {wGlobal[0] * wGlobal[1]};
+  if (what == Break::StoredShape)
+    wStored = {12, 8};
   std::vector<fb::Offset<plan::Binding>> params = {
-      binding("w", plan::Role::Parameter, 1,
-              {what == Break::BindingSharding ? 20 : 16, 6},
-              sharding({{0}, {}})),
+      plan::CreateBindingDirect(b, "w", plan::Role::Parameter, 1, &wGlobal,
+                                sharding({{0}, {}}), nullptr, -1, nullptr, 0,
+                                &wStored),
       binding("b", plan::Role::Parameter, 2, {6}, sharding({{}})),
   };
   std::vector<fb::Offset<plan::Binding>> inputs = {
@@ -608,6 +616,9 @@ TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
       {Break::BindingSharding,
        "parameter \"w\" dimension 0: local size 8 times 2 shards (16) does "
        "not cover the global size 20"},
+      {Break::StoredShape,
+       "parameter \"w\" has the stored shape [12, 8], which its global shape "
+       "[16, 6] does not view"},
       {Break::ScheduleProgram, "schedule step names program 4 of 1"},
       {Break::Opcode, "unknown opcode 999"},
       {Break::HugeShape, "value 7 of shape [1099511627776, 1099511627776] "
@@ -740,6 +751,69 @@ TEST(ShardingTest, BlocksPastAPaddedEndAreClipped) {
   std::vector<float> none(2 * 3, -1);
   extractBlock(global.data(), {5, 3}, none.data(), {2, 3}, {6, 0}, 4);
   EXPECT_EQ(none, std::vector<float>(6, -1));
+}
+
+// A parameter stored [in, k n] and viewed [in, k, n] (a fused projection):
+// which stored dimension each view dimension belongs to.
+TEST(StoredShape, ViewGroups) {
+  using Groups = std::optional<std::vector<size_t>>;
+  EXPECT_EQ(viewGroups({4, 3, 5}, {4, 15}), Groups({{0, 1, 1}}));
+  EXPECT_EQ(viewGroups({3, 5, 4}, {15, 4}), Groups({{0, 0, 1}}));
+  EXPECT_EQ(viewGroups({4, 15}, {4, 15}), Groups({{0, 1}}));
+  EXPECT_EQ(viewGroups({3, 2}, {6}), Groups({{0, 0}}));
+  EXPECT_EQ(viewGroups({4, 1, 5}, {4, 5}), Groups({{0, 1, 1}}));
+  EXPECT_EQ(viewGroups({4, 5, 1}, {4, 5}), Groups({{0, 1, 1}}));
+  // Not a view: the same elements but not consecutive groups, other
+  // element counts, empty or non-positive sizes.
+  EXPECT_EQ(viewGroups({6, 10}, {4, 15}), std::nullopt);
+  EXPECT_EQ(viewGroups({4, 3, 4}, {4, 15}), std::nullopt);
+  EXPECT_EQ(viewGroups({4, 3, 5, 2}, {4, 15}), std::nullopt);
+  EXPECT_EQ(viewGroups({4, 15}, {4, 15, 2}), std::nullopt);
+  EXPECT_EQ(viewGroups({4, 0, 5}, {4, 0}), std::nullopt);
+  EXPECT_EQ(viewGroups({}, {1}), std::nullopt);
+}
+
+// Reading a view block as pieces of the stored tensor gives what cutting the
+// block out of the view itself gives (the same bytes, row-major), for
+// blocks of every dimension, blocks that reach past a padded end, and a
+// transposed layout.
+TEST(StoredShape, PiecesAssembleTheViewBlock) {
+  struct Case {
+    std::vector<int64_t> view, stored, offsets, block;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{4, 3, 6}, {4, 18}, {0, 0, 2}, {4, 3, 2}},  // a tp block of n
+           {{4, 3, 6}, {4, 18}, {1, 1, 3}, {2, 2, 3}},  // inside every dim
+           {{3, 6, 4}, {18, 4}, {0, 4, 0}, {3, 2, 4}},  // transposed weight
+           {{2, 3, 6}, {6, 6}, {1, 0, 0}, {1, 3, 6}},   // leading group
+           {{4, 3, 5}, {4, 15}, {0, 0, 3}, {4, 3, 2}},  // odd split
+           {{2, 2, 3, 4}, {2, 24}, {0, 1, 1, 2}, {2, 1, 2, 2}}}) { // 3 in a group
+    std::optional<std::vector<size_t>> groups = viewGroups(c.view, c.stored);
+    ASSERT_TRUE(groups);
+    int64_t total = 1, count = 1;
+    for (int64_t d : c.view)
+      total *= d;
+    for (int64_t d : c.block)
+      count *= d;
+    std::vector<float> whole(total);
+    for (int64_t i = 0; i < total; ++i)
+      whole[i] = float(i);
+    std::vector<float> expected(count, -1), got(count, -2);
+    extractBlock(whole.data(), c.view, expected.data(), c.block, c.offsets, 4);
+    for (const StoredPiece &p :
+         storedPieces(c.view, c.stored, *groups, c.offsets, c.block)) {
+      int64_t n = 1;
+      for (int64_t d : p.storedShape)
+        n *= d;
+      std::vector<float> piece(n);
+      extractBlock(whole.data(), c.stored, piece.data(), p.storedShape,
+                   p.storedOffsets, 4);
+      insertBlock(got.data(), c.block, piece.data(), p.blockShape,
+                  p.blockOffsets, 4);
+    }
+    EXPECT_EQ(got, expected) << "view of rank " << c.view.size()
+                              << " at offset " << c.offsets[2];
+  }
 }
 
 } // namespace

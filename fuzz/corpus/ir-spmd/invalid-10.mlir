@@ -1,2 +1,2 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @wrong_rank(%x: tensor<8xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>})
+func.func private @unknown_axis(%x: tensor<8xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>})

@@ -1,2 +1,2 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @does_not_divide(%x: tensor<8x6xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>})
+func.func private @unknown_unreduced_axis(%x: tensor<8xf32> {part.sharding = #part.sharding<@mesh, [{}], unreduced={"ep"}>})

@@ -1,4 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @spmd_not_a_mesh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {part.spmd = @other} {
-  return %x : tensor<8xf32>
+func.func @permute_range(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.collective_permute %x on @mesh axes ["tp"] pairs [[0, 1], [1, 4]] : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

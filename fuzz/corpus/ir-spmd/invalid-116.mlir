@@ -1,2 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @spmd_checks_axes(%x: tensor<3xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>}) attributes {part.spmd = @mesh}
+func.func @permute_target_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.collective_permute %x on @mesh axes ["tp"] pairs [[0, 2], [1, 2]] : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -1,1 +1,4 @@
-func.func private @grad_of_not_index(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = "w"})
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @spmd_not_a_mesh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {part.spmd = @other} {
+  return %x : tensor<8xf32>
+}

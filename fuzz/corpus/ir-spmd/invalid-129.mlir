@@ -1,4 +1,4 @@
-func.func @softmax_negative_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = part.softmax %x dim -1 : tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @recomputed_not_unit(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.recomputed = true} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

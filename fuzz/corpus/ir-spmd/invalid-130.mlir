@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @axis_index_axis() -> tensor<i32> {
-  %0 = part.axis_index on @mesh axes ["pp"] : tensor<i32>
-  return %0 : tensor<i32>
+func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.name = "y"} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,3 +1,4 @@
-func.func @init_on_parameter(%w: tensor<4xf32> {part.role = #part.role<parameter>, part.init = 1.0 : f32}) {
-  return
+func.func @origin_not_string(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.sharding_origin = 3} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

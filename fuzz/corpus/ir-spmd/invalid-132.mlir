@@ -1,3 +1,1 @@
-func.func @float_init_on_integers(%s: tensor<4xi32> {part.role = #part.role<state>, part.init = 1.0 : f32}) {
-  return
-}
+func.func private @arg_origin_not_string(%x: tensor<8xf32> {part.sharding_origin = 3})

@@ -1,3 +1,4 @@
-func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
-  return
+func.func @softmax_negative_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = part.softmax %x dim -1 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @op_sharding_not_a_sharding(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.sharding = "dp"} : tensor<8xf32>
-  return %0 : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @bad_result_sharding(%x: tensor<2xf32>) -> (tensor<2xf32> {part.sharding = #part.sharding<@mesh, [{"tp"}]>}) {
+  return %x : tensor<2xf32>
 }

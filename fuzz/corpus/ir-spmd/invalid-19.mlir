@@ -1,4 +1,5 @@
-func.func @role_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.role = #part.role<parameter>} : tensor<8xf32>
-  return %0 : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @multi_result_needs_array(%x: tensor<8xf32>) {
+  %0:2 = "test.two"() {part.sharding = #part.sharding<@mesh, [{"dp"}]>} : () -> (tensor<8xf32>, tensor<8xf32>)
+  return
 }

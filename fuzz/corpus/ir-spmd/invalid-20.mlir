@@ -1,4 +1,5 @@
-func.func @unknown_op_attr(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.shard = 1} : tensor<8xf32>
-  return %0 : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @multi_result_bad_entry(%x: tensor<8xf32>) {
+  %0:2 = "test.two"() {part.sharding = [#part.sharding<@mesh, [{"dp"}]>, #part.sharding<@mesh, [{"tp"}]>]} : () -> (tensor<8xf32>, tensor<6xf32>)
+  return
 }

@@ -1,1 +1,4 @@
-func.func private @bad_role(%x: tensor<8xf32> {part.role = "weight"})
+func.func @role_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.role = #part.role<parameter>} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

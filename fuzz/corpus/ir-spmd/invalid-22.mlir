@@ -1,1 +1,4 @@
-func.func private @unknown_role(%x: tensor<8xf32> {part.role = #part.role<weight>})
+func.func @unknown_op_attr(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.shard = 1} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

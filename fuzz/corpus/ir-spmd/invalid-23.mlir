@@ -1,1 +1,1 @@
-func.func private @unknown_arg_attr(%x: tensor<8xf32> {part.rol = #part.role<input>})
+func.func private @bad_role(%x: tensor<8xf32> {part.role = "weight"})

@@ -1,5 +1,3 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @constraint_does_not_divide(%x: tensor<6xf32>) -> tensor<6xf32> {
-  %0 = part.sharding_constraint %x <@mesh, [{"tp"}]> : tensor<6xf32>
-  return %0 : tensor<6xf32>
+func.func @unknown_result_attr(%x: tensor<8xf32>) -> (tensor<8xf32> {part.role = #part.role<input>}) {
+  return %x : tensor<8xf32>
 }

@@ -1,4 +1,5 @@
-func.func @constant_type(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = "part.constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<8xf32>
-  return %x : tensor<4xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @constraint_unknown_mesh(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.sharding_constraint %x <@other, [{"dp"}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

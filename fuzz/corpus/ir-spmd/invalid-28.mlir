@@ -1,4 +1,5 @@
-func.func @cast_shape(%x: tensor<4x8xf32>) -> tensor<8x4xbf16> {
-  %0 = part.cast %x : tensor<4x8xf32> -> tensor<8x4xbf16>
-  return %0 : tensor<8x4xbf16>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @constraint_does_not_divide(%x: tensor<6xf32>) -> tensor<6xf32> {
+  %0 = part.sharding_constraint %x <@mesh, [{"tp"}]> : tensor<6xf32>
+  return %0 : tensor<6xf32>
 }

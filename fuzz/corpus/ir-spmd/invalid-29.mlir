@@ -1,4 +1,4 @@
-func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %0 = part.neg %x : tensor<?x8xf32>
-  return %0 : tensor<?x8xf32>
+func.func @constant_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "part.constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<8xf32>
+  return %x : tensor<4xf32>
 }

@@ -1,4 +1,1 @@
-func.func @mesh_outside_module() {
-  part.mesh @inner = <["dp"=2]>
-  return
-}
+part.mesh @mesh = <["dp"=1099511627776, "tp"=1099511627776]>

@@ -1,4 +1,4 @@
-func.func @binary_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) -> tensor<4xf32> {
-  %0 = part.add %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+func.func @cast_shape(%x: tensor<4x8xf32>) -> tensor<8x4xbf16> {
+  %0 = part.cast %x : tensor<4x8xf32> -> tensor<8x4xbf16>
+  return %0 : tensor<8x4xbf16>
 }

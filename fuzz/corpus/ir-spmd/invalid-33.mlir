@@ -1,4 +1,4 @@
-func.func @select_condition_type(%c: tensor<4xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = part.select %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+func.func @binary_broadcast(%a: tensor<4x8xf32>, %b: tensor<3xf32>) -> tensor<4x8xf32> {
+  %0 = part.mul %a, %b : (tensor<4x8xf32>, tensor<3xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @compare_result_type(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = part.compare eq, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+func.func @compare_element_types(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = part.compare lt, %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
 }

@@ -1,4 +1,4 @@
-func.func @compare_direction(%a: tensor<4xf32>) -> tensor<4xi32> {
-  %0 = part.compare less, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi32>
-  return %0 : tensor<4xi32>
+func.func @compare_broadcast(%a: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<4x3xi32> {
+  %0 = part.compare eq, %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xi32>
+  return %0 : tensor<4x3xi32>
 }

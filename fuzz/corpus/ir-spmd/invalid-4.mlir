@@ -1,2 +1,1 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @no_mesh_name(%x: tensor<8xf32> {part.sharding = #part.sharding<"mesh", [{}]>})
+part.mesh @mesh = <["dp"=4096, "tp"=4096, "pp"=2]>

@@ -1,2 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @axis_twice(%x: tensor<8x8xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"dp"}]>})
+func.func @mesh_outside_module() {
+  part.mesh @inner = <["dp"=2]>
+  return
+}

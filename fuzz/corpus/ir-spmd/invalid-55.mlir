@@ -1,4 +1,4 @@
-func.func @rotary_odd(%x: tensor<4x7xf32>, %c: tensor<4x7xf32>) -> tensor<4x7xf32> {
-  %0 = part.rotary_embedding %x, %c, %c : (tensor<4x7xf32>, tensor<4x7xf32>, tensor<4x7xf32>) -> tensor<4x7xf32>
-  return %0 : tensor<4x7xf32>
+func.func @rms_norm_scale(%x: tensor<4x8xf32>, %g: tensor<8x1xf32>) -> tensor<4x8xf32> {
+  %0 = part.rms_norm %x, %g : (tensor<4x8xf32>, tensor<8x1xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @attention_element_types(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xbf16>) -> tensor<2x4x16x8xf32> {
-  %0 = part.attention %q, %k, %k : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16>) -> tensor<2x4x16x8xf32>
-  return %0 : tensor<2x4x16x8xf32>
+func.func @rotary_table_type(%x: tensor<4x8xf32>, %c: tensor<4x8xf16>) -> tensor<4x8xf32> {
+  %0 = part.rotary_embedding %x, %c, %c : (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

@@ -1,2 +1,2 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @unknown_mesh(%x: tensor<8xf32> {part.sharding = #part.sharding<@nomesh, [{"dp"}]>})
+func.func private @axis_twice(%x: tensor<8x8xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"dp"}]>})

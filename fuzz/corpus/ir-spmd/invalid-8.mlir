@@ -1,2 +1,2 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @unknown_axis(%x: tensor<8xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>})
+func.func private @axis_sharded_and_unreduced(%x: tensor<8x8xf32> {part.sharding = #part.sharding<@mesh, [{}, {"tp"}], unreduced={"tp"}>})

@@ -1,4 +1,4 @@
-func.func @pad_offsets(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
-  %0 = part.pad %x offsets [0] : tensor<4x8xf32> -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
+func.func @slice_stride(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  %0 = part.slice %x offsets [0, 0] strides [1, 0] : tensor<4x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
 }

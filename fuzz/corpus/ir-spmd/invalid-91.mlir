@@ -1,4 +1,4 @@
-func.func @concat_element_types(%x: tensor<4x8xf32>, %y: tensor<4x8xf16>) -> tensor<4x16xf32> {
-  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
+func.func @scatter_add_shape(%u: tensor<2x8xf32>, %i: tensor<2x3xi64>) -> tensor<100x8xf32> {
+  %0 = part.scatter_add %u, %i axis 0 : (tensor<2x8xf32>, tensor<2x3xi64>) -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
 }

@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @collective_no_axes(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.all_reduce %x on @mesh axes [] sum : tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @concat_element_types(%x: tensor<4x8xf32>, %y: tensor<4x8xf16>) -> tensor<4x16xf32> {
+  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

@@ -18,6 +18,7 @@
 #include "partition/Tools/ToolSupport.h"
 #include "partition/runtime/CollectiveScratch.h"
 #include "partition/runtime/Plan.h"
+#include "partition/runtime/StoredShape.h"
 #include "partition/runtime/plan/plan_generated.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,7 +105,10 @@ private:
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
               ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0,
               int32_t updates = -1, Attribute init = {},
-              DenseI64ArrayAttr logical = {});
+              DenseI64ArrayAttr logical = {}, DenseI64ArrayAttr stored = {});
+  /// The shape weights files store argument `index` in (part.stored_shape),
+  /// its own or, for optimizer state, its parameter's.
+  DenseI64ArrayAttr storedShapeOf(int64_t index);
   FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
   void planArena(ProgramMemory &memory);
   fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
@@ -209,12 +213,24 @@ ProgramLowering::lowerSharding(Operation *at, ShardingAttr sharding) {
   return plan::CreateShardingDirect(builder, &dims, &unreduced);
 }
 
+DenseI64ArrayAttr ProgramLowering::storedShapeOf(int64_t index) {
+  StringRef name = PartDialect::getStoredShapeAttrName();
+  if (auto own = function.getArgAttrOfType<DenseI64ArrayAttr>(index, name))
+    return own;
+  if (auto of = function.getArgAttrOfType<IntegerAttr>(
+          index, PartDialect::getStateOfAttrName()))
+    if (of.getInt() >= 0 && of.getInt() < function.getNumArguments())
+      return function.getArgAttrOfType<DenseI64ArrayAttr>(of.getInt(), name);
+  return {};
+}
+
 FailureOr<fb::Offset<plan::Binding>>
 ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              Value value, ShardingAttr sharding,
                              fb::Offset<fb::Vector<uint8_t>> data,
                              int32_t updates, Attribute init,
-                             DenseI64ArrayAttr logical) {
+                             DenseI64ArrayAttr logical,
+                             DenseI64ArrayAttr stored) {
   auto type = cast<RankedTensorType>(value.getType());
   std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
   if (sharding) {
@@ -261,6 +277,21 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
       global[dim] = n;
     }
   }
+  // A parameter viewed in another shape than weights files store it in.
+  fb::Offset<fb::Vector<int64_t>> storedOffset;
+  if (stored) {
+    std::vector<int64_t> shape(stored.asArrayRef().begin(),
+                               stored.asArrayRef().end());
+    if (!runtime::viewGroups(global, shape)) {
+      std::string whole;
+      for (int64_t d : global)
+        whole += (whole.empty() ? "" : "x") + std::to_string(d);
+      return at->emitError()
+             << "'part.stored_shape' of " << name << " is " << stored
+             << ", which its whole shape " << whole << " does not view";
+    }
+    storedOffset = builder.CreateVector(shape);
+  }
   FailureOr<fb::Offset<plan::Sharding>> s = lowerSharding(at, sharding);
   if (failed(s))
     return failure();
@@ -281,6 +312,8 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     b.add_updates(updates);
   if (!initFrom.IsNull())
     b.add_init_from(initFrom);
+  if (!storedOffset.IsNull())
+    b.add_stored_shape(storedOffset);
   if (auto value = dyn_cast_or_null<FloatAttr>(init))
     b.add_init_value(static_cast<float>(value.getValueAsDouble()));
   return b.Finish();
@@ -799,6 +832,15 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
       // The new value of a parameter or state: written back in place, so
       // it must be laid out as the persistent value.
       int32_t updates = -1;
+      // The new value or the gradient of a parameter stored in another
+      // shape is written in that shape.
+      DenseI64ArrayAttr storedShape;
+      for (StringRef of : {PartDialect::getUpdatesAttrName(),
+                           PartDialect::getGradOfAttrName()})
+        if (auto target = function.getResultAttrOfType<IntegerAttr>(index, of))
+          if (target.getInt() >= 0 &&
+              target.getInt() < function.getNumArguments())
+            storedShape = storedShapeOf(target.getInt());
       if (auto target = function.getResultAttrOfType<IntegerAttr>(
               index, PartDialect::getUpdatesAttrName())) {
         BlockArgument arg = function.getArgument(target.getInt());
@@ -831,7 +873,8 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
           op, name ? name.getValue() : ("output" + Twine(index)).str(),
           plan::Role::Output, value, sharding, 0, updates, {},
           function.getResultAttrOfType<DenseI64ArrayAttr>(
-              index, PartDialect::getLogicalShapeAttrName()));
+              index, PartDialect::getLogicalShapeAttrName()),
+          storedShape);
       if (failed(binding))
         return failure();
       outputs.push_back(*binding);
@@ -978,7 +1021,8 @@ ProgramLowering::lower(ProgramMemory &memory) {
         makeBinding(function, argName, planRole, arg, sharding, 0, -1,
                     function.getArgAttr(index, PartDialect::getInitAttrName()),
                     function.getArgAttrOfType<DenseI64ArrayAttr>(
-                        index, PartDialect::getLogicalShapeAttrName()));
+                        index, PartDialect::getLogicalShapeAttrName()),
+                    storedShapeOf(index));
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);

@@ -7,6 +7,7 @@
 
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/runtime/StoredShape.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -64,6 +65,39 @@ static LogicalResult verifyLogicalShapeAttr(Operation *op, Attribute attr,
              << "'part.logical_shape' on " << what << " has dimension " << d
              << " of size " << n << ", which is not in [1, "
              << tensor.getDimSize(d) << "]";
+  return success();
+}
+
+/// Verifies a `part.stored_shape` on argument `index`: the shape weights
+/// files have, which the argument's (unpadded, whole) shape views.
+static LogicalResult verifyStoredShapeAttr(Operation *op, Attribute attr,
+                                           unsigned index) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  auto shape = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!function || !shape)
+    return op->emitOpError() << "'part.stored_shape' on argument " << index
+                             << " must be an array<i64> on a function, got "
+                             << attr;
+  auto tensor = dyn_cast<RankedTensorType>(function.getArgumentTypes()[index]);
+  if (!tensor)
+    return op->emitOpError() << "'part.stored_shape' on argument " << index
+                             << " needs a ranked tensor";
+  std::vector<int64_t> view(tensor.getShape().begin(), tensor.getShape().end());
+  if (auto logical = function.getArgAttrOfType<DenseI64ArrayAttr>(
+          index, PartDialect::getLogicalShapeAttrName()))
+    view.assign(logical.asArrayRef().begin(), logical.asArrayRef().end());
+  // After partitioning the type is one device's block: only the stored
+  // shape's own sizes can be checked.
+  bool spmd = op->hasAttr(PartDialect::getSpmdAttrName());
+  std::vector<int64_t> stored(shape.asArrayRef().begin(),
+                              shape.asArrayRef().end());
+  if (llvm::any_of(stored, [](int64_t n) { return n < 1; }) ||
+      (!spmd && !partition::runtime::viewGroups(view, stored)))
+    return op->emitOpError()
+           << "'part.stored_shape' on argument " << index << " is "
+           << attr << ", which the argument's shape "
+           << tensor << " does not view (each stored dimension must be "
+           << "the product of consecutive dimensions of the argument)";
   return success();
 }
 
@@ -203,6 +237,8 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
   if (name == getLogicalShapeAttrName())
     return verifyLogicalShapeAttr(op, attr.getValue(), /*onResult=*/false,
                                   argIndex);
+  if (name == getStoredShapeAttrName())
+    return verifyStoredShapeAttr(op, attr.getValue(), argIndex);
   if (name == getShardingOriginAttrName()) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.sharding_origin' on argument "

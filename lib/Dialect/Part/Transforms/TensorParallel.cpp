@@ -44,6 +44,27 @@ std::optional<unsigned> parameterIndex(func::FuncOp function, Value v) {
   return arg.getArgNumber();
 }
 
+/// When `v` is one block of a parameter (a slice of one index along a
+/// dimension, then a reshape that drops it: a projection of a fused weight
+/// after part-split-fused-projections), the parameter and that dimension.
+std::optional<std::pair<unsigned, int64_t>>
+parameterBlock(func::FuncOp function, Value v) {
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  auto slice = reshape ? reshape.getInput().getDefiningOp<SliceOp>() : SliceOp();
+  if (!slice || slice.getStrides())
+    return std::nullopt;
+  std::optional<unsigned> index = parameterIndex(function, slice.getInput());
+  ArrayRef<int64_t> in = slice.getType().getShape(),
+                    out = reshape.getType().getShape();
+  if (!index || in.size() != out.size() + 1)
+    return std::nullopt;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] == 1 && in.take_front(d) == out.take_front(d) &&
+        in.drop_front(d + 1) == out.drop_front(d))
+      return std::make_pair(*index, int64_t(d));
+  return std::nullopt;
+}
+
 /// The layout of `user`'s result when its operand `operand` has `layout`
 /// (an axis on its features) and nothing else is split: the split passes
 /// through the op when the result is split by it too and is no pending sum.
@@ -228,6 +249,14 @@ struct PartTensorParallelPass
       if (!forward.contains(first))
         return WalkResult::advance();
       std::optional<unsigned> w1 = parameterIndex(function, first.getRhs());
+      // The weight's column dimension; for a block of a fused weight, the
+      // view's dimension past the one the block drops.
+      int64_t columns = first.getTransposeB() ? 0 : 1;
+      if (!w1)
+        if (auto block = parameterBlock(function, first.getRhs())) {
+          w1 = block->first;
+          columns += columns >= block->second;
+        }
       if (!w1)
         return WalkResult::advance();
       // Follow the output's split features forward, through every op whose
@@ -288,7 +317,7 @@ struct PartTensorParallelPass
         deadEnds.insert(seen.begin(), seen.end());
         return WalkResult::advance();
       }
-      splits[*w1] = {first.getTransposeB() ? 0 : 1, first};
+      splits[*w1] = {columns, first};
       for (auto [second, w2] : partners) {
         splits[w2] = {second.getTransposeB() ? 1 : 0, second};
         rowParallel.push_back(second);

@@ -173,6 +173,8 @@ assembleBlock(const CheckpointTensor &tensor,
 /// error (InvalidArgument, so that state is not silently zeroed).
 class CheckpointSource final : public ParameterSource {
 public:
+  /// Checkpoints hold each tensor in the program's view (global_shape).
+  bool readsStoredShapes() const override { return false; }
   CheckpointSource(std::string dir, std::shared_ptr<const CheckpointManifest>);
 
   Status read(const std::string &name, DType dtype,

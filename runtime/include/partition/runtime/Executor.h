@@ -39,6 +39,11 @@ public:
                       const std::vector<int64_t> &offsets,
                       const std::vector<int64_t> &localShape,
                       void *hostDst) = 0;
+  /// Whether tensors are stored in the shape weights files have
+  /// (Binding.stored_shape, where a plan gives one): the executor then asks
+  /// for the pieces of that shape a block of the program's view spans.
+  /// False for a source that stores the program's own view (a checkpoint).
+  virtual bool readsStoredShapes() const { return true; }
 };
 
 /// A tensor in host memory.

@@ -28,8 +28,10 @@ namespace partition::runtime {
 /// Version 5 added the checksum after the FlatBuffer; version 6 replaced the
 /// positional integer and float attributes of kernels and collectives by
 /// one table of named fields per kind (KernelAttrs, CollectiveAttrs);
-/// version 7 added the Fused opcode (elementwise chains in one pass).
-constexpr uint32_t kFormatVersion = 7;
+/// version 7 added the Fused opcode (elementwise chains in one pass);
+/// version 8 added Binding.stored_shape (a parameter viewed in another
+/// shape than weights files store it in).
+constexpr uint32_t kFormatVersion = 8;
 
 /// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
 /// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.

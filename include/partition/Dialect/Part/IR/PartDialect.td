@@ -127,6 +127,16 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLogicalShapeAttrName() {
       return ::llvm::StringLiteral("part.logical_shape");
     }
+    /// Name of the argument attribute giving the shape a parameter has in
+    /// weights files, when the program views it in another shape with the
+    /// same elements in the same order (a fused [in, 3 n] projection viewed
+    /// as [in, 3, n] by part-split-fused-projections): each view dimension
+    /// is part of one stored dimension, consecutive view dimensions making
+    /// up each. Optimizer state and updated values of the parameter have it
+    /// too.
+    static constexpr ::llvm::StringLiteral getStoredShapeAttrName() {
+      return ::llvm::StringLiteral("part.stored_shape");
+    }
     /// Name of the op attribute giving the index of the model layer (the
     /// transformer block `h.3`, `layers.3`) the op belongs to; set by the
     /// importer and the generators, read by part-recompute.

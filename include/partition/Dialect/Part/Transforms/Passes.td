@@ -538,6 +538,50 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartSplitFusedProjectionsPass
+    : Pass<"part-split-fused-projections", "::mlir::ModuleOp"> {
+  let summary = "rewrites a fused projection ([Q | K | V], gate/up) into one projection per block";
+  let description = [{
+    Exporters write a fused projection as one matmul by a weight
+    `[in, k * n]` (optionally plus a bias `[k * n]`, and a reshape of the
+    leading dimensions) whose result is sliced into `k` blocks of `n`
+    features: GPT-2's `c_attn` ([Q | K | V], k = 3), a fused gate/up MLP
+    (k = 2). Split by columns for tensor parallelism, such a weight gives
+    each rank part of Q and part of K instead of whole heads of each, so
+    `part-tensor-parallel` could not split the attention.
+
+    This pass views the weight as `[in, k, n]` (a transposed one, `[k n, in]`,
+    as `[k, n, in]`) and the bias as `[k, n]`, and replaces the matmul and
+    its slices by one matmul per block, over a slice of the view. The
+    parameter keeps its name, and `part.stored_shape` records the shape it
+    has in weights files: the runtime reads the view from the stored tensor
+    (the same elements in the same order), so weights and checkpoints
+    written for the original model still load. Split on `n`, every rank
+    then holds the same features of every block: Megatron's layout.
+
+    It applies only where nothing else reads the weight, the bias or the
+    matmul's result, and every slice takes a whole block of the last
+    dimension once; anything else is left as it is. `partition-import`
+    runs it after `part-raise`.
+
+    Before:
+    ```mlir
+    %y = part.matmul %x, %w : (tensor<16x32xf32>, tensor<32x96xf32>) -> tensor<16x96xf32>
+    %q = part.slice %y offsets [0, 0] : tensor<16x96xf32> -> tensor<16x32xf32>
+    %k = part.slice %y offsets [0, 32] : tensor<16x96xf32> -> tensor<16x32xf32>
+    %v = part.slice %y offsets [0, 64] : tensor<16x96xf32> -> tensor<16x32xf32>
+    ```
+    After (`%w: tensor<32x3x32xf32> {part.stored_shape = array<i64: 32, 96>}`):
+    ```mlir
+    %0 = part.slice %w offsets [0, 0, 0] : tensor<32x3x32xf32> -> tensor<32x1x32xf32>
+    %1 = part.reshape %0 : tensor<32x1x32xf32> -> tensor<32x32xf32>
+    %q = part.matmul %x, %1 : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>
+    ```
+    and the same for `%k` and `%v` at offsets 1 and 2.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 def PartAutodiffPass : Pass<"part-autodiff", "::mlir::ModuleOp"> {
   let summary = "turns a loss function into the function returning the loss and its gradients";
   let description = [{

@@ -1,0 +1,112 @@
+// RUN: partition-opt %s --split-input-file --part-split-fused-projections | FileCheck %s
+
+// GPT-2's c_attn: one [32, 96] weight and [96] bias, the result reshaped
+// over its leading dimensions and sliced into Q, K and V. The weight becomes
+// a [32, 3, 32] view of the same stored tensor, and each block its own
+// projection.
+// CHECK-LABEL: func.func @c_attn
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<32x3x32xf32> {part.name = "c_attn.weight", part.role = #part.role<parameter>, part.stored_shape = array<i64: 32, 96>}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: tensor<3x32xf32> {part.name = "c_attn.bias", part.role = #part.role<parameter>, part.stored_shape = array<i64: 96>}
+// CHECK: %[[W0:.*]] = part.slice %[[W]] offsets [0, 0, 0] {part.layer = 0 : i64} : tensor<32x3x32xf32> -> tensor<32x1x32xf32>
+// CHECK: %[[W0F:.*]] = part.reshape %[[W0]] {part.layer = 0 : i64} : tensor<32x1x32xf32> -> tensor<32x32xf32>
+// CHECK: %[[Y0:.*]] = part.matmul %{{.*}}, %[[W0F]] {part.layer = 0 : i64} : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>
+// CHECK: %[[B0:.*]] = part.slice %[[B]] offsets [0, 0] {part.layer = 0 : i64} : tensor<3x32xf32> -> tensor<1x32xf32>
+// CHECK: %[[B0F:.*]] = part.reshape %[[B0]] {part.layer = 0 : i64} : tensor<1x32xf32> -> tensor<32xf32>
+// CHECK: %[[Q:.*]] = part.add %[[Y0]], %[[B0F]]
+// CHECK: %[[Q3:.*]] = part.reshape %[[Q]] {part.layer = 0 : i64} : tensor<16x32xf32> -> tensor<2x8x32xf32>
+// CHECK: part.slice %[[W]] offsets [0, 1, 0]
+// CHECK: part.slice %[[B]] offsets [1, 0]
+// CHECK: part.slice %[[W]] offsets [0, 2, 0]
+// CHECK: part.slice %[[B]] offsets [2, 0]
+// CHECK: %[[V3:.*]] = part.reshape %{{.*}} : tensor<16x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NOT: tensor<16x96xf32>
+// CHECK: return %[[Q3]], %[[V3]], %{{.*}}
+func.func @c_attn(%x: tensor<16x32xf32>,
+                  %w: tensor<32x96xf32> {part.name = "c_attn.weight", part.role = #part.role<parameter>},
+                  %b: tensor<96xf32> {part.name = "c_attn.bias", part.role = #part.role<parameter>})
+    -> (tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>) {
+  %0 = part.matmul %x, %w {part.layer = 0 : i64} : (tensor<16x32xf32>, tensor<32x96xf32>) -> tensor<16x96xf32>
+  %1 = part.add %0, %b {part.layer = 0 : i64} : (tensor<16x96xf32>, tensor<96xf32>) -> tensor<16x96xf32>
+  %2 = part.reshape %1 {part.layer = 0 : i64} : tensor<16x96xf32> -> tensor<2x8x96xf32>
+  %q = part.slice %2 offsets [0, 0, 0] : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  %v = part.slice %2 offsets [0, 0, 64] : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  %k = part.slice %2 offsets [0, 0, 32] : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  return %q, %v, %k : tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>
+}
+
+// -----
+
+// A fused gate/up projection stored transposed ([2 n, in], as nn.Linear
+// keeps it), without a bias: a [2, 48, 16] view, blocks along dimension 0.
+// CHECK-LABEL: func.func @gate_up
+// CHECK-SAME: tensor<2x48x16xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 96, 16>}
+// CHECK: part.slice %{{.*}} offsets [0, 0, 0] : tensor<2x48x16xf32> -> tensor<1x48x16xf32>
+// CHECK: part.reshape %{{.*}} : tensor<1x48x16xf32> -> tensor<48x16xf32>
+// CHECK: part.matmul %{{.*}}, %{{.*}} transpose_b : (tensor<4x16xf32>, tensor<48x16xf32>) -> tensor<4x48xf32>
+// CHECK: part.slice %{{.*}} offsets [1, 0, 0]
+// CHECK: part.silu
+func.func @gate_up(%x: tensor<4x16xf32>,
+                   %w: tensor<96x16xf32> {part.role = #part.role<parameter>}) -> tensor<4x48xf32> {
+  %0 = part.matmul %x, %w transpose_b : (tensor<4x16xf32>, tensor<96x16xf32>) -> tensor<4x96xf32>
+  %gate = part.slice %0 offsets [0, 0] : tensor<4x96xf32> -> tensor<4x48xf32>
+  %up = part.slice %0 offsets [0, 48] : tensor<4x96xf32> -> tensor<4x48xf32>
+  %s = part.silu %gate : tensor<4x48xf32>
+  %y = part.mul %s, %up : (tensor<4x48xf32>, tensor<4x48xf32>) -> tensor<4x48xf32>
+  return %y : tensor<4x48xf32>
+}
+
+// -----
+
+// Left alone: the result is read whole as well as sliced; a block is read
+// twice; the blocks do not cover the features; the weight has another use;
+// the weight is an input, not a parameter.
+// CHECK-LABEL: func.func @whole_read
+// CHECK: part.matmul {{.*}} -> tensor<4x64xf32>
+func.func @whole_read(%x: tensor<4x16xf32>, %w: tensor<16x64xf32> {part.role = #part.role<parameter>})
+    -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x64xf32>) {
+  %0 = part.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %a = part.slice %0 offsets [0, 0] : tensor<4x64xf32> -> tensor<4x32xf32>
+  %b = part.slice %0 offsets [0, 32] : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %a, %b, %0 : tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x64xf32>
+}
+
+// CHECK-LABEL: func.func @twice
+// CHECK: part.matmul {{.*}} -> tensor<4x64xf32>
+func.func @twice(%x: tensor<4x16xf32>, %w: tensor<16x64xf32> {part.role = #part.role<parameter>})
+    -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %0 = part.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %a = part.slice %0 offsets [0, 0] : tensor<4x64xf32> -> tensor<4x32xf32>
+  %b = part.slice %0 offsets [0, 0] : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %a, %b : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// CHECK-LABEL: func.func @gap
+// CHECK: part.matmul {{.*}} -> tensor<4x64xf32>
+func.func @gap(%x: tensor<4x16xf32>, %w: tensor<16x64xf32> {part.role = #part.role<parameter>})
+    -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %0 = part.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %a = part.slice %0 offsets [0, 0] : tensor<4x64xf32> -> tensor<4x16xf32>
+  %b = part.slice %0 offsets [0, 16] : tensor<4x64xf32> -> tensor<4x16xf32>
+  return %a, %b : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// CHECK-LABEL: func.func @shared_weight
+// CHECK: part.matmul {{.*}} -> tensor<4x64xf32>
+func.func @shared_weight(%x: tensor<4x16xf32>, %w: tensor<16x64xf32> {part.role = #part.role<parameter>})
+    -> (tensor<4x32xf32>, tensor<4x32xf32>, tensor<16x64xf32>) {
+  %0 = part.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %a = part.slice %0 offsets [0, 0] : tensor<4x64xf32> -> tensor<4x32xf32>
+  %b = part.slice %0 offsets [0, 32] : tensor<4x64xf32> -> tensor<4x32xf32>
+  %n = part.neg %w : tensor<16x64xf32>
+  return %a, %b, %n : tensor<4x32xf32>, tensor<4x32xf32>, tensor<16x64xf32>
+}
+
+// CHECK-LABEL: func.func @input_weight
+// CHECK: part.matmul {{.*}} -> tensor<4x64xf32>
+func.func @input_weight(%x: tensor<4x16xf32>, %w: tensor<16x64xf32>)
+    -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %0 = part.matmul %x, %w : (tensor<4x16xf32>, tensor<16x64xf32>) -> tensor<4x64xf32>
+  %a = part.slice %0 offsets [0, 0] : tensor<4x64xf32> -> tensor<4x32xf32>
+  %b = part.slice %0 offsets [0, 32] : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %a, %b : tensor<4x32xf32>, tensor<4x32xf32>
+}
