@@ -202,8 +202,12 @@ public:
 } // namespace
 
 /// The DType for a descr, or an error saying why it is not supported.
+/// Booleans ('|b1') are read as I32 0 / 1 (`isBool`).
 static StatusOr<DType> parseDescr(const std::string &descr,
-                                  const std::string &path) {
+                                  const std::string &path, bool &isBool) {
+  isBool = descr == "|b1";
+  if (isBool)
+    return DType::I32;
   for (DType type : {DType::F32, DType::F16, DType::I32, DType::I64})
     if (descr == npyDescr(type))
       return type;
@@ -214,7 +218,45 @@ static StatusOr<DType> parseDescr(const std::string &descr,
                            printable(descr.substr(1)), "'))");
   return PARTITION_ERROR(InvalidArgument, path, ": descr '", printable(descr),
                          "' is not supported (supported: '<f4', '<f2', "
-                         "'<i4', '<i8'; bf16 data is passed as safetensors)");
+                         "'<i4', '<i8', '|b1'; bf16 data is passed as "
+                         "safetensors)");
+}
+
+/// Booleans, one byte each (nonzero is true), as 0 / 1 of `to`.
+static void widenBools(const uint8_t *src, int64_t n, DType to, void *dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    bool v = src[i] != 0;
+    switch (to) {
+    case DType::F32:
+      static_cast<float *>(dst)[i] = v ? 1.0f : 0.0f;
+      break;
+    case DType::F16:
+      static_cast<uint16_t *>(dst)[i] = floatToHalf(v ? 1.0f : 0.0f);
+      break;
+    case DType::BF16:
+      static_cast<uint16_t *>(dst)[i] = floatToBf16(v ? 1.0f : 0.0f);
+      break;
+    case DType::I32:
+      static_cast<int32_t *>(dst)[i] = v;
+      break;
+    case DType::I64:
+      static_cast<int64_t *>(dst)[i] = v;
+      break;
+    }
+  }
+}
+
+/// Reads the data of the file `info` describes into `dst` as `dtype`
+/// (booleans widened; otherwise `dtype` is the file's).
+static Status readData(int fd, const std::string &path, const NpyInfo &info,
+                       DType dtype, void *dst) {
+  if (!info.boolData)
+    return detail::preadFully(fd, path, info.dataOffset, dst, info.numBytes);
+  std::vector<uint8_t> bools(info.dataBytes);
+  PARTITION_RETURN_IF_ERROR(detail::preadFully(fd, path, info.dataOffset,
+                                               bools.data(), info.dataBytes));
+  widenBools(bools.data(), info.dataBytes, dtype, dst);
+  return Status::ok();
 }
 
 /// Checks the preamble in `bytes` (at least its first 12 bytes, or the whole
@@ -325,32 +367,39 @@ StatusOr<NpyInfo> partition::runtime::parseNpyHeader(const std::string &bytes,
                                            : "shape",
                            "'");
 
-  PARTITION_ASSIGN_OR_RETURN(DType dtype, parseDescr(*descr, path));
+  bool isBool = false;
+  PARTITION_ASSIGN_OR_RETURN(DType dtype, parseDescr(*descr, path, isBool));
   if (*fortranOrder)
     return PARTITION_ERROR(InvalidArgument, path,
                            ": array is in Fortran order; only C order is "
                            "supported (save np.ascontiguousarray(arr))");
+  const char *typeName = isBool ? "bool" : dtypeName(dtype);
+  // Read booleans are widened to i32: both sizes must fit.
   std::optional<int64_t> numBytes =
       detail::checkedByteSize(*shape, dtypeSize(dtype));
-  if (!numBytes)
+  std::optional<int64_t> storedBytes =
+      isBool ? detail::checkedByteSize(*shape, 1) : numBytes;
+  if (!numBytes || !storedBytes)
     return PARTITION_ERROR(InvalidArgument, path, ": shape ",
-                           formatShape(*shape), " of ", dtypeName(dtype),
+                           formatShape(*shape), " of ", typeName,
                            " has a size in bytes that overflows 64 bits");
   uint64_t dataOffset = preamble + headerBytes;
   uint64_t dataBytes = size - dataOffset;
-  if (dataBytes != static_cast<uint64_t>(*numBytes))
+  if (dataBytes != static_cast<uint64_t>(*storedBytes))
     return PARTITION_ERROR(InvalidArgument, path, ": shape ",
-                           formatShape(*shape), " of ", dtypeName(dtype),
-                           " needs ", *numBytes,
+                           formatShape(*shape), " of ", typeName,
+                           " needs ", *storedBytes,
                            " bytes of data but the file "
                            "has ",
                            dataBytes);
   NpyInfo info;
   info.dtype = dtype;
+  info.boolData = isBool;
   info.shape = std::move(*shape);
   info.majorVersion = major;
   info.dataOffset = static_cast<int64_t>(dataOffset);
   info.numBytes = *numBytes;
+  info.dataBytes = *storedBytes;
   return info;
 }
 
@@ -416,8 +465,7 @@ Status partition::runtime::readNpy(const std::string &path, void *dst,
                            " bytes but the destination has ", dstBytes);
   if (info.numBytes && !dst)
     return PARTITION_ERROR(InvalidArgument, path, ": null destination");
-  PARTITION_RETURN_IF_ERROR(
-      detail::preadFully(file.fd, path, info.dataOffset, dst, info.numBytes));
+  PARTITION_RETURN_IF_ERROR(readData(file.fd, path, info, info.dtype, dst));
   if (infoOut)
     *infoOut = std::move(info);
   return Status::ok();
@@ -428,15 +476,16 @@ Status partition::runtime::readNpy(const std::string &path,
   FileCloser file;
   NpyInfo info;
   PARTITION_RETURN_IF_ERROR(openNpy(path, file, info));
-  if (dst.dtype != info.dtype || dst.shape != info.shape)
-    return PARTITION_ERROR(
-        InvalidArgument, path, ": array is ", formatShape(info.shape), " of ",
-        dtypeName(info.dtype), " but the destination is ",
-        formatShape(dst.shape), " of ", dtypeName(dst.dtype));
+  // Booleans become 0 / 1 of whatever the destination holds.
+  if ((!info.boolData && dst.dtype != info.dtype) || dst.shape != info.shape)
+    return PARTITION_ERROR(InvalidArgument, path, ": array is ",
+                           formatShape(info.shape), " of ",
+                           info.boolData ? "bool" : dtypeName(info.dtype),
+                           " but the destination is ", formatShape(dst.shape),
+                           " of ", dtypeName(dst.dtype));
   if (info.numBytes && !dst.data)
     return PARTITION_ERROR(InvalidArgument, path, ": null destination");
-  return detail::preadFully(file.fd, path, info.dataOffset, dst.data,
-                            info.numBytes);
+  return readData(file.fd, path, info, dst.dtype, dst.data);
 }
 
 StatusOr<NpyArray> partition::runtime::readNpy(const std::string &path) {
@@ -447,8 +496,8 @@ StatusOr<NpyArray> partition::runtime::readNpy(const std::string &path) {
   array.dtype = info.dtype;
   array.shape = info.shape;
   array.data.resize(info.numBytes);
-  PARTITION_RETURN_IF_ERROR(detail::preadFully(
-      file.fd, path, info.dataOffset, array.data.data(), info.numBytes));
+  PARTITION_RETURN_IF_ERROR(
+      readData(file.fd, path, info, info.dtype, array.data.data()));
   return array;
 }
 
@@ -458,7 +507,14 @@ StatusOr<NpyArray> partition::runtime::parseNpy(const std::string &bytes,
   NpyArray array;
   array.dtype = info.dtype;
   array.shape = std::move(info.shape);
-  array.data.assign(bytes.begin() + info.dataOffset, bytes.end());
+  const char *data = bytes.data() + info.dataOffset;
+  if (!info.boolData) {
+    array.data.assign(data, data + info.numBytes);
+    return array;
+  }
+  array.data.resize(info.numBytes);
+  widenBools(reinterpret_cast<const uint8_t *>(data), info.dataBytes,
+             info.dtype, array.data.data());
   return array;
 }
 

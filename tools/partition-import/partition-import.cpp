@@ -2,6 +2,7 @@
 //
 //   partition-import model.onnx [--dim batch=8 ...] -o model.mlir
 //                    [--weights model.safetensors]
+//   partition-import --list-ops
 //   partition-import --model gpt|llama|mlp [--layers N --hidden N --heads N
 //                    --kv-heads N --ffn N --vocab N --seq N --batch N]
 //                    [--seed N | --shapes-only] -o model.mlir
@@ -32,6 +33,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +82,10 @@ cl::opt<int64_t> maxFoldElements(
     cl::desc("The most elements of a constant computed while importing "
              "(ConstantOfShape, Range, Expand, masks, ...)"),
     cl::init(int64_t(1) << 24), cl::cat(category));
+cl::opt<bool> listOps("list-ops",
+                      cl::desc("Print the ONNX ops the importer translates, "
+                               "one a line with their opsets, and exit"),
+                      cl::init(false), cl::cat(category));
 cl::opt<std::string> functionName("function",
                                   cl::desc("Name of the imported function"),
                                   cl::init("main"), cl::cat(category));
@@ -167,6 +173,20 @@ int main(int argc, char **argv) {
     return mlir::success();
   });
 
+  if (listOps) {
+    // One line per op: name, opsets, and what is not supported where
+    // support is partial. The same table decides what imports.
+    for (const import::OnnxOpSupport &op : import::supportedOnnxOps()) {
+      std::string line = op.opType;
+      line.resize(std::max<size_t>(line.size() + 1, 20), ' ');
+      line += std::to_string(op.sinceOpset) + "-" +
+              std::to_string(op.untilOpset);
+      if (!op.note.empty())
+        line += "  " + op.note;
+      outs() << line << "\n";
+    }
+    return 0;
+  }
   bool generate = !modelFamily.empty();
   if (generate == !inputPath.empty()) {
     errs() << "partition-import: give either a model file or --model "

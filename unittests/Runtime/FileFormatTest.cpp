@@ -1231,6 +1231,25 @@ TEST(Npy, ReadsVersions2And3AndLiteralVariants) {
   EXPECT_EQ(info->dataOffset, static_cast<int64_t>(12 + v3Header.size()));
 }
 
+TEST(Npy, BoolsAreReadAsZeroOrOne) {
+  // numpy writes booleans as '|b1', one byte each; any nonzero byte is true.
+  std::string data("\x00\x01\x02\x00\xff\x01", 6);
+  StatusOr<NpyArray> array = parseNpy(npyFile(
+      1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }", data));
+  ASSERT_TRUE(array.isOk()) << array.status().toString();
+  EXPECT_EQ(array->dtype, DType::I32);
+  EXPECT_EQ(array->shape, (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(array->data.size(), 24u);
+  std::vector<int32_t> values(6);
+  std::memcpy(values.data(), array->data.data(), 24);
+  EXPECT_EQ(values, (std::vector<int32_t>{0, 1, 1, 0, 1, 1}));
+  // A round trip writes them back as i32.
+  StatusOr<std::string> again =
+      serializeNpy(array->dtype, array->shape, array->data.data());
+  ASSERT_TRUE(again.isOk());
+  EXPECT_NE(again->find("'descr': '<i4'"), std::string::npos);
+}
+
 TEST(Npy, Bf16HasNoNpyType) {
   uint16_t x[2] = {};
   Status status = writeNpy("unused.npy", DType::BF16, {2}, x);
@@ -1339,9 +1358,12 @@ std::vector<MalformedCase> malformedNpy() {
        "descr '>f4' is big-endian; only little-endian data is supported"},
       {"big-endian int", dict("'>i8'", "False", "(1,)"), "big-endian"},
       {"float64", dict("'<f8'", "False", "(1,)"),
-       "descr '<f8' is not supported (supported: '<f4', '<f2', '<i4', '<i8'; "
-       "bf16 data is passed as safetensors)"},
-      {"bool", dict("'|b1'", "False", "(8,)"), "descr '|b1' is not supported"},
+       "descr '<f8' is not supported (supported: '<f4', '<f2', '<i4', '<i8', "
+       "'|b1'; bf16 data is passed as safetensors)"},
+      {"bool data short", dict("'|b1'", "False", "(9,)"),
+       "shape [9] of bool needs 9 bytes of data but the file has 8"},
+      {"bool data as i32", dict("'|b1'", "False", "(2,)"),
+       "shape [2] of bool needs 2 bytes of data but the file has 8"},
       {"uint8", dict("'|u1'", "False", "(8,)"), "'|u1'"},
       {"native order", dict("'=f4'", "False", "(2,)"), "'=f4'"},
       {"no byte order", dict("'f4'", "False", "(2,)"), "'f4'"},
@@ -1554,7 +1576,7 @@ a = values('<f4', (2, 3))
 np.save(os.path.join(d, 'fortran.npy'), np.asfortranarray(a))
 np.save(os.path.join(d, 'big.npy'), a.astype('>f4'))
 np.save(os.path.join(d, 'f8.npy'), a.astype('<f8'))
-np.save(os.path.join(d, 'bool.npy'), a > 0)
+np.save(os.path.join(d, 'bool.npy'), a >= -2)
 print('ok')
 )PY";
   std::string output;
@@ -1582,8 +1604,37 @@ print('ok')
   EXPECT_ERROR(readNpy(dir.file("fortran.npy")).status(), "Fortran order");
   EXPECT_ERROR(readNpy(dir.file("big.npy")).status(), "big-endian");
   EXPECT_ERROR(readNpy(dir.file("f8.npy")).status(), "'<f8' is not supported");
-  EXPECT_ERROR(readNpy(dir.file("bool.npy")).status(),
-               "'|b1' is not supported");
+  // Booleans (an attention mask) are read as i32 0 / 1, or as 0 / 1 of the
+  // destination's dtype.
+  StatusOr<NpyArray> mask = readNpy(dir.file("bool.npy"));
+  ASSERT_TRUE(mask.isOk()) << mask.status().toString();
+  EXPECT_EQ(mask->dtype, DType::I32);
+  EXPECT_EQ(mask->shape, (std::vector<int64_t>{2, 3}));
+  std::vector<int32_t> asI32(6);
+  std::memcpy(asI32.data(), mask->data.data(), 24);
+  EXPECT_EQ(asI32, (std::vector<int32_t>{0, 0, 1, 1, 1, 1}));
+  std::vector<int64_t> asI64(6, 7);
+  ASSERT_TRUE(
+      readNpy(dir.file("bool.npy"), TensorRef{asI64.data(), DType::I64, {2, 3}})
+          .isOk());
+  EXPECT_EQ(asI64, (std::vector<int64_t>{0, 0, 1, 1, 1, 1}));
+  std::vector<float> asF32(6, 7);
+  ASSERT_TRUE(
+      readNpy(dir.file("bool.npy"), TensorRef{asF32.data(), DType::F32, {2, 3}})
+          .isOk());
+  EXPECT_EQ(asF32, (std::vector<float>{0, 0, 1, 1, 1, 1}));
+  NpyInfo info;
+  std::fill(asI32.begin(), asI32.end(), 7);
+  ASSERT_TRUE(readNpy(dir.file("bool.npy"), asI32.data(), 24, &info).isOk());
+  EXPECT_EQ(asI32, (std::vector<int32_t>{0, 0, 1, 1, 1, 1}));
+  EXPECT_TRUE(info.boolData);
+  EXPECT_EQ(info.dataBytes, 6);
+  EXPECT_EQ(info.numBytes, 24);
+  EXPECT_ERROR(readNpy(dir.file("bool.npy"), asI32.data(), 6),
+               "has 24 bytes but the destination has 6");
+  EXPECT_ERROR(
+      readNpy(dir.file("bool.npy"), TensorRef{asI32.data(), DType::I32, {3, 2}}),
+      "array is [2, 3] of bool but the destination is [3, 2] of i32");
 }
 
 TEST(NumpyCompat, NumpyReadsFilesWrittenHere) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace partition::import {
 
@@ -43,6 +44,19 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnx(mlir::MLIRContext &context,
                                              llvm::StringRef path,
                                              const OnnxImportOptions &options,
                                              Weights &weights);
+
+/// One ONNX op type the importer translates (default domain), with the
+/// opsets it takes and, where support is partial, what is and is not.
+struct OnnxOpSupport {
+  std::string opType;
+  int64_t sinceOpset = 0, untilOpset = 0;
+  std::string note;
+};
+
+/// Every op type the importer translates, sorted by name: what
+/// `partition-import --list-ops` prints, read from the same table that
+/// decides whether a node is supported.
+std::vector<OnnxOpSupport> supportedOnnxOps();
 
 } // namespace partition::import
 

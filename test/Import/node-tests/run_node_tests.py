@@ -25,7 +25,8 @@ SKIP with the reason; then a summary; exit status 1 when any test failed.
 SKIP is reserved for reasons outside the op's semantics, and only when the
 importer rejects the model cleanly (an error message, non-zero exit, no
 crash):
-  - an input or output dtype `part` does not have (double, bool, string,
+  - an input or output dtype `part` does not have (double, string, bool
+    outputs (bool inputs are fed as .npy '|b1', read as i32 0 / 1),
     uint8/16/32/64, int8/16, optional/sequence types): the importer must
     reject the model with a diagnostic; accepting it is a FAIL;
   - bfloat16 inputs or outputs: `part` has bf16, but partition-run exchanges
@@ -74,6 +75,7 @@ STATIC_OPERANDS = {
     "ConstantOfShape": (0,),
     "Range": (0, 1, 2),
     "Tile": (1,),
+    "CumSum": (1,),
 }
 
 # ONNX element types partition-run can exchange as .npy.
@@ -83,6 +85,10 @@ RUNNABLE = {
     TensorProto.INT32: "i32",
     TensorProto.INT64: "i64",
 }
+
+# Graph inputs may also be bool: .npy '|b1', read as i32 0 / 1 (booleans in
+# `part`). Outputs may not (they would come back as i32).
+RUNNABLE_INPUTS = set(RUNNABLE) | {TensorProto.BOOL}
 
 TOLERANCE = {"f32": (1e-5, 1e-5), "f16": (2e-3, 2e-3)}
 
@@ -255,15 +261,17 @@ def run_test(test, args):
     # Types at the program's boundary that cannot be exchanged or represented.
     boundary = [(f"input {vi.name}", vi) for vi in graph_inputs] + \
                [(f"output {vi.name}", vi) for vi in graph.output]
+    exchangeable = {f"input {vi.name}": RUNNABLE_INPUTS for vi in graph_inputs}
     bf16 = [f"{what} is bfloat16" for what, vi in boundary if elem_type(vi) == TensorProto.BFLOAT16]
     if bf16:
         return Result("SKIP", f"{', '.join(bf16)}: .npy has no bfloat16, so partition-run "
                               "cannot exchange it")
     unsupported = [f"{what} is {type_name(vi)}" for what, vi in boundary
-                   if elem_type(vi) not in RUNNABLE]
+                   if elem_type(vi) not in exchangeable.get(what, RUNNABLE)]
 
     feeds = {vi.name: numpy_helper.to_array(tensor)
-             for vi, tensor in zip(graph_inputs, in_tensors) if elem_type(vi) in RUNNABLE}
+             for vi, tensor in zip(graph_inputs, in_tensors)
+             if elem_type(vi) in RUNNABLE_INPUTS}
     refs = {vi.name: numpy_helper.to_array(t) if elem_type(vi) in RUNNABLE else None
             for vi, t in zip(graph.output, out_tensors)}
 

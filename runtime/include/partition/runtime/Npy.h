@@ -6,7 +6,9 @@
 // 'fortran_order' and 'shape', then the data.
 //
 // The runtime reads and writes C-order little-endian arrays of '<f4' (f32),
-// '<f2' (f16), '<i4' (i32) and '<i8' (i64). Fortran order, big-endian data
+// '<f2' (f16), '<i4' (i32) and '<i8' (i64), and reads '|b1' (bool: an ONNX
+// attention mask) as i32 0 / 1, the runtime having no bool type (into a
+// TensorRef, as 0 / 1 of its dtype). Fortran order, big-endian data
 // and every other descr are rejected with an error saying so, as is a file
 // whose data is not exactly product(shape) * itemsize bytes. bf16 has no .npy
 // type (NumPy has no bfloat16): bf16 inputs and outputs are passed as
@@ -32,16 +34,22 @@ const char *npyDescr(DType type);
 
 /// What the header of a .npy file says.
 struct NpyInfo {
-  /// Element type, from 'descr'.
+  /// Element type, from 'descr'. Booleans ('|b1') are read as I32 0 / 1,
+  /// the type `part` gives them (or, into a TensorRef, as its dtype).
   DType dtype = DType::F32;
+  /// Whether the file holds booleans ('|b1', one byte each, nonzero true).
+  bool boolData = false;
   /// Shape, row-major (C order).
   std::vector<int64_t> shape;
   /// Format version: 1, 2 or 3 (the minor version is always 0).
   int majorVersion = 1;
   /// Offset of the first data byte from the start of the file.
   int64_t dataOffset = 0;
-  /// Size of the data in bytes: product(shape) * itemsize.
+  /// Size of the array in bytes once read: product(shape) *
+  /// dtypeSize(dtype).
   int64_t numBytes = 0;
+  /// Size of the data in the file: numBytes, or product(shape) for booleans.
+  int64_t dataBytes = 0;
 
   /// product(shape).
   int64_t numElements() const { return numBytes / dtypeSize(dtype); }
@@ -76,7 +84,7 @@ StatusOr<NpyInfo> parseNpyHeader(const std::string &bytes, int64_t fileBytes,
 /// Reads only the header of the .npy file at `path`.
 StatusOr<NpyInfo> readNpyInfo(const std::string &path);
 /// Reads the .npy file at `path` into `dst`, whose dtype and shape must be
-/// those of the file.
+/// those of the file (booleans become 0 / 1 of any dtype).
 Status readNpy(const std::string &path, const TensorRef &dst);
 /// Reads the .npy file at `path` into `dst`, which holds exactly `dstBytes`
 /// bytes; `info`, when given, receives the header.
