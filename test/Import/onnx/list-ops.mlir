@@ -1,0 +1,23 @@
+// partition-import --list-ops prints the importer's op table: one line per
+// op with the opsets it takes and, where support is partial, what is not
+// supported. Inputs/check_list_ops.py imports a one-node model of every
+// listed op (each must import) and checks that an op the listing leaves out
+// is reported unsupported with its node.
+//
+// RUN: partition-import --list-ops | FileCheck %s
+// RUN: %python %S/Inputs/check_list_ops.py partition-import %t
+//
+// CHECK:      Abs                 13-21  constant inputs (folded)
+// CHECK-NEXT: Add                 13-21
+// CHECK-NEXT: And                 13-21  constant or run-time bool (i32 0 / 1)
+// CHECK:      CumSum              13-21  constant axis
+// CHECK:      Gelu                20-21
+// CHECK:      LayerNormalization  17-21
+// CHECK:      Loop                13-21  unrolled: trip count and condition known while importing
+// CHECK:      Range               13-21  constant inputs (folded)
+// CHECK:      Reshape             13-21  constant shape
+// CHECK:      SplitToSequence     13-21  constant split
+// CHECK:      Trilu               14-21  k constant
+// CHECK:      Where               13-21
+// CHECK-NEXT: Xor                 13-21  constant or run-time bool (i32 0 / 1)
+// CHECK-NOT:  {{.}}
