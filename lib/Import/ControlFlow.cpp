@@ -387,8 +387,8 @@ LogicalResult translateLoop(Node &n) {
   for (int i = 2; i < n.proto.input_size(); ++i) {
     auto it = n.im.slots.find(n.proto.input(i));
     if (it == n.im.slots.end())
-      return n.error() << "input " << i << " ('" << n.proto.input(i)
-                       << "') has no value";
+      return n.error() << "input " << i << " ('"
+                       << printable(n.proto.input(i)) << "') has no value";
     carried.push_back(it->second);
   }
   int scanCount = body.output_size() - 1 - carriedCount;

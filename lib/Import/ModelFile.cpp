@@ -219,11 +219,16 @@ LogicalResult Importer::externalBytes(const onnx::TensorProto &tensor,
     dir = ".";
   SmallString<256> realDir, file(dir), realFile;
   sp::append(file, location);
-  if (std::error_code ec = fs::real_path(dir, realDir))
-    return bad("cannot be resolved: " + ec.message());
-  if (std::error_code ec = fs::real_path(file, realFile))
+  // One message for every way reading can fail (a missing file, or the
+  // directory or file changing under the importer).
+  auto cannotRead = [&](std::error_code ec) {
     return emitError(fileLoc()) << what << ": cannot read external data "
                                 << file << ": " << ec.message();
+  };
+  if (std::error_code ec = fs::real_path(dir, realDir))
+    return cannotRead(ec);
+  if (std::error_code ec = fs::real_path(file, realFile))
+    return cannotRead(ec);
   StringRef inside = realFile;
   if (!inside.consume_front(realDir) || inside.empty() ||
       !sp::is_separator(inside.front()))
@@ -231,8 +236,7 @@ LogicalResult Importer::externalBytes(const onnx::TensorProto &tensor,
                realDir);
   fs::file_status status;
   if (std::error_code ec = fs::status(realFile, status))
-    return emitError(fileLoc()) << what << ": cannot read external data "
-                                << file << ": " << ec.message();
+    return cannotRead(ec);
   if (status.type() != fs::file_type::regular_file)
     return bad("is not a regular file");
   uint64_t size = status.getSize();
@@ -251,8 +255,7 @@ LogicalResult Importer::externalBytes(const onnx::TensorProto &tensor,
            << " (file size " << size << ")";
   auto buffer = llvm::MemoryBuffer::getFileSlice(realFile, count, from);
   if (!buffer)
-    return emitError(fileLoc()) << what << ": cannot read external data "
-                                << file << ": " << buffer.getError().message();
+    return cannotRead(buffer.getError());
   bytes.assign((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
   return success();
 }

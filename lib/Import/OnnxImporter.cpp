@@ -33,6 +33,7 @@
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 using namespace mlir;
@@ -322,10 +323,8 @@ const HostTensor *Node::host(int i) {
 }
 
 FailureOr<const HostTensor *> Node::requireHost(int i, StringRef what) {
-  if (!has(i)) {
-    error() << "the " << what << " input is missing";
-    return failure();
-  }
+  // Handlers ask only for inputs the op table requires or that they checked.
+  assert(has(i) && "a required input is checked against the op table");
   if (const HostTensor *h = host(i))
     return h;
   error() << "its " << what << " (input " << i << ", '" << proto.input(i)
@@ -456,11 +455,12 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
       if (n.has(i) && !n.host(i))
         runtime += (runtime.empty() ? "'" : ", '") + printable(node.input(i)) +
                    "'";
+    // A fold fails or succeeds on host inputs; it declines only run-time
+    // ones.
+    assert(!runtime.empty() && "a fold declined host inputs");
     return n.fail("partition evaluates " + node.op_type() +
-                  " only while importing, on constants; " +
-                  (runtime.empty() ? "it could not be evaluated"
-                                   : "its inputs " + runtime +
-                                         " are computed at run time"));
+                  " only while importing, on constants; its inputs " +
+                  runtime + " are computed at run time");
   }
   if (failed(handler->translate(n)))
     return failure();
@@ -471,9 +471,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     if (out.empty() || it == slots.end() || !it->second.value)
       continue;
     Shape shape = shapeOf(it->second.value);
-    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-      return nodeError(node) << "result '" << printable(out) << "' has the "
-                             << "invalid shape " << formatShape(shape);
+    // Static shapes come from the inputs' and every handler checks its own.
+    assert(llvm::none_of(shape, [](int64_t d) { return d < 0; }) &&
+           "a handler built a negative dimension");
     if (!checkedNumElements(shape))
       return nodeError(node)
              << "result '" << printable(out) << "' of shape "
@@ -627,9 +627,6 @@ static std::vector<std::string> opsetMismatches(const onnx::NodeProto &node,
   };
   if (opset < handler.since)
     why.push_back(name + " exists from opset " + std::to_string(handler.since));
-  else if (opset > handler.until)
-    why.push_back(name + " is supported up to opset " +
-                  std::to_string(handler.until));
   if (int64_t from = handler.axesInputFrom) {
     if (opset >= from && hasAttr("axes"))
       why.push_back(name + " takes axes as an input from opset " +

@@ -23,6 +23,9 @@ OpTable::Registration OpTable::onOp(llvm::StringRef opType, int64_t since,
                                     int64_t until) {
   assert(since >= kMinOpset && since <= until && until <= kMaxOpset &&
          "opsets outside the importer's range");
+  // A handler that stops before the newest opset the importer takes needs a
+  // diagnostic for models beyond it (opsetMismatches has none).
+  assert(until == kMaxOpset && "no diagnostic for an op removed by an opset");
   auto [it, inserted] = table.emplace(opType.str(), OpHandler());
   assert(inserted && "an op type is registered once");
   (void)inserted;

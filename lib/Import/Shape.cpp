@@ -17,6 +17,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -215,8 +216,8 @@ FailureOr<Shape> unsqueezeShape(Node &n, const Shape &in) {
   FailureOr<std::optional<std::vector<int64_t>>> axes = n.axes(1);
   if (failed(axes))
     return failure();
-  if (!*axes)
-    return n.fail("Unsqueeze needs axes");
+  // Unsqueeze takes axes as its required input 1 from opset 13 on.
+  assert(*axes && "Unsqueeze's axes are a required input");
   int64_t outRank = static_cast<int64_t>(in.size() + (*axes)->size());
   std::vector<bool> inserted(outRank, false);
   for (int64_t ax : **axes) {
