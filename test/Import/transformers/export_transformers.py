@@ -17,6 +17,17 @@ ARCH is one of:
          (partial_rotary_factor 0.5); a fused QKV projection viewed as
          [B, S, heads, 3, head_dim]; one LayerNorm feeding attention and MLP
          in parallel; tanh GELU; LM head with a bias
+  opt    OPTForCausalLM: learned positions offset by 2 and computed from
+         the (all-ones) attention mask by a cumulative sum; queries scaled
+         before the product; scores over [B * heads, S, S], masked as
+         [B, heads, S, S] by an additive finfo.min mask, clamped by
+         max(., finfo.min) and merged again for the softmax; ReLU MLP;
+         tied LM head
+  bloom  BloomForCausalLM: ALiBi (a per-head linear bias added to the
+         scores by baddbmm over [B * heads, S, S]); embedding LayerNorm;
+         fused QKV projection viewed as [B, S, heads, 3, head_dim]; tanh
+         GELU with its argument factored as 0.79788456 * x *
+         (1 + 0.044715 * x * x); tied LM head
 
 The model is built with random weights from a seeded generator (nothing is
 downloaded), then every parameter is moved by seeded noise: freshly
@@ -75,6 +86,15 @@ def build(arch):
                           partial_rotary_factor=0.5,
                           max_position_embeddings=32)
         return T.PhiForCausalLM(cfg)
+    if arch == "opt":
+        cfg = T.OPTConfig(vocab_size=96, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=4, ffn_dim=64,
+                          max_position_embeddings=32, word_embed_proj_dim=32)
+        return T.OPTForCausalLM(cfg)
+    if arch == "bloom":
+        cfg = T.BloomConfig(vocab_size=96, hidden_size=32, n_layer=2,
+                            n_head=4)
+        return T.BloomForCausalLM(cfg)
     sys.exit(f"export_transformers.py: unknown architecture {arch!r}")
 
 

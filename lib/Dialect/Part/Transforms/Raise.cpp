@@ -872,6 +872,9 @@ struct AttentionMatch {
   SmallVector<int64_t, 4> keyPermutation;
   bool causal = false;
   double scale = 1.0;
+  /// [B, H] when the product with the values is over [B * H, Sq, Sk]: its
+  /// result is the attention's reshaped to [B * H, Sq, D].
+  SmallVector<int64_t, 2> mergedHeads;
   SmallVector<Operation *> interior;
 };
 } // namespace
@@ -932,29 +935,97 @@ static Value mergedHeadsOf(Value v, ArrayRef<int64_t> heads) {
   return reshape.getInput();
 }
 
+/// True when `reshape` merges the first two dimensions of a rank-4 value,
+/// [B, H, X, Y] -> [B * H, X, Y] (heads folded into the batch).
+static bool mergesHeads(ReshapeOp reshape) {
+  ArrayRef<int64_t> from = reshape.getInput().getType().getShape();
+  ArrayRef<int64_t> to = reshape.getType().getShape();
+  return from.size() == 4 && to.size() == 3 && to[0] == from[0] * from[1] &&
+         to.drop_front() == from.drop_front(2);
+}
+
 /// `softmax(mask(scale(Q Kt))) V` rooted at the product with V.
 static FailureOr<AttentionMatch>
 matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
-  auto softmax = root.getLhs().getDefiningOp<SoftmaxOp>();
+  // The probabilities: a softmax over [B, H, Sq, Sk], or, with the heads
+  // folded into the batch, that softmax reshaped to [B * H, Sq, Sk]
+  // (BLOOM), or a softmax over [B * H, Sq, Sk] scores reshaped from
+  // [B, H, Sq, Sk] ones (OPT).
+  ReshapeOp mergedProbs = root.getLhs().getDefiningOp<ReshapeOp>();
+  auto softmax = mergedProbs ? mergedProbs.getInput().getDefiningOp<SoftmaxOp>()
+                             : root.getLhs().getDefiningOp<SoftmaxOp>();
   if (!softmax)
     return failure();
   diagnosis.candidate = true;
   AttentionMatch match;
+  if (mergedProbs)
+    match.interior.push_back(mergedProbs);
   match.interior.push_back(softmax);
   auto probsType = softmax.getType();
-  if (probsType.getRank() != 4)
-    return diagnosis.fail("attention needs rank-4 [batch, heads, seq, "
-                          "head_dim] operands, the probabilities have rank " +
-                          Twine(probsType.getRank()));
   if (root.getTransposeA() || root.getTransposeB())
     return diagnosis.fail("the product with the values transposes an operand");
-  if (softmax.getDim() != 3)
+  int64_t rank = probsType.getRank();
+  if (softmax.getDim() != static_cast<uint64_t>(rank - 1))
     return diagnosis.fail("the softmax is over dim " + Twine(softmax.getDim()) +
-                          ", not the last (key) dimension 3");
+                          ", not the last (key) dimension " + Twine(rank - 1));
+  Value scores = softmax.getInput();
+  // The split of the product's batch into [B, H], where the heads are
+  // folded into it.
+  ReshapeOp mergedScores;
+  if (mergedProbs) {
+    if (!mergesHeads(mergedProbs))
+      return diagnosis.fail("the probabilities are reshaped from " +
+                            formatShape(probsType.getShape()) + " to " +
+                            formatShape(mergedProbs.getType().getShape()) +
+                            ", not from [B, H, Sq, Sk] to [B * H, Sq, Sk]");
+  } else if (rank == 3) {
+    mergedScores = scores.getDefiningOp<ReshapeOp>();
+    if (!mergedScores || !mergesHeads(mergedScores))
+      return diagnosis.fail("attention needs rank-4 [batch, heads, seq, "
+                            "head_dim] operands; the probabilities have rank "
+                            "3 and are not a softmax of rank-4 [B, H, Sq, Sk] "
+                            "scores reshaped to [B * H, Sq, Sk]");
+    match.interior.push_back(mergedScores);
+    scores = mergedScores.getInput();
+  } else if (rank != 4) {
+    return diagnosis.fail("attention needs rank-4 [batch, heads, seq, "
+                          "head_dim] operands, the probabilities have rank " +
+                          Twine(rank));
+  }
+  ArrayRef<int64_t> foldedHeads;
+  if (mergedProbs || mergedScores) {
+    foldedHeads = tensorType(scores).getShape().take_front(2);
+    match.mergedHeads.assign(foldedHeads.begin(), foldedHeads.end());
+  }
+
+  // OPT clamps the masked scores: max(scores + mask, finfo.min). The clamp
+  // changes only scores below its bound c, and c <= -1e4: with the largest
+  // score of a row above -1e4 + 104, which the mask rules below assume,
+  // such a score and c both give exp(. - max) = 0 in f32 and the largest
+  // score is unchanged, so the probabilities are the same with or without
+  // the clamp.
+  if (auto clamp = scores.getDefiningOp<MaxOp>()) {
+    Value bound, clamped;
+    for (Value operand : clamp->getOperands())
+      if (getSplatFloat(operand)) {
+        bound = operand;
+        clamped = otherOperand(clamp, operand);
+      }
+    if (!bound)
+      return diagnosis.fail("the scores are clamped by a non-constant value");
+    if (!isMaskedValue(toDouble(*getSplatFloat(bound))))
+      return diagnosis.fail("the scores are clamped below by " +
+                            describeConstant(bound) +
+                            ", not by -inf or a value at most -1e4");
+    if (clamp.getType() != clamped.getType())
+      return diagnosis.fail("the clamp broadcasts the scores to a larger "
+                            "shape");
+    match.interior.push_back(clamp);
+    scores = clamped;
+  }
 
   // The mask: an additive constant or a select against a masked value. A
   // causal one must cover the whole [Sq, Sk] block, which must be square.
-  Value scores = softmax.getInput();
   ArrayRef<int64_t> block = probsType.getShape().take_back(2);
   auto coversScores = [&](DenseElementsAttr mask) -> LogicalResult {
     ArrayRef<int64_t> shape = mask.getType().getShape();
@@ -1120,6 +1191,14 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
     match.keyPermutation = {0, 1, 3, 2};
   }
   match.value = root.getRhs();
+  if (!foldedHeads.empty()) {
+    match.value = mergedHeadsOf(root.getRhs(), foldedHeads);
+    if (!match.value)
+      return diagnosis.fail(
+          "the probabilities are over [B * H, Sq, Sk], but the values are "
+          "not [B, H, Sk, D] values reshaped with B, H = " +
+          formatShape(foldedHeads));
+  }
   // Grouped-query attention: keys and values whose heads were repeated to
   // the query heads are used as they were.
   if (!match.keySource) {
@@ -1276,10 +1355,34 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
     FloatAttr scale;
     if (std::fabs(match->scale - defaultScale) > 1e-6 * defaultScale)
       scale = rewriter.getF32FloatAttr(static_cast<float>(match->scale));
-    auto attention =
-        AttentionOp::create(rewriter, loc, root.getType(), match->query, key,
-                            match->value, match->causal, scale);
-    replaceRoot(rewriter, root, attention);
+    if (match->mergedHeads.empty()) {
+      auto attention =
+          AttentionOp::create(rewriter, loc, root.getType(), match->query, key,
+                              match->value, match->causal, scale);
+      replaceRoot(rewriter, root, attention);
+      return success();
+    }
+    // Heads folded into the batch: the attention is [B, H, Sq, D], the
+    // product [B * H, Sq, D]. Where the product is only split into heads
+    // again, the attention replaces that split; otherwise it is reshaped.
+    ArrayRef<int64_t> merged = root.getType().getShape();
+    auto type = RankedTensorType::get(
+        {match->mergedHeads[0], match->mergedHeads[1], merged[1], merged[2]},
+        root.getType().getElementType());
+    auto attention = AttentionOp::create(rewriter, loc, type, match->query, key,
+                                         match->value, match->causal, scale);
+    Attribute layer = root->getAttr(PartDialect::getLayerAttrName());
+    if (layer)
+      attention->setAttr(PartDialect::getLayerAttrName(), layer);
+    auto split = root->hasOneUse() ? dyn_cast<ReshapeOp>(*root->user_begin())
+                                   : ReshapeOp();
+    if (split && split.getType() == type) {
+      replaceRoot(rewriter, split, attention);
+      rewriter.eraseOp(root);
+      return success();
+    }
+    auto reshape = ReshapeOp::create(rewriter, loc, root.getType(), attention);
+    replaceRoot(rewriter, root, reshape);
     return success();
   }
 

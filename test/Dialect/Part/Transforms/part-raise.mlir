@@ -809,14 +809,15 @@ func.func @attention_probabilities_used(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x
   return %2, %1 : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
 }
 
-// Heads folded into the batch (rank 3) are out of reach of part.attention.
+// Rank-3 probabilities that are no merge of [B, H, S, S] scores: no heads
+// to give part.attention.
 // CHECK-LABEL: func.func @attention_rank3
 // CHECK-NOT: part.attention
 // CHECK: part.softmax
 func.func @attention_rank3(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %0 = part.batch_matmul %q, %k transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
   %1 = part.softmax %0 dim 2 : tensor<2x4x4xf32>
-  // expected-remark @+1 {{not raised to part.attention: attention needs rank-4 [batch, heads, seq, head_dim] operands, the probabilities have rank 3}}
+  // expected-remark @+1 {{not raised to part.attention: attention needs rank-4 [batch, heads, seq, head_dim] operands; the probabilities have rank 3 and are not a softmax of rank-4 [B, H, Sq, Sk] scores reshaped to [B * H, Sq, Sk]}}
   %2 = part.batch_matmul %1, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %2 : tensor<2x4x8xf32>
 }
@@ -901,6 +902,243 @@ func.func @attention_merged_heads_mismatch(%q: tensor<2x1x4x8xf32>, %k: tensor<1
   // expected-remark @+1 {{not raised to part.attention: the score product is over [B * H, S, D], but its operands are not [B, H, S, D] queries and keys reshaped with B, H = [1, 2]}}
   %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %3 : tensor<1x2x4x8xf32>
+}
+
+// OPT: queries scaled, the product over [B * H, S, D], the scores split to
+// [B, H, S, S] for an additive finfo.min mask and the clamp
+// max(., finfo.min), then merged again for the softmax (dim 2) and the
+// product with the values [B * H, S, D]. The split of that product into
+// heads becomes the attention; the clamp and the reshapes go.
+// CHECK-LABEL: func.func @attention_opt
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal {part.layer = 3 : i64} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[A]]
+func.func @attention_opt(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = part.constant dense<0.353553385> : tensor<f32>
+  %mask = part.constant dense<[[[[0.0, 0xFF7FFFFF, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %min = part.constant dense<-3.40282347E+38> : tensor<f32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %qs = part.mul %q3, %s : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %kt = part.transpose %k3 [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  %0 = part.batch_matmul %qs, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.max %2, %min : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %4 = part.reshape %3 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %5 = part.softmax %4 dim 2 : tensor<2x4x4xf32>
+  %6 = part.batch_matmul %5, %v3 {part.layer = 3 : i64} : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %7 = part.reshape %6 {part.layer = 3 : i64} : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %7 : tensor<1x2x4x8xf32>
+}
+
+// The same with the product over [B * H, S, D] returned as it is: the
+// attention, reshaped to it.
+// CHECK-LABEL: func.func @attention_opt_merged_result
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = part.reshape %[[A]] : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @attention_opt_merged_result(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %s = part.constant dense<0.353553385> : tensor<f32>
+  %mask = part.constant dense<[[[[0.0, 0xFF7FFFFF, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %min = part.constant dense<-3.40282347E+38> : tensor<f32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %qs = part.mul %q3, %s : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %qs, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.max %min, %2 : (tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %4 = part.reshape %3 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %5 = part.softmax %4 dim 2 : tensor<2x4x4xf32>
+  %6 = part.batch_matmul %5, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %6 : tensor<2x4x8xf32>
+}
+
+// The probabilities merged after a softmax over [B, H, S, S] (BLOOM's
+// order), here without a bias: raised.
+// CHECK-LABEL: func.func @attention_probabilities_merged
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[A]]
+func.func @attention_probabilities_merged(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = part.constant dense<0.353553385> : tensor<f32>
+  %min = part.constant dense<-3.40282347E+38> : tensor<f32>
+  %masked = part.constant dense<[[[[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]]]> : tensor<1x1x4x4xi32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.mul %0, %s : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %2 = part.reshape %1 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %3 = part.select %masked, %min, %2 : (tensor<1x1x4x4xi32>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %4 = part.softmax %3 dim 3 : tensor<1x2x4x4xf32>
+  %5 = part.reshape %4 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %6 = part.batch_matmul %5, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %7 = part.reshape %6 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %7 : tensor<1x2x4x8xf32>
+}
+
+// BLOOM: baddbmm(alibi, Q, Kt, alpha = s) over [B * H, S, D] with a
+// per-head linear bias [B * H, 1, S], masked by where(causal, finfo.min),
+// softmax over [B, H, S, S] merged again for the values. part.attention has
+// no bias: left alone.
+// CHECK-LABEL: func.func @attention_alibi
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_alibi(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = part.constant dense<0.353553385> : tensor<f32>
+  %alibi = part.constant dense<[[[0.0, 0.25, 0.5, 0.75]], [[0.0, 0.0625, 0.125, 0.1875]]]> : tensor<2x1x4xf32>
+  %min = part.constant dense<-3.40282347E+38> : tensor<f32>
+  %masked = part.constant dense<[[[[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]]]> : tensor<1x1x4x4xi32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.mul %0, %s : (tensor<2x4x4xf32>, tensor<f32>) -> tensor<2x4x4xf32>
+  %2 = part.add %1, %alibi : (tensor<2x4x4xf32>, tensor<2x1x4xf32>) -> tensor<2x4x4xf32>
+  %3 = part.reshape %2 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %4 = part.select %masked, %min, %3 : (tensor<1x1x4x4xi32>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %5 = part.softmax %4 dim 3 : tensor<1x2x4x4xf32>
+  %6 = part.reshape %5 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the scores are not a batch_matmul of queries and keys scaled by a constant}}
+  %7 = part.batch_matmul %6, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %8 = part.reshape %7 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %8 : tensor<1x2x4x8xf32>
+}
+
+// A clamp by a bound that unmasked scores can fall below changes the
+// probabilities.
+// CHECK-LABEL: func.func @attention_clamp_bound
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_clamp_bound(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %mask = part.constant dense<[[[[0.0, 0xFF7FFFFF, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %bound = part.constant dense<-1.000000e+02> : tensor<f32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.max %2, %bound : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %4 = part.reshape %3 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %5 = part.softmax %4 dim 2 : tensor<2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the scores are clamped below by -100, not by -inf or a value at most -1e4}}
+  %6 = part.batch_matmul %5, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %7 = part.reshape %6 : tensor<2x4x8xf32> -> tensor<1x2x4x8xf32>
+  return %7 : tensor<1x2x4x8xf32>
+}
+
+// Probabilities merged from [B, H] = [1, 2] against values merged from
+// [2, 1]: row i of the product pairs different heads.
+// CHECK-LABEL: func.func @attention_values_merged_otherwise
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_values_merged_otherwise(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<2x1x4x8xf32>) -> tensor<2x4x8xf32> {
+  %mask = part.constant dense<[[[[0.0, 0xFF7FFFFF, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0xFF7FFFFF, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0xFF7FFFFF], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<2x1x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.reshape %2 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %4 = part.softmax %3 dim 2 : tensor<2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the probabilities are over [B * H, Sq, Sk], but the values are not [B, H, Sk, D] values reshaped with B, H = [1, 2]}}
+  %5 = part.batch_matmul %4, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %5 : tensor<2x4x8xf32>
+}
+
+// Rank-3 scores reshaped from a rank-2 value, not split from heads.
+// CHECK-LABEL: func.func @attention_merged_scores_not_heads
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_merged_scores_not_heads(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<8x4xf32>
+  %2 = part.reshape %1 : tensor<8x4xf32> -> tensor<2x4x4xf32>
+  %3 = part.softmax %2 dim 2 : tensor<2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: attention needs rank-4 [batch, heads, seq, head_dim] operands; the probabilities have rank 3 and are not a softmax of rank-4 [B, H, Sq, Sk] scores reshaped to [B * H, Sq, Sk]}}
+  %4 = part.batch_matmul %3, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %4 : tensor<2x4x8xf32>
+}
+
+// Probabilities reshaped, but not by merging batch and heads.
+// CHECK-LABEL: func.func @attention_probabilities_reshaped_otherwise
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_probabilities_reshaped_otherwise(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x4x8xf32>) -> tensor<1x8x8xf32> {
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.softmax %0 dim 3 : tensor<1x2x4x4xf32>
+  %2 = part.reshape %1 : tensor<1x2x4x4xf32> -> tensor<1x8x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the probabilities are reshaped from [1, 2, 4, 4] to [1, 8, 4], not from [B, H, Sq, Sk] to [B * H, Sq, Sk]}}
+  %3 = part.batch_matmul %2, %v : (tensor<1x8x4xf32>, tensor<1x4x8xf32>) -> tensor<1x8x8xf32>
+  return %3 : tensor<1x8x8xf32>
+}
+
+// Probabilities of rank 5.
+// CHECK-LABEL: func.func @attention_rank5
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_rank5(%q: tensor<1x1x2x4x8xf32>, %k: tensor<1x1x2x4x8xf32>, %v: tensor<1x1x2x4x8xf32>) -> tensor<1x1x2x4x8xf32> {
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x1x2x4x8xf32>, tensor<1x1x2x4x8xf32>) -> tensor<1x1x2x4x4xf32>
+  %1 = part.softmax %0 dim 4 : tensor<1x1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: attention needs rank-4 [batch, heads, seq, head_dim] operands, the probabilities have rank 5}}
+  %2 = part.batch_matmul %1, %v : (tensor<1x1x2x4x4xf32>, tensor<1x1x2x4x8xf32>) -> tensor<1x1x2x4x8xf32>
+  return %2 : tensor<1x1x2x4x8xf32>
+}
+
+// Scores clamped by a value computed at run time.
+// CHECK-LABEL: func.func @attention_clamp_not_constant
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_clamp_not_constant(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %bound: tensor<f32>) -> tensor<1x2x4x8xf32> {
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.max %0, %bound : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the scores are clamped by a non-constant value}}
+  %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %3 : tensor<1x2x4x8xf32>
+}
+
+// A clamp whose bound broadcasts one head's scores to two.
+// CHECK-LABEL: func.func @attention_clamp_broadcasts
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_clamp_broadcasts(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %min = part.constant dense<-3.40282347E+38> : tensor<1x2x4x4xf32>
+  %q3 = part.reshape %q : tensor<1x1x4x8xf32> -> tensor<1x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x1x4x8xf32> -> tensor<1x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x4xf32>
+  %1 = part.reshape %0 : tensor<1x4x4xf32> -> tensor<1x1x4x4xf32>
+  %2 = part.max %1, %min : (tensor<1x1x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.reshape %2 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %4 = part.softmax %3 dim 2 : tensor<2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the clamp broadcasts the scores to a larger shape}}
+  %5 = part.batch_matmul %4, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %5 : tensor<2x4x8xf32>
+}
+
+// A softmax over merged scores along the query dimension.
+// CHECK-LABEL: func.func @attention_merged_softmax_dim
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_merged_softmax_dim(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %q3 = part.reshape %q : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %k3 = part.reshape %k : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %v3 = part.reshape %v : tensor<1x2x4x8xf32> -> tensor<2x4x8xf32>
+  %0 = part.batch_matmul %q3, %k3 transpose_b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  %1 = part.reshape %0 : tensor<2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = part.reshape %1 : tensor<1x2x4x4xf32> -> tensor<2x4x4xf32>
+  %3 = part.softmax %2 dim 1 : tensor<2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the softmax is over dim 1, not the last (key) dimension 2}}
+  %4 = part.batch_matmul %3, %v3 : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %4 : tensor<2x4x8xf32>
 }
 
 //===----------------------------------------------------------------------===//

@@ -464,7 +464,7 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     | `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * scale [+ bias]` | `part.layer_norm` |
     | `x * rsqrt(mean(x^2) + eps) * scale` (`rsqrt` or `div(1, sqrt)`; or `x / sqrt(...)`) | `part.rms_norm` |
     | `x * sigmoid(x)` | `part.silu` |
-    | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V` | `part.attention` |
+    | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V`, heads in the batch or not | `part.attention` |
     | `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` | `part.rotary_embedding` |
 
     Products match in any operand order and association. Constants are
@@ -486,6 +486,18 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     s)`): queries and keys `[B, H, S, D]` reshaped to it (the keys before or
     after their transpose), the scores reshaped back to `[B, H, Sq, Sk]`,
     and an all-zero constant added to them is dropped (`x + 0` is `x`).
+    The probabilities may be taken over `[B * H, Sq, Sk]` as well, with
+    values `[B, H, Sk, D]` reshaped to `[B * H, Sk, D]`: a softmax over
+    `[B, H, Sq, Sk]` reshaped to it (BLOOM's order), or a softmax over its
+    last dimension of `[B, H, Sq, Sk]` scores reshaped to it (OPT); the
+    attention then replaces the product's reshape back to `[B, H, Sq, D]`
+    (or is reshaped to the product's shape). The masked scores may be
+    clamped, `max(scores, c)` with a constant `c` that is `-inf` or at most
+    -1e4 (OPT's `finfo.min`): it changes only scores below `c`, whose `exp`
+    is 0 in f32 with or without the clamp under the assumption the mask
+    rule makes (each row's largest unmasked score above -1e4 + 104). A bias
+    added to the scores (BLOOM's ALiBi) is not attention as `part.attention`
+    computes it and stays.
     The mask is a constant: an additive one that is 0 on
     and below the diagonal and `-inf` or at most -1e4 above it (`exp` of
     such a score is 0 in f32), or a `part.select` between the scores and
