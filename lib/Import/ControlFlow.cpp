@@ -47,8 +47,7 @@ FailureOr<Slot> tensorInput(Node &n, int i) {
 
 /// A constant scalar position into a sequence of `size`; `insert` allows
 /// `size` itself.
-FailureOr<int64_t> sequencePosition(Node &n, int i, int64_t size,
-                                    bool insert) {
+FailureOr<int64_t> sequencePosition(Node &n, int i, int64_t size, bool insert) {
   FailureOr<const HostTensor *> pos = n.requireHost(i, "position");
   if (failed(pos))
     return failure();
@@ -247,9 +246,8 @@ LogicalResult translateConcatFromSequence(Node &n) {
     for (int64_t d = 0; agree && d < rank; ++d)
       agree = d == *axis || s[d] == first[d];
     if (!agree)
-      return n.error() << "elements of shapes " << formatShape(first)
-                       << " and " << formatShape(s) << " differ outside axis "
-                       << *axis;
+      return n.error() << "elements of shapes " << formatShape(first) << " and "
+                       << formatShape(s) << " differ outside axis " << *axis;
   }
   if (values.size() == 1)
     return n.done(values.front());
@@ -268,8 +266,8 @@ FailureOr<bool> hostCondition(Node &n, const Slot &slot, StringRef what) {
                         "whose trip count and condition are known while "
                         "importing";
   if (slot.host->size() != 1)
-    return n.error() << "the loop's " << what << " has "
-                     << slot.host->size() << " elements, not one";
+    return n.error() << "the loop's " << what << " has " << slot.host->size()
+                     << " elements, not one";
   return slot.host->values[0] != 0;
 }
 
@@ -313,7 +311,8 @@ std::vector<std::string> bodyNames(const onnx::GraphProto &body) {
 /// Runs the body once: binds its inputs, imports its nodes, collects its
 /// outputs (condition, carried values, scan outputs).
 FailureOr<std::vector<Slot>> runBody(Node &n, const onnx::GraphProto &body,
-                                     int64_t iteration, ArrayRef<Slot> carried) {
+                                     int64_t iteration,
+                                     ArrayRef<Slot> carried) {
   for (const std::string &name : bodyNames(body))
     n.im.slots.erase(name);
   n.im.setHost(body.input(0).name(),
@@ -361,14 +360,12 @@ FailureOr<Value> stackScan(Node &n, std::vector<Slot> &values,
 
 LogicalResult checkLoopBody(Node &n, const onnx::GraphProto &body,
                             int carried) {
-  if (body.input_size() != 2 + carried ||
-      body.output_size() < 1 + carried ||
+  if (body.input_size() != 2 + carried || body.output_size() < 1 + carried ||
       n.proto.output_size() != body.output_size() - 1)
     return n.error() << "the body takes " << body.input_size()
                      << " inputs and gives " << body.output_size()
-                     << " outputs for " << carried
-                     << " carried values and " << n.proto.output_size()
-                     << " loop outputs";
+                     << " outputs for " << carried << " carried values and "
+                     << n.proto.output_size() << " loop outputs";
   return success();
 }
 
@@ -387,8 +384,8 @@ LogicalResult translateLoop(Node &n) {
   for (int i = 2; i < n.proto.input_size(); ++i) {
     auto it = n.im.slots.find(n.proto.input(i));
     if (it == n.im.slots.end())
-      return n.error() << "input " << i << " ('"
-                       << printable(n.proto.input(i)) << "') has no value";
+      return n.error() << "input " << i << " ('" << printable(n.proto.input(i))
+                       << "') has no value";
     carried.push_back(it->second);
   }
   int scanCount = body.output_size() - 1 - carriedCount;

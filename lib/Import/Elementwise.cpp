@@ -82,10 +82,10 @@ FailureOr<bool> foldMaxMin(Node &n) {
     if (failed(n.checkBroadcast(acc.shape, next->shape)) ||
         failed(n.checkFoldSize(*broadcastShapes(acc.shape, next->shape))))
       return failure();
-    acc = *hostBinary(acc, *next, n.host(0)->elemType,
-                      [max](double x, double y) {
-                        return max ? std::max(x, y) : std::min(x, y);
-                      });
+    acc =
+        *hostBinary(acc, *next, n.host(0)->elemType, [max](double x, double y) {
+          return max ? std::max(x, y) : std::min(x, y);
+        });
   }
   return n.folded(std::move(acc));
 }
@@ -116,8 +116,8 @@ FailureOr<bool> foldCast(Node &n) {
   bool cast = n.opType() == "Cast";
   if (cast && !n.attr("to"))
     return n.fail("a Cast needs the 'to' attribute");
-  int32_t to = cast ? static_cast<int32_t>(n.intAttr("to", 1))
-                    : n.host(1)->elemType;
+  int32_t to =
+      cast ? static_cast<int32_t>(n.intAttr("to", 1)) : n.host(1)->elemType;
   HostTensor out = *n.host(0);
   out.elemType = to;
   for (double &v : out.values)
@@ -209,31 +209,40 @@ LogicalResult translateUnary(Node &n) {
   }
   using Create = Value (*)(OpBuilder &, Location, Value);
   static const std::map<std::string, Create> creates = {
-      {"Neg", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Neg",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::NegOp::create(b, l, v);
        }},
-      {"Exp", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Exp",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::ExpOp::create(b, l, v);
        }},
-      {"Log", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Log",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::LogOp::create(b, l, v);
        }},
-      {"Sqrt", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Sqrt",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::SqrtOp::create(b, l, v);
        }},
-      {"Tanh", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Tanh",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::TanhOp::create(b, l, v);
        }},
-      {"Sigmoid", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Sigmoid",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::SigmoidOp::create(b, l, v);
        }},
-      {"Relu", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Relu",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::ReluOp::create(b, l, v);
        }},
-      {"Erf", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Erf",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::ErfOp::create(b, l, v);
        }},
-      {"Cos", [](OpBuilder &b, Location l, Value v) -> Value {
+      {"Cos",
+       [](OpBuilder &b, Location l, Value v) -> Value {
          return part::CosOp::create(b, l, v);
        }},
       {"Sin", [](OpBuilder &b, Location l, Value v) -> Value {

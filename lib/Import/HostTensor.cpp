@@ -200,8 +200,7 @@ Shape stridesOf(const Shape &shape) {
   return strides;
 }
 
-int64_t broadcastIndex(const Shape &from, const Shape &to,
-                       const Shape &index) {
+int64_t broadcastIndex(const Shape &from, const Shape &to, const Shape &index) {
   int64_t offset = 0, stride = 1;
   size_t lead = to.size() - from.size();
   for (int64_t i = static_cast<int64_t>(from.size()) - 1; i >= 0; --i) {
@@ -348,7 +347,9 @@ Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
-int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
 
 void LayerTagger::notifyOperationInserted(Operation *op,
                                           OpBuilder::InsertPoint) {

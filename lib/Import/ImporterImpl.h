@@ -291,8 +291,8 @@ public:
   LogicalResult checkModel();
   /// The element bytes of `tensor` (raw, typed fields or external data),
   /// little-endian in the tensor's own type.
-  LogicalResult tensorBytes(const onnx::TensorProto &tensor,
-                            std::string &bytes, const std::string &what);
+  LogicalResult tensorBytes(const onnx::TensorProto &tensor, std::string &bytes,
+                            const std::string &what);
   /// The `expected` bytes of an external tensor: a regular file inside the
   /// model's directory (no absolute path, no '..', no link leading out),
   /// with offset and length checked against the file's size.
@@ -320,7 +320,8 @@ public:
   /// name when it cannot be, or when two names of the model become one.
   FailureOr<std::string> irName(const std::string &raw, llvm::StringRef what);
 
-  // --- nodes ------------------------------------------------------------------
+  // --- nodes
+  // ------------------------------------------------------------------
   /// Checks `node` against its handler (operand count, an output) and folds
   /// or translates it.
   LogicalResult importNode(const onnx::NodeProto &node);
@@ -367,8 +368,9 @@ private:
   bool checkDimBindings();
   std::set<std::string> hostOnlyValues();
   bool registerInitializers();
-  LogicalResult buildResults(mlir::SmallVectorImpl<Value> &results,
-                             mlir::SmallVectorImpl<mlir::DictionaryAttr> &attrs);
+  LogicalResult
+  buildResults(mlir::SmallVectorImpl<Value> &results,
+               mlir::SmallVectorImpl<mlir::DictionaryAttr> &attrs);
   LogicalResult checkOutput(const onnx::ValueInfoProto &out, Value v);
   mlir::OwningOpRef<mlir::ModuleOp> build(const std::vector<InputInfo> &inputs);
 
@@ -405,7 +407,8 @@ public:
   /// Reports `why` and fails (for folds and handlers alike).
   mlir::LogicalResult fail(const llvm::Twine &why);
 
-  // --- inputs -------------------------------------------------------------------
+  // --- inputs
+  // -------------------------------------------------------------------
   /// Whether input `i` is given (present and not the empty name).
   bool has(int i) const {
     return proto.input_size() > i && !proto.input(i).empty();
@@ -419,7 +422,8 @@ public:
   /// Fails with an error unless `v` is a float tensor.
   LogicalResult requireFloat(Value v);
 
-  // --- attributes -----------------------------------------------------------------
+  // --- attributes
+  // -----------------------------------------------------------------
   const onnx::AttributeProto *attr(llvm::StringRef name) const;
   int64_t intAttr(llvm::StringRef name, int64_t dflt) const;
   float floatAttr(llvm::StringRef name, float dflt) const;
@@ -427,7 +431,8 @@ public:
   /// Axes given by attribute (older opsets) or by input `inputIndex`.
   FailureOr<std::optional<std::vector<int64_t>>> axes(int inputIndex);
 
-  // --- results ----------------------------------------------------------------------
+  // --- results
+  // ----------------------------------------------------------------------
   /// Output 0 is `v`.
   LogicalResult done(Value v);
   /// Output 0 is the host value `t` (a successful fold).

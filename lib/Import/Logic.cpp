@@ -32,8 +32,7 @@ FailureOr<bool> foldComparison(Node &n) {
       {"Less", [](double x, double y) { return x < y ? 1.0 : 0.0; }},
       {"LessOrEqual", [](double x, double y) { return x <= y ? 1.0 : 0.0; }},
       {"Greater", [](double x, double y) { return x > y ? 1.0 : 0.0; }},
-      {"GreaterOrEqual",
-       [](double x, double y) { return x >= y ? 1.0 : 0.0; }},
+      {"GreaterOrEqual", [](double x, double y) { return x >= y ? 1.0 : 0.0; }},
       {"And",
        [](double x, double y) { return (x != 0 && y != 0) ? 1.0 : 0.0; }},
       {"Or", [](double x, double y) { return (x != 0 || y != 0) ? 1.0 : 0.0; }},
@@ -173,8 +172,7 @@ LogicalResult translateTrilu(Node &n) {
     return failure();
   Shape in = shapeOf(*x);
   if (in.size() < 2)
-    return n.error() << "Trilu needs rank at least 2, got "
-                     << formatShape(in);
+    return n.error() << "Trilu needs rank at least 2, got " << formatShape(in);
   bool upper = n.intAttr("upper", 1);
   int64_t rows = in[in.size() - 2], cols = in.back();
   if (failed(n.checkFoldSize({rows, cols}, "mask")))

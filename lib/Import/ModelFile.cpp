@@ -97,9 +97,9 @@ LogicalResult Importer::tensorBytes(const onnx::TensorProto &tensor,
   int32_t type = tensor.data_type();
   int64_t elementBytes = elemTypeBytes(type);
   if (elementBytes == 0)
-    return emitError(fileLoc()) << what << " has element type "
-                                << elemTypeName(type)
-                                << ", which partition does not support";
+    return emitError(fileLoc())
+           << what << " has element type " << elemTypeName(type)
+           << ", which partition does not support";
   Shape shape(tensor.dims().begin(), tensor.dims().end());
   for (int64_t d : shape)
     if (d < 0)

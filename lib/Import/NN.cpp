@@ -61,8 +61,8 @@ LogicalResult translateMatMul(Node &n) {
     return failure();
   Shape sa = shapeOf(av), sb = shapeOf(bv);
   if (sa.empty() || sb.empty())
-    return n.error() << "MatMul of a scalar: operand shapes "
-                     << formatShape(sa) << " and " << formatShape(sb);
+    return n.error() << "MatMul of a scalar: operand shapes " << formatShape(sa)
+                     << " and " << formatShape(sb);
   // Vectors are matrices of one row (a) or one column (b), dropped after.
   bool vecA = sa.size() == 1, vecB = sb.size() == 1;
   if (vecA)
@@ -197,11 +197,10 @@ void layerNormStatistics(Node &n, const LayerNormShapes &s, Value xf,
   Value square = part::MulOp::create(b, n.loc, centered, centered);
   Value var = part::ReduceMeanOp::create(b, n.loc, statType, square,
                                          ArrayRef<int64_t>{last}, true);
-  Value eps =
-      n.constant(HostTensor::scalar(onnx::TensorProto::FLOAT, epsilon));
+  Value eps = n.constant(HostTensor::scalar(onnx::TensorProto::FLOAT, epsilon));
   (void)n.unify(var, eps); // a constant follows var
-  Value inv = part::RsqrtOp::create(b, n.loc,
-                                    part::AddOp::create(b, n.loc, var, eps));
+  Value inv =
+      part::RsqrtOp::create(b, n.loc, part::AddOp::create(b, n.loc, var, eps));
   n.im.setValue(node.output(2), n.im.reshape(inv, stat, n.loc));
 }
 
@@ -238,8 +237,7 @@ LogicalResult translateLayerNorm(Node &n) {
   float epsilon = n.floatAttr("epsilon", 1e-5f);
   Value xf = n.im.reshape(*x, s.flat, n.loc);
   Value y = part::LayerNormOp::create(n.builder, n.loc, xf.getType(), xf, *sv,
-                                      bias,
-                                      n.builder.getF32FloatAttr(epsilon));
+                                      bias, n.builder.getF32FloatAttr(epsilon));
   n.im.setValue(n.proto.output(0), n.im.reshape(y, s.in, n.loc));
   layerNormStatistics(n, s, xf, epsilon);
   return success();
@@ -248,12 +246,14 @@ LogicalResult translateLayerNorm(Node &n) {
 } // namespace
 
 void partition::import::detail::registerNNOps(OpTable &t) {
-  t.onOp("MatMul", 13).inputs(2, 2).translate(translateMatMul).note(
-      "float tensors");
-  t.onOp("Gemm", 13).inputs(2, 3).translate(translateGemm).note(
-      "float tensors");
-  t.onOp("Softmax", 13).translate(translateSoftmax);
-  t.onOp("LayerNormalization", 17)
+  t.onOp("MatMul", 13)
+      .inputs(2, 2)
+      .translate(translateMatMul)
+      .note("float tensors");
+  t.onOp("Gemm", 13)
       .inputs(2, 3)
-      .translate(translateLayerNorm);
+      .translate(translateGemm)
+      .note("float tensors");
+  t.onOp("Softmax", 13).translate(translateSoftmax);
+  t.onOp("LayerNormalization", 17).inputs(2, 3).translate(translateLayerNorm);
 }

@@ -178,7 +178,8 @@ Value Importer::addParameter(const onnx::TensorProto &tensor) {
       StringRef(currentNode->name()).starts_with("/")) {
     StringRef scope = StringRef(currentNode->name()).drop_front();
     scope = scope.rsplit('/').first;
-    if (!scope.empty() && scope != StringRef(currentNode->name()).drop_front()) {
+    if (!scope.empty() &&
+        scope != StringRef(currentNode->name()).drop_front()) {
       std::string derived = scope.str();
       std::replace(derived.begin(), derived.end(), '/', '.');
       derived += ".weight";
@@ -249,8 +250,7 @@ FailureOr<Value> Importer::valueOf(Slot &slot, const std::string &name) {
         return failure();
       }
       slot.constant = materialize(
-          *slot.host,
-          NameLoc::get(StringAttr::get(&context, name), fileLoc()));
+          *slot.host, NameLoc::get(StringAttr::get(&context, name), fileLoc()));
     }
     return slot.constant;
   }
@@ -453,14 +453,14 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
     std::string runtime;
     for (int i = 0; i < node.input_size(); ++i)
       if (n.has(i) && !n.host(i))
-        runtime += (runtime.empty() ? "'" : ", '") + printable(node.input(i)) +
-                   "'";
+        runtime +=
+            (runtime.empty() ? "'" : ", '") + printable(node.input(i)) + "'";
     // A fold fails or succeeds on host inputs; it declines only run-time
     // ones.
     assert(!runtime.empty() && "a fold declined host inputs");
     return n.fail("partition evaluates " + node.op_type() +
-                  " only while importing, on constants; its inputs " +
-                  runtime + " are computed at run time");
+                  " only while importing, on constants; its inputs " + runtime +
+                  " are computed at run time");
   }
   if (failed(handler->translate(n)))
     return failure();
@@ -482,15 +482,15 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
   return success();
 }
 
-
 //===----------------------------------------------------------------------===//
 // The whole model: every problem is collected before anything is built
 //===----------------------------------------------------------------------===//
 
 /// Calls `fn` for every node of `graph` and of the graphs its nodes hold
 /// (a Loop's body), outer nodes first.
-static void forEachNode(const onnx::GraphProto &graph,
-                        const std::function<void(const onnx::NodeProto &)> &fn) {
+static void
+forEachNode(const onnx::GraphProto &graph,
+            const std::function<void(const onnx::NodeProto &)> &fn) {
   for (const onnx::NodeProto &node : graph.node()) {
     fn(node);
     for (const onnx::AttributeProto &a : node.attribute()) {
@@ -586,8 +586,7 @@ bool Importer::checkNodes() {
     if (standard && opTable().lookup(node.op_type()))
       return;
     std::string key = standard ? node.op_type() : domain + "." + node.op_type();
-    unsupported[key].push_back(node.name().empty() ? "<unnamed>"
-                                                   : node.name());
+    unsupported[key].push_back(node.name().empty() ? "<unnamed>" : node.name());
   });
   if (!unsupported.empty()) {
     InFlightDiagnostic diag = emitError(fileLoc());
@@ -668,8 +667,7 @@ static bool exchangeable(int32_t type, bool input) {
   return type == onnx::TensorProto::FLOAT ||
          type == onnx::TensorProto::FLOAT16 ||
          type == onnx::TensorProto::BFLOAT16 ||
-         type == onnx::TensorProto::INT32 ||
-         type == onnx::TensorProto::INT64 ||
+         type == onnx::TensorProto::INT32 || type == onnx::TensorProto::INT64 ||
          (input && type == onnx::TensorProto::BOOL);
 }
 
@@ -725,8 +723,7 @@ Importer::inputInfo(const onnx::ValueInfoProto &in) {
   if (failed(irName(in.name(), "graph input")))
     return failure();
   return InputInfo{
-      in.name(),
-      RankedTensorType::get(shape, partElementType(t.elem_type()))};
+      in.name(), RankedTensorType::get(shape, partElementType(t.elem_type()))};
 }
 
 bool Importer::collectInputs(std::vector<InputInfo> &inputs) {

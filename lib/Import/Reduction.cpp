@@ -43,8 +43,7 @@ FailureOr<std::vector<int64_t>> reducedDims(Node &n, int64_t rank) {
   for (int64_t ax : **axes) {
     std::optional<int64_t> axis = normalizeAxis(ax, rank);
     if (!axis)
-      return n.error() << "axis " << ax << " is out of range for rank "
-                       << rank;
+      return n.error() << "axis " << ax << " is out of range for rank " << rank;
     dims.push_back(*axis);
   }
   llvm::sort(dims);

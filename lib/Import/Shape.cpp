@@ -167,8 +167,9 @@ FailureOr<Shape> reshapeTarget(Node &n, const Shape &in, bool allowEmpty) {
       out[i] = in[i];
     }
     if (out[i] < -1)
-      return n.error() << "shape " << formatShape(given) << " has the dimension "
-                       << out[i] << " (only -1, inferred, may be negative)";
+      return n.error() << "shape " << formatShape(given)
+                       << " has the dimension " << out[i]
+                       << " (only -1, inferred, may be negative)";
     if (out[i] == 0 && !allowEmpty)
       return n.error() << "shape " << formatShape(given)
                        << " has a dimension 0 with allowzero (partition has no "
@@ -194,8 +195,8 @@ FailureOr<Shape> reshapeTarget(Node &n, const Shape &in, bool allowEmpty) {
     out[infer] = count / known;
   }
   if (checkedNumElements(out) != std::optional<int64_t>(count))
-    return n.error() << "cannot reshape " << formatShape(in) << " ("
-                     << count << " elements) to " << formatShape(given);
+    return n.error() << "cannot reshape " << formatShape(in) << " (" << count
+                     << " elements) to " << formatShape(given);
   return out;
 }
 
@@ -319,13 +320,13 @@ FailureOr<Shape> concatShape(Node &n, ArrayRef<Shape> shapes, int64_t axis) {
   out[axis] = 0;
   for (const Shape &s : shapes) {
     if (s.size() != first.size())
-      return n.error() << "operands of shapes " << formatShape(first)
-                       << " and " << formatShape(s) << " differ in rank";
+      return n.error() << "operands of shapes " << formatShape(first) << " and "
+                       << formatShape(s) << " differ in rank";
     for (size_t d = 0; d < first.size(); ++d)
       if (static_cast<int64_t>(d) != axis && s[d] != first[d])
         return n.error() << "operands of shapes " << formatShape(first)
-                         << " and " << formatShape(s)
-                         << " differ outside axis " << axis;
+                         << " and " << formatShape(s) << " differ outside axis "
+                         << axis;
     out[axis] += s[axis];
   }
   return out;
@@ -672,10 +673,10 @@ LogicalResult translateSplit(Node &n) {
     auto type = RankedTensorType::get(out, elementTypeOf(*x));
     if (!n.proto.output(i).empty())
       n.im.setValue(n.proto.output(i),
-                    out == in ? *x
-                              : part::SliceOp::create(n.builder, n.loc, type,
-                                                      *x, offsets,
-                                                      DenseI64ArrayAttr()));
+                    out == in
+                        ? *x
+                        : part::SliceOp::create(n.builder, n.loc, type, *x,
+                                                offsets, DenseI64ArrayAttr()));
   }
   return success();
 }

@@ -387,8 +387,8 @@ StatusOr<NpyInfo> partition::runtime::parseNpyHeader(const std::string &bytes,
   uint64_t dataBytes = size - dataOffset;
   if (dataBytes != static_cast<uint64_t>(*storedBytes))
     return PARTITION_ERROR(InvalidArgument, path, ": shape ",
-                           formatShape(*shape), " of ", typeName,
-                           " needs ", *storedBytes,
+                           formatShape(*shape), " of ", typeName, " needs ",
+                           *storedBytes,
                            " bytes of data but the file "
                            "has ",
                            dataBytes);

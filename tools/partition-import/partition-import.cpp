@@ -179,8 +179,8 @@ int main(int argc, char **argv) {
     for (const import::OnnxOpSupport &op : import::supportedOnnxOps()) {
       std::string line = op.opType;
       line.resize(std::max<size_t>(line.size() + 1, 20), ' ');
-      line += std::to_string(op.sinceOpset) + "-" +
-              std::to_string(op.untilOpset);
+      line +=
+          std::to_string(op.sinceOpset) + "-" + std::to_string(op.untilOpset);
       if (!op.note.empty())
         line += "  " + op.note;
       outs() << line << "\n";
