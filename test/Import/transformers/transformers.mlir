@@ -57,6 +57,10 @@
 // RUN: FileCheck %s --check-prefix=GPT2 < %t/gpt2/dp:2,tp:2.mlir
 // GPT2: part.name = "model.transformer.h.0.attn.c_attn.weight", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{}, {}, {"tp"}]>, part.stored_shape = array<i64: 32, 96>
 // GPT2-COUNT-2: part.attention {{.*}} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+// The plan reads each rank's [32, 3, 16] block from the stored [32, 96]:
+// RUN: partition-run %t/gpt2/dp:2,tp:2.plan --dump | FileCheck %s --check-prefix=DUMP
+// DUMP: param "model.transformer.h.0.attn.c_attn.weight" %{{[0-9]+}} : f32[32, 3, 16] of global [32, 3, 32] sharded [{}, {}, {"tp"}] stored as [32, 96]
+// DUMP: param "model.transformer.h.0.attn.c_attn.bias" %{{[0-9]+}} : f32[3, 16] of global [3, 32] sharded [{}, {"tp"}] stored as [96]
 // RUN: FileCheck %s --check-prefix=BERT < %t/bert/dp:2,tp:2.mlir
 // BERT: part.attention {{.*}} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
 // RUN: FileCheck %s --check-prefix=LLAMA < %t/llama/dp:2,tp:2.mlir
