@@ -1,12 +1,13 @@
 //===- Shape.cpp - constants, shapes and data movement --------------------===//
 //
 // Constant, ConstantOfShape, Shape, Size and Range (host values only), and
-// Reshape, Flatten, Unsqueeze, Squeeze, Transpose, Expand, Concat, Slice,
-// Split and Gather. Each data-movement op computes its result's shape once
-// (the helpers below, which also give the diagnostics) and then either
-// moves host values or builds `part` ops. Operands that are shapes (a
-// Reshape's target, Slice's bounds, an Expand's shape) must be host values:
-// with every symbolic dimension bound, exporters' shape arithmetic folds.
+// Reshape, Flatten, Unsqueeze, Squeeze, Transpose, Expand, Tile, Concat,
+// Slice, Split, Gather and GatherElements. Each data-movement op computes
+// its result's shape once (the helpers below, which also give the
+// diagnostics) and then either moves host values or builds `part` ops.
+// Operands that are shapes (a Reshape's target, Slice's bounds, an Expand's
+// shape, Tile's repeats) must be host values: with every symbolic dimension
+// bound, exporters' shape arithmetic folds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -393,6 +394,98 @@ FailureOr<HostTensor> gatherIndices(Node &n, const HostTensor &indices,
   return positive;
 }
 
+/// Tile: `repeats` (a host value) gives one count per dimension; the result
+/// has each dimension times its count. Host values may be empty
+/// (`allowEmpty`); run-time tensors may not.
+FailureOr<Shape> tileShape(Node &n, const Shape &in, bool allowEmpty) {
+  FailureOr<const HostTensor *> given = n.requireHost(1, "repeats");
+  if (failed(given))
+    return failure();
+  Shape repeats = (*given)->ints();
+  if (repeats.size() != in.size())
+    return n.error() << "repeats " << formatShape(repeats) << " has "
+                     << repeats.size() << " elements for an input of shape "
+                     << formatShape(in);
+  Shape out = in;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (repeats[d] < 0 || (repeats[d] == 0 && !allowEmpty))
+      return n.error() << "repeats " << formatShape(repeats)
+                       << " has the count " << repeats[d]
+                       << " (partition has no empty tensors)";
+    std::optional<int64_t> dim = llvm::checkedMul<int64_t>(in[d], repeats[d]);
+    if (!dim)
+      return n.error() << "repeats " << formatShape(repeats) << " tile "
+                       << formatShape(in) << " past 2^63 elements";
+    out[d] = *dim;
+  }
+  if (!checkedNumElements(out))
+    return n.error() << "repeats " << formatShape(repeats) << " tile "
+                     << formatShape(in) << " past 2^63 elements";
+  return out;
+}
+
+/// GatherElements: data and indices have one rank; the result has the
+/// indices' shape, which may be smaller than the data's outside `axis`.
+FailureOr<int64_t> gatherElementsAxis(Node &n, const Shape &data,
+                                      const Shape &indices) {
+  if (data.size() != indices.size())
+    return n.error() << "indices of shape " << formatShape(indices)
+                     << " and data of shape " << formatShape(data)
+                     << " differ in rank";
+  FailureOr<int64_t> axis = axisOf(n, 0, static_cast<int64_t>(data.size()));
+  if (failed(axis))
+    return failure();
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int64_t>(d) != *axis && indices[d] > data[d])
+      return n.error() << "indices of shape " << formatShape(indices)
+                       << " exceed data of shape " << formatShape(data)
+                       << " in dimension " << d;
+  return *axis;
+}
+
+/// The position in row-major data of shape `data` of the element a
+/// GatherElements reads for index position `index` (with `value`, already
+/// non-negative, along `axis`).
+int64_t gatherElementsSource(const Shape &dataStrides, const Shape &index,
+                             int64_t axis, int64_t value) {
+  int64_t src = 0;
+  for (size_t d = 0; d < index.size(); ++d)
+    src +=
+        (static_cast<int64_t>(d) == axis ? value : index[d]) * dataStrides[d];
+  return src;
+}
+
+/// Split's sizes: an attribute, input 1, or num_outputs (or the number of
+/// outputs) as equal as possible.
+FailureOr<std::vector<int64_t>> splitSizes(Node &n, const Shape &in,
+                                           int64_t axis) {
+  std::vector<int64_t> sizes;
+  int outputs = n.proto.output_size();
+  if (auto fromAttr = n.intsAttr("split")) {
+    sizes = *fromAttr;
+  } else if (n.has(1)) {
+    FailureOr<const HostTensor *> split = n.requireHost(1, "split");
+    if (failed(split))
+      return failure();
+    sizes = (*split)->ints();
+  } else {
+    int64_t parts = n.intAttr("num_outputs", outputs);
+    if (parts < 1 || parts > in[axis])
+      return n.error() << "cannot split dimension " << axis << " of "
+                       << formatShape(in) << " into " << parts << " parts";
+    int64_t chunk = (in[axis] + parts - 1) / parts;
+    for (int64_t i = 0, left = in[axis]; i < parts; ++i, left -= chunk)
+      sizes.push_back(std::min(chunk, left));
+  }
+  if (static_cast<int>(sizes.size()) != outputs ||
+      llvm::any_of(sizes, [&](int64_t s) { return s < 1 || s > in[axis]; }) ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != in[axis])
+    return n.error() << "split sizes " << formatShape(sizes)
+                     << " do not cover dimension " << axis << " of "
+                     << formatShape(in) << " in " << outputs << " outputs";
+  return sizes;
+}
+
 //===----------------------------------------------------------------------===//
 // Folds
 //===----------------------------------------------------------------------===//
@@ -524,6 +617,64 @@ FailureOr<bool> foldGather(Node &n) {
   return n.folded(std::move(out));
 }
 
+FailureOr<bool> foldSplit(Node &n) {
+  const HostTensor *a = n.host(0);
+  int64_t rank = static_cast<int64_t>(a->shape.size());
+  FailureOr<int64_t> axis = axisOf(n, 0, rank);
+  if (failed(axis))
+    return failure();
+  FailureOr<std::vector<int64_t>> sizes = splitSizes(n, a->shape, *axis);
+  if (failed(sizes))
+    return failure();
+  int64_t offset = 0;
+  for (int i = 0; i < n.proto.output_size(); ++i) {
+    if (!n.proto.output(i).empty())
+      n.im.setHost(n.proto.output(i),
+                   hostSlice(*a, *axis, offset, (*sizes)[i]));
+    offset += (*sizes)[i];
+  }
+  return true;
+}
+
+FailureOr<bool> foldTile(Node &n) {
+  const HostTensor *a = n.host(0);
+  FailureOr<Shape> shape = tileShape(n, a->shape, /*allowEmpty=*/true);
+  if (failed(shape) || failed(n.checkFoldSize(*shape)))
+    return failure();
+  Shape inStrides = stridesOf(a->shape);
+  HostTensor out;
+  out.elemType = a->elemType;
+  out.shape = *shape;
+  out.values.resize(numElements(*shape));
+  forEachIndex(*shape, [&](const Shape &index, int64_t linear) {
+    int64_t src = 0;
+    for (size_t d = 0; d < index.size(); ++d)
+      src += index[d] % a->shape[d] * inStrides[d];
+    out.values[linear] = a->values[src];
+  });
+  return n.folded(std::move(out));
+}
+
+FailureOr<bool> foldGatherElements(Node &n) {
+  const HostTensor *a = n.host(0), *b = n.host(1);
+  FailureOr<int64_t> axis = gatherElementsAxis(n, a->shape, b->shape);
+  if (failed(axis))
+    return failure();
+  FailureOr<HostTensor> idx = gatherIndices(n, *b, *axis, a->shape[*axis]);
+  if (failed(idx))
+    return failure();
+  Shape strides = stridesOf(a->shape);
+  HostTensor out;
+  out.elemType = a->elemType;
+  out.shape = b->shape;
+  out.values.resize(b->values.size());
+  forEachIndex(b->shape, [&](const Shape &index, int64_t linear) {
+    out.values[linear] = a->values[gatherElementsSource(strides, index, *axis,
+                                                        idx->asInt(linear))];
+  });
+  return n.folded(std::move(out));
+}
+
 //===----------------------------------------------------------------------===//
 // Translation
 //===----------------------------------------------------------------------===//
@@ -621,37 +772,6 @@ LogicalResult translateSlice(Node &n) {
       unit ? DenseI64ArrayAttr() : n.builder.getDenseI64ArrayAttr(p->steps)));
 }
 
-/// Split's sizes: an attribute, input 1, or num_outputs (or the number of
-/// outputs) as equal as possible.
-FailureOr<std::vector<int64_t>> splitSizes(Node &n, const Shape &in,
-                                           int64_t axis) {
-  std::vector<int64_t> sizes;
-  int outputs = n.proto.output_size();
-  if (auto fromAttr = n.intsAttr("split")) {
-    sizes = *fromAttr;
-  } else if (n.has(1)) {
-    FailureOr<const HostTensor *> split = n.requireHost(1, "split");
-    if (failed(split))
-      return failure();
-    sizes = (*split)->ints();
-  } else {
-    int64_t parts = n.intAttr("num_outputs", outputs);
-    if (parts < 1 || parts > in[axis])
-      return n.error() << "cannot split dimension " << axis << " of "
-                       << formatShape(in) << " into " << parts << " parts";
-    int64_t chunk = (in[axis] + parts - 1) / parts;
-    for (int64_t i = 0, left = in[axis]; i < parts; ++i, left -= chunk)
-      sizes.push_back(std::min(chunk, left));
-  }
-  if (static_cast<int>(sizes.size()) != outputs ||
-      llvm::any_of(sizes, [&](int64_t s) { return s < 1 || s > in[axis]; }) ||
-      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != in[axis])
-    return n.error() << "split sizes " << formatShape(sizes)
-                     << " do not cover dimension " << axis << " of "
-                     << formatShape(in) << " in " << outputs << " outputs";
-  return sizes;
-}
-
 LogicalResult translateSplit(Node &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -740,6 +860,125 @@ LogicalResult translateGather(Node &n) {
   return n.done(n.im.reshape(s, out, n.loc));
 }
 
+LogicalResult translateTile(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  Shape in = shapeOf(*x);
+  FailureOr<Shape> out = tileShape(n, in, /*allowEmpty=*/false);
+  if (failed(out))
+    return failure();
+  // Each repeated dimension d gets a new dimension of its count in front:
+  // [d0, d1] repeated [r0, 1] is [1, d0, d1] broadcast to [r0, d0, d1],
+  // read as [r0 * d0, d1].
+  Shape unit, spread;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if ((*out)[d] != in[d]) {
+      unit.push_back(1);
+      spread.push_back((*out)[d] / in[d]);
+    }
+    unit.push_back(in[d]);
+    spread.push_back(in[d]);
+  }
+  if (spread == in)
+    return n.done(*x);
+  Value v = n.im.broadcastTo(n.im.reshape(*x, unit, n.loc), spread, n.loc);
+  return n.done(n.im.reshape(v, *out, n.loc));
+}
+
+/// GatherElements whose constant indices are the same across every
+/// dimension but `axis` (positions broadcast over the batch and the
+/// features, as GPT-J reads its sin/cos table): the data cut to the
+/// indices' shape outside `axis`, gathered along `axis` by one index list.
+FailureOr<Value> gatherElementsAlongAxis(Node &n, Value data,
+                                         const HostTensor &idx, int64_t axis) {
+  Shape at(idx.shape.size(), 0);
+  Shape strides = stridesOf(idx.shape);
+  HostTensor list;
+  list.elemType = onnx::TensorProto::INT64;
+  list.shape = {idx.shape[axis]};
+  for (int64_t i = 0; i < idx.shape[axis]; ++i)
+    list.values.push_back(idx.values[i * strides[axis]]);
+  bool uniform = true;
+  forEachIndex(idx.shape, [&](const Shape &index, int64_t linear) {
+    uniform &= idx.values[linear] == list.values[index[axis]];
+  });
+  if (!uniform)
+    return failure();
+  Shape in = shapeOf(data), cut = idx.shape;
+  cut[axis] = in[axis];
+  if (cut != in) {
+    auto type = RankedTensorType::get(cut, elementTypeOf(data));
+    data = part::SliceOp::create(n.builder, n.loc, type, data,
+                                 Shape(in.size(), 0), DenseI64ArrayAttr());
+  }
+  return part::GatherOp::create(n.builder, n.loc, data, n.constant(list), axis)
+      .getResult();
+}
+
+/// GatherElements in general: a gather from the flattened data at
+/// `index * stride(axis) + base`, where base is the position of the
+/// element's other coordinates. Constant indices give one constant; a
+/// run-time index (made non-negative as Gather's are) is scaled and offset
+/// at run time. An index out of range along `axis` reads another row
+/// rather than failing.
+LogicalResult translateGatherElements(Node &n) {
+  FailureOr<Value> data = n.input(0);
+  if (failed(data))
+    return failure();
+  Shape in = shapeOf(*data);
+  const HostTensor *given = n.host(1);
+  Shape idxShape;
+  if (given) {
+    idxShape = given->shape;
+  } else {
+    FailureOr<Value> indices = n.input(1);
+    if (failed(indices))
+      return failure();
+    idxShape = shapeOf(*indices);
+  }
+  FailureOr<int64_t> axis = gatherElementsAxis(n, in, idxShape);
+  if (failed(axis))
+    return failure();
+  Shape strides = stridesOf(in);
+  auto flat = [&] { return n.im.reshape(*data, {numElements(in)}, n.loc); };
+  if (given) {
+    FailureOr<HostTensor> idx = gatherIndices(n, *given, *axis, in[*axis]);
+    if (failed(idx))
+      return failure();
+    FailureOr<Value> alongAxis = gatherElementsAlongAxis(n, *data, *idx, *axis);
+    if (succeeded(alongAxis))
+      return n.done(*alongAxis);
+    HostTensor source = *idx;
+    forEachIndex(idxShape, [&](const Shape &index, int64_t linear) {
+      source.values[linear] = static_cast<double>(
+          gatherElementsSource(strides, index, *axis, idx->asInt(linear)));
+    });
+    Value positions = n.constant(source);
+    return n.done(
+        part::GatherOp::create(n.builder, n.loc, flat(), positions, 0));
+  }
+  FailureOr<Value> idx = runtimeIndices(n, in[*axis]);
+  if (failed(idx))
+    return failure();
+  HostTensor base, stride;
+  base.elemType = stride.elemType = elementTypeOf(*idx).isInteger(32)
+                                        ? onnx::TensorProto::INT32
+                                        : onnx::TensorProto::INT64;
+  base.shape = idxShape;
+  base.values.resize(numElements(idxShape));
+  forEachIndex(idxShape, [&](const Shape &index, int64_t linear) {
+    base.values[linear] =
+        static_cast<double>(gatherElementsSource(strides, index, *axis, 0));
+  });
+  stride.values = {static_cast<double>(strides[*axis])};
+  Value scaled =
+      part::MulOp::create(n.builder, n.loc, *idx, n.constant(stride));
+  Value source =
+      part::AddOp::create(n.builder, n.loc, scaled, n.constant(base));
+  return n.done(part::GatherOp::create(n.builder, n.loc, flat(), source, 0));
+}
+
 } // namespace
 
 void partition::import::detail::registerShapeOps(OpTable &t) {
@@ -813,14 +1052,28 @@ void partition::import::detail::registerShapeOps(OpTable &t) {
       .note("constant starts, ends, axes, steps");
   t.onOp("Split", 13)
       .inputs(1, 2)
+      .fold(foldSplit)
       .translate(translateSplit)
       .axesInputFrom(13)
       .attributeFrom("num_outputs", 18)
       .shapeOperands({1})
+      .movesData()
       .note("constant split sizes");
   t.onOp("Gather", 13)
       .inputs(2, 2)
       .fold(foldGather)
       .translate(translateGather)
       .movesData();
+  t.onOp("GatherElements", 13)
+      .inputs(2, 2)
+      .fold(foldGatherElements)
+      .translate(translateGatherElements)
+      .movesData();
+  t.onOp("Tile", 13)
+      .inputs(2, 2)
+      .fold(foldTile)
+      .translate(translateTile)
+      .shapeOperands({1})
+      .movesData()
+      .note("constant repeats");
 }

@@ -17,6 +17,7 @@
 // CHECK:      Range               13-21  constant inputs (folded)
 // CHECK:      Reshape             13-21  constant shape
 // CHECK:      SplitToSequence     13-21  constant split
+// CHECK:      Tile                13-21  constant repeats
 // CHECK:      Trilu               14-21  k constant
 // CHECK:      Where               13-21
 // CHECK-NEXT: Xor                 13-21  constant or run-time bool (i32 0 / 1)

@@ -134,12 +134,26 @@
 // SQUEEZE: error: node '/squeeze' (Squeeze): cannot squeeze axis 0 of [2, 3]
 // RUN: not partition-import %t/expand.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=EXPAND
 // EXPAND: error: node '/expand' (Expand): cannot expand [2, 3] to [4]
+// RUN: not partition-import %t/tile-rank.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TILE-RANK
+// TILE-RANK: error: node '/tile' (Tile): repeats [2] has 1 elements for an input of shape [2, 3]
+// RUN: not partition-import %t/tile-zero.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TILE-ZERO
+// TILE-ZERO: error: node '/tile' (Tile): repeats [0, 1] has the count 0 (partition has no empty tensors)
+// RUN: not partition-import %t/tile-overflow.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TILE-OVERFLOW
+// TILE-OVERFLOW: error: node '/tile' (Tile): repeats [4611686018427387904, 4611686018427387904] tile [2, 3] past 2^63 elements
+// RUN: not partition-import %t/tile-runtime-repeats.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TILE-RUNTIME
+// TILE-RUNTIME: error: node '/tile' (Tile): its repeats (input 1, 'r') is computed at run time
 // RUN: not partition-import %t/slice-axis.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SLICE-AXIS
 // SLICE-AXIS: error: node '/slice' (Slice): axis 5 or step 1 is invalid for rank 2
 // RUN: not partition-import %t/gather-index.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GATHER-INDEX
 // GATHER-INDEX: error: node '/gather' (Gather): index 7 is out of range for dimension 0 of size 2
 // RUN: not partition-import %t/gather-float-indices.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GATHER-FLOAT-INDICES
 // GATHER-FLOAT-INDICES: error: node '/gather' (Gather): indices of type 'tensor<2xf32>' are not integers
+// RUN: not partition-import %t/gather-elements-rank.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GE-RANK
+// GE-RANK: error: node '/ge' (GatherElements): indices of shape [1] and data of shape [2, 3] differ in rank
+// RUN: not partition-import %t/gather-elements-shape.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GE-SHAPE
+// GE-SHAPE: error: node '/ge' (GatherElements): indices of shape [3, 1] exceed data of shape [2, 3] in dimension 0
+// RUN: not partition-import %t/gather-elements-index.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GE-INDEX
+// GE-INDEX: error: node '/ge' (GatherElements): index 3 is out of range for dimension 1 of size 3
 // RUN: not partition-import %t/split-cover.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SPLIT-COVER
 // SPLIT-COVER: error: node '/split' (Split): split sizes [1, 1] do not cover dimension 1 of [2, 3] in 2 outputs
 // RUN: not partition-import %t/concat-axis.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=CONCAT-AXIS

@@ -92,6 +92,8 @@ RECIPES = {
     "Expand": ([(run, X), (const, i64(4, 2, 3))], {}),
     "Flatten": (unary, {"axis": 1}),
     "Gather": ([(run, X), (const, i64(1, 0))], {"axis": 1}),
+    "GatherElements": ([(run, X), (run, i64([1, 0, 2], [0, 0, 1]))], {"axis": 1}),
+    "Tile": ([(run, X), (const, i64(2, 1))], {}),
     "Gemm": ([(run, X), (run, X.T.copy())], {}),
     "MatMul": ([(run, X), (run, X.T.copy())], {}),
     "LayerNormalization": ([(run, X), (run, np.ones(3, np.float32))], {}),
