@@ -28,6 +28,16 @@ ARCH is one of:
          fused QKV projection viewed as [B, S, heads, 3, head_dim]; tanh
          GELU with its argument factored as 0.79788456 * x *
          (1 + 0.044715 * x * x); tied LM head
+  gptj   GPTJForCausalLM: interleaved rotary embeddings on the first 4 of
+         each head's 8 dimensions, the sin/cos rows picked by position with
+         GatherElements and repeated with Tile (repeat_interleave); one
+         LayerNorm feeding attention and MLP in parallel; LM head with a
+         bias
+  codegen
+         CodeGenForCausalLM: GPT-J's attention and rotary embeddings, Q, K
+         and V fused in one projection split into 4 blocks (mp_num) of
+         heads; the expand of the sin/cos table has its shape computed by
+         Where(Equal(shape, -1), 1, shape)
 
 The model is built with random weights from a seeded generator (nothing is
 downloaded), then every parameter is moved by seeded noise: freshly
@@ -95,6 +105,14 @@ def build(arch):
         cfg = T.BloomConfig(vocab_size=96, hidden_size=32, n_layer=2,
                             n_head=4)
         return T.BloomForCausalLM(cfg)
+    if arch == "gptj":
+        cfg = T.GPTJConfig(vocab_size=96, n_embd=64, n_layer=2, n_head=8,
+                           rotary_dim=4, n_positions=32)
+        return T.GPTJForCausalLM(cfg)
+    if arch == "codegen":
+        cfg = T.CodeGenConfig(vocab_size=96, n_embd=64, n_layer=2, n_head=8,
+                              rotary_dim=4, n_positions=32, n_ctx=32)
+        return T.CodeGenForCausalLM(cfg)
     sys.exit(f"export_transformers.py: unknown architecture {arch!r}")
 
 
