@@ -40,10 +40,12 @@ namespace {
 class Partitioner final : public PartitionContext {
 public:
   Partitioner(func::FuncOp function, MeshOp mesh,
-              ArrayRef<StringAttr> accumulateOnly = {})
+              ArrayRef<StringAttr> accumulateOnly = {},
+              bool testDropMatmulReduction = false)
       : function(function), meshOp(mesh), meshAttr(mesh.getMesh()),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
-        accumulateOnly(accumulateOnly) {}
+        accumulateOnly(accumulateOnly),
+        testDropMatmulReduction(testDropMatmulReduction) {}
 
   LogicalResult run();
 
@@ -105,6 +107,10 @@ private:
   /// Axes over which only pending sums may be completed (see the pass's
   /// accumulate-axes option).
   SmallVector<StringAttr> accumulateOnly;
+  /// TEST ONLY (the pass's test-drop-matmul-reduction): leave out every
+  /// all_reduce that completes a matmul's pending sum, so that the program
+  /// computes something else (partition-check's tests break a rule with it).
+  bool testDropMatmulReduction = false;
   /// What `plan` moves per device, or kForbidden when it runs another
   /// collective than an all_reduce over an accumulate-only axis.
   static constexpr int64_t kForbidden = int64_t(1) << 50;
@@ -173,6 +179,9 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Value local,
                                    b.getI64IntegerAttr(step.dim), sum);
       break;
     case ReshardStep::Kind::AllReduce:
+      // TEST ONLY: a deliberately wrong program (see the option).
+      if (testDropMatmulReduction && local.getDefiningOp<MatmulOp>())
+        continue;
       op = AllReduceOp::create(b, loc, local, meshRef, axesAttr(step.axes),
                                sum);
       break;
@@ -772,7 +781,7 @@ struct PartPartitionPass
       for (StringRef axis : names)
         accumulateOnly.push_back(StringAttr::get(&getContext(), axis.trim()));
       Partitioner partitioner(function, lookupMesh(function, meshName),
-                              accumulateOnly);
+                              accumulateOnly, testDropMatmulReduction);
       if (failed(partitioner.run()))
         return signalPassFailure();
     }

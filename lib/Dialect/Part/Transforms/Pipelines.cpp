@@ -11,8 +11,16 @@ using namespace partition::part;
 static constexpr llvm::StringLiteral kPipelineAxis = "pp";
 static constexpr llvm::StringLiteral kMicroBatchAxis = "mb";
 
-void partition::part::addSpmdPipeline(OpPassManager &pm,
-                                      const SpmdPipelineOptions &options) {
+namespace {
+/// The mesh part-define-mesh declares for `options.mesh` and the number of
+/// pipeline stages (0 without a pp axis).
+struct SpmdMesh {
+  std::string shape;
+  int64_t stages = 0;
+};
+} // namespace
+
+static SpmdMesh spmdMesh(const SpmdPipelineOptions &options) {
   // A pp axis becomes a micro-batch axis "mb" (of the micro-batches' size)
   // until part-pipeline cuts the stages: the partitioner then writes one
   // micro-batch's program, with all_reduces over "mb" where micro-batches
@@ -36,6 +44,12 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
                ":" + std::to_string(m);
     }
   }
+  return {shape, stages};
+}
+
+void partition::part::addSpmdShardingPipeline(
+    OpPassManager &pm, const SpmdPipelineOptions &options) {
+  auto [shape, stages] = spmdMesh(options);
   // Which of the parallel axes the mesh has.
   auto hasAxis = [&](StringRef axis) {
     SmallVector<StringRef> parts;
@@ -65,8 +79,14 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
     pm.addPass(createPartZeroPass(
         {options.meshName, options.dataParallelAxis, options.zero}));
   pm.addPass(createPartPropagateShardingsPass());
+}
+
+void partition::part::addSpmdPartitionPipeline(
+    OpPassManager &pm, const SpmdPipelineOptions &options) {
+  int64_t stages = spmdMesh(options).stages;
   pm.addPass(createPartPartitionPass(
-      {stages ? std::string(kMicroBatchAxis) : std::string()}));
+      {stages ? std::string(kMicroBatchAxis) : std::string(),
+       options.testDropMatmulReduction}));
   if (stages)
     pm.addPass(createPartPipelinePass(
         {stages, options.schedule,
@@ -75,6 +95,12 @@ void partition::part::addSpmdPipeline(OpPassManager &pm,
              : (options.schedule == "interleaved-1f1b" ? 2 : 1),
          options.stageLayers, options.balance,
          std::string(kMicroBatchAxis)}));
+}
+
+void partition::part::addSpmdPipeline(OpPassManager &pm,
+                                      const SpmdPipelineOptions &options) {
+  addSpmdShardingPipeline(pm, options);
+  addSpmdPartitionPipeline(pm, options);
 }
 
 LogicalResult partition::part::checkSpmdMeshAxes(

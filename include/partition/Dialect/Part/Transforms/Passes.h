@@ -73,6 +73,13 @@ struct SpmdPipelineOptions
                      "(time) or memory (weights, gradients, optimizer state "
                      "and in-flight activations per stage)"),
       llvm::cl::init("flops")};
+  /// TEST ONLY: part-partition's test-drop-matmul-reduction (a wrong
+  /// program on purpose, for partition-check's tests).
+  Option<bool> testDropMatmulReduction{
+      *this, "test-drop-matmul-reduction",
+      llvm::cl::desc("TEST ONLY: drop the all-reduce that completes a "
+                     "matmul over a split contracted dimension"),
+      llvm::cl::init(false)};
 };
 
 /// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel
@@ -84,6 +91,18 @@ struct SpmdPipelineOptions
 /// `--mlir-print-ir-after-all` shows the IR after each stage.
 void addSpmdPipeline(mlir::OpPassManager &pm,
                      const SpmdPipelineOptions &options);
+
+/// The first half of part-spmd: everything up to and including
+/// part-propagate-shardings, which leaves the global program with a sharding
+/// on every value (partition-check cuts that program and partitions the cut
+/// with the same shardings).
+void addSpmdShardingPipeline(mlir::OpPassManager &pm,
+                             const SpmdPipelineOptions &options);
+
+/// The second half of part-spmd: part-partition, and part-pipeline with a
+/// `pp` axis.
+void addSpmdPartitionPipeline(mlir::OpPassManager &pm,
+                              const SpmdPipelineOptions &options);
 
 /// Checks that every axis of `options.mesh` is the data-parallel, the
 /// tensor-parallel or the pipeline axis (`pp`), and the pipeline options;

@@ -162,7 +162,12 @@ def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
            "comma-separated mesh axes over which only sums and means may be "
            "completed (all_reduce): no other collective is chosen over them "
            "(the micro-batch axis of a pipeline, whose devices run one after "
-           "another)">
+           "another)">,
+    Option<"testDropMatmulReduction", "test-drop-matmul-reduction", "bool",
+           /*default=*/"false",
+           "TEST ONLY: leave out the all_reduce that completes a matmul's "
+           "sum over a split contracted dimension, so that the program is "
+           "wrong (partition-check's tests use it to see a mismatch found)">
   ];
 }
 
