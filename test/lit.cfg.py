@@ -23,7 +23,8 @@ config.substitutions.append(("%partition_obj_root", config.partition_obj_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["partition-opt", "partition-translate", "partition-run", "partition-import", "partition-plan"],
+    ["partition-opt", "partition-translate", "partition-run", "partition-import", "partition-plan",
+     "partition-check"],
     [config.partition_tools_dir],
 )
 

@@ -1,0 +1,205 @@
+//===- partition-check.cpp - does the partitioned model compute the same --===//
+//
+// partition-check MODEL.mlir --mesh dp:2,tp:2 [--steps N]
+//   [--weights W.safetensors | --random-weights SEED]
+//
+// Partitions a model for a mesh, runs it and the unpartitioned model on CPU
+// ranks with the same weights and inputs, compares every output, and on a
+// mismatch names the first op whose partitioned result differs (Check.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Check/Check.h"
+#include "partition/InitAll.h"
+#include "partition/Tools/ToolSupport.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace partition::check;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory category("partition-check options");
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                               cl::cat(category));
+cl::opt<std::string> mesh("mesh",
+                          cl::desc("the mesh, as part-spmd's mesh option: "
+                                   "dp:2,tp:2 (axes dp, tp, pp)"),
+                          cl::cat(category));
+cl::opt<std::string>
+    spmdOptions("spmd-options",
+                cl::desc("more part-spmd options, e.g. \"zero=1 "
+                         "sequence-parallel=true\" or \"micro-batches=4\""),
+                cl::cat(category));
+cl::opt<int> steps("steps",
+                   cl::desc("train N steps both ways (part-autodiff, "
+                            "part-optimizer; a loss is appended when the "
+                            "model returns none) and compare the loss of "
+                            "each step and the weights after the last"),
+                   cl::init(0), cl::cat(category));
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("part-optimizer's options with "
+                                        "--steps (default \"kind=sgd "
+                                        "lr=0.01\": AdamW turns a gradient "
+                                        "that is zero up to rounding into a "
+                                        "whole step either way; give it a "
+                                        "looser --weight-rtol)"),
+                               cl::init("kind=sgd lr=0.01"),
+                               cl::cat(category));
+cl::opt<std::string> weights("weights",
+                             cl::desc("safetensors file with every parameter "
+                                      "(default: --random-weights 1)"),
+                             cl::cat(category));
+cl::opt<int64_t> randomWeights(
+    "random-weights",
+    cl::desc("random weights from SEED, as partition-run --random-weights"),
+    cl::init(-1), cl::cat(category));
+cl::opt<float> randomScale(
+    "random-scale",
+    cl::desc("range of --random-weights (default 1: weights in [-1, 1) make "
+             "the outputs depend strongly on every op; partition-run's "
+             "default is 0.1)"),
+    cl::init(1.0f), cl::cat(category));
+cl::opt<int64_t> inputSeed("input-seed",
+                           cl::desc("seed of the random inputs (default 0)"),
+                           cl::init(0), cl::cat(category));
+cl::opt<double> absTolerance("atol", cl::desc("absolute tolerance (default 1e-5)"),
+                     cl::init(1e-5), cl::cat(category));
+cl::opt<double> relTolerance("rtol",
+                     cl::desc("relative tolerance of outputs and losses "
+                              "(default 1e-4)"),
+                     cl::init(1e-4), cl::cat(category));
+cl::opt<double> weightRtol("weight-rtol",
+                           cl::desc("relative tolerance of the weights after "
+                                    "training (default 1e-3)"),
+                           cl::init(1e-3), cl::cat(category));
+cl::opt<bool> noBisect("no-bisect",
+                       cl::desc("on a mismatch, do not look for the first "
+                                "differing op"),
+                       cl::cat(category));
+cl::opt<int> timeout("timeout",
+                     cl::desc("deadline of each collective wait in seconds "
+                              "(default 60)"),
+                     cl::init(60), cl::cat(category));
+// TEST ONLY: a deliberately wrong partitioner, to see a mismatch found.
+cl::opt<bool> testDropMatmulReduction(
+    "test-drop-matmul-reduction",
+    cl::desc("TEST ONLY: partition with a broken rule (the all-reduce that "
+             "completes a matmul's split contraction is left out)"),
+    cl::Hidden, cl::cat(category));
+
+const char *kOverview = R"(partition-check: does the partitioned model compute what the model does?
+
+Partitions MODEL for the mesh with part-spmd (the model's own sharding
+annotations, if any, are dropped), lowers the partitioned and the
+unpartitioned (one device) programs to plans, runs both on CPU ranks (threads
+of this process, Gloo) with the same weights and random inputs (integer
+inputs below the rows of the table they index or the classes of the loss
+they label), and compares every output: |partitioned - unpartitioned| <=
+atol + rtol * |unpartitioned| everywhere, printing the largest errors. With
+--steps N it trains N steps both ways and compares the loss of each step and
+the weights after the last. On a mismatch it cuts the forward model after an
+op (the cut returns that op's values, partitioned with the whole model's
+shardings), halving the range of ops until it names the first op whose
+partitioned result differs, with its operands' and result's shardings.
+
+  partition-check gpt2.mlir --mesh dp:2,tp:2
+  partition-check gpt2.mlir --mesh tp:2 --steps 3 --weights w.safetensors
+
+Exit codes: 0 every output agrees; 1 some output, loss or weight differs;
+2 bad usage, a model that does not parse or compile for the mesh, or a run
+that fails.
+)";
+
+int usage(const llvm::Twine &message) {
+  llvm::errs() << "partition-check: error: " << message << "\n";
+  return kError;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  if (!cl::ParseCommandLineOptions(argc, argv, kOverview, &llvm::errs()))
+    return kError;
+  if (inputFile.empty())
+    return usage("no model given (partition-check MODEL.mlir --mesh "
+                 "dp:2,tp:2; see --help)");
+  if (mesh.empty())
+    return usage("--mesh is required, e.g. --mesh dp:2,tp:2");
+  if (steps < 0)
+    return usage("--steps needs 0 or more, got " + llvm::Twine(int(steps)));
+  if (!weights.empty() && randomWeights >= 0)
+    return usage("--weights and --random-weights are two sources of "
+                 "weights; give one");
+  if (!(randomScale > 0) || !(absTolerance >= 0) || !(relTolerance >= 0) ||
+      !(weightRtol >= 0) || timeout < 1)
+    return usage("--random-scale and --timeout must be positive, the "
+                 "tolerances 0 or more");
+  CheckOptions options;
+  options.mesh = mesh;
+  options.spmdOptions = spmdOptions;
+  options.steps = steps;
+  options.optimizer = optimizer;
+  options.weights = weights;
+  options.weightSeed = randomWeights >= 0 ? uint64_t(randomWeights) : 1;
+  options.weightScale = randomScale;
+  options.inputSeed = uint64_t(inputSeed);
+  options.atol = absTolerance;
+  options.rtol = relTolerance;
+  options.weightRtol = weightRtol;
+  options.bisect = !noBisect;
+  options.timeoutSeconds = timeout;
+  options.testDropMatmulReduction = testDropMatmulReduction;
+
+  std::string message;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &message);
+  if (!input)
+    return usage(message);
+  if (!weights.empty() && !llvm::sys::fs::exists(weights))
+    return usage("--weights " + weights + ": no such file");
+  if (!partition::checkNestingDepth(input->getBuffer(),
+                                    input->getBufferIdentifier(), llvm::errs()))
+    return kError;
+  DialectRegistry registry;
+  partition::registerAllDialects(registry);
+  partition::registerAllPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module;
+  {
+    // Parse errors as one line each: "file:line:col: error: message".
+    bool failedOnce = false;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      if (d.getSeverity() != DiagnosticSeverity::Error || failedOnce)
+        return success();
+      failedOnce = true;
+      std::string where;
+      if (auto l = d.getLocation()->findInstanceOf<FileLineColLoc>())
+        where = (l.getFilename().getValue() + ":" + llvm::Twine(l.getLine()) +
+                 ":" + llvm::Twine(l.getColumn()) + ": ")
+                    .str();
+      llvm::errs() << where << "error: " << d.str() << "\n";
+      return success();
+    });
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return kError;
+  }
+  return runCheck(*module, inputFile, options, llvm::outs(), llvm::errs());
+}
