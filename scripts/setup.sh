@@ -4,6 +4,9 @@
 #   scripts/setup.sh            # everything
 #   scripts/setup.sh --runtime  # the runtime and partition-run only (no MLIR),
 #                               # for -DPARTITION_ENABLE_COMPILER=OFF builds
+# Headless Chromium, which the HTML report tests (test/Report) load pages in,
+# is optional: installed with everything unless PARTITION_BROWSER=0, and a
+# failed install only warns (those tests then say UNSUPPORTED).
 set -euo pipefail
 
 packages=(
@@ -67,5 +70,16 @@ if [ "${1:-}" != "--runtime" ]; then
   if ! "$venv/bin/python" -c "import transformers, sys; sys.exit(transformers.__version__ != '$hf_version')" 2>/dev/null; then
     echo "setup: installing transformers $hf_version in $venv"
     "$venv/bin/pip" install -q --disable-pip-version-check "transformers==$hf_version"
+  fi
+fi
+
+# Optional: headless Chromium for the browser checks of the HTML reports.
+if [ "${1:-}" != "--runtime" ] && [ "${PARTITION_BROWSER:-1}" != 0 ] &&
+   ! command -v chromium >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && sudo=sudo
+  echo "setup: installing chromium (optional: the HTML report tests load pages in it)"
+  if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null 2>&1; then
+    echo "setup: chromium could not be installed; the browser checks of test/Report will be skipped" >&2
   fi
 fi

@@ -67,3 +67,13 @@ if os.path.exists(ort_python) and subprocess.run(
 else:
     lit_config.warning("transformers or torch is missing in .venv (run "
                        "scripts/setup.sh): test/Import/transformers is skipped")
+
+# Headless Chromium (scripts/setup.sh installs it unless PARTITION_BROWSER=0): the HTML
+# reports of test/Report are loaded in it. Without it those tests are
+# reported UNSUPPORTED and the pages are still checked as text.
+import shutil
+if shutil.which("chromium") or shutil.which("chromium-browser"):
+    config.available_features.add("chromium")
+else:
+    lit_config.note("chromium is not installed (scripts/setup.sh installs it): "
+                    "the browser checks of test/Report are skipped")

@@ -2,10 +2,12 @@
 //
 // MlirOptMain over the dialects and passes in InitAll.h. The input is read
 // here, checked for nesting deep enough to overflow the parser's stack, and
-// then handed to MlirOptMain.
+// then handed to MlirOptMain. --part-report=FILE appends part-html-report to
+// the pipeline.
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Transforms/Passes.h"
 #include "partition/InitAll.h"
 #include "partition/Tools/ToolSupport.h"
 
@@ -13,14 +15,31 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+namespace {
+llvm::cl::opt<std::string> reportFile(
+    "part-report",
+    llvm::cl::desc("after the passes, write the HTML report of the module's "
+                   "per-device programs to this file (part-html-report)"),
+    llvm::cl::value_desc("report.html"));
+llvm::cl::opt<std::string> reportCluster(
+    "part-report-cluster",
+    llvm::cl::desc("the cluster the report places devices on and predicts "
+                   "times for: a preset (dgx-a100, dgx-h100, h200) or a "
+                   "cluster file (default dgx-h100)"),
+    llvm::cl::init("dgx-h100"));
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   partition::hideLibraryOptions();
+  reportFile.setHiddenFlag(llvm::cl::NotHidden);
+  reportCluster.setHiddenFlag(llvm::cl::NotHidden);
   mlir::DialectRegistry registry;
   partition::registerAllDialects(registry);
   partition::registerAllPasses();
@@ -57,17 +76,32 @@ int main(int argc, char **argv) {
   // (MLIR's handler echoes the whole line: a function's signature). Not
   // with -verify-diagnostics, which checks them, nor with split input,
   // whose chunks number their lines from 1.
+  std::shared_ptr<llvm::SourceMgr> sourceMgr;
   if (!config.shouldVerifyDiagnostics() && config.inputSplitMarker().empty()) {
-    auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+    sourceMgr = std::make_shared<llvm::SourceMgr>();
     sourceMgr->AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(input->getBuffer(),
                                              input->getBufferIdentifier()),
         llvm::SMLoc());
+  }
+  if (sourceMgr || !reportFile.empty()) {
     mlir::MlirOptMainConfig base = config;
-    config.setPassPipelineSetupFn([base, sourceMgr](mlir::PassManager &pm) {
-      partition::registerShortDiagnosticHandler(pm.getContext(), sourceMgr);
-      return base.setupPassPipeline(pm);
-    });
+    std::string report = reportFile, cluster = reportCluster;
+    config.setPassPipelineSetupFn(
+        [base, sourceMgr, report, cluster](mlir::PassManager &pm) {
+          if (sourceMgr)
+            partition::registerShortDiagnosticHandler(pm.getContext(),
+                                                      sourceMgr);
+          if (mlir::failed(base.setupPassPipeline(pm)))
+            return mlir::failure();
+          if (report.empty())
+            return mlir::success();
+          partition::part::PartHtmlReportPassOptions options;
+          options.output = report;
+          options.cluster = cluster;
+          pm.addPass(partition::part::createPartHtmlReportPass(options));
+          return mlir::success();
+        });
   }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &errorMessage);

@@ -292,5 +292,9 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   }
   e.seconds = step;
   e.exposedCommunication = std::max(0.0, step - e.compute - e.bubble);
+  for (auto &[s, entry] : stages)
+    e.stagePrograms.push_back(entry.first);
+  e.schedule = std::move(schedule);
+  e.timeline = std::move(timeline);
   return e;
 }

@@ -28,6 +28,7 @@
 #ifndef PARTITION_DIALECT_PART_ANALYSIS_COSTMODEL_H
 #define PARTITION_DIALECT_PART_ANALYSIS_COSTMODEL_H
 
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/runtime/Cluster.h"
 
@@ -74,6 +75,11 @@ struct StepEstimate {
   double compute = 0, exposedCommunication = 0;
   double bubble = 0; ///< seconds the busiest stage idles (pipelines)
   std::vector<ProgramEstimate> programs;
+  /// Pipelines: the stages' schedule, its timeline under the predicted step
+  /// costs (seconds), and per stage the index of its program in `programs`.
+  std::optional<pipeline::Schedule> schedule;
+  std::optional<pipeline::Timeline> timeline;
+  std::vector<size_t> stagePrograms;
 };
 
 /// The peak FLOP/s for `op` on one device of `cluster`: that of its

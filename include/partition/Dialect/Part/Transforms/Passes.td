@@ -976,4 +976,44 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartHtmlReportPass : Pass<"part-html-report", "::mlir::ModuleOp"> {
+  let summary = "writes an HTML page that shows the per-device programs' plan";
+  let description = [{
+    Writes one self-contained HTML page (inline CSS and SVG, no script, no
+    network; docs/design/2026-12-04-report-check-progress.md) about the
+    module's per-device (`part.spmd`) programs, pipeline stages included:
+
+    - each mesh as a grid of devices, with its axes, the groups along each
+      axis and the node of every device on `cluster`;
+    - per program, the bytes one device holds at its peak by category
+      (parameters, gradients, optimizer state, activations, inputs) against
+      the device's memory;
+    - for pipelines, the stages' schedule as a timeline (F / B / W per
+      micro-batch) under the cost model's step costs, with each stage's idle
+      share;
+    - the predicted time of each program, compute and communication;
+    - every collective: kind, axes, group, bytes per device, predicted time
+      and origin (which op needed it, and a link to the annotated argument
+      that gave it its sharding); and the same by kind, slowest first;
+    - the arguments (parameters, inputs, state) by layer: global shape,
+      sharding, local shape, bytes per device.
+
+    The IR is unchanged. `partition-opt --part-report=FILE` appends this
+    pass to any pipeline.
+
+    ```
+    partition-opt gpt.mlir --part-spmd="mesh=dp:2,tp:2" \
+      --part-html-report="output=report.html cluster=dgx-h100" -o /dev/null
+    ```
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the page to write">,
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"dgx-h100\"",
+           "a cluster preset (dgx-a100, dgx-h100, h200) or cluster file, for "
+           "nodes, memory capacity and predicted times">
+  ];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 #endif // PARTITION_DIALECT_PART_TRANSFORMS_PASSES_TD
