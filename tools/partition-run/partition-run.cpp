@@ -20,6 +20,7 @@
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Safetensors.h"
 #include "partition/runtime/Sharding.h"
+#include "partition/runtime/StepMetrics.h"
 #include "partition/runtime/Stores.h"
 #include "partition/runtime/cpu/GlooCommunicator.h"
 #ifdef PARTITION_HAVE_CUDA
@@ -42,6 +43,7 @@
 #include <mutex>
 #include <netinet/in.h>
 #include <set>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
@@ -110,6 +112,23 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          checked against the manifest; steps are numbered
                          on from the checkpoint's, and --data or
                          --synthetic continue at its data position
+  --log-every K          in a training run, print the loss line and the
+                         progress line (and write the --metrics line) of
+                         every K-th step and of the last (default 1)
+  --metrics FILE.jsonl   write one JSON object per logged step to FILE
+                         (created or emptied before the first step, flushed
+                         after every line; by the rank that prints the
+                         loss): "step"; each scalar output by name ("loss";
+                         "output.NAME" for a name a fixed field has; null
+                         when not finite); "step_ms" (mean time of the
+                         steps since the previous logged one); "tokens_per_s"
+                         (null when the plan has no token input); "mfu"
+                         (model FLOP/s over the devices' peak; null without
+                         --cluster); "peak_bytes" (that rank's device);
+                         "eta_s"
+  --cluster FILE|NAME    the devices' peak FLOP/s for MFU: a cluster file
+                         (partition-run --calibrate writes one) or a preset
+                         (dgx-a100, dgx-h100, h200)
   --memory-report        print, per rank, the bytes its executor allocated
                          by category (parameters, state, constants, inputs,
                          arena, scratch), after the last step
@@ -137,9 +156,21 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          --processes or a launcher)
 
 Training runs (--steps N > 1, a checkpoint or a batch stream) print the
-scalar outputs (the loss) after every step, stop with an error at a
-non-finite loss (a plan with f16 loss scaling skips that step instead), and
-end with a summary; a single run lists every output with its type.
+scalar outputs (the loss) after every step, or every K-th with --log-every
+("step K: loss V"), stop with an error at a non-finite loss (a plan with
+f16 loss scaling skips that step instead), and end with a summary; a single
+run lists every output with its type. Their progress goes to stderr, so
+that stdout stays the loss log: a line per logged step ("[K/N] loss V |
+step time | tokens/s | MFU | peak memory | ETA"), or one bar that updates
+in place when stderr is a terminal. After the last step a line on stdout
+sums the run up ("summary: N steps in T, mean step M ms (leaving out the
+first), tokens/s, model FLOP per step, MFU, peak memory"), before the line
+that says which steps were trained. Tokens per step are the elements of the
+first integer input named input_ids, tokens, token_ids or ids (else labels
+or targets); model FLOPs are 2*M*N*K of every matmul and of attention's two
+products in every device's program (work a mesh repeats on several devices
+counts on each), against the peak of the matmuls' dtype (f32 for a dtype
+the cluster does not list) times the plan's devices.
 
 With --processes, a rank killed by a signal or stopped ends the run at once:
 the others are killed and the error names the rank. Ranks die with the
@@ -182,6 +213,13 @@ struct Options {
   /// The manifest of --resume, read once before the ranks start.
   std::shared_ptr<const CheckpointManifest> resumed;
   std::string trace;
+  /// --log-every: the loss line, progress and metrics of every K-th step.
+  int logEvery = 1;
+  /// --metrics: the JSONL file of per-step figures; empty for none.
+  std::string metrics;
+  /// --cluster, loaded once before the ranks start; null without it.
+  std::string clusterSpec;
+  std::shared_ptr<const Cluster> cluster;
   bool syncCollectives = false;
   int timeoutSeconds = 60;
   int failRank = -1;
@@ -248,6 +286,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       err = number("--timeout", o.timeoutSeconds);
     } else if (a == "--vocab") {
       err = number("--vocab", o.vocab);
+    } else if (a == "--log-every") {
+      err = number("--log-every", o.logEvery);
     } else if (a == "--checkpoint-every") {
       err = number("--checkpoint-every", o.checkpointEvery);
     } else if (a == "--synthetic") {
@@ -301,7 +341,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       o.failByKill = std::string(v) == "kill";
     } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
                a == "--trace" || a == "--input" || a == "--checkpoint" ||
-               a == "--resume" || a == "--data") {
+               a == "--resume" || a == "--data" || a == "--metrics" ||
+               a == "--cluster") {
       const char *v = value(a.c_str());
       if (!v)
         return a + " needs a value";
@@ -321,6 +362,15 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         o.resumeDir = v;
       else if (a == "--data")
         o.dataPath = v;
+      else if (a == "--metrics") {
+        if (!*v)
+          return "--metrics needs a file name, got \"\"";
+        o.metrics = v;
+      } else if (a == "--cluster") {
+        if (!*v)
+          return "--cluster needs a cluster file or preset name, got \"\"";
+        o.clusterSpec = v;
+      }
       else {
         std::string s = v;
         size_t eq = s.find('=');
@@ -555,10 +605,13 @@ struct RankResult {
 /// plan scales its loss (`lossScaled`): then the optimizer skips that step
 /// by design, and a warning says so. Every rank checks (so that all stop at
 /// the same step instead of waiting for the one that stopped); only the
-/// rank with `print` prints.
+/// rank with `print` prints. The values go to `values` when it is given.
 Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
-                   int64_t done, bool lossScaled, bool print) {
+                   int64_t done, bool lossScaled, bool print,
+                   std::vector<std::pair<std::string, double>> *values) {
   std::string line = "step " + std::to_string(done) + ":";
+  if (values)
+    values->clear();
   for (const std::string &name : scalars) {
     PARTITION_ASSIGN_OR_RETURN(HostTensor t, ex.output(name));
     float value = 0;
@@ -568,6 +621,8 @@ Status printLosses(Executor &ex, const std::vector<std::string> &scalars,
       value = halfToFloat(*reinterpret_cast<const uint16_t *>(t.data.data()));
     else
       value = bf16ToFloat(*reinterpret_cast<const uint16_t *>(t.data.data()));
+    if (values)
+      values->emplace_back(name, value);
     line += " " + name;
     char buffer[64];
     std::snprintf(buffer, sizeof(buffer), " %.9g", value);
@@ -672,6 +727,166 @@ Status failOnPurpose(const Options &o, int rank) {
   return PARTITION_ERROR(Aborted, "failing on purpose (--fail-rank ", rank,
                          step, ")");
 }
+
+/// Whether step `index` of this run (from 0) is logged (--log-every): its
+/// loss line, progress line and --metrics line. The last step always is.
+bool isLoggedStep(const Options &o, int index) {
+  return (index + 1) % o.logEvery == 0 || index + 1 == o.steps;
+}
+
+/// The progress of a training run, kept by the rank that prints the loss:
+/// a line per logged step on stderr (one bar updated in place when stderr
+/// is a terminal), a JSON line per logged step in --metrics, and the
+/// summary line on stdout at the end.
+class Progress {
+public:
+  Progress(const Options &o, const LoadedPlan &plan, int64_t firstStep)
+      : o_(o), firstStep_(firstStep), training_(isTraining(o)),
+        flops_(countStepFlops(plan.root())),
+        tokens_(countStepTokens(plan.root())),
+        bar_(training_ && ::isatty(STDERR_FILENO)) {
+    if (o.cluster)
+      peakSeconds_ = secondsAtPeak(flops_, *o.cluster, plan.worldSize());
+  }
+  ~Progress() {
+    clear();
+    if (metrics_)
+      std::fclose(metrics_);
+  }
+
+  /// Creates or empties the --metrics file.
+  Status open() {
+    if (o_.metrics.empty())
+      return Status::ok();
+    metrics_ = std::fopen(o_.metrics.c_str(), "w");
+    if (!metrics_)
+      return PARTITION_ERROR(InvalidArgument, "--metrics ", o_.metrics,
+                             ": cannot create the file: ",
+                             std::strerror(errno));
+    return Status::ok();
+  }
+
+  /// Takes the bar off the terminal before a line goes to stdout.
+  void clear() {
+    if (bar_ && drawn_) {
+      std::fputs("\r\033[K", stderr);
+      std::fflush(stderr);
+      drawn_ = false;
+    }
+  }
+
+  /// Step `index` of this run took `ms`; reports it when it is logged.
+  Status step(int index, double ms,
+              const std::vector<std::pair<std::string, double>> &scalars,
+              uint64_t peakBytes) {
+    stepMs_.push_back(ms);
+    peakBytes_ = std::max<uint64_t>(peakBytes_, peakBytes);
+    if (!isLoggedStep(o_, index))
+      return Status::ok();
+    StepFigures f;
+    f.step = firstStep_ + index;
+    f.ofSteps = firstStep_ + o_.steps - 1;
+    f.scalars = scalars;
+    double sum = 0;
+    for (size_t i = lastLogged_; i < stepMs_.size(); ++i)
+      sum += stepMs_[i];
+    f.stepMs = sum / double(stepMs_.size() - lastLogged_);
+    lastLogged_ = stepMs_.size();
+    f.tokensPerS = rate(f.stepMs);
+    f.mfu = mfu(f.stepMs);
+    f.peakBytes = peakBytes_;
+    f.etaS = double(o_.steps - index - 1) * meanStepMs(stepMs_) / 1000;
+    if (metrics_) {
+      std::string line = formatMetricsJson(f) + "\n";
+      if (std::fputs(line.c_str(), metrics_) < 0 || std::fflush(metrics_))
+        return PARTITION_ERROR(Internal, "--metrics ", o_.metrics,
+                               ": cannot write: ", std::strerror(errno));
+    }
+    if (!training_)
+      return Status::ok();
+    std::string line = formatProgress(f);
+    if (bar_) {
+      line = barOf(index + 1) + " " + line;
+      winsize size{};
+      if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 &&
+          line.size() >= size.ws_col)
+        line.resize(size.ws_col - 1);
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      drawn_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+    return Status::ok();
+  }
+
+  /// Prints the summary line of a training run.
+  void summarize() {
+    clear();
+    if (!training_ || stepMs_.empty())
+      return;
+    double total = 0;
+    for (double ms : stepMs_)
+      total += ms;
+    double mean = meanStepMs(stepMs_);
+    std::string line = "summary: " + std::to_string(stepMs_.size()) +
+                       (stepMs_.size() == 1 ? " step" : " steps") + " in " +
+                       formatDuration(total / 1000);
+    char buffer[160];
+    std::snprintf(buffer, sizeof(buffer), ", mean step %.4g ms%s", mean,
+                  stepMs_.size() > 1 ? " (leaving out the first)" : "");
+    line += buffer;
+    if (!tokens_.input.empty()) {
+      std::snprintf(buffer, sizeof(buffer), ", %.4g tokens/s (%lld %s per "
+                    "step)", rate(mean), (long long)tokens_.tokens,
+                    tokens_.input.c_str());
+      line += buffer;
+    }
+    std::snprintf(buffer, sizeof(buffer), ", %.4g model FLOP per step",
+                  flops_.total());
+    line += buffer;
+    double u = mfu(mean);
+    if (std::isfinite(u))
+      std::snprintf(buffer, sizeof(buffer), ", MFU %.3g%% (%s)", u * 100,
+                    o_.cluster->name.c_str());
+    else
+      std::snprintf(buffer, sizeof(buffer), ", MFU -");
+    line += buffer;
+    line += ", peak memory " + formatBytes(peakBytes_) + " (" +
+            std::to_string(peakBytes_) + " bytes)";
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+private:
+  double rate(double ms) const {
+    return tokens_.input.empty() || !(ms > 0)
+               ? NAN
+               : double(tokens_.tokens) / (ms / 1000);
+  }
+  double mfu(double ms) const {
+    return peakSeconds_ && ms > 0 ? *peakSeconds_ / (ms / 1000) : NAN;
+  }
+  /// "[######------] " for `done` of this run's steps.
+  std::string barOf(int done) const {
+    const int width = 20;
+    int full = int(int64_t(done) * width / std::max(1, o_.steps));
+    return "[" + std::string(full, '#') + std::string(width - full, '-') + "]";
+  }
+
+  const Options &o_;
+  int64_t firstStep_;
+  bool training_;
+  StepFlops flops_;
+  StepTokens tokens_;
+  std::optional<double> peakSeconds_;
+  bool bar_;
+  bool drawn_ = false;
+  std::FILE *metrics_ = nullptr;
+  std::vector<double> stepMs_;
+  size_t lastLogged_ = 0;
+  uint64_t peakBytes_ = 0;
+};
 
 /// Runs rank `rank` of the world: everything but output assembly.
 RankResult runRank(const Options &o, const LoadedPlan &plan,
@@ -855,20 +1070,39 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
       printer = plan.root().meshes()->Get(p->mesh())->ranks()->Get(0);
       break;
     }
+  // The printing rank reports progress (and writes --metrics).
+  std::unique_ptr<Progress> progress;
+  if (rank == printer && (training || !o.metrics.empty())) {
+    progress = std::make_unique<Progress>(
+        o, plan, (o.resumed ? o.resumed->steps : 0) + 1);
+    if (Status s = progress->open(); !s.isOk())
+      return fail(s);
+  }
+  std::vector<std::pair<std::string, double>> values;
   // Time per step counts reading the batches, not writing checkpoints.
   std::chrono::steady_clock::duration checkpointTime{};
   for (int step = 0; step < o.steps; ++step) {
+    auto stepStart = std::chrono::steady_clock::now();
     if (Status s = feed(o.firstBatch + step); !s.isOk())
       return fail(s);
     if (Status s = ex.run(); !s.isOk())
       return fail(s);
     int64_t done = (o.resumed ? o.resumed->steps : 0) + step + 1;
     bool last = step + 1 == o.steps;
+    bool logged = isLoggedStep(o, step);
+    if (progress && logged)
+      progress->clear();
     if (!scalars.empty())
-      if (Status s = printLosses(ex, scalars, done, lossScaled, rank == printer);
+      if (Status s = printLosses(ex, scalars, done, lossScaled,
+                                 rank == printer && logged, &values);
           !s.isOk())
         return fail(s);
+    double stepMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - stepStart)
+                        .count();
     if (o.checkpointEvery && (done % o.checkpointEvery == 0 || last)) {
+      if (progress)
+        progress->clear();
       auto begin = std::chrono::steady_clock::now();
       if (Status s = checkpoint(o, plan, ex, rank, *store,
                                 periodicCheckpointDir(o.checkpointDir, done),
@@ -877,6 +1111,11 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
         return fail(s);
       checkpointTime += std::chrono::steady_clock::now() - begin;
     }
+    if (progress)
+      if (Status s = progress->step(step, stepMs, values,
+                                    ex.device().peakAllocatedBytes());
+          !s.isOk())
+        return fail(s);
   }
   r.stepMs = std::chrono::duration<double, std::milli>(
                  std::chrono::steady_clock::now() - ready - checkpointTime)
@@ -888,6 +1127,8 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
                        (o.resumed ? o.resumed->steps : 0) + o.steps, o.steps);
         !s.isOk())
       return fail(s);
+  if (progress)
+    progress->summarize();
   if (program.outputs())
     for (const plan::Binding *b : *program.outputs()) {
       StatusOr<HostTensor> t = ex.output(b->name()->str());
@@ -1327,6 +1568,25 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
   return Status::ok();
 }
 
+/// Checks that --metrics names a file that can be written, without emptying
+/// it (every rank's process checks; the printing rank empties it).
+Status checkMetricsPath(const Options &o) {
+  if (o.metrics.empty())
+    return Status::ok();
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::is_directory(o.metrics, error))
+    return PARTITION_ERROR(InvalidArgument, "--metrics ", o.metrics,
+                           ": is a folder; give a file name such as ",
+                           (fs::path(o.metrics) / "metrics.jsonl").string());
+  int fd = ::open(o.metrics.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return PARTITION_ERROR(InvalidArgument, "--metrics ", o.metrics,
+                           ": cannot create the file: ", std::strerror(errno));
+  ::close(fd);
+  return Status::ok();
+}
+
 /// Opens --data or --synthetic and checks it against every input and label
 /// binding of the plan; sets where this run starts in the stream.
 Status openBatches(Options &o, const LoadedPlan &plan) {
@@ -1562,6 +1822,19 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (Status s = prepareRun(o, *plan); !s.isOk()) {
+    std::cerr << "partition-run: " << s.toString() << "\n";
+    return 1;
+  }
+  if (!o.clusterSpec.empty()) {
+    StatusOr<Cluster> cluster = Cluster::load(o.clusterSpec);
+    if (!cluster.isOk()) {
+      std::cerr << "partition-run: --cluster: " << cluster.status().toString()
+                << "\n";
+      return 1;
+    }
+    o.cluster = std::make_shared<const Cluster>(std::move(*cluster));
+  }
+  if (Status s = checkMetricsPath(o); !s.isOk()) {
     std::cerr << "partition-run: " << s.toString() << "\n";
     return 1;
   }
