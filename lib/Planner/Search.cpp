@@ -568,14 +568,31 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     std::map<int64_t, ProbeCosts> costs; // by micro-batch size
   };
   std::map<std::tuple<int64_t, bool, bool>, Probed> probes;
-  std::vector<int64_t> tps;
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         started)
+        .count();
+  };
+  auto report = [&](SearchProgress::Stage stage, int64_t done, int64_t total,
+                    std::string detail = "") {
+    if (!options.progress)
+      return;
+    SearchProgress p;
+    p.stage = stage;
+    p.done = done;
+    p.total = total;
+    p.detail = std::move(detail);
+    p.seconds = elapsed();
+    options.progress(p);
+  };
+  // The probes to compile, listed first so that progress can say "k of n".
+  std::vector<PlanConfig> toProbe;
   const PlanConstraint &fix = options.constraint;
   for (int64_t t : divisorsOf(options.devices)) {
     if (t > std::max<int64_t>(1, cluster.devicesPerNode) && !(fix.tp && *fix.tp == t))
       continue; // tp within a node, as Megatron keeps it
     if (fix.tp && *fix.tp != t)
       continue;
-    bool any = false;
     for (bool sp : {false, true}) {
       if (sp && t == 1)
         continue;
@@ -590,39 +607,56 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
         pc.tp = t;
         pc.sequenceParallel = sp;
         pc.recompute = rc;
-        std::string why;
-        std::optional<Probe> probe =
-            runProbe(*cut, options.training, pc, cluster, &why);
-        ++m.summary.probes;
-        if (!probe) {
-          result.pruned["tp=" + std::to_string(t) + (sp ? " sp" : "") +
-                        ": " + why] += 1;
-          continue;
-        }
-        any = true;
-        probes[{t, sp, rc}].probe = std::move(*probe);
+        toProbe.push_back(pc);
       }
     }
-    if (any)
-      tps.push_back(t);
   }
-  // The model's own FLOPs and parameters: the tp = 1 probe without
-  // recomputation (always probed unless the constraint fixes tp).
+  // The model's own FLOPs and parameters come from the tp = 1 probe
+  // without recomputation: probed once more when the constraint leaves it
+  // out.
+  bool probesModel = llvm::any_of(toProbe, [](const PlanConfig &pc) {
+    return pc.tp == 1 && !pc.sequenceParallel && !pc.recompute;
+  });
+  int64_t probeCount = int64_t(toProbe.size()) + (probesModel ? 0 : 1);
+  auto probeName = [](const PlanConfig &pc) {
+    return "tp=" + std::to_string(pc.tp) + (pc.sequenceParallel ? " sp" : "") +
+           (pc.recompute ? " recompute" : "");
+  };
+  std::vector<int64_t> tps;
   std::optional<Probe> modelProbe;
-  {
-    auto it = probes.find({1, false, false});
-    if (it != probes.end())
-      modelProbe = it->second.probe;
-    else {
-      PlanConfig pc;
-      std::string why;
-      modelProbe = runProbe(*cut, options.training, pc, cluster, &why);
-      ++m.summary.probes;
-      if (!modelProbe) {
-        *error = "the model does not compile unpartitioned: " + why;
-        return std::nullopt;
-      }
+  std::string modelWhy;
+  for (const PlanConfig &pc : toProbe) {
+    int64_t t = pc.tp;
+    bool sp = pc.sequenceParallel, rc = pc.recompute;
+    std::string why;
+    std::optional<Probe> probe =
+        runProbe(*cut, options.training, pc, cluster, &why);
+    ++m.summary.probes;
+    report(SearchProgress::Stage::Probe, m.summary.probes, probeCount,
+           probeName(pc) + (probe ? "" : " (fails)"));
+    if (t == 1 && !sp && !rc) {
+      modelProbe = probe;
+      modelWhy = why;
     }
+    if (!probe) {
+      result.pruned["tp=" + std::to_string(t) + (sp ? " sp" : "") + ": " +
+                    why] += 1;
+      continue;
+    }
+    if (tps.empty() || tps.back() != t)
+      tps.push_back(t);
+    probes[{t, sp, rc}].probe = std::move(*probe);
+  }
+  if (!probesModel) {
+    PlanConfig pc;
+    modelProbe = runProbe(*cut, options.training, pc, cluster, &modelWhy);
+    ++m.summary.probes;
+    report(SearchProgress::Stage::Probe, m.summary.probes, probeCount,
+           probeName(pc) + (modelProbe ? "" : " (fails)"));
+  }
+  if (!modelProbe) {
+    *error = "the model does not compile unpartitioned: " + modelWhy;
+    return std::nullopt;
   }
   {
     double params = modelProbe->preParams + modelProbe->postParams;
@@ -631,13 +665,15 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     m.summary.parameters = params;
   }
 
-  // Enumerate.
+  // Enumerate: every combination the constraint admits, listed first (so
+  // that progress can say "k of n"), then composed and costed in order.
   std::vector<PlanEstimate> fitting;
   std::optional<PlanEstimate> leastMemory; // of the plans that do not fit
   std::map<std::string, int64_t> &pruned = result.pruned;
   const int64_t L = m.summary.layers;
   std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved-1f1b",
                                         "zero-bubble"};
+  std::vector<PlanConfig> candidates;
   for (int64_t t : tps) {
     for (int64_t p : divisorsOf(options.devices / t)) {
       if (fix.pp && *fix.pp != p)
@@ -698,38 +734,42 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                 c.zero = z;
                 c.recompute = rc;
                 c.sequenceParallel = sp;
-                if (!fix.admits(c))
-                  continue;
-                ++result.considered;
-                auto costs = probed.costs.find(b);
-                if (costs == probed.costs.end())
-                  costs = probed.costs
-                              .emplace(b, costProbe(probed.probe, double(b),
-                                                    cluster))
-                              .first;
-                Composer composer(probed.probe, costs->second, m, cluster,
-                                  *modelProbe, globalBatch);
-                std::string why;
-                std::optional<PlanEstimate> e =
-                    composer.estimate(c, /*exact=*/false, &why);
-                if (!e) {
-                  pruned[why] += 1;
-                  continue;
-                }
-                if (!e->fits) {
-                  pruned["memory"] += 1;
-                  if (!leastMemory ||
-                      e->memory.total() < leastMemory->memory.total())
-                    leastMemory = *e;
-                  continue;
-                }
-                fitting.push_back(*e);
+                if (fix.admits(c))
+                  candidates.push_back(c);
               }
             }
           }
         }
       }
     }
+  }
+  result.considered = int64_t(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const PlanConfig &c = candidates[i];
+    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
+    int64_t b = c.microBatchSize;
+    auto costs = probed.costs.find(b);
+    if (costs == probed.costs.end())
+      costs =
+          probed.costs.emplace(b, costProbe(probed.probe, double(b), cluster))
+              .first;
+    Composer composer(probed.probe, costs->second, m, cluster, *modelProbe,
+                      globalBatch);
+    std::string why;
+    std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/false, &why);
+    report(SearchProgress::Stage::Evaluate, int64_t(i + 1),
+           int64_t(candidates.size()));
+    if (!e) {
+      pruned[why] += 1;
+      continue;
+    }
+    if (!e->fits) {
+      pruned["memory"] += 1;
+      if (!leastMemory || e->memory.total() < leastMemory->memory.total())
+        leastMemory = *e;
+      continue;
+    }
+    fitting.push_back(*e);
   }
   std::sort(fitting.begin(), fitting.end(), faster);
   // The best by formula, simulated: until the first `exact` plans are all
@@ -741,6 +781,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   auto final = [](const PlanEstimate &e) {
     return e.simulated || e.config.pp == 1;
   };
+  int64_t simulated = 0;
   for (;;) {
     size_t i = 0;
     while (i < ranked.size() && i < exact && final(ranked[i]))
@@ -754,6 +795,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                       *modelProbe, globalBatch);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
+    report(SearchProgress::Stage::Simulate, ++simulated, 0,
+           c.text());
     if (!e || !e->fits) {
       pruned[e ? std::string("memory") : why] += 1;
       continue;
@@ -761,6 +804,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), *e, faster),
                   *e);
   }
+  report(SearchProgress::Stage::Simulate, simulated, simulated);
   result.plans = std::move(ranked);
   result.model = m.summary;
   result.seconds = std::chrono::duration<double>(

@@ -23,8 +23,12 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+#include <optional>
 
 using namespace mlir;
 using namespace partition::planner;
@@ -68,9 +72,82 @@ cl::opt<std::string> optimizer("optimizer",
 cl::opt<std::string> precision("precision",
                                cl::desc("bf16 (mixed, default) or f32"),
                                cl::init("bf16"), cl::cat(category));
+cl::opt<bool> progress(
+    "progress",
+    cl::desc("report the search's progress on stderr: probes compiled, "
+             "combinations evaluated, schedules simulated (the default when "
+             "stderr is a terminal)"),
+    cl::cat(category));
 cl::opt<bool> inference("inference",
                         cl::desc("plan the forward pass only (no training)"),
                         cl::cat(category));
+
+/// Prints the search's progress on stderr. On a terminal each stage is one
+/// line redrawn in place (at most ten times a second); otherwise a line per
+/// probe, per tenth of the combinations and one for the simulations, so
+/// that a log holds a few lines and tests can read them.
+class ProgressPrinter {
+public:
+  explicit ProgressPrinter(bool terminal) : terminal_(terminal) {}
+
+  void operator()(const SearchProgress &p) {
+    // The last report of a stage has done == total (0 == 0 for a search
+    // that simulates nothing).
+    bool last = p.done == p.total;
+    std::string line;
+    switch (p.stage) {
+    case SearchProgress::Stage::Probe:
+      line = llvm::formatv("probes compiled {0}/{1} ({2}, {3:F1} s)", p.done,
+                           p.total, p.detail, p.seconds)
+                 .str();
+      break;
+    case SearchProgress::Stage::Evaluate:
+      if (!terminal_ && !last && p.done * 10 / p.total ==
+                                     (p.done - 1) * 10 / p.total)
+        return;
+      line = llvm::formatv("combinations evaluated {0}/{1} ({2:F1} s)",
+                           p.done, p.total, p.seconds)
+                 .str();
+      break;
+    case SearchProgress::Stage::Simulate:
+      if (!terminal_ && !last)
+        return;
+      line = llvm::formatv("schedules simulated {0} ({1:F1} s)", p.done,
+                           p.seconds)
+                 .str();
+      break;
+    }
+    if (!terminal_) {
+      llvm::errs() << "partition-plan: " << line << "\n";
+      return;
+    }
+    auto now = std::chrono::steady_clock::now();
+    bool stageChanged = p.stage != stage_;
+    if (stageChanged && drawn_)
+      llvm::errs() << "\n";
+    if (!last && !stageChanged && now - drawnAt_ < std::chrono::milliseconds(100))
+      return;
+    llvm::errs() << "\r\033[Kpartition-plan: " << line;
+    if (last)
+      llvm::errs() << "\n";
+    llvm::errs().flush();
+    drawn_ = !last;
+    drawnAt_ = now;
+    stage_ = p.stage;
+  }
+
+  /// Ends a line left open (a stage that never reported its last step).
+  ~ProgressPrinter() {
+    if (drawn_)
+      llvm::errs() << "\n";
+  }
+
+private:
+  bool terminal_;
+  bool drawn_ = false;
+  std::optional<SearchProgress::Stage> stage_;
+  std::chrono::steady_clock::time_point drawnAt_;
+};
 
 /// "61.2 GiB", "310 MiB", "12 KiB".
 std::string gib(double bytes) {
@@ -284,7 +361,13 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  std::optional<ProgressPrinter> printer;
+  if (progress || llvm::sys::Process::StandardErrIsDisplayed()) {
+    printer.emplace(llvm::sys::Process::StandardErrIsDisplayed());
+    options.progress = [&](const SearchProgress &p) { (*printer)(p); };
+  }
   std::optional<SearchResult> result = search(*module, options, &error);
+  printer.reset();
   if (!result) {
     llvm::errs() << "partition-plan: " << error << "\n";
     return 1;

@@ -26,6 +26,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -98,6 +99,25 @@ struct PlanEstimate {
   bool fits = true;           ///< within the device's memory
 };
 
+/// Where a search is, for a tool to show (SearchOptions::progress).
+struct SearchProgress {
+  enum class Stage {
+    /// A probe compiled (or failed): `done` of `total`; `detail` names its
+    /// choices ("tp=2 sp recompute").
+    Probe,
+    /// Combinations composed and costed: `done` of `total`.
+    Evaluate,
+    /// Pipeline schedules simulated for the best plans: `done`; `total` is
+    /// 0 until the last report, which has `total` equal to `done`.
+    Simulate,
+  };
+  Stage stage = Stage::Probe;
+  int64_t done = 0;
+  int64_t total = 0;
+  std::string detail;
+  double seconds = 0; ///< since the search started
+};
+
 struct SearchOptions {
   runtime::Cluster cluster;
   int64_t devices = 0;
@@ -106,6 +126,10 @@ struct SearchOptions {
   PlanConstraint constraint;
   int64_t maxMicroBatchSize = 64;
   int64_t exactSchedules = 48; ///< the best this many are simulated
+  /// Called after each probe, each combination and each simulation; none
+  /// by default. Reports of one stage come in order; the last of each stage
+  /// has `done == total`.
+  std::function<void(const SearchProgress &)> progress;
 };
 
 /// What the search saw of the model.

@@ -1,0 +1,43 @@
+// partition-plan --progress reports the search on stderr: each probe
+// compiled (k of n, with the extra unpartitioned probe that --fix can add),
+// every tenth of the combinations evaluated, and the schedules simulated.
+// Without the flag and with stderr not a terminal (as here) it says
+// nothing, so that outputs captured with 2>&1 stay as they were; on a
+// terminal each stage is one line redrawn in place.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: partition-import --model gpt --layers 4 --hidden 64 --heads 4 --vocab 128 --seq 16 --batch 8 --shapes-only -o %t/gpt.mlir
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --progress 2>&1 >/dev/null | FileCheck %s
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --progress --fix tp=4,sp=0,recompute=none 2>&1 >/dev/null | FileCheck %s --check-prefix=FIXED
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 2>&1 | FileCheck %s --check-prefix=QUIET --implicit-check-not=compiled --implicit-check-not=simulated
+// RUN: %python %S/Inputs/pty_transcript.py partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 | FileCheck %s --check-prefix=TERMINAL
+//
+// CHECK:      partition-plan: probes compiled 1/10 (tp=1, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 2/10 (tp=1 recompute, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 3/10 (tp=2, {{[0-9.]+}} s)
+// CHECK:      partition-plan: probes compiled 10/10 (tp=4 sp recompute, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 50/500 ({{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 100/500
+// CHECK-NEXT: partition-plan: combinations evaluated 150/500
+// CHECK-NEXT: partition-plan: combinations evaluated 200/500
+// CHECK-NEXT: partition-plan: combinations evaluated 250/500
+// CHECK-NEXT: partition-plan: combinations evaluated 300/500
+// CHECK-NEXT: partition-plan: combinations evaluated 350/500
+// CHECK-NEXT: partition-plan: combinations evaluated 400/500
+// CHECK-NEXT: partition-plan: combinations evaluated 450/500
+// CHECK-NEXT: partition-plan: combinations evaluated 500/500
+// CHECK-NEXT: partition-plan: schedules simulated {{[1-9][0-9]*}} ({{[0-9.]+}} s)
+// CHECK-NOT:  partition-plan:
+//
+// FIXED:      partition-plan: probes compiled 1/2 (tp=4, {{[0-9.]+}} s)
+// FIXED-NEXT: partition-plan: probes compiled 2/2 (tp=1, {{[0-9.]+}} s)
+// FIXED-NEXT: partition-plan: combinations evaluated {{[0-9]+}}/[[N:[0-9]+]]
+// FIXED:      partition-plan: combinations evaluated [[N]]/[[N]]
+// FIXED-NEXT: partition-plan: schedules simulated
+//
+// QUIET: model: 4 layers
+//
+// TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/10 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 10/10 (tp=4 sp recompute, {{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/500 {{.*}}\r\e[Kpartition-plan: combinations evaluated 500/500 ({{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: schedules simulated 1 {{.*}}\r\e[Kpartition-plan: schedules simulated {{[0-9]+}} ({{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: model: 4 layers
