@@ -240,14 +240,21 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
       ++kept;
     axes.truncate(kept);
   }
+  // A minor factor split while a major one in the same dimension is not
+  // (a reshape merging [8, 16] split on its 16) splits that dimension into
+  // strides, which no layout holds: such a factor takes no axes.
+  FactorAxes factorAxes;
+  for (const FactorChoice &choice : choices)
+    factorAxes.push_back(choice.axes);
+  if (dropStridedSplits(rule, factorAxes,
+                        [&](StringAttr axis) { return axisSize(axis); }))
+    for (auto [choice, axes] : llvm::zip(choices, factorAxes))
+      choice.axes = axes;
 
   // Scatter: a value takes the factors' axes where it has fewer.
   bool changed = false;
   if (llvm::all_of(choices, [](const FactorChoice &c) { return c.axes.empty(); }))
     return false; // no factor carries axes: no value gains any
-  FactorAxes factorAxes;
-  for (const FactorChoice &choice : choices)
-    factorAxes.push_back(choice.axes);
   auto apply = [&](Value v, const ShardingRule::ValueMapping &mapping,
                    bool isResult) {
     State &state = stateOf(v);

@@ -34,6 +34,40 @@ ValueProjection partition::part::projectOntoFactors(
   return p;
 }
 
+bool partition::part::dropStridedSplits(
+    const ShardingRule &rule, FactorAxes &factorAxes,
+    function_ref<int64_t(StringAttr)> axisSize) {
+  auto splitCompletely = [&](int64_t f) {
+    int64_t product = 1;
+    for (StringAttr axis : factorAxes[f])
+      product *= axisSize(axis);
+    return product == rule.getFactorSize(f);
+  };
+  // Dropping a factor's axes can leave it split partly where it is major to
+  // another factor in another value: repeat until nothing changes (each
+  // round drops axes or ends).
+  bool dropped = false;
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto visit = [&](ArrayRef<ShardingRule::ValueMapping> values) {
+      for (const ShardingRule::ValueMapping &mapping : values)
+        for (const auto &factors : mapping) {
+          bool blocks = true; // the factors so far are split completely
+          for (int64_t f : factors) {
+            if (!blocks && !factorAxes[f].empty()) {
+              factorAxes[f].clear();
+              changed = dropped = true;
+            }
+            blocks = blocks && splitCompletely(f);
+          }
+        }
+    };
+    visit(rule.getOperandMappings());
+    visit(rule.getResultMappings());
+  }
+  return dropped;
+}
+
 Layout partition::part::layoutFromFactors(
     const ShardingRule &rule, const ShardingRule::ValueMapping &mapping,
     const FactorAxes &factorAxes, bool isResult) {

@@ -262,7 +262,11 @@ Partitioner::viewSources(Operation *view) {
     ValueProjection projection = projectOntoFactors(
         rule, rule.getOperandMappings()[0], layout,
         [&](StringAttr axis) { return groupSize(axis); });
-    if (projection.hasLeftover())
+    // A split the view's result cannot hold as blocks (the minor of two
+    // merged dimensions) needs communication: no view of this version.
+    if (projection.hasLeftover() ||
+        dropStridedSplits(rule, projection.factorAxes,
+                          [&](StringAttr axis) { return groupSize(axis); }))
       continue;
     Layout result = layoutFromFactors(rule, rule.getResultMappings()[0],
                                       projection.factorAxes,
@@ -352,6 +356,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
   if (annotation)
     annotated = Layout::of(annotation, annotation.getRank());
   auto size = [&](ArrayRef<StringAttr> axes) { return groupSize(axes); };
+  auto axisSize = [&](StringAttr axis) { return groupSize(axis); };
   auto chooseFactors = [&](const Layout *first, int64_t firstOperand) {
     FactorAxes factorAxes(rule.getNumFactors());
     llvm::SmallDenseSet<StringAttr> used(pending.begin(), pending.end());
@@ -372,6 +377,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     for (auto [operand, m] :
          llvm::zip(op->getOperands(), rule.getOperandMappings()))
       offer(layouts[mapping.lookup(operand)], m);
+    dropStridedSplits(rule, factorAxes, axisSize);
     return factorAxes;
   };
   // The versions of each operand: its value, the reshards made of it, and
@@ -524,6 +530,8 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
     };
     double defaultWork = work(factorAxes);
     auto consider = [&](FactorAxes candidate) {
+      // Taking an axis off a major factor leaves the minor ones strided.
+      dropStridedSplits(rule, candidate, axisSize);
       if (contraction && work(candidate) > defaultWork)
         return;
       if (int64_t c = costOf(candidate); c < cost) {

@@ -78,7 +78,8 @@ std::optional<Layout> passSplit(Operation *user, unsigned operand,
   ShardingRule rule = ruled.getShardingRule();
   ValueProjection projection = projectOntoFactors(
       rule, rule.getOperandMappings()[operand], layout, axisSize);
-  if (projection.hasLeftover())
+  if (projection.hasLeftover() ||
+      dropStridedSplits(rule, projection.factorAxes, axisSize))
     return std::nullopt;
   Layout result = layoutFromFactors(rule, rule.getResultMappings()[0],
                                     projection.factorAxes, /*isResult=*/true);

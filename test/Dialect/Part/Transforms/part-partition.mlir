@@ -188,3 +188,27 @@ func.func @pending_uses(%x: tensor<4x8xf32> {part.sharding = #part.sharding<@mes
   %4 = part.mul %3, %g : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
   return %1, %2, %4 : tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A weight gradient's reshapes that merge [B, S] into rows: the activation
+// split over "dp" on its sequence (as by a position table split on its
+// dimension 0) is strided in the rows, so it is moved to a batch split
+// before the reshape (an all_to_all) instead of being taken for a split of
+// the rows: every device then contracts the same rows of both operands.
+part.mesh @mesh = <["dp"=2]>
+// CHECK-LABEL: func.func @merge_minor_split
+// CHECK-SAME: (%[[A:.*]]: tensor<4x16x64xf32> {{.*}}, %[[B:.*]]: tensor<8x8x32xf32>
+func.func @merge_minor_split(%a: tensor<8x16x64xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {}, {}]>},
+                             %b: tensor<8x16x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {"dp"}, {}]>})
+    -> (tensor<64x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {}]>}) {
+  // CHECK: %[[RA:.*]] = part.reshape %[[A]] : tensor<4x16x64xf32> -> tensor<64x64xf32>
+  // CHECK: %[[T:.*]] = part.all_to_all %[[B]] on @mesh axes ["dp"] split_dim 0 concat_dim 1 {{.*}} : tensor<8x8x32xf32> -> tensor<4x16x32xf32>
+  // CHECK: %[[RB:.*]] = part.reshape %[[T]] : tensor<4x16x32xf32> -> tensor<64x32xf32>
+  // CHECK: %[[G:.*]] = part.matmul %[[RA]], %[[RB]] transpose_a
+  // CHECK: part.all_reduce %[[G]] on @mesh axes ["dp"] sum
+  %0 = part.reshape %a : tensor<8x16x64xf32> -> tensor<128x64xf32>
+  %1 = part.reshape %b {part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>} : tensor<8x16x32xf32> -> tensor<128x32xf32>
+  %2 = part.matmul %0, %1 transpose_a : (tensor<128x64xf32>, tensor<128x32xf32>) -> tensor<64x32xf32>
+  return %2 : tensor<64x32xf32>
+}

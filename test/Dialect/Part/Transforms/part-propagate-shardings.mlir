@@ -110,6 +110,31 @@ func.func @heads(%a: tensor<2x64xf32> {part.sharding = #part.sharding<@mesh, [{}
 
 // -----
 
+// Through reshapes that merge dimensions: a split of the minor dimension
+// alone is strided in the merged one ([8, 16] split over "dp" on its 16
+// holds 8 runs of 8 of the 128 rows, not a block of 64) and does not pass;
+// a minor split after a complete major one does ([2, 16] split over "dp"
+// and "tp" is [32] split over both); a minor split after a partial major one
+// does not (the major's split alone passes).
+part.mesh @mesh = <["dp"=2, "tp"=2]>
+// CHECK-LABEL: func.func @merge_minor
+func.func @merge_minor(%x: tensor<8x16x32xf32> {part.sharding = #part.sharding<@mesh, [{}, {"dp"}, {}]>},
+                       %y: tensor<2x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>},
+                       %z: tensor<4x16xf32> {part.sharding = #part.sharding<@mesh, [{"dp"}, {"tp"}]>})
+    -> (tensor<128x32xf32>, tensor<32xf32>, tensor<64xf32>) {
+  // CHECK: part.reshape
+  // CHECK-NOT: part.sharding
+  // CHECK-SAME: -> tensor<128x32xf32>
+  %0 = part.reshape %x : tensor<8x16x32xf32> -> tensor<128x32xf32>
+  // CHECK: part.reshape {{.*}}part.sharding = #part.sharding<@mesh, [{"dp", "tp"}]>
+  %1 = part.reshape %y : tensor<2x16xf32> -> tensor<32xf32>
+  // CHECK: part.reshape {{.*}}part.sharding = #part.sharding<@mesh, [{"dp"}]>
+  %2 = part.reshape %z : tensor<4x16xf32> -> tensor<64xf32>
+  return %0, %1, %2 : tensor<128x32xf32>, tensor<32xf32>, tensor<64xf32>
+}
+
+// -----
+
 // A function without annotations is left as it is.
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT: part.sharding

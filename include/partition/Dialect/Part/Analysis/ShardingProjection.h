@@ -46,10 +46,23 @@ projectOntoFactors(const ShardingRule &rule,
                    const Layout &layout,
                    llvm::function_ref<int64_t(mlir::StringAttr)> axisSize);
 
+/// Drops from `factorAxes` the axes that no layout can express: in a
+/// dimension of an operand or result of `rule` made of several factors
+/// (a reshape's merged dimensions), a factor may carry axes only when every
+/// factor before it (more major) is split completely. Otherwise each device
+/// would hold a strided part of the dimension, not a block: [8, 16] split
+/// over "dp" on its 16 is not [128] split over "dp", whose blocks are 64
+/// consecutive rows. Repeats until every dimension of every value agrees.
+/// Returns whether it dropped any axis.
+bool dropStridedSplits(const ShardingRule &rule, FactorAxes &factorAxes,
+                       llvm::function_ref<int64_t(mlir::StringAttr)> axisSize);
+
 /// The layout of a value that `mapping` maps onto the factors of `rule`
 /// when the factors carry `factorAxes`: each dimension split by its factors'
 /// axes, major to minor. A result (`isResult`) is also a pending sum over the
-/// axes of the rule's reduction factors.
+/// axes of the rule's reduction factors. `factorAxes` must have no strided
+/// split (dropStridedSplits): the axes of a minor factor after a major one
+/// split partly would be taken for a block split of the dimension.
 Layout layoutFromFactors(const ShardingRule &rule,
                          const ShardingRule::ValueMapping &mapping,
                          const FactorAxes &factorAxes, bool isResult);
