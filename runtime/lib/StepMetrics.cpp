@@ -42,8 +42,9 @@ std::string lower(std::string s) {
 
 } // namespace
 
-double partition::runtime::instructionFlops(
-    const plan::Program &program, const plan::Instruction &instruction) {
+double
+partition::runtime::instructionFlops(const plan::Program &program,
+                                     const plan::Instruction &instruction) {
   const plan::KernelInst *k = instruction.inst_as_KernelInst();
   if (!k || !instruction.operands())
     return 0;
@@ -139,9 +140,9 @@ StepTokens partition::runtime::countStepTokens(const plan::Plan &root) {
   return t.input.empty() ? find(kLabelNames, std::size(kLabelNames)) : t;
 }
 
-std::optional<double>
-partition::runtime::secondsAtPeak(const StepFlops &flops,
-                                  const Cluster &cluster, int64_t devices) {
+std::optional<double> partition::runtime::secondsAtPeak(const StepFlops &flops,
+                                                        const Cluster &cluster,
+                                                        int64_t devices) {
   if (devices <= 0)
     return std::nullopt;
   double seconds = 0;
@@ -171,14 +172,13 @@ void appendNumber(std::string &out, double value, const char *format) {
 } // namespace
 
 std::string partition::runtime::formatMetricsJson(const StepFigures &f) {
-  static const char *const kFixed[] = {"step",         "step_ms",
-                                       "tokens_per_s", "mfu",
-                                       "peak_bytes",   "eta_s"};
+  static const char *const kFixed[] = {"step", "step_ms",    "tokens_per_s",
+                                       "mfu",  "peak_bytes", "eta_s"};
   std::string out = "{\"step\": " + std::to_string(f.step);
   for (const auto &[name, value] : f.scalars) {
     out += ", ";
-    bool taken =
-        std::find(std::begin(kFixed), std::end(kFixed), name) != std::end(kFixed);
+    bool taken = std::find(std::begin(kFixed), std::end(kFixed), name) !=
+                 std::end(kFixed);
     detail::appendJsonString(out, taken ? "output." + name : name);
     out += ": ";
     appendNumber(out, value, "%.9g");
@@ -238,8 +238,8 @@ std::string partition::runtime::formatDuration(double seconds) {
 
 std::string partition::runtime::formatProgress(const StepFigures &f) {
   char buffer[64];
-  std::string line = "[" + std::to_string(f.step) + "/" +
-                     std::to_string(f.ofSteps) + "]";
+  std::string line =
+      "[" + std::to_string(f.step) + "/" + std::to_string(f.ofSteps) + "]";
   for (const auto &[name, value] : f.scalars) {
     std::snprintf(buffer, sizeof(buffer), " %.6g", value);
     line += " " + name + buffer + " |";

@@ -110,8 +110,7 @@ std::vector<uint8_t> buildPlan(const PlanSpec &spec = {}) {
       kernel(plan::OpKind::Add, {}, {y, y}, {sum}),
   };
   std::vector<fb::Offset<plan::Program>> programs = {plan::CreateProgramDirect(
-      b, "step", 0, &values, arena, nullptr, &inputs, nullptr,
-      &instructions)};
+      b, "step", 0, &values, arena, nullptr, &inputs, nullptr, &instructions)};
   std::vector<fb::Offset<plan::Mesh>> meshes = {mesh};
   std::vector<fb::Offset<plan::ScheduleStep>> schedule;
   for (int i = 0; i < spec.scheduleSteps; ++i)

@@ -1,4 +1,4 @@
-//===- StepMetrics.h - training progress figures of a plan's steps -*- C++ -*-===//
+//===- StepMetrics.h - training figures of a plan's steps ------*- C++ -*-===//
 //
 // What partition-run reports about a training run: the model FLOPs and the
 // tokens of one step, counted from the plan itself; the FLOP/s a cluster's
@@ -33,9 +33,10 @@ double instructionFlops(const plan::Program &program,
 /// "bf16"): every program's products, times the devices of its mesh, times
 /// the schedule steps that run it.
 struct StepFlops {
-  std::map<std::string, double> byDType;
-  double total() const;
+  std::map<std::string, double> byDType; ///< FLOPs by dtype name
+  double total() const;                  ///< over every dtype
 };
+/// The model FLOPs of one step of `plan` (a validated plan).
 StepFlops countStepFlops(const plan::Plan &plan);
 
 /// The tokens one step consumes, from the plan's input bindings: the
@@ -44,9 +45,10 @@ StepFlops countStepFlops(const plan::Plan &plan);
 /// input named labels or targets (a language model's next-token labels,
 /// one per token); else unknown (`input` empty, `tokens` 0).
 struct StepTokens {
-  std::string input;
-  int64_t tokens = 0;
+  std::string input;  ///< the binding's name as the plan spells it
+  int64_t tokens = 0; ///< elements of its global shape
 };
+/// The tokens of one step of `plan` (a validated plan).
 StepTokens countStepTokens(const plan::Plan &plan);
 
 /// Seconds that `flops` take on `devices` devices of `cluster` running at
@@ -57,8 +59,8 @@ std::optional<double> secondsAtPeak(const StepFlops &flops,
 
 /// The figures of one logged step. Unknown values are NaN.
 struct StepFigures {
-  int64_t step = 0;       ///< counted over resumed runs too, from 1
-  int64_t ofSteps = 0;    ///< the step this run ends at
+  int64_t step = 0;    ///< counted over resumed runs too, from 1
+  int64_t ofSteps = 0; ///< the step this run ends at
   std::vector<std::pair<std::string, double>> scalars; ///< loss, ...
   double stepMs = 0;      ///< mean over the steps since the last logged one
   double tokensPerS = 0;  ///< NaN: no token input
