@@ -447,6 +447,10 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   double most = -1;
   for (int64_t stage = 0; stage < p; ++stage) {
     MemoryEstimate mem = memoryOf(stage, inFlight[stage]);
+    e.stageForward.push_back(s.forward[stage].total());
+    e.stageBackward.push_back(s.backward[stage].total());
+    e.stageUpdate.push_back(s.update[stage]);
+    e.stageMemory.push_back(mem);
     if (mem.total() > most) {
       most = mem.total();
       e.memory = mem;

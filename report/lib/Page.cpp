@@ -95,7 +95,7 @@ std::string num(double v) {
   if (!std::isfinite(v))
     return "0";
   char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.6g", v);
+  std::snprintf(buffer, sizeof(buffer), "%.10g", v);
   if (std::strchr(buffer, 'e')) // large byte counts: all digits
     std::snprintf(buffer, sizeof(buffer), "%.0f", v);
   return buffer;
@@ -143,11 +143,15 @@ void renderMesh(std::ostringstream &os, const MeshView &mesh) {
   int64_t blocks = devices / std::max<int64_t>(cols * rows, 1);
   bool large = devices > 64;
   double cell = large ? 14 : 62, cellH = large ? 14 : 40, gap = large ? 2 : 6;
-  double blockW = cols * (cell + gap) + gap, blockH = rows * (cellH + gap) + gap;
+  // Many rows (dp=128) wrap into chunks of rows drawn side by side.
+  int64_t chunk = large ? std::min<int64_t>(rows, 16) : rows;
+  int64_t chunks = (rows + chunk - 1) / std::max<int64_t>(chunk, 1);
+  int64_t visual = blocks * chunks;
+  double blockW = cols * (cell + gap) + gap, blockH = chunk * (cellH + gap) + gap;
   int64_t perLine = std::max<int64_t>(1, int64_t(1100 / (blockW + 16)));
-  int64_t lines = (blocks + perLine - 1) / perLine;
-  double labelH = n > 2 ? 16 : 0;
-  double width = std::min<int64_t>(blocks, perLine) * (blockW + 16) + 40;
+  int64_t lines = (visual + perLine - 1) / perLine;
+  double labelH = n > 2 || chunks > 1 ? 16 : 0;
+  double width = std::min<int64_t>(visual, perLine) * (blockW + 16) + 40;
   double height = lines * (blockH + labelH + 10) + 24;
 
   std::string axesText;
@@ -173,15 +177,20 @@ void renderMesh(std::ostringstream &os, const MeshView &mesh) {
   std::vector<int64_t> strides(n, 1);
   for (size_t i = n; i-- > 1;)
     strides[i - 1] = strides[i] * mesh.axes[i].second;
-  for (int64_t b = 0; b < blocks; ++b) {
-    double bx = 40 + (b % perLine) * (blockW + 16);
-    double by = 20 + (b / perLine) * (blockH + labelH + 10);
-    if (n > 2) {
+  for (int64_t v = 0; v < visual; ++v) {
+    int64_t b = v / chunks, firstRow = (v % chunks) * chunk;
+    int64_t endRow = std::min(rows, firstRow + chunk);
+    double bx = 40 + (v % perLine) * (blockW + 16);
+    double by = 20 + (v / perLine) * (blockH + labelH + 10);
+    if (labelH > 0) {
       std::string label;
       int64_t rest = b * rows * cols;
       for (size_t i = 0; i + 2 < n; ++i)
         label += (i ? " " : "") + mesh.axes[i].first + "=" +
                  std::to_string((rest / strides[i]) % mesh.axes[i].second);
+      if (chunks > 1)
+        label += (label.empty() ? "" : " ") + mesh.axes[n - 2].first + " " +
+                 std::to_string(firstRow) + "-" + std::to_string(endRow - 1);
       os << "<text x=\"" << px(bx) << "\" y=\"" << px(by + 11) << "\">"
          << escape(label) << "</text>\n";
     }
@@ -189,10 +198,11 @@ void renderMesh(std::ostringstream &os, const MeshView &mesh) {
     os << "<rect x=\"" << px(bx) << "\" y=\"" << px(gy) << "\" width=\""
        << px(blockW) << "\" height=\"" << px(blockH)
        << "\" rx=\"4\" fill=\"none\" stroke=\"#aab2bd\"/>\n";
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t r = firstRow; r < endRow; ++r) {
       // each row is a group of the last axis: outlined
+      double ry = gy + (r - firstRow) * (cellH + gap);
       os << "<rect class=\"group\" x=\"" << px(bx + gap / 2) << "\" y=\""
-         << px(gy + gap / 2 + r * (cellH + gap)) << "\" width=\""
+         << px(ry + gap / 2) << "\" width=\""
          << px(cols * (cell + gap)) << "\" height=\"" << px(cellH + gap)
          << "\" rx=\"3\" fill=\"none\" stroke=\"#d0d5dc\""
          << " stroke-dasharray=\"3 2\"/>\n";
@@ -206,7 +216,7 @@ void renderMesh(std::ostringstream &os, const MeshView &mesh) {
         for (size_t i = 0; i < n; ++i)
           coords += (i ? "," : "") +
                     std::to_string((linear / strides[i]) % mesh.axes[i].second);
-        double x = bx + gap + c * (cell + gap), y = gy + gap + r * (cellH + gap);
+        double x = bx + gap + c * (cell + gap), y = ry + gap;
         os << "<g class=\"device\" data-rank=\"" << rank << "\" data-node=\""
            << node << "\" data-coords=\"" << coords << "\"><title>rank "
            << rank << " (" << escape(coords) << "), node " << node
@@ -231,8 +241,15 @@ void renderMesh(std::ostringstream &os, const MeshView &mesh) {
     for (int64_t linear = 0; linear < devices; ++linear) {
       if ((linear / strides[a]) % mesh.axes[a].second != 0)
         continue;
+      // Long groups show their first and last members.
       std::string g = "{";
-      for (int64_t k = 0; k < mesh.axes[a].second; ++k) {
+      int64_t size = mesh.axes[a].second;
+      for (int64_t k = 0; k < size; ++k) {
+        if (size > 12 && k == 6) {
+          g += " ...";
+          k = size - 3;
+          continue;
+        }
         int64_t l = linear + k * strides[a];
         g += (k ? " " : "") +
              std::to_string(l < int64_t(mesh.ranks.size()) ? mesh.ranks[l] : l);
@@ -364,9 +381,11 @@ void renderMemory(std::ostringstream &os,
 
 void renderTimeline(std::ostringstream &os, const Timeline &t) {
   double end = 0;
+  size_t spans = 0;
   std::vector<std::string> kinds;
   for (const Lane &l : t.lanes)
     for (const Span &s : l.spans) {
+      ++spans;
       end = std::max(end, s.start + s.duration);
       if (std::find(kinds.begin(), kinds.end(), s.kind) == kinds.end())
         kinds.push_back(s.kind);
@@ -396,9 +415,12 @@ void renderTimeline(std::ostringstream &os, const Timeline &t) {
          << num(s.duration) << "\" x=\"" << px(x) << "\" y=\"" << px(y + 1)
          << "\" width=\"" << px(w) << "\" height=\"" << px(laneH - 6)
          << "\" fill=\"" << colourOf(s.kind)
-         << "\" stroke=\"#fff\" stroke-width=\"0.5\"><title>" << escape(s.label)
-         << ": " << num(s.start) << " + " << num(s.duration) << " "
-         << escape(t.unit) << "</title></rect>";
+         << "\" stroke=\"#fff\" stroke-width=\"0.5\">";
+      // Tooltips while the page stays small (a 175B plan has 9216 spans).
+      if (spans <= 2000)
+        os << "<title>" << escape(s.label) << ": " << num(s.start) << " + "
+           << num(s.duration) << " " << escape(t.unit) << "</title>";
+      os << "</rect>";
       if (w > 7.0 * s.label.size() + 4)
         os << "<text x=\"" << px(x + 3) << "\" y=\"" << px(y + 15)
            << "\" class=\"light\">" << escape(s.label) << "</text>";

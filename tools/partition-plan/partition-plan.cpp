@@ -1,17 +1,19 @@
 //===- partition-plan.cpp - the automatic partitioner's tool ---------------===//
 //
 // partition-plan MODEL.mlir --cluster C --devices N [--global-batch B]
-//   [--top K] [--json FILE] [--explain] [--fix tp=8,pp=8,...]
+//   [--top K] [--json FILE] [--html FILE] [--explain] [--fix tp=8,pp=8,...]
 //
 // Ranks the plans of a forward model on a cluster by predicted step time
 // (Planner.h) and prints them; --fix evaluates given choices instead of
 // searching them; --explain says why the first beats the second and what
-// was left out.
+// was left out; --html writes the ranking and the first plan as a page
+// (Report/PlanReport.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "partition/InitAll.h"
 #include "partition/Planner/Planner.h"
+#include "partition/Report/PlanReport.h"
 #include "partition/Tools/ToolSupport.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -24,6 +26,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Path.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -55,6 +59,11 @@ cl::opt<int64_t> top("top", cl::desc("plans to print (default 5)"),
 cl::opt<std::string> jsonFile("json",
                               cl::desc("also write the ranking as JSON"),
                               cl::cat(category));
+cl::opt<std::string> htmlFile(
+    "html",
+    cl::desc("also write the ranking and the first plan (devices, memory "
+             "per stage, schedule) as a self-contained HTML page"),
+    cl::value_desc("report.html"), cl::cat(category));
 cl::opt<bool> explain("explain",
                       cl::desc("why the first plan beats the second, and "
                                "what was left out"),
@@ -390,6 +399,22 @@ int main(int argc, char **argv) {
   printTable(os, *result, size_t(top));
   if (explain)
     printExplanation(os, *result, *loaded);
+
+  if (!htmlFile.empty()) {
+    std::string text;
+    llvm::raw_string_ostream why(text);
+    printExplanation(why, *result, *loaded);
+    std::vector<std::string> notes;
+    for (llvm::StringRef line : llvm::split(llvm::StringRef(text).trim(), '\n'))
+      notes.push_back(line.trim().str());
+    partition::report::Report page = partition::buildPlanReport(
+        *result, options, llvm::sys::path::filename(inputFile).str(),
+        size_t(top), notes);
+    if (!partition::report::writeHtml(page, htmlFile, &error)) {
+      llvm::errs() << "partition-plan: " << error << "\n";
+      return 1;
+    }
+  }
 
   if (!jsonFile.empty()) {
     llvm::json::Array plans;

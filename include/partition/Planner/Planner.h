@@ -97,6 +97,11 @@ struct PlanEstimate {
   double mfu = 0;             ///< model FLOPs per device per second / peak
   bool simulated = false;     ///< the schedule simulated, not the formula
   bool fits = true;           ///< within the device's memory
+  /// Per pipeline stage (one entry without a pipeline): one micro-batch's
+  /// forward and backward (all its chunks, communication it does not hide
+  /// included), the update once per step, and the bytes held at the peak.
+  std::vector<double> stageForward, stageBackward, stageUpdate;
+  std::vector<MemoryEstimate> stageMemory;
 };
 
 /// Where a search is, for a tool to show (SearchOptions::progress).
