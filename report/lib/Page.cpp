@@ -67,7 +67,8 @@ const std::map<std::string, std::string> &palette() {
       {"Bi", "#e0893e"},             {"W", "#7aa95c"},
       {"kernel", "#4f86c6"},         {"collective", "#d1495b"},
       {"transfer", "#9b59b6"},       {"issue", "#a0b4cc"},
-      {"wait", "#d9d9d9"},           {"send", "#9b59b6"},
+      {"wait", "#b8bec6"},           {"send", "#9b59b6"},
+      {"idle", "#eceff2"},
       {"node0", "#dbe8f6"},          {"node1", "#fde5cf"},
       {"node2", "#dff0d5"},          {"node3", "#f3dcea"},
   };

@@ -22,6 +22,7 @@
 #include "partition/runtime/Sharding.h"
 #include "partition/runtime/StepMetrics.h"
 #include "partition/runtime/Stores.h"
+#include "partition/runtime/TraceReport.h"
 #include "partition/runtime/cpu/GlooCommunicator.h"
 #ifdef PARTITION_HAVE_CUDA
 #include "partition/runtime/cuda/CudaDevice.h"
@@ -46,6 +47,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace partition::runtime;
@@ -137,6 +139,12 @@ Runs a partition execution plan (written by partition-translate --part-to-plan).
                          instruction (named by opcode, with its origin),
                          each collective from issue to completion, and
                          each wait of compute for a collective
+  --html FILE.html       trace the run (as --trace does) and write what the
+                         trace shows as a self-contained page: the measured
+                         timeline of the first step per rank (compute and
+                         communication lanes), where each rank's time went
+                         (kernels, collectives, waits, idle) and the time
+                         by opcode
   --sync-collectives     run each collective to completion where it stands
                          in the program instead of on a communication
                          thread/stream that overlaps compute (the same
@@ -213,6 +221,8 @@ struct Options {
   /// The manifest of --resume, read once before the ranks start.
   std::shared_ptr<const CheckpointManifest> resumed;
   std::string trace;
+  /// --html: the trace summarised as a page.
+  std::string html;
   /// --log-every: the loss line, progress and metrics of every K-th step.
   int logEvery = 1;
   /// --metrics: the JSONL file of per-step figures; empty for none.
@@ -340,7 +350,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
                std::string(v ? v : "") + "\"";
       o.failByKill = std::string(v) == "kill";
     } else if (a == "--backend" || a == "--weights" || a == "--output-dir" ||
-               a == "--trace" || a == "--input" || a == "--checkpoint" ||
+               a == "--trace" || a == "--html" || a == "--input" ||
+               a == "--checkpoint" ||
                a == "--resume" || a == "--data" || a == "--metrics" ||
                a == "--cluster") {
       const char *v = value(a.c_str());
@@ -356,6 +367,8 @@ std::string parseArgs(int argc, char **argv, Options &o) {
         o.outputDir = v;
       else if (a == "--trace")
         o.trace = v;
+      else if (a == "--html")
+        o.html = v;
       else if (a == "--checkpoint")
         o.checkpointDir = v;
       else if (a == "--resume")
@@ -923,7 +936,7 @@ RankResult runRank(const Options &o, const LoadedPlan &plan,
         std::make_unique<GlooCommunicatorFactory>(rank, worldSize, store, gloo);
   }
   ExecutorOptions options;
-  options.trace = !o.trace.empty();
+  options.trace = !o.trace.empty() || !o.html.empty();
   options.asyncCollectives = !o.syncCollectives;
   // The injected failure of --fail-step, inside the step's instructions.
   if (rank == o.failRank && o.failStep) {
@@ -1333,13 +1346,24 @@ int finish(const Options &o, const LoadedPlan &plan,
                   (long long)bytesWritten,
                   o.outputDir.c_str());
   }
-  if (!o.trace.empty()) {
+  if (!o.trace.empty() || !o.html.empty()) {
     std::vector<std::vector<TraceEvent>> traces;
     for (const RankResult &r : results)
       traces.push_back(r.trace);
-    if (Status s = writeChromeTrace(o.trace, traces); !s.isOk()) {
-      std::cerr << "partition-run: " << s.toString() << "\n";
-      return 1;
+    if (!o.trace.empty())
+      if (Status s = writeChromeTrace(o.trace, traces); !s.isOk()) {
+        std::cerr << "partition-run: " << s.toString() << "\n";
+        return 1;
+      }
+    if (!o.html.empty()) {
+      std::string error;
+      partition::report::Report page =
+          traceReport(traces, std::filesystem::path(o.planPath).filename().string());
+      if (!partition::report::writeHtml(page, o.html, &error)) {
+        std::cerr << "partition-run: --html: " << error << "\n";
+        return 1;
+      }
+      std::printf("trace report written to %s\n", o.html.c_str());
     }
   }
   return 0;
@@ -1549,19 +1573,24 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
               b->name()->str(),
               "--output-dir: output \"" + b->name()->str() + "\""));
   }
-  if (!o.trace.empty()) {
-    fs::path parent = fs::path(o.trace).parent_path();
+  for (auto [flag, path, example] :
+       {std::tuple<const char *, const std::string *, const char *>{
+            "--trace", &o.trace, "trace.json"},
+        {"--html", &o.html, "trace.html"}}) {
+    if (path->empty())
+      continue;
+    fs::path parent = fs::path(*path).parent_path();
     if (!parent.empty())
-      PARTITION_RETURN_IF_ERROR(makeFolder(parent.string(), "--trace"));
+      PARTITION_RETURN_IF_ERROR(makeFolder(parent.string(), flag));
     std::error_code error;
-    if (fs::is_directory(o.trace, error))
-      return PARTITION_ERROR(InvalidArgument, "--trace ", o.trace,
+    if (fs::is_directory(*path, error))
+      return PARTITION_ERROR(InvalidArgument, flag, " ", *path,
                              ": is a folder; give a file name such as ",
-                             (fs::path(o.trace) / "trace.json").string());
-    int fd = ::open(o.trace.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                             (fs::path(*path) / example).string());
+    int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
       return PARTITION_ERROR(
-          InvalidArgument, "--trace ", o.trace,
+          InvalidArgument, flag, " ", *path,
           ": cannot create the file: ", std::strerror(errno));
     ::close(fd);
   }
