@@ -2,6 +2,14 @@
 
 #include "partition/Tools/ToolSupport.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
+
+#include <chrono>
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -205,4 +213,68 @@ bool partition::isOptionGiven(llvm::StringRef name) {
       llvm::cl::getRegisteredOptions();
   auto it = options.find(name);
   return it != options.end() && it->second->getNumOccurrences() > 0;
+}
+
+namespace {
+
+/// The progress of a compile: each pass over the module, as it starts.
+class ProgressInstrumentation : public mlir::PassInstrumentation {
+public:
+  ProgressInstrumentation(std::string tool, size_t total, bool lines)
+      : tool(std::move(tool)), total(total), lines(lines),
+        start(std::chrono::steady_clock::now()) {}
+  ~ProgressInstrumentation() override {
+    if (drawn) {
+      llvm::errs() << "\r\033[K";
+      llvm::errs().flush();
+    }
+  }
+
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    // Only the passes over the whole module (not the passes a pipeline
+    // nests over functions, nor the verifier's).
+    if (!llvm::isa<mlir::ModuleOp>(op) || op->getParentOp())
+      return;
+    ++done;
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << tool << ": pass " << done;
+    if (total >= done)
+      os << " of " << total;
+    os << ": " << pass->getArgument() << " ("
+       << llvm::format("%.1f", seconds) << " s)";
+    if (lines) {
+      llvm::errs() << line << "\n";
+    } else {
+      if (seconds < 1)
+        return;
+      llvm::errs() << "\r\033[K" << line;
+      drawn = true;
+    }
+    llvm::errs().flush();
+  }
+
+private:
+  std::string tool;
+  size_t total;
+  bool lines;
+  std::chrono::steady_clock::time_point start;
+  size_t done = 0;
+  bool drawn = false;
+};
+
+} // namespace
+
+void partition::addProgressReporting(mlir::PassManager &pm,
+                                     llvm::StringRef tool, bool lines) {
+  size_t total = 0;
+  for (mlir::Pass &pass : pm.getPasses()) {
+    (void)pass;
+    ++total;
+  }
+  pm.addInstrumentation(
+      std::make_unique<ProgressInstrumentation>(tool.str(), total, lines));
 }

@@ -21,6 +21,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <unistd.h>
+
 namespace {
 llvm::cl::opt<std::string> reportFile(
     "part-report",
@@ -33,6 +35,11 @@ llvm::cl::opt<std::string> reportCluster(
                    "times for: a preset (dgx-a100, dgx-h100, h200) or a "
                    "cluster file (default dgx-h100)"),
     llvm::cl::init("dgx-h100"));
+llvm::cl::opt<bool> progress(
+    "progress",
+    llvm::cl::desc("report each pass over the module on stderr as it starts "
+                   "(on a terminal, compiles over a second show one line "
+                   "redrawn in place without this flag)"));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -40,6 +47,7 @@ int main(int argc, char **argv) {
   partition::hideLibraryOptions();
   reportFile.setHiddenFlag(llvm::cl::NotHidden);
   reportCluster.setHiddenFlag(llvm::cl::NotHidden);
+  progress.setHiddenFlag(llvm::cl::NotHidden);
   mlir::DialectRegistry registry;
   partition::registerAllDialects(registry);
   partition::registerAllPasses();
@@ -84,24 +92,31 @@ int main(int argc, char **argv) {
                                              input->getBufferIdentifier()),
         llvm::SMLoc());
   }
-  if (sourceMgr || !reportFile.empty()) {
+  // Progress: with --progress a line per pass; on a terminal one line
+  // redrawn in place once a compile takes a second.
+  bool progressLines = progress;
+  bool progressBar = !progress && ::isatty(STDERR_FILENO) &&
+                     !config.shouldVerifyDiagnostics();
+  if (sourceMgr || !reportFile.empty() || progressLines || progressBar) {
     mlir::MlirOptMainConfig base = config;
     std::string report = reportFile, cluster = reportCluster;
-    config.setPassPipelineSetupFn(
-        [base, sourceMgr, report, cluster](mlir::PassManager &pm) {
-          if (sourceMgr)
-            partition::registerShortDiagnosticHandler(pm.getContext(),
-                                                      sourceMgr);
-          if (mlir::failed(base.setupPassPipeline(pm)))
-            return mlir::failure();
-          if (report.empty())
-            return mlir::success();
-          partition::part::PartHtmlReportPassOptions options;
-          options.output = report;
-          options.cluster = cluster;
-          pm.addPass(partition::part::createPartHtmlReportPass(options));
-          return mlir::success();
-        });
+    config.setPassPipelineSetupFn([base, sourceMgr, report, cluster,
+                                   progressLines,
+                                   progressBar](mlir::PassManager &pm) {
+      if (sourceMgr)
+        partition::registerShortDiagnosticHandler(pm.getContext(), sourceMgr);
+      if (mlir::failed(base.setupPassPipeline(pm)))
+        return mlir::failure();
+      if (!report.empty()) {
+        partition::part::PartHtmlReportPassOptions options;
+        options.output = report;
+        options.cluster = cluster;
+        pm.addPass(partition::part::createPartHtmlReportPass(options));
+      }
+      if (progressLines || progressBar)
+        partition::addProgressReporting(pm, "partition-opt", progressLines);
+      return mlir::success();
+    });
   }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &errorMessage);

@@ -23,6 +23,7 @@ class SourceMgr;
 } // namespace llvm
 
 namespace mlir {
+class PassManager;
 class MLIRContext;
 } // namespace mlir
 
@@ -86,6 +87,14 @@ bool isOptionGiven(llvm::StringRef name);
 /// The value of `--mlir-print-op-on-diagnostic` (false when it is not
 /// registered), for a tool whose driver sets the context's flag itself.
 bool shouldPrintOpOnDiagnostic();
+
+/// Reports the compile's progress on stderr: each pass over the whole module
+/// as it starts ("partition-opt: pass 3 of 12: part-partition (1.2 s)").
+/// With `lines`, a line per pass; otherwise (a terminal) one line redrawn in
+/// place, drawn only once the compile has taken a second, and cleared when
+/// it ends, so that fast compiles print nothing.
+void addProgressReporting(mlir::PassManager &pm, llvm::StringRef tool,
+                          bool lines);
 
 } // namespace partition
 
