@@ -14,7 +14,11 @@
 #   4. train the same GPT: a cross-entropy loss, gradients and AdamW compiled
 #      into one training step, partitioned for 8 CPU ranks as dp 2 x tp 4 and
 #      as a 1F1B pipeline of 2 stages of dp 2 x tp 2, and run for 30 steps,
-#      with the losses of 1 rank beside them.
+#      with the losses of 1 rank beside them; the pipeline plan written as an
+#      HTML report (its path is printed);
+#   5. let partition choose: rank the plans of GPT-3 175B on 1024 A100s
+#      (with an HTML report), and train the imported GPT with the plan the
+#      cost model of this machine prefers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -104,20 +108,35 @@ for m in "dp:2,tp:4" "pp:2,dp:2,tp:2 micro-batches=2 schedule=1f1b" "dp:1"; do
   i=$((i + 1))
   "$bin/partition-opt" "$work/gpt-step.mlir" --part-spmd="mesh=$m" |
     "$bin/partition-translate" --part-to-plan -o "$work/train-$i.plan" 2>/dev/null
+  # stdout: the losses and a summary; stderr: a progress line per step
+  # (shown only if the run fails)
   "$bin/partition-run" "$work/train-$i.plan" --backend cpu --steps 30 \
     --weights "$work/gpt.safetensors" --input input_ids="$work/ids.npy" \
-    --input labels="$work/labels.npy" > "$work/train-$i.log"
+    --input labels="$work/labels.npy" > "$work/train-$i.log" \
+    2> "$work/train-$i.err" || { cat "$work/train-$i.err" >&2; exit 1; }
 done
 echo "   step  8 ranks (dp 2 x tp 4)  8 ranks (pp 2 x dp 2 x tp 2, 1F1B)  1 rank"
 paste "$work/train-1.log" "$work/train-2.log" "$work/train-3.log" | grep '^step' |
   awk 'NR <= 5 || NR % 5 == 0 {printf "   %4d  %-22s %-36s %s\n", $2, $4, $8, $12}'
+echo "   each run's summary (partition-run):"
+for i in 1 2 3; do grep '^summary' "$work/train-$i.log" | sed 's/^/     /'; done
+# The pipeline plan as a page: its devices, memory per stage, schedule and
+# collectives (kept after the demo, unlike its other files).
+mkdir -p "$build_dir/demo"
+report="$build_dir/demo/pipeline-report.html"
+"$bin/partition-opt" "$work/gpt-step.mlir" \
+  --part-spmd="mesh=pp:2,dp:2,tp:2 micro-batches=2 schedule=1f1b" \
+  --part-report="$report" --part-report-cluster=dgx-a100 -o /dev/null
+echo "== the 8-rank pipeline plan as an HTML page (partition-opt --part-report): $report"
 
 echo
 echo "== 5. let partition choose: GPT-3 175B on 1024 A100s (128 DGX nodes), a batch of 1536"
 "$bin/partition-import" --model gpt --layers 96 --hidden 12288 --heads 96 --vocab 51200 \
   --seq 2048 --batch 1 --shapes-only -o "$work/gpt3.mlir"
 "$bin/partition-plan" "$work/gpt3.mlir" --cluster dgx-a100 --devices 1024 \
-  --global-batch 1536 --top 5 --explain | sed 's/^/   /'
+  --global-batch 1536 --top 5 --explain --html "$build_dir/demo/plan-report.html" |
+  sed 's/^/   /'
+echo "== the ranking and the first plan as an HTML page (partition-plan --html): $build_dir/demo/plan-report.html"
 echo "== and the imported GPT trained on 4 CPU ranks with the plan part-auto-partition"
 echo "   chose for this machine, as partition-run --calibrate measures it"
 "$bin/partition-run" --calibrate -o "$work/local-cpu.json" --ranks 4 > /dev/null
@@ -126,7 +145,8 @@ echo "   chose for this machine, as partition-run --calibrate measures it"
 sed -n 's/.*remark: /   /p' "$work/auto.remark"
 "$bin/partition-run" "$work/auto.plan" --backend cpu --steps 30 \
   --weights "$work/gpt.safetensors" --input input_ids="$work/ids.npy" \
-  --input labels="$work/labels.npy" > "$work/train-auto.log"
+  --input labels="$work/labels.npy" > "$work/train-auto.log" \
+  2> "$work/train-auto.err" || { cat "$work/train-auto.err" >&2; exit 1; }
 echo "   step  chosen plan  1 rank"
 paste "$work/train-auto.log" "$work/train-3.log" | grep '^step' |
   awk 'NR <= 3 || NR % 10 == 0 {printf "   %4d  %-12s %s\n", $2, $4, $8}'
