@@ -246,9 +246,14 @@ def PartDataParallelPass : Pass<"part-data-parallel", "::mlir::ModuleOp"> {
   let summary = "splits the batch of every input and label over a mesh axis";
   let description = [{
     For each global function, gives every argument with role `input` or
-    `label` that has no sharding a split of its first (batch) dimension over
-    `axis`; parameters stay as they are (replicated unless something else
-    splits them). A batch the axis does not divide is padded to a multiple
+    `label` whose first dimension is the batch, and that has no sharding, a
+    split of that dimension over `axis`; parameters stay as they are
+    (replicated unless something else splits them). The batch is the first
+    dimension of the labels (without labels, of the input of highest rank);
+    an input whose first dimension the ops' sharding rules join to another
+    dimension (a rotary table [S, d], whose S is the activations' sequence)
+    stays whole on every device, as does one joined to nothing whose first
+    dimension differs from the batch's size. A batch the axis does not divide is padded to a multiple
     of it, with what reads across the batch masked (a mean over it rescaled,
     a cross-entropy's padded positions left out) and `part.logical_shape`
     recording the real size; where padding would change a result (a
