@@ -253,11 +253,12 @@ def PartDataParallelPass : Pass<"part-data-parallel", "::mlir::ModuleOp"> {
     an input whose first dimension the ops' sharding rules join to another
     dimension (a rotary table [S, d], whose S is the activations' sequence)
     stays whole on every device, as does one joined to nothing whose first
-    dimension differs from the batch's size. A batch the axis does not divide is padded to a multiple
-    of it, with what reads across the batch masked (a mean over it rescaled,
-    a cross-entropy's padded positions left out) and `part.logical_shape`
-    recording the real size; where padding would change a result (a
-    normalisation over the batch) it is an error naming the op.
+    dimension differs from the batch's size. A batch the axis does not
+    divide is padded to a multiple of it, with what reads across the batch
+    masked (a mean over it rescaled, a cross-entropy's padded positions left
+    out) and `part.logical_shape` recording the real size; where padding
+    would change a result (a normalisation over the batch) it is an error
+    naming the op.
 
     ```mlir
     %x: tensor<8x16xf32> {part.role = #part.role<input>}
