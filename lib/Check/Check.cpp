@@ -16,6 +16,7 @@
 #include "partition/Dialect/Part/Transforms/Passes.h"
 #include "partition/runtime/Backends.h"
 #include "partition/runtime/Executor.h"
+#include "partition/runtime/ParameterSources.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Safetensors.h"
 #include "partition/runtime/Sharding.h"
@@ -152,113 +153,6 @@ FailureOr<rt::LoadedPlan> lower(ModuleOp module, llvm::StringRef what,
 // Weights and inputs
 //===----------------------------------------------------------------------===//
 
-/// splitmix64 of `x`, as a float in [0, 1).
-float uniform(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return float(x >> 40) / float(1ull << 24);
-}
-
-/// A key from a seed and a name (FNV-1a over the name).
-uint64_t keyOf(uint64_t seed, const std::string &name) {
-  uint64_t key = seed * 0x9e3779b97f4a7c15ull;
-  for (char c : name)
-    key = (key ^ uint8_t(c)) * 0x100000001b3ull;
-  return key;
-}
-
-/// partition-run's --random-weights: each element a function of (seed,
-/// name, global index) in [-scale, scale), whatever block a rank reads, so
-/// that `partition-run --random-weights SEED` sees the same weights.
-/// Optimizer state is left to its initial value.
-class RandomWeights final : public rt::ParameterSource {
-public:
-  RandomWeights(uint64_t seed, float scale, std::set<std::string> state)
-      : seed(seed), scale(scale), state(std::move(state)) {}
-  rt::Status read(const std::string &name, rt::DType dtype,
-                  const std::vector<int64_t> &globalShape,
-                  const std::vector<int64_t> &offsets,
-                  const std::vector<int64_t> &localShape,
-                  void *dst) override {
-    if (state.count(name))
-      return PARTITION_ERROR(NotFound, "state \"", name, "\" starts at its "
-                                                         "initial value");
-    if (!rt::isFloat(dtype))
-      return PARTITION_ERROR(InvalidArgument, "parameter \"", name, "\" is ",
-                             rt::dtypeName(dtype),
-                             "; random weights are float only (give "
-                             "--weights)");
-    uint64_t key = keyOf(seed, name);
-    int64_t n = 1;
-    for (int64_t d : localShape)
-      n *= d;
-    size_t rank = localShape.size();
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t flat = 0;
-      for (size_t d = 0; d < rank; ++d)
-        flat = flat * globalShape[d] + offsets[d] + index[d];
-      rt::storeFloat(dst, dtype, i,
-                     (uniform(key + uint64_t(flat)) * 2 - 1) * scale);
-      for (size_t d = rank; d-- > 0;)
-        if (++index[d] < localShape[d])
-          break;
-        else
-          index[d] = 0;
-    }
-    return rt::Status::ok();
-  }
-
-private:
-  uint64_t seed;
-  float scale;
-  std::set<std::string> state;
-};
-
-/// Parameters from a safetensors file (float ones converted to the plan's
-/// float type, as partition-run does).
-class FileWeights final : public rt::ParameterSource {
-public:
-  explicit FileWeights(rt::SafetensorsReader reader)
-      : reader(std::move(reader)) {}
-  rt::Status read(const std::string &name, rt::DType dtype,
-                  const std::vector<int64_t> &globalShape,
-                  const std::vector<int64_t> &offsets,
-                  const std::vector<int64_t> &localShape,
-                  void *dst) override {
-    if (!reader.contains(name))
-      return PARTITION_ERROR(NotFound, reader.path(), ": parameter \"", name,
-                             "\" is missing");
-    PARTITION_ASSIGN_OR_RETURN(rt::SafetensorsTensorInfo info,
-                               reader.info(name));
-    bool converts = info.dtype != dtype && rt::isFloat(info.dtype) &&
-                    rt::isFloat(dtype);
-    if ((info.dtype != dtype && !converts) || info.shape != globalShape)
-      return PARTITION_ERROR(InvalidArgument, reader.path(), ": parameter \"",
-                             name, "\" is ", rt::dtypeName(info.dtype),
-                             rt::formatShape(info.shape), " in the file but ",
-                             rt::dtypeName(dtype), rt::formatShape(globalShape),
-                             " in the model");
-    int64_t count = 1;
-    for (int64_t d : localShape)
-      count *= d;
-    if (!converts)
-      return reader.readSlice(name, offsets, localShape, dst,
-                              count * rt::dtypeSize(dtype));
-    std::vector<char> stored(count * rt::dtypeSize(info.dtype));
-    PARTITION_RETURN_IF_ERROR(reader.readSlice(name, offsets, localShape,
-                                               stored.data(),
-                                               int64_t(stored.size())));
-    rt::convertFloats(stored.data(), info.dtype, dst, dtype, count);
-    return rt::Status::ok();
-  }
-
-private:
-  rt::SafetensorsReader reader;
-};
-
 /// The binding name PartToPlan gives argument `i` of `f`.
 std::string argName(func::FuncOp f, unsigned i) {
   if (auto name =
@@ -337,11 +231,11 @@ makeInputs(const rt::LoadedPlan &plan,
       for (int64_t d : t.shape)
         n *= d;
       t.data.assign(n * rt::dtypeSize(t.dtype), 0);
-      uint64_t key = keyOf(seed ^ 0x5bd1e995ull, name);
+      uint64_t key = rt::randomKey(seed ^ 0x5bd1e995ull, name);
       auto it = ranges.find(name);
       int64_t range = it == ranges.end() ? kDefaultIntegerRange : it->second;
       for (int64_t i = 0; i < n; ++i) {
-        float u = uniform(key + uint64_t(i));
+        float u = rt::randomUniform(key + uint64_t(i));
         if (rt::isFloat(t.dtype)) {
           rt::storeFloat(t.data.data(), t.dtype, i, u * 2 - 1);
         } else {
@@ -425,7 +319,7 @@ RankRun runRank(const rt::LoadedPlan &plan, const WeightSpec &weights,
         state.insert(b->name()->str());
     }
   if (needsWeights && weights.path.empty()) {
-    RandomWeights source(weights.seed, weights.scale, std::move(state));
+    rt::RandomSource source(weights.seed, weights.scale, std::move(state));
     if (rt::Status s = ex.loadParameters(source); !s.isOk())
       return fail(s);
   } else if (needsWeights) {
@@ -433,7 +327,7 @@ RankRun runRank(const rt::LoadedPlan &plan, const WeightSpec &weights,
         rt::SafetensorsReader::open(weights.path);
     if (!reader.isOk())
       return fail(reader.status());
-    FileWeights source(std::move(*reader));
+    rt::SafetensorsSource source(std::move(*reader), "model");
     if (rt::Status s = ex.loadParameters(source); !s.isOk())
       return fail(s);
   }

@@ -17,6 +17,7 @@
 #include "partition/runtime/Files.h"
 #include "partition/runtime/Launch.h"
 #include "partition/runtime/Npy.h"
+#include "partition/runtime/ParameterSources.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Safetensors.h"
 #include "partition/runtime/Sharding.h"
@@ -429,111 +430,6 @@ std::string parseArgs(int argc, char **argv, Options &o) {
            " is after the last step (--steps " + std::to_string(o.steps) + ")";
   return "";
 }
-
-/// Reads each rank's parameter slices from one safetensors file.
-class SafetensorsSource final : public ParameterSource {
-public:
-  explicit SafetensorsSource(SafetensorsReader reader)
-      : reader_(std::move(reader)) {}
-
-  Status read(const std::string &name, DType dtype,
-              const std::vector<int64_t> &globalShape,
-              const std::vector<int64_t> &offsets,
-              const std::vector<int64_t> &localShape, void *dst) override {
-    if (!reader_.contains(name)) {
-      std::string names;
-      for (const std::string &n : reader_.names())
-        names += (names.empty() ? "" : ", ") + n;
-      return PARTITION_ERROR(NotFound, reader_.path(), ": parameter \"", name,
-                             "\" is missing (the file has: ", names, ")");
-    }
-    PARTITION_ASSIGN_OR_RETURN(SafetensorsTensorInfo info, reader_.info(name));
-    // Float weights load into a parameter of another float type (f32
-    // weights into a bf16 model), rounded to nearest even, as
-    // `model.to(torch.bfloat16)` would.
-    bool converts =
-        info.dtype != dtype && isFloat(info.dtype) && isFloat(dtype);
-    if ((info.dtype != dtype && !converts) || info.shape != globalShape)
-      return PARTITION_ERROR(
-          InvalidArgument, reader_.path(), ": parameter \"", name, "\" is ",
-          dtypeName(info.dtype), formatShape(info.shape), " in the file but ",
-          dtypeName(dtype), formatShape(globalShape), " in the plan");
-    int64_t count = 1;
-    for (int64_t d : localShape)
-      count *= d;
-    if (!converts)
-      return reader_.readSlice(name, offsets, localShape, dst,
-                               count * dtypeSize(dtype));
-    std::vector<char> stored(count * dtypeSize(info.dtype));
-    PARTITION_RETURN_IF_ERROR(reader_.readSlice(
-        name, offsets, localShape, stored.data(), int64_t(stored.size())));
-    convertFloats(stored.data(), info.dtype, dst, dtype, count);
-    return Status::ok();
-  }
-
-private:
-  SafetensorsReader reader_;
-};
-
-/// Parameters made up from (seed, name, global index), the same whatever
-/// block a rank asks for: a plan partitioned any way sees the same weights.
-///
-/// Only parameters are made up: optimizer state (Adam moments, step counts,
-/// a loss scale) is reported missing, so that it starts at its initial value
-/// (the binding's init_from or init_value, zero by default) as with
-/// --weights. Random moments or step counts make training diverge.
-class RandomSource final : public ParameterSource {
-public:
-  RandomSource(uint64_t seed, float scale, std::set<std::string> state)
-      : seed_(seed), scale_(scale), state_(std::move(state)) {}
-
-  Status read(const std::string &name, DType dtype,
-              const std::vector<int64_t> &globalShape,
-              const std::vector<int64_t> &offsets,
-              const std::vector<int64_t> &localShape, void *dst) override {
-    if (state_.count(name))
-      return PARTITION_ERROR(NotFound, "state \"", name,
-                             "\" is not made up by --random-weights");
-    if (!isFloat(dtype))
-      return PARTITION_ERROR(InvalidArgument, "parameter \"", name, "\" is ",
-                             dtypeName(dtype),
-                             "; --random-weights makes float parameters only");
-    uint64_t key = seed_ * 0x9e3779b97f4a7c15ull;
-    for (char c : name) // FNV-1a over the name
-      key = (key ^ uint8_t(c)) * 0x100000001b3ull;
-    int64_t n = 1;
-    for (int64_t d : localShape)
-      n *= d;
-    size_t rank = localShape.size();
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t flat = 0;
-      for (size_t d = 0; d < rank; ++d)
-        flat = flat * globalShape[d] + offsets[d] + index[d];
-      float value = (uniform(key + uint64_t(flat)) * 2 - 1) * scale_;
-      storeFloat(dst, dtype, i, value);
-      for (size_t d = rank; d-- > 0;) // next local index, row-major
-        if (++index[d] < localShape[d])
-          break;
-        else
-          index[d] = 0;
-    }
-    return Status::ok();
-  }
-
-private:
-  /// splitmix64 of `x`, as a float in [0, 1).
-  static float uniform(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return float(x >> 40) / float(1ull << 24);
-  }
-  uint64_t seed_;
-  float scale_;
-  std::set<std::string> state_;
-};
 
 /// NaN and Inf elements in float memory of `dtype`.
 int64_t countNonFinite(const void *data, DType dtype, int64_t count) {
