@@ -384,18 +384,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       return std::nullopt;
     }
     auto cost = [&](int64_t stage, const pl::Step &step) {
-      double f = s.forward[stage].total() / double(V);
-      double b = s.backward[stage].total() / double(V);
-      switch (step.action) {
-      case pl::Action::Forward:
-        return f;
-      case pl::Action::Backward:
-        return b;
-      case pl::Action::BackwardInput:
-      case pl::Action::BackwardWeight:
-        return b / 2;
-      }
-      return 0.0;
+      return scheduleStepSeconds(s.forward[stage].total(),
+                                 s.backward[stage].total(), V, step.action);
     };
     std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
     if (!timeline) {
@@ -487,6 +477,26 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
 /// The ranking: faster first; between plans equally fast (within a
 /// millionth), the one that needs less memory, then the simpler (less
 /// ZeRO, no recomputation, fewer stages).
+} // namespace
+
+double scheduleStepSeconds(double forward, double backward, int64_t chunks,
+                           pl::Action action) {
+  double f = forward / double(std::max<int64_t>(1, chunks));
+  double b = backward / double(std::max<int64_t>(1, chunks));
+  switch (action) {
+  case pl::Action::Forward:
+    return f;
+  case pl::Action::Backward:
+    return b;
+  case pl::Action::BackwardInput:
+  case pl::Action::BackwardWeight:
+    return b / 2;
+  }
+  return 0.0;
+}
+
+namespace {
+
 bool faster(const PlanEstimate &a, const PlanEstimate &b) {
   double tie = 1e-6 * std::max(a.seconds, b.seconds);
   if (std::abs(a.seconds - b.seconds) > tie)

@@ -20,17 +20,6 @@ std::string fixed(double v, const char *format) {
   return buffer;
 }
 
-/// "196.5B", "12.3M".
-std::string count(double n) {
-  const char *units[] = {"", "K", "M", "B", "T"};
-  int u = 0;
-  while (n >= 1000 && u < 4) {
-    n /= 1000;
-    ++u;
-  }
-  return fixed(n, "%.1f") + units[u];
-}
-
 std::string planLabel(size_t rank, const PlanConfig &c) {
   std::string s = "#" + std::to_string(rank) + " tp" + std::to_string(c.tp) +
                   " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp);
@@ -72,18 +61,8 @@ std::optional<report::Timeline> scheduleTimeline(const PlanEstimate &e,
   if (!schedule)
     return std::nullopt;
   auto cost = [&](int64_t stage, const pl::Step &step) {
-    double f = e.stageForward[stage] / double(c.virtualStages);
-    double b = e.stageBackward[stage] / double(c.virtualStages);
-    switch (step.action) {
-    case pl::Action::Forward:
-      return f;
-    case pl::Action::Backward:
-      return b;
-    case pl::Action::BackwardInput:
-    case pl::Action::BackwardWeight:
-      return b / 2;
-    }
-    return 0.0;
+    return scheduleStepSeconds(e.stageForward[stage], e.stageBackward[stage],
+                               c.virtualStages, step.action);
   };
   std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
   if (!timeline)
@@ -128,7 +107,7 @@ report::Report partition::buildPlanReport(const SearchResult &result,
   int64_t batch =
       options.globalBatch ? options.globalBatch : result.model.batch;
   page.subtitle = std::to_string(result.model.layers) + " layers, " +
-                  count(result.model.parameters) + " parameters, global batch " +
+                  report::formatCount(result.model.parameters) + " parameters, global batch " +
                   std::to_string(batch) + "; " + std::to_string(options.devices) +
                   " devices of " + cluster.name + " (" +
                   std::to_string(cluster.devicesPerNode) + " " +

@@ -574,6 +574,18 @@ std::string partition::report::formatBytes(double bytes) {
   return buffer;
 }
 
+std::string partition::report::formatCount(double n) {
+  const char *units[] = {"", "K", "M", "B", "T"};
+  int u = 0;
+  while (n >= 1000 && u < 4) {
+    n /= 1000;
+    ++u;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f%s", n, units[u]);
+  return buffer;
+}
+
 std::string partition::report::formatSeconds(double seconds) {
   char buffer[32];
   if (seconds >= 1)

@@ -167,17 +167,6 @@ std::string gib(double bytes) {
   return llvm::formatv("{0:F0} KiB", bytes / 1024.0).str();
 }
 
-/// "216.4K", "175.2B", "1.01T".
-std::string count(double n) {
-  const char *units[] = {"", "K", "M", "B", "T"};
-  int u = 0;
-  while (n >= 1000 && u < 4) {
-    n /= 1000;
-    ++u;
-  }
-  return llvm::formatv("{0:F1}", n).str() + units[u];
-}
-
 std::string secs(double s) {
   if (s >= 1)
     return llvm::formatv("{0:F3} s", s).str();
@@ -386,7 +375,7 @@ int main(int argc, char **argv) {
   int64_t batch = globalBatch ? int64_t(globalBatch) : m.batch;
   os << "model: " << m.layers << " layers"
      << (m.layersAlike && m.layers > 3 ? " (alike: probed on 3)" : "") << ", "
-     << count(m.parameters) << " parameters; "
+     << partition::report::formatCount(m.parameters) << " parameters; "
      << "global batch " << batch << "; " << loaded->name << ", " << devices
      << " devices (" << loaded->devicesPerNode << " per node)\n";
   int64_t prunedTotal = 0;

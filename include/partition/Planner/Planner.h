@@ -22,6 +22,7 @@
 #ifndef PARTITION_PLANNER_PLANNER_H
 #define PARTITION_PLANNER_PLANNER_H
 
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/runtime/Cluster.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -172,6 +173,13 @@ std::string planPipeline(mlir::ModuleOp model, const TrainingOptions &training,
 /// ops after the layers read the last kept layer's values where they read
 /// the last layer's. Returns L; `alike` says whether it cut.
 int64_t truncateLayers(mlir::ModuleOp model, int64_t keep, bool *alike);
+
+/// The composed seconds of one step of a pipeline schedule on a stage whose
+/// micro-batch takes `forward` and `backward` seconds over its `chunks`
+/// chunks: F a chunk's forward, B its backward, Bi and W half of that
+/// backward each -- the costs the search simulates schedules with.
+double scheduleStepSeconds(double forward, double backward, int64_t chunks,
+                           part::pipeline::Action action);
 
 /// Registers the pass part-auto-partition.
 void registerAutoPartitionPass();

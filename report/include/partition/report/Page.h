@@ -144,6 +144,8 @@ bool writeHtml(const Report &report, const std::string &path,
 std::string formatBytes(double bytes);
 /// "1.234 s", "12.3 ms", "45.6 us".
 std::string formatSeconds(double seconds);
+/// "216.4K", "175.2B", "1.0T": a count in thousands.
+std::string formatCount(double n);
 /// HTML text with &, <, >, " and ' escaped.
 std::string escape(const std::string &text);
 
