@@ -430,6 +430,12 @@ partition::buildModuleReport(ModuleOp module, const runtime::Cluster &cluster,
       auto name = p.function.getArgAttrOfType<StringAttr>(
           i, PartDialect::getNameAttrName());
       int64_t layer = layerOfArgument(arg);
+      // Optimizer state goes with the parameter it is the state of.
+      if (auto of = p.function.getArgAttrOfType<IntegerAttr>(
+              i, PartDialect::getStateOfAttrName());
+          of && layer < 0 && of.getInt() >= 0 &&
+          of.getInt() < int64_t(p.function.getNumArguments()))
+        layer = layerOfArgument(p.function.getArgument(of.getInt()));
       Cell argument("%arg" + std::to_string(i));
       argument.id = argAnchor(p.function.getName(), i);
       std::string shardingText = "replicated";
@@ -458,7 +464,8 @@ partition::buildModuleReport(ModuleOp module, const runtime::Cluster &cluster,
     params.rows.push_back(std::move(row.cells));
   }
   params.caption = "An argument's layer is that of the first op reading it "
-                   "(part.layer); \"-\" for arguments outside the layers. "
+                   "(part.layer), optimizer state's that of its parameter; "
+                   "\"-\" for arguments outside the layers. "
                    "Sharding: per dimension, the mesh axes it is split over.";
   page.tables.push_back(std::move(params));
   return page;

@@ -63,6 +63,9 @@
 // PIPE-SAME: data-kind="B"
 // PIPE: <td>send</td><td>to mesh_pp1</td>
 // PIPE: <td>send</td><td>to mesh_pp0</td>
+// Arguments by layer: layer 0's parameters, then its Adam moments.
+// PIPE: <tr><td>0</td><td>@main_stage0</td><td id="arg-main_stage0-3">%arg3</td><td>parameter</td><td>h.0.ln_1.weight</td>
+// PIPE: <tr><td>0</td><td>@main_stage0</td><td id="arg-main_stage0-{{[0-9]+}}">%arg{{[0-9]+}}</td><td>state</td><td>adam.m.h.0.ln_1.weight</td>
 //
 // Errors: a module without per-device programs, a page that cannot be
 // written, an unknown cluster.
