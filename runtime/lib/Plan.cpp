@@ -4,9 +4,11 @@
 #include "partition/runtime/DeviceGroups.h"
 #include "partition/runtime/Files.h"
 #include "partition/runtime/Kernels.h"
+#include "partition/runtime/StepMetrics.h"
 #include "partition/runtime/StoredShape.h"
 #include "partition/runtime/Tensor.h"
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -619,6 +621,11 @@ Status partition::runtime::validatePlan(const plan::Plan &whole) {
     return PARTITION_ERROR(
         InvalidArgument, "plan format version ", whole.format_version(),
         " is not supported; this runtime reads version ", kFormatVersion);
+  if (whole.model_flops() &&
+      !(std::isfinite(*whole.model_flops()) && *whole.model_flops() >= 0))
+    return PARTITION_ERROR(InvalidArgument, "model FLOPs per step ",
+                           *whole.model_flops(),
+                           " are not a finite number of at least 0");
   std::set<int32_t> worldRanks;
   for (size_t m = 0; m < whole.meshes()->size(); ++m) {
     const plan::Mesh &mesh = *whole.meshes()->Get(m);
@@ -739,6 +746,13 @@ StatusOr<LoadedPlan> LoadedPlan::fromFile(const std::string &path) {
 
 namespace {
 
+/// FLOPs as the whole number they are ("5308416").
+std::string formatFlops(double flops) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.0f", flops);
+  return text;
+}
+
 std::string typeText(const plan::Value &v) {
   std::string s = dtypeName(toDType(v.dtype()));
   s += formatShape(toVector(v.shape()));
@@ -789,6 +803,12 @@ std::string LoadedPlan::dump() const {
   os << "plan format " << p.format_version() << ", produced by "
      << (p.producer() ? p.producer()->str() : "?") << ", world of "
      << worldSize() << " ranks\n";
+  if (p.model_flops())
+    os << "model FLOPs per step " << formatFlops(*p.model_flops())
+       << " (of the global program)\n";
+  else
+    os << "model FLOPs per step " << formatFlops(countStepFlops(p).total())
+       << " (counted from the per-device programs)\n";
   for (const plan::Mesh *mesh : *p.meshes()) {
     os << "mesh @" << mesh->name()->str() << " [";
     for (size_t i = 0; i < mesh->axis_names()->size(); ++i)

@@ -114,6 +114,24 @@ StepFlops partition::runtime::countStepFlops(const plan::Plan &root) {
   return result;
 }
 
+StepFlops partition::runtime::modelStepFlops(const plan::Plan &root) {
+  StepFlops counted = countStepFlops(root);
+  if (!root.model_flops())
+    return counted;
+  double model = *root.model_flops(), perDevice = counted.total();
+  StepFlops result;
+  result.ofGlobalProgram = true;
+  // The global program's dtypes may differ from the per-device programs'
+  // (a mixed-precision pass after part-spmd): the latter run, so their
+  // shares price the model FLOPs.
+  if (perDevice > 0)
+    for (const auto &[dtype, flops] : counted.byDType)
+      result.byDType[dtype] = model * (flops / perDevice);
+  else if (model > 0)
+    result.byDType["f32"] = model;
+  return result;
+}
+
 StepTokens partition::runtime::countStepTokens(const plan::Plan &root) {
   static const char *const kTokenNames[] = {"input_ids", "tokens", "token_ids",
                                             "ids"};
@@ -215,9 +233,19 @@ std::string partition::runtime::formatBytes(uint64_t bytes) {
 std::string partition::runtime::formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0)
     return "-";
-  // Each form is chosen by the value it prints, rounded: 9.96 s is "10s",
-  // 59.7 s "1m00s", 3599.8 s "1h00m".
+  // Each form is chosen by the value it prints, rounded: 9.96 ms is "10ms",
+  // 999.6 ms "1.0s", 9.96 s "10s", 59.7 s "1m00s", 3599.8 s "1h00m".
   char buffer[32];
+  if (seconds == 0)
+    return "0s";
+  if (seconds < 0.00995) {
+    std::snprintf(buffer, sizeof(buffer), "%.1fms", seconds * 1000);
+    return buffer;
+  }
+  if (seconds < 0.9995) {
+    std::snprintf(buffer, sizeof(buffer), "%.0fms", seconds * 1000);
+    return buffer;
+  }
   if (seconds < 9.95) {
     std::snprintf(buffer, sizeof(buffer), "%.1fs", seconds);
     return buffer;

@@ -9,7 +9,8 @@
 //     h200) before the "trained" line, and every --metrics line parses with
 //     the documented fields and sane values (check_metrics.py). The model
 //     FLOPs of a step are the model's, whatever the partitioning: the same
-//     count on dp:1 (the mesh splits the products, it does not add any).
+//     count on dp:1 (part-spmd counts them on the global program; see
+//     train-model-flops.mlir). A run of milliseconds prints them ("12ms").
 // (b) --log-every 2 without --cluster: steps 2, 4 and the last (5) logged,
 //     on stdout, stderr and in the file, with a null MFU.
 // (c) 4 ranks as processes: the printing rank's process writes the file.
@@ -40,14 +41,14 @@
 // ALL-NEXT: step 3: loss
 // ALL-NEXT: step 4: loss
 // ALL-NEXT: step 5: loss
-// ALL-NEXT: summary: 5 steps in {{[0-9.]+}}s, mean step {{[0-9.]+}} ms (leaving out the first), {{[0-9.e+]+}} tokens/s (32 tokens per step), {{[0-9.e+]+}} model FLOP per step, MFU {{[0-9.e-]+}}% (h200), peak memory {{[0-9.]+}} {{k|M}}B ({{[0-9]+}} bytes)
+// ALL-NEXT: summary: 5 steps in {{[0-9.]+m?s}}, mean step {{[0-9.]+}} ms (leaving out the first), {{[0-9.e+]+}} tokens/s (32 tokens per step), {{[0-9.e+]+}} model FLOP per step, MFU {{[0-9.e-]+}}% (h200), peak memory {{[0-9.]+}} {{k|M}}B ({{[0-9]+}} bytes)
 // ALL:      trained 5 steps (steps 1 to 5)
 //
-// ALL-ERR:      [1/5] loss {{[0-9.]+}} | {{[0-9.]+}} ms | {{[0-9.e+]+}} tokens/s | MFU {{[0-9.e-]+}}% | peak {{[0-9.]+}} {{k|M}}B | ETA {{[0-9.]+}}s
+// ALL-ERR:      [1/5] loss {{[0-9.]+}} | {{[0-9.]+}} ms | {{[0-9.e+]+}} tokens/s | MFU {{[0-9.e-]+}}% | peak {{[0-9.]+}} {{k|M}}B | ETA {{[0-9.]+m?s}}
 // ALL-ERR-NEXT: [2/5] loss
 // ALL-ERR-NEXT: [3/5] loss
 // ALL-ERR-NEXT: [4/5] loss
-// ALL-ERR-NEXT: [5/5] loss {{.*}} | ETA 0.0s
+// ALL-ERR-NEXT: [5/5] loss {{.*}} | ETA 0s
 //
 // (b)
 // RUN: partition-run 4.plan --backend cpu --weights gpt.safetensors --input tokens=tokens.npy --input labels=labels.npy --steps 5 --log-every 2 --metrics every2.jsonl > every2.out 2> every2.err

@@ -65,8 +65,8 @@ const char *kUsage = R"(usage: partition-run PLAN [options]
 
 Runs a partition execution plan (written by partition-translate --part-to-plan).
 
-  --dump                 print the plan (meshes, bindings, instructions,
-                         memory per device) and exit
+  --dump                 print the plan (model FLOPs per step, meshes,
+                         bindings, instructions, memory per device) and exit
   --ranks N              number of ranks (default: the plan's world size)
   --processes            run each rank in its own process (default: threads)
   --backend cpu|cuda     device backend (default: cuda when this build has it
@@ -177,9 +177,13 @@ first), tokens/s, model FLOP per step, MFU, peak memory"), before the line
 that says which steps were trained. Tokens per step are the elements of the
 first integer input named input_ids, tokens, token_ids or ids (else labels
 or targets); model FLOPs are 2*M*N*K of every matmul and of attention's two
-products in every device's program (work a mesh repeats on several devices
-counts on each), against the peak of the matmuls' dtype (f32 for a dtype
-the cluster does not list) times the plan's devices.
+products of the global program, counted by partition-opt --part-spmd before
+partitioning (so the same for every mesh; recomputation not counted) and
+kept in the plan; a plan without that count (per-device programs written
+by hand) counts every device's products ("counted from the per-device
+programs": work a mesh repeats on several devices counts on each). MFU
+takes them against the peak of the matmuls' dtype (f32 for a dtype the
+cluster does not list) times the plan's devices.
 
 With --processes, a rank killed by a signal or stopped ends the run at once:
 the others are killed and the error names the rank. Ranks die with the
@@ -651,7 +655,7 @@ class Progress {
 public:
   Progress(const Options &o, const LoadedPlan &plan, int64_t firstStep)
       : o_(o), firstStep_(firstStep), training_(isTraining(o)),
-        flops_(countStepFlops(plan.root())),
+        flops_(modelStepFlops(plan.root())),
         tokens_(countStepTokens(plan.root())),
         bar_(training_ && ::isatty(STDERR_FILENO)) {
     if (o.cluster)
@@ -751,8 +755,11 @@ public:
                     tokens_.input.c_str());
       line += buffer;
     }
-    std::snprintf(buffer, sizeof(buffer), ", %.4g model FLOP per step",
-                  flops_.total());
+    std::snprintf(buffer, sizeof(buffer), ", %.4g model FLOP per step%s",
+                  flops_.total(),
+                  flops_.ofGlobalProgram
+                      ? ""
+                      : " (counted from the per-device programs)");
     line += buffer;
     double u = mfu(mean);
     if (std::isfinite(u))

@@ -2,7 +2,8 @@
 //
 // The model FLOPs of a small two-device plan built here (matmul with a
 // transposed operand, a bf16 batch matmul, grouped-query attention, and an
-// op that counts nothing), the tokens of a step from the input names, the
+// op that counts nothing) counted from its program or read from its
+// model_flops field, the tokens of a step from the input names, the
 // seconds at a cluster's peak, and the text and JSON forms of a step.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +27,8 @@ struct PlanSpec {
   plan::DType tokensType = plan::DType::I32;
   /// How many schedule steps run the program.
   int scheduleSteps = 1;
+  /// Plan.model_flops; absent when none.
+  fb::Optional<double> modelFlops = fb::nullopt;
 };
 
 /// A plan on mesh dp:2 whose program holds, per device:
@@ -116,7 +119,7 @@ std::vector<uint8_t> buildPlan(const PlanSpec &spec = {}) {
   for (int i = 0; i < spec.scheduleSteps; ++i)
     schedule.push_back(plan::CreateScheduleStep(b, 0, uint32_t(i)));
   auto root = plan::CreatePlanDirect(b, kFormatVersion, "test", &meshes,
-                                     &programs, &schedule);
+                                     &programs, &schedule, spec.modelFlops);
   b.FinishSizePrefixed(root, plan::PlanIdentifier());
   std::vector<uint8_t> bytes(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());
@@ -150,6 +153,51 @@ TEST(StepMetrics, StepFlopsSumEveryDeviceAndScheduleStep) {
   twice.scheduleSteps = 2;
   EXPECT_EQ(countStepFlops(load(twice).root()).total(),
             4 * (16384 + 12288 + 720));
+}
+
+TEST(StepMetrics, ModelFlopsAreThePlansWhenItHasThem) {
+  // Without Plan.model_flops: every device's products.
+  StepFlops counted = modelStepFlops(load().root());
+  EXPECT_FALSE(counted.ofGlobalProgram);
+  EXPECT_EQ(counted.total(), 2 * (16384 + 12288 + 720));
+  // With it: that figure, split over the dtypes as the programs' products
+  // are (f32 28672 and bf16 720 of 29392 per device).
+  PlanSpec global;
+  global.modelFlops = 29392;
+  LoadedPlan p = load(global);
+  ASSERT_TRUE(p.root().model_flops());
+  EXPECT_EQ(*p.root().model_flops(), 29392);
+  StepFlops model = modelStepFlops(p.root());
+  EXPECT_TRUE(model.ofGlobalProgram);
+  EXPECT_DOUBLE_EQ(model.total(), 29392);
+  EXPECT_DOUBLE_EQ(model.byDType.at("f32"), 28672);
+  EXPECT_DOUBLE_EQ(model.byDType.at("bf16"), 720);
+  EXPECT_NE(p.dump().find("model FLOPs per step 29392 (of the global "
+                          "program)\n"),
+            std::string::npos)
+      << p.dump();
+  EXPECT_NE(load().dump().find("model FLOPs per step 58784 (counted from the "
+                               "per-device programs)\n"),
+            std::string::npos);
+  // 0 is a count (a model without products), not an absent field.
+  global.modelFlops = 0;
+  model = modelStepFlops(load(global).root());
+  EXPECT_TRUE(model.ofGlobalProgram);
+  EXPECT_EQ(model.total(), 0);
+}
+
+TEST(StepMetrics, ModelFlopsThatAreNotACountAreRejected) {
+  for (double bad : {-1.0, double(NAN), double(INFINITY)}) {
+    PlanSpec spec;
+    spec.modelFlops = bad;
+    StatusOr<LoadedPlan> p =
+        LoadedPlan::fromBytes(buildPlan(spec), "test.plan");
+    ASSERT_FALSE(p.isOk()) << bad;
+    EXPECT_NE(
+        p.status().toString().find(" are not a finite number of at least 0"),
+        std::string::npos)
+        << p.status().toString();
+  }
 }
 
 TEST(StepMetrics, TokensAreTheElementsOfTheTokenInput) {
@@ -241,8 +289,13 @@ TEST(StepMetrics, FormatBytes) {
 }
 
 TEST(StepMetrics, FormatDuration) {
-  EXPECT_EQ(formatDuration(0), "0.0s");
-  EXPECT_EQ(formatDuration(0.42), "0.4s");
+  EXPECT_EQ(formatDuration(0), "0s");
+  EXPECT_EQ(formatDuration(0.0004), "0.4ms");
+  EXPECT_EQ(formatDuration(0.00996), "10ms");
+  EXPECT_EQ(formatDuration(0.012), "12ms"); // not "0.0s"
+  EXPECT_EQ(formatDuration(0.42), "420ms");
+  EXPECT_EQ(formatDuration(0.9996), "1.0s");
+  EXPECT_EQ(formatDuration(1.42), "1.4s");
   EXPECT_EQ(formatDuration(9.96), "10s");
   EXPECT_EQ(formatDuration(12.4), "12s");
   EXPECT_EQ(formatDuration(59.7), "1m00s");

@@ -30,14 +30,26 @@ double instructionFlops(const plan::Program &program,
                         const plan::Instruction &instruction);
 
 /// The model FLOPs of one step, by operand dtype name ("f32", "f16",
-/// "bf16"): every program's products, times the devices of its mesh, times
-/// the schedule steps that run it.
+/// "bf16").
 struct StepFlops {
   std::map<std::string, double> byDType; ///< FLOPs by dtype name
-  double total() const;                  ///< over every dtype
+  /// Whether the total is the plan's `model_flops` (the global program's
+  /// count) rather than the per-device programs' products.
+  bool ofGlobalProgram = false;
+  double total() const; ///< over every dtype
 };
-/// The model FLOPs of one step of `plan` (a validated plan).
+/// The products of one step of `plan` (a validated plan) as its per-device
+/// programs compute them: every program's products, times the devices of
+/// its mesh, times the schedule steps that run it. Work that the
+/// partitioning repeats on several devices counts on each.
 StepFlops countStepFlops(const plan::Plan &plan);
+
+/// The model FLOPs of one step of `plan` (a validated plan): the plan's
+/// `model_flops` (the global program's products, counted by the compiler
+/// before partitioning), split over dtypes in the shares that
+/// countStepFlops finds (all "f32" when it finds none); without the field
+/// (per-device programs written by hand), countStepFlops.
+StepFlops modelStepFlops(const plan::Plan &plan);
 
 /// The tokens one step consumes, from the plan's input bindings: the
 /// elements (global shape) of the first integer input named input_ids,
@@ -80,7 +92,8 @@ std::string formatProgress(const StepFigures &figures);
 
 /// "1.2 MB", "512 B": bytes in powers of 1000, three significant digits.
 std::string formatBytes(uint64_t bytes);
-/// "0.4s", "12s", "3m05s", "2h07m".
+/// "0s", "4.2ms", "12ms", "0.4s" is "400ms", "1.5s", "12s", "3m05s",
+/// "2h07m".
 std::string formatDuration(double seconds);
 
 /// Mean of `stepMs` leaving out the first step (it warms caches and
