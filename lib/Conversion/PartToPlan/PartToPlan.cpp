@@ -1185,9 +1185,15 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
   std::vector<fb::Offset<plan::ScheduleStep>> schedule;
   for (unsigned i = 0; i < programs.size(); ++i)
     schedule.push_back(plan::CreateScheduleStep(builder, i, 0));
-  auto root =
-      plan::CreatePlanDirect(builder, kPlanFormatVersion, "partition-translate",
-                             &meshes, &programs, &schedule);
+  // The global program's model FLOPs, when part-spmd counted them; absent
+  // for per-device programs written by hand.
+  fb::Optional<double> modelFlops = fb::nullopt;
+  if (auto flops = module->getAttrOfType<IntegerAttr>(
+          PartDialect::getModelFlopsAttrName()))
+    modelFlops = flops.getValue().roundToDouble(/*isSigned=*/true);
+  auto root = plan::CreatePlanDirect(builder, kPlanFormatVersion,
+                                     "partition-translate", &meshes, &programs,
+                                     &schedule, modelFlops);
   // Size-prefixed: the runtime detects any truncation, even in padding.
   builder.FinishSizePrefixed(root, plan::PlanIdentifier());
   bytes.assign(builder.GetBufferPointer(),

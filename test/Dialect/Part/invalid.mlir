@@ -1216,3 +1216,24 @@ func.func @logical_rank(%x: tensor<4x8xf32> {part.logical_shape = array<i64: 3>}
 func.func @logical_size(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {part.logical_shape = array<i64: 4, 9>}) {
   return %x : tensor<4x8xf32>
 }
+
+// -----
+
+// part.model_flops: an integer of at least 0, on a module.
+// expected-error @+1 {{'builtin.module' op 'part.model_flops' belongs on a module and is an integer of at least 0 (the model FLOPs of one step), got -1 : i64}}
+module attributes {part.model_flops = -1 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op 'part.model_flops' belongs on a module and is an integer of at least 0 (the model FLOPs of one step), got 5.000000e-01 : f64}}
+module attributes {part.model_flops = 0.5 : f64} {
+}
+
+// -----
+
+func.func @model_flops_on_an_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'part.neg' op 'part.model_flops' belongs on a module and is an integer of at least 0 (the model FLOPs of one step), got 12 : i64}}
+  %0 = part.neg %x {part.model_flops = 12 : i64} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

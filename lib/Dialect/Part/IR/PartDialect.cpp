@@ -10,6 +10,7 @@
 #include "partition/runtime/StoredShape.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -196,6 +197,16 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
     if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.schedule' belongs on a function (a "
                                   "pipeline stage) and is a string, got "
+                               << attr.getValue();
+    return success();
+  }
+  if (name == getModelFlopsAttrName()) {
+    auto flops = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !flops || !flops.getType().isSignlessInteger() ||
+        flops.getValue().isNegative())
+      return op->emitOpError() << "'part.model_flops' belongs on a module and "
+                                  "is an integer of at least 0 (the model "
+                                  "FLOPs of one step), got "
                                << attr.getValue();
     return success();
   }

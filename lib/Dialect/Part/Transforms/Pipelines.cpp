@@ -58,6 +58,9 @@ void partition::part::addSpmdShardingPipeline(
       return part.split(':').first.trim() == axis;
     });
   };
+  // Model FLOPs first: data parallelism pads batches, and later passes add
+  // the work partitioning repeats (recomputation, replicated ops).
+  pm.addPass(createPartModelFlopsPass());
   pm.addPass(createPartDefineMeshPass({options.meshName, shape}));
   if (hasAxis(options.dataParallelAxis))
     pm.addPass(createPartDataParallelPass(
@@ -140,7 +143,8 @@ void partition::part::registerSpmdPipeline() {
   // everything silently.
   registerPassPipeline(
       "part-spmd",
-      "partitions a model for a mesh: declare the mesh, split the batch "
+      "partitions a model for a mesh: record the model FLOPs of a step, "
+      "declare the mesh, split the batch "
       "over the data-parallel axis, apply Megatron splits over the "
       "tensor-parallel axis, optionally shard optimizer state, gradients and "
       "parameters over the data-parallel axis (zero=1..3), propagate "

@@ -149,6 +149,14 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRecomputedAttrName() {
       return ::llvm::StringLiteral("part.recomputed");
     }
+    /// Name of the module attribute holding the model FLOPs of one step
+    /// (an integer >= 0; i64, or i128 past 2^63): the matmul, batch matmul
+    /// and attention products of
+    /// the global program, counted by part-model-flops before partitioning
+    /// changes them; part-to-plan writes it into the plan for MFU.
+    static constexpr ::llvm::StringLiteral getModelFlopsAttrName() {
+      return ::llvm::StringLiteral("part.model_flops");
+    }
   }];
 }
 

@@ -82,12 +82,13 @@ struct SpmdPipelineOptions
       llvm::cl::init(false)};
 };
 
-/// Adds the part-spmd pipeline to `pm`: part-define-mesh, part-data-parallel
-/// (when the mesh has the data-parallel axis), part-tensor-parallel (when it
-/// has the tensor-parallel axis), part-zero (when `zero` is not 0),
-/// part-propagate-shardings, part-partition, and with a `pp` axis
-/// part-pipeline (the batch is split over a micro-batch axis "mb" in its
-/// place until then).
+/// Adds the part-spmd pipeline to `pm`: part-model-flops (the global
+/// program's model FLOPs, before anything changes them), part-define-mesh,
+/// part-data-parallel (when the mesh has the data-parallel axis),
+/// part-tensor-parallel (when it has the tensor-parallel axis), part-zero
+/// (when `zero` is not 0), part-propagate-shardings, part-partition, and
+/// with a `pp` axis part-pipeline (the batch is split over a micro-batch
+/// axis "mb" in its place until then).
 /// `--mlir-print-ir-after-all` shows the IR after each stage.
 void addSpmdPipeline(mlir::OpPassManager &pm,
                      const SpmdPipelineOptions &options);

@@ -225,6 +225,44 @@ def PartEstimatePass : Pass<"part-estimate", "::mlir::ModuleOp"> {
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartModelFlopsPass : Pass<"part-model-flops", "::mlir::ModuleOp"> {
+  let summary = "records the model FLOPs of one step of the global program";
+  let description = [{
+    MFU divides the FLOPs the model needs per step (the unpartitioned
+    step's, as Megatron and PaLM count them) by the step time and the
+    devices' peak. Counted from the per-device programs, work that a
+    partitioning repeats on several devices (ops every tensor-parallel rank
+    computes, ZeRO's or a pipeline's recomputation) would count once per
+    device, so MFU would depend on the partitioning. This pass counts them
+    once, on the global program, before anything partitions it; `part-spmd`
+    runs it first, and `part-to-plan` writes the figure into the plan
+    (`Plan.model_flops`), which `partition-run` reads.
+
+    The count is 2*M*N*K of every `part.matmul` and `part.batch_matmul`
+    (times the batch) and the two products of `part.attention` (q k^T and
+    p v, a causal mask not halving them), over every global function
+    (those without `part.spmd`) with a body. Ops that `part-recompute` made
+    (`part.recomputed`) are left out: model FLOPs do not count
+    recomputation. The products that `part-autodiff` writes for attention's
+    derivative, q k^T again among them, all count (7 products per attention
+    where PaLM's formula counts 6). A module without a global function (hand-written
+    per-device programs) is left as it is; the attribute is set again
+    (counted afresh) when already there. The count is exact: an `i64`, or
+    an `i128` past 2^63 FLOPs (a 405B-parameter model on 16M tokens a step
+    takes 4e19).
+
+    ```mlir
+    module {
+      func.func @step(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> ... {
+        %y = part.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    // becomes
+    module attributes {part.model_flops = 1024 : i64} {
+      ...
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+}
+
 def PartDefineMeshPass : Pass<"part-define-mesh", "::mlir::ModuleOp"> {
   let summary = "declares the device mesh the module is partitioned for";
   let description = [{
