@@ -4,9 +4,10 @@
 // second.
 //
 // RUN: partition-opt %s --part-spmd="mesh=dp:2" --progress -o /dev/null 2>&1 | FileCheck %s
-// CHECK: partition-opt: pass 1 of {{[0-9]+}}: part-define-mesh ({{[0-9.]+}} s)
-// CHECK: partition-opt: pass 2 of {{[0-9]+}}: part-data-parallel
-// CHECK: : part-partition (
+// CHECK: partition-opt: pass 1 of [[N:[0-9]+]]: part-{{[a-z-]+}} ({{[0-9.]+}} s)
+// CHECK: partition-opt: pass {{[0-9]+}} of [[N]]: part-define-mesh (
+// CHECK-NEXT: partition-opt: pass {{[0-9]+}} of [[N]]: part-data-parallel (
+// CHECK: partition-opt: pass [[N]] of [[N]]: part-partition (
 //
 // RUN: partition-opt %s --part-spmd="mesh=dp:2" -o /dev/null 2>&1 | count 0
 // RUN: %python %S/../partition-plan/Inputs/pty_transcript.py partition-opt %s --part-spmd="mesh=dp:2" -o /dev/null | count 0
