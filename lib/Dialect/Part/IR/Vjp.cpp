@@ -610,7 +610,12 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
     return e.sum(r, {2}, /*keepDims=*/false);
   };
   Value ke = expand(k), ve = expand(v);
-  Value scores = e.mul(e.batchMatmul(q, ke, false, true), scale);
+  // q k^T again: a recomputation of forward's, marked so (model FLOPs leave
+  // it out, as they leave out what part-recompute adds).
+  Value qk = e.batchMatmul(q, ke, false, true);
+  qk.getDefiningOp()->setAttr(PartDialect::getRecomputedAttrName(),
+                              b.getUnitAttr());
+  Value scores = e.mul(qk, scale);
   if (getCausal()) {
     // -inf where the key position is after the query position.
     Type i32 = b.getI32Type();

@@ -22,10 +22,11 @@
 // and 128 x 32: 12,288; the tied head 32 x 64), each used once per token
 // forward and twice backward: 6 x 26,624 x 32 tokens = 5,111,808. Each
 // attention's product is 2 x 4 x 4 x 8 x 8 x 8 = 16,384 FLOPs (batch, heads,
-// queries, keys, head size): 2 forward (q k^T, p v), 5 backward (q k^T
-// again, as attention's derivative recomputes the scores, then dP, dV, dQ,
-// dK): 7 x 16,384 x 2 layers = 229,376. In all 5,341,184.
-// GPT: module attributes {part.model_flops = 5341184 : i64}
+// queries, keys, head size): 2 forward (q k^T, p v), 4 backward (dP, dV,
+// dQ, dK; the q k^T that attention's derivative recomputes is marked
+// part.recomputed and left out): 6 x 16,384 x 2 layers = 196,608. In all
+// 5,308,416.
+// GPT: module attributes {part.model_flops = 5308416 : i64}
 
 // Every kind of product, by hand (2 * M * N * K, times the batch):
 //   matmul [8, 16] x [16, 4]                   2 * 8 * 4 * 16        =  1024

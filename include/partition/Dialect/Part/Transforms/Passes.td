@@ -243,9 +243,10 @@ def PartModelFlopsPass : Pass<"part-model-flops", "::mlir::ModuleOp"> {
     p v, a causal mask not halving them), over every global function
     (those without `part.spmd`) with a body. Ops that `part-recompute` made
     (`part.recomputed`) are left out: model FLOPs do not count
-    recomputation. The products that `part-autodiff` writes for attention's
-    derivative, q k^T again among them, all count (7 products per attention
-    where PaLM's formula counts 6). A module without a global function (hand-written
+    recomputation. Nor does the q k^T that `part-autodiff` recomputes for
+    attention's derivative (also `part.recomputed`): an attention counts 6
+    products, 2 forward and 4 backward, as PaLM's formula does. A module
+    without a global function (hand-written
     per-device programs) is left as it is; the attribute is set again
     (counted afresh) when already there. The count is exact: an `i64`, or
     an `i128` past 2^63 FLOPs (a 405B-parameter model on 16M tokens a step
