@@ -10,6 +10,8 @@
 
 #include "partition/Check/Check.h"
 
+#include "partition/Planner/Planner.h"
+
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
@@ -84,16 +86,6 @@ func::FuncOp mainFunction(ModuleOp module) {
     if (!f.isDeclaration())
       return f;
   return {};
-}
-
-/// Whether the model returns a scalar (a loss); as planPipeline decides
-/// whether to append one.
-bool hasLoss(ModuleOp model) {
-  func::FuncOp f = mainFunction(model);
-  return f && llvm::any_of(f.getResultTypes(), [](Type t) {
-           auto r = dyn_cast<RankedTensorType>(t);
-           return r && r.getRank() == 0;
-         });
 }
 
 /// How a clone of a module is compiled: adds passes to `pm`, or fails with
@@ -650,28 +642,29 @@ LogicalResult Checker::spmdOptions(SpmdPipelineOptions &options,
 }
 
 std::string Checker::trainingPrefix(ModuleOp m) const {
-  std::string p = hasLoss(m) ? "" : "part-append-loss,";
-  return p + "part-autodiff,part-optimizer{" + o.optimizer + "}";
+  planner::TrainingOptions training;
+  training.optimizer = o.optimizer;
+  training.precision = "f32";
+  return planner::trainingPipeline(m, training, /*recompute=*/false);
 }
 
 std::string Checker::trainingSuffix(const SpmdPipelineOptions &options) const {
-  // As planPipeline: gradient buckets with data parallelism and no
-  // pipeline, ZeRO-3's prefetch.
-  bool dp = false, pp = false;
+  int64_t dp = 1, pp = 1;
   SmallVector<StringRef> parts;
   StringRef(options.mesh).split(parts, ',', -1, false);
   for (StringRef part : parts) {
     auto [name, size] = part.split(':');
     int64_t n = 1;
     (void)size.trim().getAsInteger(10, n);
-    dp |= name.trim() == options.dataParallelAxis && n > 1;
-    pp |= name.trim() == "pp";
+    if (name.trim() == options.dataParallelAxis)
+      dp = n;
+    else if (name.trim() == "pp")
+      pp = n;
   }
-  if (options.zero == 3)
-    return "part-zero-prefetch";
-  if (dp && options.zero == 0 && !pp)
-    return "part-grad-buckets";
-  return "";
+  // micro-batches only counts with a pp axis (0 there: one per stage).
+  return planner::afterSpmdPipeline(/*train=*/true, dp, pp,
+                                    pp > 1 ? options.microBatches : 1,
+                                    options.zero);
 }
 
 PassBuilder Checker::referenceSpmd(bool training) {

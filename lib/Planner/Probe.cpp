@@ -93,31 +93,48 @@ double elementsOf(Value v) {
 
 } // namespace
 
-std::string planPipeline(ModuleOp model, const TrainingOptions &training,
-                         const PlanConfig &plan) {
+namespace {
+void addPass(std::string &pipeline, const std::string &pass) {
+  if (!pass.empty())
+    pipeline += (pipeline.empty() ? "" : ",") + pass;
+}
+} // namespace
+
+std::string trainingPipeline(ModuleOp model, const TrainingOptions &training,
+                             bool recompute) {
   std::string p;
-  auto add = [&](const std::string &pass) {
-    p += (p.empty() ? "" : ",") + pass;
-  };
-  if (training.train) {
-    if (!hasLoss(model))
-      add("part-append-loss");
-    if (training.precision == "bf16")
-      add("part-mixed-precision{compute=bf16}");
-    add("part-autodiff");
-    if (plan.recompute)
-      add("part-recompute");
-    add("part-optimizer{" + training.optimizer + "}");
-  }
-  add("part-spmd{" + plan.spmdOptions() + "}");
+  if (!training.train)
+    return p;
+  if (!hasLoss(model))
+    addPass(p, "part-append-loss");
+  if (training.precision == "bf16")
+    addPass(p, "part-mixed-precision{compute=bf16}");
+  addPass(p, "part-autodiff");
+  if (recompute)
+    addPass(p, "part-recompute");
+  addPass(p, "part-optimizer{" + training.optimizer + "}");
+  return p;
+}
+
+std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
+                              int64_t microBatches, int64_t zero) {
+  std::string p;
   // Data parallelism without a pipeline: gradient reductions in buckets
   // inside backward, as PyTorch DDP does (25 MB).
-  if (training.train && plan.dp > 1 && plan.zero == 0 && plan.pp == 1 &&
-      plan.microBatches == 1)
-    add("part-grad-buckets");
+  if (train && dp > 1 && zero == 0 && pp == 1 && microBatches == 1)
+    addPass(p, "part-grad-buckets");
   // ZeRO-3: each layer's parameters gathered a layer ahead.
-  if (plan.zero == 3)
-    add("part-zero-prefetch");
+  if (zero == 3)
+    addPass(p, "part-zero-prefetch");
+  return p;
+}
+
+std::string planPipeline(ModuleOp model, const TrainingOptions &training,
+                         const PlanConfig &plan) {
+  std::string p = trainingPipeline(model, training, plan.recompute);
+  addPass(p, "part-spmd{" + plan.spmdOptions() + "}");
+  addPass(p, afterSpmdPipeline(training.train, plan.dp, plan.pp,
+                               plan.microBatches, plan.zero));
   return p;
 }
 

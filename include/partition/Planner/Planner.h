@@ -163,6 +163,17 @@ std::optional<SearchResult> search(mlir::ModuleOp model,
                                    const SearchOptions &options,
                                    std::string *error);
 
+/// The passes planPipeline runs before part-spmd: a loss when `model`
+/// returns no scalar, mixed precision (bf16), autodiff, recomputation (with
+/// `recompute`) and the optimizer; "" without training.
+std::string trainingPipeline(mlir::ModuleOp model,
+                             const TrainingOptions &training, bool recompute);
+/// The passes planPipeline runs after part-spmd: the gradients' all-reduces
+/// in buckets (data parallelism without ZeRO, a pipeline or micro-batches,
+/// as PyTorch DDP does), ZeRO-3's parameter prefetch; "" for none.
+std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
+                              int64_t microBatches, int64_t zero);
+
 /// The passes that train `model` and partition it for `plan`, as a textual
 /// pipeline for mlir::parsePassPipeline (without the builtin.module).
 std::string planPipeline(mlir::ModuleOp model, const TrainingOptions &training,
