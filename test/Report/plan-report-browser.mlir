@@ -1,6 +1,6 @@
 // REQUIRES: chromium
 // partition-plan's pages (plan-report.mlir) in headless Chromium: no console
-// message; the ranked bars, the devices over their nodes, memory against
+// message; the ranked bars in order, the devices over their nodes, memory against
 // the device, and a schedule whose lanes never run two steps at once; the
 // screenshots beside the pages are not blank.
 //
@@ -26,7 +26,7 @@
 // RUN:   --eval "[...document.querySelectorAll('svg.mesh g.device')].length" \
 // RUN:   --eval "[...document.querySelectorAll('g.lane')].every(l => { const s = [...l.querySelectorAll('rect.span')].map(r => [Number(r.dataset.start), Number(r.dataset.duration)]).sort((a, b) => a[0] - b[0]); return s.length > 0 && s.every((x, i) => i === 0 || s[i - 1][0] + s[i - 1][1] <= x[0] + 1e-9 * (1 + x[0])); })" \
 // RUN:   --eval "[...document.querySelectorAll('g.memory-role')].every(g => Number(g.querySelector('text.total').dataset.bytes) <= Number(g.dataset.capacity))" \
-// RUN:   --eval "[...document.querySelectorAll('#ranked-chart g.bar rect.segment')].every(r => r.getBoundingClientRect().width >= 0)" \
+// RUN:   --eval "[...document.querySelectorAll('#ranked-chart g.bar')].map(g => [...g.querySelectorAll('rect.segment')].reduce((w, r) => w + r.getBoundingClientRect().width, 0)).every((w, i, a) => w > 0 && (i === 0 || a[i - 1] <= w + 0.01))" \
 // RUN:   | FileCheck %s --check-prefix=GPT3
 // GPT3: length => 5
 // 1024 A100s, 8 per node.
@@ -34,6 +34,7 @@
 // GPT3: length => 1024
 // GPT3: + x[0])); }) => true
 // GPT3: dataset.capacity)) => true
-// GPT3: width >= 0) => true
+// Ranked fastest first: each bar at least as long as the one above.
+// GPT3: w + 0.01)) => true
 // GPT3: screenshot: 1280x{{[0-9]+}}, >=64 colours
 // GPT3: ok: no console errors
