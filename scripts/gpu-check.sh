@@ -7,6 +7,9 @@
 #     with a usable device, so "cuda" there),
 #   - GemmCudaBench (the backend's Matmul against direct cuBLASLt and
 #     cublasGemmEx calls, bf16 and f32), when the build defines it,
+#   - with GPU_CHECK_PLANS=DIR (plans made by scripts/gpu-plans.sh DIR where
+#     the compiler is): partition-run trains each plan on the CUDA and the
+#     CPU backend and compares every step's loss,
 # and ends with a summary. Meant to finish in under 8 minutes on 16 cores.
 #
 #   scripts/gpu-check.sh            # build in build-gpu/
@@ -100,7 +103,7 @@ ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^RuntimeCudaTests:' 
   die "the build has no CUDA targets: was the toolkit found? (see $logs/configure.log)" configure
 note configure "ok ($(elapsed $t))"
 
-targets=(RuntimeCudaTests RuntimeCudaFailureTests RuntimeKernelTests)
+targets=(RuntimeCudaTests RuntimeCudaFailureTests RuntimeKernelTests partition-run)
 have_bench=0
 if ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^GemmCudaBench:'; then
   targets+=(GemmCudaBench)
@@ -187,6 +190,37 @@ if [ "$have_bench" -eq 1 ]; then
 else
   note GemmCudaBench "NOT BUILT: add bench/cuda to the top-level CMakeLists.txt"
   failures=$((failures + 1))
+fi
+
+# --- end to end -------------------------------------------------------------------
+# losses FILE: "K V" for each "step K: loss V" line partition-run printed.
+losses() { sed -nE 's/^step ([0-9]+): loss ([^ ]+).*/\1 \2/p' "$1"; }
+if [ -n "${GPU_CHECK_PLANS:-}" ]; then
+  for planfile in "$GPU_CHECK_PLANS"/*.plan; do
+    name=$(basename "$planfile" .plan)
+    args=$(sed -n 1p "${planfile%.plan}.args") rtol=$(sed -n 2p "${planfile%.plan}.args")
+    t=$SECONDS
+    ok=1
+    for backend in cpu cuda; do
+      # shellcheck disable=SC2086
+      timeout 240 "$build_dir/bin/partition-run" "$planfile" --backend $backend \
+        $args >"$logs/$name-$backend.log" 2>&1 || ok=0
+    done
+    verdict=$(paste <(losses "$logs/$name-cpu.log") <(losses "$logs/$name-cuda.log") |
+      awk -v rtol="$rtol" '
+        { d = $4 - $2; if (d < 0) d = -d; r = d / ($2 < 0 ? -$2 : $2)
+          if (r > worst) worst = r; if (!(r <= rtol)) bad++; n++ }
+        END { printf "%d steps, worst relative loss difference %.2e (tolerance %s)%s",
+                     n, worst, rtol, (bad || n == 0) ? ": MISMATCH" : "" }')
+    [ "$ok" = 1 ] || verdict="a run failed (see $logs/$name-*.log); $verdict"
+    case $verdict in *MISMATCH*|"a run failed"*) failures=$((failures + 1)); 
+      tail -5 "$logs/$name-cpu.log" "$logs/$name-cuda.log";; esac
+    note "e2e $name" "$verdict ($(elapsed $t))"
+    summary+=("  cpu:  $(grep '^summary' "$logs/$name-cpu.log" | cut -c1-110)")
+    summary+=("  cuda: $(grep '^summary' "$logs/$name-cuda.log" | cut -c1-110)")
+  done
+else
+  note "end to end" "skipped (GPU_CHECK_PLANS unset: see scripts/gpu-plans.sh)"
 fi
 
 # --- summary ----------------------------------------------------------------------
