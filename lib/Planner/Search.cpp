@@ -641,7 +641,7 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
         {"pp", fix.pp}}) {
     if (!value)
       continue;
-    product *= *value; // each at most 2^24: at most 2^72 in double below
+    product *= *value; // at most 2^24 x devices (2^24): no overflow
     named += (named.empty() ? "" : " x ") + std::string(key) + "=" + n(*value);
     if (double(product) > double(devices) || devices % product != 0)
       return named + " does not divide the " + n(devices) + " devices";

@@ -39,3 +39,10 @@
 // PASS-CLUSTER: error: part-auto-partition: devices=64 is more than the 8 devices of cluster "small" (2 nodes of 4)
 // PASS-BATCH: error: part-auto-partition: global-batch=1099511627776 is too large (at most 16777216)
 // PASS-TWICE: error: part-auto-partition: --fix: tp is given twice (tp=2, tp=4)
+//
+// A model whose attention has more FLOPs than int64 holds (a sequence of
+// 2^22): the FLOP count overflowed (undefined behaviour); now it saturates
+// and the planner names the op instead of costing it.
+// RUN: partition-import --model gpt --layers 2 --hidden 4194304 --heads 4 --vocab 128 --seq 4194304 --batch 8 --shapes-only -o %t/huge.mlir
+// RUN: not partition-plan %t/huge.mlir --cluster dgx-a100 --devices 8 2>&1 | FileCheck %s --check-prefix=HUGE-OP
+// HUGE-OP: partition-plan: the model does not compile unpartitioned: 'part.{{[a-z_]+}}' moves or computes more than 2^63 bytes or FLOPs on one device, beyond what the cost model counts
