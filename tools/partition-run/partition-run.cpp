@@ -764,7 +764,7 @@ public:
     double u = mfu(mean);
     if (std::isfinite(u))
       std::snprintf(buffer, sizeof(buffer), ", MFU %.3g%% (%s)", u * 100,
-                    o_.cluster->name.c_str());
+                    printableName(o_.cluster->name).c_str());
     else
       std::snprintf(buffer, sizeof(buffer), ", MFU -");
     line += buffer;
