@@ -335,6 +335,11 @@ int main(int argc, char **argv) {
     }
     options.constraint = *constraint;
   }
+  if (top > kMaxDevices) {
+    llvm::errs() << "partition-plan: --top " << top << " is too large (at most "
+                 << kMaxDevices << ")\n";
+    return 1;
+  }
   // The counts against their bounds and the cluster before the model is
   // read (search checks them again).
   if (!checkSearchOptions(options, &error)) {
