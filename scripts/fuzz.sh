@@ -12,7 +12,7 @@
 # with its regression test. Exit status 1 when a target crashed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(onnx-import ir-spmd plan safetensors npy checkpoint-manifest store)
+targets=(onnx-import ir-spmd plan safetensors npy checkpoint-manifest store cluster plan-fix)
 usage() { echo "usage: scripts/fuzz.sh TARGET|all|list SECONDS [libFuzzer flags...]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 if [ "$1" = list ]; then printf '%s\n' "${targets[@]}"; exit 0; fi

@@ -67,7 +67,8 @@ struct AutoPartitionPass
       return fail("needs cluster=NAME or FILE (a preset: dgx-a100, dgx-h100, "
                   "h200; or a file from partition-run --calibrate)");
     if (devices < 1)
-      return fail("needs devices=N (at least 1)");
+      return fail("needs devices=N (at least 1), got devices=" +
+                  Twine(int64_t(devices)));
     if (precision != "bf16" && precision != "f32")
       return fail("precision=" + precision + " is not bf16 or f32");
     auto loaded = partition::runtime::Cluster::load(cluster);
@@ -80,6 +81,7 @@ struct AutoPartitionPass
     options.training.train = train;
     options.training.optimizer = optimizer;
     options.training.precision = precision;
+    options.flags = false;
     std::string error;
     if (!fix.empty()) {
       auto constraint = partition::planner::PlanConstraint::parse(fix, &error);
@@ -106,9 +108,9 @@ struct AutoPartitionPass
       return fail("cannot build \"" + text + "\": " + parseError);
     std::string predicted;
     llvm::raw_string_ostream(predicted) << llvm::format("%.3g", best.seconds);
-    module.emitRemark() << "part-auto-partition chose "
-                        << best.config.text() << ": " << predicted
-                        << " s per step predicted on " << loaded->name
+    module.emitRemark() << "part-auto-partition chose " << best.config.text()
+                        << ": " << predicted << " s per step predicted on "
+                        << partition::runtime::printableName(loaded->name)
                         << ", of " << result->plans.size()
                         << " plans that fit (" << result->considered
                         << " considered)";

@@ -14,6 +14,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace partition::part;
 using partition::runtime::Cluster;
@@ -288,8 +290,19 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       o.commBytes = double(c->movedBytes);
       o.commSteps = double(c->groupSize - 1) * (isa<AllReduceOp>(op) ? 2 : 1);
     } else {
-      o.bytes = double(memoryBytesOf(&op, cluster.fusion));
-      o.flops = double(flopsOf(&op));
+      int64_t bytes = memoryBytesOf(&op, cluster.fusion);
+      int64_t flops = flopsOf(&op);
+      // Saturated: beyond what the cost model counts (a sequence of 2^22
+      // in attention, 2^94 FLOPs).
+      if (bytes == std::numeric_limits<int64_t>::max() ||
+          flops == std::numeric_limits<int64_t>::max()) {
+        *error = "'" + op.getName().getStringRef().str() +
+                 "' moves or computes more than 2^63 bytes or FLOPs on one "
+                 "device, beyond what the cost model counts";
+        return std::nullopt;
+      }
+      o.bytes = double(bytes);
+      o.flops = double(flops);
       o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op);
       o.peak = peakFlopsFor(&op, cluster);
       if (kind == Forward) {

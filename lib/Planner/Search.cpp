@@ -13,6 +13,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "llvm/Support/Format.h"
@@ -33,16 +34,29 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
   PlanConstraint c;
   SmallVector<StringRef> items;
   StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
+  std::map<std::string, std::string> given; // key -> its item
   for (StringRef item : items) {
     StringRef key = item.trim().split('=').first.trim();
     StringRef value = item.trim().split('=').second.trim();
+    auto [seen, first] = given.emplace(key.str(), item.trim().str());
+    if (!first) {
+      *error = "--fix: " + key.str() + " is given twice (" + seen->second +
+               ", " + item.trim().str() + ")";
+      return std::nullopt;
+    }
     int64_t n = 0;
     bool isNumber = !value.getAsInteger(10, n) && n >= 0;
-    auto number = [&](std::optional<int64_t> &field, int64_t least) {
+    auto number = [&](std::optional<int64_t> &field, int64_t least,
+                      int64_t most) {
       if (!isNumber || n < least) {
         *error = "--fix: " + key.str() + "=" + value.str() +
                  " is not a whole number of at least " +
                  std::to_string(least);
+        return false;
+      }
+      if (n > most) {
+        *error = "--fix: " + key.str() + "=" + value.str() +
+                 " is too large (at most " + std::to_string(most) + ")";
         return false;
       }
       field = n;
@@ -50,21 +64,19 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
     };
     bool ok = true;
     if (key == "dp")
-      ok = number(c.dp, 1);
+      ok = number(c.dp, 1, kMaxDevices);
     else if (key == "tp")
-      ok = number(c.tp, 1);
+      ok = number(c.tp, 1, kMaxDevices);
     else if (key == "pp")
-      ok = number(c.pp, 1);
+      ok = number(c.pp, 1, kMaxDevices);
     else if (key == "vpp")
-      ok = number(c.virtualStages, 1);
+      ok = number(c.virtualStages, 1, kMaxDevices);
     else if (key == "mbs")
-      ok = number(c.microBatchSize, 1);
+      ok = number(c.microBatchSize, 1, kMaxGlobalBatch);
     else if (key == "zero") {
-      ok = number(c.zero, 0);
-      if (ok && n > 3) {
+      ok = number(c.zero, 0, 3);
+      if (!ok && isNumber && n > 3)
         *error = "--fix: zero=" + value.str() + " is not a ZeRO stage (0-3)";
-        ok = false;
-      }
     } else if (key == "schedule") {
       if (!pl::parseScheduleKind(value.str())) {
         *error = "--fix: schedule=" + value.str() +
@@ -98,14 +110,72 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
   return c;
 }
 
+std::vector<PlanConstraint::Choice>
+PlanConstraint::choices(const PlanConfig &c) const {
+  std::vector<Choice> out;
+  auto n = [](int64_t v) { return std::to_string(v); };
+  auto rc = [](bool full) { return std::string(full ? "full" : "none"); };
+  if (dp)
+    out.push_back({"dp", n(*dp), n(c.dp)});
+  if (tp)
+    out.push_back({"tp", n(*tp), n(c.tp)});
+  if (pp)
+    out.push_back({"pp", n(*pp), n(c.pp)});
+  if (virtualStages)
+    out.push_back({"vpp", n(*virtualStages), n(c.virtualStages)});
+  if (microBatchSize)
+    out.push_back({"mbs", n(*microBatchSize), n(c.microBatchSize)});
+  if (schedule)
+    out.push_back({"schedule", *schedule, c.schedule});
+  if (zero)
+    out.push_back({"zero", n(*zero), n(c.zero)});
+  if (recompute)
+    out.push_back({"recompute", rc(*recompute), rc(c.recompute)});
+  if (sequenceParallel)
+    out.push_back({"sp", n(*sequenceParallel), n(c.sequenceParallel)});
+  return out;
+}
+
 bool PlanConstraint::admits(const PlanConfig &c) const {
-  return (!dp || *dp == c.dp) && (!tp || *tp == c.tp) &&
-         (!pp || *pp == c.pp) &&
-         (!virtualStages || *virtualStages == c.virtualStages) &&
-         (!microBatchSize || *microBatchSize == c.microBatchSize) &&
-         (!schedule || *schedule == c.schedule) && (!zero || *zero == c.zero) &&
-         (!recompute || *recompute == c.recompute) &&
-         (!sequenceParallel || *sequenceParallel == c.sequenceParallel);
+  return llvm::all_of(choices(c),
+                      [](const Choice &x) { return x.fixed == x.actual; });
+}
+
+bool checkSearchOptions(const SearchOptions &options, std::string *error) {
+  auto name = [&](const char *option, int64_t value) {
+    return options.flags
+               ? "--" + std::string(option) + " " + std::to_string(value)
+               : std::string(option) + "=" + std::to_string(value);
+  };
+  auto fail = [&](const std::string &message) {
+    *error = message;
+    return false;
+  };
+  if (options.devices < 1)
+    return fail(name("devices", options.devices) + " must be at least 1");
+  if (options.devices > kMaxDevices)
+    return fail(name("devices", options.devices) + " is too large (at most " +
+                std::to_string(kMaxDevices) + ")");
+  const runtime::Cluster &cluster = options.cluster;
+  if (options.devices > cluster.devices())
+    return fail(name("devices", options.devices) + " is more than the " +
+                std::to_string(cluster.devices()) + " devices of cluster \"" +
+                runtime::printableName(cluster.name) + "\" (" +
+                std::to_string(cluster.nodes) + " nodes of " +
+                std::to_string(cluster.devicesPerNode) + ")");
+  if (options.globalBatch < 0)
+    return fail(name("global-batch", options.globalBatch) +
+                " must be at least 0 (0: the model's batch)");
+  if (options.globalBatch > kMaxGlobalBatch)
+    return fail(name("global-batch", options.globalBatch) +
+                " is too large (at most " + std::to_string(kMaxGlobalBatch) +
+                ")");
+  if (options.maxMicroBatchSize < 1 ||
+      options.maxMicroBatchSize > kMaxGlobalBatch)
+    return fail("the largest micro-batch size searched, " +
+                std::to_string(options.maxMicroBatchSize) + ", is not in [1, " +
+                std::to_string(kMaxGlobalBatch) + "]");
+  return true;
 }
 
 namespace {
@@ -375,6 +445,14 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     pipeline = work(0);
     inFlight[0] = 1;
   } else if (exact) {
+    // p, m, V: each bounded (kMaxDevices, kMaxMicroBatches, layers), their
+    // product in double.
+    double steps = double(p) * double(m) * double(V);
+    if (steps > double(kMaxScheduleSteps)) {
+      *pruned = "schedule: more than " + std::to_string(kMaxScheduleSteps) +
+                " steps to simulate";
+      return std::nullopt;
+    }
     auto kind = pl::parseScheduleKind(c.schedule);
     std::string why;
     std::optional<pl::Schedule> schedule =
@@ -513,7 +591,8 @@ bool faster(const PlanEstimate &a, const PlanEstimate &b) {
 
 std::vector<int64_t> divisorsOf(int64_t n) {
   std::vector<int64_t> out;
-  for (int64_t i = 1; i * i <= n; ++i)
+  // i <= n / i: i * i overflows int64 for n near 2^63.
+  for (int64_t i = 1; i <= n / i; ++i)
     if (n % i == 0) {
       out.push_back(i);
       if (i != n / i)
@@ -523,6 +602,288 @@ std::vector<int64_t> divisorsOf(int64_t n) {
   return out;
 }
 
+/// What --fix left out while the candidates were listed: per fixed choice
+/// ("pp=16"), the values the plans it excluded had, and whether any plan
+/// had the fixed value.
+struct Exclusions {
+  std::map<std::string, std::set<int64_t>> numbers;
+  std::map<std::string, std::set<std::string>> names;
+  std::set<std::string> met;
+
+  /// Checks one fixed number at one level of the listing.
+  bool admits(const char *key, const std::optional<int64_t> &fixed,
+              int64_t value) {
+    if (!fixed)
+      return true;
+    std::string item = std::string(key) + "=" + std::to_string(*fixed);
+    if (*fixed == value) {
+      met.insert(item);
+      return true;
+    }
+    numbers[item].insert(value);
+    return false;
+  }
+};
+
+/// Why the fixed choices cannot all hold, from the devices, the layers and
+/// the global batch alone: "tp=8 does not divide the 12 devices"; nullopt
+/// when nothing is seen yet.
+std::optional<std::string> fixMismatch(const SearchOptions &options,
+                                       int64_t layers, int64_t globalBatch) {
+  const PlanConstraint &fix = options.constraint;
+  const int64_t devices = options.devices;
+  auto n = [](int64_t v) { return std::to_string(v); };
+  int64_t product = 1;
+  std::string named;
+  for (auto [key, value] :
+       {std::pair<const char *, std::optional<int64_t>>{"dp", fix.dp},
+        {"tp", fix.tp},
+        {"pp", fix.pp}}) {
+    if (!value)
+      continue;
+    product *= *value; // at most 2^24 x devices (2^24): no overflow
+    named += (named.empty() ? "" : " x ") + std::string(key) + "=" + n(*value);
+    if (double(product) > double(devices) || devices % product != 0)
+      return named + " does not divide the " + n(devices) + " devices";
+  }
+  if (fix.dp && fix.tp && fix.pp && product != devices)
+    return named + " is " + n(product) + " devices, not the " + n(devices) +
+           " given";
+  bool train = options.training.train;
+  if (fix.pp && *fix.pp > 1) {
+    if (!train)
+      return "pp=" + n(*fix.pp) + ": pipelines need a training step";
+    if (*fix.pp > layers)
+      return "pp=" + n(*fix.pp) + " is more than the " + n(layers) + " layers";
+    if (layers % *fix.pp)
+      return "pp=" + n(*fix.pp) + " does not divide the " + n(layers) +
+             " layers";
+  }
+  if (fix.dp && globalBatch % *fix.dp)
+    return "dp=" + n(*fix.dp) + " does not divide the global batch " +
+           n(globalBatch);
+  if (fix.microBatchSize) {
+    int64_t perGroup = fix.dp ? globalBatch / *fix.dp : globalBatch;
+    if (perGroup % *fix.microBatchSize)
+      return "mbs=" + n(*fix.microBatchSize) + " does not divide the " +
+             n(perGroup) + " sequences of " +
+             (fix.dp ? "a dp group's share of " : "") + "the global batch";
+  }
+  if (fix.sequenceParallel && *fix.sequenceParallel &&
+      ((fix.tp && *fix.tp == 1) || devices == 1))
+    return "sp=1 needs tp above 1 (sequence parallelism splits over tp)";
+  if (!train && fix.recompute && *fix.recompute)
+    return "recompute=full needs a training step";
+  if (!train && fix.zero && *fix.zero > 0)
+    return "zero=" + n(*fix.zero) + " needs a training step";
+  if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1)
+    return "zero=" + n(*fix.zero) + " needs dp above 1";
+  if (fix.virtualStages && *fix.virtualStages > 1) {
+    if (fix.schedule && *fix.schedule != "interleaved-1f1b")
+      return "vpp=" + n(*fix.virtualStages) +
+             " is for the interleaved-1f1b schedule, not " + *fix.schedule;
+    if (fix.pp && *fix.pp == 1)
+      return "vpp=" + n(*fix.virtualStages) + " needs pp above 1";
+    if (fix.pp && (layers / *fix.pp) % *fix.virtualStages)
+      return "vpp=" + n(*fix.virtualStages) + " does not divide the " +
+             n(layers / *fix.pp) + " layers of a stage";
+  }
+  if (fix.schedule && *fix.schedule == "interleaved-1f1b" &&
+      fix.virtualStages && *fix.virtualStages < 2)
+    return "schedule=interleaved-1f1b needs vpp of at least 2";
+  return std::nullopt;
+}
+
+/// Every combination of the probed tp degrees (`probeKeys`: tp, sp,
+/// recompute), pp, dp, micro-batch size, schedule, virtual stages and ZeRO
+/// that the constraint admits; what a rule leaves out is counted in
+/// `pruned`, what the constraint leaves out in `excluded`.
+std::vector<PlanConfig>
+listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
+               const std::vector<std::tuple<int64_t, bool, bool>> &probeKeys,
+               int64_t L, int64_t globalBatch,
+               std::map<std::string, int64_t> &pruned, Exclusions &excluded) {
+  const PlanConstraint &fix = options.constraint;
+  const bool train = options.training.train;
+  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved-1f1b",
+                                        "zero-bubble"};
+  int64_t largestMicroBatch =
+      std::max(options.maxMicroBatchSize, fix.microBatchSize.value_or(0));
+  std::vector<PlanConfig> candidates;
+  for (int64_t t : tps) {
+    for (int64_t p : divisorsOf(options.devices / t)) {
+      if (!excluded.admits("pp", fix.pp, p))
+        continue;
+      int64_t d = options.devices / (t * p);
+      if (!excluded.admits("dp", fix.dp, d))
+        continue;
+      if ((L == 0 && p > 1) || (L > 0 && L % p != 0)) {
+        pruned["pp does not divide the " + std::to_string(L) + " layers"] += 1;
+        continue;
+      }
+      if (p > 1 && !train) {
+        pruned["pipelines need a training step"] += 1;
+        continue;
+      }
+      if (globalBatch % d != 0) {
+        pruned["dp does not divide the global batch " +
+               std::to_string(globalBatch)] += 1;
+        continue;
+      }
+      for (int64_t b : divisorsOf(globalBatch / d)) {
+        if (b > largestMicroBatch)
+          break;
+        if (!excluded.admits("mbs", fix.microBatchSize, b))
+          continue;
+        int64_t mb = globalBatch / (d * b);
+        if (!train && mb != 1)
+          continue;
+        if (mb > kMaxMicroBatches) {
+          pruned["more than " + std::to_string(kMaxMicroBatches) +
+                 " micro-batches per step"] += 1;
+          continue;
+        }
+        for (const std::string &schedule : schedules) {
+          if (p == 1 && schedule != "1f1b")
+            continue;
+          std::vector<int64_t> vs = {1};
+          if (schedule == "interleaved-1f1b") {
+            vs.clear();
+            for (int64_t v : divisorsOf(std::max<int64_t>(1, L / p)))
+              if (v >= 2 && (v <= 8 || fix.virtualStages == v))
+                vs.push_back(v);
+            if (mb % p != 0)
+              vs.clear();
+          }
+          for (int64_t v : vs) {
+            for (int64_t z = 0; z <= (d > 1 && train ? 3 : 0); ++z) {
+              for (auto [pt, sp, rc] : probeKeys) {
+                if (pt != t)
+                  continue;
+                PlanConfig c;
+                c.tp = t;
+                c.pp = p;
+                c.dp = d;
+                c.virtualStages = v;
+                c.microBatchSize = b;
+                c.microBatches = mb;
+                c.schedule = train && (p > 1 || mb > 1) ? schedule : "none";
+                c.zero = z;
+                c.recompute = rc;
+                c.sequenceParallel = sp;
+                bool admitted = true;
+                for (const PlanConstraint::Choice &x : fix.choices(c)) {
+                  std::string item = x.key + "=" + x.fixed;
+                  if (x.fixed == x.actual) {
+                    excluded.met.insert(item);
+                  } else {
+                    excluded.names[item].insert(x.actual);
+                    admitted = false;
+                  }
+                }
+                if (admitted)
+                  candidates.push_back(c);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return candidates;
+}
+
+/// The name of the first figure of `e` that is not finite; nullopt when
+/// all are.
+std::optional<std::string> nonFiniteFigure(const PlanEstimate &e) {
+  std::vector<std::pair<const char *, double>> figures = {
+      {"step time", e.seconds},
+      {"compute time", e.compute},
+      {"exposed communication", e.exposedCommunication},
+      {"bubble", e.bubble},
+      {"memory", e.memory.total()},
+      {"model FLOPs", e.modelFlops},
+      {"hardware FLOPs", e.hardwareFlops},
+      {"TFLOP/s per device", e.tflopsPerDevice},
+      {"MFU", e.mfu}};
+  for (size_t s = 0; s < e.stageForward.size(); ++s) {
+    figures.push_back({"a stage's forward", e.stageForward[s]});
+    figures.push_back({"a stage's backward", e.stageBackward[s]});
+    figures.push_back({"a stage's update", e.stageUpdate[s]});
+    figures.push_back({"a stage's memory", e.stageMemory[s].total()});
+  }
+  for (auto [name, value] : figures)
+    if (!std::isfinite(value))
+      return name + std::string(" is ") + (std::isnan(value) ? "nan" : "inf");
+  return std::nullopt;
+}
+
+/// False with `error` naming the plan and the figure when the cost model
+/// gives `e` a figure that is not finite (a cluster's figures at the ends
+/// of their ranges, a model of extreme sizes): never a plan of inf seconds.
+bool checkFinite(const PlanEstimate &e, const Cluster &cluster,
+                 std::string *error) {
+  std::optional<std::string> figure = nonFiniteFigure(e);
+  if (!figure)
+    return true;
+  *error = "the cost model's estimate of plan " + e.config.text() +
+           " on cluster \"" + runtime::printableName(cluster.name) +
+           "\" is not finite (" + *figure +
+           "): the cluster's figures or the model's sizes are beyond what "
+           "it can estimate";
+  return false;
+}
+
+/// The error when no plan fits: how many were considered, what each rule
+/// and each fixed choice left out, and the least memory a plan needs.
+std::string noPlanMessage(const SearchResult &result,
+                          const Exclusions &excluded,
+                          const std::optional<PlanEstimate> &leastMemory,
+                          const Cluster &cluster) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "no plan fits: " << result.considered << " considered";
+  for (auto &[why, n] : result.pruned)
+    os << "; " << n << " pruned by " << why;
+  // A fixed choice no listed plan had: the values the others had.
+  auto list = [&](const std::string &item, const auto &values) {
+    if (excluded.met.count(item) || values.empty())
+      return;
+    os << "; no plan has " << item << " (";
+    StringRef key = StringRef(item).split('=').first;
+    os << "the plans left out have " << key << " ";
+    size_t i = 0;
+    for (const auto &v : values) {
+      if (i == 8) {
+        os << ", ...";
+        break;
+      }
+      os << (i++ ? ", " : "") << v;
+    }
+    os << ")";
+  };
+  if (result.considered == 0) {
+    for (auto &[item, values] : excluded.numbers)
+      list(item, values);
+    for (auto &[item, values] : excluded.names)
+      list(item, values);
+  }
+  if (leastMemory) {
+    const MemoryEstimate &m = leastMemory->memory;
+    auto gib = [](double bytes) { return bytes / double(1ull << 30); };
+    os << "; the least memory a plan needs is "
+       << llvm::format("%.4g", gib(m.total())) << " GiB per device ("
+       << leastMemory->config.text() << ": parameters "
+       << llvm::format("%.3g", gib(m.parameters)) << ", gradients "
+       << llvm::format("%.3g", gib(m.gradients)) << ", optimizer state "
+       << llvm::format("%.3g", gib(m.optimizerState)) << ", activations "
+       << llvm::format("%.3g", gib(m.activations)) << ", workspace "
+       << llvm::format("%.3g", gib(m.workspace)) << " GiB), of "
+       << llvm::format("%.4g", gib(cluster.memoryBytes)) << " GiB";
+  }
+  return text;
+}
+
 } // namespace
 
 std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
@@ -530,10 +891,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   auto started = std::chrono::steady_clock::now();
   SearchResult result;
   const Cluster &cluster = options.cluster;
-  if (options.devices < 1) {
-    *error = "the number of devices must be at least 1";
+  if (!checkSearchOptions(options, error))
     return std::nullopt;
-  }
   OwningOpRef<ModuleOp> cut(model.clone());
   bool alike = false;
   int64_t layers = truncateLayers(*cut, 3, &alike);
@@ -571,6 +930,17 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   if (globalBatch < 1) {
     *error = "the global batch is unknown: the model has no input with a "
              "batch dimension; give the global batch";
+    return std::nullopt;
+  }
+  if (globalBatch > kMaxGlobalBatch) {
+    *error = "the model's batch " + std::to_string(globalBatch) +
+             " is too large for a global batch (at most " +
+             std::to_string(kMaxGlobalBatch) + "); give the global batch";
+    return std::nullopt;
+  }
+  if (std::optional<std::string> why =
+          fixMismatch(options, layers, globalBatch)) {
+    *error = "no plan fits: " + *why;
     return std::nullopt;
   }
 
@@ -685,78 +1055,12 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   std::optional<PlanEstimate> leastMemory; // of the plans that do not fit
   std::map<std::string, int64_t> &pruned = result.pruned;
   const int64_t L = m.summary.layers;
-  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved-1f1b",
-                                        "zero-bubble"};
-  std::vector<PlanConfig> candidates;
-  for (int64_t t : tps) {
-    for (int64_t p : divisorsOf(options.devices / t)) {
-      if (fix.pp && *fix.pp != p)
-        continue;
-      int64_t d = options.devices / (t * p);
-      if (fix.dp && *fix.dp != d)
-        continue;
-      if ((L == 0 && p > 1) || (L > 0 && L % p != 0)) {
-        pruned["pp does not divide the " + std::to_string(L) + " layers"] += 1;
-        continue;
-      }
-      if (p > 1 && !options.training.train) {
-        pruned["pipelines need a training step"] += 1;
-        continue;
-      }
-      if (globalBatch % d != 0) {
-        pruned["dp does not divide the global batch " +
-               std::to_string(globalBatch)] += 1;
-        continue;
-      }
-      for (int64_t b : divisorsOf(globalBatch / d)) {
-        if (b > options.maxMicroBatchSize)
-          break;
-        if (fix.microBatchSize && *fix.microBatchSize != b)
-          continue;
-        int64_t mb = globalBatch / (d * b);
-        if (!options.training.train && mb != 1)
-          continue;
-        for (const std::string &schedule : schedules) {
-          if (p == 1 && schedule != "1f1b")
-            continue;
-          std::vector<int64_t> vs = {1};
-          if (schedule == "interleaved-1f1b") {
-            vs.clear();
-            for (int64_t v : divisorsOf(std::max<int64_t>(1, L / p)))
-              if (v >= 2 && v <= 8)
-                vs.push_back(v);
-            if (mb % p != 0)
-              vs.clear();
-          }
-          for (int64_t v : vs) {
-            for (int64_t z = 0;
-                 z <= (d > 1 && options.training.train ? 3 : 0); ++z) {
-              for (auto &[key, probed] : probes) {
-                auto [pt, sp, rc] = key;
-                if (pt != t)
-                  continue;
-                PlanConfig c;
-                c.tp = t;
-                c.pp = p;
-                c.dp = d;
-                c.virtualStages = v;
-                c.microBatchSize = b;
-                c.microBatches = mb;
-                c.schedule = options.training.train && (p > 1 || mb > 1)
-                                 ? schedule
-                                 : "none";
-                c.zero = z;
-                c.recompute = rc;
-                c.sequenceParallel = sp;
-                if (fix.admits(c))
-                  candidates.push_back(c);
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  std::vector<std::tuple<int64_t, bool, bool>> probeKeys;
+  for (auto &[key, probed] : probes)
+    probeKeys.push_back(key);
+  Exclusions excluded;
+  std::vector<PlanConfig> candidates =
+      listCandidates(options, tps, probeKeys, L, globalBatch, pruned, excluded);
   result.considered = int64_t(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const PlanConfig &c = candidates[i];
@@ -773,6 +1077,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/false, &why);
     report(SearchProgress::Stage::Evaluate, int64_t(i + 1),
            int64_t(candidates.size()));
+    if (e && !checkFinite(*e, cluster, error))
+      return std::nullopt;
     if (!e) {
       pruned[why] += 1;
       continue;
@@ -811,6 +1117,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
     report(SearchProgress::Stage::Simulate, ++simulated, 0,
            c.text());
+    if (e && !checkFinite(*e, cluster, error))
+      return std::nullopt;
     if (!e || !e->fits) {
       pruned[e ? std::string("memory") : why] += 1;
       continue;
@@ -825,27 +1133,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                        std::chrono::steady_clock::now() - started)
                        .count();
   if (result.plans.empty()) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "no plan fits: " << result.considered << " considered";
-    for (auto &[why, n] : pruned)
-      os << "; " << n << " pruned by " << why;
-    if (leastMemory)
-      os << "; the least memory a plan needs is "
-         << llvm::format("%.4g", leastMemory->memory.total() / double(1ull << 30))
-         << " GiB per device (" << leastMemory->config.text() << ": parameters "
-         << llvm::format("%.3g", leastMemory->memory.parameters / double(1ull << 30))
-         << ", gradients "
-         << llvm::format("%.3g", leastMemory->memory.gradients / double(1ull << 30))
-         << ", optimizer state "
-         << llvm::format("%.3g", leastMemory->memory.optimizerState / double(1ull << 30))
-         << ", activations "
-         << llvm::format("%.3g", leastMemory->memory.activations / double(1ull << 30))
-         << ", workspace "
-         << llvm::format("%.3g", leastMemory->memory.workspace / double(1ull << 30))
-         << " GiB), of " << llvm::format("%.4g", cluster.memoryBytes / double(1ull << 30))
-         << " GiB";
-    *error = text;
+    *error = noPlanMessage(result, excluded, leastMemory, cluster);
     return std::nullopt;
   }
   return result;

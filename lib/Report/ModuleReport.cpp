@@ -175,9 +175,10 @@ partition::buildModuleReport(ModuleOp module, const runtime::Cluster &cluster,
   page.subtitle = std::to_string(programs.size()) + " per-device program" +
                   (programs.size() == 1 ? "" : "s") + " on " +
                   std::to_string(devices) + " devices; predicted on " +
-                  cluster.name + " (" + std::to_string(cluster.nodes) + " x " +
+                  runtime::printableName(cluster.name) + " (" +
+                  std::to_string(cluster.nodes) + " x " +
                   std::to_string(cluster.devicesPerNode) + " " +
-                  cluster.deviceName + ", " +
+                  runtime::printableName(cluster.deviceName) + ", " +
                   report::formatBytes(cluster.memoryBytes) + " each)";
   page.summary.push_back({"devices", std::to_string(devices)});
   if (estimate) {

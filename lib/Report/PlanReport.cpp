@@ -45,12 +45,23 @@ std::vector<std::pair<std::string, double>> memoryParts(const MemoryEstimate &m)
           {"workspace", m.workspace}};
 }
 
+/// Steps of a schedule the page draws at the most (stages x micro-batches
+/// x chunks).
+constexpr int64_t kMaxDrawnSteps = 1 << 14;
+/// Devices of the first plan's mesh the page draws at the most.
+constexpr int64_t kMaxDrawnDevices = 4096;
+
 /// The first plan's schedule under its composed step costs, as
 /// part-pipeline would write it.
 std::optional<report::Timeline> scheduleTimeline(const PlanEstimate &e,
                                                  size_t rank) {
   const PlanConfig &c = e.config;
   if (c.pp <= 1 || e.stageForward.size() != size_t(c.pp))
+    return std::nullopt;
+  // A schedule too long to draw (each step is a span on the page) is left
+  // out; the ranking and the stages still show the plan.
+  if (double(c.pp) * double(c.microBatches) * double(c.virtualStages) >
+      double(kMaxDrawnSteps))
     return std::nullopt;
   std::optional<pl::ScheduleKind> kind = pl::parseScheduleKind(c.schedule);
   if (!kind)
@@ -107,11 +118,12 @@ report::Report partition::buildPlanReport(const SearchResult &result,
   int64_t batch =
       options.globalBatch ? options.globalBatch : result.model.batch;
   page.subtitle = std::to_string(result.model.layers) + " layers, " +
-                  report::formatCount(result.model.parameters) + " parameters, global batch " +
-                  std::to_string(batch) + "; " + std::to_string(options.devices) +
-                  " devices of " + cluster.name + " (" +
+                  report::formatCount(result.model.parameters) +
+                  " parameters, global batch " + std::to_string(batch) + "; " +
+                  std::to_string(options.devices) + " devices of " +
+                  runtime::printableName(cluster.name) + " (" +
                   std::to_string(cluster.devicesPerNode) + " " +
-                  cluster.deviceName + " per node, " +
+                  runtime::printableName(cluster.deviceName) + " per node, " +
                   report::formatBytes(cluster.memoryBytes) + " each)";
   page.notes = notes;
   int64_t prunedTotal = 0;
@@ -190,11 +202,14 @@ report::Report partition::buildPlanReport(const SearchResult &result,
     if (size > 1 || std::string(name) == "tp")
       mesh.axes.push_back({name, size});
   int64_t devices = c.pp * c.dp * c.tp;
-  for (int64_t r = 0; r < devices; ++r) {
-    mesh.ranks.push_back(r);
-    mesh.nodes.push_back(r / std::max<int64_t>(1, cluster.devicesPerNode));
+  // Each device is drawn: a mesh larger than the largest preset's is not.
+  if (devices <= kMaxDrawnDevices) {
+    for (int64_t r = 0; r < devices; ++r) {
+      mesh.ranks.push_back(r);
+      mesh.nodes.push_back(r / std::max<int64_t>(1, cluster.devicesPerNode));
+    }
+    page.meshes.push_back(std::move(mesh));
   }
-  page.meshes.push_back(std::move(mesh));
 
   report::Table stages;
   stages.id = "stages";

@@ -88,14 +88,30 @@ std::string number(double v) {
   return buffer;
 }
 
+/// A plausible range of a field: beyond it a figure is a typing mistake
+/// or an attack, and the cost model's sums would leave the range of
+/// doubles (a latency of 1e308 s, an efficiency of 1e-300).
+struct Range {
+  double least, most;
+  const char *unit; ///< "" for a fraction
+};
+constexpr Range kFlopsPerSecond = {1e3, 1e20, "FLOP/s"};
+constexpr Range kMemoryBytes = {1e3, 1e16, "bytes"};
+constexpr Range kBytesPerSecond = {1e3, 1e16, "bytes/s"};
+constexpr Range kLatency = {1e-10, 10, "s"};
+constexpr Range kGemmFlops = {1, 1e20, "FLOPs"};
+constexpr Range kFraction = {1e-6, 1, ""};
+constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxGemmPoints = 64;
+
 /// Field readers that name the offending field.
 class Reader {
 public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
   Status error(const std::string &field, const std::string &what) const {
-    return PARTITION_ERROR(InvalidArgument, source_, ": \"", field, "\" ",
-                           what);
+    return PARTITION_ERROR(InvalidArgument, printableName(source_), ": \"",
+                           printableName(field), "\" ", what);
   }
   StatusOr<const Json *> get(const Json &object, const std::string &key,
                              const std::string &path) const {
@@ -114,39 +130,47 @@ public:
   StatusOr<std::string> string(const Json &parent, const std::string &key,
                                const std::string &path) const {
     PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, path));
-    if (v->kind != Json::String || v->string.empty())
-      return error(path + key, "must be a non-empty string");
+    if (v->kind != Json::String || v->string.empty() ||
+        v->string.size() > kMaxNameBytes)
+      return error(path + key, "must be a non-empty string of at most " +
+                                   std::to_string(kMaxNameBytes) + " bytes");
     return v->string;
   }
-  /// A number > 0 (or in (0, 1] with `fraction`).
-  StatusOr<double> positive(const Json &v, const std::string &field,
-                            bool fraction = false) const {
+  /// A number in `range`.
+  StatusOr<double> inRange(const Json &v, const std::string &field,
+                           const Range &range) const {
     if (v.kind != Json::Int && v.kind != Json::Number)
       return error(field, "must be a number");
-    if (!(v.number > 0) || (fraction && v.number > 1))
-      return error(field, "must be " +
-                              std::string(fraction ? "in (0, 1]" : "positive") +
-                              ", got " + number(v.number));
+    if (!(v.number >= range.least && v.number <= range.most))
+      return error(field, "must be in [" + number(range.least) + ", " +
+                              number(range.most) + "]" +
+                              (*range.unit ? " " : "") + range.unit + ", got " +
+                              number(v.number));
     return v.number;
   }
-  StatusOr<double> positiveField(const Json &parent, const std::string &key,
-                                 const std::string &path,
-                                 bool fraction = false) const {
+  StatusOr<double> numberField(const Json &parent, const std::string &key,
+                               const std::string &path,
+                               const Range &range) const {
     PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, path));
-    return positive(*v, path + key, fraction);
+    return inRange(*v, path + key, range);
   }
-  StatusOr<int64_t> count(const Json &parent, const std::string &key) const {
+  StatusOr<int64_t> count(const Json &parent, const std::string &key,
+                          int64_t most) const {
     PARTITION_ASSIGN_OR_RETURN(const Json *v, get(parent, key, ""));
-    if (v->kind != Json::Int || v->integer < 1 || v->integer > (1 << 24))
-      return error(key, "must be an integer in [1, 2^24]");
+    if (v->kind != Json::Int || v->integer < 1 || v->integer > most)
+      return error(
+          key, "must be an integer in [1, " + std::to_string(most) + "]" +
+                   (v->kind == Json::Int ? ", got " + std::to_string(v->integer)
+                                         : std::string()));
     return v->integer;
   }
   StatusOr<Link> link(const Json &parent, const std::string &key) const {
     PARTITION_ASSIGN_OR_RETURN(const Json *v, object(parent, key, ""));
     Link l;
-    PARTITION_ASSIGN_OR_RETURN(l.bandwidth,
-                               positiveField(*v, "bandwidth", key + "."));
-    PARTITION_ASSIGN_OR_RETURN(l.latency, positiveField(*v, "latency", key + "."));
+    PARTITION_ASSIGN_OR_RETURN(
+        l.bandwidth, numberField(*v, "bandwidth", key + ".", kBytesPerSecond));
+    PARTITION_ASSIGN_OR_RETURN(l.latency,
+                               numberField(*v, "latency", key + ".", kLatency));
     return l;
   }
 
@@ -154,7 +178,39 @@ private:
   std::string source_;
 };
 
+/// A dtype's name as peak_flops keys it: "f32", "bf16", "int8", "fp8_e4m3".
+bool isDTypeName(const std::string &name) {
+  if (name.empty() || name.size() > 16)
+    return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
 } // namespace
+
+std::string partition::runtime::printableName(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    static const char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+double Cluster::peakFor(const std::string &dtype) const {
+  auto it = peakFlops.find(dtype);
+  if (it == peakFlops.end())
+    it = peakFlops.find("f32");
+  return it == peakFlops.end() ? 0 : it->second;
+}
 
 double Cluster::gemmEfficiency(double flops) const {
   if (gemm.empty())
@@ -209,66 +265,103 @@ std::string Cluster::toJson() const {
   return out;
 }
 
-StatusOr<Cluster> Cluster::parse(const std::string &json,
-                                 const std::string &source) {
-  Json root;
-  std::string error;
-  if (!detail::parseJson(json, root, error))
-    return PARTITION_ERROR(InvalidArgument, source, ": not valid JSON: ",
-                           error);
-  Reader r(source);
-  if (root.kind != Json::Object)
-    return PARTITION_ERROR(InvalidArgument, source,
-                           ": a cluster file is a JSON object");
-  PARTITION_ASSIGN_OR_RETURN(std::string format, r.string(root, "format", ""));
-  if (format != kFormat)
-    return r.error("format", "is \"" + format + "\"; this reader reads \"" +
-                                 kFormat + "\"");
-  Cluster c;
-  PARTITION_ASSIGN_OR_RETURN(c.name, r.string(root, "name", ""));
-  PARTITION_ASSIGN_OR_RETURN(c.nodes, r.count(root, "nodes"));
-  PARTITION_ASSIGN_OR_RETURN(c.devicesPerNode,
-                             r.count(root, "devices_per_node"));
-  PARTITION_ASSIGN_OR_RETURN(const Json *device, r.object(root, "device", ""));
-  PARTITION_ASSIGN_OR_RETURN(c.deviceName, r.string(*device, "name", "device."));
+namespace {
+
+/// device.peak_flops: dtype names, each in range, f32 among them.
+Status readPeaks(const Reader &r, const Json &device, Cluster &c) {
   PARTITION_ASSIGN_OR_RETURN(const Json *peaks,
-                             r.object(*device, "peak_flops", "device."));
-  if (peaks->object.empty())
-    return r.error("device.peak_flops", "must name at least one dtype");
+                             r.object(device, "peak_flops", "device."));
   for (const auto &[dtype, v] : peaks->object) {
-    PARTITION_ASSIGN_OR_RETURN(double flops,
-                               r.positive(v, "device.peak_flops." + dtype));
+    if (!isDTypeName(dtype))
+      return r.error("device.peak_flops." + dtype,
+                     "is not a dtype name (lowercase letters, digits and '_', "
+                     "at most 16)");
+    PARTITION_ASSIGN_OR_RETURN(
+        double flops,
+        r.inRange(v, "device.peak_flops." + dtype, kFlopsPerSecond));
     c.peakFlops[dtype] = flops;
   }
-  PARTITION_ASSIGN_OR_RETURN(c.memoryBytes,
-                             r.positiveField(*device, "memory_bytes", "device."));
-  PARTITION_ASSIGN_OR_RETURN(
-      c.memoryBandwidth, r.positiveField(*device, "memory_bandwidth", "device."));
-  PARTITION_ASSIGN_OR_RETURN(c.intraNode, r.link(root, "intra_node"));
-  PARTITION_ASSIGN_OR_RETURN(c.interNode, r.link(root, "inter_node"));
-  PARTITION_ASSIGN_OR_RETURN(const Json *eff,
-                             r.object(root, "efficiency", ""));
+  // f32's peak stands in for a dtype the file does not name (calibration
+  // measures f32 alone); another dtype's never does.
+  if (!c.peakFlops.count("f32"))
+    return r.error("device.peak_flops",
+                   "must name \"f32\", whose peak stands in for the dtypes "
+                   "it does not name");
+  return Status::ok();
+}
+
+/// efficiency.gemm: [FLOPs, efficiency] pairs in increasing FLOPs.
+Status readGemm(const Reader &r, const Json &eff, Cluster &c) {
   PARTITION_ASSIGN_OR_RETURN(const Json *gemm,
-                             r.get(*eff, "gemm", "efficiency."));
-  if (gemm->kind != Json::Array || gemm->array.empty())
-    return r.error("efficiency.gemm",
-                   "must be a non-empty array of [FLOPs, efficiency] pairs");
+                             r.get(eff, "gemm", "efficiency."));
+  if (gemm->kind != Json::Array || gemm->array.empty() ||
+      gemm->array.size() > kMaxGemmPoints)
+    return r.error("efficiency.gemm", "must be an array of 1 to " +
+                                          std::to_string(kMaxGemmPoints) +
+                                          " [FLOPs, efficiency] pairs");
   for (size_t i = 0; i < gemm->array.size(); ++i) {
     const Json &pair = gemm->array[i];
     std::string field = "efficiency.gemm[" + std::to_string(i) + "]";
     if (pair.kind != Json::Array || pair.array.size() != 2)
       return r.error(field, "must be a pair [FLOPs, efficiency]");
-    PARTITION_ASSIGN_OR_RETURN(double flops, r.positive(pair.array[0], field));
+    PARTITION_ASSIGN_OR_RETURN(double flops,
+                               r.inRange(pair.array[0], field, kGemmFlops));
     PARTITION_ASSIGN_OR_RETURN(double e,
-                               r.positive(pair.array[1], field, true));
+                               r.inRange(pair.array[1], field, kFraction));
     if (!c.gemm.empty() && flops <= c.gemm.back().first)
       return r.error(field, "must have more FLOPs than the pair before it");
     c.gemm.push_back({flops, e});
   }
+  return Status::ok();
+}
+
+} // namespace
+
+StatusOr<Cluster> Cluster::parse(const std::string &json,
+                                 const std::string &source) {
+  Json root;
+  std::string error;
+  if (!detail::parseJson(json, root, error))
+    return PARTITION_ERROR(InvalidArgument, printableName(source),
+                           ": not valid JSON: ", error);
+  Reader r(source);
+  if (root.kind != Json::Object)
+    return PARTITION_ERROR(InvalidArgument, printableName(source),
+                           ": a cluster file is a JSON object");
+  PARTITION_ASSIGN_OR_RETURN(std::string format, r.string(root, "format", ""));
+  if (format != kFormat)
+    return r.error("format", "is \"" + printableName(format) +
+                                 "\"; this reader reads \"" + kFormat + "\"");
+  Cluster c;
+  PARTITION_ASSIGN_OR_RETURN(c.name, r.string(root, "name", ""));
+  PARTITION_ASSIGN_OR_RETURN(c.nodes, r.count(root, "nodes", kMaxNodes));
   PARTITION_ASSIGN_OR_RETURN(
-      c.elementwise, r.positiveField(*eff, "elementwise", "efficiency.", true));
+      c.devicesPerNode, r.count(root, "devices_per_node", kMaxDevicesPerNode));
+  if (c.nodes * c.devicesPerNode > kMaxDevices)
+    return r.error("nodes", "x \"devices_per_node\" is " +
+                                std::to_string(c.nodes * c.devicesPerNode) +
+                                " devices, more than a mesh holds (" +
+                                std::to_string(kMaxDevices) + ")");
+  PARTITION_ASSIGN_OR_RETURN(const Json *device, r.object(root, "device", ""));
+  PARTITION_ASSIGN_OR_RETURN(c.deviceName, r.string(*device, "name", "device."));
+  PARTITION_RETURN_IF_ERROR(readPeaks(r, *device, c));
   PARTITION_ASSIGN_OR_RETURN(
-      c.collective, r.positiveField(*eff, "collective", "efficiency.", true));
+      c.memoryBytes,
+      r.numberField(*device, "memory_bytes", "device.", kMemoryBytes));
+  PARTITION_ASSIGN_OR_RETURN(
+      c.memoryBandwidth,
+      r.numberField(*device, "memory_bandwidth", "device.", kBytesPerSecond));
+  PARTITION_ASSIGN_OR_RETURN(c.intraNode, r.link(root, "intra_node"));
+  PARTITION_ASSIGN_OR_RETURN(c.interNode, r.link(root, "inter_node"));
+  PARTITION_ASSIGN_OR_RETURN(const Json *eff,
+                             r.object(root, "efficiency", ""));
+  PARTITION_RETURN_IF_ERROR(readGemm(r, *eff, c));
+  PARTITION_ASSIGN_OR_RETURN(
+      c.elementwise,
+      r.numberField(*eff, "elementwise", "efficiency.", kFraction));
+  PARTITION_ASSIGN_OR_RETURN(
+      c.collective,
+      r.numberField(*eff, "collective", "efficiency.", kFraction));
   if (const Json *overlap = eff->get("overlap")) {
     if ((overlap->kind != Json::Int && overlap->kind != Json::Number) ||
         !(overlap->number >= 0 && overlap->number <= 1))
@@ -288,16 +381,17 @@ std::vector<std::string> Cluster::presetNames() {
 }
 
 StatusOr<Cluster> Cluster::load(const std::string &nameOrPath) {
+  // Presets are held to the same checks as files.
   if (nameOrPath == "dgx-a100")
-    return dgxA100();
+    return parse(dgxA100().toJson(), nameOrPath);
   if (nameOrPath == "dgx-h100")
-    return dgxH100();
+    return parse(dgxH100().toJson(), nameOrPath);
   if (nameOrPath == "h200")
-    return h200();
+    return parse(h200().toJson(), nameOrPath);
   if (nameOrPath.find('/') == std::string::npos &&
       nameOrPath.find('.') == std::string::npos)
     return PARTITION_ERROR(
-        InvalidArgument, "\"", nameOrPath,
+        InvalidArgument, "\"", printableName(nameOrPath),
         "\" is neither a cluster preset (dgx-a100, dgx-h100, h200) nor a "
         "cluster file; `partition-run --calibrate -o local-cpu.json` "
         "measures this machine");

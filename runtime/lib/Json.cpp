@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 using partition::runtime::detail::JsonValue;
 
@@ -163,13 +164,23 @@ private:
         ++pos_;
         return true;
       }
+      // A key given twice is an error: readers take one of them, and which
+      // one a file means is not for a reader to guess.
+      std::set<std::string> keys;
       while (true) {
         skipSpace();
         if (pos_ >= text_.size() || text_[pos_] != '"')
           return fail("expected a string key");
+        size_t keyAt = pos_;
         std::string key;
         if (!string(key))
           return false;
+        if (!keys.insert(key).second) {
+          pos_ = keyAt;
+          std::string quoted;
+          partition::runtime::detail::appendJsonString(quoted, key);
+          return fail("duplicate key " + quoted);
+        }
         skipSpace();
         if (pos_ >= text_.size() || text_[pos_] != ':')
           return fail("expected ':'");

@@ -165,12 +165,10 @@ std::optional<double> partition::runtime::secondsAtPeak(const StepFlops &flops,
     return std::nullopt;
   double seconds = 0;
   for (const auto &[dtype, count] : flops.byDType) {
-    auto it = cluster.peakFlops.find(dtype);
-    if (it == cluster.peakFlops.end() || !(it->second > 0))
-      it = cluster.peakFlops.find("f32");
-    if (it == cluster.peakFlops.end() || !(it->second > 0))
+    double peak = cluster.peakFor(dtype);
+    if (!(peak > 0))
       return std::nullopt;
-    seconds += count / (it->second * double(devices));
+    seconds += count / (peak * double(devices));
   }
   return seconds;
 }

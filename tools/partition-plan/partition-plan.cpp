@@ -335,6 +335,17 @@ int main(int argc, char **argv) {
     }
     options.constraint = *constraint;
   }
+  if (top > kMaxDevices) {
+    llvm::errs() << "partition-plan: --top " << top << " is too large (at most "
+                 << kMaxDevices << ")\n";
+    return 1;
+  }
+  // The counts against their bounds and the cluster before the model is
+  // read (search checks them again).
+  if (!checkSearchOptions(options, &error)) {
+    llvm::errs() << "partition-plan: " << error << "\n";
+    return 1;
+  }
 
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> input =
@@ -376,7 +387,8 @@ int main(int argc, char **argv) {
   os << "model: " << m.layers << " layers"
      << (m.layersAlike && m.layers > 3 ? " (alike: probed on 3)" : "") << ", "
      << partition::report::formatCount(m.parameters) << " parameters; "
-     << "global batch " << batch << "; " << loaded->name << ", " << devices
+     << "global batch " << batch << "; "
+     << partition::runtime::printableName(loaded->name) << ", " << devices
      << " devices (" << loaded->devicesPerNode << " per node)\n";
   int64_t prunedTotal = 0;
   for (auto &[why, n] : result->pruned)

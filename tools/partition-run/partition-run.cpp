@@ -764,7 +764,7 @@ public:
     double u = mfu(mean);
     if (std::isfinite(u))
       std::snprintf(buffer, sizeof(buffer), ", MFU %.3g%% (%s)", u * 100,
-                    o_.cluster->name.c_str());
+                    printableName(o_.cluster->name).c_str());
     else
       std::snprintf(buffer, sizeof(buffer), ", MFU -");
     line += buffer;
@@ -1713,6 +1713,15 @@ int calibrateMain(int argc, char **argv) {
   Cluster cluster =
       clusterFromMeasurements("local-" + backend, deviceName, ranks, memory,
                               gemm, bandwidth, allReduce, overlap);
+  // What calibration writes is held to the reader's ranges: a measurement
+  // beyond them is an error here, not a file the planner refuses later.
+  if (StatusOr<Cluster> checked = Cluster::parse(cluster.toJson(), out);
+      !checked.isOk()) {
+    std::cerr << "partition-run: --calibrate measured a cluster outside the "
+                 "cluster file's ranges: "
+              << checked.status().message() << "\n";
+    return 1;
+  }
   std::ofstream file(out, std::ios::binary | std::ios::trunc);
   file << cluster.toJson();
   file.close();

@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "partition/runtime/Calibrate.h"
 #include "partition/runtime/Cluster.h"
+#include "partition/runtime/Calibrate.h"
+#include "partition/runtime/Checkpoint.h"
 
 #include <gtest/gtest.h>
 
@@ -74,17 +75,18 @@ TEST(Cluster, NamesTheFieldOfEachMistake) {
   std::vector<Case> cases = {
       {"partition-cluster/1", "partition-cluster/9",
        "\"format\" is \"partition-cluster/9\""},
-      {"\"nodes\": 384", "\"nodes\": 0", "\"nodes\" must be an integer"},
+      {"\"nodes\": 384", "\"nodes\": 0",
+       "\"nodes\" must be an integer in [1, 1048576], got 0"},
       {"\"devices_per_node\": 8", "\"devices_per_node\": 2.5",
        "\"devices_per_node\" must be an integer"},
       {"\"bf16\": 312000000000000", "\"bf16\": -1",
-       "\"device.peak_flops.bf16\" must be positive, got -1"},
+       "\"device.peak_flops.bf16\" must be in [1000, 1e+20] FLOP/s, got -1"},
       {"\"memory_bytes\"", "\"memory\"", "\"device.memory_bytes\" is missing"},
       {"\"inter_node\": {\"bandwidth\": 25000000000",
        "\"inter_node\": {\"bandwidth\": \"fast\"",
        "\"inter_node.bandwidth\" must be a number"},
       {"\"elementwise\": 0.8", "\"elementwise\": 1.5",
-       "\"efficiency.elementwise\" must be in (0, 1], got 1.5"},
+       "\"efficiency.elementwise\" must be in [1e-06, 1], got 1.5"},
       {"[10000000000, 0.55]", "[10, 0.55]",
        "\"efficiency.gemm[2]\" must have more FLOPs than the pair before it"},
       {"\"intra_node\"", "\"intra\"", "\"intra_node\" is missing"},
@@ -109,6 +111,139 @@ TEST(Cluster, NamesTheFieldOfEachMistake) {
   EXPECT_NE(unknown.status().message().find(
                 "\"dgx-b200\" is neither a cluster preset"),
             std::string::npos);
+}
+
+TEST(Cluster, HoldsEachFieldToAPlausibleRange) {
+  // Finite figures at the ends of a double's range made the planner's step
+  // times infinite; each is refused naming its field and range.
+  struct Case {
+    std::string from, to, message;
+  };
+  std::vector<Case> cases = {
+      {"\"latency\": 5e-06", "\"latency\": 1.7e308",
+       "\"intra_node.latency\" must be in [1e-10, 10] s, got 1.7e+308"},
+      {"\"latency\": 5e-06", "\"latency\": 0",
+       "\"intra_node.latency\" must be in [1e-10, 10] s, got 0"},
+      {"\"bf16\": 312000000000000", "\"bf16\": 1e-300",
+       "\"device.peak_flops.bf16\" must be in [1000, 1e+20] FLOP/s, got "
+       "1e-300"},
+      {"\"elementwise\": 0.8", "\"elementwise\": 1e-300",
+       "\"efficiency.elementwise\" must be in [1e-06, 1], got 1e-300"},
+      {"\"collective\": 0.8", "\"collective\": 1e-7",
+       "\"efficiency.collective\" must be in [1e-06, 1], got 1e-07"},
+      {"[10000000000, 0.55]", "[10000000000, 1e-300]",
+       "\"efficiency.gemm[2]\" must be in [1e-06, 1], got 1e-300"},
+      {"[100000000, 0.1]", "[1e300, 0.1]",
+       "\"efficiency.gemm[0]\" must be in [1, 1e+20] FLOPs, got 1e+300"},
+      {"\"memory_bytes\": 85899345920", "\"memory_bytes\": 1e300",
+       "\"device.memory_bytes\" must be in [1000, 1e+16] bytes, got 1e+300"},
+      {"\"memory_bandwidth\": 2039000000000", "\"memory_bandwidth\": 1e-300",
+       "\"device.memory_bandwidth\" must be in [1000, 1e+16] bytes/s, got "
+       "1e-300"},
+      {"\"bandwidth\": 25000000000", "\"bandwidth\": 1e300",
+       "\"inter_node.bandwidth\" must be in [1000, 1e+16] bytes/s, got "
+       "1e+300"},
+      {"\"devices_per_node\": 8", "\"devices_per_node\": 9223372036854775807",
+       "\"devices_per_node\" must be an integer in [1, 4096], got "
+       "9223372036854775807"},
+      {"\"nodes\": 384,\n  \"devices_per_node\": 8",
+       "\"nodes\": 1048576,\n  \"devices_per_node\": 32",
+       "\"nodes\" x \"devices_per_node\" is 33554432 devices, more than a "
+       "mesh holds (16777216)"},
+      {"\"name\": \"dgx-a100\"", "\"name\": \"" + std::string(300, 'x') + "\"",
+       "\"name\" must be a non-empty string of at most 256 bytes"},
+  };
+  for (const Case &c : cases) {
+    StatusOr<Cluster> read = Cluster::parse(edited(c.from, c.to), "c.json");
+    ASSERT_FALSE(read.isOk()) << c.to;
+    EXPECT_NE(read.status().message().find("c.json: " + c.message),
+              std::string::npos)
+        << read.status().message();
+  }
+}
+
+TEST(Cluster, RefusesDuplicateKeys) {
+  // The first of two "nodes" was taken, silently.
+  StatusOr<Cluster> read = Cluster::parse(
+      edited("\"nodes\": 384,", "\"nodes\": 384, \"nodes\": 1,"), "c.json");
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find(
+                "c.json: not valid JSON: duplicate key \"nodes\" at byte "),
+            std::string::npos)
+      << read.status().message();
+  // Nested objects too, the key escaped as JSON writes it.
+  read = Cluster::parse(
+      edited(
+          "\"f32\": 19500000000000,",
+          "\"f\\u001b\": 1e12, \"f\\u001b\": 2e12, \"f32\": 19500000000000,"),
+      "c.json");
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find("duplicate key \"f\\u001b\""),
+            std::string::npos)
+      << read.status().message();
+}
+
+TEST(Json, CheckpointManifestsReadAsBeforeAndRefuseDuplicateKeys) {
+  // The manifests share the JSON reader: what they write still reads, and
+  // a key given twice is refused there too.
+  CheckpointManifest m;
+  m.steps = 7;
+  m.meshes.push_back({"mesh", {"dp"}, {2}, {0, 1}});
+  for (int r = 0; r < 2; ++r)
+    m.files[checkpointFileName(r)] = {uint64_t(100 + r), uint64_t(r)};
+  std::string json = m.toJson();
+  StatusOr<CheckpointManifest> read = CheckpointManifest::parse(json, "m.json");
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  EXPECT_EQ(read->steps, 7);
+  size_t at = json.find("\"steps\"");
+  ASSERT_NE(at, std::string::npos);
+  json.insert(at, "\"steps\": 9223372036854775807, ");
+  read = CheckpointManifest::parse(json, "m.json");
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find("duplicate key \"steps\" at byte"),
+            std::string::npos)
+      << read.status().message();
+}
+
+TEST(Cluster, PeaksNameF32AndNoOtherDTypeStandsIn) {
+  // Only int8: its peak was used for bf16 and f32 ops.
+  StatusOr<Cluster> read = Cluster::parse(
+      edited("{\"bf16\": 312000000000000, \"f16\": 312000000000000, \"f32\": "
+             "19500000000000, \"tf32\": 156000000000000}",
+             "{\"int8\": 624000000000000}"),
+      "c.json");
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find(
+                "c.json: \"device.peak_flops\" must name \"f32\""),
+            std::string::npos)
+      << read.status().message();
+  read = Cluster::parse(edited("\"tf32\"", "\"t\\u0007f\""), "c.json");
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find(
+                "\"device.peak_flops.t\\x07f\" is not a dtype name"),
+            std::string::npos)
+      << read.status().message();
+  Cluster c = *Cluster::load("dgx-a100");
+  EXPECT_EQ(c.peakFor("bf16"), 312e12);
+  EXPECT_EQ(c.peakFor("int8"), 19.5e12); // f32's, never another's
+  c.peakFlops = {{"int8", 1e15}};
+  EXPECT_EQ(c.peakFor("bf16"), 0);
+}
+
+TEST(Cluster, NamesArePrintedWithoutControlCharacters) {
+  EXPECT_EQ(printableName("a\x1b[31mb\x07\n\x7f"),
+            "a\\x1b[31mb\\x07\\x0a\\x7f");
+  EXPECT_EQ(printableName("dgx-a100 \xc3\xa9"), "dgx-a100 \xc3\xa9");
+  // A name with control characters reads and round-trips; the errors
+  // naming the file print it escaped.
+  StatusOr<Cluster> read = Cluster::parse(
+      edited("\"name\": \"dgx-a100\"", "\"name\": \"x\\u001b\""), "c.json");
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  EXPECT_EQ(read->name, "x\x1b");
+  EXPECT_EQ(Cluster::parse(read->toJson(), "c.json")->name, "x\x1b");
+  StatusOr<Cluster> bad = Cluster::parse("[]", "c\x1b.json");
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().message().find('\x1b'), std::string::npos);
 }
 
 TEST(Cluster, GemmEfficiencyIsInterpolatedInLogFlops) {

@@ -62,6 +62,18 @@ struct PlanConfig {
   std::string spmdOptions() const;
 };
 
+/// Bounds of the counts the planner takes (options, --fix, the model's
+/// batch): the search's loops, schedules and sums stay within them.
+/// Devices: as many as a mesh holds (runtime::Cluster::kMaxDevices).
+constexpr int64_t kMaxDevices = runtime::Cluster::kMaxDevices;
+/// Sequences per step (the global batch, a micro-batch).
+constexpr int64_t kMaxGlobalBatch = int64_t(1) << 24;
+/// Micro-batches per step: more are left out (the compiler unrolls each).
+constexpr int64_t kMaxMicroBatches = 4096;
+/// Steps of one pipeline schedule (stages x micro-batches x chunks) the
+/// search simulates; plans with more are left out.
+constexpr int64_t kMaxScheduleSteps = int64_t(1) << 20;
+
 /// A constraint on the search: the fields given are fixed (`--fix`).
 struct PlanConstraint {
   std::optional<int64_t> dp, tp, pp, virtualStages, microBatchSize;
@@ -69,11 +81,18 @@ struct PlanConstraint {
   std::optional<int64_t> zero;
   std::optional<bool> recompute, sequenceParallel;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
-  /// (keys: dp tp pp vpp mbs schedule zero recompute sp); nullopt with
+  /// (keys: dp tp pp vpp mbs schedule zero recompute sp, each at most
+  /// once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
   /// `error` naming the bad key or value.
   static std::optional<PlanConstraint> parse(const std::string &text,
                                              std::string *error);
   bool admits(const PlanConfig &c) const;
+  /// One fixed choice and the value a plan has for it.
+  struct Choice {
+    std::string key, fixed, actual; ///< "pp", "16", "8"
+  };
+  /// Each fixed choice with `c`'s value of it.
+  std::vector<Choice> choices(const PlanConfig &c) const;
 };
 
 /// Bytes one device holds at its peak, by kind.
@@ -132,6 +151,9 @@ struct SearchOptions {
   PlanConstraint constraint;
   int64_t maxMicroBatchSize = 64;
   int64_t exactSchedules = 48; ///< the best this many are simulated
+  /// How diagnostics name the options: as partition-plan's flags
+  /// ("--devices 9"), else as part-auto-partition's options ("devices=9").
+  bool flags = true;
   /// Called after each probe, each combination and each simulation; none
   /// by default. Reports of one stage come in order; the last of each stage
   /// has `done == total`.
@@ -156,9 +178,16 @@ struct SearchResult {
   double seconds = 0;     ///< the search's own time
 };
 
+/// Checks the options' counts against the bounds above and the cluster's
+/// size, before anything is probed; false with `error` naming the option,
+/// its value and the bound.
+bool checkSearchOptions(const SearchOptions &options, std::string *error);
+
 /// Searches the plans of `model` (a forward model as partition-import writes
 /// it, with or without a loss) on `options.cluster`; fails with `error` when
-/// the model cannot be probed or nothing fits.
+/// an option is out of bounds (checkSearchOptions), the model cannot be
+/// probed, nothing fits (saying which choice or constraint excluded what),
+/// or the cost model gives a plan a figure that is not finite.
 std::optional<SearchResult> search(mlir::ModuleOp model,
                                    const SearchOptions &options,
                                    std::string *error);

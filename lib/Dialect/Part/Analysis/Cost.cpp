@@ -2,6 +2,9 @@
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
 
+#include <initializer_list>
+#include <limits>
+
 using namespace mlir;
 using namespace partition::part;
 
@@ -20,6 +23,23 @@ bool isCollective(Operation *op) {
 int64_t elementsOf(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   return t ? t.getNumElements() : 0;
+}
+
+/// a * b * ..., saturated at INT64_MAX: the verifier bounds each tensor's
+/// elements and bytes, not the FLOPs of an op (2 M N K of a matmul of two
+/// 2^31 x 2^31 operands is 2^94) nor the bytes of all its operands.
+int64_t saturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(product, f, &product))
+      return std::numeric_limits<int64_t>::max();
+  return product;
+}
+int64_t saturatingSum(int64_t a, int64_t b) {
+  int64_t sum;
+  return __builtin_add_overflow(a, b, &sum)
+             ? std::numeric_limits<int64_t>::max()
+             : sum;
 }
 
 } // namespace
@@ -131,10 +151,10 @@ int64_t partition::part::memoryBytesOf(Operation *op, bool fuse) {
   int64_t bytes = 0;
   for (Value v : op->getOperands())
     if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
-      bytes += bytesOf(v.getType());
+      bytes = saturatingSum(bytes, bytesOf(v.getType()));
   for (Value v : op->getResults())
     if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
-      bytes += bytesOf(v.getType());
+      bytes = saturatingSum(bytes, bytesOf(v.getType()));
   return bytes;
 }
 
@@ -144,13 +164,13 @@ int64_t partition::part::flopsOf(Operation *op) {
     auto a = cast<RankedTensorType>(matmul.getLhs().getType());
     int64_t k = matmul.getTransposeA() ? a.getShape()[a.getRank() - 2]
                                        : a.getShape().back();
-    return 2 * k * elementsOf(matmul.getResult().getType());
+    return saturatingProduct({2, k, elementsOf(matmul.getResult().getType())});
   }
   if (auto bmm = dyn_cast<BatchMatmulOp>(op)) {
     auto a = cast<RankedTensorType>(bmm.getLhs().getType());
     int64_t k = bmm.getTransposeA() ? a.getShape()[a.getRank() - 2]
                                     : a.getShape().back();
-    return 2 * k * elementsOf(bmm.getResult().getType());
+    return saturatingProduct({2, k, elementsOf(bmm.getResult().getType())});
   }
   if (auto attention = dyn_cast<AttentionOp>(op)) {
     // scores = Q K^T: [B, H, Sq, Sk] from D; out = P V: [B, H, Sq, Dv] from Sk.
@@ -160,7 +180,8 @@ int64_t partition::part::flopsOf(Operation *op) {
             d = q.getShape()[3], sk = k.getShape()[2];
     int64_t dv = cast<RankedTensorType>(attention.getResult().getType())
                      .getShape()[3];
-    return 2 * b * h * sq * sk * d + 2 * b * h * sq * sk * dv;
+    return saturatingSum(saturatingProduct({2, b, h, sq, sk, d}),
+                         saturatingProduct({2, b, h, sq, sk, dv}));
   }
   if (isa<ConstantOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp,
           PadOp, GatherOp, ShardingConstraintOp, AxisIndexOp>(op) ||

@@ -78,15 +78,9 @@ double partition::part::peakFlopsFor(Operation *op, const Cluster &cluster) {
       else if (e.isF16())
         dtype = "f16";
     }
-  auto it = cluster.peakFlops.find(dtype);
-  if (it == cluster.peakFlops.end())
-    it = cluster.peakFlops.find("f32");
-  if (it != cluster.peakFlops.end())
-    return it->second;
-  double best = 0;
-  for (const auto &[name, flops] : cluster.peakFlops)
-    best = std::max(best, flops);
-  return best > 0 ? best : 1;
+  // Its dtype's peak or f32's, never another dtype's (Cluster::peakFor);
+  // cluster files always name f32.
+  return cluster.peakFor(dtype);
 }
 
 FirstRanks partition::part::firstRanksOf(ModuleOp module) {

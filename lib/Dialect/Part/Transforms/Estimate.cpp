@@ -60,9 +60,9 @@ struct PartEstimatePass
     llvm::raw_ostream &os = llvm::outs();
     const auto &peaks = loaded->peakFlops;
     auto f32 = peaks.find("f32");
-    os << "estimate on " << loaded->name << " (" << loaded->nodes << " node"
-       << (loaded->nodes == 1 ? "" : "s") << " of " << loaded->devicesPerNode
-       << " devices";
+    os << "estimate on " << partition::runtime::printableName(loaded->name)
+       << " (" << loaded->nodes << " node" << (loaded->nodes == 1 ? "" : "s")
+       << " of " << loaded->devicesPerNode << " devices";
     if (f32 != peaks.end())
       os << llvm::format(", f32 peak %.3g FLOP/s", f32->second);
     os << "):\n";

@@ -56,22 +56,41 @@ struct Cluster {
   /// runtime runs op by op). Optional in files (default false).
   bool fusion = false;
 
+  /// Bounds a cluster file is held to (`parse`): beyond them a figure is a
+  /// typing mistake or an attack, and the cost model's sums would leave
+  /// the range of doubles.
+  static constexpr int64_t kMaxNodes = 1 << 20;
+  static constexpr int64_t kMaxDevicesPerNode = 4096;
+  /// The most devices a mesh holds, and so a cluster.
+  static constexpr int64_t kMaxDevices = 1 << 24;
+
   int64_t devices() const { return nodes * devicesPerNode; }
+  /// The peak FLOP/s for ops of `dtype`: its own, else f32's (which every
+  /// cluster file names: calibration measures only f32), never another
+  /// dtype's; 0 when neither is there (a cluster not read by `parse`).
+  double peakFor(const std::string &dtype) const;
   /// The fraction of peak a GEMM of `flops` reaches.
   double gemmEfficiency(double flops) const;
   /// The description as a cluster file.
   std::string toJson() const;
 
   /// Reads a cluster file's text; `source` names it in errors, which say
-  /// which field is missing, of the wrong kind or out of range.
+  /// which field is missing, of the wrong kind, given twice or out of its
+  /// plausible range (each field's range is in Cluster.cpp).
   static StatusOr<Cluster> parse(const std::string &json,
                                  const std::string &source);
-  /// A preset by name, or else the cluster file at `nameOrPath`.
+  /// A preset by name, or else the cluster file at `nameOrPath`; presets go
+  /// through `parse` too.
   static StatusOr<Cluster> load(const std::string &nameOrPath);
   /// The presets: "dgx-a100", "dgx-h100", "h200" (`local-cpu` is the file
   /// `partition-run --calibrate` writes, not a preset).
   static std::vector<std::string> presetNames();
 };
+
+/// `text` fit for a terminal or a log line: control characters and DEL as
+/// \xNN, the rest as is. Names from cluster files go through it wherever
+/// they are printed.
+std::string printableName(const std::string &text);
 
 } // namespace partition::runtime
 

@@ -61,7 +61,7 @@ ResidentBytes residentBytes(mlir::func::FuncOp function, MeshAttr mesh);
 /// matmul 2MNK (times the batch), attention 4 B H Sq Sk D (its two batched
 /// products), an op that reduces or maps elements one per element of its
 /// largest operand or result; 0 for collectives, constants, reshapes and
-/// other data movement.
+/// other data movement. Saturates at INT64_MAX (an op beyond it).
 int64_t flopsOf(mlir::Operation *op);
 
 /// Whether `op` is a memory-bound compute op (not a GEMM or attention, a
@@ -72,7 +72,7 @@ bool isFusible(mlir::Operation *op);
 /// The bytes `op` reads and writes: its operands and results; with `fuse`,
 /// less each value that a fusible op hands to a single fusible user (that
 /// value stays in registers: neither written by its producer nor read by
-/// its user).
+/// its user). Saturates at INT64_MAX.
 int64_t memoryBytesOf(mlir::Operation *op, bool fuse);
 
 } // namespace partition::part

@@ -83,7 +83,8 @@ struct StepEstimate {
 };
 
 /// The peak FLOP/s for `op` on one device of `cluster`: that of its
-/// result's dtype (bf16, f16, else f32), else f32's, else the highest listed.
+/// result's dtype (bf16, f16, else f32), else f32's (Cluster::peakFor; 0
+/// for a cluster without f32, which a cluster file cannot be).
 double peakFlopsFor(mlir::Operation *op, const runtime::Cluster &cluster);
 
 /// World ranks as the plan numbers them: each mesh's devices follow those
