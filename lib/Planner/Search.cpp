@@ -175,6 +175,20 @@ bool checkSearchOptions(const SearchOptions &options, std::string *error) {
     return fail("the largest micro-batch size searched, " +
                 std::to_string(options.maxMicroBatchSize) + ", is not in [1, " +
                 std::to_string(kMaxGlobalBatch) + "]");
+  // The products run at the precision asked for: its peak must be the
+  // cluster's own, not another dtype's standing in for it.
+  const std::string &precision = options.training.precision;
+  if (!cluster.peakFlops.count(precision)) {
+    std::string named;
+    for (const auto &[dtype, peak] : cluster.peakFlops)
+      named += (named.empty() ? "" : ", ") + dtype;
+    return fail("cluster \"" + runtime::printableName(cluster.name) +
+                "\" gives no peak_flops for " + precision + ", the precision " +
+                "asked for (it gives " + named + "): add \"" + precision +
+                "\" to its peak_flops or plan with " +
+                (options.flags ? "--precision " : "precision=") +
+                (precision == "bf16" ? "f32" : "bf16"));
+  }
   return true;
 }
 

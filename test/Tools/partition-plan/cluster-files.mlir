@@ -2,8 +2,9 @@
 // s, a peak or an efficiency of 1e-300) gave infinite step times with exit
 // status 0, `inf` in --json and `width="-nan"` in --html; a key given twice
 // was read as its first; a file naming only int8's peak had it used for
-// bf16 and f32. Each is now refused naming the file, the field and its
-// range. A name with control characters is printed escaped, and --json
+// bf16 and f32, and one naming f32 and int8 had int8's used for bf16. Each
+// is now refused naming the file, the field and its range, or the
+// precision asked for that the file gives no peak for. A name with control characters is printed escaped, and --json
 // stays valid JSON.
 //
 // RUN: rm -rf %t && mkdir -p %t
@@ -17,6 +18,9 @@
 // RUN: not partition-plan %t/gpt.mlir --cluster %t/bandwidth.json --devices 8 2>&1 | FileCheck %s --check-prefix=BANDWIDTH
 // RUN: not partition-plan %t/gpt.mlir --cluster %t/memory.json --devices 8 2>&1 | FileCheck %s --check-prefix=MEMORY
 // RUN: not partition-plan %t/gpt.mlir --cluster %t/int8.json --devices 8 2>&1 | FileCheck %s --check-prefix=INT8
+// RUN: not partition-plan %t/gpt.mlir --cluster %t/no-bf16.json --devices 8 2>&1 | FileCheck %s --check-prefix=NO-BF16
+// RUN: not partition-opt %t/gpt.mlir --part-auto-partition="cluster=%t/no-bf16.json devices=8" 2>&1 | FileCheck %s --check-prefix=NO-BF16-PASS
+// RUN: partition-plan %t/gpt.mlir --cluster %t/no-bf16.json --devices 8 --precision f32 --top 1 | FileCheck %s --check-prefix=F32
 // RUN: not partition-plan %t/gpt.mlir --cluster %t/nodes.json --devices 8 2>&1 | FileCheck %s --check-prefix=NODES
 // RUN: not partition-plan %t/gpt.mlir --cluster %t/twice.json --devices 8 2>&1 | FileCheck %s --check-prefix=TWICE
 // The pass reads cluster files with the same reader.
@@ -40,6 +44,9 @@
 // BANDWIDTH: partition-plan: {{.*}}bandwidth.json: "intra_node.bandwidth" must be in [1000, 1e+16] bytes/s, got 1e-300
 // MEMORY: partition-plan: {{.*}}memory.json: "device.memory_bytes" must be in [1000, 1e+16] bytes, got 1e+300
 // INT8: partition-plan: {{.*}}int8.json: "device.peak_flops" must name "f32", whose peak stands in for the dtypes it does not name
+// NO-BF16: partition-plan: cluster "{{.*}}" gives no peak_flops for bf16, the precision asked for (it gives f32, int8): add "bf16" to its peak_flops or plan with --precision f32
+// NO-BF16-PASS: error: part-auto-partition: cluster "{{.*}}" gives no peak_flops for bf16, the precision asked for (it gives f32, int8): add "bf16" to its peak_flops or plan with precision=f32
+// F32: searched {{[0-9]+}} plans
 // NODES: partition-plan: {{.*}}nodes.json: "nodes" must be an integer in [1, 1048576], got 9223372036854775807
 // TWICE: partition-plan: {{.*}}twice.json: not valid JSON: duplicate key "nodes" at byte {{[0-9]+}}
 // PASS: error: part-auto-partition: {{.*}}latency.json: "inter_node.latency" must be in [1e-10, 10] s, got 1.7e+308

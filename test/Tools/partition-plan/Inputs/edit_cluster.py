@@ -26,6 +26,8 @@ variant("gemm", lambda c: c["efficiency"].update(gemm=[[1e6, 1e-300]]))
 variant("bandwidth", lambda c: c["intra_node"].update(bandwidth=1e-300))
 variant("memory", lambda c: c["device"].update(memory_bytes=1e300))
 variant("int8", lambda c: c["device"].update(peak_flops={"int8": 1e15}))
+variant("no-bf16", lambda c: c["device"].update(
+    peak_flops={"f32": 1e14, "int8": 1e15}))
 variant("nodes", lambda c: c.update(nodes=9223372036854775807))
 variant("name", lambda c: c.update(name="red\x1b[31m\x07"))
 variant("device-name", lambda c: c["device"].update(name="dev\r\x1b[2K"))
