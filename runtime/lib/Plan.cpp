@@ -623,6 +623,7 @@ Status ProgramValidator::checkPlacements() {
                         : "instruction " + std::to_string(def[id])) +
            " to " +
            (lastUse[id] >= end ? std::string("the end")
+            : lastUse[id] < 0  ? std::string("the start")
                                : "instruction " + std::to_string(lastUse[id])) +
            ")";
   };
