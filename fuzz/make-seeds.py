@@ -226,6 +226,34 @@ def with_shape(plan, program, value, dims, misalign):
     return struct.pack("<I", len(buf)) + bytes(buf)
 
 
+def with_misaligned_offset(plan, program):
+    """`plan` (size prefix + FlatBuffer, no checksum) with the arena offset of
+    the first f32 value of `program` at a non-zero offset (a stored field)
+    moved 4 bytes on, still inside the arena: (the plan, the value, its new
+    offset)."""
+    buf = bytearray(plan[4:])
+    root = plan_deref(buf, 0)
+    programs = plan_deref(buf, plan_field(buf, root, 3))   # Plan.programs
+    prog = plan_deref(buf, programs + 4 + 4 * program)
+    arena_at = plan_field(buf, prog, 3)                    # Program.arena_bytes
+    arena = struct.unpack_from("<Q", buf, arena_at)[0] if arena_at else 0
+    values = plan_deref(buf, plan_field(buf, prog, 2))     # Program.values
+    for value in range(struct.unpack_from("<I", buf, values)[0]):
+        table = plan_value_table(buf, program, value)
+        dtype, storage, offset = (plan_field(buf, table, f) for f in (0, 2, 3))
+        if dtype and buf[dtype] != 0 or storage and buf[storage] != 0 or not offset:
+            continue                                       # not f32, not arena
+        shape = plan_deref(buf, plan_field(buf, table, 1))
+        count = 1
+        for d in range(struct.unpack_from("<I", buf, shape)[0]):
+            count *= struct.unpack_from("<q", buf, shape + 4 + 8 * d)[0]
+        moved = struct.unpack_from("<Q", buf, offset)[0] + 4
+        if moved + 4 * count <= arena:
+            struct.pack_into("<Q", buf, offset, moved)
+            return plan[:4] + bytes(buf), value, moved
+    raise AssertionError("no f32 arena value to move")
+
+
 def plan_findings(cos_sin, linreg_dp1):
     """The inputs of the plan target's findings, rebuilt on plans of the
     current format (the loader rejects plans of another format version
@@ -241,6 +269,52 @@ def plan_findings(cos_sin, linreg_dp1):
     put("plan", with_shape(cos_sin, 0, 6, [2, 2], misalign=True), "misaligned-shape.plan")
     put("plan", with_shape(linreg_dp1, 0, 47, [4, 3, 73014442932, 320, 1 << 33],
                            misalign=False), "value-elements-overflow.plan")
+    # An f32 value at an arena offset 4 mod 64 (the loader accepted it, and
+    # the CPU kernels made misaligned loads).
+    misaligned, value, offset = with_misaligned_offset(linreg_dp1, 0)
+    print(f"make-seeds: misaligned-arena-offset.plan moves value {value} to offset {offset}")
+    put("plan", misaligned, "misaligned-arena-offset.plan")
+
+
+# GPT-2's fused c_attn projection in a model small enough to seed with:
+# part-split-fused-projections views its [32, 96] weight as [32, 3, 32]
+# (Binding.stored_shape), and the training step adds AdamW state with the
+# same stored shapes.
+C_ATTN_MODEL = """\
+func.func @c_attn(%x: tensor<16x32xf32> {part.name = "x"},
+                  %w: tensor<32x96xf32> {part.name = "c_attn.weight", part.role = #part.role<parameter>},
+                  %b: tensor<96xf32> {part.name = "c_attn.bias", part.role = #part.role<parameter>})
+    -> tensor<2x8x32xf32> {
+  %0 = part.matmul %x, %w {part.layer = 0 : i64} : (tensor<16x32xf32>, tensor<32x96xf32>) -> tensor<16x96xf32>
+  %1 = part.add %0, %b {part.layer = 0 : i64} : (tensor<16x96xf32>, tensor<96xf32>) -> tensor<16x96xf32>
+  %2 = part.reshape %1 {part.layer = 0 : i64} : tensor<16x96xf32> -> tensor<2x8x96xf32>
+  %q = part.slice %2 offsets [0, 0, 0] : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  %v = part.slice %2 offsets [0, 0, 64] : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  %k = part.slice %2 offsets [0, 0, 32] : tensor<2x8x96xf32> -> tensor<2x8x32xf32>
+  %qk = part.mul %q, %k : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  %y = part.add %qk, %v : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  return %y : tensor<2x8x32xf32>
+}
+"""
+
+
+def stored_shape_seeds(sh, tmp):
+    """Plans of the current format with stored_shape views: on dp:1 (rank 0
+    needs no communicator, so the target loads its parameters through the
+    stored shapes), replicated on dp:2,tp:2 (4 ranks), and sharded over dp
+    by ZeRO-3 on dp:2, whose AdamW updates are Fused kernels computed in
+    place into the parameters and state (outputs with stored shapes that
+    update them)."""
+    with open(os.path.join(tmp, "c-attn.mlir"), "w") as f:
+        f.write(C_ATTN_MODEL)
+    sh("partition-opt c-attn.mlir --part-split-fused-projections --part-append-loss=kind=mse | "
+       "partition-opt --part-autodiff --part-optimizer='kind=adamw lr=0.01' > c-attn-step.mlir")
+    for name, spmd in [("c-attn-stored-dp1", "mesh=dp:1"),
+                       ("c-attn-stored-dp2-tp2", "mesh=dp:2,tp:2"),
+                       ("c-attn-stored-zero3", "mesh=dp:2 zero=3")]:
+        sh(f"partition-opt c-attn-step.mlir --part-spmd='{spmd}' | "
+           f"partition-translate --part-to-plan -o {name}.plan 2>/dev/null")
+        put("plan", open(os.path.join(tmp, f"{name}.plan"), "rb").read()[:-8], f"{name}.plan")
 
 
 def tool_seeds(build):
@@ -255,7 +329,8 @@ def tool_seeds(build):
         sh = lambda cmd: subprocess.run(cmd, shell=True, check=True, cwd=tmp,
                                         env=dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"]))
         # A linear regression trained with AdamW on 1 and 2 ranks (collectives,
-        # optimizer state), and part.cos / part.sin on one rank (f16 values).
+        # optimizer state, its updates in Fused kernels), and part.cos /
+        # part.sin on one rank (f16 values).
         sh(f"{sys.executable} {inputs}/linreg_reference.py . adamw 1 --lr 0.01 > /dev/null")
         for mesh in ["dp:1", "dp:2"]:
             sh(f"partition-opt {inputs}/linreg-grad.mlir --part-optimizer='kind=adamw lr=0.01' | "
@@ -274,6 +349,7 @@ def tool_seeds(build):
            "partition-opt --part-propagate-shardings --part-partition | "
            "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
         put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8], "cos-sin.plan")
+        stored_shape_seeds(sh, tmp)
         plan_findings(open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8],
                       open(os.path.join(tmp, "linreg-unfused.plan"), "rb").read()[:-8])
         # One training step with a checkpoint: its manifest and shard files.

@@ -87,7 +87,7 @@ std::string hex64(uint64_t x) {
 
 std::string CheckpointManifest::toJson() const {
   std::string out = "{\n  \"format\": \"partition-checkpoint\",\n";
-  out += "  \"version\": " + std::to_string(version) + ",\n";
+  out += "  \"version\": " + std::to_string(kCheckpointVersion) + ",\n";
   out += "  \"steps\": " + std::to_string(steps) + ",\n";
   if (!dataSource.empty()) {
     out += "  \"data\": {\"source\": ";
@@ -136,12 +136,7 @@ std::string CheckpointManifest::toJson() const {
     }
     out += "]}";
   }
-  out += "\n  }";
-  if (version < 2) { // version 1 has no sizes and checksums
-    out += "\n}\n";
-    return out;
-  }
-  out += ",\n  \"files\": {";
+  out += "\n  },\n  \"files\": {";
   bool firstFile = true;
   for (const auto &[name, file] : files) {
     out += firstFile ? "\n    " : ",\n    ";
@@ -330,143 +325,151 @@ private:
 
 } // namespace
 
-StatusOr<CheckpointManifest>
-CheckpointManifest::parse(const std::string &json, const std::string &source) {
-  Json root;
-  std::string error;
-  if (!detail::parseJson(json, root, error))
-    return PARTITION_ERROR(InvalidArgument, source, ": not valid JSON: ", error);
-  Fields f(source);
-  if (root.kind != Json::Object)
-    return f.error("manifest", "must be a JSON object");
-  PARTITION_ASSIGN_OR_RETURN(const Json *format,
-                             f.field(root, "format", Json::String, "manifest"));
-  if (format->string != "partition-checkpoint")
-    return f.error("manifest", "\"format\" is \"" + format->string +
-                                   "\", expected \"partition-checkpoint\"");
-  PARTITION_ASSIGN_OR_RETURN(const Json *version,
-                             f.field(root, "version", Json::Int, "manifest"));
-  if (version->integer != kCheckpointVersion && version->integer != 1)
-    return f.error("manifest", "version " + std::to_string(version->integer) +
-                                   " is not the version this runtime reads (" +
-                                   std::to_string(kCheckpointVersion) + ")");
-  CheckpointManifest m;
-  PARTITION_ASSIGN_OR_RETURN(const Json *steps,
-                             f.field(root, "steps", Json::Int, "manifest"));
-  if (steps->integer < 0)
-    return f.error("manifest", "\"steps\" is negative");
-  m.steps = steps->integer;
-  if (const Json *data = root.get("data")) {
-    if (data->kind != Json::Object)
-      return f.error("manifest", "\"data\" must be an object");
-    PARTITION_ASSIGN_OR_RETURN(const Json *source,
-                               f.field(*data, "source", Json::String, "data"));
-    PARTITION_ASSIGN_OR_RETURN(const Json *position,
-                               f.field(*data, "position", Json::Int, "data"));
-    if (position->integer < 0)
-      return f.error("data", "\"position\" is negative");
-    m.dataSource = source->string;
-    m.dataPosition = position->integer;
+namespace {
+
+/// A count of the manifest ("steps", "position"): in [0, kMaxCheckpointSteps].
+StatusOr<int64_t> parseCount(const Fields &f, const Json &object,
+                             const std::string &key, const std::string &where) {
+  PARTITION_ASSIGN_OR_RETURN(const Json *v,
+                             f.field(object, key, Json::Int, where));
+  if (v->integer < 0 || v->integer > kMaxCheckpointSteps)
+    return f.error(where, "\"" + key + "\" is " + std::to_string(v->integer) +
+                              ", not in [0, " +
+                              std::to_string(kMaxCheckpointSteps) + "]");
+  return v->integer;
+}
+
+/// One entry of "meshes": named axes, each of a size in [1, 2^20], whose
+/// product is the number of ranks, which are distinct and in [0, 2^20).
+StatusOr<CheckpointMesh> parseMesh(const Fields &f, const Json &mj,
+                                   const std::string &where) {
+  if (mj.kind != Json::Object)
+    return f.error(where, "must be an object");
+  CheckpointMesh mesh;
+  PARTITION_ASSIGN_OR_RETURN(const Json *name,
+                             f.field(mj, "name", Json::String, where));
+  mesh.name = name->string;
+  if (mesh.name.empty())
+    return f.error(where, "\"name\" is empty");
+  PARTITION_ASSIGN_OR_RETURN(const Json *axes,
+                             f.field(mj, "axis_names", Json::Array, where));
+  std::set<std::string> seen;
+  for (const Json &a : axes->array) {
+    if (a.kind != Json::String)
+      return f.error(where, "\"axis_names\" must hold strings");
+    if (a.string.empty() || !seen.insert(a.string).second)
+      return f.error(where,
+                     "axis name \"" + a.string + "\" is empty or repeated");
+    mesh.axisNames.push_back(a.string);
   }
-  PARTITION_ASSIGN_OR_RETURN(const Json *meshes,
-                             f.field(root, "meshes", Json::Array, "manifest"));
-  for (const Json &mj : meshes->array) {
-    std::string where = "mesh " + std::to_string(m.meshes.size());
-    if (mj.kind != Json::Object)
-      return f.error(where, "must be an object");
-    CheckpointMesh mesh;
-    PARTITION_ASSIGN_OR_RETURN(const Json *name,
-                               f.field(mj, "name", Json::String, where));
-    mesh.name = name->string;
-    PARTITION_ASSIGN_OR_RETURN(const Json *axes,
-                               f.field(mj, "axis_names", Json::Array, where));
-    for (const Json &a : axes->array) {
-      if (a.kind != Json::String)
-        return f.error(where, "\"axis_names\" must hold strings");
-      mesh.axisNames.push_back(a.string);
-    }
-    PARTITION_ASSIGN_OR_RETURN(mesh.axisSizes, f.ints(mj, "axis_sizes", where));
-    PARTITION_ASSIGN_OR_RETURN(std::vector<int64_t> ranks,
-                               f.ints(mj, "ranks", where));
-    mesh.ranks.assign(ranks.begin(), ranks.end());
-    m.meshes.push_back(std::move(mesh));
+  PARTITION_ASSIGN_OR_RETURN(mesh.axisSizes, f.ints(mj, "axis_sizes", where));
+  if (mesh.axisSizes.size() != mesh.axisNames.size())
+    return f.error(where, std::to_string(mesh.axisNames.size()) +
+                              " axis names but " +
+                              std::to_string(mesh.axisSizes.size()) + " sizes");
+  int64_t devices = 1;
+  for (int64_t size : mesh.axisSizes) {
+    if (size < 1 || size > kMaxCheckpointRanks)
+      return f.error(where, "axis size " + std::to_string(size) +
+                                " is not in [1, " +
+                                std::to_string(kMaxCheckpointRanks) + "]");
+    devices *= size; // at most 2^40 after the check below
+    if (devices > kMaxCheckpointRanks)
+      return f.error(where, "axis sizes " + formatShape(mesh.axisSizes) +
+                                " make more than " +
+                                std::to_string(kMaxCheckpointRanks) +
+                                " devices");
   }
-  PARTITION_ASSIGN_OR_RETURN(
-      const Json *tensors, f.field(root, "tensors", Json::Object, "manifest"));
-  for (const auto &[name, tj] : tensors->object) {
-    std::string where = "tensor \"" + name + "\"";
-    if (tj.kind != Json::Object)
-      return f.error(where, "must be an object");
-    if (m.find(name))
-      return f.error(where, "is listed twice");
-    CheckpointTensor t;
-    t.name = name;
-    PARTITION_ASSIGN_OR_RETURN(const Json *role,
-                               f.field(tj, "role", Json::String, where));
-    t.role = role->string;
-    PARTITION_ASSIGN_OR_RETURN(const Json *dtype,
-                               f.field(tj, "dtype", Json::String, where));
-    std::optional<DType> parsed = parseSafetensorsDType(dtype->string);
-    if (!parsed)
-      return f.error(where, "unknown dtype \"" + dtype->string + "\"");
-    t.dtype = *parsed;
-    PARTITION_ASSIGN_OR_RETURN(t.shape, f.ints(tj, "shape", where));
-    for (int64_t d : t.shape)
-      if (d < 0)
-        return f.error(where, "shape " + formatShape(t.shape) +
-                                  " has a negative dimension");
-    PARTITION_ASSIGN_OR_RETURN(const Json *blocks,
-                               f.field(tj, "blocks", Json::Array, where));
-    for (const Json &bj : blocks->array) {
-      std::string bwhere = where + ", block " + std::to_string(t.blocks.size());
-      if (bj.kind != Json::Object)
-        return f.error(bwhere, "must be an object");
-      CheckpointBlock b;
-      PARTITION_ASSIGN_OR_RETURN(const Json *file,
-                                 f.field(bj, "file", Json::String, bwhere));
-      b.file = file->string;
-      if (Status plain = checkFileNameComponent(b.file, "file"); !plain.isOk())
-        return f.error(bwhere, plain.message());
-      PARTITION_ASSIGN_OR_RETURN(const Json *rank,
-                                 f.field(bj, "rank", Json::Int, bwhere));
-      if (rank->integer < 0 || rank->integer > (int64_t(1) << 20))
-        return f.error(bwhere, "rank " + std::to_string(rank->integer) +
-                                   " is out of range");
-      b.rank = int(rank->integer);
-      // Each rank reads and writes only its own file: a block that points
-      // at another rank's file would load that rank's data.
-      if (b.file != checkpointFileName(b.rank))
-        return f.error(bwhere, "file \"" + b.file +
-                                   "\" is not the file of rank " +
-                                   std::to_string(b.rank) + " (\"" +
-                                   checkpointFileName(b.rank) + "\")");
-      PARTITION_ASSIGN_OR_RETURN(b.offsets, f.ints(bj, "offsets", bwhere));
-      PARTITION_ASSIGN_OR_RETURN(b.shape, f.ints(bj, "shape", bwhere));
-      if (b.offsets.size() != t.shape.size() ||
-          b.shape.size() != t.shape.size())
-        return f.error(bwhere, "offsets " + formatShape(b.offsets) +
-                                   " and shape " + formatShape(b.shape) +
-                                   " must have the rank of the tensor's " +
+  PARTITION_ASSIGN_OR_RETURN(std::vector<int64_t> ranks,
+                             f.ints(mj, "ranks", where));
+  if (int64_t(ranks.size()) != devices)
+    return f.error(where, "axis sizes " + formatShape(mesh.axisSizes) +
+                              " make " + std::to_string(devices) +
+                              " devices but " + std::to_string(ranks.size()) +
+                              " ranks are listed");
+  std::set<int64_t> distinct;
+  for (int64_t r : ranks)
+    if (r < 0 || r >= kMaxCheckpointRanks || !distinct.insert(r).second)
+      return f.error(where, "rank " + std::to_string(r) +
+                                " is out of range or repeated");
+  mesh.ranks.assign(ranks.begin(), ranks.end());
+  return mesh;
+}
+
+/// One entry of "tensors": a shape of at most kMaxCheckpointElements
+/// elements, and blocks inside it, each naming its own rank's file.
+StatusOr<CheckpointTensor> parseTensor(const Fields &f, const std::string &name,
+                                       const Json &tj) {
+  std::string where = "tensor \"" + name + "\"";
+  if (tj.kind != Json::Object)
+    return f.error(where, "must be an object");
+  CheckpointTensor t;
+  t.name = name;
+  PARTITION_ASSIGN_OR_RETURN(const Json *role,
+                             f.field(tj, "role", Json::String, where));
+  t.role = role->string;
+  PARTITION_ASSIGN_OR_RETURN(const Json *dtype,
+                             f.field(tj, "dtype", Json::String, where));
+  std::optional<DType> parsed = parseSafetensorsDType(dtype->string);
+  if (!parsed)
+    return f.error(where, "unknown dtype \"" + dtype->string + "\"");
+  t.dtype = *parsed;
+  PARTITION_ASSIGN_OR_RETURN(t.shape, f.ints(tj, "shape", where));
+  int64_t elements = 1;
+  for (int64_t d : t.shape)
+    if (d < 0 || __builtin_mul_overflow(elements, d, &elements) ||
+        elements > kMaxCheckpointElements)
+      return f.error(where, "shape " + formatShape(t.shape) +
+                                " has a negative dimension or more than " +
+                                std::to_string(kMaxCheckpointElements) +
+                                " elements");
+  PARTITION_ASSIGN_OR_RETURN(const Json *blocks,
+                             f.field(tj, "blocks", Json::Array, where));
+  for (const Json &bj : blocks->array) {
+    std::string bwhere = where + ", block " + std::to_string(t.blocks.size());
+    if (bj.kind != Json::Object)
+      return f.error(bwhere, "must be an object");
+    CheckpointBlock b;
+    PARTITION_ASSIGN_OR_RETURN(const Json *file,
+                               f.field(bj, "file", Json::String, bwhere));
+    b.file = file->string;
+    if (Status plain = checkFileNameComponent(b.file, "file"); !plain.isOk())
+      return f.error(bwhere, plain.message());
+    PARTITION_ASSIGN_OR_RETURN(const Json *rank,
+                               f.field(bj, "rank", Json::Int, bwhere));
+    if (rank->integer < 0 || rank->integer >= kMaxCheckpointRanks)
+      return f.error(bwhere, "rank " + std::to_string(rank->integer) +
+                                 " is out of range");
+    b.rank = int(rank->integer);
+    // Each rank reads and writes only its own file: a block that points
+    // at another rank's file would load that rank's data.
+    if (b.file != checkpointFileName(b.rank))
+      return f.error(bwhere, "file \"" + b.file +
+                                 "\" is not the file of rank " +
+                                 std::to_string(b.rank) + " (\"" +
+                                 checkpointFileName(b.rank) + "\")");
+    PARTITION_ASSIGN_OR_RETURN(b.offsets, f.ints(bj, "offsets", bwhere));
+    PARTITION_ASSIGN_OR_RETURN(b.shape, f.ints(bj, "shape", bwhere));
+    if (b.offsets.size() != t.shape.size() || b.shape.size() != t.shape.size())
+      return f.error(bwhere, "offsets " + formatShape(b.offsets) +
+                                 " and shape " + formatShape(b.shape) +
+                                 " must have the rank of the tensor's " +
+                                 formatShape(t.shape));
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      if (b.offsets[d] < 0 || b.shape[d] < 0 ||
+          b.offsets[d] > t.shape[d] - b.shape[d])
+        return f.error(bwhere, "the block at offsets " +
+                                   formatShape(b.offsets) + " with shape " +
+                                   formatShape(b.shape) +
+                                   " does not lie inside the tensor's " +
                                    formatShape(t.shape));
-      for (size_t d = 0; d < t.shape.size(); ++d)
-        if (b.offsets[d] < 0 || b.shape[d] < 0 ||
-            b.offsets[d] > t.shape[d] - b.shape[d])
-          return f.error(bwhere, "the block at offsets " +
-                                     formatShape(b.offsets) + " with shape " +
-                                     formatShape(b.shape) +
-                                     " does not lie inside the tensor's " +
-                                     formatShape(t.shape));
-      t.blocks.push_back(std::move(b));
-    }
-    m.tensors.push_back(std::move(t));
+    t.blocks.push_back(std::move(b));
   }
-  std::sort(m.tensors.begin(), m.tensors.end(),
-            [](const CheckpointTensor &a, const CheckpointTensor &b) {
-              return a.name < b.name;
-            });
-  m.version = version->integer;
-  if (version->integer < 2)
-    return m;
+  return t;
+}
+
+/// "files": the size and checksum of each rank file.
+Status parseFiles(const Fields &f, const Json &root, CheckpointManifest &m) {
   PARTITION_ASSIGN_OR_RETURN(const Json *files,
                              f.field(root, "files", Json::Object, "manifest"));
   for (const auto &[name, fj] : files->object) {
@@ -492,13 +495,115 @@ CheckpointManifest::parse(const std::string &json, const std::string &source) {
     if (!m.files.emplace(name, file).second)
       return f.error(where, "is listed twice");
   }
+  return Status::ok();
+}
+
+/// The meshes, the blocks and the files agree: every block's rank is a rank
+/// of a mesh and its file has a size and checksum; every file listed is the
+/// file of a mesh's rank.
+Status checkRanksAndFiles(const Fields &f, const CheckpointManifest &m) {
+  std::set<int64_t> ranks;
+  std::set<std::string> names;
+  for (const CheckpointMesh &mesh : m.meshes) {
+    if (!names.insert(mesh.name).second)
+      return f.error("mesh \"" + mesh.name + "\"", "is listed twice");
+    ranks.insert(mesh.ranks.begin(), mesh.ranks.end());
+  }
   for (const CheckpointTensor &t : m.tensors)
-    for (const CheckpointBlock &b : t.blocks)
+    for (const CheckpointBlock &b : t.blocks) {
+      if (!ranks.count(b.rank))
+        return f.error("tensor \"" + t.name + "\"", "a block of rank " +
+                                                        std::to_string(b.rank) +
+                                                        ", which no mesh has");
       if (!m.files.count(b.file))
         return f.error("tensor \"" + t.name + "\"",
                        "file \"" + b.file +
                            "\" has no size and checksum under \"files\"");
+    }
+  std::set<std::string> rankFiles;
+  for (int64_t r : ranks)
+    rankFiles.insert(checkpointFileName(int(r)));
+  for (const auto &entry : m.files)
+    if (!rankFiles.count(entry.first))
+      return f.error("file \"" + entry.first + "\"",
+                     "is not the file of a rank of the manifest's meshes");
+  return Status::ok();
+}
+
+} // namespace
+
+StatusOr<CheckpointManifest>
+CheckpointManifest::parse(const std::string &json, const std::string &source) {
+  Json root;
+  std::string error;
+  if (!detail::parseJson(json, root, error))
+    return PARTITION_ERROR(InvalidArgument, source, ": not valid JSON: ", error);
+  Fields f(source);
+  if (root.kind != Json::Object)
+    return f.error("manifest", "must be a JSON object");
+  PARTITION_ASSIGN_OR_RETURN(const Json *format,
+                             f.field(root, "format", Json::String, "manifest"));
+  if (format->string != "partition-checkpoint")
+    return f.error("manifest", "\"format\" is \"" + format->string +
+                                   "\", expected \"partition-checkpoint\"");
+  PARTITION_ASSIGN_OR_RETURN(const Json *version,
+                             f.field(root, "version", Json::Int, "manifest"));
+  if (version->integer == 1)
+    return f.error("manifest",
+                   "version 1 records no size or checksum of the rank files, "
+                   "so they cannot be verified; if you trust them, record "
+                   "them with scripts/upgrade-checkpoint.py");
+  if (version->integer != kCheckpointVersion)
+    return f.error("manifest", "version " + std::to_string(version->integer) +
+                                   " is not the version this runtime reads (" +
+                                   std::to_string(kCheckpointVersion) + ")");
+  CheckpointManifest m;
+  PARTITION_ASSIGN_OR_RETURN(m.steps, parseCount(f, root, "steps", "manifest"));
+  if (const Json *data = root.get("data")) {
+    if (data->kind != Json::Object)
+      return f.error("manifest", "\"data\" must be an object");
+    PARTITION_ASSIGN_OR_RETURN(const Json *source,
+                               f.field(*data, "source", Json::String, "data"));
+    PARTITION_ASSIGN_OR_RETURN(m.dataPosition,
+                               parseCount(f, *data, "position", "data"));
+    m.dataSource = source->string;
+  }
+  PARTITION_ASSIGN_OR_RETURN(const Json *meshes,
+                             f.field(root, "meshes", Json::Array, "manifest"));
+  for (const Json &mj : meshes->array) {
+    PARTITION_ASSIGN_OR_RETURN(
+        CheckpointMesh mesh,
+        parseMesh(f, mj, "mesh " + std::to_string(m.meshes.size())));
+    m.meshes.push_back(std::move(mesh));
+  }
+  PARTITION_ASSIGN_OR_RETURN(
+      const Json *tensors, f.field(root, "tensors", Json::Object, "manifest"));
+  for (const auto &[name, tj] : tensors->object) {
+    if (m.find(name))
+      return f.error("tensor \"" + name + "\"", "is listed twice");
+    PARTITION_ASSIGN_OR_RETURN(CheckpointTensor t, parseTensor(f, name, tj));
+    m.tensors.push_back(std::move(t));
+  }
+  std::sort(m.tensors.begin(), m.tensors.end(),
+            [](const CheckpointTensor &a, const CheckpointTensor &b) {
+              return a.name < b.name;
+            });
+  PARTITION_RETURN_IF_ERROR(parseFiles(f, root, m));
+  PARTITION_RETURN_IF_ERROR(checkRanksAndFiles(f, m));
   return m;
+}
+
+Status partition::runtime::checkResumable(const CheckpointManifest &manifest,
+                                          int64_t steps) {
+  // Both are at most 2^53 after parse; `steps` is the run's own count.
+  if (steps < 0 || steps > kMaxCheckpointSteps - manifest.steps ||
+      steps > kMaxCheckpointSteps - manifest.dataPosition)
+    return PARTITION_ERROR(
+        InvalidArgument, steps, " more steps after the checkpoint's ",
+        manifest.steps, " steps (data position ", manifest.dataPosition,
+        ") would pass the most a checkpoint records (", kMaxCheckpointSteps,
+        ")");
+  return Status::ok();
 }
 
 StatusOr<CheckpointManifest> CheckpointManifest::read(const std::string &dir) {

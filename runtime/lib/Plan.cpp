@@ -8,6 +8,7 @@
 #include "partition/runtime/StoredShape.h"
 #include "partition/runtime/Tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -21,9 +22,9 @@ namespace plan = partition::plan;
 
 /// Upper bounds that keep arithmetic on sizes far from overflow; a plan
 /// beyond them is rejected as malformed rather than trusted.
-static constexpr int64_t kMaxDim = int64_t(1) << 40;
-static constexpr int64_t kMaxBytes = int64_t(1) << 50;
-static constexpr int kMaxRanks = 1 << 20;
+static constexpr int64_t kMaxDim = kMaxPlanDim;
+static constexpr int64_t kMaxBytes = kMaxPlanBytes;
+static constexpr int kMaxRanks = int(kMaxPlanRanks);
 
 int64_t partition::runtime::valueBytes(const plan::Value &value) {
   int64_t n = 1;
@@ -99,6 +100,7 @@ private:
   Status checkBindings(const fb::Vector<fb::Offset<plan::Binding>> *bindings,
                        const char *kind, plan::Storage storage);
   Status checkInstruction(size_t index, const plan::Instruction &inst);
+  Status checkPlacements();
   Status checkCollective(const std::string &at, const plan::CollectiveInst &c,
                          const std::vector<TensorRef> &in,
                          const std::vector<TensorRef> &out);
@@ -163,10 +165,27 @@ Status ProgramValidator::run() {
                     target.name()->str(), "\" (",
                     formatShape(toVector(to.shape())), ")");
     }
+  // Every value kept in a parameter's or input's buffer fits it: the
+  // buffer holds the bytes of its binding's value.
+  for (size_t id = 0; id < program.values()->size(); ++id) {
+    const plan::Value &v = *program.values()->Get(id);
+    bool isParam = v.storage() == plan::Storage::Persistent;
+    if (!isParam && v.storage() != plan::Storage::Input)
+      continue;
+    const plan::Binding &b =
+        *(isParam ? program.params() : program.inputs())->Get(v.index());
+    const plan::Value &bound = *program.values()->Get(b.value());
+    if (bound.dtype() != v.dtype() || valueBytes(bound) != valueBytes(v))
+      return fail("value ", id, " (", dtypeName(toDType(v.dtype())), ", ",
+                  valueBytes(v), " bytes) is kept in the buffer of ",
+                  isParam ? "parameter" : "input", " \"", b.name()->str(),
+                  "\" (", dtypeName(toDType(bound.dtype())), ", ",
+                  valueBytes(bound), " bytes)");
+  }
   for (size_t i = 0; i < program.instructions()->size(); ++i)
     PARTITION_RETURN_IF_ERROR(
         checkInstruction(i, *program.instructions()->Get(i)));
-  return Status::ok();
+  return checkPlacements();
 }
 
 Status ProgramValidator::checkValues() {
@@ -205,6 +224,13 @@ Status ProgramValidator::checkValues() {
         return fail("value ", id, " occupies arena bytes [", v.offset(), ", ",
                     v.offset() + valueBytes(v), ") beyond the arena of ",
                     program.arena_bytes());
+      // Kernels load elements (and vectors of them) at the value's address;
+      // the arena itself is at least this aligned.
+      if (v.offset() % kArenaAlignment)
+        return fail("value ", id, " (", dtypeName(toDType(v.dtype())),
+                    ") is at arena offset ", v.offset(),
+                    ", which is not a multiple of the arena alignment ",
+                    kArenaAlignment);
       break;
     case plan::Storage::Persistent:
       if (v.index() >= numParams)
@@ -524,6 +550,118 @@ Status ProgramValidator::checkInstruction(size_t index,
   default:
     return fail(at, ": unknown instruction kind ", int(inst.inst_type()));
   }
+}
+
+/// Values whose lifetimes intersect must not share bytes, as the compiler's
+/// placement guarantees: a value is live from the first instruction that
+/// writes it (from the start if none does) to the last that reads it or
+/// any alias of it (to the end if it is an output). The places are the
+/// arena and each persistent buffer. One exception: a Fused kernel reads
+/// each element before it writes that element, so its result may take
+/// exactly the bytes of an operand of its dtype read there for the last
+/// time (an update computed in place).
+Status ProgramValidator::checkPlacements() {
+  const auto &values = *program.values();
+  const auto &instructions = *program.instructions();
+  size_t n = values.size();
+  int64_t end = int64_t(instructions.size()); // after the last instruction
+  std::vector<uint32_t> root(n);
+  std::vector<int64_t> def(n, end + 1), lastUse(n, -1);
+  for (uint32_t id = 0; id < n; ++id) {
+    const plan::Value &v = *values.Get(id);
+    root[id] = v.storage() == plan::Storage::Alias ? root[v.index()] : id;
+  }
+  for (int64_t i = 0; i < end; ++i) {
+    const plan::Instruction &inst = *instructions.Get(i);
+    if (inst.operands())
+      for (uint32_t id : *inst.operands())
+        lastUse[root[id]] = std::max(lastUse[root[id]], i);
+    if (inst.results())
+      for (uint32_t id : *inst.results()) {
+        def[id] = std::min(def[id], i);
+        lastUse[id] = std::max(lastUse[id], i);
+      }
+  }
+  if (program.outputs())
+    for (const plan::Binding *b : *program.outputs())
+      lastUse[root[b->value()]] = end;
+  // Values by the instruction that defines them (-1: before the first), and
+  // by the last that uses them.
+  std::vector<std::vector<uint32_t>> starts(end + 2), ends(end + 2);
+  for (uint32_t id = 0; id < n; ++id) {
+    const plan::Value &v = *values.Get(id);
+    if ((v.storage() != plan::Storage::Arena &&
+         v.storage() != plan::Storage::Persistent) ||
+        valueBytes(v) == 0)
+      continue;
+    if (def[id] > end)
+      def[id] = -1;
+    lastUse[id] = std::max(lastUse[id], def[id]);
+    starts[def[id] + 1].push_back(id);
+    ends[lastUse[id] + 1].push_back(id);
+  }
+  // The live values' bytes, which never overlap: (place, begin) -> value.
+  using Place = std::pair<uint64_t, uint64_t>;
+  std::map<Place, uint32_t> live;
+  auto placeOf = [&](uint32_t id) {
+    const plan::Value &v = *values.Get(id);
+    return v.storage() == plan::Storage::Arena
+               ? Place(0, v.offset())
+               : Place(uint64_t(v.index()) + 1, 0);
+  };
+  auto bytesOf = [&](uint32_t id) {
+    return uint64_t(valueBytes(*values.Get(id)));
+  };
+  auto describe = [&](uint32_t id) {
+    Place p = placeOf(id);
+    std::string where =
+        p.first == 0 ? "arena" : "parameter " + std::to_string(p.first - 1);
+    return "value " + std::to_string(id) + " (" + where + " bytes [" +
+           std::to_string(p.second) + ", " +
+           std::to_string(p.second + bytesOf(id)) + "), live from " +
+           (def[id] < 0 ? std::string("the start")
+                        : "instruction " + std::to_string(def[id])) +
+           " to " +
+           (lastUse[id] >= end ? std::string("the end")
+            : lastUse[id] < 0  ? std::string("the start")
+                               : "instruction " + std::to_string(lastUse[id])) +
+           ")";
+  };
+  for (int64_t t = -1; t <= end; ++t) {
+    for (uint32_t id : starts[t + 1]) {
+      Place p = placeOf(id);
+      auto next = live.lower_bound({p.first, p.second + bytesOf(id)});
+      if (next != live.begin()) {
+        auto prev = std::prev(next);
+        uint32_t other = prev->second;
+        if (prev->first.first == p.first &&
+            prev->first.second + bytesOf(other) > p.second) {
+          const plan::Instruction *inst =
+              t >= 0 ? instructions.Get(t) : nullptr;
+          const plan::KernelInst *k =
+              inst ? inst->inst_as_KernelInst() : nullptr;
+          bool readHere =
+              inst && inst->operands() &&
+              std::any_of(inst->operands()->begin(), inst->operands()->end(),
+                          [&](uint32_t o) { return root[o] == other; });
+          bool inPlace = k && k->op() == plan::OpKind::Fused && readHere &&
+                         lastUse[other] == t && prev->first == p &&
+                         bytesOf(other) == bytesOf(id) &&
+                         values.Get(other)->dtype() == values.Get(id)->dtype();
+          if (!inPlace)
+            return fail(describe(id), " overlaps ", describe(other));
+          live.erase(prev);
+        }
+      }
+      live[p] = id;
+    }
+    for (uint32_t id : ends[t + 1]) {
+      auto it = live.find(placeOf(id));
+      if (it != live.end() && it->second == id)
+        live.erase(it);
+    }
+  }
+  return Status::ok();
 }
 
 /// One transfer as a program issues it.

@@ -1791,6 +1791,11 @@ int main(int argc, char **argv) {
       std::cerr << "partition-run: " << manifest.status().toString() << "\n";
       return 1;
     }
+    if (Status room = checkResumable(*manifest, o.steps); !room.isOk()) {
+      std::cerr << "partition-run: " << room.withContext(*dir).toString()
+                << "\n";
+      return 1;
+    }
     o.resumeDir = *dir;
     o.resumed =
         std::make_shared<const CheckpointManifest>(std::move(*manifest));

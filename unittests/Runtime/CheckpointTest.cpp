@@ -195,30 +195,152 @@ TEST(CheckpointManifest, DataPositionRoundTrip) {
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   EXPECT_EQ(parsed->dataSource, m.dataSource);
   EXPECT_EQ(parsed->dataPosition, 12);
-  std::string bad = "{\"format\": \"partition-checkpoint\", \"version\": 1, "
+  std::string bad = "{\"format\": \"partition-checkpoint\", \"version\": 2, "
                     "\"steps\": 3, \"data\": {\"source\": \"d\", "
-                    "\"position\": -1}, \"meshes\": [], \"tensors\": {}}";
+                    "\"position\": -1}, \"meshes\": [], \"tensors\": {}, "
+                    "\"files\": {}}";
   auto negative = CheckpointManifest::parse(bad, "m.json");
   ASSERT_FALSE(negative.isOk());
-  EXPECT_NE(negative.status().message().find("\"position\" is negative"),
-            std::string::npos);
+  EXPECT_NE(negative.status().message().find(
+                "data: \"position\" is -1, not in [0, 9007199254740992]"),
+            std::string::npos)
+      << negative.status().toString();
 }
 
-/// A version 1 manifest (no sizes and checksums) writes back as version 1,
-/// which parses again to the same text (found by the manifest fuzz target:
-/// it was written as version 2 without "files", which does not parse).
-TEST(CheckpointManifest, Version1RoundTrip) {
+/// A version 1 manifest has no sizes and checksums, so its rank files
+/// cannot be verified (a changed rank file resumed silently): refused, with
+/// the way to upgrade it. Written manifests are version 2.
+TEST(CheckpointManifest, Version1IsRefused) {
   std::string v1 = "{\"format\": \"partition-checkpoint\", \"version\": 1, "
                    "\"steps\": 3, \"meshes\": [], \"tensors\": {}}";
   auto parsed = CheckpointManifest::parse(v1, "m.json");
-  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
-  EXPECT_EQ(parsed->version, 1);
-  std::string written = parsed->toJson();
-  auto again = CheckpointManifest::parse(written, "again.json");
-  ASSERT_TRUE(again.isOk()) << again.status().toString() << "\n" << written;
-  EXPECT_EQ(again->version, 1);
-  EXPECT_EQ(again->toJson(), written);
-  EXPECT_EQ(CheckpointManifest().version, kCheckpointVersion);
+  ASSERT_FALSE(parsed.isOk());
+  EXPECT_EQ(parsed.status().message(),
+            "m.json: manifest: version 1 records no size or checksum of the "
+            "rank files, so they cannot be verified; if you trust them, "
+            "record them with scripts/upgrade-checkpoint.py");
+  EXPECT_NE(CheckpointManifest().toJson().find("\"version\": 2"),
+            std::string::npos);
+}
+
+namespace {
+
+/// A version 2 manifest's text with `steps`, a data position and `meshes`
+/// (JSON), one tensor "w" [4] whose block is rank `rank`'s, and `files`.
+std::string manifestText(const std::string &steps, const std::string &position,
+                         const std::string &meshes, int rank = 0,
+                         const std::string &files = "") {
+  std::string file = "rank-" + std::to_string(rank) + ".safetensors";
+  return "{\"format\": \"partition-checkpoint\", \"version\": 2, \"steps\": " +
+         steps + ", \"data\": {\"source\": \"d\", \"position\": " + position +
+         "}, \"meshes\": [" + meshes +
+         "], \"tensors\": {\"w\": {\"role\": \"parameter\", \"dtype\": "
+         "\"F32\", \"shape\": [4], \"blocks\": [{\"file\": \"" +
+         file + "\", \"rank\": " + std::to_string(rank) +
+         ", \"offsets\": [0], \"shape\": [4]}]}}, \"files\": {" +
+         (files.empty() ? "\"" + file +
+                              "\": {\"bytes\": 8, \"fnv1a64\": "
+                              "\"0123456789abcdef\"}"
+                        : files) +
+         "}}";
+}
+
+const char *kOneRankMesh =
+    "{\"name\": \"mesh\", \"axis_names\": [\"dp\"], \"axis_sizes\": [1], "
+    "\"ranks\": [0]}";
+
+std::string parseError(const std::string &json) {
+  auto m = CheckpointManifest::parse(json, "m.json");
+  return m.isOk() ? std::string("ok") : m.status().message();
+}
+
+} // namespace
+
+/// Steps and data positions are bounded (2^63 - 1 steps made a resumed run
+/// count "step -9223372036854775808" and write a checkpoint its own reader
+/// rejected), and a resumed run's steps must keep them within the bound.
+TEST(CheckpointManifest, CountsAreBounded) {
+  EXPECT_EQ(parseError(manifestText("9007199254740992", "9007199254740992",
+                                    kOneRankMesh)),
+            "ok");
+  EXPECT_EQ(parseError(manifestText("9223372036854775807", "0", kOneRankMesh)),
+            "m.json: manifest: \"steps\" is 9223372036854775807, not in [0, "
+            "9007199254740992]");
+  EXPECT_EQ(parseError(manifestText("0", "9223372036854775807", kOneRankMesh)),
+            "m.json: data: \"position\" is 9223372036854775807, not in [0, "
+            "9007199254740992]");
+  EXPECT_EQ(parseError(manifestText("-1", "0", kOneRankMesh)),
+            "m.json: manifest: \"steps\" is -1, not in [0, "
+            "9007199254740992]");
+  CheckpointManifest m;
+  m.steps = kMaxCheckpointSteps - 2;
+  EXPECT_TRUE(checkResumable(m, 2).isOk());
+  Status s = checkResumable(m, 3);
+  ASSERT_FALSE(s.isOk());
+  EXPECT_EQ(s.message(), "3 more steps after the checkpoint's "
+                         "9007199254740990 steps (data position 0) would pass "
+                         "the most a checkpoint records (9007199254740992)");
+  m.steps = 0;
+  m.dataPosition = kMaxCheckpointSteps;
+  EXPECT_FALSE(checkResumable(m, 1).isOk());
+  // Every count a parsed manifest holds resumes for at least one step, or is
+  // refused: never an overflow.
+  m.steps = m.dataPosition = kMaxCheckpointSteps;
+  EXPECT_FALSE(checkResumable(m, 1 << 20).isOk());
+  // A tensor of more elements than any run holds.
+  std::string huge = manifestText("1", "1", kOneRankMesh);
+  huge.replace(huge.find("\"shape\": [4], \"blocks\""), 12,
+               "\"shape\": [4294967296, 4294967296]");
+  EXPECT_NE(parseError(huge).find("more than 1125899906842624 elements"),
+            std::string::npos)
+      << parseError(huge);
+}
+
+/// The meshes a manifest records are checked: named axes, sizes, their
+/// product against the ranks, and the ranks against the blocks and files.
+TEST(CheckpointManifest, MeshesAreValidated) {
+  auto mesh = [](const std::string &names, const std::string &sizes,
+                 const std::string &ranks) {
+    return "{\"name\": \"mesh\", \"axis_names\": [" + names +
+           "], \"axis_sizes\": [" + sizes + "], \"ranks\": [" + ranks + "]}";
+  };
+  auto error = [&](const std::string &meshes, int rank = 0,
+                   const std::string &files = "") {
+    return parseError(manifestText("1", "1", meshes, rank, files));
+  };
+  EXPECT_EQ(error(mesh("\"dp\", \"tp\"", "2, 2", "0, 1, 2, 3"), 3), "ok");
+  EXPECT_EQ(error(mesh("\"dp\", \"tp\"", "2, 2", "0, 1, 2")),
+            "m.json: mesh 0: axis sizes [2, 2] make 4 devices but 3 ranks "
+            "are listed");
+  EXPECT_EQ(error(mesh("\"dp\"", "2, 2", "0, 1, 2, 3")),
+            "m.json: mesh 0: 1 axis names but 2 sizes");
+  EXPECT_EQ(error(mesh("\"dp\", \"dp\"", "2, 2", "0, 1, 2, 3")),
+            "m.json: mesh 0: axis name \"dp\" is empty or repeated");
+  EXPECT_EQ(error(mesh("\"\"", "1", "0")),
+            "m.json: mesh 0: axis name \"\" is empty or repeated");
+  EXPECT_EQ(error(mesh("\"dp\"", "0", "")),
+            "m.json: mesh 0: axis size 0 is not in [1, 1048576]");
+  EXPECT_EQ(error(mesh("\"dp\"", "9223372036854775807", "0")),
+            "m.json: mesh 0: axis size 9223372036854775807 is not in [1, "
+            "1048576]");
+  EXPECT_EQ(error(mesh("\"a\", \"b\"", "1048576, 1048576", "0")),
+            "m.json: mesh 0: axis sizes [1048576, 1048576] make more than "
+            "1048576 devices");
+  EXPECT_EQ(error(mesh("\"dp\"", "2", "0, 0")),
+            "m.json: mesh 0: rank 0 is out of range or repeated");
+  EXPECT_EQ(error(mesh("\"dp\"", "2", "0, -1")),
+            "m.json: mesh 0: rank -1 is out of range or repeated");
+  EXPECT_EQ(error(std::string(kOneRankMesh) + ", " + kOneRankMesh),
+            "m.json: mesh \"mesh\": is listed twice");
+  // A block of a rank no mesh has, and a file of a rank no mesh has.
+  EXPECT_EQ(error(kOneRankMesh, 5),
+            "m.json: tensor \"w\": a block of rank 5, which no mesh has");
+  EXPECT_EQ(error(kOneRankMesh, 0,
+                  "\"rank-0.safetensors\": {\"bytes\": 8, \"fnv1a64\": "
+                  "\"0123456789abcdef\"}, \"rank-7.safetensors\": {\"bytes\": "
+                  "8, \"fnv1a64\": \"0123456789abcdef\"}"),
+            "m.json: file \"rank-7.safetensors\": is not the file of a rank "
+            "of the manifest's meshes");
 }
 
 /// findCheckpoint: the directory itself when it holds a manifest, else its
@@ -252,9 +374,9 @@ TEST(CheckpointManifest, MalformedManifests) {
     auto m = CheckpointManifest::parse(json, "m.json");
     return m.isOk() ? std::string("ok") : m.status().message();
   };
-  std::string good = "{\"format\": \"partition-checkpoint\", \"version\": 1, "
+  std::string good = "{\"format\": \"partition-checkpoint\", \"version\": 2, "
                      "\"steps\": 3, \"meshes\": [], \"tensors\": {";
-  EXPECT_EQ(message(good + "}}"), "ok");
+  EXPECT_EQ(message(good + "}, \"files\": {}}"), "ok");
   EXPECT_NE(message(good).find("not valid JSON"), std::string::npos);
   EXPECT_NE(message("{\"format\": \"x\"}").find("expected \"partition-"),
             std::string::npos);

@@ -420,6 +420,9 @@ enum class Break {
   ScheduleProgram,
   Opcode,
   HugeShape,
+  MisalignedArena,
+  ArenaOverlap,
+  ParameterBuffer,
 };
 
 /// A two-device plan: y = all_reduce(x @ w) + b over axis "tp".
@@ -442,14 +445,20 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
       value({6}, plan::Storage::Persistent, 0, 1), // 2 b
       value({4, 6}, plan::Storage::Arena,
             what == Break::ArenaOverflow ? 200 : 0, 0), // 3
-      value({4, 6}, plan::Storage::Arena, 128, 0),      // 4
-      value({4, 6}, plan::Storage::Arena, 0, 0),        // 5
+      value({4, 6}, plan::Storage::Arena,
+            what == Break::MisalignedArena ? 132
+            : what == Break::ArenaOverlap  ? 64
+                                           : 128,
+            0),                                  // 4
+      value({4, 6}, plan::Storage::Arena, 0, 0), // 5
       value({24}, plan::Storage::Alias, 0,
             what == Break::AliasForward ? 7 : 5), // 6
       what == Break::HugeShape // 2^80 elements, 0 when wrapped
           ? value({int64_t(1) << 40, int64_t(1) << 40}, plan::Storage::Arena,
                   128, 0)
-          : value({24}, plan::Storage::Arena, 128, 0), // 7
+          : what == Break::ParameterBuffer // larger than b's buffer
+                ? value({24}, plan::Storage::Persistent, 0, 1)
+                : value({24}, plan::Storage::Arena, 128, 0), // 7
   };
   auto sharding = [&](std::vector<std::vector<uint32_t>> dims) {
     std::vector<fb::Offset<plan::DimSharding>> d;
@@ -623,6 +632,19 @@ TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
       {Break::Opcode, "unknown opcode 999"},
       {Break::HugeShape, "value 7 of shape [1099511627776, 1099511627776] "
                          "has more than 1125899906842624 elements"},
+      // Kernels load f32 (and wider vectors) from the arena: an offset the
+      // compiler never gives was a misaligned load.
+      {Break::MisalignedArena,
+       "program 0 (f): value 4 (f32) is at arena offset 132, which is not a "
+       "multiple of the arena alignment 64"},
+      // The all-reduce would write its result over its own operand.
+      {Break::ArenaOverlap,
+       "program 0 (f): value 4 (arena bytes [64, 160), live from instruction "
+       "1 to instruction 2) overlaps value 3 (arena bytes [0, 96), live from "
+       "instruction 0 to instruction 1)"},
+      {Break::ParameterBuffer, "program 0 (f): value 7 (f32, 96 bytes) is "
+                               "kept in the buffer of parameter \"b\" (f32, "
+                               "24 bytes)"},
   };
   for (const Case &c : cases) {
     StatusOr<LoadedPlan> p = LoadedPlan::fromBytes(buildPlan(c.what), "x.plan");

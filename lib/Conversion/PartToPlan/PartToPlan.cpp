@@ -29,6 +29,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/CommandLine.h"
@@ -50,8 +51,8 @@ namespace fb = flatbuffers;
 static constexpr uint32_t kPlanFormatVersion =
     partition::runtime::kFormatVersion;
 
-/// Arena offsets are multiples of this (cache lines; vector loads).
-static constexpr uint64_t kArenaAlignment = 64;
+/// Arena offsets are multiples of this (what the plan loader requires).
+static constexpr uint64_t kArenaAlignment = partition::runtime::kArenaAlignment;
 
 /// The most constant bytes one plan stores: a flatbuffer is smaller than
 /// 2 GiB, and the rest of the plan needs room too.
@@ -137,6 +138,9 @@ private:
   llvm::DenseMap<Value, uint32_t> valueIds;
   std::vector<ValueInfo> values;
   std::vector<fb::Offset<plan::Binding>> params, inputs, outputs;
+  /// The names in each of params (with constants), inputs and outputs: the
+  /// runtime finds bindings by name, and the plan loader refuses a repeat.
+  llvm::StringSet<> bindingNames[3];
   std::vector<fb::Offset<plan::Instruction>> instructions;
   /// Staging bytes of the executor's two collective scratch slots.
   std::array<int64_t, 2> scratch = {0, 0};
@@ -152,6 +156,9 @@ private:
 } // namespace
 
 LogicalResult ProgramLowering::numberValues() {
+  // The first value larger than the runtime holds, reported once the sum
+  // of all is known to fit (which is the more basic error).
+  std::pair<Value, Operation *> tooLarge = {Value(), nullptr};
   auto add = [&](Value value, Operation *at) -> LogicalResult {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (!type || !type.hasStaticShape() || !getDType(type.getElementType()))
@@ -172,6 +179,11 @@ LogicalResult ProgramLowering::numberValues() {
              << "the values of @" << function.getName() << " total more than "
              << std::numeric_limits<int64_t>::max() << " bytes";
     totalBytes = *total;
+    if (!tooLarge.second && (*bytes > runtime::kMaxPlanBytes ||
+                             llvm::any_of(type.getShape(), [](int64_t d) {
+                               return d > runtime::kMaxPlanDim;
+                             })))
+      tooLarge = {value, at};
     valueIds[value] = values.size();
     ValueInfo info;
     info.type = type;
@@ -188,7 +200,15 @@ LogicalResult ProgramLowering::numberValues() {
         return WalkResult::interrupt();
     return WalkResult::advance();
   });
-  return failure(result.wasInterrupted());
+  if (result.wasInterrupted())
+    return failure();
+  if (auto [value, at] = tooLarge; at)
+    return at->emitError() << "the runtime holds values of at most "
+                           << runtime::kMaxPlanBytes
+                           << " bytes and dimensions of at most "
+                           << runtime::kMaxPlanDim << ", not "
+                           << value.getType();
+  return success();
 }
 
 FailureOr<fb::Offset<plan::Sharding>>
@@ -231,6 +251,16 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              int32_t updates, Attribute init,
                              DenseI64ArrayAttr logical,
                              DenseI64ArrayAttr stored) {
+  int list = role == plan::Role::Output                               ? 2
+             : role == plan::Role::Input || role == plan::Role::Label ? 1
+                                                                      : 0;
+  if (!bindingNames[list].insert(name).second) {
+    static const char *const kinds[] = {"parameters (with state and constants)",
+                                        "inputs (with labels)", "outputs"};
+    return at->emitError() << "two " << kinds[list] << " of @"
+                           << function.getName() << " are named \"" << name
+                           << "\"; the runtime finds each by its name";
+  }
   auto type = cast<RankedTensorType>(value.getType());
   std::vector<int64_t> global(type.getShape().begin(), type.getShape().end());
   if (sharding) {
@@ -249,11 +279,15 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                << " x " << shards << " shards) overflows int64";
       global[dim] = *whole;
     }
-    if (failed(getTensorBytes(
-            RankedTensorType::get(global, type.getElementType()), [&] {
-              return at->emitError() << "global value " << name << ": ";
-            })))
+    FailureOr<int64_t> globalBytes = getTensorBytes(
+        RankedTensorType::get(global, type.getElementType()),
+        [&] { return at->emitError() << "global value " << name << ": "; });
+    if (failed(globalBytes))
       return failure();
+    if (*globalBytes > runtime::kMaxPlanBytes)
+      return at->emitError() << "global value " << name << " has "
+                             << *globalBytes << " bytes; the runtime holds at "
+                             << "most " << runtime::kMaxPlanBytes;
   } else {
     // No annotation: replicated, the local value is the whole value.
     sharding = ShardingAttr::getReplicated(function.getContext(),
@@ -1033,6 +1067,11 @@ ProgramLowering::lower(ProgramMemory &memory) {
       return failure();
 
   planArena(memory);
+  if (memory.arenaBytes > uint64_t(runtime::kMaxPlanBytes))
+    return function.emitError()
+           << "the arena of @" << function.getName() << " needs "
+           << memory.arenaBytes << " bytes; the runtime holds at most "
+           << runtime::kMaxPlanBytes;
   for (const ValueInfo &v : values) {
     if (v.storage == plan::Storage::Persistent && !v.inPlace)
       memory.persistentBytes += v.bytes();
@@ -1136,11 +1175,11 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
     std::vector<int64_t> sizes(attr.getAxisSizes().begin(),
                                attr.getAxisSizes().end());
     std::vector<int32_t> ranks;
-    if (attr.getNumDevices() > std::numeric_limits<int32_t>::max() - nextRank)
+    if (attr.getNumDevices() > runtime::kMaxPlanRanks - nextRank)
       return mesh.emitOpError()
              << "has " << attr.getNumDevices() << " devices after " << nextRank
              << " ranks of earlier meshes; a plan numbers at most "
-             << std::numeric_limits<int32_t>::max() << " ranks";
+             << runtime::kMaxPlanRanks << " ranks";
     for (int64_t i = 0; i < attr.getNumDevices(); ++i)
       ranks.push_back(nextRank++);
     meshIndex[mesh.getSymNameAttr()] = meshes.size();

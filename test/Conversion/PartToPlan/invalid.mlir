@@ -86,10 +86,11 @@ func.func @f(%a: tensor<1152921504606846976xf32>, %b: tensor<1152921504606846976
 
 // -----
 
-// A sharded argument's global shape is its local shape times the shards.
-part.mesh @mesh = <["dp"=8]>
-// expected-error @+1 {{global dimension 0 of x (1152921504606846976 x 8 shards) overflows int64}}
-func.func @f(%x: tensor<1152921504606846976xi32> {part.name = "x", part.sharding = #part.sharding<@mesh, [{"dp"}]>}) attributes {part.spmd = @mesh} {
+// A sharded argument's global shape is its local shape times the shards:
+// each block fits, the whole value is more than the runtime holds.
+part.mesh @mesh = <["dp"=1024]>
+// expected-error @+1 {{global value x has 4503599627370496 bytes; the runtime holds at most 1125899906842624}}
+func.func @f(%x: tensor<1099511627776xi32> {part.name = "x", part.sharding = #part.sharding<@mesh, [{"dp"}]>}) attributes {part.spmd = @mesh} {
   return
 }
 
@@ -102,4 +103,52 @@ func.func @f() -> tensor<1073741824xf32> attributes {part.spmd = @mesh} {
   // expected-error @+1 {{'part.constant' op makes the plan's constants 4294967296 bytes, more than the 1073741824 a plan file holds; pass large tensors as parameters}}
   %0 = part.constant dense<1.0> : tensor<1073741824xf32>
   return %0 : tensor<1073741824xf32>
+}
+
+// -----
+
+// The runtime finds bindings by name: the plan loader refuses a repeated one
+// (here two parameters), and so does the lowering.
+part.mesh @mesh = <["dp"=1]>
+// expected-error @+1 {{two parameters (with state and constants) of @f are named "w"; the runtime finds each by its name}}
+func.func @f(%x: tensor<4xf32> {part.name = "w", part.role = #part.role<parameter>},
+             %y: tensor<4xf32> {part.name = "w", part.role = #part.role<parameter>}) -> tensor<4xf32> attributes {part.spmd = @mesh} {
+  %0 = part.add %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// An input named as the default name of another ("arg1").
+part.mesh @mesh = <["dp"=1]>
+// expected-error @+1 {{two inputs (with labels) of @f are named "arg1"; the runtime finds each by its name}}
+func.func @f(%x: tensor<4xf32> {part.name = "arg1"}, %y: tensor<4xf32>) -> tensor<4xf32> attributes {part.spmd = @mesh} {
+  %0 = part.add %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+part.mesh @mesh = <["dp"=1]>
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32> {part.name = "y"}, tensor<4xf32> {part.name = "y"}) attributes {part.spmd = @mesh} {
+  // expected-error @+1 {{two outputs of @f are named "y"; the runtime finds each by its name}}
+  return %x, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Beyond what the plan loader accepts: a value of 2^51 bytes.
+part.mesh @mesh = <["dp"=1]>
+// expected-error @+1 {{the runtime holds values of at most 1125899906842624 bytes and dimensions of at most 1099511627776, not 'tensor<562949953421312xf32>'}}
+func.func @f(%x: tensor<562949953421312xf32>) -> tensor<562949953421312xf32> attributes {part.spmd = @mesh} {
+  return %x : tensor<562949953421312xf32>
+}
+
+// -----
+
+// A mesh of more ranks than a plan numbers (the dialect allows 2^24).
+// expected-error @+1 {{'part.mesh' op has 2097152 devices after 0 ranks of earlier meshes; a plan numbers at most 1048576 ranks}}
+part.mesh @mesh = <["dp"=2097152]>
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {part.spmd = @mesh} {
+  return %x : tensor<4xf32>
 }

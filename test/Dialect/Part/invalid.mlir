@@ -1165,6 +1165,37 @@ func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state
   return
 }
 
+// -----
+
+// Weights files hold parameters and state only: the plan loader rejects a
+// stored shape on an input.
+// expected-error @+1 {{'part.stored_shape' on argument 0 belongs on a #part.role<parameter> or #part.role<state> argument, not on an input argument}}
+func.func @stored_shape_on_input(%x: tensor<2x3xf32> {part.stored_shape = array<i64: 6>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.stored_shape' on argument 1 belongs on a #part.role<parameter> or #part.role<state> argument, not on a #part.role<label> argument}}
+func.func @stored_shape_on_label(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 6>},
+                                 %y: tensor<2x3xi32> {part.role = #part.role<label>, part.stored_shape = array<i64: 6>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.stored_shape' on argument 0 must be an array<i64> on a function, got [6]}}
+func.func @stored_shape_not_array(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = [6]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.stored_shape' on argument 0 is array<i64: 3, 2>, which the argument's shape 'tensor<2x3xf32>' does not view (each stored dimension must be the product of consecutive dimensions of the argument)}}
+func.func @stored_shape_not_a_view(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 3, 2>}) {
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor sizes
 //===----------------------------------------------------------------------===//

@@ -79,6 +79,20 @@ static LogicalResult verifyStoredShapeAttr(Operation *op, Attribute attr,
     return op->emitOpError() << "'part.stored_shape' on argument " << index
                              << " must be an array<i64> on a function, got "
                              << attr;
+  // Weights files hold parameters and their state only: an input is fed
+  // in its own shape (the plan loader rejects a stored shape on one).
+  auto role = function.getArgAttrOfType<ArgRoleAttr>(
+      index, PartDialect::getRoleAttrName());
+  if (!role || (role.getValue() != ArgRole::Parameter &&
+                role.getValue() != ArgRole::State))
+    return op->emitOpError()
+           << "'part.stored_shape' on argument " << index
+           << " belongs on a #part.role<parameter> or #part.role<state> "
+              "argument, not on "
+           << (role ? "a #part.role<" +
+                          stringifyArgRole(role.getValue()).str() + ">"
+                    : std::string("an input"))
+           << " argument";
   auto tensor = dyn_cast<RankedTensorType>(function.getArgumentTypes()[index]);
   if (!tensor)
     return op->emitOpError() << "'part.stored_shape' on argument " << index

@@ -30,9 +30,21 @@
 
 namespace partition::runtime {
 
-/// Version of manifest.json this runtime writes (version 1, without file
-/// sizes and checksums, is still read).
+/// Version of manifest.json this runtime reads and writes. Version 1 had no
+/// file sizes and checksums, so its rank files cannot be verified: it is
+/// refused (scripts/upgrade-checkpoint.py records the sizes and checksums of
+/// rank files the user vouches for).
 constexpr int64_t kCheckpointVersion = 2;
+
+/// The most steps, and the most batches of a stream, a manifest records:
+/// 2^53, which every JSON reader holds exactly, and far from overflow when
+/// a run adds its steps.
+constexpr int64_t kMaxCheckpointSteps = int64_t(1) << 53;
+
+/// Bounds on what a manifest describes: ranks (as the plan loader allows)
+/// and a tensor's dimensions and elements.
+constexpr int64_t kMaxCheckpointRanks = int64_t(1) << 20;
+constexpr int64_t kMaxCheckpointElements = int64_t(1) << 50;
 
 /// What the manifest records of one rank file, to detect a torn or changed
 /// file on load.
@@ -88,22 +100,19 @@ struct CheckpointManifest {
   std::vector<CheckpointMesh> meshes;
   /// Sorted by name.
   std::vector<CheckpointTensor> tensors;
-  /// Size and checksum of each rank file, by file name (empty in a version 1
-  /// manifest: its files are not checked).
+  /// Size and checksum of each rank file, by file name.
   std::map<std::string, CheckpointFile> files;
-  /// The manifest version: kCheckpointVersion for a new checkpoint, or the
-  /// version a manifest was read with (1 has no "files"), so that writing a
-  /// manifest back gives what was read.
-  int64_t version = kCheckpointVersion;
 
   /// The tensor called `name`, or null.
   const CheckpointTensor *find(const std::string &name) const;
   /// manifest.json's text.
   std::string toJson() const;
   /// Parses manifest.json's text; `source` names it in errors. Checks the
-  /// format, the version, that every block lies inside its tensor and names
-  /// its own rank's file (checkpointFileName), and that every such file has
-  /// its size and checksum (version 2).
+  /// format, the version, the counts (kMaxCheckpointSteps), the meshes
+  /// (named axes, sizes whose product is the number of distinct ranks),
+  /// that every block lies inside its tensor and names its own rank's file
+  /// (checkpointFileName) of a rank of some mesh, and that every such file
+  /// has its size and checksum and every file listed is a mesh rank's.
   static StatusOr<CheckpointManifest> parse(const std::string &json,
                                             const std::string &source);
   /// Reads and parses DIR/manifest.json.
@@ -112,6 +121,11 @@ struct CheckpointManifest {
   /// fsync of DIR).
   Status write(const std::string &dir) const;
 };
+
+/// Checks that a run of `steps` more steps resumed from `manifest` keeps
+/// its step count and data position within kMaxCheckpointSteps, so that
+/// every checkpoint it writes reads back.
+Status checkResumable(const CheckpointManifest &manifest, int64_t steps);
 
 /// The directory of the periodic checkpoint after `steps` steps:
 /// "DIR/step-<steps>".

@@ -33,6 +33,19 @@ namespace partition::runtime {
 /// shape than weights files store it in).
 constexpr uint32_t kFormatVersion = 8;
 
+/// Limits of what a plan describes, far from overflow in any arithmetic on
+/// sizes: a dimension, the elements or bytes of a value (and of a binding's
+/// global shape, and of an arena), and the ranks of a mesh and of the world.
+/// The loader rejects a plan beyond them; the compiler does not write one.
+constexpr int64_t kMaxPlanDim = int64_t(1) << 40;
+constexpr int64_t kMaxPlanBytes = int64_t(1) << 50;
+constexpr int64_t kMaxPlanRanks = int64_t(1) << 20;
+
+/// Arena offsets are multiples of this (the compiler places values so; a
+/// cache line, and at least every dtype's size, so kernels' loads are
+/// aligned: device buffers start at least this aligned).
+constexpr uint64_t kArenaAlignment = 64;
+
 /// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
 /// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.
 constexpr size_t kPlanChecksumBytes = 8;
