@@ -11,6 +11,7 @@
 #include "partition/Check/Check.h"
 
 #include "partition/Planner/Planner.h"
+#include "partition/Tools/ToolSupport.h"
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
@@ -1009,9 +1010,13 @@ std::string Checker::sourceLine(Location loc) const {
   auto l = loc->findInstanceOf<FileLineColLoc>();
   if (!l)
     return "";
-  auto buffer = llvm::MemoryBuffer::getFile(l.getFilename().getValue());
-  if (!buffer)
+  // The location names any file the model says: read it as untrusted.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      partition::readInputFile(l.getFilename().getValue().str(), "source");
+  if (!buffer) {
+    llvm::consumeError(buffer.takeError());
     return "";
+  }
   SmallVector<StringRef> lines;
   (*buffer)->getBuffer().split(lines, '\n');
   if (l.getLine() == 0 || l.getLine() > lines.size())

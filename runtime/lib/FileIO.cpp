@@ -452,7 +452,11 @@ partition::runtime::checkOutputFiles(const std::vector<NamedPath> &outputs,
     for (const NamedPath &in : inputs) {
       if (in.path.empty() || in.path == "-")
         continue;
-      std::optional<FileIdentity> input = identityOf(in.path);
+      // An input that does not exist (yet) is no file to overwrite.
+      struct stat st;
+      std::optional<FileIdentity> input = ::stat(in.path.c_str(), &st) == 0
+                                              ? identityOf(in.path)
+                                              : std::nullopt;
       if (input && *input == *identities[i])
         return same(outputs[i], in);
     }

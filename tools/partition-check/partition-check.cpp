@@ -12,11 +12,11 @@
 #include "partition/Check/Check.h"
 #include "partition/InitAll.h"
 #include "partition/Tools/ToolSupport.h"
+#include "partition/runtime/Files.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -220,13 +220,18 @@ int main(int argc, char **argv) {
   options.testDropMatmulReduction = testDropMatmulReduction;
   options.testFailThread = testFailThread;
 
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &message);
-  if (!input)
-    return usage(message);
-  if (!weights.empty() && !llvm::sys::fs::exists(weights))
-    return usage("--weights " + weights + ": no such file");
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+      partition::readInputFile(inputFile, "model");
+  if (!read)
+    return usage(llvm::toString(read.takeError()));
+  std::unique_ptr<llvm::MemoryBuffer> input = std::move(*read);
+  if (!weights.empty()) {
+    // Read by every rank through the same reader; checked once here.
+    partition::runtime::StatusOr<partition::runtime::RegularFile> file =
+        partition::runtime::RegularFile::open(weights, "weights file");
+    if (!file.isOk())
+      return usage("--weights " + file.status().message());
+  }
   if (!partition::checkNestingDepth(input->getBuffer(),
                                     input->getBufferIdentifier(), llvm::errs()))
     return kError;
