@@ -246,10 +246,22 @@ Status partition::runtime::detail::writeReplacing(
   bool replace = ::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode);
   std::string target =
       replace ? path + ".tmp." + std::to_string(::getpid()) : path;
-  int flags = O_WRONLY | O_CLOEXEC | (replace ? O_CREAT | O_TRUNC | O_EXCL : 0);
+  // A device or FIFO is opened without waiting for a reader (a FIFO nobody
+  // reads is an error, never a hang).
+  int flags = O_WRONLY | O_CLOEXEC |
+              (replace ? O_CREAT | O_TRUNC | O_EXCL : O_NONBLOCK);
   int fd = ::open(target.c_str(), flags, 0644);
+  if (fd < 0 && errno == ENXIO)
+    return PARTITION_ERROR(InvalidArgument, path,
+                           ": cannot write: it is a FIFO that no process "
+                           "reads (writing it would wait forever)");
   if (fd < 0)
     return ioError(replace ? path : target, "cannot create");
+  if (!replace) {
+    int mode = ::fcntl(fd, F_GETFL);
+    if (mode >= 0)
+      (void)::fcntl(fd, F_SETFL, mode & ~O_NONBLOCK);
+  }
   Status s = write(fd, target);
   if (::close(fd) != 0 && s.isOk())
     s = ioError(target, "cannot close");

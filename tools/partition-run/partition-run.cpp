@@ -1644,6 +1644,12 @@ int calibrateMain(int argc, char **argv) {
                  "to write)\n";
     return 2;
   }
+  // Checked before the measurements (a FIFO nobody reads, a folder).
+  StatusOr<OutputFile> outFile = checkOutputFile(out, "-o");
+  if (!outFile.isOk()) {
+    std::cerr << "partition-run: " << outFile.status().message() << "\n";
+    return 2;
+  }
   if (backend.empty()) {
     backend = "cpu";
 #ifdef PARTITION_HAVE_CUDA
@@ -1724,11 +1730,8 @@ int calibrateMain(int argc, char **argv) {
   Cluster cluster =
       clusterFromMeasurements("local-" + backend, deviceName, ranks, memory,
                               gemm, bandwidth, allReduce, overlap);
-  std::ofstream file(out, std::ios::binary | std::ios::trunc);
-  file << cluster.toJson();
-  file.close();
-  if (!file) {
-    std::cerr << "partition-run: cannot write " << out << "\n";
+  if (Status s = writeOutputFile(*outFile, cluster.toJson()); !s.isOk()) {
+    std::cerr << "partition-run: " << s.message() << "\n";
     return 1;
   }
   std::printf("GEMM n x n x n    FLOP/s   efficiency\n");

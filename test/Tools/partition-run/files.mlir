@@ -38,3 +38,11 @@
 // CHECK-LABEL: == --html /dev/full
 // CHECK: partition-run: cannot write /dev/full (--html): No space left on device
 // CHECK-NEXT: exit 1
+//
+// An output of the plan (--output-dir) that is a FIFO nobody reads, and
+// --calibrate -o onto one, are errors, not a hang:
+// RUN: mkdir out && mkfifo out/y.npy
+// RUN: not timeout 20 partition-run 2.plan --backend cpu --weights weights.safetensors --input x=x.npy --output-dir out 2>&1 | FileCheck %s --check-prefix=OUTDIR
+// OUTDIR: out/y.npy: cannot write: it is a FIFO that no process reads (writing it would wait forever)
+// RUN: not timeout 20 partition-run --calibrate -o fifo 2>&1 | FileCheck %s --check-prefix=CALIBRATE
+// CALIBRATE: partition-run: cannot write fifo (-o): it is a FIFO that no process reads (writing it would wait forever)
