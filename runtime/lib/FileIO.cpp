@@ -526,6 +526,10 @@ Status partition::runtime::writeOutputFiles(
         ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0)
       return fail(file, std::strerror(errno));
+    // A file replaced keeps its permissions.
+    struct stat old;
+    if (::stat(file.target.c_str(), &old) == 0 && S_ISREG(old.st_mode))
+      (void)::fchmod(fd, old.st_mode & 07777);
     temporaries.push_back({&file, temp});
     if (int err = write(fd, /*close=*/true, out))
       return fail(file, std::strerror(err));

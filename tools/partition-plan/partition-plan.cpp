@@ -450,6 +450,7 @@ int main(int argc, char **argv) {
         {"pruned", std::move(pruned)},
         {"plans", std::move(plans)},
     };
+    os.flush(); // the table first when --json is standard output
     partition::runtime::Status written = partition::runtime::writeOutputFile(
         *outputFor(jsonFile),
         llvm::formatv("{0:2}\n", llvm::json::Value(std::move(doc))).str());

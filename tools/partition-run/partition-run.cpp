@@ -1474,16 +1474,25 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
           ": the folder is not writable: ", std::strerror(errno));
     return Status::ok();
   };
+  std::vector<NamedPath> outputs;
   if (!o.outputDir.empty()) {
     PARTITION_RETURN_IF_ERROR(makeFolder(o.outputDir, "--output-dir"));
     // Output names come from the model: each must stay one file name
-    // inside the folder.
+    // inside the folder (and its file is checked with the other outputs).
+    std::set<std::string> names;
     for (const plan::Program *program : *root.programs())
       if (program->outputs())
-        for (const plan::Binding *b : *program->outputs())
+        for (const plan::Binding *b : *program->outputs()) {
+          std::string name = b->name()->str();
           PARTITION_RETURN_IF_ERROR(checkFileNameComponent(
-              b->name()->str(),
-              "--output-dir: output \"" + b->name()->str() + "\""));
+              name, "--output-dir: output \"" + name + "\""));
+          bool bf16 = toDType(program->values()->Get(b->value())->dtype()) ==
+                      DType::BF16;
+          if (names.insert(name).second)
+            outputs.push_back(
+                {"--output-dir",
+                 o.outputDir + "/" + name + (bf16 ? ".safetensors" : ".npy")});
+        }
   }
   for (auto [flag, path, example] :
        {std::tuple<const char *, const std::string *, const char *>{
@@ -1502,9 +1511,9 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
   }
   // Each output file (a FIFO nobody reads, a socket, one path twice, or an
   // output onto an input: runtime/Files.h).
-  std::vector<NamedPath> outputs, inputs{{"the plan", o.planPath},
-                                         {"--weights", o.weights},
-                                         {"--data", o.dataPath}};
+  std::vector<NamedPath> inputs{{"the plan", o.planPath},
+                                {"--weights", o.weights},
+                                {"--data", o.dataPath}};
   for (auto [flag, path] :
        {std::pair<const char *, const std::string *>{"--trace", &o.trace},
         {"--html", &o.html},

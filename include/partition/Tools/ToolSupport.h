@@ -1,7 +1,8 @@
 //===- ToolSupport.h - input limits and options of the tools ----*- C++ -*-===//
 //
-// What partition-opt and partition-translate do before MLIR sees their input:
-// bound how deeply the text nests (the parser recurses once per level and
+// What the tools do before MLIR sees their input: read it as an untrusted
+// file (readInputFile, over the runtime's RegularFile), bound how deeply the
+// text nests (the parser recurses once per level and
 // overflows the stack long before it runs out of input), hide the options
 // that linked-in LLVM libraries register, and make diagnostics short by
 // default.

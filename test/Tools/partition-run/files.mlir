@@ -43,6 +43,12 @@
 // --calibrate -o onto one, are errors, not a hang:
 // RUN: mkdir out && mkfifo out/y.npy
 // RUN: not timeout 20 partition-run 2.plan --backend cpu --weights weights.safetensors --input x=x.npy --output-dir out 2>&1 | FileCheck %s --check-prefix=OUTDIR
-// OUTDIR: out/y.npy: cannot write: it is a FIFO that no process reads (writing it would wait forever)
+// OUTDIR: partition-run: invalid argument: cannot write out/y.npy (--output-dir): it is a FIFO that no process reads (writing it would wait forever)
+// An output of the plan onto an input (the run read x from y.npy and would
+// replace it with y):
+// RUN: cp x.npy y.npy && cp x.npy y.orig
+// RUN: not timeout 20 partition-run 2.plan --backend cpu --weights weights.safetensors --input x=y.npy --output-dir . 2>&1 | FileCheck %s --check-prefix=ONTOINPUT
+// ONTOINPUT: partition-run: invalid argument: --output-dir ./y.npy and --input x y.npy name the same file
+// RUN: cmp y.npy y.orig
 // RUN: not timeout 20 partition-run --calibrate -o fifo 2>&1 | FileCheck %s --check-prefix=CALIBRATE
 // CALIBRATE: partition-run: cannot write fifo (-o): it is a FIFO that no process reads (writing it would wait forever)
