@@ -107,15 +107,19 @@ int main(int argc, char **argv) {
   };
   std::string result;
   llvm::raw_string_ostream os(result);
-  if (mlir::failed(mlir::splitAndProcessBuffer(std::move(*input), processBuffer,
-                                               os, inputSplitMarker,
-                                               outputSplitMarker)))
+  bool ok = mlir::succeeded(
+      mlir::splitAndProcessBuffer(std::move(*input), processBuffer, os,
+                                  inputSplitMarker, outputSplitMarker));
+  // On failure a file is left alone; standard output still shows what was
+  // printed (the chunks of --split-input-file that succeeded), as before.
+  const partition::runtime::OutputFile &output = (*outputs)[0];
+  if (!ok && output.kind != partition::runtime::OutputFile::Kind::Stdout)
     return 1;
   partition::runtime::Status written =
-      partition::runtime::writeOutputFile((*outputs)[0], result);
+      partition::runtime::writeOutputFile(output, result);
   if (!written.isOk()) {
     llvm::errs() << "partition-translate: " << written.message() << "\n";
     return 1;
   }
-  return 0;
+  return ok ? 0 : 1;
 }
