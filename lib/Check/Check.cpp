@@ -11,6 +11,7 @@
 #include "partition/Check/Check.h"
 
 #include "partition/Planner/Planner.h"
+#include "partition/Tools/ToolSupport.h"
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
@@ -29,14 +30,19 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
+#include <pthread.h>
 #include <set>
-#include <thread>
 
 using namespace mlir;
 using namespace partition;
@@ -358,25 +364,102 @@ RankRun runRank(const rt::LoadedPlan &plan, const WeightSpec &weights,
   return r;
 }
 
+/// The in-process store of one run, whose waits end early once the run is
+/// cancelled: when a rank's thread cannot be started, the ranks already
+/// running would otherwise wait the whole --timeout for it to connect.
+class CancellableStore final : public rt::Store {
+public:
+  rt::Status set(const std::string &key,
+                 const std::vector<char> &value) override {
+    return inner.set(key, value);
+  }
+  rt::StatusOr<std::vector<char>>
+  get(const std::string &key, std::chrono::milliseconds timeout) override {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!cancelled.load()) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0)
+        return inner.get(key, std::chrono::milliseconds(0));
+      rt::StatusOr<std::vector<char>> value =
+          inner.get(key, std::min(left, std::chrono::milliseconds(100)));
+      if (value.isOk() ||
+          value.status().code() != rt::StatusCode::DeadlineExceeded)
+        return value;
+    }
+    return PARTITION_ERROR(Aborted,
+                           "the run was cancelled while waiting "
+                           "for \"",
+                           key, "\"");
+  }
+  void cancel() { cancelled.store(true); }
+
+private:
+  rt::InProcessStore inner;
+  std::atomic<bool> cancelled{false};
+};
+
+/// Runs `body(rank)` for every rank of `world` on a thread of its own and
+/// waits for them. A thread that cannot be created (a limit on threads or
+/// memory) is an error naming the rank, never std::terminate: the ranks
+/// already started are cancelled through `store` and joined.
+rt::Status runRankThreads(int world, const std::function<void(int)> &body,
+                          CancellableStore &store, int testFailThread) {
+  struct Start {
+    const std::function<void(int)> *body;
+    int rank;
+  };
+  std::vector<Start> starts(world);
+  std::vector<pthread_t> threads;
+  rt::Status status;
+  for (int rank = 0; rank < world; ++rank) {
+    starts[rank] = {&body, rank};
+    pthread_t thread;
+    int rc = rank == testFailThread
+                 ? EAGAIN
+                 : pthread_create(
+                       &thread, nullptr,
+                       [](void *arg) -> void * {
+                         auto *start = static_cast<Start *>(arg);
+                         (*start->body)(start->rank);
+                         return nullptr;
+                       },
+                       &starts[rank]);
+    if (rc != 0) {
+      status =
+          PARTITION_ERROR(ResourceExhausted, "cannot start rank ", rank, " of ",
+                          world, " as a thread: ", std::strerror(rc));
+      store.cancel();
+      break;
+    }
+    threads.push_back(thread);
+  }
+  for (pthread_t thread : threads)
+    pthread_join(thread, nullptr);
+  return status;
+}
+
 /// Runs `plan` for `steps` steps on its ranks (threads) and assembles the
 /// outputs, as partition-run does.
 rt::StatusOr<RunResult> runPlan(const rt::LoadedPlan &plan,
                                 const WeightSpec &weights,
                                 const std::map<std::string, rt::HostTensor> &in,
-                                int steps, int timeoutSeconds) {
+                                int steps, int timeoutSeconds,
+                                int testFailThread) {
   int world = plan.worldSize();
-  auto store = std::make_shared<rt::InProcessStore>();
+  if (world > kMaxRanks)
+    return PARTITION_ERROR(InvalidArgument, "the plan has ", world,
+                           " ranks; partition-check runs at most ", kMaxRanks,
+                           " as threads");
+  auto store = std::make_shared<CancellableStore>();
   std::vector<RankRun> ranks(world);
-  {
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < world; ++rank)
-      threads.emplace_back([&, rank] {
+  PARTITION_RETURN_IF_ERROR(runRankThreads(
+      world,
+      [&](int rank) {
         ranks[rank] =
             runRank(plan, weights, in, steps, rank, store, timeoutSeconds);
-      });
-    for (std::thread &t : threads)
-      t.join();
-  }
+      },
+      *store, testFailThread));
   // The first error, preferring one that is not a peer's reaction to it.
   for (const RankRun &r : ranks)
     if (!r.status.isOk() && r.status.code() != rt::StatusCode::Aborted &&
@@ -468,6 +551,26 @@ std::string indexOf(int64_t flat, const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// The elements of one side of a comparison that are NaN or infinite.
+struct NonFinite {
+  int64_t count = 0;
+  int64_t first = -1; ///< the first such element
+  double value = 0;   ///< its value
+  void note(int64_t i, double v) {
+    if (std::isfinite(v))
+      return;
+    if (count++ == 0) {
+      first = i;
+      value = v;
+    }
+  }
+};
+
+/// "NaN", "+Inf" or "-Inf": the words the report uses for them.
+std::string nonFiniteName(double v) {
+  return std::isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+}
+
 /// How one value compares. The bound of every element is atol + rtol *
 /// scale, where scale is the largest magnitude of the unpartitioned value:
 /// a sum the split adds in another order is off by a few units in the last
@@ -481,6 +584,9 @@ struct Comparison {
   int64_t worst = -1; ///< the element furthest outside (or nearest to) the bound
   double got = 0, want = 0;
   std::vector<int64_t> shape;
+  /// The NaN and infinite elements of each side: no tolerance decides
+  /// whether they agree.
+  NonFinite gotNonFinite, wantNonFinite;
 };
 
 double elementOf(const rt::HostTensor &t, int64_t i) {
@@ -516,6 +622,8 @@ Comparison compare(const rt::HostTensor &got, const rt::HostTensor &want,
   double worstDiff = -1;
   for (int64_t i = 0; i < n; ++i) {
     double a = elementOf(got, i), b = elementOf(want, i);
+    c.gotNonFinite.note(i, a);
+    c.wantNonFinite.note(i, b);
     double diff = std::fabs(a - b);
     if (std::isnan(a) || std::isnan(b))
       diff = std::isnan(a) && std::isnan(b) ? 0 : INFINITY;
@@ -592,8 +700,9 @@ private:
                           const std::map<std::string, int64_t> *ranges,
                           std::string &err);
 
-  /// Prints the comparison of every output; returns whether all agree.
-  bool report(const Pair &pair, bool training);
+  /// Prints the comparison of every output; returns kPass when all agree,
+  /// kNonFinite when some value is NaN or infinite, else kMismatch.
+  int report(const Pair &pair, bool training);
   /// Bisects the forward model; returns the exit code.
   int bisect();
   /// The annotated forward model cut after op `k` of `ops`.
@@ -615,6 +724,9 @@ LogicalResult Checker::spmdOptions(SpmdPipelineOptions &options,
   // The mesh text first, so that a typo gets a message of its own.
   SmallVector<StringRef> parts;
   StringRef(o.mesh).split(parts, ',', -1, /*KeepEmpty=*/true);
+  // Every device is a thread of this process: bound their number before
+  // anything is compiled.
+  std::optional<int64_t> devices = 1;
   for (StringRef part : parts) {
     auto [name, size] = part.split(':');
     int64_t n = 0;
@@ -623,6 +735,15 @@ LogicalResult Checker::spmdOptions(SpmdPipelineOptions &options,
             "\" is not AXIS:SIZE with a positive size (e.g. dp:2,tp:2)";
       return failure();
     }
+    devices = devices ? llvm::checkedMul<int64_t>(*devices, n) : std::nullopt;
+  }
+  if (!devices || *devices > kMaxRanks) {
+    err = "--mesh \"" + o.mesh + "\" has " +
+          (devices ? std::to_string(*devices) : "more than 2^63") +
+          " devices; partition-check runs each as a thread of this process, "
+          "at most " +
+          std::to_string(kMaxRanks);
+    return failure();
   }
   std::string text = "mesh=" + o.mesh + " " + o.spmdOptions;
   std::string parseError;
@@ -717,14 +838,15 @@ Checker::runBoth(ModuleOp module, const PassBuilder &reference,
   pair.ranges = ranges ? *ranges : integerRanges(**ref);
   pair.worldSize = partPlan->worldSize();
   auto inputs = makeInputs(*refPlan, pair.ranges, o.inputSeed);
-  rt::StatusOr<RunResult> r =
-      runPlan(*refPlan, weights, inputs, steps, o.timeoutSeconds);
+  rt::StatusOr<RunResult> r = runPlan(*refPlan, weights, inputs, steps,
+                                      o.timeoutSeconds, o.testFailThread);
   if (!r.isOk()) {
     err = "the unpartitioned run failed: " + r.status().message();
     return failure();
   }
   pair.reference = std::move(*r);
-  r = runPlan(*partPlan, weights, inputs, steps, o.timeoutSeconds);
+  r = runPlan(*partPlan, weights, inputs, steps, o.timeoutSeconds,
+              o.testFailThread);
   if (!r.isOk()) {
     err = "the partitioned run failed: " + r.status().message();
     return failure();
@@ -733,17 +855,58 @@ Checker::runBoth(ModuleOp module, const PassBuilder &reference,
   return pair;
 }
 
-bool Checker::report(const Pair &pair, bool training) {
+/// "the unpartitioned run has NaN at [0, 1] (2 of 8 elements)" for the
+/// non-finite elements of one side, or "" when it has none.
+std::string describeNonFinite(const NonFinite &n, const char *side,
+                              const std::vector<int64_t> &shape,
+                              int64_t elements) {
+  if (!n.count)
+    return "";
+  std::string text =
+      std::string("the ") + side + " run has " + nonFiniteName(n.value);
+  if (shape.empty())
+    return text;
+  return text + " at " + indexOf(n.first, shape) + " (" +
+         std::to_string(n.count) + " of " + std::to_string(elements) +
+         " elements not finite)";
+}
+
+int Checker::report(const Pair &pair, bool training) {
   bool allOk = true;
-  int64_t compared = 0, differ = 0;
+  int64_t compared = 0, differ = 0, nonFinite = 0;
+  std::string firstNonFinite;
+  auto noteNonFinite = [&](const std::string &what) {
+    if (nonFinite++ == 0)
+      firstNonFinite = what;
+  };
   if (training) {
     for (size_t step = 0; step < pair.reference.stepScalars.size(); ++step)
       for (const auto &[name, want] : pair.reference.stepScalars[step]) {
         auto &got = pair.partitioned.stepScalars[step];
         auto it = got.find(name);
-        double a = it == got.end() ? NAN : it->second;
+        if (it == got.end()) {
+          os << "  step " << step + 1 << ": " << name
+             << ": MISMATCH: the partitioned plan has no such output\n";
+          allOk = false;
+          continue;
+        }
+        double a = it->second;
+        std::string where = "step " + std::to_string(step + 1) + " " + name;
+        if (!std::isfinite(a) || !std::isfinite(want)) {
+          std::string sides = !std::isfinite(a) && !std::isfinite(want)
+                                  ? "both runs"
+                              : !std::isfinite(a) ? "the partitioned run"
+                                                  : "the unpartitioned run";
+          os << "  step " << step + 1 << ": " << name << " partitioned "
+             << (std::isfinite(a) ? g(a) : nonFiniteName(a))
+             << " vs unpartitioned "
+             << (std::isfinite(want) ? g(want) : nonFiniteName(want))
+             << "  NON-FINITE in " << sides << "\n";
+          noteNonFinite(where + " in " + sides);
+          continue;
+        }
         double diff = std::fabs(a - want);
-        bool ok = diff <= o.atol + o.rtol * std::fabs(want); // NaN fails
+        bool ok = diff <= o.atol + o.rtol * std::fabs(want);
         allOk &= ok;
         os << "  step " << step + 1 << ": " << name << " partitioned "
            << g(a) << " vs unpartitioned " << g(want) << " (abs error "
@@ -765,6 +928,21 @@ bool Checker::report(const Pair &pair, bool training) {
     double rtol = weight ? o.weightRtol : o.rtol;
     Comparison c = compare(it->second, want, o.atol, rtol);
     ++compared;
+    if (c.problem.empty() && (c.gotNonFinite.count || c.wantNonFinite.count)) {
+      int64_t n = int64_t(want.data.size()) / rt::dtypeSize(want.dtype);
+      std::string ref =
+          describeNonFinite(c.wantNonFinite, "unpartitioned", c.shape, n);
+      std::string part =
+          describeNonFinite(c.gotNonFinite, "partitioned", c.shape, n);
+      std::string both = ref + (ref.empty() || part.empty() ? "" : "; ") + part;
+      os << "  " << name << " " << typeOf(want) << ": NON-FINITE: " << both
+         << "\n";
+      noteNonFinite(name + (weight ? " (a weight)" : "") + " in " +
+                    (ref.empty()    ? "the partitioned run"
+                     : part.empty() ? "the unpartitioned run"
+                                    : "both runs"));
+      continue;
+    }
     if (!c.problem.empty()) {
       os << "  " << name << ": MISMATCH: " << c.problem << "\n";
     } else if (!c.ok) {
@@ -780,7 +958,7 @@ bool Checker::report(const Pair &pair, bool training) {
       allOk = false;
     }
   }
-  if (training && allOk) {
+  if (training && allOk && !nonFinite) {
     // The weights in one line: how close the worst came.
     double worstAbs = 0;
     int64_t weights = 0;
@@ -797,10 +975,18 @@ bool Checker::report(const Pair &pair, bool training) {
       os << "  weights after step " << o.steps << ": " << weights
          << " tensors agree (max abs error " << e2(worstAbs) << ")\n";
   }
-  if (!allOk)
+  if (differ)
     os << "  " << differ << " of " << compared
        << (compared == 1 ? " output differs" : " outputs differ") << "\n";
-  return allOk;
+  if (nonFinite) {
+    os << "NON-FINITE: " << nonFinite
+       << (nonFinite == 1 ? " value is" : " values are")
+       << " NaN or infinite (first: " << firstNonFinite
+       << "); no tolerance can compare them, so the check decides nothing "
+          "(smaller --random-scale or weights, or a model that overflows)\n";
+    return kNonFinite;
+  }
+  return allOk ? kPass : kMismatch;
 }
 
 std::string Checker::shardingOf(Value v) const {
@@ -824,9 +1010,13 @@ std::string Checker::sourceLine(Location loc) const {
   auto l = loc->findInstanceOf<FileLineColLoc>();
   if (!l)
     return "";
-  auto buffer = llvm::MemoryBuffer::getFile(l.getFilename().getValue());
-  if (!buffer)
+  // The location names any file the model says: read it as untrusted.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      partition::readInputFile(l.getFilename().getValue().str(), "source");
+  if (!buffer) {
+    llvm::consumeError(buffer.takeError());
     return "";
+  }
   SmallVector<StringRef> lines;
   (*buffer)->getBuffer().split(lines, '\n');
   if (l.getLine() == 0 || l.getLine() > lines.size())
@@ -1080,11 +1270,13 @@ int Checker::run() {
                   : "")
      << " (f32 sums split over ranks are added in another order: off by "
         "units in the last place of the largest partial sums)\n";
-  bool ok = report(*pair, training);
-  if (ok) {
+  int verdict = report(*pair, training);
+  if (verdict == kPass) {
     os << "PASS\n";
     return kPass;
   }
+  if (verdict == kNonFinite)
+    return kNonFinite;
   os << "FAIL: the partitioned program differs\n";
   if (!o.bisect)
     return kMismatch;

@@ -10,6 +10,7 @@
 
 #include "ImporterImpl.h"
 
+#include "partition/Tools/ToolSupport.h"
 #include "partition/runtime/DType.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
@@ -25,24 +26,14 @@ using namespace mlir;
 namespace partition::import::detail {
 
 LogicalResult Importer::parse() {
-  // A directory, a device or a FIFO is no model: reading /dev/zero would
-  // never end, and opening a FIFO blocks until someone writes to it.
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(path, status))
-    return emitError(UnknownLoc::get(&context))
-           << "cannot read " << path << ": " << ec.message();
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return emitError(fileLoc())
-           << "not a regular file ("
-           << (status.type() == llvm::sys::fs::file_type::directory_file
-                   ? "a directory"
-                   : "a device, FIFO or socket")
-           << "); partition-import reads a model from a file";
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  // The tools' one reader of untrusted files: a directory, a device or a
+  // FIFO is no model (reading /dev/zero would never end, and opening a FIFO
+  // blocks until someone writes to it).
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      partition::readInputFile(path, "model");
   if (!buffer)
     return emitError(UnknownLoc::get(&context))
-           << "cannot read " << path << ": " << buffer.getError().message();
+           << llvm::toString(buffer.takeError());
   StringRef bytes = (*buffer)->getBuffer();
   if (bytes.empty())
     return emitError(fileLoc()) << "the file is empty, not an ONNX model";

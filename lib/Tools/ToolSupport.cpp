@@ -1,12 +1,14 @@
 //===- ToolSupport.cpp - input limits and options of the tools ------------===//
 
 #include "partition/Tools/ToolSupport.h"
+#include "partition/runtime/Files.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <chrono>
 
@@ -21,8 +23,86 @@
 #include "llvm/Support/WithColor.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
 
 using namespace partition;
+
+/// An error with `message` (one line).
+static llvm::Error inputError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Standard input that is not a regular file, read to its end or the limit.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readStream() {
+  std::string bytes;
+  std::vector<char> chunk(1 << 20);
+  for (;;) {
+    ssize_t got = ::read(STDIN_FILENO, chunk.data(), chunk.size());
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return inputError("cannot read standard input: " +
+                        llvm::Twine(std::strerror(errno)));
+    if (got == 0)
+      break;
+    if (bytes.size() + size_t(got) > kMaxInputStreamBytes)
+      return inputError("standard input has more than " +
+                        llvm::Twine(kMaxInputStreamBytes) +
+                        " bytes; give a larger input as a file");
+    bytes.append(chunk.data(), size_t(got));
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(bytes, "<stdin>");
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+partition::readInputFile(const std::string &path, const char *what) {
+  int fd = -1;
+  uint64_t size = 0;
+  std::optional<runtime::RegularFile> file;
+  struct stat st;
+  if (path == "-") {
+    if (::fstat(STDIN_FILENO, &st) != 0)
+      return inputError("cannot read standard input: " +
+                        llvm::Twine(std::strerror(errno)));
+    // A device (other than a terminal) never ends: /dev/zero, /dev/urandom.
+    if ((S_ISCHR(st.st_mode) && !::isatty(STDIN_FILENO)) ||
+        S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode))
+      return inputError(llvm::Twine("standard input is ") +
+                        (S_ISDIR(st.st_mode) ? "a directory" : "a device") +
+                        ", not a " + what + "; give the " + what +
+                        " as a file or through a pipe");
+    if (!S_ISREG(st.st_mode))
+      return readStream();
+    fd = STDIN_FILENO;
+    size = uint64_t(st.st_size);
+  } else {
+    runtime::StatusOr<runtime::RegularFile> opened =
+        runtime::RegularFile::open(path, what);
+    if (!opened.isOk())
+      return inputError(opened.status().message());
+    file = std::move(*opened);
+    fd = file->fd();
+    size = file->size();
+  }
+  if (size > kMaxInputFileBytes)
+    return inputError(path + ": the " + what + " has " + llvm::Twine(size) +
+                      " bytes, more than the " +
+                      llvm::Twine(kMaxInputFileBytes) + " a tool reads");
+  // Read, not mapped: a file truncated while mapped would fault.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getOpenFile(fd, path == "-" ? "<stdin>" : path, size,
+                                      /*RequiresNullTerminator=*/true,
+                                      /*IsVolatile=*/true);
+  if (!buffer)
+    return inputError(path + ": cannot read the " + what + ": " +
+                      buffer.getError().message());
+  return std::move(*buffer);
+}
 
 std::optional<NestingViolation>
 partition::findExcessiveNesting(llvm::StringRef text, unsigned maxDepth) {

@@ -655,20 +655,3 @@ std::string partition::report::renderHtml(const Report &report) {
   os << "</main></body></html>\n";
   return os.str();
 }
-
-bool partition::report::writeHtml(const Report &report,
-                                  const std::string &path,
-                                  std::string *error) {
-  std::string html = renderHtml(report);
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    if (error)
-      *error = "cannot write the report " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  bool ok = std::fwrite(html.data(), 1, html.size(), f) == html.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok && error)
-    *error = "cannot write the report " + path + ": " + std::strerror(errno);
-  return ok;
-}

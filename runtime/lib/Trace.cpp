@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/runtime/Trace.h"
+#include "partition/runtime/Files.h"
 
 #include "Json.h"
 
@@ -79,14 +80,6 @@ Status partition::runtime::writeChromeTrace(
     }
   }
   out << "\n]}\n";
-  std::ofstream file(path, std::ios::binary);
-  if (!file)
-    return PARTITION_ERROR(Unavailable, "cannot open trace file \"", path,
-                           "\" for writing");
-  file << out.str();
-  file.close();
-  if (!file)
-    return PARTITION_ERROR(Unavailable, "cannot write trace file \"", path,
-                           "\"");
-  return Status::ok();
+  PARTITION_ASSIGN_OR_RETURN(OutputFile file, checkOutputFile(path, "--trace"));
+  return writeOutputFile(file, out.str());
 }

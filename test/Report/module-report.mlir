@@ -74,7 +74,7 @@
 // NOSPMD: error: part-html-report: the module has no per-device program (part.spmd): run part-spmd (or part-partition) before the report
 // RUN: not partition-opt %t/gpt-step.mlir --part-spmd="mesh=dp:2" --part-report=%t/missing/r.html -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WRITE
-// WRITE: error: part-html-report: cannot write the report {{.*}}missing/r.html: No such file or directory
+// WRITE: partition-opt: cannot write {{.*}}missing/r.html (--part-report): its directory {{.*}}missing: No such file or directory
 // RUN: not partition-opt %t/gpt-step.mlir --part-spmd="mesh=dp:2" --part-report=%t/r.html --part-report-cluster=nosuch -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CLUSTER
 // CLUSTER: error: part-html-report: {{.*}}nosuch

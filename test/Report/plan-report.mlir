@@ -50,4 +50,4 @@
 //
 // Errors: a page that cannot be written.
 // RUN: not partition-plan %t/small.mlir --cluster dgx-a100 --devices 8 --html %t/missing/r.html 2>&1 | FileCheck %s --check-prefix=WRITE
-// WRITE: partition-plan: cannot write the report {{.*}}missing/r.html: No such file or directory
+// WRITE: partition-plan: cannot write {{.*}}missing/r.html (--html): its directory {{.*}}missing: No such file or directory

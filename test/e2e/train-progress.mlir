@@ -95,7 +95,7 @@
 // RUN: count 4 < errors.out
 // RUN: test ! -e unwritten.jsonl
 //
-// ERRORS:      partition-run: invalid argument: --metrics missing/m.jsonl: cannot create the file: No such file or directory
-// ERRORS-NEXT: partition-run: invalid argument: --metrics folder: is a folder; give a file name such as folder/metrics.jsonl
+// ERRORS:      partition-run: invalid argument: cannot write missing/m.jsonl (--metrics): its directory missing: No such file or directory
+// ERRORS-NEXT: partition-run: invalid argument: cannot write folder (--metrics): it is a directory
 // ERRORS-NEXT: partition-run: --log-every needs a positive integer, got "0"
 // ERRORS-NEXT: partition-run: --cluster: invalid argument: "no-such-cluster" is neither a cluster preset (dgx-a100, dgx-h100, h200) nor a cluster file

@@ -12,16 +12,20 @@
 #include "partition/Check/Check.h"
 #include "partition/InitAll.h"
 #include "partition/Tools/ToolSupport.h"
+#include "partition/runtime/Files.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
 
 using namespace mlir;
 using namespace partition::check;
@@ -64,12 +68,12 @@ cl::opt<int64_t> randomWeights(
     "random-weights",
     cl::desc("random weights from SEED, as partition-run --random-weights"),
     cl::init(-1), cl::cat(category));
-cl::opt<float> randomScale(
+cl::opt<double> randomScale(
     "random-scale",
     cl::desc("range of --random-weights (default 1: weights in [-1, 1) make "
              "the outputs depend strongly on every op; partition-run's "
              "default is 0.1)"),
-    cl::init(1.0f), cl::cat(category));
+    cl::init(1.0), cl::cat(category));
 cl::opt<int64_t> inputSeed("input-seed",
                            cl::desc("seed of the random inputs (default 0)"),
                            cl::init(0), cl::cat(category));
@@ -97,8 +101,14 @@ cl::opt<bool> testDropMatmulReduction(
     cl::desc("TEST ONLY: partition with a broken rule (the all-reduce that "
              "completes a matmul's split contraction is left out)"),
     cl::Hidden, cl::cat(category));
+cl::opt<int> testFailThread(
+    "test-fail-thread",
+    cl::desc("TEST ONLY: the thread of this rank fails to start, as when a "
+             "limit on threads is reached"),
+    cl::init(-1), cl::Hidden, cl::cat(category));
 
-const char *kOverview = R"(partition-check: does the partitioned model compute what the model does?
+const char *kOverview =
+    R"(partition-check: does the partitioned model compute what the model does?
 
 Partitions MODEL for the mesh with part-spmd (the model's own sharding
 annotations, if any, are dropped), lowers the partitioned and the
@@ -116,10 +126,31 @@ partitioned result differs, with its operands' and result's shardings.
   partition-check gpt2.mlir --mesh dp:2,tp:2
   partition-check gpt2.mlir --mesh tp:2 --steps 3 --weights w.safetensors
 
+Each device of the mesh is a thread of this process: at most 64.
+
 Exit codes: 0 every output agrees; 1 some output, loss or weight differs;
 2 bad usage, a model that does not parse or compile for the mesh, or a run
-that fails.
+that fails; 3 some output, loss or weight is NaN or infinite on either side
+(each is named, with the step or element and the side, on a NON-FINITE
+line): no tolerance can say whether such values agree.
 )";
+
+/// The ranges of the numeric options.
+constexpr double kMaxSteps = 10000;
+constexpr double kMaxTimeoutSeconds = 86400;
+constexpr double kMaxRandomScale = 1000;
+constexpr double kMaxAbsTolerance = 1e6;
+
+/// `value` as the message shows it ("1e+300", "-1", "NaN", "infinity").
+std::string formatNumber(double value) {
+  if (std::isnan(value))
+    return "NaN";
+  if (std::isinf(value))
+    return value > 0 ? "infinity" : "-infinity";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
 
 int usage(const llvm::Twine &message) {
   llvm::errs() << "partition-check: error: " << message << "\n";
@@ -138,15 +169,40 @@ int main(int argc, char **argv) {
                  "dp:2,tp:2; see --help)");
   if (mesh.empty())
     return usage("--mesh is required, e.g. --mesh dp:2,tp:2");
-  if (steps < 0)
-    return usage("--steps needs 0 or more, got " + llvm::Twine(int(steps)));
-  if (!weights.empty() && randomWeights >= 0)
+  // Every number in its range (NaN fails each comparison).
+  auto outside = [](llvm::StringRef option, double value, double lo,
+                    double hi) -> std::optional<int> {
+    if (value >= lo && value <= hi)
+      return std::nullopt;
+    return usage("--" + option + " " + formatNumber(value) +
+                 " is out of range (" + formatNumber(lo) + " to " +
+                 formatNumber(hi) + ")");
+  };
+  if (auto e = outside("steps", steps, 0, kMaxSteps))
+    return *e;
+  if (randomWeights.getNumOccurrences() && randomWeights < 0)
+    return usage("--random-weights " + llvm::Twine(int64_t(randomWeights)) +
+                 " is not a seed (0 or more)");
+  if (inputSeed < 0)
+    return usage("--input-seed " + llvm::Twine(int64_t(inputSeed)) +
+                 " is not a seed (0 or more)");
+  if (auto e = outside("timeout", timeout, 1, kMaxTimeoutSeconds))
+    return *e;
+  // Weights beyond this make f32 sums overflow in any model.
+  if (!(randomScale > 0))
+    return usage("--random-scale " + formatNumber(randomScale) +
+                 " must be positive");
+  if (auto e = outside("random-scale", randomScale, 0, kMaxRandomScale))
+    return *e;
+  if (auto e = outside("atol", absTolerance, 0, kMaxAbsTolerance))
+    return *e;
+  if (auto e = outside("rtol", relTolerance, 0, 1))
+    return *e;
+  if (auto e = outside("weight-rtol", weightRtol, 0, 1))
+    return *e;
+  if (!weights.empty() && randomWeights.getNumOccurrences())
     return usage("--weights and --random-weights are two sources of "
                  "weights; give one");
-  if (!(randomScale > 0) || !(absTolerance >= 0) || !(relTolerance >= 0) ||
-      !(weightRtol >= 0) || timeout < 1)
-    return usage("--random-scale and --timeout must be positive, the "
-                 "tolerances 0 or more");
   CheckOptions options;
   options.mesh = mesh;
   options.spmdOptions = spmdOptions;
@@ -154,7 +210,7 @@ int main(int argc, char **argv) {
   options.optimizer = optimizer;
   options.weights = weights;
   options.weightSeed = randomWeights >= 0 ? uint64_t(randomWeights) : 1;
-  options.weightScale = randomScale;
+  options.weightScale = float(randomScale);
   options.inputSeed = uint64_t(inputSeed);
   options.atol = absTolerance;
   options.rtol = relTolerance;
@@ -162,14 +218,20 @@ int main(int argc, char **argv) {
   options.bisect = !noBisect;
   options.timeoutSeconds = timeout;
   options.testDropMatmulReduction = testDropMatmulReduction;
+  options.testFailThread = testFailThread;
 
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &message);
-  if (!input)
-    return usage(message);
-  if (!weights.empty() && !llvm::sys::fs::exists(weights))
-    return usage("--weights " + weights + ": no such file");
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+      partition::readInputFile(inputFile, "model");
+  if (!read)
+    return usage(llvm::toString(read.takeError()));
+  std::unique_ptr<llvm::MemoryBuffer> input = std::move(*read);
+  if (!weights.empty()) {
+    // Read by every rank through the same reader; checked once here.
+    partition::runtime::StatusOr<partition::runtime::RegularFile> file =
+        partition::runtime::RegularFile::open(weights, "weights file");
+    if (!file.isOk())
+      return usage("--weights " + file.status().message());
+  }
   if (!partition::checkNestingDepth(input->getBuffer(),
                                     input->getBufferIdentifier(), llvm::errs()))
     return kError;

@@ -11,14 +11,15 @@
 // Every output path is checked before the import starts; outputs are written
 // to temporary files beside their targets and renamed only when everything
 // succeeded, so a failed import leaves nothing behind. Devices and FIFOs
-// (`-o /dev/null`) are written in place, never renamed over (OutputFiles.h).
+// (`-o /dev/null`) are written in place, never renamed over; a FIFO that
+// nobody reads is refused (runtime/Files.h, checkOutputFiles).
 //
 //===----------------------------------------------------------------------===//
 
 #include "partition/Import/ModelGenerators.h"
 #include "partition/Import/OnnxImporter.h"
-#include "partition/Import/OutputFiles.h"
 #include "partition/InitAll.h"
+#include "partition/runtime/Files.h"
 #include "partition/runtime/Safetensors.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -203,40 +204,20 @@ int main(int argc, char **argv) {
               "--weights\n";
     return 1;
   }
-  // Every output is checked before anything is computed or written.
-  Expected<import::OutputFile> irFile =
-      import::checkOutputFile(outputPath, "-o");
-  if (!irFile) {
-    errs() << "partition-import: " << toString(irFile.takeError()) << "\n";
+  // Every output is checked before anything is computed or written, and
+  // none may be the model or another output.
+  std::vector<runtime::NamedPath> outputPaths{{"-o", outputPath}};
+  if (!weightsPath.empty())
+    outputPaths.push_back({"--weights", weightsPath});
+  runtime::StatusOr<std::vector<runtime::OutputFile>> checked =
+      runtime::checkOutputFiles(outputPaths, {{"the model", inputPath}});
+  if (!checked.isOk()) {
+    errs() << "partition-import: " << checked.status().message() << "\n";
     return 1;
   }
-  std::optional<import::OutputFile> weightsFile;
-  if (!weightsPath.empty()) {
-    Expected<import::OutputFile> file =
-        import::checkOutputFile(weightsPath, "--weights");
-    if (!file) {
-      errs() << "partition-import: " << toString(file.takeError()) << "\n";
-      return 1;
-    }
-    weightsFile = std::move(*file);
-    // Both renamed onto one file would leave only the IR there.
-    auto absolute = [](StringRef path) {
-      SmallString<256> out(path);
-      sys::fs::make_absolute(out);
-      sys::path::remove_dots(out, /*remove_dot_dot=*/true);
-      return out;
-    };
-    bool bothStdout = weightsFile->kind == import::OutputFile::Kind::Stdout &&
-                      irFile->kind == import::OutputFile::Kind::Stdout;
-    if (bothStdout ||
-        (weightsFile->kind == import::OutputFile::Kind::Replace &&
-         irFile->kind == import::OutputFile::Kind::Replace &&
-         absolute(weightsFile->target) == absolute(irFile->target))) {
-      errs() << "partition-import: -o " << outputPath << " and --weights "
-             << weightsPath << " name the same file\n";
-      return 1;
-    }
-  }
+  const runtime::OutputFile *irFile = &(*checked)[0];
+  const runtime::OutputFile *weightsFile =
+      weightsPath.empty() ? nullptr : &(*checked)[1];
 
   import::Weights weights;
   mlir::OwningOpRef<mlir::ModuleOp> module;
@@ -308,7 +289,7 @@ int main(int argc, char **argv) {
 
   // Everything is built: write to temporary files, then rename.
   std::string weightBytes;
-  std::vector<import::OutputContents> outputs;
+  std::vector<runtime::OutputContents> outputs;
   if (weightsFile) {
     runtime::SafetensorsWriter writer;
     for (const import::WeightTensor &tensor : weights.tensors) {
@@ -327,7 +308,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     weightBytes = std::move(*bytes);
-    outputs.push_back({&*weightsFile, weightBytes});
+    outputs.push_back({weightsFile, weightBytes.data(), weightBytes.size()});
   }
   std::string text;
   {
@@ -336,9 +317,9 @@ int main(int argc, char **argv) {
   }
   // Standard output comes last, so a reader of it never sees IR without its
   // data.
-  outputs.push_back({&*irFile, text});
-  if (Error e = import::writeOutputFiles(outputs)) {
-    errs() << "partition-import: " << toString(std::move(e)) << "\n";
+  outputs.push_back({irFile, text.data(), text.size()});
+  if (runtime::Status s = runtime::writeOutputFiles(outputs); !s.isOk()) {
+    errs() << "partition-import: " << s.message() << "\n";
     return 1;
   }
   return 0;

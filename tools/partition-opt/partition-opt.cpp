@@ -10,16 +10,15 @@
 #include "partition/Dialect/Part/Transforms/Passes.h"
 #include "partition/InitAll.h"
 #include "partition/Tools/ToolSupport.h"
+#include "partition/runtime/Files.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <unistd.h>
 
@@ -70,15 +69,29 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      mlir::openInputFile(inputFilename, &errorMessage);
-  if (!input) {
-    llvm::errs() << errorMessage << "\n";
+  // Before anything is read: the outputs, which may be neither the model
+  // nor each other, and the model itself, read as an untrusted file.
+  std::vector<partition::runtime::NamedPath> outputPaths{
+      {"-o", outputFilename}};
+  if (!reportFile.empty())
+    outputPaths.push_back({"--part-report", reportFile});
+  partition::runtime::StatusOr<std::vector<partition::runtime::OutputFile>>
+      outputs = partition::runtime::checkOutputFiles(
+          outputPaths, {{"the model", inputFilename},
+                        {"--part-report-cluster", reportCluster}});
+  if (!outputs.isOk()) {
+    llvm::errs() << "partition-opt: " << outputs.status().message() << "\n";
     return 1;
   }
-  if (!partition::checkNestingDepth(input->getBuffer(),
-                                    input->getBufferIdentifier(), llvm::errs()))
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input =
+      partition::readInputFile(inputFilename, "model");
+  if (!input) {
+    llvm::errs() << "partition-opt: " << llvm::toString(input.takeError())
+                 << "\n";
+    return 1;
+  }
+  if (!partition::checkNestingDepth(
+          (*input)->getBuffer(), (*input)->getBufferIdentifier(), llvm::errs()))
     return 1;
   // Diagnostics of passes print a bounded excerpt of their source line
   // (MLIR's handler echoes the whole line: a function's signature). Not
@@ -88,8 +101,8 @@ int main(int argc, char **argv) {
   if (!config.shouldVerifyDiagnostics() && config.inputSplitMarker().empty()) {
     sourceMgr = std::make_shared<llvm::SourceMgr>();
     sourceMgr->AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(input->getBuffer(),
-                                             input->getBufferIdentifier()),
+        llvm::MemoryBuffer::getMemBufferCopy((*input)->getBuffer(),
+                                             (*input)->getBufferIdentifier()),
         llvm::SMLoc());
   }
   // Progress: with --progress a line per pass; on a terminal one line
@@ -118,15 +131,21 @@ int main(int argc, char **argv) {
       return mlir::success();
     });
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
+  // The result is written once it is complete, with every write checked.
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  bool ok = mlir::succeeded(
+      mlir::MlirOptMain(os, std::move(*input), registry, config));
+  // On failure a file is left alone; standard output still shows what was
+  // printed (the chunks of --split-input-file that succeeded), as before.
+  const partition::runtime::OutputFile &output = (*outputs)[0];
+  if (!ok && output.kind != partition::runtime::OutputFile::Kind::Stdout)
+    return 1;
+  partition::runtime::Status written =
+      partition::runtime::writeOutputFile(output, result);
+  if (!written.isOk()) {
+    llvm::errs() << "partition-opt: " << written.message() << "\n";
     return 1;
   }
-  if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
-    return 1;
-  output->keep();
-  return 0;
+  return ok ? 0 : 1;
 }

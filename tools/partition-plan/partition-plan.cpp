@@ -15,6 +15,7 @@
 #include "partition/Planner/Planner.h"
 #include "partition/Report/PlanReport.h"
 #include "partition/Tools/ToolSupport.h"
+#include "partition/runtime/Files.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -347,13 +348,33 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  std::string message;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &message);
-  if (!input) {
-    llvm::errs() << "partition-plan: " << message << "\n";
+  // The outputs (neither the model, the cluster file nor each other) and
+  // the model, read as an untrusted file, before any work.
+  std::vector<partition::runtime::NamedPath> outputPaths;
+  if (!jsonFile.empty())
+    outputPaths.push_back({"--json", jsonFile});
+  if (!htmlFile.empty())
+    outputPaths.push_back({"--html", htmlFile});
+  auto outputs = partition::runtime::checkOutputFiles(
+      outputPaths, {{"the model", inputFile}, {"--cluster", clusterName}});
+  if (!outputs.isOk()) {
+    llvm::errs() << "partition-plan: " << outputs.status().message() << "\n";
     return 1;
   }
+  auto outputFor = [&](const std::string &path) {
+    for (const partition::runtime::OutputFile &file : *outputs)
+      if (file.path == path)
+        return &file;
+    return static_cast<const partition::runtime::OutputFile *>(nullptr);
+  };
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+      partition::readInputFile(inputFile, "model");
+  if (!read) {
+    llvm::errs() << "partition-plan: " << llvm::toString(read.takeError())
+                 << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::MemoryBuffer> input = std::move(*read);
   if (!partition::checkNestingDepth(input->getBuffer(),
                                     input->getBufferIdentifier(), llvm::errs()))
     return 1;
@@ -411,8 +432,10 @@ int main(int argc, char **argv) {
     partition::report::Report page = partition::buildPlanReport(
         *result, options, llvm::sys::path::filename(inputFile).str(),
         size_t(top), notes);
-    if (!partition::report::writeHtml(page, htmlFile, &error)) {
-      llvm::errs() << "partition-plan: " << error << "\n";
+    partition::runtime::Status written = partition::runtime::writeOutputFile(
+        *outputFor(htmlFile), partition::report::renderHtml(page));
+    if (!written.isOk()) {
+      llvm::errs() << "partition-plan: " << written.message() << "\n";
       return 1;
     }
   }
@@ -439,15 +462,14 @@ int main(int argc, char **argv) {
         {"pruned", std::move(pruned)},
         {"plans", std::move(plans)},
     };
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(jsonFile, &message);
-    if (!out) {
-      llvm::errs() << "partition-plan: " << message << "\n";
+    os.flush(); // the table first when --json is standard output
+    partition::runtime::Status written = partition::runtime::writeOutputFile(
+        *outputFor(jsonFile),
+        llvm::formatv("{0:2}\n", llvm::json::Value(std::move(doc))).str());
+    if (!written.isOk()) {
+      llvm::errs() << "partition-plan: " << written.message() << "\n";
       return 1;
     }
-    out->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(doc)))
-              << "\n";
-    out->keep();
   }
   return 0;
 }

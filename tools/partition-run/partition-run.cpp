@@ -671,11 +671,16 @@ public:
   Status open() {
     if (o_.metrics.empty())
       return Status::ok();
-    metrics_ = std::fopen(o_.metrics.c_str(), "w");
-    if (!metrics_)
+    PARTITION_ASSIGN_OR_RETURN(OutputFile file,
+                               checkOutputFile(o_.metrics, "--metrics"));
+    PARTITION_ASSIGN_OR_RETURN(int fd, openOutputStream(file));
+    metrics_ = ::fdopen(fd, "w");
+    if (!metrics_) {
+      ::close(fd);
       return PARTITION_ERROR(InvalidArgument, "--metrics ", o_.metrics,
                              ": cannot create the file: ",
                              std::strerror(errno));
+    }
     return Status::ok();
   }
 
@@ -1259,11 +1264,15 @@ int finish(const Options &o, const LoadedPlan &plan,
         return 1;
       }
     if (!o.html.empty()) {
-      std::string error;
       partition::report::Report page =
           traceReport(traces, std::filesystem::path(o.planPath).filename().string());
-      if (!partition::report::writeHtml(page, o.html, &error)) {
-        std::cerr << "partition-run: --html: " << error << "\n";
+      StatusOr<OutputFile> file = checkOutputFile(o.html, "--html");
+      Status written =
+          file.isOk()
+              ? writeOutputFile(*file, partition::report::renderHtml(page))
+              : file.status();
+      if (!written.isOk()) {
+        std::cerr << "partition-run: " << written.message() << "\n";
         return 1;
       }
       std::printf("trace report written to %s\n", o.html.c_str());
@@ -1465,16 +1474,25 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
           ": the folder is not writable: ", std::strerror(errno));
     return Status::ok();
   };
+  std::vector<NamedPath> outputs;
   if (!o.outputDir.empty()) {
     PARTITION_RETURN_IF_ERROR(makeFolder(o.outputDir, "--output-dir"));
     // Output names come from the model: each must stay one file name
-    // inside the folder.
+    // inside the folder (and its file is checked with the other outputs).
+    std::set<std::string> names;
     for (const plan::Program *program : *root.programs())
       if (program->outputs())
-        for (const plan::Binding *b : *program->outputs())
+        for (const plan::Binding *b : *program->outputs()) {
+          std::string name = b->name()->str();
           PARTITION_RETURN_IF_ERROR(checkFileNameComponent(
-              b->name()->str(),
-              "--output-dir: output \"" + b->name()->str() + "\""));
+              name, "--output-dir: output \"" + name + "\""));
+          bool bf16 = toDType(program->values()->Get(b->value())->dtype()) ==
+                      DType::BF16;
+          if (names.insert(name).second)
+            outputs.push_back(
+                {"--output-dir",
+                 o.outputDir + "/" + name + (bf16 ? ".safetensors" : ".npy")});
+        }
   }
   for (auto [flag, path, example] :
        {std::tuple<const char *, const std::string *, const char *>{
@@ -1490,14 +1508,21 @@ Status prepareRun(const Options &o, const LoadedPlan &plan) {
       return PARTITION_ERROR(InvalidArgument, flag, " ", *path,
                              ": is a folder; give a file name such as ",
                              (fs::path(*path) / example).string());
-    int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-      return PARTITION_ERROR(
-          InvalidArgument, flag, " ", *path,
-          ": cannot create the file: ", std::strerror(errno));
-    ::close(fd);
   }
-  return Status::ok();
+  // Each output file (a FIFO nobody reads, a socket, one path twice, or an
+  // output onto an input: runtime/Files.h).
+  std::vector<NamedPath> inputs{{"the plan", o.planPath},
+                                {"--weights", o.weights},
+                                {"--data", o.dataPath}};
+  for (auto [flag, path] :
+       {std::pair<const char *, const std::string *>{"--trace", &o.trace},
+        {"--html", &o.html},
+        {"--metrics", &o.metrics}})
+    if (!path->empty())
+      outputs.push_back({flag, *path});
+  for (const auto &[name, path] : o.inputs)
+    inputs.push_back({"--input " + name, path});
+  return checkOutputFiles(outputs, inputs).status();
 }
 
 /// Checks that --metrics names a file that can be written, without emptying
@@ -1511,12 +1536,7 @@ Status checkMetricsPath(const Options &o) {
     return PARTITION_ERROR(InvalidArgument, "--metrics ", o.metrics,
                            ": is a folder; give a file name such as ",
                            (fs::path(o.metrics) / "metrics.jsonl").string());
-  int fd = ::open(o.metrics.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return PARTITION_ERROR(InvalidArgument, "--metrics ", o.metrics,
-                           ": cannot create the file: ", std::strerror(errno));
-  ::close(fd);
-  return Status::ok();
+  return checkOutputFile(o.metrics, "--metrics").status();
 }
 
 /// Opens --data or --synthetic and checks it against every input and label
@@ -1633,6 +1653,12 @@ int calibrateMain(int argc, char **argv) {
                  "to write)\n";
     return 2;
   }
+  // Checked before the measurements (a FIFO nobody reads, a folder).
+  StatusOr<OutputFile> outFile = checkOutputFile(out, "-o");
+  if (!outFile.isOk()) {
+    std::cerr << "partition-run: " << outFile.status().message() << "\n";
+    return 2;
+  }
   if (backend.empty()) {
     backend = "cpu";
 #ifdef PARTITION_HAVE_CUDA
@@ -1722,11 +1748,8 @@ int calibrateMain(int argc, char **argv) {
               << checked.status().message() << "\n";
     return 1;
   }
-  std::ofstream file(out, std::ios::binary | std::ios::trunc);
-  file << cluster.toJson();
-  file.close();
-  if (!file) {
-    std::cerr << "partition-run: cannot write " << out << "\n";
+  if (Status s = writeOutputFile(*outFile, cluster.toJson()); !s.isOk()) {
+    std::cerr << "partition-run: " << s.message() << "\n";
     return 1;
   }
   std::printf("GEMM n x n x n    FLOP/s   efficiency\n");

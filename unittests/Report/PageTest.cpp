@@ -101,10 +101,4 @@ TEST(ReportPage, Deterministic) {
   EXPECT_EQ(renderHtml(hostileReport()), renderHtml(hostileReport()));
 }
 
-TEST(ReportPage, WriteFailsWithThePath) {
-  std::string error;
-  EXPECT_FALSE(writeHtml(hostileReport(), "/nonexistent-dir/r.html", &error));
-  EXPECT_NE(error.find("/nonexistent-dir/r.html"), std::string::npos);
-}
-
 } // namespace

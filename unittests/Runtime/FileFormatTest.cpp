@@ -1792,6 +1792,63 @@ TEST(RegularFile, RejectsFoldersDevicesAndFifosWithoutBlocking) {
   fs::remove_all(dir);
 }
 
+TEST(OutputFiles, RefusedBeforeAnyWorkWithoutBlocking) {
+  fs::path dir = fs::temp_directory_path() /
+                 ("partition-output-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string fifo = (dir / "fifo").string(), in = (dir / "in").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ofstream(in) << "model";
+  ASSERT_EQ(::symlink(in.c_str(), (dir / "link").c_str()), 0);
+  // A FIFO nobody reads, a folder, a missing folder: one line each.
+  struct Case {
+    std::string path, why;
+  } cases[] = {
+      {fifo, "it is a FIFO that no process reads"},
+      {dir.string(), "it is a directory"},
+      {(dir / "none" / "x").string(), "its directory"},
+  };
+  for (const Case &c : cases) {
+    StatusOr<OutputFile> file = checkOutputFile(c.path, "--json");
+    ASSERT_FALSE(file.isOk()) << c.path;
+    EXPECT_NE(file.status().message().find("cannot write " + c.path +
+                                           " (--json): " + c.why),
+              std::string::npos)
+        << file.status().message();
+  }
+  // Outputs onto an input or each other, by identity (a link, `./`, `..`).
+  std::string viaDots = (dir / "none" / ".." / "out").string();
+  ASSERT_TRUE(fs::create_directories(dir / "none"));
+  EXPECT_EQ(checkOutputFiles({{"--html", (dir / "link").string()}},
+                             {{"the model", in}})
+                .status()
+                .message(),
+            "--html " + (dir / "link").string() + " and the model " + in +
+                " name the same file");
+  EXPECT_FALSE(checkOutputFiles(
+                   {{"-o", (dir / "out").string()}, {"--json", viaDots}}, {})
+                   .isOk());
+  EXPECT_FALSE(checkOutputFiles({{"-o", "-"}, {"--json", "-"}}, {}).isOk());
+  // Devices may be shared; an input that does not exist names no file.
+  EXPECT_TRUE(checkOutputFiles({{"-o", "/dev/null"}, {"--json", "/dev/null"}},
+                               {{"--cluster", "dgx-h100"}})
+                  .isOk());
+  // A write error is an error naming the output (never a partial file).
+  StatusOr<std::vector<OutputFile>> full =
+      checkOutputFiles({{"--json", "/dev/full"}, {"-o", in}}, {});
+  ASSERT_TRUE(full.isOk()) << full.status().toString();
+  std::string bytes = "new";
+  Status written = writeOutputFiles(
+      {{&(*full)[0], bytes.data(), 3}, {&(*full)[1], bytes.data(), 3}});
+  EXPECT_EQ(written.message(),
+            "cannot write /dev/full (--json): No space left on device");
+  std::ifstream kept(in);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "model");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 4); // no temps
+  fs::remove_all(dir);
+}
+
 TEST(FileNames, OnlyPlainNamesStayInsideTheFolder) {
   for (const char *good : {"y", "new.w", "layers.0.weight", "a b", "..x"})
     EXPECT_TRUE(checkFileNameComponent(good, "output").isOk()) << good;

@@ -23,10 +23,16 @@ namespace partition::check {
 
 /// The exit codes of partition-check.
 enum ExitCode : int {
-  kPass = 0,     ///< every comparison within its tolerance
-  kMismatch = 1, ///< some output, loss or weight differs
-  kError = 2,    ///< bad usage, a model that does not compile, a failed run
+  kPass = 0,      ///< every comparison within its tolerance
+  kMismatch = 1,  ///< some output, loss or weight differs
+  kError = 2,     ///< bad usage, a model that does not compile, a failed run
+  kNonFinite = 3, ///< some output, loss or weight is NaN or infinite
 };
+
+/// The most devices a mesh may have: each is a thread of partition-check
+/// (with a Gloo connection to every other), and the check is meant for the
+/// small meshes that show a partitioning rule wrong.
+constexpr int64_t kMaxRanks = 64;
 
 /// What to check and how.
 struct CheckOptions {
@@ -61,6 +67,9 @@ struct CheckOptions {
   /// TEST ONLY: partition with part-partition's test-drop-matmul-reduction,
   /// a deliberately wrong sharding rule.
   bool testDropMatmulReduction = false;
+  /// TEST ONLY: the rank whose thread fails to start (-1: none), as when a
+  /// limit on threads is reached.
+  int testFailThread = -1;
 };
 
 /// Checks `model` (parsed from `modelPath`, whose lines the report quotes)

@@ -1,7 +1,8 @@
 //===- ToolSupport.h - input limits and options of the tools ----*- C++ -*-===//
 //
-// What partition-opt and partition-translate do before MLIR sees their input:
-// bound how deeply the text nests (the parser recurses once per level and
+// What the tools do before MLIR sees their input: read it as an untrusted
+// file (readInputFile, over the runtime's RegularFile), bound how deeply the
+// text nests (the parser recurses once per level and
 // overflows the stack long before it runs out of input), hide the options
 // that linked-in LLVM libraries register, and make diagnostics short by
 // default.
@@ -12,13 +13,18 @@
 #define PARTITION_TOOLS_TOOLSUPPORT_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
 
 #include <memory>
 
 #include <optional>
 
 namespace llvm {
+class MemoryBuffer;
 class SourceMgr;
 } // namespace llvm
 
@@ -28,6 +34,24 @@ class MLIRContext;
 } // namespace mlir
 
 namespace partition {
+
+/// The largest input file a tool reads (a model in MLIR text, even with its
+/// weights inline, is far smaller).
+constexpr uint64_t kMaxInputFileBytes = 4ull << 30;
+/// The most a tool reads from standard input when it is not a regular file
+/// (a pipe, a terminal or a device such as /dev/zero, which never ends).
+constexpr uint64_t kMaxInputStreamBytes = 1ull << 30;
+
+/// Reads the input `path` ("-": standard input) of a tool through the
+/// runtime's one reader of untrusted files (partition/runtime/Files.h,
+/// RegularFile): only a regular file, opened without blocking (a
+/// directory, a device or a FIFO is an error, never an endless read or a
+/// hang), at most kMaxInputFileBytes. `what` names the file in messages
+/// ("model"). The buffer is NUL-terminated, as MLIR's parser needs.
+/// Standard input that is not a regular file is read up to
+/// kMaxInputStreamBytes. The error is one line naming the path.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readInputFile(const std::string &path, const char *what);
 
 /// The deepest nesting of brackets (`(`, `[`, `{`, `<`) the tools accept.
 /// Real programs nest a few dozen levels; the parser needs about 2 KiB of

@@ -11,7 +11,7 @@
 // RUN: not partition-import %t/empty.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: empty.onnx: error: the file is empty, not an ONNX model
 // RUN: not partition-import %t/no-such-file.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NOFILE
-// NOFILE: error: cannot read {{.*}}no-such-file.onnx: No such file or directory
+// NOFILE: error: {{.*}}no-such-file.onnx: cannot open the model: No such file or directory
 // RUN: not partition-import %t/no-graph.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NOGRAPH
 // NOGRAPH: error: not a valid ONNX model: it has no graph or the graph has no outputs
 //

@@ -45,6 +45,12 @@
 // RUN: FileCheck %s --check-prefix=FIFO < %t/from-fifo.mlir
 // FIFO: func.func @main
 //
+// A FIFO that no process reads is refused before the import (writing it
+// would wait forever):
+// RUN: mkfifo %t/lonely
+// RUN: not timeout 20 partition-import %t/good.onnx --dim batch=2 -o %t/lonely 2>&1 | FileCheck %s --check-prefix=LONELY
+// LONELY: partition-import: cannot write {{.*}}lonely (-o): it is a FIFO that no process reads (writing it would wait forever)
+//
 // A symbolic link to a regular file: the file is replaced, the link kept.
 // RUN: echo old > %t/real.mlir
 // RUN: ln -s real.mlir %t/link.mlir

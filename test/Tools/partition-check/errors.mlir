@@ -17,7 +17,7 @@
 // RUN: FileCheck %s < %t/errors.log
 //
 // CHECK-LABEL: == nosuch.mlir --mesh dp:2
-// CHECK-NEXT: partition-check: error: cannot open input file 'nosuch.mlir': No such file or directory
+// CHECK-NEXT: partition-check: error: nosuch.mlir: cannot open the model: No such file or directory
 // CHECK-NEXT: exit 2
 // CHECK-LABEL: == gpt2.mlir
 // CHECK-NEXT: partition-check: error: --mesh is required, e.g. --mesh dp:2,tp:2
@@ -36,7 +36,7 @@
 // CHECK-NEXT: partition-check: error: --spmd-options "bogus=1": no such option bogus (see partition-opt --help, --part-spmd)
 // CHECK-NEXT: exit 2
 // CHECK-LABEL: == gpt2.mlir --mesh tp:2 --weights nope.safetensors
-// CHECK-NEXT: partition-check: error: --weights nope.safetensors: no such file
+// CHECK-NEXT: partition-check: error: --weights nope.safetensors: cannot open the weights file: No such file or directory
 // CHECK-NEXT: exit 2
 // CHECK-LABEL: == gpt2.mlir --mesh tp:2 --weights w.safetensors
 // CHECK-NEXT: partition-check: error: the unpartitioned run failed: w.safetensors: parameter "arg{{[0-9]+}}" is missing

@@ -8,6 +8,7 @@
 
 #include "partition/Dialect/Part/Transforms/Passes.h"
 #include "partition/Report/ModuleReport.h"
+#include "partition/runtime/Files.h"
 
 namespace partition::part {
 #define GEN_PASS_DEF_PARTHTMLREPORTPASS
@@ -43,8 +44,16 @@ struct PartHtmlReportPass
       module.emitError() << "part-html-report: " << error;
       return signalPassFailure();
     }
-    if (!partition::report::writeHtml(*page, output, &error)) {
-      module.emitError() << "part-html-report: " << error;
+    // The tools' one writer of outputs: a FIFO nobody reads, a directory or
+    // a full disk is an error, never a hang or a partial page.
+    partition::runtime::StatusOr<partition::runtime::OutputFile> file =
+        partition::runtime::checkOutputFile(output, "part-html-report");
+    partition::runtime::Status written =
+        file.isOk() ? partition::runtime::writeOutputFile(
+                          *file, partition::report::renderHtml(*page))
+                    : file.status();
+    if (!written.isOk()) {
+      module.emitError() << "part-html-report: " << written.message();
       return signalPassFailure();
     }
     markAllAnalysesPreserved();

@@ -135,10 +135,8 @@ struct Report {
 /// The page. Deterministic: the same report gives the same bytes.
 std::string renderHtml(const Report &report);
 
-/// Writes `renderHtml(report)` to `path`; false with `error` naming the path
-/// and the reason.
-bool writeHtml(const Report &report, const std::string &path,
-               std::string *error);
+/// (The tools write the page with the runtime's checked outputs,
+/// partition/runtime/Files.h, as every output file of theirs.)
 
 /// "1.5 GiB", "310 MiB", "12 KiB", "512 B".
 std::string formatBytes(double bytes);

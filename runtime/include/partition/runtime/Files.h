@@ -16,6 +16,7 @@
 #include "partition/runtime/Status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,89 @@ StatusOr<uint64_t> fileChecksum(const std::string &path);
 
 /// fsyncs directory `dir` (so that a rename inside it survives a crash).
 Status syncDirectory(const std::string &dir);
+
+//===----------------------------------------------------------------------===//
+// Output files of the tools
+//===----------------------------------------------------------------------===//
+
+/// One output path of a tool (`-o`, `--html`, `--json`, `--trace`, ...),
+/// checked by checkOutputFiles before any work starts.
+struct OutputFile {
+  enum class Kind {
+    /// `-`: standard output.
+    Stdout,
+    /// A character device (`/dev/null`) or a FIFO: written in place, never
+    /// replaced.
+    InPlace,
+    /// A regular file or a new path: written to a temporary file beside
+    /// `target` and renamed onto it.
+    Replace,
+  };
+  /// The path as the user gave it.
+  std::string path;
+  /// The option that named it (`-o`, `--weights`), for diagnostics.
+  std::string option;
+  Kind kind = Kind::Replace;
+  /// Where the data goes: `path` with symbolic links resolved, so that
+  /// replacing a file reached through a link keeps the link.
+  std::string target;
+  /// A FIFO opened for writing when it was checked (a process was reading
+  /// it then): kept open so that writing it later cannot wait for a reader.
+  std::shared_ptr<int> fifo;
+};
+
+/// Checks that `path` can be written before anything is computed: `-`, a
+/// new name in an existing writable directory, a writable regular file, a
+/// character device, or a FIFO that a process reads now. A directory, a
+/// socket, a block device, a FIFO without a reader (writing it would block
+/// forever) or a dangling link is an error "cannot write PATH (OPTION):
+/// why".
+StatusOr<OutputFile> checkOutputFile(const std::string &path,
+                                     const std::string &option);
+
+/// A file a tool reads or writes, named by the option that gave it
+/// (`"-o"`, `"the model"`).
+struct NamedPath {
+  std::string option;
+  std::string path;
+};
+
+/// Checks every output (checkOutputFile) and that no two of them, and no
+/// output and one of `inputs`, are the same file: compared by identity
+/// (device and inode; for a new path, its directory's and its name), never
+/// by spelling. Character devices may be shared (`/dev/null`); `-` may not.
+/// The error names both options and paths: "--html in.mlir and the model
+/// ./in.mlir name the same file".
+StatusOr<std::vector<OutputFile>>
+checkOutputFiles(const std::vector<NamedPath> &outputs,
+                 const std::vector<NamedPath> &inputs);
+
+/// The contents of one checked output.
+struct OutputContents {
+  const OutputFile *file;
+  const void *bytes;
+  uint64_t size;
+};
+
+/// Writes every output or, as far as the file system allows, none: first
+/// all temporary files beside the regular files they replace, then the
+/// devices and FIFOs in place, then the renames (each target checked again
+/// to still be a regular file or absent), standard output last. Every write
+/// and close is checked: a full disk or /dev/full is an error "cannot write
+/// PATH (OPTION): No space left on device", and then no temporary file is
+/// left and nothing was renamed.
+Status writeOutputFiles(const std::vector<OutputContents> &outputs);
+
+/// Writes `bytes` to the one checked output `file` (writeOutputFiles).
+inline Status writeOutputFile(const OutputFile &file,
+                              const std::string &bytes) {
+  return writeOutputFiles({{&file, bytes.data(), bytes.size()}});
+}
+
+/// Opens the checked output `file` for writing as a stream (a file written
+/// as a run goes): the descriptor, owned by the caller. Never blocks: a FIFO
+/// is the one kept open since it was checked.
+StatusOr<int> openOutputStream(const OutputFile &file);
 
 } // namespace partition::runtime
 
