@@ -330,8 +330,9 @@ TEST(StoreWatch, RaisesTheAlarmOnceWithItsValue) {
           ++alarms;
         });
     ASSERT_TRUE(store->set("alarm", {'r', '/', '2'}).isOk());
-    for (int i = 0; i < 100 && alarms == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Waits for the state (the alarm), however loaded the machine.
+    for (int i = 0; i < 3000 && alarms == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(alarms, 1);
   EXPECT_EQ(losses, 0);
