@@ -802,11 +802,11 @@ TEST(TcpStore, APledgeWhoseHeartbeatStopsIsBroken) {
 
 TEST(TcpStore, HeartbeatsKeepAPledge) {
   // A client that lives (its heartbeat thread runs) keeps its pledge for
-  // many times the limit; when it goes away, the pledge breaks as before.
+  // twice the limit; when it goes away, the pledge breaks as before.
   std::unique_ptr<TcpStore> server = serveStore();
   ASSERT_TRUE(server);
   TcpStoreOptions options;
-  options.heartbeatLimit = 1s;
+  options.heartbeatLimit = 2s;
   StatusOr<std::unique_ptr<TcpStore>> client =
       TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, options);
   ASSERT_TRUE(client.isOk()) << client.status().toString();
@@ -1052,7 +1052,7 @@ TEST(TcpStore, StrangersNeverKeepTheJobOut) {
   // and the bound of connections before their hello (the default) together,
   // reopening each the server closes. Clients of the job still get in and
   // work, long before the stranger's first connections would have timed out
-  // (a hello has 2 s; a 5 s connect timeout rules out waiting for that).
+  // (a hello had 10 s: an 8 s connect timeout rules out waiting for that).
   TcpStoreOptions options;
   options.maxConnections = 8;
   options.token = "t";
@@ -1065,7 +1065,7 @@ TEST(TcpStore, StrangersNeverKeepTheJobOut) {
   runRanks(4, [&](int rank) {
     TcpStoreOptions client;
     client.token = "t";
-    client.connectTimeout = 5s;
+    client.connectTimeout = 8s;
     StatusOr<std::unique_ptr<TcpStore>> store =
         TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, client);
     ASSERT_TRUE(store.isOk())
