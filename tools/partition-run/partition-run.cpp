@@ -1407,7 +1407,7 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   StatusOr<std::unique_ptr<TcpStore>> store = TcpStore::create(
       env.masterAddr, env.masterPort, /*serve=*/rank == 0, storeOptions);
   if (!store.isOk()) {
-    printLine(self + (rank == 0 ? "" : "rank 0 did not appear: ") +
+    printLine(self + (rank == 0 ? "" : "cannot join rank 0's store: ") +
               store.status().toString());
     return 1;
   }
