@@ -1387,7 +1387,10 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   // Rank 0 has --timeout to appear, as every rank has to join.
   storeOptions.connectTimeout = timeout;
   // A rank (rank 0: its store) silent for this long is stopped or hung.
-  storeOptions.answerTimeout = stallLimit(o);
+  // Rank 0 serves its own store: it cannot stop apart from it, so it keeps
+  // the default (its own gets were seen waiting 4 s on a loaded machine).
+  if (rank != 0)
+    storeOptions.answerTimeout = stallLimit(o);
   storeOptions.heartbeatLimit =
       supervised ? std::chrono::milliseconds(0) : stallLimit(o);
   // Under --processes, rank 0 serves on the socket its parent bound.
