@@ -1485,7 +1485,12 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   if (failed) {
     // Rank 0 reports every rank's error, in rank order; a rank prints its own
     // only when it cannot hand it over.
-    if (!shared->set(key, packRankError(result.status.toString())).isOk())
+    // A store that is gone (its set fails) means rank 0 has failed: that
+    // is the cause to name, as the watch would.
+    if (Status s = shared->set(key, packRankError(result.status.toString()));
+        !s.isOk() && rank != 0)
+      onLost(s);
+    else if (!s.isOk())
       printLine(self + result.status.toString());
   } else if (Status s = shared->set(key, packResult(result)); !s.isOk()) {
     printLine(self + s.toString());
