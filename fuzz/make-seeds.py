@@ -98,8 +98,9 @@ def store_hello(token=b"", version=1):
     return struct.pack("<BI", 3, len(token)) + token + struct.pack("<Q", version)
 
 
-def store_request_pledge(key):
-    return struct.pack("<BI", 4, len(key)) + key + struct.pack("<Q", 0)
+def store_request_pledge(key, heartbeat_ms=0):
+    """A pledge; with heartbeat_ms, heartbeats (b"h") must follow."""
+    return struct.pack("<BI", 4, len(key)) + key + struct.pack("<Q", heartbeat_ms)
 
 
 def store_request_set(key, value):
@@ -120,6 +121,7 @@ def store_seeds():
     put("store", hello + store_request_pledge(b"result/1"), "pledge")
     put("store", hello + store_request_set(b"result/1", b"+") + store_request_pledge(b"result/1"),
         "pledge-kept")
+    put("store", hello + store_request_pledge(b"result/2", 20) + b"hhh", "pledge-heartbeats")
     put("store", store_request_set(b"a", b"1"), "set-without-hello")
     put("store", store_hello(b"wrong") + store_request_get(b"a", 0), "wrong-token")
     put("store", store_hello(version=2), "wrong-version")

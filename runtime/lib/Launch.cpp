@@ -236,6 +236,8 @@ StatusOr<SupervisedRun> partition::runtime::superviseRanks(
     live[rank] = true;
   }
 
+  if (options.started)
+    options.started();
   SupervisedRun run;
   std::optional<Clock::time_point> deadline;
   std::string deadlineReason;
@@ -366,6 +368,89 @@ StoreWatch::~StoreWatch() {
   }
   if (state_->thread.joinable())
     state_->thread.join();
+}
+
+//===----------------------------------------------------------------------===//
+// Joining
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string joinedKey(int rank) { return "job/joined/" + std::to_string(rank); }
+std::string ackKey(int rank) {
+  return "job/joined-ack/" + std::to_string(rank);
+}
+constexpr const char *kVerdictKey = "job/joined";
+
+/// "rank 2" or "ranks 2, 5 and 7".
+std::string rankList(const std::vector<int> &ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0)
+      text += i + 1 == ranks.size() ? " and " : ", ";
+    text += std::to_string(ranks[i]);
+  }
+  return text;
+}
+
+} // namespace
+
+Status
+partition::runtime::joinRanks(Store &store, int rank, int worldSize,
+                              std::chrono::milliseconds timeout,
+                              const std::function<void()> &beforeLeaving) {
+  using std::chrono::milliseconds;
+  PARTITION_RETURN_IF_ERROR(store.set(joinedKey(rank), {'1'}));
+  auto verdictOf = [&](const std::string &missing) {
+    std::vector<int> ranks;
+    for (size_t at = 0; at < missing.size();) {
+      size_t comma = std::min(missing.find(',', at), missing.size());
+      ranks.push_back(std::atoi(missing.substr(at, comma - at).c_str()));
+      at = comma + 1;
+    }
+    return PARTITION_ERROR(
+        Unavailable, rankList(ranks), " did not join within ", timeout.count(),
+        " ms (", worldSize - int(ranks.size()), " of ", worldSize, " did)");
+  };
+  if (rank != 0) {
+    PARTITION_ASSIGN_OR_RETURN(
+        std::vector<char> verdict,
+        store.get(kVerdictKey, 2 * timeout + std::chrono::minutes(1)));
+    if (verdict.empty())
+      return Status::ok();
+    if (beforeLeaving)
+      beforeLeaving();
+    (void)store.set(ackKey(rank), {'1'});
+    return verdictOf(std::string(verdict.begin(), verdict.end()));
+  }
+  auto deadline = Clock::now() + timeout;
+  std::string missing;
+  std::vector<int> joined;
+  for (int r = 0; r < worldSize; ++r) {
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    StatusOr<std::vector<char>> mark =
+        store.get(joinedKey(r), std::max(left, milliseconds(0)));
+    if (mark.isOk()) {
+      joined.push_back(r);
+      continue;
+    }
+    if (mark.status().code() != StatusCode::DeadlineExceeded)
+      return mark.status();
+    missing += (missing.empty() ? "" : ",") + std::to_string(r);
+  }
+  PARTITION_RETURN_IF_ERROR(store.set(
+      kVerdictKey, std::vector<char>(missing.begin(), missing.end())));
+  if (missing.empty())
+    return Status::ok();
+  deadline = Clock::now() + timeout;
+  for (int r : joined) {
+    auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (r != 0 && !store.get(ackKey(r), std::max(left, milliseconds(0))).isOk())
+      break;
+  }
+  return verdictOf(missing);
 }
 
 //===----------------------------------------------------------------------===//

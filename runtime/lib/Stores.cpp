@@ -12,6 +12,9 @@
 //             op 3 (hello): u64 protocol version; the "key" is the job's
 //             token. The first request of every connection, answered with
 //             code 0, or with code 2 and the connection closed.
+//             op 4 (pledge): u64 heartbeat limit in milliseconds (0: none).
+//             Answered with code 0; then the connection carries only
+//             heartbeat bytes (kHeartbeat) from the client.
 //   response: u8 code (0 ok, 1 timed out, 2 error), u64 length, bytes (the
 //             value of a get, or the error message)
 //
@@ -22,6 +25,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <list>
 #include <thread>
 
 #include <fcntl.h>
@@ -68,6 +72,8 @@ InProcessStore::get(const std::string &key, std::chrono::milliseconds timeout) {
 namespace {
 
 enum : uint8_t { kOpSet = 1, kOpGet = 2, kOpHello = 3, kOpPledge = 4 };
+/// The byte a pledging client sends as its heartbeat.
+constexpr char kHeartbeat = 'h';
 constexpr uint64_t kProtocolVersion = 1;
 enum : uint8_t { kReplyOk = 0, kReplyTimedOut = 1, kReplyError = 2 };
 
@@ -243,9 +249,11 @@ StatusOr<addrinfo *> resolve(const std::string &host, int port, bool passive) {
 }
 
 /// One non-blocking connect to any of host's addresses; -1 and `error` set
-/// when none answered by the deadline.
+/// when none answered by the deadline, and `refused` when the last one was
+/// refused (nothing listens there).
 int connectOnce(const std::string &host, int port, Clock::time_point deadline,
-                std::string &error) {
+                std::string &error, bool &refused) {
+  refused = false;
   StatusOr<addrinfo *> addrs = resolve(host, port, false);
   if (!addrs.isOk()) {
     error = addrs.status().message();
@@ -272,6 +280,7 @@ int connectOnce(const std::string &host, int port, Clock::time_point deadline,
       errno = soError;
     }
     if (rc != 0) {
+      refused = errno == ECONNREFUSED;
       error = errnoText(errno);
       ::close(fd);
       continue;
@@ -288,6 +297,7 @@ int connectOnce(const std::string &host, int port, Clock::time_point deadline,
         selfLen == peerLen && std::memcmp(&self, &peer, selfLen) == 0) {
       error = "connection refused (the socket connected to itself: nothing "
               "listens on the port)";
+      refused = true;
       ::close(fd);
       continue;
     }
@@ -365,17 +375,23 @@ Greeting greet(int fd, const std::string &token, Clock::time_point deadline,
 
 /// Connects to host:port and presents `token`, retrying with a growing pause
 /// (the server may start after its clients) until the deadline. A refused
-/// token is not retried.
+/// token is not retried; nor is a refused connection once the server has
+/// been reached (`reached`): then it has gone away.
 StatusOr<int> connectWithRetry(const std::string &host, int port,
                                const std::string &token,
-                               Clock::time_point deadline) {
+                               Clock::time_point deadline,
+                               bool reached = false) {
   auto start = Clock::now();
   auto pause = std::chrono::milliseconds(10);
   std::string error;
   int attempts = 0;
   for (;;) {
     ++attempts;
-    int fd = connectOnce(host, port, deadline, error);
+    bool refused = false;
+    int fd = connectOnce(host, port, deadline, error, refused);
+    if (refused && reached)
+      return PARTITION_ERROR(Unavailable, "the store at ", host, ":", port,
+                             " has gone away: ", error);
     if (fd >= 0) {
       Greeting g = greet(
           fd, token, std::min(deadline, Clock::now() + kMessageGrace), error);
@@ -408,6 +424,10 @@ StatusOr<int> connectWithRetry(const std::string &host, int port,
 
 /// Serves the map: an accept thread and a thread per connection. Shutdown
 /// writes to a pipe that every thread polls, and wakes waiting gets.
+/// Connections that have not presented the token yet have a budget of their
+/// own (options.maxPendingConnections, the oldest evicted for a new one)
+/// and options.helloTimeout from their accept; only those that did count
+/// against options.maxConnections.
 class TcpStore::Server {
 public:
   static StatusOr<std::unique_ptr<Server>>
@@ -416,21 +436,46 @@ public:
   int port() const { return port_; }
 
 private:
+  /// A connection being served, in the order they were accepted.
+  struct Connection {
+    int fd = -1;
+    /// Presented the token (counted in authenticated_, else in pending_).
+    bool authenticated = false;
+    /// Closed by the server to make room (no longer counted).
+    bool evicted = false;
+    /// When the hello must have arrived (from the accept).
+    Clock::time_point helloDeadline;
+    std::thread thread;
+  };
+  using ConnectionList = std::list<Connection>;
+
   Server() = default;
   void acceptLoop();
-  void serve(int fd);
+  /// Admits a new connection: makes room among the connections before their
+  /// hello by closing the oldest, and starts its thread. Under mutex_.
+  void admit(int fd);
+  /// Joins the threads of the connections that have ended.
+  void reapFinished();
+  void serve(ConnectionList::iterator connection);
+  /// Whether the connection may carry requests of the job: it presented
+  /// the token and there is room among maxConnections. Under mutex_.
+  bool authenticate(Connection &connection);
   /// Handles one request whose op byte has arrived; false ends the
   /// connection. `authenticated` is set by a hello with the right token.
-  bool handleRequest(int fd, uint8_t op, bool &authenticated);
+  bool handleRequest(int fd, uint8_t op, Connection &connection);
   bool reply(int fd, uint8_t code, const char *data, size_t size);
   bool replyError(int fd, const std::string &message) {
     return reply(fd, kReplyError, message.data(), message.size());
   }
   /// Reads and drops `size` bytes (a value the server refuses).
   bool discard(int fd, uint64_t size, Clock::time_point deadline);
-  /// Holds a pledge connection (op kOpPledge) until it closes or the
-  /// server stops; a close before `key` is set breaks the pledge.
-  void holdPledge(int fd, const std::string &key);
+  /// Holds a pledge connection (op kOpPledge) until it closes, its
+  /// heartbeats stop for `heartbeatLimit` (when not zero) or the server
+  /// stops; either before `key` is set breaks the pledge.
+  void holdPledge(int fd, const std::string &key,
+                  std::chrono::milliseconds heartbeatLimit);
+  /// Records the first broken pledge and why. Under mutex_.
+  void breakPledge(const std::string &key, const std::string &reason);
 
   TcpStoreOptions options_;
   int listenFd_ = -1;
@@ -444,9 +489,10 @@ private:
   std::map<std::string, std::vector<char>> values_;
   /// Key and value bytes held in values_, and bytes of sets in flight.
   uint64_t heldBytes_ = 0, reservedBytes_ = 0;
-  /// Connections being served.
-  int liveConnections_ = 0;
-  std::vector<std::thread> connections_;
+  /// Connections being served, and those whose thread has ended (to join).
+  ConnectionList connections_, finished_;
+  /// Connections counted against maxConnections and maxPendingConnections.
+  int authenticated_ = 0, pending_ = 0;
 };
 
 StatusOr<std::unique_ptr<TcpStore::Server>>
@@ -455,10 +501,19 @@ TcpStore::Server::start(const std::string &host, int port,
   if (port < 0 || port > 65535)
     return PARTITION_ERROR(InvalidArgument, "store port ", port,
                            " is outside 0..65535");
-  PARTITION_ASSIGN_OR_RETURN(addrinfo * addrs, resolve(host, port, true));
   std::unique_ptr<Server> server(new Server());
   server->options_ = options;
+  server->listenFd_ = options.listenFd;
   std::string lastError = "no address";
+  addrinfo *addrs = nullptr;
+  if (server->listenFd_ < 0) {
+    PARTITION_ASSIGN_OR_RETURN(addrs, resolve(host, port, true));
+  } else if (!setNonBlocking(server->listenFd_) ||
+             ::fcntl(server->listenFd_, F_SETFD, FD_CLOEXEC) != 0) {
+    return PARTITION_ERROR(InvalidArgument, "the store's listening socket ",
+                           options.listenFd,
+                           " is not usable: ", errnoText(errno));
+  }
   for (addrinfo *ai = addrs; ai; ai = ai->ai_next) {
     int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
                       ai->ai_protocol);
@@ -477,7 +532,8 @@ TcpStore::Server::start(const std::string &host, int port,
     server->listenFd_ = fd;
     break;
   }
-  ::freeaddrinfo(addrs);
+  if (addrs)
+    ::freeaddrinfo(addrs);
   if (server->listenFd_ < 0)
     return PARTITION_ERROR(Unavailable, "cannot serve the store on ", host, ":",
                            port, ": ", lastError);
@@ -511,9 +567,17 @@ TcpStore::Server::~Server() {
   }
   if (acceptThread_.joinable())
     acceptThread_.join();
-  // The accept thread has stopped, so connections_ no longer grows.
-  for (std::thread &t : connections_)
+  // The accept thread has stopped, so connections_ no longer grows; each
+  // thread moves its own entry to finished_ as it ends.
+  for (;;) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (connections_.empty())
+      break;
+    std::thread &t = connections_.front().thread;
+    lock.unlock();
     t.join();
+  }
+  reapFinished();
   closeFd(listenFd_);
   closeFd(wakePipe_[0]);
   closeFd(wakePipe_[1]);
@@ -521,6 +585,7 @@ TcpStore::Server::~Server() {
 
 void TcpStore::Server::acceptLoop() {
   for (;;) {
+    reapFinished();
     WaitResult w = waitFd(listenFd_, POLLIN,
                           Clock::now() + std::chrono::hours(24), wakePipe_[0]);
     if (w == WaitResult::Woken || w == WaitResult::Failed)
@@ -537,35 +602,80 @@ void TcpStore::Server::acceptLoop() {
       ::close(fd);
       return;
     }
-    if (liveConnections_ >= options_.maxConnections) {
-      ::close(fd); // Too many: the client retries or gives up.
-      continue;
-    }
-    ++liveConnections_;
-    connections_.emplace_back([this, fd] {
-      serve(fd);
-      std::lock_guard<std::mutex> lock(mutex_);
-      --liveConnections_;
-    });
+    admit(fd);
   }
 }
 
-void TcpStore::Server::serve(int fd) {
-  bool authenticated = false;
+void TcpStore::Server::admit(int fd) {
+  // A connection counts against the small budget of pending ones until its
+  // hello, and the oldest of those makes room for a new one: a stranger who
+  // opens connections without the token only ever evicts his own (a
+  // client's hello arrives with its connection), and holds no more than
+  // maxPendingConnections threads and sockets.
+  if (pending_ >= std::max(options_.maxPendingConnections, 1))
+    for (Connection &c : connections_)
+      if (!c.authenticated && !c.evicted) {
+        c.evicted = true;
+        --pending_;
+        // The connection's thread sees the end of its stream and closes
+        // the socket; it leaves connections_ (under mutex_) before that, so
+        // the descriptor cannot be another's yet.
+        ::shutdown(c.fd, SHUT_RDWR);
+        break;
+      }
+  ++pending_;
+  connections_.emplace_back();
+  auto it = std::prev(connections_.end());
+  it->fd = fd;
+  it->helloDeadline = Clock::now() + options_.helloTimeout;
+  it->thread = std::thread([this, it] { serve(it); });
+}
+
+void TcpStore::Server::reapFinished() {
+  ConnectionList ended;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended.splice(ended.end(), finished_);
+  }
+  for (Connection &c : ended)
+    if (c.thread.joinable())
+      c.thread.join();
+}
+
+bool TcpStore::Server::authenticate(Connection &connection) {
+  if (connection.evicted || authenticated_ >= options_.maxConnections)
+    return false;
+  connection.authenticated = true;
+  --pending_;
+  ++authenticated_;
+  return true;
+}
+
+void TcpStore::Server::serve(ConnectionList::iterator connection) {
+  int fd = connection->fd;
+  // A new connection has helloTimeout to present the token (measured from
+  // its accept, so that dripping bytes does not extend it); then idle
+  // connections wait for the next request until shutdown, and a started
+  // request must arrive within kMessageGrace.
   for (;;) {
-    // Idle connections wait for the next request until shutdown; a started
-    // request, and the hello of a new connection, must arrive within
-    // kMessageGrace.
     uint8_t op;
     if (recvAll(fd, &op, 1,
-                authenticated ? Clock::now() + std::chrono::hours(24 * 365)
-                              : Clock::now() + kMessageGrace,
+                connection->authenticated
+                    ? Clock::now() + std::chrono::hours(24 * 365)
+                    : connection->helloDeadline,
                 wakePipe_[0]))
       break;
-    if (!handleRequest(fd, op, authenticated))
+    if (!handleRequest(fd, op, *connection))
       break;
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (connection->authenticated)
+    --authenticated_;
+  else if (!connection->evicted)
+    --pending_;
+  connection->fd = -1;
   ::close(fd);
+  finished_.splice(finished_.end(), connections_, connection);
 }
 
 bool TcpStore::Server::discard(int fd, uint64_t size,
@@ -580,7 +690,8 @@ bool TcpStore::Server::discard(int fd, uint64_t size,
   return true;
 }
 
-void TcpStore::Server::holdPledge(int fd, const std::string &key) {
+void TcpStore::Server::holdPledge(int fd, const std::string &key,
+                                  std::chrono::milliseconds heartbeatLimit) {
   // Keepalive probes end the connection when the client's host is gone
   // without closing it (about 20 s of silence).
   int on = 1, idle = 5, interval = 5, count = 3;
@@ -588,32 +699,63 @@ void TcpStore::Server::holdPledge(int fd, const std::string &key) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
   ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  bool beats = heartbeatLimit.count() > 0;
+  auto lastBeat = Clock::now();
+  std::string reason =
+      "its connection to the store closed: the process died or was killed";
   for (;;) {
-    WaitResult w = waitFd(fd, POLLIN, Clock::now() + std::chrono::hours(24),
-                          wakePipe_[0]);
+    auto deadline = beats ? lastBeat + heartbeatLimit
+                          : Clock::now() + std::chrono::hours(24);
+    WaitResult w = waitFd(fd, POLLIN, deadline, wakePipe_[0]);
     if (w == WaitResult::Woken)
       return; // The server stops: nobody is left to tell.
-    if (w == WaitResult::TimedOut)
+    if (w == WaitResult::TimedOut && !beats)
       continue;
+    if (w == WaitResult::TimedOut) {
+      reason = "it sent no heartbeat for " +
+               std::to_string(heartbeatLimit.count()) +
+               " ms: the process is stopped or hung";
+      break;
+    }
     if (w == WaitResult::Ready) {
-      char byte;
-      ssize_t n = ::recv(fd, &byte, 1, 0);
+      char bytes[64];
+      ssize_t n = ::recv(fd, bytes, sizeof(bytes), 0);
       if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
         continue;
-      // Anything else ends the pledge: a close, an error, or bytes the
-      // protocol does not allow here.
+      // Anything but heartbeats ends the pledge: a close, an error, or
+      // bytes the protocol does not allow here.
+      if (beats && n > 0 && std::all_of(bytes, bytes + n, [](char b) {
+            return b == kHeartbeat;
+          })) {
+        lastBeat = Clock::now();
+        continue;
+      }
     }
     break;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || values_.count(key) || values_.count(kBrokenPledgeKey))
+    if (stopping_ || values_.count(key))
       return;
-    std::string name = kBrokenPledgeKey;
-    heldBytes_ += name.size() + key.size();
-    values_[name] = std::vector<char>(key.begin(), key.end());
+    breakPledge(key, reason);
   }
   changed_.notify_all();
+}
+
+void TcpStore::Server::breakPledge(const std::string &key,
+                                   const std::string &reason) {
+  if (values_.count(kBrokenPledgeKey))
+    return;
+  // The reason first: whoever sees the broken pledge can read it.
+  for (auto [name, value] :
+       {std::pair<std::string, std::string>(kBrokenPledgeReasonKey, reason),
+        std::pair<std::string, std::string>(kBrokenPledgeKey, key)}) {
+    auto it = values_.find(name);
+    if (it != values_.end())
+      heldBytes_ -= it->first.size() + it->second.size();
+    heldBytes_ += name.size() + value.size();
+    values_[name] = std::vector<char>(value.begin(), value.end());
+  }
 }
 
 bool TcpStore::Server::reply(int fd, uint8_t code, const char *data,
@@ -625,8 +767,11 @@ bool TcpStore::Server::reply(int fd, uint8_t code, const char *data,
          !sendAll(fd, data, size, deadline, wakePipe_[0]);
 }
 
-bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
-  auto deadline = Clock::now() + kMessageGrace;
+bool TcpStore::Server::handleRequest(int fd, uint8_t op,
+                                     Connection &connection) {
+  bool authenticated = connection.authenticated;
+  auto deadline =
+      authenticated ? Clock::now() + kMessageGrace : connection.helloDeadline;
   uint32_t keySize;
   if (recvU32(fd, keySize, deadline, wakePipe_[0]))
     return false;
@@ -658,14 +803,23 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
                      "same PARTITION_STORE_TOKEN)");
       return false;
     }
-    authenticated = true;
+    {
+      // Evicted, or the job's own connections are at their bound: close it
+      // (the client retries).
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!authenticate(connection))
+        return false;
+    }
     return reply(fd, kReplyOk, nullptr, 0);
   }
 
   if (op == kOpPledge) {
     if (!reply(fd, kReplyOk, nullptr, 0))
       return false;
-    holdPledge(fd, key);
+    // Clamped as the timeout of a get is.
+    holdPledge(fd, key,
+               std::chrono::milliseconds(std::min<uint64_t>(
+                   arg, std::chrono::milliseconds(kMaxGetTimeout).count())));
     return false; // A pledge connection carries nothing else.
   }
 
@@ -731,10 +885,12 @@ bool TcpStore::Server::handleRequest(int fd, uint8_t op, bool &authenticated) {
   std::vector<char> value;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    bool found = changed_.wait_until(lock, Clock::now() + timeout, [&] {
-      return stopping_ || values_.count(key) != 0;
-    });
-    if (stopping_)
+    changed_.wait_until(lock, Clock::now() + timeout,
+                        [&] { return stopping_ || values_.count(key) != 0; });
+    // A key set just before shutdown is still answered: whoever set it
+    // (e.g. rank 0's "done") may then stop serving at once.
+    bool found = values_.count(key) != 0;
+    if (stopping_ && !found)
       return false;
     if (!found) {
       lock.unlock();
@@ -774,6 +930,13 @@ TcpStore::TcpStore(std::unique_ptr<Server> server, int fd, std::string host,
       options_(options), idle_{fd} {}
 
 TcpStore::~TcpStore() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  stopBeating_.notify_all();
+  if (heartbeat_.joinable())
+    heartbeat_.join();
   for (int &fd : idle_)
     closeFd(fd);
   for (int &fd : pledges_)
@@ -799,20 +962,29 @@ TcpStore::roundTrip(const std::vector<char> &request,
         options_.connectTimeout,
         std::max<std::chrono::milliseconds>(wait, kMessageGrace));
     PARTITION_ASSIGN_OR_RETURN(
-        fd,
-        connectWithRetry(host_, port_, options_.token, start + connectWindow));
+        fd, connectWithRetry(host_, port_, options_.token,
+                             start + connectWindow, /*reached=*/true));
   }
 
-  // The server answers a get when its key is set or its timeout passes;
-  // allow it some slack before giving up on it.
-  auto deadline = start + wait + kMessageGrace;
-  IoError err = sendAll(fd, request.data(), request.size(), deadline);
+  IoError err =
+      sendAll(fd, request.data(), request.size(), start + kMessageGrace);
   if (!err && payload)
-    err = sendAll(fd, payload->data(), payload->size(), deadline);
+    err = sendAll(fd, payload->data(), payload->size(),
+                  Clock::now() + kMessageGrace);
+  // The server answers a get when its key is set or its timeout passes;
+  // one that says nothing for answerTimeout longer is stopped or hung.
+  auto answerDeadline = Clock::now() + wait + options_.answerTimeout;
   uint8_t code = kReplyError;
   uint64_t size = 0;
-  if (!err)
-    err = recvAll(fd, &code, 1, deadline);
+  if (!err) {
+    err = recvAll(fd, &code, 1, answerDeadline);
+    if (err.code == StatusCode::DeadlineExceeded)
+      err = {StatusCode::Unavailable,
+             "the store did not answer within " +
+                 std::to_string((wait + options_.answerTimeout).count()) +
+                 " ms: the process that serves it is stopped or hung"};
+  }
+  auto deadline = Clock::now() + kMessageGrace;
   if (!err)
     err = recvU64(fd, size, deadline);
   std::vector<char> reply;
@@ -851,11 +1023,14 @@ Status TcpStore::pledge(const std::string &key) {
                            " bytes is over the limit of ", kMaxKeyBytes);
   PARTITION_ASSIGN_OR_RETURN(
       int fd, connectWithRetry(host_, port_, options_.token,
-                               Clock::now() + options_.connectTimeout));
+                               Clock::now() + options_.connectTimeout,
+                               /*reached=*/true));
   uint8_t code;
   std::string text;
-  IoError err = exchangeShort(fd, makeRequest(kOpPledge, key, 0),
-                              Clock::now() + kMessageGrace, code, text);
+  auto limit = std::max(options_.heartbeatLimit, std::chrono::milliseconds(0));
+  IoError err = exchangeShort(
+      fd, makeRequest(kOpPledge, key, static_cast<uint64_t>(limit.count())),
+      Clock::now() + kMessageGrace, code, text);
   if (!err && code != kReplyOk)
     err = {StatusCode::Unavailable, "the server refused the pledge: " + text};
   if (err) {
@@ -867,7 +1042,20 @@ Status TcpStore::pledge(const std::string &key) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   pledges_.push_back(fd);
+  if (limit.count() > 0 && !heartbeat_.joinable())
+    heartbeat_ = std::thread([this] { beat(); });
   return Status::ok();
+}
+
+void TcpStore::beat() {
+  auto period =
+      std::max(options_.heartbeatLimit / 4, std::chrono::milliseconds(1));
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopBeating_.wait_for(lock, period, [&] { return stopping_; }))
+    for (int fd : pledges_)
+      // A full socket buffer (the server is stopped) or a closed one (it
+      // is gone) is the watchers' concern, not the heartbeat's.
+      (void)!::send(fd, &kHeartbeat, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 Status TcpStore::set(const std::string &key, const std::vector<char> &value) {

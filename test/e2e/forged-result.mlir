@@ -7,10 +7,10 @@
 // RUN: %python %S/Inputs/mlp_data.py %t
 // RUN: partition-translate --part-to-plan %S/Inputs/mlp-2x2.mlir -o %t/4.plan
 // RUN: %python %S/Inputs/launch_by_hand.py torchrun 4 --forge-rank 3=huge -- \
-// RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --timeout 3 2>&1 \
+// RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --timeout 8 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=HUGE
 // RUN: %python %S/Inputs/launch_by_hand.py torchrun 4 --forge-rank 3=shape -- \
-// RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --timeout 3 2>&1 \
+// RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --timeout 8 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=SHAPE
 //
 // HUGE: partition-run: rank 3: invalid argument: store value 'result/3' from rank 3 is malformed: coordinate count is 1152921504606846976, but only 0 bytes remain

@@ -197,6 +197,12 @@ Every rank also needs MASTER_ADDR and MASTER_PORT (where rank 0 serves the
 store) and PARTITION_STORE_TOKEN, a secret shared by the ranks of the job
 (the store refuses connections without it). Gloo listens on the interface
 GLOO_SOCKET_IFNAME when set, else on the address that reaches MASTER_ADDR.
+Every rank has --timeout to join (rank 0 to start serving the store); one
+that has not is named, on every rank, when that passes. A rank that joined
+and dies is named by every rank at once; one that stops (SIGSTOP) or hangs
+within the stall limit, min(10 s, --timeout/2), after its last heartbeat
+(sent every quarter of it), and so is rank 0 when its store stops answering
+for as long: the run ends within --timeout (from --timeout 2 on).
 )";
 
 struct Options {
@@ -1281,21 +1287,27 @@ int finish(const Options &o, const LoadedPlan &plan,
   return 0;
 }
 
-/// A free TCP port on loopback, for the store of --processes.
-int freePort() {
+/// A TCP socket listening on a free port of loopback (set in `port`), for
+/// the store of --processes: inherited by the ranks (no close-on-exec).
+/// -1 and errno on failure.
+int listenOnFreePort(int &port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
   socklen_t len = sizeof(addr);
-  int port = 0;
   if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr *>(&addr), len) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+      ::listen(fd, 1024) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
     port = ntohs(addr.sin_port);
+    return fd;
+  }
+  int error = errno;
   if (fd >= 0)
     ::close(fd);
-  return port;
+  errno = error;
+  return -1;
 }
 
 /// Checks that rank `rank`'s result (read from store value `key`) fits the
@@ -1340,26 +1352,83 @@ Status checkResultFitsPlan(const LoadedPlan &plan, int rank,
   return Status::ok();
 }
 
+/// How long a rank under a launcher may go without a heartbeat (and rank 0's
+/// store without an answer) before the others take it for stopped or hung:
+/// half of --timeout, at most 10 s, so that such a rank is named, and the
+/// run ends, within --timeout.
+std::chrono::milliseconds stallLimit(const Options &o) {
+  return std::min<std::chrono::milliseconds>(std::chrono::seconds(10),
+                                             std::chrono::milliseconds(500) *
+                                                 o.timeoutSeconds);
+}
+
+/// The key a rank other than 0 sets when it leaves the job (it has read
+/// "done", or it stops for another rank's failure), after it has stopped
+/// watching rank 0's store.
+std::string leftKey(int rank) { return "job/left/" + std::to_string(rank); }
+
+/// Rank 0 serves the store: before it closes, it waits (up to `bound`) for
+/// every other rank but `dead` to have left, so that none of them sees the
+/// store go away and reports rank 0 as failed.
+void awaitLeaving(Store &store, int worldSize, int dead,
+                  std::chrono::milliseconds bound) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  for (int r = 1; r < worldSize; ++r) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (r != dead &&
+        !store.get(leftKey(r), std::max(left, std::chrono::milliseconds(0)))
+             .isOk())
+      return;
+  }
+}
+
 /// One rank of a multi-process run; rank 0 gathers and reports.
 int runAsProcess(const Options &o, const LoadedPlan &plan,
                  const std::map<std::string, HostTensor> &inputs,
                  const LaunchEnvironment &env) {
   int rank = env.rank, worldSize = env.worldSize;
   std::string self = "partition-run: rank " + std::to_string(rank) + ": ";
+  bool supervised = std::getenv(kSupervisedVariable) != nullptr;
+  auto timeout = std::chrono::seconds(o.timeoutSeconds);
   TcpStoreOptions storeOptions;
   storeOptions.token = env.token;
+  // Rank 0 has --timeout to appear, as every rank has to join.
+  storeOptions.connectTimeout = timeout;
+  // A rank (rank 0: its store) silent for this long is stopped or hung.
+  // Rank 0 serves its own store: it cannot stop apart from it, so it keeps
+  // the default (its own gets were seen waiting 4 s on a loaded machine).
+  if (rank != 0)
+    storeOptions.answerTimeout = stallLimit(o);
+  storeOptions.heartbeatLimit =
+      supervised ? std::chrono::milliseconds(0) : stallLimit(o);
+  // Under --processes, rank 0 serves on the socket its parent bound.
+  if (const char *socket = std::getenv(kStoreSocketVariable)) {
+    char *end = nullptr;
+    long fd = std::strtol(socket, &end, 10);
+    if (!*socket || *end || fd < 0 || fd > 1 << 20) {
+      printLine(self + kStoreSocketVariable + "=\"" + socket +
+                "\" is not a file descriptor");
+      return 1;
+    }
+    if (rank == 0)
+      storeOptions.listenFd = int(fd);
+    else
+      ::close(int(fd));
+  }
   StatusOr<std::unique_ptr<TcpStore>> store = TcpStore::create(
       env.masterAddr, env.masterPort, /*serve=*/rank == 0, storeOptions);
   if (!store.isOk()) {
-    printLine(self + store.status().toString());
+    printLine(self + (rank == 0 ? "" : "cannot join rank 0's store: ") +
+              store.status().toString());
     return 1;
   }
   std::string key = "result/" + std::to_string(rank);
-  // Under a launcher, each rank pledges its result: when one dies before
-  // handing it over, rank 0's store tells everyone at once, instead of the
-  // ranks waiting out their timeouts in a collective. (--processes watches
-  // its children itself, and names the signal.)
-  bool supervised = std::getenv(kSupervisedVariable) != nullptr;
+  // Under a launcher, each rank pledges its result as the first thing it
+  // does on the store, and sends heartbeats: when one dies or stops before
+  // handing it over, rank 0's store tells everyone, instead of the ranks
+  // waiting out their timeouts in a collective. (--processes watches its
+  // children itself, and names the signal.)
   if (rank != 0 && !supervised)
     if (Status s = (*store)->pledge(key); !s.isOk()) {
       printLine(self + s.toString());
@@ -1375,17 +1444,30 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
               lost.message() + ")");
     std::_Exit(1);
   };
-  auto onBrokenPledge = [self, rank](const std::vector<char> &pledged) {
+  // A plain pointer: the watch that calls this lives no longer than `shared`.
+  Store *storeOfWatch = shared.get();
+  auto onBrokenPledge = [self, rank, worldSize, storeOfWatch,
+                         bound =
+                             stallLimit(o)](const std::vector<char> &pledged) {
     std::string dead(pledged.begin(), pledged.end());
-    if (dead.rfind("result/", 0) == 0)
+    int deadRank = -1;
+    if (dead.rfind("result/", 0) == 0) {
+      deadRank = std::atoi(dead.c_str() + 7);
       dead = "rank " + dead.substr(7);
+    }
+    // Set before the pledge key, so it is there.
+    StatusOr<std::vector<char>> why = storeOfWatch->get(
+        TcpStore::kBrokenPledgeReasonKey, std::chrono::seconds(1));
     printLine(self + "stopping: " + dead +
-              " has failed: it ended without handing over its result (its "
-              "connection to the store closed: the process died or was "
-              "killed)");
-    // Rank 0 serves the store: give the others a moment to read why.
+              " has failed: it ended or stopped without handing over its "
+              "result (" +
+              (why.isOk() ? std::string(why->begin(), why->end())
+                          : why.status().message()) +
+              ")");
     if (rank == 0)
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      awaitLeaving(*storeOfWatch, worldSize, deadRank, bound);
+    else
+      (void)storeOfWatch->set(leftKey(rank), {'1'});
     std::_Exit(1);
   };
   std::unique_ptr<StoreWatch> watch;
@@ -1395,24 +1477,41 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
                                          onBrokenPledge);
   else if (rank != 0)
     watch = std::make_unique<StoreWatch>(shared, "done", onLost);
+  // A rank that leaves because others did not join keeps its pledge (an
+  // error as its result), so that nobody takes it for dead.
+  auto leave = [&] {
+    watch.reset();
+    (void)shared->set(key, packRankError("the job did not start"));
+  };
+  if (Status joined = joinRanks(*shared, rank, worldSize, timeout, leave);
+      !joined.isOk()) {
+    watch.reset();
+    printLine(self + joined.toString());
+    return 1;
+  }
   RankResult result = runRank(o, plan, inputs, rank, worldSize, shared);
-  if (!result.status.isOk()) {
+  bool failed = !result.status.isOk();
+  if (failed) {
     // Rank 0 reports every rank's error, in rank order; a rank prints its own
     // only when it cannot hand it over.
-    if (!shared->set(key, packRankError(result.status.toString())).isOk())
+    // A store that is gone (its set fails) means rank 0 has failed: that
+    // is the cause to name, as the watch would.
+    if (Status s = shared->set(key, packRankError(result.status.toString()));
+        !s.isOk() && rank != 0)
+      onLost(s);
+    else if (!s.isOk())
       printLine(self + result.status.toString());
-    if (rank != 0) {
-      (void)shared->get("done", std::chrono::seconds(o.timeoutSeconds + 30));
-      return 1;
-    }
   } else if (Status s = shared->set(key, packResult(result)); !s.isOk()) {
     printLine(self + s.toString());
     return 1;
   }
   if (rank != 0) {
-    // Stay until rank 0 has read every result (it serves the store).
+    // Stay until rank 0 has read every result (it serves the store), then
+    // stop watching it before saying so.
     (void)shared->get("done", std::chrono::seconds(o.timeoutSeconds + 30));
-    return 0;
+    watch.reset();
+    (void)shared->set(leftKey(rank), {'1'});
+    return failed ? 1 : 0;
   }
   std::vector<RankResult> results(worldSize);
   for (int r = 0; r < worldSize; ++r) {
@@ -1428,8 +1527,7 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   }
   int code = finish(o, plan, results);
   (void)shared->set("done", {'1'});
-  // Give the other ranks a moment to read "done" before the store closes.
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  awaitLeaving(*shared, worldSize, -1, stallLimit(o));
   return code;
 }
 
@@ -1902,9 +2000,13 @@ int main(int argc, char **argv) {
   }
 
   if (o.processes) {
-    int port = freePort();
-    if (!port) {
-      std::cerr << "partition-run: no free port on loopback for the store\n";
+    // Rank 0 serves the store on a socket bound here and inherited, so that
+    // no other process can take the port before rank 0 listens on it.
+    int port = 0;
+    int listener = listenOnFreePort(port);
+    if (listener < 0) {
+      std::cerr << "partition-run: cannot listen on loopback for the store: "
+                << std::strerror(errno) << "\n";
       return 1;
     }
     StatusOr<std::string> token = makeStoreToken();
@@ -1917,6 +2019,12 @@ int main(int argc, char **argv) {
     // Rank 0 waits up to --timeout + 30 s for the result of a rank that
     // failed; give it that long to report before stopping everyone.
     supervision.afterError = std::chrono::seconds(o.timeoutSeconds + 35);
+    // Once rank 0 has it, only rank 0 may hold the listening socket: with
+    // rank 0 gone, connections must be refused, not wait in a backlog.
+    supervision.started = [&listener] {
+      ::close(listener);
+      listener = -1;
+    };
     StatusOr<SupervisedRun> run = superviseRanks(
         "/proc/self/exe", args, worldSize,
         [&](int rank) -> std::vector<std::pair<std::string, std::string>> {
@@ -1926,9 +2034,12 @@ int main(int argc, char **argv) {
                   {"MASTER_ADDR", "127.0.0.1"},
                   {"MASTER_PORT", std::to_string(port)},
                   {kStoreTokenVariable, *token},
+                  {kStoreSocketVariable, std::to_string(listener)},
                   {kSupervisedVariable, "1"}};
         },
         supervision);
+    if (listener >= 0) // A rank failed to start.
+      ::close(listener);
     if (!run.isOk()) {
       std::cerr << "partition-run: " << run.status().toString() << "\n";
       return 1;

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -144,6 +145,13 @@ std::vector<int> iota(int n, int first = 0, int step = 1) {
     v[i] = first + i * step;
   return v;
 }
+
+/// Bounds of tests that check that something fails rather than waits:
+/// generous for a loaded two-core machine (the suite must never flake), yet
+/// below the waits they rule out (20 s timeouts and more).
+constexpr double kHangBound = 15.0;
+/// Scheduling slack on top of a timeout.
+constexpr double kSlackSeconds = 10.0;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -483,13 +491,21 @@ TEST(InProcessStore, GetTimesOut) {
   EXPECT_EQ(value.status().code(), StatusCode::DeadlineExceeded);
   EXPECT_NE(value.status().message().find("missing"), std::string::npos);
   EXPECT_GE(elapsed, 0.09);
-  EXPECT_LT(elapsed, 2.0);
+  EXPECT_LT(elapsed, kHangBound);
 }
 
 /// A TcpStore serving on a free loopback port.
 std::unique_ptr<TcpStore> serveStore() {
   StatusOr<std::unique_ptr<TcpStore>> store =
       TcpStore::create("127.0.0.1", 0, /*serve=*/true);
+  EXPECT_TRUE(store.isOk()) << store.status().toString();
+  return store.isOk() ? std::move(store).value() : nullptr;
+}
+
+/// A TcpStore serving on a free loopback port with `options`.
+std::unique_ptr<TcpStore> serveStore(const TcpStoreOptions &options) {
+  StatusOr<std::unique_ptr<TcpStore>> store =
+      TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
   EXPECT_TRUE(store.isOk()) << store.status().toString();
   return store.isOk() ? std::move(store).value() : nullptr;
 }
@@ -561,7 +577,6 @@ TEST(TcpStore, GetWaitsForALaterSetFromAnotherThread) {
   setter.join();
   ASSERT_TRUE(value.isOk()) << value.status().toString();
   EXPECT_EQ(stringOf(*value), "here");
-  EXPECT_LT(secondsSince(start), 5.0);
 }
 
 TEST(TcpStore, GetTimesOut) {
@@ -576,7 +591,7 @@ TEST(TcpStore, GetTimesOut) {
   EXPECT_EQ(value.status().code(), StatusCode::DeadlineExceeded)
       << value.status().toString();
   EXPECT_GE(elapsed, 0.19);
-  EXPECT_LT(elapsed, 2.0);
+  EXPECT_LT(elapsed, kHangBound);
   // The connection is still good after a timeout.
   ASSERT_TRUE(client->set("missing", bytesOf("now")).isOk());
   value = client->get("missing", 1s);
@@ -606,18 +621,16 @@ TEST(TcpStore, LargeAndEmptyValuesAndOverwrite) {
   EXPECT_EQ(stringOf(*value), "small");
 }
 
-/// A loopback port that was free a moment ago.
-int freePort() {
-  std::unique_ptr<TcpStore> server = serveStore();
-  return server ? server->port() : 0;
-}
-
 /// A loopback port bound by a socket that never listens: connecting to it is
 /// refused, and while the socket is open no other test (in this process or a
-/// parallel shard) can take the port.
+/// parallel shard) can take the port. It is bound with SO_REUSEADDR, as the
+/// store's server binds, so that a server may still listen on it.
 struct RefusingPort {
   RefusingPort() {
     fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    if (fd >= 0)
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -652,11 +665,13 @@ TEST(TcpStore, RefusedConnectionIsUnavailableAfterBoundedRetries) {
   EXPECT_NE(store.status().message().find("refused"), std::string::npos)
       << store.status().toString();
   EXPECT_GE(elapsed, 0.29);
-  EXPECT_LT(elapsed, 2.0);
+  EXPECT_LT(elapsed, kHangBound);
 }
 
 TEST(TcpStore, ClientMayStartBeforeTheServer) {
-  int port = freePort();
+  // The port stays reserved for the test until the server listens on it.
+  RefusingPort reserved;
+  int port = reserved.port;
   ASSERT_GT(port, 0);
   std::unique_ptr<TcpStore> client;
   std::thread early([&] {
@@ -692,7 +707,7 @@ TEST(TcpStore, ServerShutdownFailsAWaitingClient) {
   ASSERT_FALSE(value.isOk());
   EXPECT_EQ(value.status().code(), StatusCode::Unavailable)
       << value.status().toString();
-  EXPECT_LT(elapsed, 5.0);
+  EXPECT_LT(elapsed, kHangBound) << "the client waited out its get";
 }
 
 TEST(TcpStore, ABrokenPledgeIsReportedAtOnce) {
@@ -714,7 +729,155 @@ TEST(TcpStore, ABrokenPledgeIsReportedAtOnce) {
   dies.join();
   ASSERT_TRUE(broken.isOk()) << broken.status().toString();
   EXPECT_EQ(stringOf(*broken), "result/2");
-  EXPECT_LT(secondsSince(start), 5.0);
+  EXPECT_LT(secondsSince(start), kHangBound) << "the get waited it out";
+}
+
+/// Sends `bytes` on `fd` and reads a reply of the store (code, length,
+/// bytes); the code, or -1 when the connection fails.
+int rawRequest(int fd, const std::vector<char> &bytes) {
+  if (::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
+      ssize_t(bytes.size()))
+    return -1;
+  char header[9];
+  size_t got = 0;
+  while (got < sizeof(header)) {
+    ssize_t n = ::recv(fd, header + got, sizeof(header) - got, 0);
+    if (n <= 0)
+      return -1;
+    got += size_t(n);
+  }
+  uint64_t size = 0;
+  std::memcpy(&size, header + 1, 8);
+  std::vector<char> rest(size);
+  for (size_t at = 0; at < size;) {
+    ssize_t n = ::recv(fd, rest.data() + at, size - at, 0);
+    if (n <= 0)
+      return -1;
+    at += size_t(n);
+  }
+  return header[0];
+}
+
+/// A request of the store's wire format: op, key, and its u64 argument.
+std::vector<char> wireRequest(uint8_t op, const std::string &key,
+                              uint64_t arg) {
+  std::vector<char> out(1, char(op));
+  uint32_t keySize = uint32_t(key.size());
+  out.insert(out.end(), reinterpret_cast<char *>(&keySize),
+             reinterpret_cast<char *>(&keySize) + 4);
+  out.insert(out.end(), key.begin(), key.end());
+  out.insert(out.end(), reinterpret_cast<char *>(&arg),
+             reinterpret_cast<char *>(&arg) + 8);
+  return out;
+}
+
+TEST(TcpStore, APledgeWhoseHeartbeatStopsIsBroken) {
+  // A pledger whose process is stopped keeps its connection open but sends
+  // no more heartbeats: the server breaks its pledge once the limit it
+  // asked for has passed, and says why. A raw connection stands in for the
+  // stopped process: it pledges with a limit of 500 ms and then says
+  // nothing.
+  TcpStoreOptions options;
+  options.token = "t";
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  int fd = connectRaw(server->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(rawRequest(fd, wireRequest(3, "t", 1)), 0);
+  auto start = Clock::now();
+  ASSERT_EQ(rawRequest(fd, wireRequest(4, "result/2", 500)), 0);
+  StatusOr<std::vector<char>> broken =
+      server->get(TcpStore::kBrokenPledgeKey, 30s);
+  double elapsed = secondsSince(start);
+  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
+  EXPECT_EQ(stringOf(*broken), "result/2");
+  EXPECT_GE(elapsed, 0.49);
+  StatusOr<std::vector<char>> why =
+      server->get(TcpStore::kBrokenPledgeReasonKey, 0ms);
+  ASSERT_TRUE(why.isOk()) << why.status().toString();
+  EXPECT_EQ(stringOf(*why), "it sent no heartbeat for 500 ms: the process is "
+                            "stopped or hung");
+  ::close(fd);
+}
+
+TEST(TcpStore, HeartbeatsKeepAPledge) {
+  // A client that lives (its heartbeat thread runs) keeps its pledge for
+  // twice the limit; when it goes away, the pledge breaks as before.
+  std::unique_ptr<TcpStore> server = serveStore();
+  ASSERT_TRUE(server);
+  TcpStoreOptions options;
+  options.heartbeatLimit = 2s;
+  StatusOr<std::unique_ptr<TcpStore>> client =
+      TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, options);
+  ASSERT_TRUE(client.isOk()) << client.status().toString();
+  ASSERT_TRUE((*client)->pledge("result/1").isOk());
+  StatusOr<std::vector<char>> broken =
+      server->get(TcpStore::kBrokenPledgeKey, 4s);
+  EXPECT_EQ(broken.status().code(), StatusCode::DeadlineExceeded)
+      << "the pledge broke while its heartbeats ran";
+  client->reset();
+  broken = server->get(TcpStore::kBrokenPledgeKey, 30s);
+  ASSERT_TRUE(broken.isOk()) << broken.status().toString();
+  StatusOr<std::vector<char>> why =
+      server->get(TcpStore::kBrokenPledgeReasonKey, 0ms);
+  ASSERT_TRUE(why.isOk());
+  EXPECT_EQ(stringOf(*why), "its connection to the store closed: the process "
+                            "died or was killed");
+}
+
+TEST(TcpStore, AServerThatStopsAnsweringIsUnavailable) {
+  // The process that serves the store is stopped: its sockets stay open
+  // but nothing answers. A fake server answers the hello and then nothing;
+  // a get of 100 ms fails as Unavailable once answerTimeout has passed as
+  // well (StoreWatch takes that for rank 0 being gone), not as the
+  // DeadlineExceeded of a key that was not set.
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&addr), len), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr *>(&addr), &len),
+            0);
+  std::thread fake([listener] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    char hello[14]; // op, key length, token "t", version
+    size_t got = 0;
+    while (fd >= 0 && got < sizeof(hello)) {
+      ssize_t n = ::recv(fd, hello + got, sizeof(hello) - got, 0);
+      if (n <= 0)
+        break;
+      got += size_t(n);
+    }
+    const char ok[9] = {0};
+    (void)!::send(fd, ok, sizeof(ok), MSG_NOSIGNAL);
+    // Then silence, until the client gives up and closes.
+    char byte;
+    while (fd >= 0 && ::recv(fd, &byte, 1, 0) > 0) {
+    }
+    ::close(fd);
+  });
+  TcpStoreOptions options;
+  options.token = "t";
+  options.answerTimeout = 500ms;
+  StatusOr<std::unique_ptr<TcpStore>> client = TcpStore::create(
+      "127.0.0.1", ntohs(addr.sin_port), /*serve=*/false, options);
+  ASSERT_TRUE(client.isOk()) << client.status().toString();
+  auto start = Clock::now();
+  StatusOr<std::vector<char>> value = (*client)->get("done", 100ms);
+  double elapsed = secondsSince(start);
+  client->reset();
+  fake.join();
+  ::close(listener);
+  ASSERT_FALSE(value.isOk());
+  EXPECT_EQ(value.status().code(), StatusCode::Unavailable)
+      << value.status().toString();
+  EXPECT_NE(value.status().message().find("did not answer within 600 ms"),
+            std::string::npos)
+      << value.status().toString();
+  EXPECT_GE(elapsed, 0.59);
 }
 
 TEST(TcpStore, AKeptPledgeIsNotReported) {
@@ -755,14 +918,6 @@ TEST(TcpStore, RejectsBadPorts) {
   EXPECT_EQ(store.status().code(), StatusCode::InvalidArgument);
 }
 
-/// A TcpStore serving on a free loopback port with `options`.
-std::unique_ptr<TcpStore> serveStore(const TcpStoreOptions &options) {
-  StatusOr<std::unique_ptr<TcpStore>> store =
-      TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
-  EXPECT_TRUE(store.isOk()) << store.status().toString();
-  return store.isOk() ? std::move(store).value() : nullptr;
-}
-
 TEST(TcpStore, RefusesAWrongToken) {
   TcpStoreOptions options;
   options.token = "job-secret";
@@ -772,7 +927,7 @@ TEST(TcpStore, RefusesAWrongToken) {
   for (std::string token : {"", "job-secreT", "job-secret-and-more"}) {
     TcpStoreOptions wrong;
     wrong.token = token;
-    wrong.connectTimeout = 5s;
+    wrong.connectTimeout = 60s;
     auto start = Clock::now();
     StatusOr<std::unique_ptr<TcpStore>> client =
         TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, wrong);
@@ -781,7 +936,8 @@ TEST(TcpStore, RefusesAWrongToken) {
     EXPECT_NE(client.status().message().find("wrong store token"),
               std::string::npos)
         << client.status().toString();
-    EXPECT_LT(secondsSince(start), 2.0) << "a refused token is not retried";
+    EXPECT_LT(secondsSince(start), kHangBound)
+        << "a refused token is not retried";
   }
   TcpStoreOptions right;
   right.token = "job-secret";
@@ -818,32 +974,126 @@ TEST(TcpStore, RefusesARequestWithoutHello) {
       << answer;
 }
 
-TEST(TcpStore, BoundsItsConnections) {
-  // Two connections allowed: the server's own client holds one, a silent
-  // stranger the other. A rank is then kept out (it retries until its
-  // connect timeout) rather than the server spending a thread on every
-  // connection anyone opens; once the stranger leaves, ranks get in.
+TEST(TcpStore, BoundsTheJobsConnections) {
+  // Two connections of the job allowed: the server's own client holds one,
+  // a second client the other. A third is kept out (it retries until its
+  // connect timeout); once the second leaves, it gets in.
   TcpStoreOptions options;
   options.maxConnections = 2;
   options.token = "t";
   StatusOr<std::unique_ptr<TcpStore>> server =
       TcpStore::create("127.0.0.1", 0, /*serve=*/true, options);
   ASSERT_TRUE(server.isOk()) << server.status().toString();
-  int stranger = connectRaw((*server)->port());
-  ASSERT_GE(stranger, 0);
   TcpStoreOptions client;
   client.token = "t";
+  client.connectTimeout = 30s;
+  StatusOr<std::unique_ptr<TcpStore>> second =
+      TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
+  ASSERT_TRUE(second.isOk()) << second.status().toString();
   client.connectTimeout = 500ms;
   StatusOr<std::unique_ptr<TcpStore>> refused =
       TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
   ASSERT_FALSE(refused.isOk()) << "a third connection was served";
   EXPECT_EQ(refused.status().code(), StatusCode::Unavailable);
-  ::close(stranger);
-  client.connectTimeout = 5s;
+  second->reset();
+  client.connectTimeout = 30s;
   StatusOr<std::unique_ptr<TcpStore>> admitted =
       TcpStore::create("127.0.0.1", (*server)->port(), /*serve=*/false, client);
   ASSERT_TRUE(admitted.isOk()) << admitted.status().toString();
   EXPECT_TRUE((*admitted)->set("k", bytesOf("v")).isOk());
+}
+
+/// Holds `count` idle connections to 127.0.0.1:`port` from a thread, as a
+/// stranger who floods the store would: each one the server closes is
+/// opened again (after a millisecond), until destroyed.
+class Flood {
+public:
+  Flood(int port, int count) {
+    thread_ = std::thread([this, port, count] {
+      std::vector<int> fds;
+      while (!stop_) {
+        // Drop the connections the server closed.
+        for (int &fd : fds) {
+          char byte;
+          if (fd >= 0 && ::recv(fd, &byte, 1, MSG_DONTWAIT) == 0) {
+            ::close(fd);
+            fd = -1;
+          }
+        }
+        fds.erase(std::remove(fds.begin(), fds.end(), -1), fds.end());
+        if (int(fds.size()) < count) {
+          int fd = connectRaw(port);
+          if (fd >= 0) {
+            fds.push_back(fd);
+            ++opened_;
+          }
+        }
+        std::this_thread::sleep_for(1ms);
+      }
+      for (int fd : fds)
+        ::close(fd);
+    });
+  }
+  ~Flood() {
+    stop_ = true;
+    thread_.join();
+  }
+  /// The connections opened so far.
+  int opened() const { return opened_; }
+
+private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> opened_{0};
+  std::thread thread_;
+};
+
+TEST(TcpStore, StrangersNeverKeepTheJobOut) {
+  // A stranger holds 100 idle connections, more than the job's bound (8)
+  // and the bound of connections before their hello (the default) together,
+  // reopening each the server closes. Clients of the job still get in and
+  // work, long before the stranger's first connections would have timed out
+  // (a hello had 10 s: an 8 s connect timeout rules out waiting for that).
+  TcpStoreOptions options;
+  options.maxConnections = 8;
+  options.token = "t";
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  Flood flood(server->port(), 100);
+  // The stranger has taken every place the store had for him, and more.
+  while (flood.opened() < 200)
+    std::this_thread::sleep_for(1ms);
+  runRanks(4, [&](int rank) {
+    TcpStoreOptions client;
+    client.token = "t";
+    client.connectTimeout = 8s;
+    StatusOr<std::unique_ptr<TcpStore>> store =
+        TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, client);
+    ASSERT_TRUE(store.isOk())
+        << "rank " << rank << ": " << store.status().toString();
+    std::string key = "k" + std::to_string(rank);
+    ASSERT_TRUE((*store)->set(key, bytesOf("v")).isOk());
+    StatusOr<std::vector<char>> value = (*store)->get("k0", 30s);
+    ASSERT_TRUE(value.isOk()) << value.status().toString();
+  });
+}
+
+TEST(TcpStore, ANewConnectionHasTheHelloTimeoutToShowTheToken) {
+  // A stranger that connects and says nothing is closed once helloTimeout
+  // has passed (not kept for as long as a started request may take).
+  TcpStoreOptions options;
+  options.token = "t";
+  options.helloTimeout = 200ms;
+  std::unique_ptr<TcpStore> server = serveStore(options);
+  ASSERT_TRUE(server);
+  int fd = connectRaw(server->port());
+  ASSERT_GE(fd, 0);
+  auto start = Clock::now();
+  char byte;
+  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "the server did not close it";
+  ::close(fd);
+  double elapsed = secondsSince(start);
+  EXPECT_GE(elapsed, 0.19);
+  EXPECT_LT(elapsed, 9.0) << "the connection was kept for the request grace";
 }
 
 TEST(TcpStore, BoundsValuesAndTheirTotal) {
@@ -1182,7 +1432,6 @@ TEST(SendRecv, DifferentTagsDoNotMatch) {
         if (comm.rank() == 0) {
           ASSERT_TRUE(
               comm.send(data.data(), 10, DType::F32, 1, 7, stream).isOk());
-          EXPECT_LT(secondsSince(start), 0.4);
           std::this_thread::sleep_for(900ms);
           status = comm.send(data.data(), 10, DType::F32, 1, 9, stream);
         } else {
@@ -1193,7 +1442,7 @@ TEST(SendRecv, DifferentTagsDoNotMatch) {
         EXPECT_TRUE(status.code() == StatusCode::DeadlineExceeded ||
                     status.code() == StatusCode::Aborted)
             << status.toString();
-        EXPECT_LT(elapsed, 0.5 + 1.5);
+        EXPECT_LT(elapsed, 0.9 + 0.5 + kSlackSeconds);
       },
       testOptions(500ms));
 }
@@ -1338,10 +1587,11 @@ TEST(Groups, MembersMustAgreeOnTheRanks) {
 //===----------------------------------------------------------------------===//
 
 constexpr auto kShortTimeout = 2000ms;
-/// Scheduling slack on top of the timeout (two cores, eight threads).
-constexpr double kSlackSeconds = 1.5;
 const double kFailureBound =
     std::chrono::duration<double>(kShortTimeout).count() + kSlackSeconds;
+/// What "at once" means for a call that would otherwise wait out
+/// kShortTimeout: well under it, even on a loaded machine.
+constexpr double kAtOnce = 1.0;
 
 /// Checks that `status` is the error of a failed peer or an expired wait.
 void expectPeerFailure(const Status &status, double elapsed, int rank) {
@@ -1366,7 +1616,7 @@ void expectUnusable(Communicator &comm) {
   status = comm.send(x.data(), 8, DType::F32, (comm.rank() + 1) % comm.size(),
                      0, stream);
   EXPECT_EQ(status.code(), StatusCode::Aborted) << status.toString();
-  EXPECT_LT(secondsSince(start), 0.1);
+  EXPECT_LT(secondsSince(start), kAtOnce);
 }
 
 TEST(Failure, PeerDestroysItsCommunicatorMidRun) {
@@ -1420,7 +1670,7 @@ TEST(Failure, PeerNeverJoinsTheCollective) {
       Status status = comm->allReduce(x.data(), x.data(), x.size(), DType::F32,
                                       ReduceOp::Sum, stream);
       expectPeerFailure(status, secondsSince(start), rank);
-      EXPECT_LT(secondsSince(start), 0.5);
+      EXPECT_LT(secondsSince(start), kAtOnce);
     }
   });
 }
@@ -1459,7 +1709,7 @@ TEST(Failure, AbortWakesAPendingRecvAtOnce) {
       double elapsed = secondsSince(start);
       aborter.join();
       EXPECT_EQ(status.code(), StatusCode::Aborted) << status.toString();
-      EXPECT_LT(elapsed, 1.0);
+      EXPECT_LT(elapsed, kHangBound) << "the recv waited out its 20 s";
       expectUnusable(*comm);
     }
     aborted.arriveAndWait();
@@ -1471,7 +1721,7 @@ TEST(Failure, AbortWakesAPendingRecvAtOnce) {
                                       ReduceOp::Sum, stream);
       double elapsed = secondsSince(start);
       EXPECT_FALSE(status.isOk());
-      EXPECT_LT(elapsed, 1.0) << status.toString();
+      EXPECT_LT(elapsed, kHangBound) << status.toString();
     }
   });
 }

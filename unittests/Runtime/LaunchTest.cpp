@@ -4,7 +4,7 @@
 // rank records that round-trip, and forged or truncated ones that must give
 // a diagnostic naming the key and rank (never an abort); superviseRanks with
 // children that exit, die or stop; StoreWatch's alarm and done keys; the
-// address Gloo listens on.
+// ranks' join and its verdict on missing ranks; the address Gloo listens on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -330,8 +330,9 @@ TEST(StoreWatch, RaisesTheAlarmOnceWithItsValue) {
           ++alarms;
         });
     ASSERT_TRUE(store->set("alarm", {'r', '/', '2'}).isOk());
-    for (int i = 0; i < 100 && alarms == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Waits for the state (the alarm), however loaded the machine.
+    for (int i = 0; i < 3000 && alarms == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(alarms, 1);
   EXPECT_EQ(losses, 0);
@@ -353,6 +354,54 @@ TEST(StoreWatch, DoneEndsTheWatchWithoutAnAlarm) {
   }
   EXPECT_EQ(alarms, 0);
   EXPECT_EQ(losses, 0);
+}
+
+TEST(JoinRanks, EveryRankJoins) {
+  auto store = std::make_shared<InProcessStore>();
+  std::vector<std::thread> ranks;
+  std::vector<Status> results(4);
+  for (int rank = 0; rank < 4; ++rank)
+    ranks.emplace_back([&, rank] {
+      results[rank] =
+          joinRanks(*store, rank, 4, std::chrono::seconds(30), [] {});
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_TRUE(results[rank].isOk()) << results[rank].toString();
+}
+
+TEST(JoinRanks, MissingRanksAreNamedOnEveryRank) {
+  // Ranks 1 and 3 of 5 never appear: once the join timeout has passed,
+  // every rank that joined fails naming them, each rank other than 0 having
+  // called beforeLeaving first and acknowledged, so that rank 0 leaves last.
+  // Ranks 2 and 4 have joined before rank 0 starts its deadline, however
+  // slowly their threads start.
+  auto store = std::make_shared<InProcessStore>();
+  std::vector<std::thread> ranks;
+  std::vector<Status> results(5);
+  std::atomic<int> left{0};
+  for (int rank : {2, 4, 0}) {
+    if (rank == 0)
+      for (const char *key : {"job/joined/2", "job/joined/4"})
+        EXPECT_TRUE(store->get(key, std::chrono::seconds(60)).isOk());
+    ranks.emplace_back([&, rank] {
+      results[rank] = joinRanks(*store, rank, 5, std::chrono::milliseconds(300),
+                                [&] { ++left; });
+      if (rank == 0) {
+        EXPECT_EQ(left, 2) << "rank 0 returned before the others had left";
+      }
+    });
+  }
+  for (std::thread &t : ranks)
+    t.join();
+  EXPECT_EQ(left, 2);
+  for (int rank : {0, 2, 4}) {
+    EXPECT_EQ(results[rank].code(), StatusCode::Unavailable);
+    EXPECT_EQ(results[rank].message(),
+              "ranks 1 and 3 did not join within 300 ms (3 of 5 did)")
+        << "rank " << rank;
+  }
 }
 
 TEST(GlooAddress, FollowsTheRouteToMasterAddrOrTheInterface) {

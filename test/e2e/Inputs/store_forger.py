@@ -3,9 +3,9 @@
 usage: store_forger.py KIND RANK (MASTER_ADDR, MASTER_PORT and
 PARTITION_STORE_TOKEN from the environment)
 
-Sets result/RANK to a forged rank record: KIND "huge" claims 2^60 mesh
-coordinates; "shape" is well formed but holds output "y" as f32[1] at mesh
-coordinates [1, 1].
+Joins the job as rank RANK and sets result/RANK to a forged rank record:
+KIND "huge" claims 2^60 mesh coordinates; "shape" is well formed but holds
+output "y" as f32[1] at mesh coordinates [1, 1].
 """
 
 import os
@@ -54,6 +54,9 @@ def main():
                 raise
             time.sleep(0.05)
     code, text = request(sock, 3, token.encode(), 1)
+    assert code == 0, text
+    # Join the job as a rank does, then hand over the forged result.
+    code, text = request(sock, 1, f"job/joined/{rank}".encode(), 1, b"1")
     assert code == 0, text
     code, text = request(sock, 1, f"result/{rank}".encode(), len(value), value)
     assert code == 0, text

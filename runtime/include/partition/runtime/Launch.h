@@ -31,6 +31,11 @@ inline constexpr const char *kStoreTokenVariable = "PARTITION_STORE_TOKEN";
 /// Set (to 1) in the ranks `partition-run --processes` starts: their parent
 /// watches them, so they need not pledge their results to each other.
 inline constexpr const char *kSupervisedVariable = "PARTITION_SUPERVISED";
+/// Set in the ranks `partition-run --processes` starts: the descriptor of
+/// the store's listening socket, which the parent bound (port 0) and every
+/// rank inherits. Rank 0 serves on it and the others close it, so that no
+/// other process can take the port between its choice and rank 0's bind.
+inline constexpr const char *kStoreSocketVariable = "PARTITION_STORE_FD";
 
 /// How a launcher started this process as one rank of a job.
 struct LaunchEnvironment {
@@ -70,6 +75,9 @@ struct SupervisorOptions {
   /// others get to finish (rank 0 reports that rank's error) before they
   /// are killed.
   std::chrono::milliseconds afterError = std::chrono::seconds(90);
+  /// Called once every rank has been started (e.g. to close what only the
+  /// children needed).
+  std::function<void()> started;
 };
 
 /// How a supervised run ended.
@@ -118,6 +126,23 @@ private:
   struct State;
   std::shared_ptr<State> state_;
 };
+
+/// The meeting of the ranks at the start of a multi-process run, so that a
+/// rank that never appears is named instead of its peers timing out on a
+/// store key of its. Each rank sets "job/joined/R"; rank 0 waits up to
+/// `timeout` for every rank's and sets "job/joined" to the ranks that are
+/// missing ("" when none); the others wait for that verdict (up to twice
+/// `timeout` and a minute more: rank 0 may start later than they do; its
+/// death or stop is the StoreWatch's to see). Errors (Unavailable, on every
+/// rank): "rank 2 did not join within 20000 ms (3 of 4 did)"; before a rank
+/// other than 0 returns it, it calls `beforeLeaving` (e.g. to stop its
+/// StoreWatch) and acknowledges the verdict, and rank 0 returns only once
+/// the ranks that joined have acknowledged it (or `timeout` more has passed),
+/// so that none of them sees rank 0's store go away first. Errors of the
+/// store are returned as they are.
+Status joinRanks(Store &store, int rank, int worldSize,
+                 std::chrono::milliseconds timeout,
+                 const std::function<void()> &beforeLeaving = {});
 
 /// What a rank hands to rank 0 at the end of a multi-process run.
 struct RankReport {

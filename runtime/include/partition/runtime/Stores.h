@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace partition::runtime {
@@ -56,9 +57,30 @@ struct TcpStoreOptions {
   /// The most key and value bytes the server holds at once; a set that
   /// would exceed it fails with ResourceExhausted (server only).
   uint64_t maxTotalBytes = 1ull << 30;
-  /// The most client connections the server serves at once; further ones
-  /// are closed at once (server only).
+  /// The most connections of the job (those that presented the token) the
+  /// server serves at once; further ones are closed after their hello, and
+  /// their client retries (server only).
   int maxConnections = 512;
+  /// The most connections the server holds before their hello (strangers
+  /// and clients that have just connected), apart from maxConnections: when
+  /// one more arrives, the oldest is closed, so that connections nobody
+  /// authenticates can never keep the job's own out (server only).
+  int maxPendingConnections = 64;
+  /// How long a new connection has to present the token (server only).
+  std::chrono::milliseconds helloTimeout = std::chrono::seconds(2);
+  /// How long past a request's own wait (a get's timeout) a client waits
+  /// for the server's answer before it takes the server for stopped or hung
+  /// (Unavailable).
+  std::chrono::milliseconds answerTimeout = std::chrono::seconds(10);
+  /// A socket already bound and listening (e.g. inherited from the process
+  /// that chose its port) for the server to take over instead of binding
+  /// host:port; -1 for none (server only).
+  int listenFd = -1;
+  /// With pledge(): the longest the server may go without a heartbeat from
+  /// the pledging process before it takes it for stopped or hung and breaks
+  /// the pledge (0: no heartbeats; only a closed connection breaks it). The
+  /// client sends one every quarter of it from a thread of its own.
+  std::chrono::milliseconds heartbeatLimit = std::chrono::milliseconds(0);
 };
 
 /// A TCP key-value store. The rank that serves it (rank 0, on MASTER_ADDR and
@@ -103,12 +125,19 @@ public:
   /// The key the server sets when a pledge is broken; its value is the
   /// pledged key. Only the first broken pledge is recorded.
   static constexpr const char *kBrokenPledgeKey = "store/broken-pledge";
+  /// Set with kBrokenPledgeKey (before anyone can read that): why the pledge
+  /// broke, e.g. "its connection to the store closed: the process died or
+  /// was killed".
+  static constexpr const char *kBrokenPledgeReasonKey =
+      "store/broken-pledge-reason";
   /// Pledges that this process sets `key` before it ends, so that the
   /// others learn at once when it dies instead of waiting out a timeout: a
-  /// connection of its own stays open (idle, with TCP keepalive) until this
+  /// connection of its own stays open (with TCP keepalive) until this
   /// TcpStore is destroyed, and when it closes while `key` is not set (the
-  /// process died, was killed, or lost its host), the server sets
-  /// kBrokenPledgeKey to `key`. Errors: those of a connection.
+  /// process died, was killed, or lost its host), or, with
+  /// options.heartbeatLimit, when no heartbeat arrives on it for that long
+  /// (the process is stopped or hung), the server sets kBrokenPledgeKey to
+  /// `key`. Errors: those of a connection.
   Status pledge(const std::string &key);
 
   /// The server side; defined in Stores.cpp.
@@ -132,6 +161,11 @@ private:
   std::vector<int> idle_;
   /// The connections of pledge(), open until destruction.
   std::vector<int> pledges_;
+  /// Sends the heartbeats of the pledges (with options.heartbeatLimit).
+  void beat();
+  std::condition_variable stopBeating_;
+  bool stopping_ = false;
+  std::thread heartbeat_;
 };
 
 } // namespace partition::runtime
