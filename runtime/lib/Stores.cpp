@@ -351,8 +351,9 @@ IoError exchangeShort(int fd, const std::vector<char> &request,
   return err;
 }
 
-/// What became of a hello.
-enum class Greeting { Accepted, Refused, Failed };
+/// What became of a hello: accepted, refused, no answer in time (Silent),
+/// or the connection failed.
+enum class Greeting { Accepted, Refused, Silent, Failed };
 
 /// Sends the hello with `token` on a fresh connection and reads the answer;
 /// `error` says why it was refused or failed.
@@ -364,7 +365,8 @@ Greeting greet(int fd, const std::string &token, Clock::time_point deadline,
       fd, makeRequest(kOpHello, token, kProtocolVersion), deadline, code, text);
   if (err) {
     error = err.message;
-    return Greeting::Failed;
+    return err.code == StatusCode::DeadlineExceeded ? Greeting::Silent
+                                                    : Greeting::Failed;
   }
   if (code != kReplyOk) {
     error = text;
@@ -376,11 +378,14 @@ Greeting greet(int fd, const std::string &token, Clock::time_point deadline,
 /// Connects to host:port and presents `token`, retrying with a growing pause
 /// (the server may start after its clients) until the deadline. A refused
 /// token is not retried; nor is a refused connection once the server has
-/// been reached (`reached`): then it has gone away.
-StatusOr<int> connectWithRetry(const std::string &host, int port,
-                               const std::string &token,
-                               Clock::time_point deadline,
-                               bool reached = false) {
+/// been reached (`reached`): then it has gone away. A server once reached
+/// that accepts the connection (its kernel does, even while the process is
+/// stopped) but does not answer the hello within `answerTimeout` is stopped
+/// or hung, as when it does not answer a request.
+StatusOr<int>
+connectWithRetry(const std::string &host, int port, const std::string &token,
+                 Clock::time_point deadline, bool reached = false,
+                 std::chrono::milliseconds answerTimeout = kMessageGrace) {
   auto start = Clock::now();
   auto pause = std::chrono::milliseconds(10);
   std::string error;
@@ -393,14 +398,20 @@ StatusOr<int> connectWithRetry(const std::string &host, int port,
       return PARTITION_ERROR(Unavailable, "the store at ", host, ":", port,
                              " has gone away: ", error);
     if (fd >= 0) {
-      Greeting g = greet(
-          fd, token, std::min(deadline, Clock::now() + kMessageGrace), error);
+      auto wait = reached ? answerTimeout : kMessageGrace;
+      Greeting g =
+          greet(fd, token, std::min(deadline, Clock::now() + wait), error);
       if (g == Greeting::Accepted)
         return fd;
       ::close(fd);
       if (g == Greeting::Refused)
         return PARTITION_ERROR(Unavailable, "the store at ", host, ":", port,
                                " refused this process: ", error);
+      if (g == Greeting::Silent && reached)
+        return PARTITION_ERROR(
+            Unavailable, "the store did not answer within ",
+            std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
+            " ms: the process that serves it is stopped or hung");
     }
     auto now = Clock::now();
     if (now >= deadline)
@@ -963,7 +974,8 @@ TcpStore::roundTrip(const std::vector<char> &request,
         std::max<std::chrono::milliseconds>(wait, kMessageGrace));
     PARTITION_ASSIGN_OR_RETURN(
         fd, connectWithRetry(host_, port_, options_.token,
-                             start + connectWindow, /*reached=*/true));
+                             start + connectWindow, /*reached=*/true,
+                             options_.answerTimeout));
   }
 
   IoError err =
@@ -1024,7 +1036,7 @@ Status TcpStore::pledge(const std::string &key) {
   PARTITION_ASSIGN_OR_RETURN(
       int fd, connectWithRetry(host_, port_, options_.token,
                                Clock::now() + options_.connectTimeout,
-                               /*reached=*/true));
+                               /*reached=*/true, options_.answerTimeout));
   uint8_t code;
   std::string text;
   auto limit = std::max(options_.heartbeatLimit, std::chrono::milliseconds(0));

@@ -880,6 +880,67 @@ TEST(TcpStore, AServerThatStopsAnsweringIsUnavailable) {
   EXPECT_GE(elapsed, 0.59);
 }
 
+TEST(TcpStore, AStoppedServerIsUnavailableOnANewConnectionToo) {
+  // A client with no idle connection left (its last one failed) connects
+  // anew to a stopped server: the kernel accepts the connection, the
+  // process never answers the hello. That is the same "did not answer"
+  // within answerTimeout as an unanswered request, not a retried connect
+  // that waits out the connect window (10 s and more) and says "cannot
+  // reach": which of the two a rank meets depends on timing, and both must
+  // name a stopped server alike.
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&addr), len), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr *>(&addr), &len),
+            0);
+  // Answers the first hello only, then nothing on any connection; later
+  // connections wait in the listen backlog, accepted by the kernel alone.
+  std::thread fake([listener] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    char hello[14];
+    size_t got = 0;
+    while (fd >= 0 && got < sizeof(hello)) {
+      ssize_t n = ::recv(fd, hello + got, sizeof(hello) - got, 0);
+      if (n <= 0)
+        break;
+      got += size_t(n);
+    }
+    const char ok[9] = {0};
+    (void)!::send(fd, ok, sizeof(ok), MSG_NOSIGNAL);
+    char byte;
+    while (fd >= 0 && ::recv(fd, &byte, 1, 0) > 0) {
+    }
+    ::close(fd);
+  });
+  TcpStoreOptions options;
+  options.token = "t";
+  options.answerTimeout = 500ms;
+  StatusOr<std::unique_ptr<TcpStore>> client = TcpStore::create(
+      "127.0.0.1", ntohs(addr.sin_port), /*serve=*/false, options);
+  ASSERT_TRUE(client.isOk()) << client.status().toString();
+  // The first get fails on the connection the client had, and closes it.
+  EXPECT_FALSE((*client)->get("done", 100ms).isOk());
+  auto start = Clock::now();
+  StatusOr<std::vector<char>> value = (*client)->get("done", 100ms);
+  double elapsed = secondsSince(start);
+  client->reset();
+  fake.join();
+  ::close(listener);
+  ASSERT_FALSE(value.isOk());
+  EXPECT_EQ(value.status().code(), StatusCode::Unavailable)
+      << value.status().toString();
+  EXPECT_NE(value.status().message().find("did not answer within 500 ms"),
+            std::string::npos)
+      << value.status().toString();
+  // Well below the connect window it would otherwise wait out.
+  EXPECT_LT(elapsed, 8.0);
+}
+
 TEST(TcpStore, AKeptPledgeIsNotReported) {
   // Clients that set their pledged key before going away break nothing; the
   // first broken pledge is the one recorded.
