@@ -358,3 +358,16 @@ void partition::addProgressReporting(mlir::PassManager &pm,
   pm.addInstrumentation(
       std::make_unique<ProgressInstrumentation>(tool.str(), total, lines));
 }
+
+int partition::finishToolOutput(const char *tool, bool ok,
+                                const runtime::OutputFile &output,
+                                const std::string &result) {
+  if (!ok && output.kind != runtime::OutputFile::Kind::Stdout)
+    return 1;
+  runtime::Status written = runtime::writeOutputFile(output, result);
+  if (!written.isOk()) {
+    llvm::errs() << tool << ": " << written.message() << "\n";
+    return 1;
+  }
+  return ok ? 0 : 1;
+}

@@ -136,16 +136,5 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream os(result);
   bool ok = mlir::succeeded(
       mlir::MlirOptMain(os, std::move(*input), registry, config));
-  // On failure a file is left alone; standard output still shows what was
-  // printed (the chunks of --split-input-file that succeeded), as before.
-  const partition::runtime::OutputFile &output = (*outputs)[0];
-  if (!ok && output.kind != partition::runtime::OutputFile::Kind::Stdout)
-    return 1;
-  partition::runtime::Status written =
-      partition::runtime::writeOutputFile(output, result);
-  if (!written.isOk()) {
-    llvm::errs() << "partition-opt: " << written.message() << "\n";
-    return 1;
-  }
-  return ok ? 0 : 1;
+  return partition::finishToolOutput("partition-opt", ok, (*outputs)[0], result);
 }

@@ -825,52 +825,78 @@ TEST(TcpStore, HeartbeatsKeepAPledge) {
                             "died or was killed");
 }
 
+/// A store server whose process has stopped after the hello: it answers
+/// the first connection's hello, then nothing, on that connection or any
+/// other (later connections wait in the listen backlog, accepted by the
+/// kernel alone, as for a stopped process).
+class StoppedStoreServer {
+public:
+  StoppedStoreServer() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (listener_ < 0 ||
+        ::bind(listener_, reinterpret_cast<sockaddr *>(&addr), len) != 0 ||
+        ::listen(listener_, 4) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr *>(&addr), &len) !=
+            0)
+      return;
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      int fd = ::accept(listener_, nullptr, nullptr);
+      char hello[14]; // op, key length, token "t", version
+      size_t got = 0;
+      while (fd >= 0 && got < sizeof(hello)) {
+        ssize_t n = ::recv(fd, hello + got, sizeof(hello) - got, 0);
+        if (n <= 0)
+          break;
+        got += size_t(n);
+      }
+      const char ok[9] = {0};
+      (void)!::send(fd, ok, sizeof(ok), MSG_NOSIGNAL);
+      // Then silence, until the client gives up and closes.
+      char byte;
+      while (fd >= 0 && ::recv(fd, &byte, 1, 0) > 0) {
+      }
+      ::close(fd);
+    });
+  }
+  /// Call after the client has closed its connections.
+  ~StoppedStoreServer() {
+    if (thread_.joinable())
+      thread_.join();
+    if (listener_ >= 0)
+      ::close(listener_);
+  }
+  /// 0 when the listener could not be set up.
+  int port() const { return port_; }
+
+private:
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
 TEST(TcpStore, AServerThatStopsAnsweringIsUnavailable) {
   // The process that serves the store is stopped: its sockets stay open
   // but nothing answers. A fake server answers the hello and then nothing;
   // a get of 100 ms fails as Unavailable once answerTimeout has passed as
   // well (StoreWatch takes that for rank 0 being gone), not as the
   // DeadlineExceeded of a key that was not set.
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&addr), len), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr *>(&addr), &len),
-            0);
-  std::thread fake([listener] {
-    int fd = ::accept(listener, nullptr, nullptr);
-    char hello[14]; // op, key length, token "t", version
-    size_t got = 0;
-    while (fd >= 0 && got < sizeof(hello)) {
-      ssize_t n = ::recv(fd, hello + got, sizeof(hello) - got, 0);
-      if (n <= 0)
-        break;
-      got += size_t(n);
-    }
-    const char ok[9] = {0};
-    (void)!::send(fd, ok, sizeof(ok), MSG_NOSIGNAL);
-    // Then silence, until the client gives up and closes.
-    char byte;
-    while (fd >= 0 && ::recv(fd, &byte, 1, 0) > 0) {
-    }
-    ::close(fd);
-  });
+  StoppedStoreServer server;
+  ASSERT_NE(server.port(), 0);
   TcpStoreOptions options;
   options.token = "t";
   options.answerTimeout = 500ms;
   StatusOr<std::unique_ptr<TcpStore>> client = TcpStore::create(
-      "127.0.0.1", ntohs(addr.sin_port), /*serve=*/false, options);
+      "127.0.0.1", server.port(), /*serve=*/false, options);
   ASSERT_TRUE(client.isOk()) << client.status().toString();
   auto start = Clock::now();
   StatusOr<std::vector<char>> value = (*client)->get("done", 100ms);
   double elapsed = secondsSince(start);
   client->reset();
-  fake.join();
-  ::close(listener);
   ASSERT_FALSE(value.isOk());
   EXPECT_EQ(value.status().code(), StatusCode::Unavailable)
       << value.status().toString();
@@ -888,40 +914,13 @@ TEST(TcpStore, AStoppedServerIsUnavailableOnANewConnectionToo) {
   // that waits out the connect window (10 s and more) and says "cannot
   // reach": which of the two a rank meets depends on timing, and both must
   // name a stopped server alike.
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr *>(&addr), len), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr *>(&addr), &len),
-            0);
-  // Answers the first hello only, then nothing on any connection; later
-  // connections wait in the listen backlog, accepted by the kernel alone.
-  std::thread fake([listener] {
-    int fd = ::accept(listener, nullptr, nullptr);
-    char hello[14];
-    size_t got = 0;
-    while (fd >= 0 && got < sizeof(hello)) {
-      ssize_t n = ::recv(fd, hello + got, sizeof(hello) - got, 0);
-      if (n <= 0)
-        break;
-      got += size_t(n);
-    }
-    const char ok[9] = {0};
-    (void)!::send(fd, ok, sizeof(ok), MSG_NOSIGNAL);
-    char byte;
-    while (fd >= 0 && ::recv(fd, &byte, 1, 0) > 0) {
-    }
-    ::close(fd);
-  });
+  StoppedStoreServer server;
+  ASSERT_NE(server.port(), 0);
   TcpStoreOptions options;
   options.token = "t";
   options.answerTimeout = 500ms;
   StatusOr<std::unique_ptr<TcpStore>> client = TcpStore::create(
-      "127.0.0.1", ntohs(addr.sin_port), /*serve=*/false, options);
+      "127.0.0.1", server.port(), /*serve=*/false, options);
   ASSERT_TRUE(client.isOk()) << client.status().toString();
   // The first get fails on the connection the client had, and closes it.
   EXPECT_FALSE((*client)->get("done", 100ms).isOk());
@@ -929,8 +928,6 @@ TEST(TcpStore, AStoppedServerIsUnavailableOnANewConnectionToo) {
   StatusOr<std::vector<char>> value = (*client)->get("done", 100ms);
   double elapsed = secondsSince(start);
   client->reset();
-  fake.join();
-  ::close(listener);
   ASSERT_FALSE(value.isOk());
   EXPECT_EQ(value.status().code(), StatusCode::Unavailable)
       << value.status().toString();

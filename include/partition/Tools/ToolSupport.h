@@ -53,6 +53,20 @@ constexpr uint64_t kMaxInputStreamBytes = 1ull << 30;
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(const std::string &path, const char *what);
 
+namespace runtime {
+struct OutputFile;
+} // namespace runtime
+
+/// Ends a tool that printed its whole result into `result`: writes it to
+/// `output` (checked before any work) unless the tool failed and `output`
+/// is a file, which is then left alone (standard output still shows what
+/// was printed, e.g. the chunks of --split-input-file that succeeded).
+/// Returns the exit status: 1 when `ok` is false or the write fails (one
+/// line on stderr, prefixed with `tool`), else 0.
+int finishToolOutput(const char *tool, bool ok,
+                     const runtime::OutputFile &output,
+                     const std::string &result);
+
 /// The deepest nesting of brackets (`(`, `[`, `{`, `<`) the tools accept.
 /// Real programs nest a few dozen levels; the parser needs about 2 KiB of
 /// stack per level of nested regions and crashes near 4,000.
