@@ -68,6 +68,24 @@ else:
     lit_config.warning("transformers or torch is missing in .venv (run "
                        "scripts/setup.sh): test/Import/transformers is skipped")
 
+# Today's exporters (the .venv-current that scripts/setup.sh makes): torch
+# 2.x with its dynamo-based ONNX exporter, onnxscript, transformers 5 and
+# onnxruntime. The models of test/Import/transformers-current are built and
+# exported there, as users export theirs today.
+current_python = os.path.join(config.partition_src_root, ".venv-current",
+                              "bin", "python")
+config.substitutions.append(("%current_python", current_python))
+if os.path.exists(current_python) and subprocess.run(
+        [current_python, "-c", "import importlib.util as u, sys; sys.exit(not "
+         "all(u.find_spec(m) for m in ('torch', 'transformers', "
+         "'onnxscript', 'onnxruntime')))"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("current-transformers")
+else:
+    lit_config.warning("torch 2.x, transformers 5 or onnxscript is missing in "
+                       ".venv-current (run scripts/setup.sh): "
+                       "test/Import/transformers-current is skipped")
+
 # Headless Chromium (scripts/setup.sh installs it unless PARTITION_BROWSER=0): the HTML
 # reports of test/Report are loaded in it. Without it those tests are
 # reported UNSUPPORTED and the pages are still checked as text.
