@@ -71,6 +71,22 @@ if [ "${1:-}" != "--runtime" ]; then
     echo "setup: installing transformers $hf_version in $venv"
     "$venv/bin/pip" install -q --disable-pip-version-check "transformers==$hf_version"
   fi
+  # Today's exporters (PyPI), in a venv of their own without Debian's site
+  # packages (its torch 1.13 must not shadow them): torch 2.x, whose default
+  # ONNX exporter is the dynamo-based one (it needs onnxscript), and
+  # transformers 5. test/Import/transformers-current exports its models
+  # there, as users export theirs today.
+  current="$(cd "$(dirname "$0")/.." && pwd)/.venv-current"
+  current_pins=(torch==2.15.0 transformers==5.25.0 onnxscript==0.7.2
+                onnx==1.23.2 "onnxruntime==$ort_version" safetensors==0.8.0)
+  if ! "$current/bin/python" -c "
+import importlib.metadata as m, sys
+pins = dict(p.split('==') for p in sys.argv[1:])
+sys.exit(any(m.version(k) != v for k, v in pins.items()))" "${current_pins[@]}" 2>/dev/null; then
+    echo "setup: installing ${current_pins[*]} in $current"
+    /usr/bin/python3 -m venv "$current"
+    "$current/bin/pip" install -q --disable-pip-version-check "${current_pins[@]}"
+  fi
 fi
 
 # Optional: headless Chromium for the browser checks of the HTML reports.

@@ -295,6 +295,100 @@ llvm::json::Object planJson(const PlanEstimate &e) {
   };
 }
 
+/// The search the flags ask for, checked against their bounds and the
+/// cluster before the model is read (search checks them again); false with
+/// `error` saying what is wrong.
+static bool searchOptionsFromFlags(const partition::runtime::Cluster &cluster,
+                                   SearchOptions &options,
+                                   std::string &error) {
+  options.cluster = cluster;
+  options.devices = devices;
+  options.globalBatch = globalBatch;
+  options.training.train = !inference;
+  options.training.optimizer = optimizer;
+  options.training.precision = precision;
+  if (precision != "bf16" && precision != "f32") {
+    error = "--precision " + precision + " is not bf16 or f32";
+    return false;
+  }
+  if (devices < 1 || globalBatch < 0 || top < 1) {
+    error = "--devices and --top must be at least 1, --global-batch at "
+            "least 0";
+    return false;
+  }
+  if (!fix.empty()) {
+    auto constraint = PlanConstraint::parse(fix, &error);
+    if (!constraint)
+      return false;
+    options.constraint = *constraint;
+  }
+  if (top > kMaxDevices) {
+    error = "--top " + std::to_string(static_cast<long long>(top)) +
+            " is too large (at most " +
+            std::to_string(static_cast<long long>(kMaxDevices)) + ")";
+    return false;
+  }
+  return checkSearchOptions(options, &error);
+}
+
+/// The --html page: the ranked plans and the explanation of the choice.
+static bool writeHtml(const partition::runtime::OutputFile &file,
+                      const SearchResult &result, const SearchOptions &options,
+                      const partition::runtime::Cluster &cluster) {
+  std::string text;
+  llvm::raw_string_ostream why(text);
+  printExplanation(why, result, cluster);
+  std::vector<std::string> notes;
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(text).trim(), '\n'))
+    notes.push_back(line.trim().str());
+  partition::report::Report page = partition::buildPlanReport(
+      result, options, llvm::sys::path::filename(inputFile).str(),
+      size_t(top), notes);
+  partition::runtime::Status written = partition::runtime::writeOutputFile(
+      file, partition::report::renderHtml(page));
+  if (!written.isOk()) {
+    llvm::errs() << "partition-plan: " << written.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// The --json document (format partition-plan/1).
+static bool writeJson(const partition::runtime::OutputFile &file,
+                      const SearchResult &result,
+                      const partition::runtime::Cluster &cluster,
+                      int64_t batch) {
+  const ModelSummary &m = result.model;
+  llvm::json::Array plans;
+  for (size_t i = 0; i < result.plans.size() && i < size_t(top); ++i)
+    plans.push_back(planJson(result.plans[i]));
+  llvm::json::Object pruned;
+  for (auto &[why, n] : result.pruned)
+    pruned[why] = n;
+  llvm::json::Object doc{
+      {"format", "partition-plan/1"},
+      {"model", llvm::json::Object{{"layers", m.layers},
+                                   {"parameters", m.parameters},
+                                   {"batch", m.batch}}},
+      {"cluster", cluster.name},
+      {"devices", int64_t(devices)},
+      {"global_batch", batch},
+      {"considered", result.considered},
+      {"probes", m.probes},
+      {"search_seconds", result.seconds},
+      {"pruned", std::move(pruned)},
+      {"plans", std::move(plans)},
+  };
+  llvm::outs().flush(); // the table first when --json is standard output
+  partition::runtime::Status written = partition::runtime::writeOutputFile(
+      file, llvm::formatv("{0:2}\n", llvm::json::Value(std::move(doc))).str());
+  if (!written.isOk()) {
+    llvm::errs() << "partition-plan: " << written.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -311,42 +405,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   SearchOptions options;
-  options.cluster = *loaded;
-  options.devices = devices;
-  options.globalBatch = globalBatch;
-  options.training.train = !inference;
-  options.training.optimizer = optimizer;
-  options.training.precision = precision;
-  if (precision != "bf16" && precision != "f32") {
-    llvm::errs() << "partition-plan: --precision " << precision
-                 << " is not bf16 or f32\n";
-    return 1;
-  }
-  if (devices < 1 || globalBatch < 0 || top < 1) {
-    llvm::errs() << "partition-plan: --devices and --top must be at least 1, "
-                    "--global-batch at least 0\n";
-    return 1;
-  }
-  std::string error;
-  if (!fix.empty()) {
-    auto constraint = PlanConstraint::parse(fix, &error);
-    if (!constraint) {
-      llvm::errs() << "partition-plan: " << error << "\n";
-      return 1;
-    }
-    options.constraint = *constraint;
-  }
-  if (top > kMaxDevices) {
-    llvm::errs() << "partition-plan: --top " << top << " is too large (at most "
-                 << kMaxDevices << ")\n";
-    return 1;
-  }
-  // The counts against their bounds and the cluster before the model is
-  // read (search checks them again).
-  if (!checkSearchOptions(options, &error)) {
+  if (std::string error; !searchOptionsFromFlags(*loaded, options, error)) {
     llvm::errs() << "partition-plan: " << error << "\n";
     return 1;
   }
+  std::string error;
 
   // The outputs (neither the model, the cluster file nor each other) and
   // the model, read as an untrusted file, before any work.
@@ -422,54 +485,11 @@ int main(int argc, char **argv) {
   if (explain)
     printExplanation(os, *result, *loaded);
 
-  if (!htmlFile.empty()) {
-    std::string text;
-    llvm::raw_string_ostream why(text);
-    printExplanation(why, *result, *loaded);
-    std::vector<std::string> notes;
-    for (llvm::StringRef line : llvm::split(llvm::StringRef(text).trim(), '\n'))
-      notes.push_back(line.trim().str());
-    partition::report::Report page = partition::buildPlanReport(
-        *result, options, llvm::sys::path::filename(inputFile).str(),
-        size_t(top), notes);
-    partition::runtime::Status written = partition::runtime::writeOutputFile(
-        *outputFor(htmlFile), partition::report::renderHtml(page));
-    if (!written.isOk()) {
-      llvm::errs() << "partition-plan: " << written.message() << "\n";
-      return 1;
-    }
-  }
-
-  if (!jsonFile.empty()) {
-    llvm::json::Array plans;
-    for (size_t i = 0; i < result->plans.size() && i < size_t(top); ++i)
-      plans.push_back(planJson(result->plans[i]));
-    llvm::json::Object pruned;
-    for (auto &[why, n] : result->pruned)
-      pruned[why] = n;
-    llvm::json::Object doc{
-        {"format", "partition-plan/1"},
-        {"model",
-         llvm::json::Object{{"layers", m.layers},
-                            {"parameters", m.parameters},
-                            {"batch", m.batch}}},
-        {"cluster", loaded->name},
-        {"devices", int64_t(devices)},
-        {"global_batch", batch},
-        {"considered", result->considered},
-        {"probes", m.probes},
-        {"search_seconds", result->seconds},
-        {"pruned", std::move(pruned)},
-        {"plans", std::move(plans)},
-    };
-    os.flush(); // the table first when --json is standard output
-    partition::runtime::Status written = partition::runtime::writeOutputFile(
-        *outputFor(jsonFile),
-        llvm::formatv("{0:2}\n", llvm::json::Value(std::move(doc))).str());
-    if (!written.isOk()) {
-      llvm::errs() << "partition-plan: " << written.message() << "\n";
-      return 1;
-    }
-  }
+  if (!htmlFile.empty() &&
+      !writeHtml(*outputFor(htmlFile), *result, options, *loaded))
+    return 1;
+  if (!jsonFile.empty() &&
+      !writeJson(*outputFor(jsonFile), *result, *loaded, batch))
+    return 1;
   return 0;
 }

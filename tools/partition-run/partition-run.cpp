@@ -266,6 +266,78 @@ bool isTraining(const Options &o) {
 }
 
 /// Parses the command line; returns an error message or "".
+/// The options that name a file, a folder or a backend (`a` is the
+/// option, `v` its value); returns what is wrong with the value, or "".
+static std::string parseFileOption(const std::string &a, const char *v,
+                                   Options &o) {
+  if (a == "--backend") {
+    if (!*v)
+      return "--backend needs a name (cpu or cuda), got \"\"";
+    o.backend = v;
+  } else if (a == "--weights")
+    o.weights = v;
+  else if (a == "--output-dir")
+    o.outputDir = v;
+  else if (a == "--trace")
+    o.trace = v;
+  else if (a == "--html")
+    o.html = v;
+  else if (a == "--checkpoint")
+    o.checkpointDir = v;
+  else if (a == "--resume")
+    o.resumeDir = v;
+  else if (a == "--data")
+    o.dataPath = v;
+  else if (a == "--metrics") {
+    if (!*v)
+      return "--metrics needs a file name, got \"\"";
+    o.metrics = v;
+  } else if (a == "--cluster") {
+    if (!*v)
+      return "--cluster needs a cluster file or preset name, got \"\"";
+    o.clusterSpec = v;
+  } else {
+    std::string s = v;
+    size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+      return "--input needs NAME=FILE.npy, got \"" + s + "\"";
+    for (const auto &[name, path] : o.inputs)
+      if (name == s.substr(0, eq))
+        return "--input " + name + " is given twice (" + path + " and " +
+               s.substr(eq + 1) + ")";
+    o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+  }
+  return "";
+}
+
+/// What is wrong with the options taken together (one excludes or needs
+/// another), or "".
+static std::string checkOptionCombinations(const Options &o) {
+  if (o.planPath.empty())
+    return "no plan given (see --help)";
+  if (!o.resumeDir.empty() && (!o.weights.empty() || o.randomSeed >= 0))
+    return "--resume loads the parameters; it excludes --weights and "
+           "--random-weights";
+  if (!o.dataPath.empty() && o.syntheticSeed >= 0)
+    return "--data and --synthetic are two sources of batches; give one";
+  if ((!o.dataPath.empty() || o.syntheticSeed >= 0) && !o.inputs.empty())
+    return std::string(o.dataPath.empty() ? "--synthetic" : "--data") +
+           " feeds every input; it excludes --input";
+  if (o.vocab && o.syntheticSeed < 0)
+    return "--vocab is the range of --synthetic's integers; it needs "
+           "--synthetic";
+  if (o.checkpointEvery && o.checkpointDir.empty())
+    return "--checkpoint-every needs --checkpoint DIR";
+  if ((o.failStep || o.failByKill) && o.failRank < 0)
+    return "--fail-step and --fail-mode need --fail-rank R";
+  if (o.failInstruction >= 0 && !o.failStep)
+    return "--fail-instruction needs --fail-step K";
+  if (o.failStep > o.steps)
+    return "--fail-step " + std::to_string(o.failStep) +
+           " is after the last step (--steps " + std::to_string(o.steps) + ")";
+  return "";
+}
+
 std::string parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -368,44 +440,7 @@ std::string parseArgs(int argc, char **argv, Options &o) {
       const char *v = value(a.c_str());
       if (!v)
         return a + " needs a value";
-      if (a == "--backend") {
-        if (!*v)
-          return "--backend needs a name (cpu or cuda), got \"\"";
-        o.backend = v;
-      } else if (a == "--weights")
-        o.weights = v;
-      else if (a == "--output-dir")
-        o.outputDir = v;
-      else if (a == "--trace")
-        o.trace = v;
-      else if (a == "--html")
-        o.html = v;
-      else if (a == "--checkpoint")
-        o.checkpointDir = v;
-      else if (a == "--resume")
-        o.resumeDir = v;
-      else if (a == "--data")
-        o.dataPath = v;
-      else if (a == "--metrics") {
-        if (!*v)
-          return "--metrics needs a file name, got \"\"";
-        o.metrics = v;
-      } else if (a == "--cluster") {
-        if (!*v)
-          return "--cluster needs a cluster file or preset name, got \"\"";
-        o.clusterSpec = v;
-      }
-      else {
-        std::string s = v;
-        size_t eq = s.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-          return "--input needs NAME=FILE.npy, got \"" + s + "\"";
-        for (const auto &[name, path] : o.inputs)
-          if (name == s.substr(0, eq))
-            return "--input " + name + " is given twice (" + path + " and " +
-                   s.substr(eq + 1) + ")";
-        o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-      }
+      err = parseFileOption(a, v, o);
     } else if (!a.empty() && a[0] == '-') {
       return "unknown option " + a + " (see --help)";
     } else if (o.planPath.empty()) {
@@ -416,29 +451,7 @@ std::string parseArgs(int argc, char **argv, Options &o) {
     if (!err.empty())
       return err;
   }
-  if (o.planPath.empty())
-    return "no plan given (see --help)";
-  if (!o.resumeDir.empty() && (!o.weights.empty() || o.randomSeed >= 0))
-    return "--resume loads the parameters; it excludes --weights and "
-           "--random-weights";
-  if (!o.dataPath.empty() && o.syntheticSeed >= 0)
-    return "--data and --synthetic are two sources of batches; give one";
-  if ((!o.dataPath.empty() || o.syntheticSeed >= 0) && !o.inputs.empty())
-    return std::string(o.dataPath.empty() ? "--synthetic" : "--data") +
-           " feeds every input; it excludes --input";
-  if (o.vocab && o.syntheticSeed < 0)
-    return "--vocab is the range of --synthetic's integers; it needs "
-           "--synthetic";
-  if (o.checkpointEvery && o.checkpointDir.empty())
-    return "--checkpoint-every needs --checkpoint DIR";
-  if ((o.failStep || o.failByKill) && o.failRank < 0)
-    return "--fail-step and --fail-mode need --fail-rank R";
-  if (o.failInstruction >= 0 && !o.failStep)
-    return "--fail-instruction needs --fail-step K";
-  if (o.failStep > o.steps)
-    return "--fail-step " + std::to_string(o.failStep) +
-           " is after the last step (--steps " + std::to_string(o.steps) + ")";
-  return "";
+  return checkOptionCombinations(o);
 }
 
 /// NaN and Inf elements in float memory of `dtype`.
@@ -1695,151 +1708,160 @@ one node of N devices.
 )";
 
 /// partition-run --calibrate: returns the exit code.
-int calibrateMain(int argc, char **argv) {
+namespace {
+/// What --calibrate is asked to do.
+struct CalibrateArgs {
   std::string out, backend;
   int ranks = 2;
   CalibrationOptions options;
+};
+
+/// What one rank of a calibration measured.
+struct RankMeasurements {
+  std::vector<Measurement> gemm, allReduce;
+  double bandwidth = 0, overlap = 1, memory = 0;
+  std::string deviceName;
+};
+} // namespace
+
+/// Reads --calibrate's options; returns -1 to go on, or the exit code
+/// (0 after --help, 2 after a message).
+static int parseCalibrateArgs(int argc, char **argv, CalibrateArgs &c) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    auto next = [&]() -> const char * {
-      return i + 1 < argc ? argv[++i] : nullptr;
-    };
-    if (a == "--calibrate") {
+    if (a == "--calibrate")
       continue;
-    } else if (a == "--help" || a == "-h") {
+    if (a == "--help" || a == "-h") {
       std::cout << kCalibrateUsage;
       return 0;
-    } else if (a == "-o" || a == "--backend" || a == "--ranks" ||
-               a == "--seconds") {
-      const char *v = next();
-      if (!v || !*v) {
-        std::cerr << "partition-run: " << a << " needs a value\n";
-        return 2;
-      }
-      char *end = nullptr;
-      if (a == "-o") {
-        out = v;
-      } else if (a == "--backend") {
-        backend = v;
-      } else if (a == "--ranks") {
-        long n = std::strtol(v, &end, 10);
-        if (*end || n < 1 || n > 64) {
-          std::cerr << "partition-run: --ranks needs 1 to 64, got \"" << v
-                    << "\"\n";
-          return 2;
-        }
-        ranks = int(n);
-      } else {
-        double seconds = std::strtod(v, &end);
-        if (*end || !(seconds > 0) || seconds > 60) {
-          std::cerr << "partition-run: --seconds needs a number in (0, 60], "
-                       "got \""
-                    << v << "\"\n";
-          return 2;
-        }
-        options.secondsPerPoint = seconds;
-      }
-    } else {
+    }
+    if (a != "-o" && a != "--backend" && a != "--ranks" && a != "--seconds") {
       std::cerr << "partition-run: --calibrate takes -o FILE, --backend, "
                    "--ranks and --seconds, not "
                 << a << "\n";
       return 2;
     }
+    const char *v = i + 1 < argc ? argv[++i] : nullptr;
+    if (!v || !*v) {
+      std::cerr << "partition-run: " << a << " needs a value\n";
+      return 2;
+    }
+    char *end = nullptr;
+    if (a == "-o") {
+      c.out = v;
+    } else if (a == "--backend") {
+      c.backend = v;
+    } else if (a == "--ranks") {
+      long n = std::strtol(v, &end, 10);
+      if (*end || n < 1 || n > 64) {
+        std::cerr << "partition-run: --ranks needs 1 to 64, got \"" << v
+                  << "\"\n";
+        return 2;
+      }
+      c.ranks = int(n);
+    } else {
+      double seconds = std::strtod(v, &end);
+      if (*end || !(seconds > 0) || seconds > 60) {
+        std::cerr << "partition-run: --seconds needs a number in (0, 60], "
+                     "got \""
+                  << v << "\"\n";
+        return 2;
+      }
+      c.options.secondsPerPoint = seconds;
+    }
   }
-  if (out.empty()) {
+  if (c.out.empty()) {
     std::cerr << "partition-run: --calibrate needs -o FILE (the cluster file "
                  "to write)\n";
     return 2;
   }
+  return -1;
+}
+
+/// Rank `rank`'s measurements: GEMM and memory bandwidth, then (with more
+/// than one rank) the all-reduce and how much of it compute hides.
+static Status measureRank(const CalibrateArgs &c, int rank,
+                          const std::shared_ptr<InProcessStore> &store,
+                          RankMeasurements &m) {
+  PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
+                             createDevice(c.backend, rank));
+  std::unique_ptr<CommunicatorFactory> comms;
+  std::unique_ptr<Communicator> comm;
+  if (c.ranks > 1) {
+#ifdef PARTITION_HAVE_CUDA
+    if (c.backend == "cuda") {
+      PARTITION_ASSIGN_OR_RETURN(
+          comms, cuda::createNcclCommunicatorFactory(*store, rank, c.ranks, *d,
+                                                     cuda::NcclOptions()));
+    }
+#endif
+    if (!comms)
+      comms = std::make_unique<GlooCommunicatorFactory>(rank, c.ranks, store,
+                                                        GlooOptions());
+    std::vector<int> all(c.ranks);
+    for (int r = 0; r < c.ranks; ++r)
+      all[r] = r;
+    PARTITION_ASSIGN_OR_RETURN(comm, comms->create(all, "calibrate"));
+  }
+  PARTITION_ASSIGN_OR_RETURN(m.gemm, measureGemm(*d, c.options));
+  PARTITION_ASSIGN_OR_RETURN(m.bandwidth, measureElementwise(*d, c.options));
+  if (comm) {
+    PARTITION_ASSIGN_OR_RETURN(
+        m.allReduce, measureAllReduce(*d, *comm, c.options, /*busy=*/true));
+    PARTITION_ASSIGN_OR_RETURN(m.overlap, measureOverlap(*d, *comm, c.options));
+  }
+  m.deviceName = d->name();
+  m.memory = double(d->memoryCapacity());
+  if (c.backend == "cpu") // the ranks share the machine's memory
+    m.memory /= c.ranks;
+  return Status::ok();
+}
+
+int calibrateMain(int argc, char **argv) {
+  CalibrateArgs c;
+  if (int code = parseCalibrateArgs(argc, argv, c); code >= 0)
+    return code;
   // Checked before the measurements (a FIFO nobody reads, a folder).
-  StatusOr<OutputFile> outFile = checkOutputFile(out, "-o");
+  StatusOr<OutputFile> outFile = checkOutputFile(c.out, "-o");
   if (!outFile.isOk()) {
     std::cerr << "partition-run: " << outFile.status().message() << "\n";
     return 2;
   }
-  if (backend.empty()) {
-    backend = "cpu";
+  if (c.backend.empty()) {
+    c.backend = "cpu";
 #ifdef PARTITION_HAVE_CUDA
-    if (cuda::cudaDeviceCount() >= ranks)
-      backend = "cuda";
+    if (cuda::cudaDeviceCount() >= c.ranks)
+      c.backend = "cuda";
 #endif
   }
-  auto fail = [](const Status &s) {
-    std::cerr << "partition-run: calibration: " << s.toString() << "\n";
-    return 1;
-  };
   // Every rank measures at once, as the ranks of a plan share the machine:
   // GEMM and memory bandwidth under that load, then the all-reduce.
-  std::printf("calibrating %d %s rank%s: GEMM, memory bandwidth%s ...\n", ranks,
-              backend.c_str(), ranks == 1 ? "" : "s",
-              ranks > 1 ? ", all-reduce" : "");
+  std::printf("calibrating %d %s rank%s: GEMM, memory bandwidth%s ...\n",
+              c.ranks, c.backend.c_str(), c.ranks == 1 ? "" : "s",
+              c.ranks > 1 ? ", all-reduce" : "");
   std::fflush(stdout);
   auto store = std::make_shared<InProcessStore>();
-  std::vector<Status> statuses(ranks);
-  std::vector<int> all(ranks);
-  for (int r = 0; r < ranks; ++r)
-    all[r] = r;
-  std::vector<Measurement> gemm, allReduce;
-  double bandwidth = 0, memory = 0, overlap = 1;
-  std::string deviceName;
+  std::vector<Status> statuses(c.ranks);
+  std::vector<RankMeasurements> measured(c.ranks);
   std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank)
+  for (int rank = 0; rank < c.ranks; ++rank)
     threads.emplace_back([&, rank] {
-      auto run = [&]() -> Status {
-        PARTITION_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
-                                   createDevice(backend, rank));
-        std::unique_ptr<CommunicatorFactory> comms;
-        std::unique_ptr<Communicator> comm;
-        if (ranks > 1) {
-#ifdef PARTITION_HAVE_CUDA
-          if (backend == "cuda") {
-            PARTITION_ASSIGN_OR_RETURN(
-                comms, cuda::createNcclCommunicatorFactory(
-                           *store, rank, ranks, *d, cuda::NcclOptions()));
-          }
-#endif
-          if (!comms)
-            comms = std::make_unique<GlooCommunicatorFactory>(
-                rank, ranks, store, GlooOptions());
-          PARTITION_ASSIGN_OR_RETURN(comm, comms->create(all, "calibrate"));
-        }
-        PARTITION_ASSIGN_OR_RETURN(std::vector<Measurement> g,
-                                   measureGemm(*d, options));
-        PARTITION_ASSIGN_OR_RETURN(double b, measureElementwise(*d, options));
-        std::vector<Measurement> times;
-        double hidden = 1;
-        if (comm) {
-          PARTITION_ASSIGN_OR_RETURN(
-              times, measureAllReduce(*d, *comm, options, /*busy=*/true));
-          PARTITION_ASSIGN_OR_RETURN(hidden,
-                                     measureOverlap(*d, *comm, options));
-        }
-        if (rank == 0) {
-          gemm = g;
-          bandwidth = b;
-          allReduce = times;
-          overlap = hidden;
-          deviceName = d->name();
-          memory = double(d->memoryCapacity());
-          if (backend == "cpu") // the ranks share the machine's memory
-            memory /= ranks;
-        }
-        return Status::ok();
-      };
-      statuses[rank] = run();
+      statuses[rank] = measureRank(c, rank, store, measured[rank]);
     });
   for (std::thread &t : threads)
     t.join();
   for (const Status &s : statuses)
-    if (!s.isOk())
-      return fail(s);
-
-  Cluster cluster =
-      clusterFromMeasurements("local-" + backend, deviceName, ranks, memory,
-                              gemm, bandwidth, allReduce, overlap);
+    if (!s.isOk()) {
+      std::cerr << "partition-run: calibration: " << s.toString() << "\n";
+      return 1;
+    }
+  const RankMeasurements &m = measured[0];
+  Cluster cluster = clusterFromMeasurements(
+      "local-" + c.backend, m.deviceName, c.ranks, m.memory, m.gemm,
+      m.bandwidth, m.allReduce, m.overlap);
   // What calibration writes is held to the reader's ranges: a measurement
   // beyond them is an error here, not a file the planner refuses later.
-  if (StatusOr<Cluster> checked = Cluster::parse(cluster.toJson(), out);
+  if (StatusOr<Cluster> checked = Cluster::parse(cluster.toJson(), c.out);
       !checked.isOk()) {
     std::cerr << "partition-run: --calibrate measured a cluster outside the "
                  "cluster file's ranges: "
@@ -1851,18 +1873,196 @@ int calibrateMain(int argc, char **argv) {
     return 1;
   }
   std::printf("GEMM n x n x n    FLOP/s   efficiency\n");
-  for (size_t i = 0; i < gemm.size(); ++i)
-    std::printf("  n = %-8.0f %10.3g %8.3f\n", std::cbrt(gemm[i].size / 2),
-                gemm[i].size / gemm[i].seconds, cluster.gemm[i].second);
-  std::printf("elementwise: %.4g bytes/s\n", bandwidth);
-  for (const Measurement &m : allReduce)
-    std::printf("all-reduce %10.0f bytes: %10.3g s\n", m.size, m.seconds);
+  for (size_t i = 0; i < m.gemm.size(); ++i)
+    std::printf("  n = %-8.0f %10.3g %8.3f\n", std::cbrt(m.gemm[i].size / 2),
+                m.gemm[i].size / m.gemm[i].seconds, cluster.gemm[i].second);
+  std::printf("elementwise: %.4g bytes/s\n", m.bandwidth);
+  for (const Measurement &a : m.allReduce)
+    std::printf("all-reduce %10.0f bytes: %10.3g s\n", a.size, a.seconds);
   std::printf("links: latency %.3g s, bus bandwidth %.4g bytes/s\n",
               cluster.intraNode.latency, cluster.intraNode.bandwidth);
   std::printf("communication hidden behind compute: %.2f\n", cluster.overlap);
-  std::printf("wrote %s (%s: 1 node of %d devices)\n", out.c_str(),
-              cluster.name.c_str(), ranks);
+  std::printf("wrote %s (%s: 1 node of %d devices)\n", c.out.c_str(),
+              cluster.name.c_str(), c.ranks);
   return 0;
+}
+
+/// Reads the checkpoint --resume names into `o` (its directory and
+/// manifest) after checking that it can be resumed for `o.steps`; prints
+/// why not and returns false otherwise.
+static bool resumeCheckpoint(Options &o) {
+  std::vector<std::string> warnings;
+  StatusOr<std::string> dir = findCheckpoint(o.resumeDir, &warnings);
+  for (const std::string &w : warnings)
+    std::cerr << "partition-run: warning: " << w << "\n";
+  StatusOr<CheckpointManifest> manifest =
+      dir.isOk() ? CheckpointManifest::read(*dir)
+                 : StatusOr<CheckpointManifest>(dir.status());
+  if (!manifest.isOk()) {
+    std::cerr << "partition-run: " << manifest.status().toString() << "\n";
+    return false;
+  }
+  if (Status room = checkResumable(*manifest, o.steps); !room.isOk()) {
+    std::cerr << "partition-run: " << room.withContext(*dir).toString()
+              << "\n";
+    return false;
+  }
+  o.resumeDir = *dir;
+  o.resumed = std::make_shared<const CheckpointManifest>(std::move(*manifest));
+  // Under a launcher every rank would say it: only rank 0 does.
+  const char *rankEnv = std::getenv("RANK");
+  if (!rankEnv || std::string(rankEnv) == "0") {
+    std::printf("resuming from checkpoint %s after step %lld\n",
+                o.resumeDir.c_str(), (long long)o.resumed->steps);
+    std::fflush(stdout);
+  }
+  return true;
+}
+
+/// Everything main does between loading the plan and starting ranks: the
+/// run's files and options checked, the cluster, the checkpoint to resume
+/// and the batches read, the backend chosen (CUDA where this build has it
+/// and enough devices, else CPU) and checked to be in this build. Prints
+/// what is wrong and returns false.
+static bool prepareMain(Options &o, const LoadedPlan &plan) {
+  auto fail = [](const Status &s, const char *context = "") {
+    std::cerr << "partition-run: " << context << s.toString() << "\n";
+    return false;
+  };
+  if (Status s = prepareRun(o, plan); !s.isOk())
+    return fail(s);
+  if (!o.clusterSpec.empty()) {
+    StatusOr<Cluster> cluster = Cluster::load(o.clusterSpec);
+    if (!cluster.isOk())
+      return fail(cluster.status(), "--cluster: ");
+    o.cluster = std::make_shared<const Cluster>(std::move(*cluster));
+  }
+  if (Status s = checkMetricsPath(o); !s.isOk())
+    return fail(s);
+  if (!o.resumeDir.empty() && !resumeCheckpoint(o))
+    return false;
+  if (Status s = openBatches(o, plan); !s.isOk())
+    return fail(s);
+  if (o.backend.empty()) {
+    o.backend = "cpu";
+#ifdef PARTITION_HAVE_CUDA
+    if (cuda::cudaDeviceCount() >= plan.worldSize())
+      o.backend = "cuda";
+#endif
+  }
+  std::vector<std::string> compiled = compiledBackends();
+  if (std::find(compiled.begin(), compiled.end(), o.backend) ==
+      compiled.end()) {
+    std::cerr << "partition-run: backend \"" << o.backend
+              << "\" is not in this build (it has:";
+    for (const std::string &b : compiled)
+      std::cerr << " " << b;
+    std::cerr << ")\n";
+    return false;
+  }
+  return true;
+}
+
+/// One rank of a run that a launcher (or --processes) started.
+static int runLaunchedRank(Options &o, const LoadedPlan &plan,
+                           const LaunchEnvironment &env) {
+  int worldSize = plan.worldSize();
+  if (env.worldSize != worldSize) {
+    std::cerr << "partition-run: rank " << env.rank << " of " << env.worldSize
+              << " (" << env.launcher << ") does not fit the plan, which needs "
+              << worldSize << " ranks\n";
+    return 1;
+  }
+  if (o.backend == "cpu") {
+    const char *ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    StatusOr<GlooOptions> gloo =
+        cpu::chooseGlooAddress(env.masterAddr, ifname ? ifname : "", o.gloo);
+    if (!gloo.isOk()) {
+      std::cerr << "partition-run: rank " << env.rank << ": "
+                << gloo.status().toString() << "\n";
+      return 1;
+    }
+    o.gloo = *gloo;
+  }
+  StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
+  if (!inputs.isOk()) {
+    std::cerr << "partition-run: " << inputs.status().toString() << "\n";
+    return 1;
+  }
+  return runAsProcess(o, plan, *inputs, env);
+}
+
+/// --processes: this process supervises one child process per rank, rank 0
+/// serving the store on a socket bound here and inherited, so that no other
+/// process can take the port before rank 0 listens on it.
+static int superviseProcessRanks(const Options &o, int worldSize, int argc,
+                                 char **argv) {
+  int port = 0;
+  int listener = listenOnFreePort(port);
+  if (listener < 0) {
+    std::cerr << "partition-run: cannot listen on loopback for the store: "
+              << std::strerror(errno) << "\n";
+    return 1;
+  }
+  StatusOr<std::string> token = makeStoreToken();
+  if (!token.isOk()) {
+    std::cerr << "partition-run: " << token.status().toString() << "\n";
+    ::close(listener);
+    return 1;
+  }
+  std::vector<std::string> args(argv, argv + argc);
+  SupervisorOptions supervision;
+  // Rank 0 waits up to --timeout + 30 s for the result of a rank that
+  // failed; give it that long to report before stopping everyone.
+  supervision.afterError = std::chrono::seconds(o.timeoutSeconds + 35);
+  // Once rank 0 has it, only rank 0 may hold the listening socket: with
+  // rank 0 gone, connections must be refused, not wait in a backlog.
+  supervision.started = [&listener] {
+    ::close(listener);
+    listener = -1;
+  };
+  StatusOr<SupervisedRun> run = superviseRanks(
+      "/proc/self/exe", args, worldSize,
+      [&](int rank) -> std::vector<std::pair<std::string, std::string>> {
+        return {{"RANK", std::to_string(rank)},
+                {"LOCAL_RANK", std::to_string(rank)},
+                {"WORLD_SIZE", std::to_string(worldSize)},
+                {"MASTER_ADDR", "127.0.0.1"},
+                {"MASTER_PORT", std::to_string(port)},
+                {kStoreTokenVariable, *token},
+                {kStoreSocketVariable, std::to_string(listener)},
+                {kSupervisedVariable, "1"}};
+      },
+      supervision);
+  if (listener >= 0) // A rank failed to start.
+    ::close(listener);
+  if (!run.isOk()) {
+    std::cerr << "partition-run: " << run.status().toString() << "\n";
+    return 1;
+  }
+  if (!run->failure.empty())
+    printLine("partition-run: " + run->failure);
+  return run->exitCode;
+}
+
+/// Every rank as a thread of this process.
+static int runThreadRanks(const Options &o, const LoadedPlan &plan) {
+  StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
+  if (!inputs.isOk()) {
+    std::cerr << "partition-run: " << inputs.status().toString() << "\n";
+    return 1;
+  }
+  int worldSize = plan.worldSize();
+  auto store = std::make_shared<InProcessStore>();
+  std::vector<RankResult> results(worldSize);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < worldSize; ++rank)
+    threads.emplace_back([&, rank] {
+      results[rank] = runRank(o, plan, *inputs, rank, worldSize, store);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  return finish(o, plan, results);
 }
 
 int main(int argc, char **argv) {
@@ -1883,74 +2083,8 @@ int main(int argc, char **argv) {
     std::cout << plan->dump();
     return 0;
   }
-  if (Status s = prepareRun(o, *plan); !s.isOk()) {
-    std::cerr << "partition-run: " << s.toString() << "\n";
+  if (!prepareMain(o, *plan))
     return 1;
-  }
-  if (!o.clusterSpec.empty()) {
-    StatusOr<Cluster> cluster = Cluster::load(o.clusterSpec);
-    if (!cluster.isOk()) {
-      std::cerr << "partition-run: --cluster: " << cluster.status().toString()
-                << "\n";
-      return 1;
-    }
-    o.cluster = std::make_shared<const Cluster>(std::move(*cluster));
-  }
-  if (Status s = checkMetricsPath(o); !s.isOk()) {
-    std::cerr << "partition-run: " << s.toString() << "\n";
-    return 1;
-  }
-  if (!o.resumeDir.empty()) {
-    std::vector<std::string> warnings;
-    StatusOr<std::string> dir = findCheckpoint(o.resumeDir, &warnings);
-    for (const std::string &w : warnings)
-      std::cerr << "partition-run: warning: " << w << "\n";
-    StatusOr<CheckpointManifest> manifest =
-        dir.isOk() ? CheckpointManifest::read(*dir)
-                   : StatusOr<CheckpointManifest>(dir.status());
-    if (!manifest.isOk()) {
-      std::cerr << "partition-run: " << manifest.status().toString() << "\n";
-      return 1;
-    }
-    if (Status room = checkResumable(*manifest, o.steps); !room.isOk()) {
-      std::cerr << "partition-run: " << room.withContext(*dir).toString()
-                << "\n";
-      return 1;
-    }
-    o.resumeDir = *dir;
-    o.resumed =
-        std::make_shared<const CheckpointManifest>(std::move(*manifest));
-    // Under a launcher every rank would say it: only rank 0 does.
-    const char *rankEnv = std::getenv("RANK");
-    if (!rankEnv || std::string(rankEnv) == "0") {
-      std::printf("resuming from checkpoint %s after step %lld\n",
-                  o.resumeDir.c_str(), (long long)o.resumed->steps);
-      std::fflush(stdout);
-    }
-  }
-  if (Status s = openBatches(o, *plan); !s.isOk()) {
-    std::cerr << "partition-run: " << s.toString() << "\n";
-    return 1;
-  }
-
-  if (o.backend.empty()) {
-    o.backend = "cpu";
-#ifdef PARTITION_HAVE_CUDA
-    if (cuda::cudaDeviceCount() >= plan->worldSize())
-      o.backend = "cuda";
-#endif
-  }
-  std::vector<std::string> compiled = compiledBackends();
-  if (std::find(compiled.begin(), compiled.end(), o.backend) ==
-      compiled.end()) {
-    std::cerr << "partition-run: backend \"" << o.backend
-              << "\" is not in this build (it has:";
-    for (const std::string &b : compiled)
-      std::cerr << " " << b;
-    std::cerr << ")\n";
-    return 1;
-  }
-
   // Launched by an external launcher (or by --processes): one rank here.
   StatusOr<std::optional<LaunchEnvironment>> launch =
       readLaunchEnvironment([](const char *name) { return std::getenv(name); });
@@ -1964,105 +2098,15 @@ int main(int argc, char **argv) {
                  "they are threads; use it with --processes or a launcher\n";
     return 2;
   }
-  if (*launch) {
-    const LaunchEnvironment &env = **launch;
-    if (env.worldSize != worldSize) {
-      std::cerr << "partition-run: rank " << env.rank << " of " << env.worldSize
-                << " (" << env.launcher
-                << ") does not fit the plan, which needs " << worldSize
-                << " ranks\n";
-      return 1;
-    }
-    if (o.backend == "cpu") {
-      const char *ifname = std::getenv("GLOO_SOCKET_IFNAME");
-      StatusOr<GlooOptions> gloo =
-          cpu::chooseGlooAddress(env.masterAddr, ifname ? ifname : "", o.gloo);
-      if (!gloo.isOk()) {
-        std::cerr << "partition-run: rank " << env.rank << ": "
-                  << gloo.status().toString() << "\n";
-        return 1;
-      }
-      o.gloo = *gloo;
-    }
-    StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
-    if (!inputs.isOk()) {
-      std::cerr << "partition-run: " << inputs.status().toString() << "\n";
-      return 1;
-    }
-    return runAsProcess(o, *plan, *inputs, env);
-  }
-
+  if (*launch)
+    return runLaunchedRank(o, *plan, **launch);
   if (o.ranks && o.ranks != worldSize) {
     std::cerr << "partition-run: the plan needs " << worldSize
               << " ranks (its meshes hold " << worldSize
               << " devices), but --ranks " << o.ranks << " was given\n";
     return 1;
   }
-
-  if (o.processes) {
-    // Rank 0 serves the store on a socket bound here and inherited, so that
-    // no other process can take the port before rank 0 listens on it.
-    int port = 0;
-    int listener = listenOnFreePort(port);
-    if (listener < 0) {
-      std::cerr << "partition-run: cannot listen on loopback for the store: "
-                << std::strerror(errno) << "\n";
-      return 1;
-    }
-    StatusOr<std::string> token = makeStoreToken();
-    if (!token.isOk()) {
-      std::cerr << "partition-run: " << token.status().toString() << "\n";
-      return 1;
-    }
-    std::vector<std::string> args(argv, argv + argc);
-    SupervisorOptions supervision;
-    // Rank 0 waits up to --timeout + 30 s for the result of a rank that
-    // failed; give it that long to report before stopping everyone.
-    supervision.afterError = std::chrono::seconds(o.timeoutSeconds + 35);
-    // Once rank 0 has it, only rank 0 may hold the listening socket: with
-    // rank 0 gone, connections must be refused, not wait in a backlog.
-    supervision.started = [&listener] {
-      ::close(listener);
-      listener = -1;
-    };
-    StatusOr<SupervisedRun> run = superviseRanks(
-        "/proc/self/exe", args, worldSize,
-        [&](int rank) -> std::vector<std::pair<std::string, std::string>> {
-          return {{"RANK", std::to_string(rank)},
-                  {"LOCAL_RANK", std::to_string(rank)},
-                  {"WORLD_SIZE", std::to_string(worldSize)},
-                  {"MASTER_ADDR", "127.0.0.1"},
-                  {"MASTER_PORT", std::to_string(port)},
-                  {kStoreTokenVariable, *token},
-                  {kStoreSocketVariable, std::to_string(listener)},
-                  {kSupervisedVariable, "1"}};
-        },
-        supervision);
-    if (listener >= 0) // A rank failed to start.
-      ::close(listener);
-    if (!run.isOk()) {
-      std::cerr << "partition-run: " << run.status().toString() << "\n";
-      return 1;
-    }
-    if (!run->failure.empty())
-      printLine("partition-run: " + run->failure);
-    return run->exitCode;
-  }
-
-  // Ranks as threads of this process.
-  StatusOr<std::map<std::string, HostTensor>> inputs = readInputs(o);
-  if (!inputs.isOk()) {
-    std::cerr << "partition-run: " << inputs.status().toString() << "\n";
-    return 1;
-  }
-  auto store = std::make_shared<InProcessStore>();
-  std::vector<RankResult> results(worldSize);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < worldSize; ++rank)
-    threads.emplace_back([&, rank] {
-      results[rank] = runRank(o, *plan, *inputs, rank, worldSize, store);
-    });
-  for (std::thread &t : threads)
-    t.join();
-  return finish(o, *plan, results);
+  if (o.processes)
+    return superviseProcessRanks(o, worldSize, argc, argv);
+  return runThreadRanks(o, *plan);
 }

@@ -100,6 +100,13 @@ public:
 private:
   LogicalResult numberValues();
   LogicalResult lowerOp(Operation *op);
+  /// A dense constant: persistent data in the plan file.
+  LogicalResult lowerConstant(ConstantOp constant);
+  /// A collective, a send or a receive; nullopt for other ops.
+  std::optional<LogicalResult> lowerCommunication(Operation *op);
+  /// The function's results: output bindings, and the parameters and state
+  /// they update in place.
+  LogicalResult lowerReturn(func::ReturnOp ret);
   FailureOr<fb::Offset<plan::Sharding>> lowerSharding(Operation *at,
                                                       ShardingAttr sharding);
   FailureOr<fb::Offset<plan::Binding>>
@@ -657,80 +664,44 @@ LogicalResult ProgramLowering::lowerFused(const FusionGroup &group) {
   return success();
 }
 
-LogicalResult ProgramLowering::lowerOp(Operation *op) {
-  if (fusedAway.contains(op))
-    return success();
-  if (const FusionGroup *group = groupAt.lookup(op))
-    return lowerFused(*group);
-  // Values that need no instruction: reshapes, constraints, and collectives
-  // over a group of one device (a one-device data-parallel reduction of
-  // every gradient would otherwise copy each of them).
-  ArrayAttr collectiveAxes =
-      llvm::TypeSwitch<Operation *, ArrayAttr>(op)
-          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-                AllSliceOp>([](auto c) { return c.getAxes(); })
-          .Default([](Operation *) { return ArrayAttr(); });
-  auto overOneDevice = [&] {
-    if (!collectiveAxes || op->getNumOperands() != 1 ||
-        op->getNumResults() != 1 ||
-        op->getOperand(0).getType() != op->getResult(0).getType())
-      return false;
-    SmallVector<StringAttr> names;
-    for (Attribute a : collectiveAxes)
-      names.push_back(cast<StringAttr>(a));
-    return mesh.getMesh().getGroupSize(names) == 1;
-  };
-  if (isa<ReshapeOp, ShardingConstraintOp>(op) || overOneDevice()) {
-    ValueInfo &info = values[valueIds.lookup(op->getResult(0))];
-    info.storage = plan::Storage::Alias;
-    info.index = valueIds.lookup(op->getOperand(0));
-    return success();
+LogicalResult ProgramLowering::lowerConstant(ConstantOp constant) {
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense)
+    return constant->emitOpError() << "has a value the runtime cannot store; "
+                                "dense elements only";
+  ValueInfo &info = values[valueIds.lookup(constant.getResult())];
+  // The plan is one flatbuffer: its constants must fit in it.
+  constantBytes += info.bytes();
+  if (constantBytes > kMaxPlanConstantBytes)
+    return constant->emitOpError()
+           << "makes the plan's constants " << constantBytes
+           << " bytes, more than the " << kMaxPlanConstantBytes
+           << " a plan file holds; pass large tensors as parameters";
+  std::vector<uint8_t> bytes;
+  bytes.reserve(info.bytes());
+  // Raw data of a splat holds one element: repeat it.
+  ArrayRef<char> raw = dense.getRawData();
+  int64_t n = info.type.getNumElements();
+  int64_t element = info.bytes() / std::max<int64_t>(1, n);
+  for (int64_t i = 0; i < n; ++i) {
+    const char *src = raw.data() + (dense.isSplat() ? 0 : i * element);
+    bytes.insert(bytes.end(), src, src + element);
   }
-  if (auto constant = dyn_cast<ConstantOp>(op)) {
-    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-    if (!dense)
-      return op->emitOpError() << "has a value the runtime cannot store; "
-                                  "dense elements only";
-    ValueInfo &info = values[valueIds.lookup(constant.getResult())];
-    // The plan is one flatbuffer: its constants must fit in it.
-    constantBytes += info.bytes();
-    if (constantBytes > kMaxPlanConstantBytes)
-      return op->emitOpError()
-             << "makes the plan's constants " << constantBytes
-             << " bytes, more than the " << kMaxPlanConstantBytes
-             << " a plan file holds; pass large tensors as parameters";
-    std::vector<uint8_t> bytes;
-    bytes.reserve(info.bytes());
-    // Raw data of a splat holds one element: repeat it.
-    ArrayRef<char> raw = dense.getRawData();
-    int64_t n = info.type.getNumElements();
-    int64_t element = info.bytes() / std::max<int64_t>(1, n);
-    for (int64_t i = 0; i < n; ++i) {
-      const char *src = raw.data() + (dense.isSplat() ? 0 : i * element);
-      bytes.insert(bytes.end(), src, src + element);
-    }
-    info.storage = plan::Storage::Persistent;
-    info.index = params.size();
-    auto data = builder.CreateVector(bytes);
-    FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
-        op, ("constant" + Twine(params.size())).str(), plan::Role::Constant,
-        constant.getResult(), ShardingAttr(), data);
-    if (failed(binding))
-      return failure();
-    params.push_back(*binding);
-    return success();
-  }
+  info.storage = plan::Storage::Persistent;
+  info.index = params.size();
+  auto data = builder.CreateVector(bytes);
+  FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
+      constant, ("constant" + Twine(params.size())).str(),
+      plan::Role::Constant,
+      constant.getResult(), ShardingAttr(), data);
+  if (failed(binding))
+    return failure();
+  params.push_back(*binding);
+  return success();
+}
 
-  plan::KernelAttrsUnion attrs;
-  if (std::optional<plan::OpKind> kind = kernelOf(op, attrs)) {
-    auto inst =
-        plan::CreateKernelInst(builder, *kind, attrs.type, attrs.Pack(builder));
-    instructions.push_back(
-        instruction(op, plan::Inst::KernelInst, inst.Union()));
-    ++position;
-    return success();
-  }
-
+std::optional<LogicalResult>
+ProgramLowering::lowerCommunication(Operation *op) {
   // `attrs` writes the collective's attribute table (none: no table).
   using AttrsWriter =
       std::function<std::pair<plan::CollectiveAttrs, fb::Offset<void>>()>;
@@ -844,8 +815,9 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
                                       : cast<RecvOp>(op).getChannel();
     auto it = programOfMesh.find(peer.getAttr());
     if (it == programOfMesh.end())
-      return op->emitOpError()
-             << "names " << peer << ", but no part.spmd function runs on it";
+      return LogicalResult(op->emitOpError() << "names " << peer
+                                             << ", but no part.spmd function "
+                                                "runs on it");
     if (isa<SendOp>(op))
       instructions.push_back(instruction(
           op, plan::Inst::SendInst,
@@ -857,66 +829,116 @@ LogicalResult ProgramLowering::lowerOp(Operation *op) {
     ++position;
     return success();
   }
-  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-    for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-      StringAttr name = function.getResultAttrOfType<StringAttr>(
-          index, PartDialect::getNameAttrName());
-      auto sharding = function.getResultAttrOfType<ShardingAttr>(
-          index, PartDialect::getShardingAttrName());
-      // The new value of a parameter or state: written back in place, so
-      // it must be laid out as the persistent value.
-      int32_t updates = -1;
-      // The new value or the gradient of a parameter stored in another
-      // shape is written in that shape.
-      DenseI64ArrayAttr storedShape;
-      for (StringRef of : {PartDialect::getUpdatesAttrName(),
-                           PartDialect::getGradOfAttrName()})
-        if (auto target = function.getResultAttrOfType<IntegerAttr>(index, of))
-          if (target.getInt() >= 0 &&
-              target.getInt() < function.getNumArguments())
-            storedShape = storedShapeOf(target.getInt());
-      if (auto target = function.getResultAttrOfType<IntegerAttr>(
-              index, PartDialect::getUpdatesAttrName())) {
-        BlockArgument arg = function.getArgument(target.getInt());
-        const ValueInfo &info = values[valueIds.lookup(arg)];
-        auto argSharding = function.getArgAttrOfType<ShardingAttr>(
-            target.getInt(), PartDialect::getShardingAttrName());
-        auto replicated = [&](ShardingAttr s) {
-          return !s || (llvm::all_of(s.getDims(),
-                                     [](Attribute d) {
-                                       return cast<ArrayAttr>(d).empty();
-                                     }) &&
-                        s.getUnreduced().empty());
-        };
-        if (info.storage != plan::Storage::Persistent)
-          return op->emitError() << "result " << index << " updates argument "
-                                 << target.getInt()
-                                 << ", which is not persistent";
-        if (sharding != argSharding && !(replicated(sharding) &&
-                                         replicated(argSharding)))
-          return op->emitError()
-                 << "result " << index << " updates argument "
-                 << target.getInt() << " but is sharded "
-                 << (sharding ? Attribute(sharding) : Attribute())
-                 << " where the argument is "
-                 << (argSharding ? Attribute(argSharding) : Attribute());
-        updates = static_cast<int32_t>(info.index);
-        updatePairs.push_back({valueIds.lookup(value), valueIds.lookup(arg)});
-      }
-      FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
-          op, name ? name.getValue() : ("output" + Twine(index)).str(),
-          plan::Role::Output, value, sharding, 0, updates, {},
-          function.getResultAttrOfType<DenseI64ArrayAttr>(
-              index, PartDialect::getLogicalShapeAttrName()),
-          storedShape);
-      if (failed(binding))
-        return failure();
-      outputs.push_back(*binding);
-      // Outputs live to the end of the program.
-      values[valueIds.lookup(value)].lastUse = INT64_MAX;
+  return std::nullopt;
+}
+
+LogicalResult ProgramLowering::lowerReturn(func::ReturnOp ret) {
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    StringAttr name = function.getResultAttrOfType<StringAttr>(
+        index, PartDialect::getNameAttrName());
+    auto sharding = function.getResultAttrOfType<ShardingAttr>(
+        index, PartDialect::getShardingAttrName());
+    // The new value of a parameter or state: written back in place, so
+    // it must be laid out as the persistent value.
+    int32_t updates = -1;
+    // The new value or the gradient of a parameter stored in another
+    // shape is written in that shape.
+    DenseI64ArrayAttr storedShape;
+    for (StringRef of : {PartDialect::getUpdatesAttrName(),
+                         PartDialect::getGradOfAttrName()})
+      if (auto target = function.getResultAttrOfType<IntegerAttr>(index, of))
+        if (target.getInt() >= 0 &&
+            target.getInt() < function.getNumArguments())
+          storedShape = storedShapeOf(target.getInt());
+    if (auto target = function.getResultAttrOfType<IntegerAttr>(
+            index, PartDialect::getUpdatesAttrName())) {
+      BlockArgument arg = function.getArgument(target.getInt());
+      const ValueInfo &info = values[valueIds.lookup(arg)];
+      auto argSharding = function.getArgAttrOfType<ShardingAttr>(
+          target.getInt(), PartDialect::getShardingAttrName());
+      auto replicated = [&](ShardingAttr s) {
+        return !s || (llvm::all_of(s.getDims(),
+                                   [](Attribute d) {
+                                     return cast<ArrayAttr>(d).empty();
+                                   }) &&
+                      s.getUnreduced().empty());
+      };
+      if (info.storage != plan::Storage::Persistent)
+        return ret->emitError() << "result " << index << " updates argument "
+                               << target.getInt()
+                               << ", which is not persistent";
+      if (sharding != argSharding && !(replicated(sharding) &&
+                                       replicated(argSharding)))
+        return ret->emitError()
+               << "result " << index << " updates argument "
+               << target.getInt() << " but is sharded "
+               << (sharding ? Attribute(sharding) : Attribute())
+               << " where the argument is "
+               << (argSharding ? Attribute(argSharding) : Attribute());
+      updates = static_cast<int32_t>(info.index);
+      updatePairs.push_back({valueIds.lookup(value), valueIds.lookup(arg)});
     }
+    FailureOr<fb::Offset<plan::Binding>> binding = makeBinding(
+        ret, name ? name.getValue() : ("output" + Twine(index)).str(),
+        plan::Role::Output, value, sharding, 0, updates, {},
+        function.getResultAttrOfType<DenseI64ArrayAttr>(
+            index, PartDialect::getLogicalShapeAttrName()),
+        storedShape);
+    if (failed(binding))
+      return failure();
+    outputs.push_back(*binding);
+    // Outputs live to the end of the program.
+    values[valueIds.lookup(value)].lastUse = INT64_MAX;
+  }
+  return success();
+}
+
+LogicalResult ProgramLowering::lowerOp(Operation *op) {
+  if (fusedAway.contains(op))
+    return success();
+  if (const FusionGroup *group = groupAt.lookup(op))
+    return lowerFused(*group);
+  // Values that need no instruction: reshapes, constraints, and collectives
+  // over a group of one device (a one-device data-parallel reduction of
+  // every gradient would otherwise copy each of them).
+  ArrayAttr collectiveAxes =
+      llvm::TypeSwitch<Operation *, ArrayAttr>(op)
+          .Case<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+                AllSliceOp>([](auto c) { return c.getAxes(); })
+          .Default([](Operation *) { return ArrayAttr(); });
+  auto overOneDevice = [&] {
+    if (!collectiveAxes || op->getNumOperands() != 1 ||
+        op->getNumResults() != 1 ||
+        op->getOperand(0).getType() != op->getResult(0).getType())
+      return false;
+    SmallVector<StringAttr> names;
+    for (Attribute a : collectiveAxes)
+      names.push_back(cast<StringAttr>(a));
+    return mesh.getMesh().getGroupSize(names) == 1;
+  };
+  if (isa<ReshapeOp, ShardingConstraintOp>(op) || overOneDevice()) {
+    ValueInfo &info = values[valueIds.lookup(op->getResult(0))];
+    info.storage = plan::Storage::Alias;
+    info.index = valueIds.lookup(op->getOperand(0));
     return success();
   }
+  if (auto constant = dyn_cast<ConstantOp>(op))
+    return lowerConstant(constant);
+
+  plan::KernelAttrsUnion attrs;
+  if (std::optional<plan::OpKind> kind = kernelOf(op, attrs)) {
+    auto inst =
+        plan::CreateKernelInst(builder, *kind, attrs.type, attrs.Pack(builder));
+    instructions.push_back(
+        instruction(op, plan::Inst::KernelInst, inst.Union()));
+    ++position;
+    return success();
+  }
+
+  if (std::optional<LogicalResult> lowered = lowerCommunication(op))
+    return *lowered;
+  if (auto ret = dyn_cast<func::ReturnOp>(op))
+    return lowerReturn(ret);
   return op->emitOpError()
          << "has no runtime lowering (no kernel, collective or transfer)";
 }
