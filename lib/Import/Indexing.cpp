@@ -15,7 +15,10 @@
 
 #include "partition/Dialect/Part/IR/PartOps.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace partition;
@@ -181,6 +184,276 @@ LogicalResult translateGatherND(Node &n) {
   return n.done(n.im.reshape(gathered, p->result, n.loc));
 }
 
+//===----------------------------------------------------------------------===//
+// Routing of a mixture of experts: TopK, OneHot, ScatterElements, NonZero
+//===----------------------------------------------------------------------===//
+
+/// The elements of `shape` before, along and after `axis`.
+struct AxisSplit {
+  int64_t outer = 1, dim = 1, inner = 1;
+};
+
+AxisSplit splitAt(const Shape &shape, int64_t axis) {
+  AxisSplit a;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    (d < axis ? a.outer : d == axis ? a.dim : a.inner) *= shape[d];
+  return a;
+}
+
+FailureOr<int64_t> axisAttr(Node &n, int64_t dflt, int64_t rank) {
+  int64_t given = n.intAttr("axis", dflt);
+  std::optional<int64_t> axis = normalizeAxis(given, rank);
+  if (!axis)
+    return n.error() << "axis " << given << " is out of range for rank "
+                     << rank;
+  return *axis;
+}
+
+FailureOr<bool> foldTopK(Node &n) {
+  const HostTensor *x = n.host(0), *k = n.host(1);
+  FailureOr<int64_t> axis =
+      axisAttr(n, -1, static_cast<int64_t>(x->shape.size()));
+  if (failed(axis))
+    return failure();
+  if (k->size() != 1)
+    return n.fail("k must hold one value; it has " + Twine(k->size()) +
+                  " elements");
+  AxisSplit a = splitAt(x->shape, *axis);
+  int64_t count = k->asInt(0);
+  if (count < 1 || count > a.dim)
+    return n.fail("k " + Twine(count) + " is outside [1, " + Twine(a.dim) +
+                  "] for dimension " + Twine(*axis) + " of shape " +
+                  formatShape(x->shape));
+  bool largest = n.intAttr("largest", 1) != 0;
+  HostTensor values, indices;
+  values.elemType = x->elemType;
+  indices.elemType = onnx::TensorProto::INT64;
+  values.shape = indices.shape = x->shape;
+  values.shape[*axis] = indices.shape[*axis] = count;
+  values.values.resize(a.outer * count * a.inner);
+  indices.values.resize(values.values.size());
+  std::vector<int64_t> order(a.dim);
+  for (int64_t o = 0; o < a.outer; ++o)
+    for (int64_t i = 0; i < a.inner; ++i) {
+      auto at = [&](int64_t j) {
+        return x->values[(o * a.dim + j) * a.inner + i];
+      };
+      for (int64_t j = 0; j < a.dim; ++j)
+        order[j] = j;
+      // The lower index first among equal values, as onnxruntime sorts.
+      std::stable_sort(order.begin(), order.end(), [&](int64_t l, int64_t r) {
+        return largest ? at(l) > at(r) : at(l) < at(r);
+      });
+      for (int64_t j = 0; j < count; ++j) {
+        int64_t to = (o * count + j) * a.inner + i;
+        values.values[to] = at(order[j]);
+        indices.values[to] = static_cast<double>(order[j]);
+      }
+    }
+  n.im.setHost(n.proto.output(0), std::move(values));
+  if (n.proto.output_size() > 1 && !n.proto.output(1).empty())
+    n.im.setHost(n.proto.output(1), std::move(indices));
+  return true;
+}
+
+LogicalResult translateTopK(Node &n) {
+  return n.fail("TopK of values computed at run time needs a top-k op "
+                "that partition does not have yet (routing a mixture of "
+                "experts is part of the expert-parallelism work); it is "
+                "supported only on values known while importing");
+}
+
+/// OneHot's depth and its off and on values (inputs 1 and 2).
+struct OneHotParams {
+  int64_t depth = 0;
+  HostTensor off, on;
+};
+
+FailureOr<OneHotParams> oneHotParams(Node &n) {
+  FailureOr<const HostTensor *> depth = n.requireHost(1, "depth");
+  FailureOr<const HostTensor *> values = n.requireHost(2, "values");
+  if (failed(depth) || failed(values))
+    return failure();
+  if ((*depth)->size() != 1 || (*values)->size() != 2)
+    return n.fail("depth must hold one value and values two; they hold " +
+                  Twine((*depth)->size()) + " and " + Twine((*values)->size()));
+  OneHotParams p;
+  p.depth = (*depth)->asInt(0);
+  if (p.depth < 1)
+    return n.fail("depth " + Twine(p.depth) +
+                  " is not positive (partition has no empty tensors)");
+  p.off = HostTensor::scalar((*values)->elemType, (*values)->values[0]);
+  p.on = HostTensor::scalar((*values)->elemType, (*values)->values[1]);
+  return p;
+}
+
+FailureOr<bool> foldOneHot(Node &n) {
+  const HostTensor *idx = n.host(0);
+  FailureOr<OneHotParams> p = oneHotParams(n);
+  if (failed(p))
+    return failure();
+  int64_t rank = static_cast<int64_t>(idx->shape.size()) + 1;
+  FailureOr<int64_t> axis = axisAttr(n, -1, rank);
+  if (failed(axis))
+    return failure();
+  Shape shape = idx->shape;
+  shape.insert(shape.begin() + *axis, p->depth);
+  if (!checkedNumElements(shape))
+    return n.fail("the result of shape " + formatShape(shape) +
+                  " has more than 2^63 elements");
+  if (failed(n.checkFoldSize(shape)))
+    return failure();
+  Shape idxStrides = stridesOf(idx->shape);
+  HostTensor out;
+  out.elemType = p->off.elemType;
+  out.shape = shape;
+  out.values.resize(numElements(shape));
+  forEachIndex(shape, [&](const Shape &index, int64_t linear) {
+    Shape at = index;
+    at.erase(at.begin() + *axis);
+    int64_t from = 0;
+    for (size_t d = 0; d < at.size(); ++d)
+      from += at[d] * idxStrides[d];
+    double v = idx->values[from];
+    int64_t hot = static_cast<int64_t>(v < 0 ? v + p->depth : v);
+    out.values[linear] =
+        hot == index[*axis] ? p->on.values[0] : p->off.values[0];
+  });
+  return n.folded(std::move(out));
+}
+
+/// Run-time indices: `indices == iota` (or `iota - depth` for negative
+/// indices) along the new axis, selecting the on or off value.
+LogicalResult translateOneHot(Node &n) {
+  FailureOr<Value> idx = n.input(0);
+  FailureOr<OneHotParams> p = oneHotParams(n);
+  if (failed(idx) || failed(p))
+    return failure();
+  if (!isa<IntegerType>(elementTypeOf(*idx)))
+    return n.error() << "indices of type " << idx->getType()
+                     << " are not integers";
+  Shape in = shapeOf(*idx);
+  int64_t rank = static_cast<int64_t>(in.size()) + 1;
+  FailureOr<int64_t> axis = axisAttr(n, -1, rank);
+  if (failed(axis))
+    return failure();
+  Shape unit = in, iotaShape(rank, 1);
+  unit.insert(unit.begin() + *axis, 1);
+  iotaShape[*axis] = p->depth;
+  HostTensor iota, below;
+  iota.elemType = below.elemType = elementTypeOf(*idx).isInteger(32)
+                                       ? onnx::TensorProto::INT32
+                                       : onnx::TensorProto::INT64;
+  iota.shape = below.shape = iotaShape;
+  for (int64_t j = 0; j < p->depth; ++j) {
+    iota.values.push_back(static_cast<double>(j));
+    below.values.push_back(static_cast<double>(j - p->depth));
+  }
+  Value v = n.im.reshape(*idx, unit, n.loc);
+  auto eq = [&](const HostTensor &t) -> Value {
+    return part::CompareOp::create(
+        n.builder, n.loc, part::ComparisonDirection::EQ, v, n.constant(t));
+  };
+  // One statement each: the order of the ops does not depend on the
+  // compiler's order of evaluating arguments.
+  Value exact = eq(iota);
+  Value fromEnd = eq(below);
+  Value hot = part::MaxOp::create(n.builder, n.loc, exact, fromEnd);
+  return n.done(part::SelectOp::create(n.builder, n.loc, hot, n.constant(p->on),
+                                       n.constant(p->off)));
+}
+
+FailureOr<bool> foldScatterElements(Node &n) {
+  const HostTensor *data = n.host(0), *idx = n.host(1), *upd = n.host(2);
+  int64_t rank = static_cast<int64_t>(data->shape.size());
+  FailureOr<int64_t> axis = axisAttr(n, 0, rank);
+  if (failed(axis))
+    return failure();
+  if (idx->shape != upd->shape || idx->shape.size() != data->shape.size())
+    return n.fail("indices of shape " + formatShape(idx->shape) +
+                  " and updates of shape " + formatShape(upd->shape) +
+                  " must have one shape, of the rank of data of shape " +
+                  formatShape(data->shape));
+  std::string reduction = "none";
+  if (const onnx::AttributeProto *r = n.attr("reduction"))
+    reduction = r->s();
+  if (!llvm::is_contained({std::string("none"), std::string("add"),
+                           std::string("mul"), std::string("max"),
+                           std::string("min")},
+                          reduction))
+    return n.fail("reduction '" + printable(reduction) +
+                  "' is not one of "
+                  "none, add, mul, max, min");
+  Shape strides = stridesOf(data->shape);
+  HostTensor out = *data;
+  LogicalResult ok = success();
+  forEachIndex(idx->shape, [&](const Shape &index, int64_t linear) {
+    if (failed(ok))
+      return;
+    int64_t dim = data->shape[*axis], v = idx->asInt(linear);
+    for (size_t d = 0; d < index.size(); ++d)
+      if (static_cast<int64_t>(d) != *axis && index[d] >= data->shape[d])
+        v = dim; // outside: reported below
+    if (v < -dim || v >= dim) {
+      ok = n.fail("index " + Twine(v) + " at indices position " +
+                  formatShape(index) + " is out of range for dimension " +
+                  Twine(*axis) + " of data of shape " +
+                  formatShape(data->shape));
+      return;
+    }
+    Shape at = index;
+    at[*axis] = v < 0 ? v + dim : v;
+    int64_t to = 0;
+    for (size_t d = 0; d < at.size(); ++d)
+      to += at[d] * strides[d];
+    double &dst = out.values[to], u = upd->values[linear];
+    if (reduction == "none")
+      dst = u;
+    else if (reduction == "add")
+      dst += u;
+    else if (reduction == "mul")
+      dst *= u;
+    else if (reduction == "max")
+      dst = std::max(dst, u);
+    else
+      dst = std::min(dst, u);
+    dst = roundTo(out.elemType, dst);
+  });
+  if (failed(ok))
+    return failure();
+  return n.folded(std::move(out));
+}
+
+FailureOr<bool> foldNonZero(Node &n) {
+  const HostTensor *x = n.host(0);
+  Shape strides = stridesOf(x->shape);
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < x->size(); ++i)
+    if (x->values[i] != 0)
+      hits.push_back(i);
+  int64_t rank = std::max<int64_t>(1, x->shape.size());
+  if (hits.empty())
+    return n.fail("its input '" + printable(n.proto.input(0)) +
+                  "' has no non-zero element, so the result would be empty "
+                  "(partition has no empty tensors)");
+  HostTensor out;
+  out.elemType = onnx::TensorProto::INT64;
+  out.shape = {rank, static_cast<int64_t>(hits.size())};
+  out.values.resize(rank * hits.size());
+  for (size_t h = 0; h < hits.size(); ++h)
+    for (int64_t d = 0; d < rank; ++d)
+      out.values[d * hits.size() + h] = static_cast<double>(
+          x->shape.empty() ? 0 : hits[h] / strides[d] % x->shape[d]);
+  return n.folded(std::move(out));
+}
+
+LogicalResult translateNonZero(Node &n) {
+  return n.fail("NonZero of '" + printable(n.proto.input(0)) +
+                "', which is computed at run time: its output size depends "
+                "on run-time data (partition needs static shapes); it is "
+                "supported only on values known while importing");
+}
+
 } // namespace
 
 void partition::import::detail::registerIndexingOps(OpTable &t) {
@@ -191,4 +464,26 @@ void partition::import::detail::registerIndexingOps(OpTable &t) {
       .shapeOperands({1})
       .movesData()
       .note("constant indices on run-time data");
+  t.onOp("TopK", 13)
+      .inputs(2, 2)
+      .fold(foldTopK)
+      .translate(translateTopK)
+      .shapeOperands({1})
+      .note("folded on constants only (run-time top-k: expert parallelism)");
+  t.onOp("OneHot", 13)
+      .inputs(3, 3)
+      .fold(foldOneHot)
+      .translate(translateOneHot)
+      .shapeOperands({1, 2})
+      .note("constant depth and values");
+  t.onOp("ScatterElements", 13)
+      .inputs(3, 3)
+      .fold(foldScatterElements)
+      .movesData()
+      .note("constant inputs (folded)");
+  t.onOp("NonZero", 13)
+      .fold(foldNonZero)
+      .translate(translateNonZero)
+      .hostOnlyOperands()
+      .note("constant input (folded): its size depends on the data");
 }

@@ -214,9 +214,14 @@ LogicalResult translateIsInf(Node &n) {
                                    part::ComparisonDirection::EQ, xv, c);
   };
   double inf = std::numeric_limits<double>::infinity();
-  if (positive && negative)
+  if (positive && negative) {
+    // One statement each: the order of the ops does not depend on the
+    // compiler's order of evaluating arguments.
+    Value isPositive = equalTo(inf);
+    Value isNegative = equalTo(-inf);
     return n.done(
-        part::MaxOp::create(n.builder, n.loc, equalTo(inf), equalTo(-inf)));
+        part::MaxOp::create(n.builder, n.loc, isPositive, isNegative));
+  }
   if (positive || negative)
     return n.done(equalTo(positive ? inf : -inf));
   HostTensor none;

@@ -25,10 +25,10 @@
 // CHECK: %[[ZERO:.*]] = part.constant dense<0.000000e+00> : tensor<f32>
 // CHECK: part.select %[[NAN]], %[[ZERO]], %arg0
 // IsInf: equality with each infinity detected.
-// CHECK: %[[NINF:.*]] = part.constant dense<0xFF800000> : tensor<f32>
-// CHECK: %[[ISN:.*]] = part.compare eq, %arg0, %[[NINF]]
 // CHECK: %[[PINF:.*]] = part.constant dense<0x7F800000> : tensor<f32>
 // CHECK: %[[ISP:.*]] = part.compare eq, %arg0, %[[PINF]]
+// CHECK: %[[NINF:.*]] = part.constant dense<0xFF800000> : tensor<f32>
+// CHECK: %[[ISN:.*]] = part.compare eq, %arg0, %[[NINF]]
 // CHECK: part.max %[[ISP]], %[[ISN]]
 // GatherND with constant indices: a gather of rows of the data viewed as
 // [rows, rest] (negative indices counted from the end; batch_dims folded

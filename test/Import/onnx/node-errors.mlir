@@ -170,6 +170,20 @@
 // GND-RUNTIME: error: node '/gnd' (GatherND): its indices ('idx') are computed at run time; partition translates GatherND only with constant indices (bind every symbolic dimension with --dim so that shape arithmetic folds)
 // RUN: not partition-import %t/isnan-int.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=ISNAN-INT
 // ISNAN-INT: error: node '/isnan' (IsNaN): operand of type 'tensor<2x3xi64>' is not a float tensor
+// RUN: not partition-import %t/topk-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-RUNTIME
+// TOPK-RUNTIME: error: node '/topk' (TopK): TopK of values computed at run time needs a top-k op that partition does not have yet (routing a mixture of experts is part of the expert-parallelism work); it is supported only on values known while importing
+// RUN: not partition-import %t/topk-k.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-K
+// TOPK-K: error: node '/topk' (TopK): k 3 is outside [1, 2] for dimension 1 of shape [1, 2]
+// RUN: not partition-import %t/nonzero-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NONZERO-RUNTIME
+// NONZERO-RUNTIME: error: node '/nonzero' (NonZero): NonZero of 'x', which is computed at run time: its output size depends on run-time data (partition needs static shapes); it is supported only on values known while importing
+// RUN: not partition-import %t/nonzero-empty.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NONZERO-EMPTY
+// NONZERO-EMPTY: error: node '/nonzero' (NonZero): its input 'v' has no non-zero element, so the result would be empty (partition has no empty tensors)
+// RUN: not partition-import %t/onehot-depth.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=ONEHOT-DEPTH
+// ONEHOT-DEPTH: error: node '/onehot' (OneHot): depth 0 is not positive (partition has no empty tensors)
+// RUN: not partition-import %t/scatter-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SCATTER-RUNTIME
+// SCATTER-RUNTIME: error: node '/scatter' (ScatterElements): partition evaluates ScatterElements only while importing, on constants; its inputs 'x', 'x' are computed at run time
+// RUN: not partition-import %t/scatter-index.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SCATTER-INDEX
+// SCATTER-INDEX: error: node '/scatter' (ScatterElements): index 2 at indices position [0, 0] is out of range for dimension 1 of data of shape [1, 2]
 // RUN: not partition-import %t/split-cover.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SPLIT-COVER
 // SPLIT-COVER: error: node '/split' (Split): split sizes [1, 1] do not cover dimension 1 of [2, 3] in 2 outputs
 // RUN: not partition-import %t/concat-axis.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=CONCAT-AXIS

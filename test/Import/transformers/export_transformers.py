@@ -1,6 +1,6 @@
 """Builds a Hugging Face transformers model from a small config, exports it
 to ONNX as its users do, and writes the reference: export_transformers.py
-ARCH OUTDIR [--mask]
+ARCH OUTDIR [--mask] [--no-fold]
 
 ARCH is one of:
   gpt2   GPT2LMHeadModel: fused c_attn ([Q|K|V] in one Conv1D), learned
@@ -38,6 +38,10 @@ ARCH is one of:
          and V fused in one projection split into 4 blocks (mp_num) of
          heads; the expand of the sin/cos table has its shape computed by
          Where(Equal(shape, -1), 1, shape)
+  falcon FalconForCausalLM with the multi-query layout (multi_query,
+         not new_decoder_architecture): 8 query heads and one key/value
+         head in one query_key_value projection viewed as
+         [B, S, heads + 2, head_dim]; attention and MLP in parallel
 
 The model is built with random weights from a seeded generator (nothing is
 downloaded), then every parameter is moved by seeded noise: freshly
@@ -55,6 +59,10 @@ for tokens, 0 for padding; written as OUTDIR/attention_mask.npy with the
 second sequence's last two tokens padded), as exports for batched
 generation do: the exporters turn it into comparisons, casts to bool,
 Where and arithmetic on the mask at run time.
+
+With --no-fold the export runs with do_constant_folding=False (GPT-2's
+c_attn is then a Gemm on [B * S, in], a Reshape and a Split with its sizes
+as an input).
 
 Needs torch (Debian's python3-torch 1.13) and transformers 4.36.2 (PyPI),
 which scripts/setup.sh installs in .venv.
@@ -113,6 +121,12 @@ def build(arch):
         cfg = T.CodeGenConfig(vocab_size=96, n_embd=64, n_layer=2, n_head=8,
                               rotary_dim=4, n_positions=32, n_ctx=32)
         return T.CodeGenForCausalLM(cfg)
+    if arch == "falcon":
+        cfg = T.FalconConfig(vocab_size=96, hidden_size=64,
+                             num_hidden_layers=2, num_attention_heads=8,
+                             multi_query=True, new_decoder_architecture=False,
+                             max_position_embeddings=32)
+        return T.FalconForCausalLM(cfg)
     sys.exit(f"export_transformers.py: unknown architecture {arch!r}")
 
 
@@ -136,6 +150,7 @@ class Logits(torch.nn.Module):
 def main():
     arch, out = sys.argv[1], sys.argv[2]
     masked = "--mask" in sys.argv[3:]
+    fold = "--no-fold" not in sys.argv[3:]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     model = build(arch).eval()
@@ -163,7 +178,7 @@ def main():
         torch.onnx.export(wrapped, args, f"{out}/{arch}.onnx",
                           opset_version=17, input_names=names,
                           output_names=["logits"], dynamic_axes=axes,
-                          do_constant_folding=True)
+                          do_constant_folding=fold)
 
 
 if __name__ == "__main__":

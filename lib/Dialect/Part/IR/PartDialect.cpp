@@ -224,6 +224,12 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == getReplicatedAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.replicated' must be a string, got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == getRecomputedAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'part.recomputed' is a unit attribute, got "

@@ -28,6 +28,18 @@ struct PartExplainPass
     : public partition::part::impl::PartExplainPassBase<PartExplainPass> {
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
+      // Attention tensor parallelism left whole (part-tensor-parallel says
+      // why in part.replicated).
+      SmallVector<StringRef> replicated;
+      function.walk([&](Operation *op) {
+        if (auto why = op->getAttrOfType<StringAttr>(
+                PartDialect::getReplicatedAttrName())) {
+          op->emitRemark() << why.getValue();
+          replicated.push_back(why.getValue());
+        }
+      });
+      for (StringRef why : replicated)
+        llvm::outs() << "func @" << function.getName() << ": " << why << "\n";
       FlatSymbolRefAttr meshName = getSpmdMesh(function);
       if (!meshName)
         continue;

@@ -28,18 +28,34 @@ using namespace partition::part;
 
 namespace {
 
+/// One block of a fused projection: the op that reads features
+/// [begin, end) of the projection (a slice, or a gather of consecutive
+/// indices, along the first dimension the features span).
+struct Block {
+  Operation *reader;
+  int64_t begin, end;
+};
+
 /// A fused projection found in a function: `weight` (and `bias`) are
-/// parameters used only here; `blocks[i]` slices features [i n, (i + 1) n)
-/// of `sliced`, which is the matmul's result, plus the bias, and reshaped
-/// over its leading dimensions only.
+/// parameters used only here; the matmul's result, plus the bias, and
+/// reshaped (its leading dimensions, and its features into [h, d], as
+/// Falcon views [Q | K | V] by heads) is read only by `blocks`, which cover
+/// its features once, in order.
 struct FusedProjection {
   MatmulOp matmul;
   BlockArgument weight;
   BlockArgument bias;  // null without one
   AddOp biasAdd;       // null without one
   ReshapeOp reshape;   // null without one
-  SmallVector<SliceOp> blocks;
-  int64_t width = 0;   // n
+  SmallVector<Block> blocks;
+
+  /// Whether every block has the same width: the weight is then viewed as
+  /// [in, k, n] (see rewrite).
+  bool equalBlocks() const {
+    return llvm::all_of(blocks, [&](const Block &b) {
+      return b.end - b.begin == blocks.front().end - blocks.front().begin;
+    });
+  }
 };
 
 bool isParameter(func::FuncOp function, Value v) {
@@ -55,6 +71,61 @@ bool isParameter(func::FuncOp function, Value v) {
 
 int64_t lastDim(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape().back();
+}
+
+/// The dimension of `shape` where the `features` of a projection whose
+/// leading dimensions hold `rows` elements begin: the products before it
+/// and from it on are `rows` and `features` (the last such, so that
+/// dimensions of size 1 count as leading).
+std::optional<size_t> featureDim(ArrayRef<int64_t> shape, int64_t rows,
+                                 int64_t features) {
+  std::optional<size_t> found;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t before = 1, after = 1;
+    for (size_t i = 0; i < shape.size(); ++i)
+      (i < d ? before : after) *= shape[i];
+    if (before == rows && after == features)
+      found = d;
+  }
+  return found;
+}
+
+/// The features [begin, end) that `user` reads from `v`, whose features
+/// begin at dimension `dim`: a slice of that dimension alone, or a gather
+/// along it of consecutive constant indices.
+std::optional<std::pair<int64_t, int64_t>> readRange(Operation *user, Value v,
+                                                     size_t dim) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+  int64_t inner = 1;
+  for (int64_t n : shape.drop_front(dim + 1))
+    inner *= n;
+  if (auto slice = dyn_cast<SliceOp>(user)) {
+    if (slice.getStrides())
+      return std::nullopt;
+    ArrayRef<int64_t> offsets = slice.getOffsets();
+    ArrayRef<int64_t> out = slice.getType().getShape();
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (d != dim && (offsets[d] != 0 || out[d] != shape[d]))
+        return std::nullopt;
+    return std::make_pair(offsets[dim] * inner,
+                          (offsets[dim] + out[dim]) * inner);
+  }
+  auto gather = dyn_cast<GatherOp>(user);
+  if (!gather || gather.getData() != v || gather.getIndices() == v ||
+      gather.getAxis() != uint64_t(dim))
+    return std::nullopt;
+  auto constant = gather.getIndices().getDefiningOp<ConstantOp>();
+  auto indices =
+      constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue()) : nullptr;
+  if (!indices || indices.getType().getRank() != 1 || indices.empty())
+    return std::nullopt;
+  int64_t first = (*indices.begin()).getSExtValue(), next = first;
+  for (APInt index : indices)
+    if (index.getSExtValue() != next++)
+      return std::nullopt;
+  if (first < 0 || next > shape[dim])
+    return std::nullopt;
+  return std::make_pair(first * inner, next * inner);
 }
 
 /// The fused projection whose matmul is `matmul`, if it is one.
@@ -78,43 +149,38 @@ std::optional<FusedProjection> match(func::FuncOp function, MatmulOp matmul) {
       p.biasAdd = add;
       v = add.getResult();
     }
+  ArrayRef<int64_t> result = matmul.getType().getShape();
+  int64_t rows = 1;
+  for (int64_t n : result.drop_back())
+    rows *= n;
+  std::optional<size_t> dim = result.size() - 1;
   if (v.hasOneUse())
     if (auto reshape = dyn_cast<ReshapeOp>(*v.getUsers().begin())) {
-      if (lastDim(reshape.getResult()) != features)
+      dim = featureDim(reshape.getType().getShape(), rows, features);
+      if (!dim)
         return std::nullopt;
       p.reshape = reshape;
       v = reshape.getResult();
     }
-  // Every use is a slice of the last dimension alone, all of one width, at
-  // 0, n, 2 n, ...: each block once.
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<SliceOp> byOffset;
+  // Every use reads a block of consecutive features; together they read
+  // each feature once.
   for (Operation *user : v.getUsers()) {
-    auto slice = dyn_cast<SliceOp>(user);
-    if (!slice || slice.getStrides())
+    std::optional<std::pair<int64_t, int64_t>> range =
+        readRange(user, v, *dim);
+    if (!range || range->first >= range->second)
       return std::nullopt;
-    ArrayRef<int64_t> offsets = slice.getOffsets();
-    ArrayRef<int64_t> shape = slice.getType().getShape();
-    if (!llvm::all_of(offsets.drop_back(), [](int64_t o) { return o == 0; }) ||
-        shape.drop_back() != type.getShape().drop_back())
-      return std::nullopt;
-    int64_t width = shape.back();
-    if (p.width && width != p.width)
-      return std::nullopt;
-    p.width = width;
-    if (width == 0 || offsets.back() % width)
-      return std::nullopt;
-    size_t index = offsets.back() / width;
-    if (byOffset.size() <= index)
-      byOffset.resize(index + 1);
-    if (byOffset[index])
-      return std::nullopt;
-    byOffset[index] = slice;
+    p.blocks.push_back({user, range->first, range->second});
   }
-  if (byOffset.size() < 2 || int64_t(byOffset.size()) * p.width != features ||
-      llvm::any_of(byOffset, [](SliceOp s) { return !s; }))
+  llvm::sort(p.blocks,
+             [](const Block &a, const Block &b) { return a.begin < b.begin; });
+  int64_t covered = 0;
+  for (const Block &block : p.blocks) {
+    if (block.begin != covered)
+      return std::nullopt;
+    covered = block.end;
+  }
+  if (p.blocks.size() < 2 || covered != features)
     return std::nullopt;
-  p.blocks = std::move(byOffset);
   return p;
 }
 
@@ -130,61 +196,85 @@ void viewParameter(func::FuncOp function, BlockArgument arg,
   arg.setType(type.clone(view));
 }
 
+/// Replaces the fused projection by one projection per block. Blocks of
+/// one width read a view of the weight, [in, k, n] ([k, n, in] transposed),
+/// which tensor parallelism splits on n: every rank holds the same features
+/// of each block. Blocks of different widths (Phi-3's [Q | K | V] with fewer
+/// key/value heads) have no such view: each reads its own slice of the
+/// weight, and part-tensor-parallel splits the slices.
 void rewrite(func::FuncOp function, FusedProjection &p) {
   MatmulOp matmul = p.matmul;
   OpBuilder b(matmul);
   Location loc = matmul.getLoc();
-  int64_t k = p.blocks.size(), n = p.width;
+  bool equal = p.equalBlocks();
+  int64_t k = p.blocks.size(), n = p.blocks.front().end - p.blocks.front().begin;
   bool transposed = matmul.getTransposeB();
   auto weightType = cast<RankedTensorType>(p.weight.getType());
   // [in, k n] -> [in, k, n]; transposed, [k n, in] -> [k, n, in].
   int64_t in = weightType.getShape()[transposed ? 1 : 0];
   SmallVector<int64_t> view = transposed ? SmallVector<int64_t>{k, n, in}
                                          : SmallVector<int64_t>{in, k, n};
-  viewParameter(function, p.weight, view);
-  if (p.bias)
-    viewParameter(function, p.bias, {k, n});
+  if (equal) {
+    viewParameter(function, p.weight, view);
+    if (p.bias)
+      viewParameter(function, p.bias, {k, n});
+  }
   Type f = weightType.getElementType();
   auto copyLayer = [&](Operation *op) {
     StringRef name = PartDialect::getLayerAttrName();
     if (Attribute layer = matmul->getAttr(name))
       op->setAttr(name, layer);
-    return op;
+    return op->getResult(0);
   };
-  for (auto [i, slice] : llvm::enumerate(p.blocks)) {
-    int64_t block = int64_t(i);
-    SmallVector<int64_t> one(view), offsets(3, 0);
-    one[transposed ? 0 : 1] = 1;
-    offsets[transposed ? 0 : 1] = block;
-    auto w = copyLayer(SliceOp::create(b, loc, RankedTensorType::get(one, f),
-                                       p.weight,
-                                       b.getDenseI64ArrayAttr(offsets),
-                                       DenseI64ArrayAttr()));
-    SmallVector<int64_t> flat = transposed ? SmallVector<int64_t>{n, in}
-                                           : SmallVector<int64_t>{in, n};
-    auto wi = copyLayer(ReshapeOp::create(b, loc, RankedTensorType::get(flat, f),
-                                          w->getResult(0)));
-    Value y = copyLayer(MatmulOp::create(b, loc, matmul.getLhs(),
-                                         wi->getResult(0), false, transposed))
-                  ->getResult(0);
-    if (p.bias) {
-      auto bs = copyLayer(SliceOp::create(
-          b, loc, RankedTensorType::get({1, n}, f), p.bias,
-          b.getDenseI64ArrayAttr({block, 0}), DenseI64ArrayAttr()));
-      auto bi = copyLayer(ReshapeOp::create(
-          b, loc, RankedTensorType::get({n}, f), bs->getResult(0)));
-      bool biasFirst = p.biasAdd.getLhs() == p.bias;
-      y = copyLayer(AddOp::create(b, loc, biasFirst ? bi->getResult(0) : y,
-                                  biasFirst ? y : bi->getResult(0)))
-              ->getResult(0);
+  auto slice = [&](Value of, ArrayRef<int64_t> offsets,
+                   ArrayRef<int64_t> shape) {
+    return copyLayer(SliceOp::create(b, loc, RankedTensorType::get(shape, f),
+                                     of, b.getDenseI64ArrayAttr(offsets),
+                                     DenseI64ArrayAttr()));
+  };
+  auto reshape = [&](Value of, ArrayRef<int64_t> shape) {
+    return copyLayer(
+        ReshapeOp::create(b, loc, RankedTensorType::get(shape, f), of));
+  };
+  for (const Block &block : p.blocks) {
+    int64_t begin = block.begin, width = block.end - block.begin;
+    SmallVector<int64_t> flat = transposed ? SmallVector<int64_t>{width, in}
+                                           : SmallVector<int64_t>{in, width};
+    Value w;
+    if (equal) {
+      SmallVector<int64_t> one(view), offsets(3, 0);
+      one[transposed ? 0 : 1] = 1;
+      offsets[transposed ? 0 : 1] = begin / n;
+      w = reshape(slice(p.weight, offsets, one), flat);
+    } else {
+      w = slice(p.weight,
+                transposed ? SmallVector<int64_t>{begin, 0}
+                           : SmallVector<int64_t>{0, begin},
+                flat);
     }
-    if (p.reshape)
-      y = copyLayer(ReshapeOp::create(b, loc, slice.getType(), y))
-              ->getResult(0);
-    slice.getResult().replaceAllUsesWith(y);
+    Value y = copyLayer(
+        MatmulOp::create(b, loc, matmul.getLhs(), w, false, transposed));
+    if (p.bias) {
+      Value bias = equal
+                       ? reshape(slice(p.bias, {begin / n, 0}, {1, n}), {n})
+                       : slice(p.bias, {begin}, {width});
+      bool biasFirst = p.biasAdd.getLhs() == p.bias;
+      y = copyLayer(
+          AddOp::create(b, loc, biasFirst ? bias : y, biasFirst ? y : bias));
+    }
+    auto type = cast<RankedTensorType>(block.reader->getResult(0).getType());
+    if (y.getType() != type)
+      y = reshape(y, type.getShape());
+    block.reader->getResult(0).replaceAllUsesWith(y);
   }
-  for (SliceOp slice : p.blocks)
-    slice.erase();
+  for (const Block &block : p.blocks) {
+    Operation *indices = nullptr;
+    if (auto gather = dyn_cast<GatherOp>(block.reader))
+      indices = gather.getIndices().getDefiningOp();
+    block.reader->erase();
+    if (indices && indices->use_empty())
+      indices->erase();
+  }
   if (p.reshape)
     p.reshape.erase();
   if (p.biasAdd)

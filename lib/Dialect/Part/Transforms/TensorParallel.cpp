@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
@@ -65,6 +66,21 @@ parameterBlock(func::FuncOp function, Value v) {
   return std::nullopt;
 }
 
+/// When the weight `matmul` multiplies by is a slice of a parameter's
+/// output features (a block of a fused projection whose blocks differ in
+/// width, after part-split-fused-projections), the parameter.
+std::optional<unsigned> parameterSlice(func::FuncOp function, MatmulOp matmul) {
+  auto slice = matmul.getRhs().getDefiningOp<SliceOp>();
+  if (!slice || slice.getStrides() || slice.getType().getRank() != 2)
+    return std::nullopt;
+  std::optional<unsigned> index = parameterIndex(function, slice.getInput());
+  int64_t in = matmul.getTransposeB() ? 1 : 0;
+  if (!index || slice.getOffsets()[in] != 0 ||
+      slice.getType().getDimSize(in) != slice.getInput().getType().getDimSize(in))
+    return std::nullopt;
+  return index;
+}
+
 /// The layout of `user`'s result when its operand `operand` has `layout`
 /// (an axis on its features) and nothing else is split: the split passes
 /// through the op when the result is split by it too and is no pending sum.
@@ -86,6 +102,86 @@ std::optional<Layout> passSplit(Operation *user, unsigned operand,
   if (!result.unreduced.empty() || result.numAxes() != layout.numAxes())
     return std::nullopt;
   return result;
+}
+
+/// The name of argument `index` of `function` (its part.name, or
+/// "argument N").
+std::string argumentName(func::FuncOp function, unsigned index) {
+  if (auto name = function.getArgAttrOfType<StringAttr>(
+          index, PartDialect::getNameAttrName()))
+    return "'" + name.getValue().str() + "'";
+  return "argument " + std::to_string(index);
+}
+
+/// Why the queries `query` of an attention carry no split from a
+/// column-parallel projection: what computes them, followed back through
+/// the ops between (reshapes, transposes, rotary embeddings, scalings).
+std::string whyWhole(func::FuncOp function, Value query) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  Value v = query;
+  for (int step = 0; step < 64; ++step) {
+    Operation *def = v.getDefiningOp();
+    if (!def) {
+      os << "its queries are " << argumentName(function,
+                                               cast<BlockArgument>(v).getArgNumber())
+         << " of @" << function.getName() << ", not a projection";
+      return text;
+    }
+    if (auto matmul = dyn_cast<MatmulOp>(def)) {
+      Value w = matmul.getRhs();
+      if (parameterIndex(function, w) || parameterBlock(function, w) ||
+          parameterSlice(function, matmul))
+        os << "the query projection at " << matmul.getLoc()
+           << " reaches no row-parallel layer (a matmul by a parameter "
+              "contracting the heads' features) through ops that keep its "
+              "features split";
+      else
+        os << "the query projection at " << matmul.getLoc()
+           << " multiplies by a value that is not a parameter ("
+           << (w.getDefiningOp() ? w.getDefiningOp()->getName().getStringRef()
+                                 : StringRef("an argument"))
+           << ")";
+      return text;
+    }
+    if (auto slice = dyn_cast<SliceOp>(def)) {
+      // Features of a projection read whole: a fused projection
+      // part-split-fused-projections did not split.
+      Value in = slice.getInput();
+      for (int hop = 0; hop < 2 && in.getDefiningOp<ReshapeOp>(); ++hop)
+        in = in.getDefiningOp<ReshapeOp>().getInput();
+      if (auto add = in.getDefiningOp<AddOp>())
+        in = parameterIndex(function, add.getRhs()) ? add.getLhs()
+                                                    : add.getRhs();
+      if (auto fused = in.getDefiningOp<MatmulOp>()) {
+        auto out = cast<RankedTensorType>(slice.getInput().getType());
+        os << "its queries are a slice (" << slice.getType() << " of " << out
+           << ") of the fused projection at " << fused.getLoc()
+           << ", which stays one projection: its result or weight is read "
+              "other than as blocks covering its features once";
+        return text;
+      }
+    }
+    // Through the op's first operand computed by another op (a bias or
+    // scale may come first).
+    Value next;
+    for (Value operand : def->getOperands())
+      if (isa<RankedTensorType>(operand.getType()) &&
+          !operand.getDefiningOp<ConstantOp>() &&
+          !parameterIndex(function, operand)) {
+        next = operand;
+        break;
+      }
+    if (!next) {
+      os << "its queries are computed at " << def->getLoc() << " by "
+         << def->getName() << " from parameters and constants, not by a "
+         << "projection";
+      return text;
+    }
+    v = next;
+  }
+  os << "its queries are not computed by a projection within 64 ops";
+  return text;
 }
 
 struct PartTensorParallelPass
@@ -218,6 +314,62 @@ struct PartTensorParallelPass
     return StringAttr::get(ctx, copies).getValue();
   }
 
+  /// Marks each attention of the forward program that no split reaches
+  /// (`reached`) as replicated over the axis, with a remark and
+  /// `part.replicated` saying why (--part-explain reports it).
+  void explainReplicated(func::FuncOp function,
+                         const llvm::DenseSet<Operation *> &forward,
+                         const llvm::DenseSet<Value> &reached, int64_t size) {
+    function.walk([&](AttentionOp attention) {
+      if (!forward.contains(attention) ||
+          reached.contains(attention.getResult()) ||
+          llvm::any_of(attention->getOperands(),
+                       [&](Value v) { return reached.contains(v); }))
+        return;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "attention stays replicated over " << axis << " (size " << size
+         << "): " << whyWhole(function, attention.getQuery());
+      attention.emitRemark() << text;
+      attention->setAttr(PartDialect::getReplicatedAttrName(),
+                         StringAttr::get(function.getContext(), text));
+    });
+  }
+
+  /// Pins each split slice of a parameter (`slicedSplits`: the dimension
+  /// and the layer) by a sharding constraint over `axes`, or over the axis
+  /// alone (`kvBlocks` key/value heads) for a slice feeding only keys or
+  /// values: each rank computes its heads from its part of the whole
+  /// weight.
+  void constrainSlices(
+      const llvm::MapVector<Value, std::pair<int64_t, Operation *>> &slicedSplits,
+      ArrayRef<StringRef> axes, int64_t kvBlocks, int64_t size,
+      function_ref<bool(Value)> keyValueOnly) {
+    for (auto [sliced, split] : slicedSplits) {
+      auto type = cast<RankedTensorType>(sliced.getType());
+      int64_t blocks = keyValueOnly(sliced) ? kvBlocks : size;
+      if (type.getDimSize(split.first) % blocks) {
+        // No padding inside a weight: the block stays whole.
+        split.second->emitRemark()
+            << "the block of " << type.getDimSize(split.first)
+            << " features of a fused projection stays whole: " << axis
+            << " (size " << blocks << ") does not divide them";
+        continue;
+      }
+      SmallVector<SmallVector<StringRef>> dims(type.getRank());
+      if (keyValueOnly(sliced))
+        dims[split.first].push_back(axis);
+      else
+        dims[split.first].assign(axes.begin(), axes.end());
+      MLIRContext *ctx = sliced.getContext();
+      OpBuilder b(ctx);
+      b.setInsertionPointAfterValue(sliced);
+      auto constraint = ShardingConstraintOp::create(
+          b, sliced.getLoc(), sliced, ShardingAttr::get(ctx, meshName, dims));
+      sliced.replaceAllUsesExcept(constraint.getResult(), constraint);
+    }
+  }
+
   LogicalResult annotate(func::FuncOp function, int64_t size) {
     MLIRContext *ctx = function.getContext();
     StringRef shardingName = PartDialect::getShardingAttrName();
@@ -229,7 +381,11 @@ struct PartTensorParallelPass
     // attention, with the reshapes into heads on their paths: grouped-query
     // attention with fewer key/value heads than ranks keeps them whole per
     // rank, shared by the ranks whose query heads use them.
-    std::map<unsigned, SmallVector<Operation *>> keyValueWeights;
+    // Keyed by the parameter, or by the slice of one that is split.
+    llvm::MapVector<Value, SmallVector<Operation *>> keyValueWeights;
+    // Slices of parameters split as a parameter would be (the blocks of a
+    // fused projection of unequal widths): (dimension, the layer).
+    llvm::MapVector<Value, std::pair<int64_t, Operation *>> slicedSplits;
 
     // The forward program: what the function's plain results (the loss, or
     // an inference's outputs) are computed from. Gradients, optimizer
@@ -246,6 +402,9 @@ struct PartTensorParallelPass
     auto meshRef = FlatSymbolRefAttr::get(ctx, meshName);
     using Split = std::pair<Value, ShardingAttr>;
     llvm::DenseSet<Split> deadEnds;
+    // The values a split with a partner reaches: an attention none of whose
+    // operands is among them stays whole on every rank.
+    llvm::DenseSet<Value> reached;
     WalkResult walk = function.walk([&](MatmulOp first) {
       if (!forward.contains(first))
         return WalkResult::advance();
@@ -258,6 +417,12 @@ struct PartTensorParallelPass
           w1 = block->first;
           columns += columns >= block->second;
         }
+      // A slice of a parameter is split itself (a sharding constraint):
+      // the parameter stays whole.
+      Value sliced;
+      if (!w1)
+        if ((w1 = parameterSlice(function, first)))
+          sliced = first.getRhs();
       if (!w1)
         return WalkResult::advance();
       // Follow the output's split features forward, through every op whose
@@ -318,13 +483,19 @@ struct PartTensorParallelPass
         deadEnds.insert(seen.begin(), seen.end());
         return WalkResult::advance();
       }
-      splits[*w1] = {columns, first};
+      for (const Split &split : seen)
+        reached.insert(split.first);
+      if (sliced)
+        slicedSplits[sliced] = {columns, first};
+      else
+        splits[*w1] = {columns, first};
+      Value target = sliced ? sliced : function.getArgument(*w1);
       for (auto [second, w2] : partners) {
         splits[w2] = {second.getTransposeB() ? 1 : 0, second};
         rowParallel.push_back(second);
       }
       if (reachesKeyValue)
-        llvm::append_range(keyValueWeights[*w1], pathHeads);
+        llvm::append_range(keyValueWeights[target], pathHeads);
       else
         llvm::append_range(heads, pathHeads);
       return WalkResult::advance();
@@ -410,8 +581,8 @@ struct PartTensorParallelPass
         return failure();
       axes.push_back(*copies);
     }
-    auto keyValueOnly = [&](unsigned index) {
-      auto it = keyValueWeights.find(index);
+    auto keyValueOnly = [&](Value target) {
+      auto it = keyValueWeights.find(target);
       return *kvHeads && it != keyValueWeights.end() &&
              llvm::any_of(it->second,
                           [&](Operation *op) { return headsOf(op) % size; });
@@ -426,7 +597,8 @@ struct PartTensorParallelPass
       if (function.getArgAttr(index, shardingName))
         continue; // the user's annotation stands
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
-      int64_t blocks = keyValueOnly(index) ? *kvHeads : size;
+      int64_t blocks =
+          keyValueOnly(function.getArgument(index)) ? *kvHeads : size;
       if (type.getDimSize(split.first) % blocks)
         padding.push_back({function.getArgument(index), split.first, blocks});
     }
@@ -439,13 +611,17 @@ struct PartTensorParallelPass
       auto type = cast<RankedTensorType>(function.getArgumentTypes()[index]);
       int64_t dim = split.first;
       SmallVector<SmallVector<StringRef>> dims(type.getRank());
-      if (keyValueOnly(index))
+      if (keyValueOnly(function.getArgument(index)))
         dims[dim].push_back(axis);
       else
         dims[dim].assign(axes.begin(), axes.end());
       attrs.setArg(index, shardingName,
                    ShardingAttr::get(ctx, meshName, dims));
     }
+    constrainSlices(slicedSplits, axes, *kvHeads ? *kvHeads : size, size,
+                    keyValueOnly);
+    if (size > 1)
+      explainReplicated(function, forward, reached, size);
     return success();
   }
 };

@@ -110,3 +110,47 @@ func.func @input_weight(%x: tensor<4x16xf32>, %w: tensor<16x64xf32>)
   %b = part.slice %0 offsets [0, 32] : tensor<4x64xf32> -> tensor<4x32xf32>
   return %a, %b : tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// Blocks of different widths (Phi-3's [Q 16 | K 8 | V 8], stored [out, in]):
+// no [k, n] view fits, so each block reads its own slice of the weight.
+// CHECK-LABEL: func.func @unequal
+// CHECK-SAME: tensor<32x16xf32> {part.role = #part.role<parameter>})
+// CHECK: part.slice %{{.*}} offsets [0, 0] : tensor<32x16xf32> -> tensor<16x16xf32>
+// CHECK: part.matmul %{{.*}}, %{{.*}} transpose_b : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+// CHECK: part.slice %{{.*}} offsets [16, 0] : tensor<32x16xf32> -> tensor<8x16xf32>
+// CHECK: part.slice %{{.*}} offsets [24, 0] : tensor<32x16xf32> -> tensor<8x16xf32>
+// CHECK-NOT: tensor<4x32xf32>
+func.func @unequal(%x: tensor<4x16xf32>, %w: tensor<32x16xf32> {part.role = #part.role<parameter>})
+    -> (tensor<4x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = part.matmul %x, %w transpose_b : (tensor<4x16xf32>, tensor<32x16xf32>) -> tensor<4x32xf32>
+  %q = part.slice %0 offsets [0, 0] : tensor<4x32xf32> -> tensor<4x16xf32>
+  %k = part.slice %0 offsets [0, 16] : tensor<4x32xf32> -> tensor<4x8xf32>
+  %v = part.slice %0 offsets [0, 24] : tensor<4x32xf32> -> tensor<4x8xf32>
+  return %q, %k, %v : tensor<4x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Falcon's multi-query layout: the result viewed by heads [.., 4 + 2, d],
+// the query heads sliced and the one key and one value head gathered.
+// CHECK-LABEL: func.func @multi_query
+// CHECK: %[[Q:.*]] = part.slice %{{.*}} offsets [0, 0] : tensor<16x24xf32> -> tensor<16x16xf32>
+// CHECK: part.matmul %{{.*}}, %[[Q]] : (tensor<2x8x16xf32>, tensor<16x16xf32>) -> tensor<2x8x16xf32>
+// CHECK: part.reshape %{{.*}} : tensor<2x8x16xf32> -> tensor<2x8x4x4xf32>
+// CHECK: part.slice %{{.*}} offsets [0, 16] : tensor<16x24xf32> -> tensor<16x4xf32>
+// CHECK: part.reshape %{{.*}} : tensor<2x8x4xf32> -> tensor<2x8x1x4xf32>
+// CHECK: part.slice %{{.*}} offsets [0, 20] : tensor<16x24xf32> -> tensor<16x4xf32>
+// CHECK-NOT: part.gather
+func.func @multi_query(%x: tensor<2x8x16xf32>, %w: tensor<16x24xf32> {part.role = #part.role<parameter>})
+    -> (tensor<2x8x4x4xf32>, tensor<2x8x1x4xf32>, tensor<2x8x1x4xf32>) {
+  %0 = part.matmul %x, %w : (tensor<2x8x16xf32>, tensor<16x24xf32>) -> tensor<2x8x24xf32>
+  %1 = part.reshape %0 : tensor<2x8x24xf32> -> tensor<2x8x6x4xf32>
+  %q = part.slice %1 offsets [0, 0, 0, 0] : tensor<2x8x6x4xf32> -> tensor<2x8x4x4xf32>
+  %i = part.constant dense<4> : tensor<1xi64>
+  %k = part.gather %1, %i axis 2 : (tensor<2x8x6x4xf32>, tensor<1xi64>) -> tensor<2x8x1x4xf32>
+  %j = part.constant dense<5> : tensor<1xi64>
+  %v = part.gather %1, %j axis 2 : (tensor<2x8x6x4xf32>, tensor<1xi64>) -> tensor<2x8x1x4xf32>
+  return %q, %k, %v : tensor<2x8x4x4xf32>, tensor<2x8x1x4xf32>, tensor<2x8x1x4xf32>
+}

@@ -149,6 +149,12 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRecomputedAttrName() {
       return ::llvm::StringLiteral("part.recomputed");
     }
+    /// Name of the op attribute saying why part-tensor-parallel left an
+    /// attention whole on every rank of its axis (a string: the axis, its
+    /// size and the reason); --part-explain reports it.
+    static constexpr ::llvm::StringLiteral getReplicatedAttrName() {
+      return ::llvm::StringLiteral("part.replicated");
+    }
     /// Name of the module attribute holding the model FLOPs of one step
     /// (an integer >= 0; i64, or i128 past 2^63): the matmul, batch matmul
     /// and attention products of

@@ -621,9 +621,16 @@ def PartSplitFusedProjectionsPass
     written for the original model still load. Split on `n`, every rank
     then holds the same features of every block: Megatron's layout.
 
+    Blocks of different widths (Phi-3's `qkv_proj` with fewer key/value
+    heads; Falcon's multi-query layout, the result viewed by heads and read
+    by a slice and gathers) have no such view: each block then multiplies
+    by its own slice of the weight, which `part-tensor-parallel` splits
+    with a sharding constraint (the weight stays whole on every rank).
+
     It applies only where nothing else reads the weight, the bias or the
-    matmul's result, and every slice takes a whole block of the last
-    dimension once; anything else is left as it is. `partition-import`
+    matmul's result, and the readers (slices of the first feature
+    dimension, or gathers of consecutive constant indices along it) cover
+    the features once; anything else is left as it is. `partition-import`
     runs it after `part-raise`.
 
     Before:
