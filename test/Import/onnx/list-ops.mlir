@@ -11,7 +11,9 @@
 // CHECK-NEXT: Add                 13-21
 // CHECK-NEXT: And                 13-21  constant or run-time bool (i32 0 / 1)
 // CHECK:      CumSum              13-21  constant axis
+// CHECK:      GatherND            13-21  constant indices on run-time data
 // CHECK:      Gelu                20-21
+// CHECK:      IsNaN               13-21  float input; results are i32 0 / 1
 // CHECK:      LayerNormalization  17-21
 // CHECK:      Loop                13-21  unrolled: trip count and condition known while importing
 // CHECK:      Range               13-21  constant inputs (folded)
