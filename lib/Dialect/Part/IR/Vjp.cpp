@@ -624,8 +624,8 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
     Value positions = e.iota(sq, i32);
     Value rows = e.reshape(positions, {sq, 1});
     Value cols = e.reshape(sk == sq ? positions : e.iota(sk, i32), {1, sk});
-    Value masked = e.scalar(scores, -std::numeric_limits<double>::infinity());
     Value after = e.compare(ComparisonDirection::GT, cols, rows);
+    Value masked = e.scalar(scores, -std::numeric_limits<double>::infinity());
     scores = e.select(after, masked, scores);
     // (A window of at least sq masks nothing more.)
     if (std::optional<int64_t> window = getWindow(); window && *window < sq) {
