@@ -297,7 +297,8 @@ public:
 
   Value causalAttention(Value q, Value k, Value v) {
     return part::AttentionOp::create(b, loc, q.getType(), q, k, v,
-                                     /*causal=*/true, /*scale=*/FloatAttr());
+                                     /*causal=*/true, /*scale=*/FloatAttr(),
+                                     /*window=*/IntegerAttr());
   }
 
   /// Rotary position embedding of [B, N, S, D] with [S, D] tables.

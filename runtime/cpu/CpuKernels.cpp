@@ -1230,7 +1230,9 @@ Status batchMatmul(const KernelAttrs &attrs, const TensorRef &lhs,
 
 /// softmax(scale * Q K^T + mask) V per (batch, head). The query heads that
 /// share a kv head (h / (H / Hkv)) are adjacent in memory, so their rows form
-/// one [group * Sq, D] matrix and take one GEMM against that kv head.
+/// one [group * Sq, D] matrix and take one GEMM against that kv head. A
+/// causal row at position p keeps the keys [p + 1 - window, p] (from 0
+/// without a window).
 Status attention(const KernelAttrs &attrs, const TensorRef &q,
                  const TensorRef &k, const TensorRef &v, const TensorRef &out) {
   int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
@@ -1239,6 +1241,7 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
   int64_t group = heads / kvHeads, rows = group * sq;
   bool causal = attrs.AsAttentionAttrs()->causal;
   float scale = attrs.AsAttentionAttrs()->scale;
+  int64_t window = attrs.AsAttentionAttrs()->window;
   int64_t blockRows = std::max<int64_t>(
       1, std::min(rows, kScoreBlock / std::max<int64_t>(sk, 1)));
   F32Reader rq(q), rk(k), rv(v);
@@ -1257,10 +1260,12 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
             gemm(false, true, nr, sk, d, scale, queries, keys, scores.data()));
         for (int64_t i = 0; i < nr; ++i) {
           float *row = scores.data() + i * sk;
-          // Causal: query position p sees keys 0..p; the masked tail gets
-          // probability exactly 0.
+          // Causal: query position p sees keys 0..p, or with a window
+          // p + 1 - window..p; the masked keys get probability exactly 0.
           int64_t seen = causal ? (r0 + i) % sq + 1 : sk;
-          softmaxRow(row, row, seen);
+          int64_t first = window > 0 ? std::max<int64_t>(0, seen - window) : 0;
+          softmaxRow(row + first, row + first, seen - first);
+          std::fill(row, row + first, 0.0f);
           std::fill(row + seen, row + sk, 0.0f);
         }
         float *o = w.begin((firstRow + r0) * dv, nr * dv);

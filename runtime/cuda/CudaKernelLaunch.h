@@ -216,11 +216,14 @@ cudaError_t launchSoftmax(const LaunchConfig &config, DType dtype, void *out,
 /// `rowsPerGroup` that start at row `rowOffset` of a [heads * seq, cols]
 /// block. With `causalPeriod` (seq) > 0, a row at query position
 /// p = (rowOffset + r % rowsPerGroup) % causalPeriod keeps its first p + 1
-/// columns and gets zeros in the others (the causal mask).
+/// columns and gets zeros in the others (the causal mask); with `window`
+/// > 0 as well, it keeps only the last `window` of those (columns
+/// p + 1 - window .. p, sliding-window attention).
 cudaError_t launchAttentionSoftmax(const LaunchConfig &config, DType dtype,
                                    void *out, const float *scores, int64_t rows,
                                    int64_t cols, int64_t rowsPerGroup,
-                                   int64_t rowOffset, int64_t causalPeriod);
+                                   int64_t rowOffset, int64_t causalPeriod,
+                                   int64_t window);
 
 /// Layer norm (biased variance; `bias` may be null) or, with `rms`, RMS norm
 /// over the last dimension of in [rows, cols].

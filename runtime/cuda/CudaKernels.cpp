@@ -548,6 +548,7 @@ private:
                    CudaStream &stream, const LaunchConfig &config) {
     bool causal = attrs.AsAttentionAttrs()->causal;
     float scale = attrs.AsAttentionAttrs()->scale;
+    int64_t window = attrs.AsAttentionAttrs()->window;
     int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
             d = q.shape[3];
     int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
@@ -606,7 +607,7 @@ private:
                        workspace, CudaStream::kWorkspaceBytes));
         PARTITION_CUDA_CHECK(launchAttentionSoftmax(config, q.dtype, probs,
                                                     scores, np * nr, sk, nr, r0,
-                                                    causal ? sq : 0));
+                                                    causal ? sq : 0, window));
         // out = P V, [np, nr, dv].
         RowMajorGemm o;
         o.abType = o.cType = q.dtype;

@@ -716,27 +716,30 @@ __global__ void gatherKernel(E *out, const E *data, const Index *indices,
 template <typename In, typename Out>
 __global__ void softmaxRowsKernel(Out *out, const In *in, int64_t rows,
                                   int64_t cols, int64_t rowsPerGroup,
-                                  int64_t rowOffset, int64_t causalPeriod) {
+                                  int64_t rowOffset, int64_t causalPeriod,
+                                  int64_t window) {
   __shared__ float shared[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const In *x = in + row * cols;
     Out *y = out + row * cols;
-    int64_t valid = cols;
+    int64_t first = 0, valid = cols;
     if (causalPeriod > 0) {
       int64_t position = (rowOffset + row % rowsPerGroup) % causalPeriod;
       valid = position + 1 < cols ? position + 1 : cols;
+      if (window > 0 && valid > window)
+        first = valid - window;
     }
     float m = -CUDART_INF_F;
-    for (int64_t j = threadIdx.x; j < valid; j += blockDim.x)
+    for (int64_t j = first + threadIdx.x; j < valid; j += blockDim.x)
       m = fmaxf(m, Elem<In>::up(x[j]));
     m = blockReduce<true>(m, shared);
     float s = 0.0f;
-    for (int64_t j = threadIdx.x; j < valid; j += blockDim.x)
+    for (int64_t j = first + threadIdx.x; j < valid; j += blockDim.x)
       s += expf(Elem<In>::up(x[j]) - m);
     s = blockReduce<false>(s, shared);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-      y[j] =
-          Elem<Out>::down(j < valid ? expf(Elem<In>::up(x[j]) - m) / s : 0.0f);
+      y[j] = Elem<Out>::down(
+          j >= first && j < valid ? expf(Elem<In>::up(x[j]) - m) / s : 0.0f);
   }
 }
 
@@ -1217,7 +1220,7 @@ cudaError_t cuda::launchSoftmax(const LaunchConfig &config, DType dtype,
       softmaxRowsKernel<T, T>
           <<<rowGrid(config, outer), rowThreads(dim), 0, config.stream>>>(
               static_cast<T *>(out), static_cast<const T *>(in), outer, dim, 1,
-              0, 0);
+              0, 0, 0);
     else
       softmaxColumnsKernel<T>
           <<<gridFor(config, outer * inner), kThreads, 0, config.stream>>>(
@@ -1232,7 +1235,7 @@ cudaError_t cuda::launchAttentionSoftmax(const LaunchConfig &config,
                                          const float *scores, int64_t rows,
                                          int64_t cols, int64_t rowsPerGroup,
                                          int64_t rowOffset,
-                                         int64_t causalPeriod) {
+                                         int64_t causalPeriod, int64_t window) {
   if (rows * cols == 0)
     return cudaSuccess;
   if (rowsPerGroup <= 0)
@@ -1242,7 +1245,7 @@ cudaError_t cuda::launchAttentionSoftmax(const LaunchConfig &config,
     softmaxRowsKernel<float, T>
         <<<rowGrid(config, rows), rowThreads(cols), 0, config.stream>>>(
             static_cast<T *>(out), scores, rows, cols, rowsPerGroup, rowOffset,
-            causalPeriod);
+            causalPeriod, window);
     return cudaGetLastError();
   });
 }

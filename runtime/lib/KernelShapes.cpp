@@ -101,10 +101,12 @@ KernelAttrs partition::runtime::normAttrs(float epsilon, bool hasBias) {
   return wrap(std::move(t));
 }
 
-KernelAttrs partition::runtime::attentionAttrs(bool causal, float scale) {
+KernelAttrs partition::runtime::attentionAttrs(bool causal, float scale,
+                                               int64_t window) {
   plan::AttentionAttrsT t;
   t.causal = causal;
   t.scale = scale;
+  t.window = window;
   return wrap(std::move(t));
 }
 
@@ -237,6 +239,8 @@ std::string partition::runtime::formatKernelAttrs(const KernelAttrs &attrs) {
   case plan::KernelAttrs::AttentionAttrs:
     os << "causal=" << flag(attrs.AsAttentionAttrs()->causal)
        << ", scale=" << attrs.AsAttentionAttrs()->scale;
+    if (attrs.AsAttentionAttrs()->window != 0)
+      os << ", window=" << attrs.AsAttentionAttrs()->window;
     break;
   case plan::KernelAttrs::CrossEntropyAttrs: {
     auto r = attrs.AsCrossEntropyAttrs()->reduction;
@@ -644,6 +648,12 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     if (attrs.AsAttentionAttrs()->causal && q.shape[2] != k.shape[2])
       return c.fail("causal attention needs equal sequence lengths, got ",
                     q.shape[2], " and ", k.shape[2]);
+    if (int64_t window = attrs.AsAttentionAttrs()->window; window != 0) {
+      if (window < 0)
+        return c.fail("the attention window must be positive, got ", window);
+      if (!attrs.AsAttentionAttrs()->causal)
+        return c.fail("an attention window (", window, ") needs causal");
+    }
     return c.resultShape({q.shape[0], q.shape[1], q.shape[2], v.shape[3]});
   }
   case OpKind::SoftmaxCrossEntropy: {

@@ -8,7 +8,8 @@
 // (a normalised value times a scale), so the difference is below 20 * u * 9
 // ~ 1.1e-5 even in the worst case and ~1e-6 in practice (measured: under
 // 6e-7). A wrong raise is far outside it: the erf and tanh GELUs differ by
-// up to 4.7e-4 here, causal and non-causal attention or another scale by O(1).
+// up to 4.7e-4 here, causal and non-causal attention or another scale by O(1),
+// as would a window the kernel ignored.
 //
 // RUN: rm -rf %t && mkdir -p %t/before %t/after
 // RUN: partition-opt %S/Inputs/raise-decomposed.mlir --part-raise > %t/raised.mlir
@@ -25,6 +26,7 @@
 // RUN: %python %S/Inputs/compare.py 1e-5 1e-5 %t/before/attention_add.npy %t/after/attention_add.npy
 // RUN: %python %S/Inputs/compare.py 1e-5 1e-5 %t/before/attention_select.npy %t/after/attention_select.npy
 // RUN: %python %S/Inputs/compare.py 1e-5 1e-5 %t/before/attention_grouped.npy %t/after/attention_grouped.npy
+// RUN: %python %S/Inputs/compare.py 1e-5 1e-5 %t/before/attention_window.npy %t/after/attention_window.npy
 //
 // Everything was raised: one op per pattern and nothing decomposed left.
 // CHECK-LABEL: func.func @decomposed
@@ -36,4 +38,5 @@
 // CHECK-NEXT: part.attention %{{.*}}, %{{.*}}, %{{.*}} causal :
 // CHECK-NEXT: part.attention %{{.*}}, %{{.*}}, %{{.*}} causal scale 2.500000e-01
 // CHECK-NEXT: part.attention %{{.*}}, %{{.*}}, %{{.*}} causal : (tensor<1x4x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x4x6x8xf32>
+// CHECK-NEXT: part.attention %{{.*}}, %{{.*}}, %{{.*}} causal window 3 scale 2.500000e-01 : (tensor<1x4x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x4x6x8xf32>
 // CHECK-NEXT: return

@@ -1161,7 +1161,8 @@ double softmaxRelError(double dev, double maxDev, int64_t n) {
 }
 
 // Attention per (batch, head) with query head h reading kv head h / (H/Hkv);
-// causal masks key positions after the query's. Tolerance, per output
+// causal masks key positions after the query's, and a window w those w or
+// more before it (sliding-window attention). Tolerance, per output
 // element, first order:
 //  - scores s = scale * q.k: GEMM bound (D + 1) u |scale| sum|q k|, plus one
 //    rounding for the scaling;
@@ -1178,20 +1179,28 @@ TEST_P(KernelConformanceTest, Attention) {
     int64_t b, h, hkv, sq, sk, d, dv;
     bool causal;
     double scale; ///< 0: 1 / sqrt(D), as the compiler fills in by default
+    int64_t window = 0;
   };
   const Case cases[] = {
       {1, 1, 1, 1, 1, 1, 1, false, 0},   {1, 1, 1, 1, 1, 1, 1, true, 0},
       {2, 4, 4, 7, 7, 8, 8, true, 0},    {2, 4, 2, 7, 7, 8, 8, true, 0},
       {2, 4, 2, 7, 7, 8, 8, false, 0},   {1, 8, 2, 17, 17, 16, 16, true, 0},
       {2, 4, 1, 5, 17, 8, 3, false, 0},  {1, 2, 2, 33, 33, 32, 32, false, 0.5},
-      {1, 6, 3, 65, 65, 64, 64, true, 0}};
+      {1, 6, 3, 65, 65, 64, 64, true, 0},
+      // Sliding windows: of one key (the diagonal), of 3 with grouped-query
+      // heads, of 16 over 65 positions, and one longer than the sequence.
+      {1, 1, 1, 5, 5, 4, 4, true, 0, 1},
+      {2, 4, 2, 7, 7, 8, 8, true, 0, 3},
+      {1, 6, 3, 65, 65, 64, 64, true, 0, 16},
+      {1, 2, 1, 6, 6, 8, 8, true, 0.5, 9}};
   Random rng(7);
   for (DType dtype : kFloatTypes) {
     for (const Case &c : cases) {
       std::ostringstream name;
       name << "B=" << c.b << " H=" << c.h << " Hkv=" << c.hkv << " Sq=" << c.sq
            << " Sk=" << c.sk << " D=" << c.d << " Dv=" << c.dv
-           << (c.causal ? " causal" : "");
+           << (c.causal ? " causal" : "")
+           << (c.window ? " window=" + std::to_string(c.window) : "");
       SCOPED_TRACE(describe(OpKind::Attention, dtype, name.str()));
       float scale = c.scale ? static_cast<float>(c.scale)
                             : static_cast<float>(1 / std::sqrt(double(c.d)));
@@ -1200,7 +1209,7 @@ TEST_P(KernelConformanceTest, Attention) {
       HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, c.sk, c.dv}, -1, 1);
       std::vector<HostTensor> out = {
           emptyTensor(dtype, {c.b, c.h, c.sq, c.dv})};
-      KernelAttrs attrs = attentionAttrs(c.causal, scale);
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
       if (!runOk(OpKind::Attention, attrs, {q, k, v}, out))
         continue;
       std::vector<double> expected(out[0].values.size()),
@@ -1211,8 +1220,9 @@ TEST_P(KernelConformanceTest, Attention) {
           int64_t kvh = h / group;
           for (int64_t i = 0; i < c.sq; ++i) {
             int64_t seen = c.causal ? i + 1 : c.sk;
+            int64_t first = c.window ? std::max<int64_t>(0, seen - c.window) : 0;
             std::vector<double> s(seen), err(seen);
-            for (int64_t j = 0; j < seen; ++j) {
+            for (int64_t j = first; j < seen; ++j) {
               double dot = 0, abs = 0;
               for (int64_t d = 0; d < c.d; ++d) {
                 double x = q.values[ravel({b, h, i, d}, q.shape)];
@@ -1223,17 +1233,17 @@ TEST_P(KernelConformanceTest, Attention) {
               s[j] = scale * dot;
               err[j] = (c.d + 2) * kU * std::fabs(scale) * abs;
             }
-            double m = *std::max_element(s.begin(), s.end());
-            double maxErr = *std::max_element(err.begin(), err.end());
+            double m = *std::max_element(s.begin() + first, s.end());
+            double maxErr = *std::max_element(err.begin() + first, err.end());
             double maxDev = 0, sum = 0;
-            for (int64_t j = 0; j < seen; ++j) {
+            for (int64_t j = first; j < seen; ++j) {
               maxDev = std::max(maxDev, m - s[j]);
               sum += std::exp(s[j] - m);
             }
             double relP = 2 * maxErr + softmaxRelError(maxDev, maxDev, c.sk);
             for (int64_t e = 0; e < c.dv; ++e) {
               double o = 0, weight = 0;
-              for (int64_t j = 0; j < seen; ++j) {
+              for (int64_t j = first; j < seen; ++j) {
                 double p = std::exp(s[j] - m) / sum;
                 double y = v.values[ravel({b, kvh, j, e}, v.shape)];
                 o += p * y;

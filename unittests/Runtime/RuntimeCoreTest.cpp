@@ -204,6 +204,11 @@ TEST(KernelShapes, AcceptsWhatTheDialectAccepts) {
                         {t({2, 4, 6, 8}), t({2, 2, 6, 8}), t({2, 2, 6, 3})},
                         {t({2, 4, 6, 3})})
           .isOk());
+  EXPECT_TRUE(
+      checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f, 2),
+                        {t({2, 4, 6, 8}), t({2, 2, 6, 8}), t({2, 2, 6, 3})},
+                        {t({2, 4, 6, 3})})
+          .isOk());
   EXPECT_TRUE(checkKernelShapes(OpKind::ReduceSum, reduceAttrs({1}),
                                 {t({4, 8})}, {t({4, 1})})
                   .isOk());
@@ -346,6 +351,15 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
                         compareAttrs(plan::CompareDirection::Eq),
                         {t({4, 8}), t({3, 1})}, {t({4, 8}, DType::I32)});
   EXPECT_EQ(s.message(), "Compare: shapes [4, 8] and [3, 1] do not broadcast");
+  std::vector<TensorRef> qkv = {t({1, 2, 6, 8}), t({1, 2, 6, 8}),
+                                t({1, 2, 6, 8})};
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f, -3), qkv,
+                        {t({1, 2, 6, 8})});
+  EXPECT_EQ(s.message(),
+            "Attention: the attention window must be positive, got -3");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(false, 0.5f, 4), qkv,
+                        {t({1, 2, 6, 8})});
+  EXPECT_EQ(s.message(), "Attention: an attention window (4) needs causal");
   s = checkKernelShapes(OpKind(200), {}, {}, {});
   EXPECT_FALSE(s.isOk());
 }

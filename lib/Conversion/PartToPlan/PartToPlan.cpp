@@ -519,6 +519,7 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       .Case([&](AttentionOp a) {
         plan::AttentionAttrsT t;
         t.causal = a.getCausal();
+        t.window = a.getWindow().value_or(0);
         int64_t d =
             cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
         t.scale = a.getScale() ? a.getScale()->convertToFloat()

@@ -514,6 +514,24 @@ func.func @attention_element_types(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8
 
 // -----
 
+func.func @attention_window_zero(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  // expected-error @+2 {{'part.attention' op window must be at least 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %q, %q causal window 0 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
+func.func @attention_window_not_causal(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  // expected-error @+2 {{'part.attention' op window 4 needs causal: a sliding window ends at the query's own position}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %q, %q window 4 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %0 : tensor<2x4x16x8xf32>
+}
+
+// -----
+
 func.func @attention_batch(%q: tensor<2x4x16x8xf32>, %k: tensor<3x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
   // expected-error @+2 {{'part.attention' op batch sizes differ: query 2, key 3, value 3}}
   // expected-error @+1 {{failed to infer returned types}}

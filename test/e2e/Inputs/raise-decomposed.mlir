@@ -11,7 +11,7 @@ func.func @decomposed(
     %k: tensor<1x2x6x8xf32> {part.name = "k", part.role = #part.role<parameter>},
     %v: tensor<1x2x6x8xf32> {part.name = "v", part.role = #part.role<parameter>},
     %q4: tensor<1x4x6x8xf32> {part.name = "q4", part.role = #part.role<parameter>})
-    -> (tensor<4x64xf32> {part.name = "gelu_erf"}, tensor<4x64xf32> {part.name = "gelu_tanh"}, tensor<4x64xf32> {part.name = "layer_norm"}, tensor<4x64xf32> {part.name = "rms_norm"}, tensor<4x64xf32> {part.name = "silu"}, tensor<1x2x6x8xf32> {part.name = "attention_add"}, tensor<1x2x6x8xf32> {part.name = "attention_select"}, tensor<1x4x6x8xf32> {part.name = "attention_grouped"}) attributes {part.spmd = @mesh} {
+    -> (tensor<4x64xf32> {part.name = "gelu_erf"}, tensor<4x64xf32> {part.name = "gelu_tanh"}, tensor<4x64xf32> {part.name = "layer_norm"}, tensor<4x64xf32> {part.name = "rms_norm"}, tensor<4x64xf32> {part.name = "silu"}, tensor<1x2x6x8xf32> {part.name = "attention_add"}, tensor<1x2x6x8xf32> {part.name = "attention_select"}, tensor<1x4x6x8xf32> {part.name = "attention_grouped"}, tensor<1x4x6x8xf32> {part.name = "attention_window"}) attributes {part.spmd = @mesh} {
   // GELU, erf form (torch's export).
   %sqrt2 = part.constant dense<1.41421354> : tensor<f32>
   %one = part.constant dense<1.000000e+00> : tensor<f32>
@@ -96,5 +96,18 @@ func.func @decomposed(
   %g3 = part.softmax %g2 dim 3 : tensor<1x4x6x6xf32>
   %attention_grouped = part.batch_matmul %g3, %vr2 : (tensor<1x4x6x6xf32>, tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
 
-  return %gelu_erf, %gelu_tanh, %layer_norm, %rms_norm, %silu, %attention_add, %attention_select, %attention_grouped : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x4x6x8xf32>
+  // Sliding-window attention (window 3) as torch 2.x's SDPA export writes
+  // it: an additive band mask of finfo.min, then the NaN guard
+  // where(isnan(p), 0, p) on the probabilities; grouped-query heads.
+  %band = part.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [-3.40282347E+38, 0.0, 0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [-3.40282347E+38, -3.40282347E+38, 0.0, 0.0, 0.0, -3.40282347E+38], [-3.40282347E+38, -3.40282347E+38, -3.40282347E+38, 0.0, 0.0, 0.0]]]]> : tensor<1x1x6x6xf32>
+  %zero = part.constant dense<0.0> : tensor<f32>
+  %w0 = part.batch_matmul %q4, %kr2 transpose_b : (tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>) -> tensor<1x4x6x6xf32>
+  %w1 = part.mul %w0, %s : (tensor<1x4x6x6xf32>, tensor<f32>) -> tensor<1x4x6x6xf32>
+  %w2 = part.add %w1, %band : (tensor<1x4x6x6xf32>, tensor<1x1x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %w3 = part.softmax %w2 dim 3 : tensor<1x4x6x6xf32>
+  %w4 = part.compare ne, %w3, %w3 : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xi32>
+  %w5 = part.select %w4, %zero, %w3 : (tensor<1x4x6x6xi32>, tensor<f32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %attention_window = part.batch_matmul %w5, %vr2 : (tensor<1x4x6x6xf32>, tensor<1x4x6x8xf32>) -> tensor<1x4x6x8xf32>
+
+  return %gelu_erf, %gelu_tanh, %layer_norm, %rms_norm, %silu, %attention_add, %attention_select, %attention_grouped, %attention_window : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x4x6x8xf32>, tensor<1x4x6x8xf32>
 }

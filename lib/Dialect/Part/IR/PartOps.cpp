@@ -549,6 +549,14 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
     return report("causal attention needs equal query and key "
                   "sequence lengths, got ",
                   q.getDimSize(2), " and ", k.getDimSize(2));
+  if (std::optional<int64_t> window = adaptor.getWindow()) {
+    if (*window < 1)
+      return report("window must be at least 1, got ", *window);
+    if (!adaptor.getCausal())
+      return report("window ", *window,
+                    " needs causal: a sliding window ends at the query's "
+                    "own position");
+  }
   inferred.push_back(RankedTensorType::get(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
       q.getElementType()));

@@ -55,12 +55,13 @@ public:
     return ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, FloatAttr::get(elt, value)));
   }
-  /// A 1-d constant [0, 1, ..., n) of integer element type `elt`.
-  Value iota(int64_t n, Type elt) {
+  /// A 1-d constant [start, start + 1, ..., start + n) of integer element
+  /// type `elt`.
+  Value iota(int64_t n, Type elt, int64_t start = 0) {
     SmallVector<APInt> values;
     unsigned bits = elt.getIntOrFloatBitWidth();
     for (int64_t i = 0; i < n; ++i)
-      values.push_back(APInt(bits, i));
+      values.push_back(APInt(bits, start + i, /*isSigned=*/true));
     return ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(RankedTensorType::get({n}, elt), values));
@@ -573,7 +574,7 @@ SmallVector<Value> RotaryEmbeddingOp::buildVjp(OpBuilder &b,
 
 SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
   // The forward probabilities are recomputed from the operands:
-  //   s = scale * q k^T (+ causal mask), p = softmax(s), o = p v
+  //   s = scale * q k^T (+ causal or window mask), p = softmax(s), o = p v
   //   dv = p^T do, dp = do v^T, ds = p (dp - sum(dp p)),
   //   dq = scale * ds k, dk = scale * ds^T q.
   // Grouped-query: key and value heads are repeated to the query heads
@@ -617,15 +618,21 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
                               b.getUnitAttr());
   Value scores = e.mul(qk, scale);
   if (getCausal()) {
-    // -inf where the key position is after the query position.
+    // -inf where the key position is after the query position and, with a
+    // window w, where it is w or more before it (key + w <= query).
     Type i32 = b.getI32Type();
     Value positions = e.iota(sq, i32);
     Value rows = e.reshape(positions, {sq, 1});
     Value cols = e.reshape(sk == sq ? positions : e.iota(sk, i32), {1, sk});
     Value after = e.compare(ComparisonDirection::GT, cols, rows);
-    scores = e.select(
-        after, e.scalar(scores, -std::numeric_limits<double>::infinity()),
-        scores);
+    Value masked = e.scalar(scores, -std::numeric_limits<double>::infinity());
+    scores = e.select(after, masked, scores);
+    // (A window of at least sq masks nothing more.)
+    if (std::optional<int64_t> window = getWindow(); window && *window < sq) {
+      Value reach = e.reshape(e.iota(sk, i32, *window), {1, sk});
+      Value before = e.compare(ComparisonDirection::LE, reach, rows);
+      scores = e.select(before, masked, scores);
+    }
   }
   Value p = SoftmaxOp::create(b, getLoc(), scores, uint64_t(3));
   Value dp = e.batchMatmul(dy, ve, false, true);

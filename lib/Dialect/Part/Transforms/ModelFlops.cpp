@@ -69,7 +69,7 @@ FailureOr<llvm::APInt> productFlops(Operation *op) {
   else if (auto attention = dyn_cast<AttentionOp>(op)) {
     // q [B, H, Sq, D], k [B, Hk, Sk, D], result [B, H, Sq, Dv]: every query
     // head takes q k^T (Sq x Sk x D) and p v (Sq x Dv x Sk); a causal mask
-    // does not halve them.
+    // does not halve them, nor does a sliding window shrink them.
     ArrayRef<int64_t> q =
         cast<RankedTensorType>(attention.getQuery().getType()).getShape();
     int64_t sk =

@@ -20,6 +20,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -29,8 +30,11 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <vector>
 
 #define DEBUG_TYPE "part-raise"
 
@@ -782,70 +786,113 @@ constexpr double kMaskedAtMost = -1e4;
 static bool isMaskedValue(double v) { return v <= kMaskedAtMost; }
 
 namespace {
-/// What a mask constant does to a [S, S] block of scores.
+/// What a mask constant does to a [S, S] block of scores: nothing, causal
+/// (query i keeps the keys j <= i), a sliding window (the keys with
+/// 0 <= i - j < window) or something else.
 struct MaskClass {
-  enum Kind { Nothing, Causal, Other } kind = Other;
-  std::string why; ///< for Other
+  enum Kind { Nothing, Causal, Window, Other } kind = Other;
+  int64_t window = 0;    ///< for Window
+  std::string why;       ///< for Other
+  int64_t emptyRow = -1; ///< for Other: a row that keeps no key, or -1
 };
 } // namespace
 
-/// Classifies the additive float mask or the integer select condition
-/// `attr` (the latter: nonzero where kept when `keepWhereTrue`, where
-/// masked otherwise). Every [S, S] block of the last two dimensions must be
-/// the same causal pattern.
+/// Reads the additive float mask or the integer select condition `attr`
+/// (the latter: nonzero where kept when `keepWhereTrue`, where masked
+/// otherwise) into one flag per entry, true where the key is kept. Fails,
+/// saying why in `why`, at a float entry that is neither 0 nor masked.
+static LogicalResult readMask(DenseElementsAttr attr, bool isCondition,
+                              bool keepWhereTrue, std::vector<bool> &kept,
+                              std::string &why,
+                              function_ref<std::string(int64_t)> entry) {
+  kept.reserve(attr.getNumElements());
+  if (isCondition) {
+    for (const APInt &value : attr.getValues<APInt>())
+      kept.push_back(keepWhereTrue != value.isZero());
+    return success();
+  }
+  for (const APFloat &value : attr.getValues<APFloat>()) {
+    double v = toDouble(value);
+    if (v != 0.0 && !isMaskedValue(v)) {
+      why = "entry " + entry(kept.size()) + " is " + formatNumber(v) +
+            ", neither 0 nor -inf or at most -1e4";
+      return failure();
+    }
+    kept.push_back(v == 0.0);
+  }
+  return success();
+}
+
+/// Classifies the mask `attr` (read as readMask reads it). Every [S, S] block
+/// of the last two dimensions must be the same causal or band pattern; the
+/// window is the number of keys the last row of the first block keeps.
 static MaskClass classifyMask(DenseElementsAttr attr, bool isCondition,
                               bool keepWhereTrue) {
   auto type = cast<RankedTensorType>(attr.getType());
+  ArrayRef<int64_t> shape = type.getShape();
   MaskClass result;
-  if (!isCondition && attr.isSplat() &&
-      toDouble(attr.getSplatValue<APFloat>()) == 0.0) {
+  int64_t cols = shape.empty() ? 1 : shape.back();
+  int64_t rows = shape.size() < 2 ? 1 : shape[shape.size() - 2];
+  auto entry = [&](int64_t flat) {
+    return formatShape({(flat / cols) % rows, flat % cols});
+  };
+  std::vector<bool> kept;
+  if (failed(readMask(attr, isCondition, keepWhereTrue, kept, result.why,
+                      entry)))
+    return result;
+  if (llvm::all_of(kept, [](bool k) { return k; })) {
     result.kind = MaskClass::Nothing;
     return result;
   }
-  if (type.getRank() < 2 ||
-      type.getShape().back() != type.getShape()[type.getRank() - 2]) {
+  if (shape.size() < 2 || rows != cols) {
     result.why = "its last two dimensions " +
-                 formatShape(type.getShape().take_back(2)) +
+                 formatShape(shape.take_back(std::min<size_t>(2, shape.size()))) +
                  " are not a square [S, S] block";
     return result;
   }
-  int64_t s = type.getShape().back();
-  auto entry = [&](int64_t flat) {
-    return formatShape({(flat / s) % s, flat % s});
-  };
-  int64_t flat = 0;
-  if (isCondition) {
-    for (const APInt &value : attr.getValues<APInt>()) {
-      int64_t i = (flat / s) % s, j = flat % s;
-      bool kept = keepWhereTrue ? !value.isZero() : value.isZero();
-      if (kept != (j <= i)) {
-        result.why = "entry " + entry(flat) +
-                     (j <= i ? " on or below" : " above") +
-                     " the diagonal is " + (value.isZero() ? "0" : "nonzero") +
-                     ", so the mask " + (kept ? "keeps" : "masks") + " it";
-        return result;
-      }
-      ++flat;
+  int64_t s = cols, size = kept.size();
+  for (int64_t row = 0; row * s < size; ++row)
+    if (std::none_of(kept.begin() + row * s, kept.begin() + (row + 1) * s,
+                     [](bool k) { return k; })) {
+      result.emptyRow = row % s;
+      result.why = "row " + std::to_string(row % s) + " masks every key";
+      return result;
     }
-    result.kind = MaskClass::Causal;
+  int64_t w = std::count(kept.begin() + (s - 1) * s, kept.begin() + s * s,
+                         true);
+  auto value = [&](int64_t flat) -> std::string {
+    if (isCondition)
+      return (*std::next(attr.getValues<APInt>().begin(), flat)).isZero()
+                 ? "0"
+                 : "nonzero";
+    return formatNumber(
+        toDouble(*std::next(attr.getValues<APFloat>().begin(), flat)));
+  };
+  std::string band = w < s ? " (the last row keeps " + std::to_string(w) +
+                                 " keys, a sliding window of " +
+                                 std::to_string(w) + ")"
+                           : "";
+  for (int64_t flat = 0; flat < size; ++flat) {
+    int64_t i = (flat / s) % s, j = flat % s;
+    bool expected = j <= i && i - j < w;
+    if (kept[flat] == expected)
+      continue;
+    if (j > i)
+      result.why = "entry " + entry(flat) + " above the diagonal is " +
+                   value(flat) +
+                   (isCondition ? ", so the mask keeps it"
+                                : ", not -inf or at most -1e4");
+    else if (expected)
+      result.why = "entry " + entry(flat) + " on or below the diagonal is " +
+                   value(flat) +
+                   (isCondition ? ", so the mask masks it" : ", not 0") + band;
+    else
+      result.why = "entry " + entry(flat) + ", " + std::to_string(i - j) +
+                   " keys before its query, is kept" + band;
     return result;
   }
-  for (const APFloat &value : attr.getValues<APFloat>()) {
-    int64_t i = (flat / s) % s, j = flat % s;
-    double v = toDouble(value);
-    if (j <= i && v != 0.0) {
-      result.why = "entry " + entry(flat) + " on or below the diagonal is " +
-                   formatNumber(v) + ", not 0";
-      return result;
-    }
-    if (j > i && !isMaskedValue(v)) {
-      result.why = "entry " + entry(flat) + " above the diagonal is " +
-                   formatNumber(v) + ", not -inf or at most -1e4";
-      return result;
-    }
-    ++flat;
-  }
-  result.kind = MaskClass::Causal;
+  result.kind = w < s ? MaskClass::Window : MaskClass::Causal;
+  result.window = w < s ? w : 0;
   return result;
 }
 
@@ -871,7 +918,11 @@ struct AttentionMatch {
   Value keySource;
   SmallVector<int64_t, 4> keyPermutation;
   bool causal = false;
+  /// The sliding window (with `causal`), 0 for none.
+  int64_t window = 0;
   double scale = 1.0;
+  /// The NaN guard after the softmax (`where(isnan(p), 0, p)`), if any.
+  SelectOp guard;
   /// [B, H] when the product with the values is over [B * H, Sq, Sk]: its
   /// result is the attention's reshaped to [B * H, Sq, D].
   SmallVector<int64_t, 2> mergedHeads;
@@ -884,6 +935,30 @@ static DenseElementsAttr getDenseConstant(Value v) {
   auto constant = v.getDefiningOp<ConstantOp>();
   return constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
                   : DenseElementsAttr();
+}
+
+/// What a user runs to import an initializer as a constant.
+constexpr llvm::StringLiteral kMarkConstantHint = "partition-import --frozen";
+
+/// The name of the parameter `v` is, through reshapes, broadcasts and
+/// casts (an initializer the importer made a parameter), or "".
+static std::string parameterName(Value v) {
+  while (Operation *op = v.getDefiningOp()) {
+    if (!isa<ReshapeOp, BroadcastOp, CastOp>(op))
+      return "";
+    v = op->getOperand(0);
+  }
+  auto arg = cast<BlockArgument>(v);
+  auto function = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!function)
+    return "";
+  auto role = function.getArgAttrOfType<ArgRoleAttr>(
+      arg.getArgNumber(), PartDialect::getRoleAttrName());
+  if (!role || role.getValue() != ArgRole::Parameter)
+    return "";
+  auto name = function.getArgAttrOfType<StringAttr>(
+      arg.getArgNumber(), PartDialect::getNameAttrName());
+  return name ? name.str() : "#" + std::to_string(arg.getArgNumber());
 }
 
 /// The key/value heads `v` repeats, Llama's `repeat_kv` as exported:
@@ -944,20 +1019,64 @@ static bool mergesHeads(ReshapeOp reshape) {
          to.drop_front() == from.drop_front(2);
 }
 
-/// `softmax(mask(scale(Q Kt))) V` rooted at the product with V.
-static FailureOr<AttentionMatch>
-matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
-  // The probabilities: a softmax over [B, H, Sq, Sk], or, with the heads
-  // folded into the batch, that softmax reshaped to [B * H, Sq, Sk]
-  // (BLOOM), or a softmax over [B * H, Sq, Sk] scores reshaped from
-  // [B, H, Sq, Sk] ones (OPT).
-  ReshapeOp mergedProbs = root.getLhs().getDefiningOp<ReshapeOp>();
-  auto softmax = mergedProbs ? mergedProbs.getInput().getDefiningOp<SoftmaxOp>()
-                             : root.getLhs().getDefiningOp<SoftmaxOp>();
+
+/// Fails, saying that `mask` (what `what` names) is not a constant, and
+/// which parameter it is when it is one: a parameter may hold anything, so
+/// the mask it holds cannot be classified.
+static LogicalResult failNotConstant(StringRef what, Value mask,
+                                     Diagnosis &diagnosis) {
+  std::string name = parameterName(mask);
+  if (name.empty())
+    return diagnosis.fail(what + " is not a constant");
+  return diagnosis.fail(what + " is parameter '" + name +
+                        "', not a constant; mark it constant (" +
+                        kMarkConstantHint + " '" + name + "')");
+}
+
+/// `where(isnan(p), 0, p)`, torch's guard after every SDPA softmax, as the
+/// importer translates it: `select(compare ne(p, p), 0, p)` (or
+/// `select(compare eq(p, p), p, 0)`). Returns p, setting `guard` and adding
+/// the guard's ops to `interior`; returns `v` when it is not such a guard.
+static Value peelNanGuard(Value v, SelectOp &guard,
+                          SmallVectorImpl<Operation *> &interior) {
+  auto select = v.getDefiningOp<SelectOp>();
+  auto compare =
+      select ? select.getCondition().getDefiningOp<CompareOp>() : CompareOp();
+  if (!compare || compare.getLhs() != compare.getRhs())
+    return v;
+  Value p = compare.getLhs();
+  ComparisonDirection direction = compare.getDirection();
+  bool notEqual = direction == ComparisonDirection::NE;
+  if (!notEqual && direction != ComparisonDirection::EQ)
+    return v;
+  Value kept = notEqual ? select.getFalseValue() : select.getTrueValue();
+  Value zero = notEqual ? select.getTrueValue() : select.getFalseValue();
+  if (kept != p || !isZeroConstant(zero) || select.getType() != p.getType())
+    return v;
+  guard = select;
+  interior.push_back(select);
+  interior.push_back(compare);
+  return p;
+}
+
+/// The probabilities `root` multiplies with the values: a softmax over
+/// [B, H, Sq, Sk]; or, with the heads folded into the batch, that softmax
+/// reshaped to [B * H, Sq, Sk] (BLOOM), or a softmax over [B * H, Sq, Sk]
+/// scores reshaped from [B, H, Sq, Sk] ones (OPT); under the NaN guard or
+/// not. Returns the [B, H, Sq, Sk] scores; sets `match.mergedHeads` where
+/// the heads are folded.
+static FailureOr<Value> matchProbabilities(BatchMatmulOp root,
+                                           AttentionMatch &match,
+                                           Diagnosis &diagnosis) {
+  Value probs = peelNanGuard(root.getLhs(), match.guard, match.interior);
+  ReshapeOp mergedProbs = probs.getDefiningOp<ReshapeOp>();
+  Value source = mergedProbs ? mergedProbs.getInput() : probs;
+  if (mergedProbs && !match.guard)
+    source = peelNanGuard(source, match.guard, match.interior);
+  auto softmax = source.getDefiningOp<SoftmaxOp>();
   if (!softmax)
     return failure();
   diagnosis.candidate = true;
-  AttentionMatch match;
   if (mergedProbs)
     match.interior.push_back(mergedProbs);
   match.interior.push_back(softmax);
@@ -969,8 +1088,6 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
     return diagnosis.fail("the softmax is over dim " + Twine(softmax.getDim()) +
                           ", not the last (key) dimension " + Twine(rank - 1));
   Value scores = softmax.getInput();
-  // The split of the product's batch into [B, H], where the heads are
-  // folded into it.
   ReshapeOp mergedScores;
   if (mergedProbs) {
     if (!mergesHeads(mergedProbs))
@@ -992,12 +1109,48 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
                           "head_dim] operands, the probabilities have rank " +
                           Twine(rank));
   }
-  ArrayRef<int64_t> foldedHeads;
   if (mergedProbs || mergedScores) {
-    foldedHeads = tensorType(scores).getShape().take_front(2);
-    match.mergedHeads.assign(foldedHeads.begin(), foldedHeads.end());
+    ArrayRef<int64_t> heads = tensorType(scores).getShape().take_front(2);
+    match.mergedHeads.assign(heads.begin(), heads.end());
   }
+  return scores;
+}
 
+/// Records the mask `kind` in `match`; fails where it is neither none,
+/// causal nor a sliding window, or does not cover the [S, S] `block` of
+/// scores. `what` names the mask in messages.
+static LogicalResult takeMaskKind(const MaskClass &kind, ShapedType maskType,
+                                  ArrayRef<int64_t> block, StringRef what,
+                                  AttentionMatch &match, Diagnosis &diagnosis) {
+  if (kind.kind == MaskClass::Other && kind.emptyRow >= 0 && match.guard)
+    return diagnosis.fail(
+        what + " masks every key of row " + Twine(kind.emptyRow) +
+        ": where the masked scores are -inf the softmax is NaN there and "
+        "the NaN guard after it gives 0, so the guard is not a no-op and "
+        "stays");
+  if (kind.kind == MaskClass::Other)
+    return diagnosis.fail(what + " is neither causal nor a sliding window: " +
+                          kind.why);
+  if (kind.kind == MaskClass::Nothing)
+    return success();
+  ArrayRef<int64_t> shape = maskType.getShape();
+  if (shape.size() < 2 || shape.take_back(2) != block || block[0] != block[1])
+    return diagnosis.fail("a causal mask needs a square [S, S] block of "
+                          "scores and a mask covering it, got scores " +
+                          formatShape(block) + " and a mask of shape " +
+                          formatShape(shape));
+  match.causal = true;
+  match.window = kind.window;
+  return success();
+}
+
+/// Takes the mask off the `scores` the softmax reads, [B, H, Sq, Sk] with
+/// `block` [Sq, Sk]: an additive constant, a select against a masked value,
+/// or none; and OPT's clamp of the masked scores. Returns the unmasked
+/// scores.
+static FailureOr<Value> matchMask(Value scores, ArrayRef<int64_t> block,
+                                  MaskCache &cache, AttentionMatch &match,
+                                  Diagnosis &diagnosis) {
   // OPT clamps the masked scores: max(scores + mask, finfo.min). The clamp
   // changes only scores below its bound c, and c <= -1e4: with the largest
   // score of a row above -1e4 + 104, which the mask rules below assume,
@@ -1024,75 +1177,69 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
     scores = clamped;
   }
 
-  // The mask: an additive constant or a select against a masked value. A
-  // causal one must cover the whole [Sq, Sk] block, which must be square.
-  ArrayRef<int64_t> block = probsType.getShape().take_back(2);
-  auto coversScores = [&](DenseElementsAttr mask) -> LogicalResult {
-    ArrayRef<int64_t> shape = mask.getType().getShape();
-    if (shape.size() < 2 || shape.take_back(2) != block || block[0] != block[1])
-      return diagnosis.fail("a causal mask needs a square [S, S] block of "
-                            "scores and a mask covering it, got scores " +
-                            formatShape(block) + " and a mask of shape " +
-                            formatShape(shape));
-    return success();
-  };
   if (auto add = scores.getDefiningOp<AddOp>()) {
     DenseElementsAttr mask;
-    Value unmasked;
-    for (Value operand : add->getOperands())
+    Value unmasked, parameter;
+    for (Value operand : add->getOperands()) {
       if (DenseElementsAttr attr = getDenseConstant(operand);
           attr && isa<FloatType>(attr.getElementType())) {
         mask = attr;
         unmasked = otherOperand(add, operand);
+      } else if (!parameterName(operand).empty()) {
+        parameter = operand;
       }
+    }
     if (!mask)
-      return diagnosis.fail("the mask added to the scores is not a constant");
+      return failNotConstant("the mask added to the scores",
+                             parameter ? parameter : add.getRhs(), diagnosis);
     if (add.getType() != unmasked.getType())
       return diagnosis.fail("the mask broadcasts the scores to a larger shape");
-    const MaskClass &kind = cache.get(mask, false, false);
-    if (kind.kind == MaskClass::Other)
-      return diagnosis.fail("the additive mask is not causal: " + kind.why);
-    match.causal = kind.kind == MaskClass::Causal;
-    if (match.causal && failed(coversScores(mask)))
+    if (failed(takeMaskKind(cache.get(mask, false, false), mask.getType(),
+                            block, "the additive mask", match, diagnosis)))
       return failure();
     match.interior.push_back(add);
-    scores = unmasked;
-  } else if (auto select = scores.getDefiningOp<SelectOp>()) {
-    DenseElementsAttr condition = getDenseConstant(select.getCondition());
-    if (!condition)
-      return diagnosis.fail("the select's condition is not a constant");
-    auto maskedValue = [](Value v) {
-      std::optional<APFloat> value = getSplatFloat(v);
-      return value && isMaskedValue(toDouble(*value));
-    };
-    bool keepWhereTrue;
-    if (maskedValue(select.getFalseValue())) {
-      keepWhereTrue = true;
-      scores = select.getTrueValue();
-    } else if (maskedValue(select.getTrueValue())) {
-      keepWhereTrue = false;
-      scores = select.getFalseValue();
-    } else {
-      return diagnosis.fail("neither value of the select is a constant -inf "
-                            "or at most -1e4");
-    }
-    if (select.getType() != scores.getType())
-      return diagnosis.fail("the select broadcasts the scores to a larger "
-                            "shape");
-    const MaskClass &kind = cache.get(condition, true, keepWhereTrue);
-    if (kind.kind != MaskClass::Causal)
-      return diagnosis.fail("the select's condition is not causal: " +
-                            kind.why);
-    if (failed(coversScores(condition)))
-      return failure();
-    match.causal = true;
-    match.interior.push_back(select);
+    return unmasked;
   }
+  auto select = scores.getDefiningOp<SelectOp>();
+  if (!select)
+    return scores;
+  DenseElementsAttr condition = getDenseConstant(select.getCondition());
+  if (!condition)
+    return failNotConstant("the select's condition", select.getCondition(),
+                           diagnosis);
+  auto maskedValue = [](Value v) {
+    std::optional<APFloat> value = getSplatFloat(v);
+    return value && isMaskedValue(toDouble(*value));
+  };
+  bool keepWhereTrue;
+  if (maskedValue(select.getFalseValue())) {
+    keepWhereTrue = true;
+    scores = select.getTrueValue();
+  } else if (maskedValue(select.getTrueValue())) {
+    keepWhereTrue = false;
+    scores = select.getFalseValue();
+  } else {
+    return diagnosis.fail("neither value of the select is a constant -inf "
+                          "or at most -1e4");
+  }
+  if (select.getType() != scores.getType())
+    return diagnosis.fail("the select broadcasts the scores to a larger "
+                          "shape");
+  if (failed(takeMaskKind(cache.get(condition, true, keepWhereTrue),
+                          condition.getType(), block, "the select's condition",
+                          match, diagnosis)))
+    return failure();
+  match.interior.push_back(select);
+  return scores;
+}
 
-  // Between the mask and the score product: scalar factors, the zero
-  // `baddbmm(zeros, Q, Kt, alpha = s)` adds (GPT-NeoX), and, where the
-  // product was taken over [B * H, Sq, Sk], the reshape that splits batch
-  // and heads again. x + 0 is x, so the zero changes nothing.
+/// The score product under the unmasked `scores`: scalar factors, the zero
+/// `baddbmm(zeros, Q, Kt, alpha = s)` adds (GPT-NeoX), and, where the
+/// product was taken over [B * H, Sq, Sk], the reshape that splits batch
+/// and heads again (returned in `splitHeads`). x + 0 is x, so the zero
+/// changes nothing. Sets the queries and the keys (or their source).
+static LogicalResult matchScoreProduct(Value scores, AttentionMatch &match,
+                                       Diagnosis &diagnosis) {
   ReshapeOp splitHeads;
   for (int i = 0; i < 6; ++i) {
     Value c;
@@ -1190,14 +1337,31 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
     match.keySource = keys;
     match.keyPermutation = {0, 1, 3, 2};
   }
+  return success();
+}
+
+/// `softmax(mask(scale(Q Kt))) V` rooted at the product with V, the
+/// probabilities under torch's NaN guard or not.
+static LogicalResult matchAttentionChain(BatchMatmulOp root, MaskCache &cache,
+                                         AttentionMatch &match,
+                                         Diagnosis &diagnosis) {
+  FailureOr<Value> scores = matchProbabilities(root, match, diagnosis);
+  if (failed(scores))
+    return failure();
+  // A causal or sliding-window mask must cover the whole [Sq, Sk] block.
+  ArrayRef<int64_t> block = tensorType(*scores).getShape().take_back(2);
+  scores = matchMask(*scores, block, cache, match, diagnosis);
+  if (failed(scores) ||
+      failed(matchScoreProduct(*scores, match, diagnosis)))
+    return failure();
   match.value = root.getRhs();
-  if (!foldedHeads.empty()) {
-    match.value = mergedHeadsOf(root.getRhs(), foldedHeads);
+  if (!match.mergedHeads.empty()) {
+    match.value = mergedHeadsOf(root.getRhs(), match.mergedHeads);
     if (!match.value)
       return diagnosis.fail(
           "the probabilities are over [B * H, Sq, Sk], but the values are "
           "not [B, H, Sk, D] values reshaped with B, H = " +
-          formatShape(foldedHeads));
+          formatShape(match.mergedHeads));
   }
   // Grouped-query attention: keys and values whose heads were repeated to
   // the query heads are used as they were.
@@ -1209,9 +1373,22 @@ matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
       match.value = value;
     }
   }
-  if (failed(checkContained(root, match.interior, diagnosis)))
-    return failure();
-  return match;
+  return checkContained(root, match.interior, diagnosis);
+}
+
+/// matchAttentionChain, saying where a NaN guard stays. A raised attention
+/// absorbs the guard: its mask (none, causal or a window) keeps at least
+/// one key in every row, so the softmax of finite scores is never NaN and
+/// the guard never fires.
+static FailureOr<AttentionMatch>
+matchAttention(BatchMatmulOp root, MaskCache &cache, Diagnosis &diagnosis) {
+  AttentionMatch match;
+  if (succeeded(matchAttentionChain(root, cache, match, diagnosis)))
+    return match;
+  if (match.guard && !diagnosis.reason.empty() &&
+      !StringRef(diagnosis.reason).ends_with("stays"))
+    diagnosis.reason += "; the NaN guard after the softmax stays";
+  return failure();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1326,8 +1503,8 @@ struct RaiseRotaryEmbedding : OpRewritePattern<AddOp> {
 };
 
 struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
-  RaiseAttention(MLIRContext *context, MaskCache &cache)
-      : OpRewritePattern(context), cache(cache) {}
+  RaiseAttention(MLIRContext *context, MaskCache &cache, bool report)
+      : OpRewritePattern(context), cache(cache), report(report) {}
 
   LogicalResult matchAndRewrite(BatchMatmulOp root,
                                 PatternRewriter &rewriter) const override {
@@ -1335,6 +1512,14 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
     FailureOr<AttentionMatch> match = matchAttention(root, cache, diagnosis);
     if (failed(match))
       return rewriter.notifyMatchFailure(root, diagnosis.reason);
+    if (report && match->guard)
+      root->emitRemark()
+          << "raised to part.attention; the NaN guard after the softmax is "
+             "a no-op and is dropped: the "
+          << (match->window ? "sliding-window"
+                            : (match->causal ? "causal" : "absent"))
+          << " mask keeps a key in every row, so the softmax of finite "
+             "scores is never NaN";
     Location loc = fusedLoc(root, match->interior);
     Value key = match->key;
     if (match->keySource) {
@@ -1355,10 +1540,13 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
     FloatAttr scale;
     if (std::fabs(match->scale - defaultScale) > 1e-6 * defaultScale)
       scale = rewriter.getF32FloatAttr(static_cast<float>(match->scale));
+    IntegerAttr window;
+    if (match->window)
+      window = rewriter.getI64IntegerAttr(match->window);
     if (match->mergedHeads.empty()) {
       auto attention =
           AttentionOp::create(rewriter, loc, root.getType(), match->query, key,
-                              match->value, match->causal, scale);
+                              match->value, match->causal, scale, window);
       replaceRoot(rewriter, root, attention);
       return success();
     }
@@ -1369,8 +1557,9 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
     auto type = RankedTensorType::get(
         {match->mergedHeads[0], match->mergedHeads[1], merged[1], merged[2]},
         root.getType().getElementType());
-    auto attention = AttentionOp::create(rewriter, loc, type, match->query, key,
-                                         match->value, match->causal, scale);
+    auto attention =
+        AttentionOp::create(rewriter, loc, type, match->query, key,
+                            match->value, match->causal, scale, window);
     Attribute layer = root->getAttr(PartDialect::getLayerAttrName());
     if (layer)
       attention->setAttr(PartDialect::getLayerAttrName(), layer);
@@ -1387,6 +1576,7 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
   }
 
   MaskCache &cache;
+  bool report;
 };
 } // namespace
 
@@ -1405,7 +1595,7 @@ struct PartRaisePass
     RewritePatternSet patterns(context);
     patterns.add<RaiseGelu, RaiseSilu, RaiseNorm, RaiseLayerNormBias,
                  RaiseRotaryEmbedding>(context);
-    patterns.add<RaiseAttention>(context, cache);
+    patterns.add<RaiseAttention>(context, cache, report);
     // Keep constants where they are: raising changes nothing else. No
     // pattern feeds another in a cycle, so the rewrite converges in two
     // sweeps; were it cut short, the program would still be equivalent.

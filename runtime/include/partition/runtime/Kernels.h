@@ -43,7 +43,8 @@ KernelAttrs geluAttrs(plan::GeluApproximation approximation);
 KernelAttrs matmulAttrs(bool transposeA, bool transposeB);
 KernelAttrs softmaxAttrs(int64_t dim);
 KernelAttrs normAttrs(float epsilon, bool hasBias);
-KernelAttrs attentionAttrs(bool causal, float scale);
+/// Attention; `window` 0 means none (see AttentionAttrs in plan.fbs).
+KernelAttrs attentionAttrs(bool causal, float scale, int64_t window = 0);
 KernelAttrs crossEntropyAttrs(plan::LossReduction reduction);
 KernelAttrs reduceAttrs(std::vector<int64_t> dims);
 KernelAttrs transposeAttrs(std::vector<int64_t> permutation);

@@ -738,7 +738,7 @@ func.func @attention_mask_not_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8
   %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %1 = part.add %0, %mask : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
   %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{not raised to part.attention: the additive mask is not causal: entry [0, 1] above the diagonal is 0, not -inf or at most -1e4}}
+  // expected-remark @+1 {{not raised to part.attention: the additive mask is neither causal nor a sliding window: entry [0, 1] above the diagonal is 0, not -inf or at most -1e4}}
   %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %3 : tensor<1x2x4x8xf32>
 }
@@ -752,7 +752,7 @@ func.func @attention_padding_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf3
   %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %1 = part.add %0, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
   %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{not raised to part.attention: the additive mask is not causal: its last two dimensions [1, 4] are not a square [S, S] block}}
+  // expected-remark @+1 {{not raised to part.attention: the additive mask is neither causal nor a sliding window: its last two dimensions [1, 4] are not a square [S, S] block}}
   %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %3 : tensor<1x2x4x8xf32>
 }
@@ -767,7 +767,7 @@ func.func @attention_select_not_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4
   %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
   %1 = part.select %upper, %0, %min : (tensor<4x4xi32>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
   %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
-  // expected-remark @+1 {{not raised to part.attention: the select's condition is not causal: entry [0, 0] on or below the diagonal is 0, so the mask masks it}}
+  // expected-remark @+1 {{not raised to part.attention: the select's condition is neither causal nor a sliding window: row 3 masks every key}}
   %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %3 : tensor<1x2x4x8xf32>
 }
@@ -783,6 +783,163 @@ func.func @attention_mask_argument(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf
   // expected-remark @+1 {{not raised to part.attention: the mask added to the scores is not a constant}}
   %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %3 : tensor<1x2x4x8xf32>
+}
+
+// A mask that is a parameter (an initializer the importer did not fold, as
+// the dynamo exporter writes the causal mask): the remark names it and says
+// how to make it a constant.
+// CHECK-LABEL: func.func @attention_mask_parameter
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_mask_parameter(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x4x4xf32> {part.name = "val_223", part.role = #part.role<parameter>}) -> tensor<1x2x4x8xf32> {
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.add %0, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the mask added to the scores is parameter 'val_223', not a constant; mark it constant (partition-import --frozen 'val_223')}}
+  %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %3 : tensor<1x2x4x8xf32>
+}
+
+// torch's SDPA export: where(isnan(p), 0, p) after the softmax, imported as
+// select(compare ne(p, p), 0, p). Under a causal mask every row keeps a key,
+// so the guard is a no-op and the attention absorbs it.
+// CHECK-LABEL: func.func @attention_nan_guard_causal
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[A]]
+func.func @attention_nan_guard_causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %d = part.constant dense<2.82842708> : tensor<f32>
+  %zero = part.constant dense<0.0> : tensor<f32>
+  %mask = part.constant dense<[[[[0.0, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.div %0, %d : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.softmax %2 dim 3 : tensor<1x2x4x4xf32>
+  %nan = part.compare ne, %3, %3 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi32>
+  %4 = part.select %nan, %zero, %3 : (tensor<1x2x4x4xi32>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{raised to part.attention; the NaN guard after the softmax is a no-op and is dropped: the causal mask keeps a key in every row, so the softmax of finite scores is never NaN}}
+  %5 = part.batch_matmul %4, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %5 : tensor<1x2x4x8xf32>
+}
+
+// The guard without a mask (non-causal SDPA) is absorbed as well.
+// CHECK-LABEL: func.func @attention_nan_guard_no_mask
+// CHECK-NEXT: %[[A:.*]] = part.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.000000e+00 :
+// CHECK-NEXT: return %[[A]]
+func.func @attention_nan_guard_no_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = part.constant dense<0.0> : tensor<1x2x4x4xf32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.softmax %0 dim 3 : tensor<1x2x4x4xf32>
+  %same = part.compare eq, %1, %1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi32>
+  %2 = part.select %same, %1, %zero : (tensor<1x2x4x4xi32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{raised to part.attention; the NaN guard after the softmax is a no-op and is dropped: the absent mask keeps a key in every row, so the softmax of finite scores is never NaN}}
+  %3 = part.batch_matmul %2, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %3 : tensor<1x2x4x8xf32>
+}
+
+// A mask that masks every key of row 0: the softmax is NaN there and the
+// guard turns that row into zeros, which part.attention does not compute.
+// The guard stays, and so does the attention, with the reason.
+// CHECK-LABEL: func.func @attention_nan_guard_empty_row
+// CHECK-NOT: part.attention
+// CHECK: %[[P:.*]] = part.softmax
+// CHECK-NEXT: %[[NAN:.*]] = part.compare ne, %[[P]], %[[P]]
+// CHECK-NEXT: part.select %[[NAN]], %{{.*}}, %[[P]]
+func.func @attention_nan_guard_empty_row(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %zero = part.constant dense<0.0> : tensor<f32>
+  %mask = part.constant dense<[[0xFF800000, 0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0, 0.0]]> : tensor<4x4xf32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.add %0, %mask : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+  %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
+  %nan = part.compare ne, %2, %2 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi32>
+  %3 = part.select %nan, %zero, %2 : (tensor<1x2x4x4xi32>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the additive mask masks every key of row 0: where the masked scores are -inf the softmax is NaN there and the NaN guard after it gives 0, so the guard is not a no-op and stays}}
+  %4 = part.batch_matmul %3, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %4 : tensor<1x2x4x8xf32>
+}
+
+// A guard over a parameter mask stays with the attention, and the remark
+// says both.
+// CHECK-LABEL: func.func @attention_nan_guard_mask_parameter
+// CHECK-NOT: part.attention
+// CHECK: part.compare ne
+func.func @attention_nan_guard_mask_parameter(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x4x4xf32> {part.name = "val_223", part.role = #part.role<parameter>}) -> tensor<1x2x4x8xf32> {
+  %zero = part.constant dense<0.0> : tensor<f32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.add %mask, %0 : (tensor<1x1x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %2 = part.softmax %1 dim 3 : tensor<1x2x4x4xf32>
+  %nan = part.compare ne, %2, %2 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi32>
+  %3 = part.select %nan, %zero, %2 : (tensor<1x2x4x4xi32>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{not raised to part.attention: the mask added to the scores is parameter 'val_223', not a constant; mark it constant (partition-import --frozen 'val_223'); the NaN guard after the softmax stays}}
+  %4 = part.batch_matmul %3, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %4 : tensor<1x2x4x8xf32>
+}
+
+// Sliding-window attention (Mistral's sliding_window 2 over 4 positions): an
+// additive band mask, query i keeping the keys j with 0 <= i - j < 2.
+// CHECK-LABEL: func.func @attention_window_additive
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x4x8xf32>, %[[V:.*]]: tensor<1x2x4x8xf32>)
+// CHECK-NEXT: %[[A:.*]] = part.attention %[[Q]], %[[K]], %[[V]] causal window 2 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT: return %[[A]]
+func.func @attention_window_additive(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %d = part.constant dense<2.82842708> : tensor<f32>
+  %zero = part.constant dense<0.0> : tensor<f32>
+  %mask = part.constant dense<[[[[0.0, -3.40282347E+38, -3.40282347E+38, -3.40282347E+38], [0.0, 0.0, -3.40282347E+38, -3.40282347E+38], [-3.40282347E+38, 0.0, 0.0, -3.40282347E+38], [-3.40282347E+38, -3.40282347E+38, 0.0, 0.0]]]]> : tensor<1x1x4x4xf32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x4xf32>
+  %1 = part.div %0, %d : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %2 = part.add %1, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = part.softmax %2 dim 3 : tensor<1x2x4x4xf32>
+  %nan = part.compare ne, %3, %3 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi32>
+  %4 = part.select %nan, %zero, %3 : (tensor<1x2x4x4xi32>, tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  // expected-remark @+1 {{raised to part.attention; the NaN guard after the softmax is a no-op and is dropped: the sliding-window mask keeps a key in every row, so the softmax of finite scores is never NaN}}
+  %5 = part.batch_matmul %4, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %5 : tensor<1x2x4x8xf32>
+}
+
+// The band as a select condition (legacy exports) over 5 positions.
+// CHECK-LABEL: func.func @attention_window_select
+// CHECK: part.attention %{{.*}}, %{{.*}}, %{{.*}} causal window 3 scale 1.250000e-01 :
+func.func @attention_window_select(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>) -> tensor<1x2x5x8xf32> {
+  %s = part.constant dense<1.250000e-01> : tensor<f32>
+  %min = part.constant dense<0xFF800000> : tensor<f32>
+  %band = part.constant dense<[[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0], [0, 0, 1, 1, 1]]> : tensor<5x5xi32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x5x5xf32>
+  %1 = part.mul %0, %s : (tensor<1x2x5x5xf32>, tensor<f32>) -> tensor<1x2x5x5xf32>
+  %2 = part.select %band, %1, %min : (tensor<5x5xi32>, tensor<1x2x5x5xf32>, tensor<f32>) -> tensor<1x2x5x5xf32>
+  %3 = part.softmax %2 dim 3 : tensor<1x2x5x5xf32>
+  %4 = part.batch_matmul %3, %v : (tensor<1x2x5x5xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x5x8xf32>
+  return %4 : tensor<1x2x5x8xf32>
+}
+
+// A band whose rows disagree (row 3 keeps 3 keys, the last row 2): neither
+// causal nor one window.
+// CHECK-LABEL: func.func @attention_window_uneven
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_window_uneven(%q: tensor<1x2x5x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>) -> tensor<1x2x5x8xf32> {
+  %min = part.constant dense<0xFF800000> : tensor<f32>
+  %band = part.constant dense<[[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0], [0, 0, 0, 1, 1]]> : tensor<5x5xi32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x5x5xf32>
+  %1 = part.select %band, %0, %min : (tensor<5x5xi32>, tensor<1x2x5x5xf32>, tensor<f32>) -> tensor<1x2x5x5xf32>
+  %2 = part.softmax %1 dim 3 : tensor<1x2x5x5xf32>
+  // expected-remark @+1 {{not raised to part.attention: the select's condition is neither causal nor a sliding window: entry [2, 0], 2 keys before its query, is kept (the last row keeps 2 keys, a sliding window of 2)}}
+  %3 = part.batch_matmul %2, %v : (tensor<1x2x5x5xf32>, tensor<1x2x5x8xf32>) -> tensor<1x2x5x8xf32>
+  return %3 : tensor<1x2x5x8xf32>
+}
+
+// A band mask that differs between the sequences of the batch (the second
+// one padded): not one pattern.
+// CHECK-LABEL: func.func @attention_window_per_sequence
+// CHECK-NOT: part.attention
+// CHECK: part.softmax
+func.func @attention_window_per_sequence(%q: tensor<2x2x3x8xf32>, %k: tensor<2x2x3x8xf32>, %v: tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32> {
+  %mask = part.constant dense<[[[[0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000], [0xFF800000, 0.0, 0.0]]], [[[0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000], [0xFF800000, 0.0, 0xFF800000]]]]> : tensor<2x1x3x3xf32>
+  %0 = part.batch_matmul %q, %k transpose_b : (tensor<2x2x3x8xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x3xf32>
+  %1 = part.add %0, %mask : (tensor<2x2x3x3xf32>, tensor<2x1x3x3xf32>) -> tensor<2x2x3x3xf32>
+  %2 = part.softmax %1 dim 3 : tensor<2x2x3x3xf32>
+  // expected-remark @+1 {{not raised to part.attention: the additive mask is neither causal nor a sliding window: entry [2, 2] on or below the diagonal is -inf, not 0 (the last row keeps 2 keys, a sliding window of 2)}}
+  %3 = part.batch_matmul %2, %v : (tensor<2x2x3x3xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x3x8xf32>
+  return %3 : tensor<2x2x3x8xf32>
 }
 
 // The softmax over the query dimension.

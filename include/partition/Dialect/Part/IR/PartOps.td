@@ -396,7 +396,7 @@ def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
 }
 
 def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
-  let summary = "scaled dot-product attention, optionally causal";
+  let summary = "scaled dot-product attention, optionally causal or sliding-window";
   let description = [{
     `query` has shape `[B, H, Sq, D]`, `key` `[B, Hkv, Sk, D]` and `value`
     `[B, Hkv, Sk, Dv]`; the result has shape `[B, H, Sq, Dv]`. With fewer key
@@ -407,12 +407,20 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
     ```
     scores = s * batch_matmul(query, key, transpose_b)    // [B, H, Sq, Sk]
     scores = scores + mask   // causal: -inf where key position > query position
+                             // window w: also where query - key >= w
     probs  = softmax(scores, dim = 3)
     result = batch_matmul(probs, value)                   // [B, H, Sq, Dv]
     ```
 
+    With `window` (sliding-window attention, Mistral's `sliding_window`,
+    Gemma 3's sliding layers), query position `i` sees the keys `j` with
+    `0 <= i - j < window`: the last `window` positions up to its own. Every
+    query row keeps at least one key (its own position), so no row of the
+    probabilities is undefined.
+
     ```mlir
     %o = part.attention %q, %k, %v causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+    %w = part.attention %q, %k, %v causal window 4 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
     ```
 
     **Constraints:**
@@ -421,14 +429,17 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
       the same sequence length; that number of heads is at least 1 and
       divides the query's;
     - `query` and `key` have the same head size;
-    - with `causal`, the query and key sequence lengths are equal.
+    - with `causal`, the query and key sequence lengths are equal;
+    - `window` is at least 1 and only comes with `causal`.
   }];
   let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
                    Part_FloatTensor:$value, UnitAttr:$causal,
-                   OptionalAttr<F32Attr>:$scale);
+                   OptionalAttr<F32Attr>:$scale,
+                   OptionalAttr<I64Attr>:$window);
   let results = (outs Part_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? (`scale` $scale^)?
+    $query `,` $key `,` $value (`causal` $causal^)? (`window` $window^)?
+    (`scale` $scale^)?
     attr-dict `:` functional-type(operands, results)
   }];
 }

@@ -514,7 +514,7 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     | `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * scale [+ bias]` | `part.layer_norm` |
     | `x * rsqrt(mean(x^2) + eps) * scale` (`rsqrt` or `div(1, sqrt)`; or `x / sqrt(...)`) | `part.rms_norm` |
     | `x * sigmoid(x)` | `part.silu` |
-    | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V`, heads in the batch or not | `part.attention` |
+    | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V`, heads in the batch or not, the probabilities under torch's NaN guard or not | `part.attention` (`causal`, `window`) |
     | `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` | `part.rotary_embedding` |
 
     Products match in any operand order and association. Constants are
@@ -548,12 +548,27 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     rule makes (each row's largest unmasked score above -1e4 + 104). A bias
     added to the scores (BLOOM's ALiBi) is not attention as `part.attention`
     computes it and stays.
-    The mask is a constant: an additive one that is 0 on
-    and below the diagonal and `-inf` or at most -1e4 above it (`exp` of
-    such a score is 0 in f32), or a `part.select` between the scores and
-    such a value under a 0 / 1 lower-triangular condition (or the negated,
-    strictly upper one with the operands swapped); an all-zero additive
-    mask, or none, gives non-causal attention.
+    The mask is a constant: an additive one that is 0 where a key is kept
+    and `-inf` or at most -1e4 where it is masked (`exp` of such a score is
+    0 in f32), or a `part.select` between the scores and such a value under
+    a 0 / 1 condition (nonzero where kept, or the negation with the operands
+    swapped). A mask that keeps every key, or none, gives non-causal
+    attention; one that keeps the keys on and below the diagonal, causal
+    attention; one that keeps, in every row i, the keys j with
+    `0 <= i - j < w` for a `w` smaller than the sequence (Mistral's
+    `sliding_window`, Gemma 3's sliding layers), causal attention with
+    `window w` (`w` is read from the last row and every entry checked).
+    Every [S, S] block of the mask must hold the same pattern. A mask that
+    is a parameter (an initializer the importer did not fold) cannot be
+    read, and the remark names it.
+
+    torch writes a NaN guard after every SDPA softmax, `where(isnan(p), 0,
+    p)`, imported as `select(compare ne(p, p), 0, p)`: it zeroes the rows a
+    mask masks entirely. Under the masks above every row keeps a key (its
+    own position), so the softmax of finite scores has no NaN and the guard
+    is a no-op: the raised attention absorbs it (with `report`, a remark
+    says so). Where attention is not raised the guard stays, and the remark
+    says that too; a mask that masks every key of a row keeps it by name.
 
     A rotary embedding (rotate-half form, as Llama, GPT-NeoX and Phi write
     it) is raised on the value it rotates: with partial rotary embeddings

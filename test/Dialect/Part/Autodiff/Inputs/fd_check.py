@@ -135,13 +135,16 @@ def rotary(x, cos, sin):
     return x * cos + rotated * sin
 
 
-def attention(q, k, v, causal=False, scale=None):
+def attention(q, k, v, causal=False, scale=None, window=0):
     group = q.shape[1] // k.shape[1]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     s = q @ np.swapaxes(k, -1, -2) * (scale or 1 / np.sqrt(q.shape[-1]))
     if causal:
         n = s.shape[-1]
-        s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+        kept = np.tril(np.ones((n, n), bool))
+        if window:
+            kept &= ~np.tril(np.ones((n, n), bool), -window)
+        s = np.where(kept, s, -np.inf)
     return softmax(s, -1) @ v
 
 
@@ -358,14 +361,19 @@ case("rotary_embedding", {"x": x, "cos": cos, "sin": sin},
      f"{t([4, 6])}, {t([4, 6])}) -> {t(x.shape)}",
      lambda v: rotary(v["x"], v["cos"], v["sin"]))
 
-# Attention: plain, causal, with a scale, grouped-query, Sq != Sk.
+# Attention: plain, causal, with a scale, grouped-query, Sq != Sk, sliding
+# windows (query i sees keys i - w + 1 .. i).
 for name, hq, hkv, sq, sk, attrs, kw in [
         ("attention", 2, 2, 4, 4, "", {}),
         ("attention-causal", 2, 2, 5, 5, "causal", {"causal": True}),
         ("attention-scale", 2, 2, 3, 4, "scale 0.7", {"scale": 0.7}),
         ("attention-gqa", 4, 2, 4, 4, "", {}),
         ("attention-gqa-causal", 6, 2, 4, 4, "causal scale 0.5",
-         {"causal": True, "scale": 0.5})]:
+         {"causal": True, "scale": 0.5}),
+        ("attention-window", 2, 2, 5, 5, "causal window 2",
+         {"causal": True, "window": 2}),
+        ("attention-gqa-window", 6, 2, 6, 6, "causal window 3 scale 0.5",
+         {"causal": True, "window": 3, "scale": 0.5})]:
     q, k, v_ = normal(2, hq, sq, 3), normal(2, hkv, sk, 3), normal(2, hkv, sk, 5)
     case(name, {"q": q, "k": k, "v": v_},
          f"%out = part.attention %q, %k, %v {attrs} : ({t(q.shape)}, "
