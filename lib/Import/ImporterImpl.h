@@ -5,8 +5,8 @@
 // table (OpTable.cpp), modelled on torch-mlir's `patterns.onOp("Add", 7,
 // ...)`. A handler may fold the node on the host (every value it reads is
 // known while importing) and translate it to `part` ops otherwise; the files
-// Elementwise.cpp, Logic.cpp, Shape.cpp, Reduction.cpp, NN.cpp and
-// ControlFlow.cpp register the handlers of one op family each. The table is
+// Elementwise.cpp, Logic.cpp, Shape.cpp, Indexing.cpp, Reduction.cpp, NN.cpp
+// and ControlFlow.cpp register the handlers of one op family each. The table is
 // the only place that says what is supported: the "unsupported op"
 // diagnostic, the opset checks, the arity checks and `partition-import
 // --list-ops` all read it.
@@ -274,6 +274,7 @@ void registerShapeOps(OpTable &table);
 void registerReductionOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerControlFlowOps(OpTable &table);
+void registerIndexingOps(OpTable &table);
 
 //===----------------------------------------------------------------------===//
 // The importer

@@ -1,17 +1,22 @@
 //===- Logic.cpp - comparisons, boolean logic, Where and Trilu ------------===//
 //
 // Masks: Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor,
-// Not, Where and Trilu. On host values they fold; on values the program
-// computes (an attention_mask input) they become `part` ops. Booleans are
-// i32 0 / 1 in `part`, so Not is 1 - x, And a product, Or a maximum and Xor
-// an inequality; Where is `part.select` and Trilu a select with a constant
-// mask.
+// Not, IsNaN, IsInf, Where and Trilu. On host values they fold; on values
+// the program computes (an attention_mask input, a softmax) they become
+// `part` ops. Booleans are i32 0 / 1 in `part`, so Not is 1 - x, And a
+// product, Or a maximum and Xor an inequality; IsNaN is `x != x` (true
+// exactly for NaN under IEEE comparison, which the CPU and CUDA kernels
+// keep: neither is built with fast math); Where is `part.select` and Trilu a
+// select with a constant mask.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ImporterImpl.h"
 
 #include "partition/Dialect/Part/IR/PartOps.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace partition;
@@ -72,6 +77,29 @@ FailureOr<bool> foldWhere(Node &n) {
             ? a->values[broadcastIndex(a->shape, *shape, index)]
             : b->values[broadcastIndex(b->shape, *shape, index)];
   });
+  return n.folded(std::move(out));
+}
+
+FailureOr<bool> foldIsNaN(Node &n) {
+  HostTensor out = *n.host(0);
+  out.elemType = kBool;
+  for (double &v : out.values)
+    v = std::isnan(v) ? 1.0 : 0.0;
+  return n.folded(std::move(out));
+}
+
+/// IsInf's attributes: which infinities it detects.
+std::pair<bool, bool> isInfSigns(Node &n) {
+  return {n.intAttr("detect_positive", 1) != 0,
+          n.intAttr("detect_negative", 1) != 0};
+}
+
+FailureOr<bool> foldIsInf(Node &n) {
+  auto [positive, negative] = isInfSigns(n);
+  HostTensor out = *n.host(0);
+  out.elemType = kBool;
+  for (double &v : out.values)
+    v = std::isinf(v) && (v > 0 ? positive : negative) ? 1.0 : 0.0;
   return n.folded(std::move(out));
 }
 
@@ -161,6 +189,50 @@ LogicalResult translateWhere(Node &n) {
   return n.done(part::SelectOp::create(n.builder, n.loc, *c, av, bv));
 }
 
+/// `x != x`: the one comparison that is true exactly for NaN. Kept this
+/// simple on purpose: SDPA's NaN guard `Where(IsNaN(p), 0, p)` becomes
+/// `select(compare ne(p, p), 0, p)`, the form attention raising matches.
+LogicalResult translateIsNaN(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x) || failed(n.requireFloat(*x)))
+    return failure();
+  return n.done(part::CompareOp::create(n.builder, n.loc,
+                                        part::ComparisonDirection::NE, *x, *x));
+}
+
+/// `x == +inf` and / or `x == -inf` (the larger of the two when both count).
+LogicalResult translateIsInf(Node &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x) || failed(n.requireFloat(*x)))
+    return failure();
+  auto [positive, negative] = isInfSigns(n);
+  auto equalTo = [&](double v) -> Value {
+    Value c = n.constant(HostTensor::scalar(onnx::TensorProto::FLOAT, v)),
+          xv = *x;
+    (void)n.unify(xv, c); // a float constant follows the float input
+    return part::CompareOp::create(n.builder, n.loc,
+                                   part::ComparisonDirection::EQ, xv, c);
+  };
+  double inf = std::numeric_limits<double>::infinity();
+  if (positive && negative) {
+    // One statement each: the order of the ops does not depend on the
+    // compiler's order of evaluating arguments.
+    Value isPositive = equalTo(inf);
+    Value isNegative = equalTo(-inf);
+    return n.done(
+        part::MaxOp::create(n.builder, n.loc, isPositive, isNegative));
+  }
+  if (positive || negative)
+    return n.done(equalTo(positive ? inf : -inf));
+  HostTensor none;
+  none.elemType = kBool;
+  none.shape = shapeOf(*x);
+  if (failed(n.checkFoldSize(none.shape)))
+    return failure();
+  none.values.assign(numElements(none.shape), 0.0);
+  return n.done(n.constant(none));
+}
+
 /// A select between x and 0 with the constant mask of its last two
 /// dimensions.
 LogicalResult translateTrilu(Node &n) {
@@ -214,6 +286,16 @@ void partition::import::detail::registerLogicOps(OpTable &t) {
       .translate(translateNot)
       .hostOnlyOperands()
       .note("constant or run-time bool (i32 0 / 1)");
+  t.onOp("IsNaN", 13)
+      .fold(foldIsNaN)
+      .translate(translateIsNaN)
+      .hostOnlyOperands()
+      .note("float input; results are i32 0 / 1");
+  t.onOp("IsInf", 13)
+      .fold(foldIsInf)
+      .translate(translateIsInf)
+      .hostOnlyOperands()
+      .note("float input; results are i32 0 / 1");
   t.onOp("Where", 13)
       .inputs(3, 3)
       .fold(foldWhere)

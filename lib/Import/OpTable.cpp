@@ -49,6 +49,7 @@ const OpTable &partition::import::detail::opTable() {
     registerReductionOps(t);
     registerNNOps(t);
     registerControlFlowOps(t);
+    registerIndexingOps(t);
     return t;
   }();
   return table;

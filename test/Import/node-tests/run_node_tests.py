@@ -7,9 +7,9 @@ test_data_set_0/{input,output}_N.pb). For each test this script
   1. makes the model static: operands that `part` needs at compile time (a
      Reshape's shape, Unsqueeze/Squeeze/Reduce* axes, Slice bounds, Split
      sizes, an Expand shape, Trilu's k, ConstantOfShape's shape, Range's
-     bounds) and that the test feeds as graph inputs become Constant nodes
-     holding the test's values; symbolic dimensions are bound to the test
-     data's sizes;
+     bounds, GatherND's indices) and that the test feeds as graph inputs
+     become Constant nodes holding the test's values; symbolic dimensions
+     are bound to the test data's sizes;
   2. imports it (partition-import), makes a 1-device program
      (partition-opt --part-spmd="mesh=dp:1") and plan (partition-translate
      --part-to-plan), runs it on the CPU backend (partition-run) with the
@@ -76,6 +76,8 @@ STATIC_OPERANDS = {
     "Range": (0, 1, 2),
     "Tile": (1,),
     "CumSum": (1,),
+    # Indices that select data: partition gathers at constant indices.
+    "GatherND": (1,),
 }
 
 # ONNX element types partition-run can exchange as .npy.

@@ -11,13 +11,17 @@
 // CHECK-NEXT: Add                 13-21
 // CHECK-NEXT: And                 13-21  constant or run-time bool (i32 0 / 1)
 // CHECK:      CumSum              13-21  constant axis
+// CHECK:      GatherND            13-21  constant indices on run-time data
 // CHECK:      Gelu                20-21
+// CHECK:      IsNaN               13-21  float input; results are i32 0 / 1
 // CHECK:      LayerNormalization  17-21
 // CHECK:      Loop                13-21  unrolled: trip count and condition known while importing
+// CHECK:      NonZero             13-21  constant input (folded): its size depends on the data
 // CHECK:      Range               13-21  constant inputs (folded)
 // CHECK:      Reshape             13-21  constant shape
 // CHECK:      SplitToSequence     13-21  constant split
 // CHECK:      Tile                13-21  constant repeats
+// CHECK:      TopK                13-21  folded on constants only (run-time top-k: expert parallelism)
 // CHECK:      Trilu               14-21  k constant
 // CHECK:      Where               13-21
 // CHECK-NEXT: Xor                 13-21  constant or run-time bool (i32 0 / 1)

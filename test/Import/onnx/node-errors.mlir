@@ -154,6 +154,36 @@
 // GE-SHAPE: error: node '/ge' (GatherElements): indices of shape [3, 1] exceed data of shape [2, 3] in dimension 0
 // RUN: not partition-import %t/gather-elements-index.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GE-INDEX
 // GE-INDEX: error: node '/ge' (GatherElements): index 3 is out of range for dimension 1 of size 3
+// RUN: not partition-import %t/gathernd-index.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-INDEX
+// GND-INDEX: error: node '/gnd' (GatherND): index 5 at indices position [1, 1] is out of range for data dimension 1 of size 3 (data of shape [2, 3])
+// RUN: not partition-import %t/gathernd-index-host.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-INDEX-HOST
+// GND-INDEX-HOST: error: node '/gnd' (GatherND): index -3 at indices position [0, 0] is out of range for data dimension 0 of size 2 (data of shape [2, 2])
+// RUN: not partition-import %t/gathernd-depth.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-DEPTH
+// GND-DEPTH: error: node '/gnd' (GatherND): index tuples of length 3 (the last dimension of indices of shape [1, 3]) must be in [1, 2] for data of shape [2, 3] and batch_dims 0
+// RUN: not partition-import %t/gathernd-batch.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-BATCH
+// GND-BATCH: error: node '/gnd' (GatherND): batch dimension 0 of data of shape [2, 3] and indices of shape [3, 1] differ
+// RUN: not partition-import %t/gathernd-batch-dims.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-BATCH-DIMS
+// GND-BATCH-DIMS: error: node '/gnd' (GatherND): batch_dims 2 is outside [0, 2) for data of shape [2, 3] and indices of shape [2, 1]
+// RUN: not partition-import %t/gathernd-float-indices.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-FLOAT
+// GND-FLOAT: error: node '/gnd' (GatherND): indices of type float32 are not integers
+// RUN: not partition-import %t/gathernd-runtime-indices.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-RUNTIME
+// GND-RUNTIME: error: node '/gnd' (GatherND): its indices ('idx') are computed at run time; partition translates GatherND only with constant indices (bind every symbolic dimension with --dim so that shape arithmetic folds)
+// RUN: not partition-import %t/isnan-int.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=ISNAN-INT
+// ISNAN-INT: error: node '/isnan' (IsNaN): operand of type 'tensor<2x3xi64>' is not a float tensor
+// RUN: not partition-import %t/topk-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-RUNTIME
+// TOPK-RUNTIME: error: node '/topk' (TopK): TopK of values computed at run time needs a top-k op that partition does not have yet (routing a mixture of experts is part of the expert-parallelism work); it is supported only on values known while importing
+// RUN: not partition-import %t/topk-k.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-K
+// TOPK-K: error: node '/topk' (TopK): k 3 is outside [1, 2] for dimension 1 of shape [1, 2]
+// RUN: not partition-import %t/nonzero-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NONZERO-RUNTIME
+// NONZERO-RUNTIME: error: node '/nonzero' (NonZero): NonZero of 'x', which is computed at run time: its output size depends on run-time data (partition needs static shapes); it is supported only on values known while importing
+// RUN: not partition-import %t/nonzero-empty.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NONZERO-EMPTY
+// NONZERO-EMPTY: error: node '/nonzero' (NonZero): its input 'v' has no non-zero element, so the result would be empty (partition has no empty tensors)
+// RUN: not partition-import %t/onehot-depth.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=ONEHOT-DEPTH
+// ONEHOT-DEPTH: error: node '/onehot' (OneHot): depth 0 is not positive (partition has no empty tensors)
+// RUN: not partition-import %t/scatter-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SCATTER-RUNTIME
+// SCATTER-RUNTIME: error: node '/scatter' (ScatterElements): partition evaluates ScatterElements only while importing, on constants; its inputs 'x', 'x' are computed at run time
+// RUN: not partition-import %t/scatter-index.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SCATTER-INDEX
+// SCATTER-INDEX: error: node '/scatter' (ScatterElements): index 2 at indices position [0, 0] is out of range for dimension 1 of data of shape [1, 2]
 // RUN: not partition-import %t/split-cover.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=SPLIT-COVER
 // SPLIT-COVER: error: node '/split' (Split): split sizes [1, 1] do not cover dimension 1 of [2, 3] in 2 outputs
 // RUN: not partition-import %t/concat-axis.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=CONCAT-AXIS
