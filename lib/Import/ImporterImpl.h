@@ -144,6 +144,13 @@ struct Slot {
   std::optional<std::vector<Slot>> sequence;
 };
 
+/// The `metadata_props` (field `fieldNumber`) of an ONNX message, read from
+/// its unknown fields: Debian's libonnx predates metadata on nodes, graphs
+/// and tensors (field 9 of NodeProto, 16 of GraphProto and TensorProto).
+std::map<std::string, std::string>
+unknownMetadataProps(const google::protobuf::Message &message,
+                     int fieldNumber);
+
 //===----------------------------------------------------------------------===//
 // The op table (OpTable.cpp)
 //===----------------------------------------------------------------------===//
@@ -369,6 +376,13 @@ private:
   bool checkDimBindings();
   std::set<std::string> hostOnlyValues();
   bool registerInitializers();
+  /// What torch.export's metadata says of each floating-point initializer
+  /// that would otherwise be a parameter: a buffer or a value the exporter
+  /// folded from no parameter is a constant; a parameter (or a folded copy
+  /// of one) is named by its module path. Fills `torchNames` and returns
+  /// the initializers that are constants, with the reason.
+  std::map<std::string, std::string>
+  torchExportConstants(const std::set<std::string> &candidates);
   LogicalResult
   buildResults(mlir::SmallVectorImpl<Value> &results,
                mlir::SmallVectorImpl<mlir::DictionaryAttr> &attrs);
@@ -379,6 +393,8 @@ private:
   mlir::Block *body = nullptr;
   mlir::SmallVector<mlir::DictionaryAttr> argAttrs;
   llvm::DenseMap<const onnx::TensorProto *, Value> parameterArgs;
+  /// Parameters' module names from torch.export's metadata, by initializer.
+  std::map<std::string, std::string> torchNames;
   std::set<std::string> parameterNames;
   /// Model names and the IR names they became, and back.
   std::map<std::string, std::string> irNames, irNameOwners;

@@ -14,6 +14,8 @@
 #include "partition/runtime/DType.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
+
+#include <google/protobuf/unknown_field_set.h>
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -318,6 +320,27 @@ FailureOr<HostTensor> Importer::toHost(const onnx::TensorProto &tensor,
   for (int64_t i = 0; i < n; ++i)
     host.values[i] = load(bytes.data(), i);
   return host;
+}
+
+std::map<std::string, std::string>
+unknownMetadataProps(const google::protobuf::Message &message,
+                     int fieldNumber) {
+  // Newer ONNX writers put metadata_props on nodes, graphs and tensors; the
+  // protobuf classes built from an older onnx.proto keep them as unknown
+  // fields, each a serialized StringStringEntryProto.
+  std::map<std::string, std::string> props;
+  const google::protobuf::UnknownFieldSet &fields =
+      message.GetReflection()->GetUnknownFields(message);
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = fields.field(i);
+    if (field.number() != fieldNumber ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited()))
+      props[entry.key()] = entry.value();
+  }
+  return props;
 }
 
 } // namespace partition::import::detail

@@ -174,7 +174,12 @@ Value Importer::addParameter(const onnx::TensorProto &tensor) {
   // node "/h.0/attn/c_proj/MatMul" gives "h.0.attn.c_proj.weight".
   // The initializer's name was made file-safe when it was registered.
   std::string name = irNames.at(tensor.name());
-  if (StringRef(name).starts_with("onnx::") && currentNode &&
+  // A parameter torch.export names (a folded val_130 is the module's
+  // model.layers.0.self_attn.q_proj.weight) takes the module's name.
+  auto torchName = torchNames.find(tensor.name());
+  if (torchName != torchNames.end())
+    name = irNames.at(torchName->second);
+  else if (StringRef(name).starts_with("onnx::") && currentNode &&
       StringRef(currentNode->name()).starts_with("/")) {
     StringRef scope = StringRef(currentNode->name()).drop_front();
     scope = scope.rsplit('/').first;
@@ -824,10 +829,111 @@ std::set<std::string> Importer::hostOnlyValues() {
   return hostOnly;
 }
 
+/// The placeholders of torch.export's graph signature: name -> (kind,
+/// target), from lines "p_model_x_weight: PARAMETER target='model.x.weight'".
+static std::map<std::string, std::pair<std::string, std::string>>
+parseTorchSignature(StringRef text) {
+  std::map<std::string, std::pair<std::string, std::string>> placeholders;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  for (StringRef line : lines) {
+    auto [name, rest] = line.trim().split(": ");
+    StringRef kind = rest.split(' ').first;
+    size_t at = rest.find("target='");
+    if (name.empty() || at == StringRef::npos ||
+        (kind != "PARAMETER" && kind != "BUFFER" && kind != "CONSTANT_TENSOR"))
+      continue;
+    StringRef target = rest.drop_front(at + 8).split('\'').first;
+    placeholders[name.str()] = {kind.str(), target.str()};
+  }
+  return placeholders;
+}
+
+std::map<std::string, std::string>
+Importer::torchExportConstants(const std::set<std::string> &candidates) {
+  // torch.export (the dynamo exporter) records its graph signature on the
+  // graph, and on each node the torch node it came from. Initializers named
+  // after a placeholder's target are that placeholder; the others were
+  // folded by the exporter (a Linear's Wᵀ, the causal mask, the rotary
+  // tables) and are judged by the placeholders their users' torch nodes
+  // read: a parameter's folded copy is that parameter, a value whose users
+  // read no parameter was computed from buffers, constants and shapes.
+  std::map<std::string, std::string> constants;
+  auto placeholders = parseTorchSignature(
+      unknownMetadataProps(model.graph(), 16)
+          ["pkg.torch.export.ExportedProgram.graph_signature"]);
+  if (placeholders.empty())
+    return constants;
+  std::map<std::string, std::string> byTarget;
+  for (auto &[name, kindTarget] : placeholders)
+    byTarget[kindTarget.second] = name;
+  std::map<std::string, std::vector<std::string>> readers;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    std::string fx =
+        unknownMetadataProps(node, 9)["pkg.torch.onnx.fx_node"];
+    std::vector<std::string> read;
+    for (size_t i = fx.find('%'); i != std::string::npos;
+         i = fx.find('%', i + 1)) {
+      size_t j = i + 1;
+      while (j < fx.size() && (isalnum(fx[j]) || fx[j] == '_'))
+        ++j;
+      std::string token = fx.substr(i + 1, j - i - 1);
+      if (placeholders.count(token))
+        read.push_back(token);
+    }
+    for (const std::string &in : node.input())
+      if (candidates.count(in))
+        readers[in].insert(readers[in].end(), read.begin(), read.end());
+  }
+  std::set<std::string> claimed;
+  for (const std::string &init : candidates)
+    if (byTarget.count(init))
+      claimed.insert(byTarget[init]);
+  for (const std::string &init : candidates) {
+    auto own = byTarget.find(init);
+    if (own != byTarget.end()) {
+      const auto &[kind, target] = placeholders[own->second];
+      if (kind != "PARAMETER")
+        constants[init] = "torch.export lists it as a " +
+                          StringRef(kind).lower() + " ('" + target + "')";
+      continue;
+    }
+    std::string buffer, parameter;
+    for (const std::string &p : readers[init]) {
+      const auto &[kind, target] = placeholders[p];
+      if (kind != "PARAMETER")
+        buffer = target;
+      else if (!claimed.count(p) && parameter.empty())
+        parameter = p;
+    }
+    if (!parameter.empty()) {
+      claimed.insert(parameter);
+      torchNames[init] = placeholders[parameter].second;
+      continue;
+    }
+    constants[init] =
+        buffer.empty()
+            ? "folded by the exporter; the torch nodes using it read no "
+              "parameter (a mask, a table computed from shapes)"
+            : "folded by the exporter from buffer '" + buffer + "'";
+  }
+  return constants;
+}
+
 bool Importer::registerInitializers() {
   // Initializers: their data must be readable.
   bool ok = true;
   std::set<std::string> hostOnly = hostOnlyValues();
+  std::set<std::string> candidates;
+  for (const onnx::TensorProto &init : model.graph().initializer())
+    if (isFloatElemType(init.data_type()) &&
+        init.data_type() != onnx::TensorProto::DOUBLE &&
+        !hostOnly.count(init.name()) &&
+        checkedNumElements(Shape(init.dims().begin(), init.dims().end()))
+                .value_or(0) > 1)
+      candidates.insert(init.name());
+  std::map<std::string, std::string> constants =
+      torchExportConstants(candidates);
   for (const onnx::TensorProto &init : model.graph().initializer()) {
     std::string what = "initializer '" + init.name() + "'";
     FailureOr<HostTensor> host = toHost(init, what);
@@ -836,13 +942,29 @@ bool Importer::registerInitializers() {
       continue;
     }
     Slot &slot = slots[init.name()];
-    bool isParameter = isFloatElemType(init.data_type()) &&
-                       init.data_type() != onnx::TensorProto::DOUBLE &&
-                       numElements(host->shape) > 1 &&
-                       !hostOnly.count(init.name());
+    bool isParameter =
+        candidates.count(init.name()) && !constants.count(init.name());
+    if (options.reportParameters && isFloatElemType(init.data_type()) &&
+        numElements(host->shape) > 1) {
+      InFlightDiagnostic remark = emitRemark(fileLoc());
+      remark << "initializer '" << printable(init.name()) << "' "
+             << formatShape(host->shape) << ": ";
+      if (isParameter && torchNames.count(init.name()))
+        remark << "parameter '" << torchNames[init.name()]
+               << "' (torch.export names the parameter its users read)";
+      else if (isParameter)
+        remark << "parameter";
+      else if (constants.count(init.name()))
+        remark << "constant: " << constants[init.name()];
+      else
+        remark << "constant: it only feeds host computations (masks, shapes)";
+    }
     if (isParameter) {
       slot.parameter = &init;
-      if (failed(irName(init.name(), "initializer")))
+      auto torchName = torchNames.find(init.name());
+      if (failed(irName(init.name(), "initializer")) ||
+          (torchName != torchNames.end() &&
+           failed(irName(torchName->second, "parameter"))))
         ok = false;
     } else {
       slot.host = std::move(*host);

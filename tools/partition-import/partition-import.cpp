@@ -67,6 +67,11 @@ cl::opt<bool> reportRaising(
     cl::desc("Remark at each decomposed layer that part-raise left alone, "
              "saying why"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> reportParameters(
+    "report-parameters",
+    cl::desc("Remark, for each floating-point initializer, whether it is a "
+             "parameter (and its module name) or a constant, and why"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string>
     lossKind("loss",
              cl::desc("Return a training loss instead of the outputs: "
@@ -244,6 +249,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     options.maxFoldElements = maxFoldElements;
+    options.reportParameters = reportParameters;
     bool ok = true;
     for (const std::string &binding : dimBindings) {
       auto [name, value] = StringRef(binding).split('=');

@@ -27,6 +27,9 @@ namespace partition::import {
 struct OnnxImportOptions {
   /// Values of symbolic dimensions (`dim_param`), by name.
   std::map<std::string, int64_t> dims;
+  /// Remark, for every floating-point initializer of more than one element,
+  /// whether it is a parameter or a constant, and why.
+  bool reportParameters = false;
   /// Name of the function the graph becomes.
   std::string functionName = "main";
   /// The most elements a value computed on the host may have (a folded
