@@ -31,6 +31,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/GlobPattern.h"
 
 #include <algorithm>
 #include <cassert>
@@ -920,6 +921,70 @@ Importer::torchExportConstants(const std::set<std::string> &candidates) {
   return constants;
 }
 
+namespace {
+/// --frozen and --trainable: glob patterns over initializer names and the
+/// module names torch.export gives them. Each remembers whether it matched.
+class ParameterOverrides {
+public:
+  ParameterOverrides(const OnnxImportOptions &options,
+                     const std::map<std::string, std::string> &torchNames)
+      : torchNames(torchNames) {
+    for (const std::string &p : options.frozen)
+      add(frozenPatterns, "--frozen", p);
+    for (const std::string &p : options.trainable)
+      add(trainablePatterns, "--trainable", p);
+  }
+  /// The first --frozen pattern matching `name`, or "".
+  std::string frozen(const std::string &name) {
+    return match(frozenPatterns, name);
+  }
+  std::string trainable(const std::string &name) {
+    return match(trainablePatterns, name);
+  }
+  /// "--frozen 'x'" for each pattern that matched nothing, and each that is
+  /// not a valid glob.
+  std::vector<std::string> unused() const {
+    std::vector<std::string> out = invalid;
+    for (const auto *list : {&frozenPatterns, &trainablePatterns})
+      for (const Pattern &p : *list)
+        if (!p.matched)
+          out.push_back(p.option + " '" + p.text + "'");
+    return out;
+  }
+
+private:
+  struct Pattern {
+    std::string option, text;
+    llvm::GlobPattern glob;
+    bool matched = false;
+  };
+  void add(std::vector<Pattern> &list, const char *option,
+           const std::string &text) {
+    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(text);
+    if (!glob) {
+      invalid.push_back(std::string(option) + " '" + text +
+                        "' is not a glob pattern (" +
+                        llvm::toString(glob.takeError()) + "), so it");
+      return;
+    }
+    list.push_back({option, text, std::move(*glob)});
+  }
+  std::string match(std::vector<Pattern> &list, const std::string &name) {
+    auto torchName = torchNames.find(name);
+    for (Pattern &p : list)
+      if (p.glob.match(name) ||
+          (torchName != torchNames.end() && p.glob.match(torchName->second))) {
+        p.matched = true;
+        return p.text;
+      }
+    return "";
+  }
+  const std::map<std::string, std::string> &torchNames;
+  std::vector<Pattern> frozenPatterns, trainablePatterns;
+  std::vector<std::string> invalid;
+};
+} // namespace
+
 bool Importer::registerInitializers() {
   // Initializers: their data must be readable.
   bool ok = true;
@@ -934,6 +999,7 @@ bool Importer::registerInitializers() {
       candidates.insert(init.name());
   std::map<std::string, std::string> constants =
       torchExportConstants(candidates);
+  ParameterOverrides overrides(options, torchNames);
   for (const onnx::TensorProto &init : model.graph().initializer()) {
     std::string what = "initializer '" + init.name() + "'";
     FailureOr<HostTensor> host = toHost(init, what);
@@ -942,14 +1008,23 @@ bool Importer::registerInitializers() {
       continue;
     }
     Slot &slot = slots[init.name()];
+    std::string frozen = overrides.frozen(init.name());
+    std::string trainable = overrides.trainable(init.name());
     bool isParameter =
-        candidates.count(init.name()) && !constants.count(init.name());
+        candidates.count(init.name()) &&
+        (!constants.count(init.name()) || !trainable.empty()) &&
+        frozen.empty();
     if (options.reportParameters && isFloatElemType(init.data_type()) &&
         numElements(host->shape) > 1) {
       InFlightDiagnostic remark = emitRemark(fileLoc());
       remark << "initializer '" << printable(init.name()) << "' "
              << formatShape(host->shape) << ": ";
-      if (isParameter && torchNames.count(init.name()))
+      if (!frozen.empty() && candidates.count(init.name()))
+        remark << "constant: --frozen '" << frozen << "'";
+      else if (isParameter && constants.count(init.name()))
+        remark << "parameter: --trainable '" << trainable << "' (the export "
+               << "says " << constants[init.name()] << ")";
+      else if (isParameter && torchNames.count(init.name()))
         remark << "parameter '" << torchNames[init.name()]
                << "' (torch.export names the parameter its users read)";
       else if (isParameter)
@@ -973,6 +1048,10 @@ bool Importer::registerInitializers() {
   for (const onnx::ValueInfoProto &out : model.graph().output())
     if (failed(irName(out.name(), "graph output")))
       ok = false;
+  for (const std::string &unused : overrides.unused()) {
+    emitError(fileLoc()) << unused << " matches no initializer";
+    ok = false;
+  }
   return ok;
 }
 

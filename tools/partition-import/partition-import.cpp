@@ -72,6 +72,16 @@ cl::opt<bool> reportParameters(
     cl::desc("Remark, for each floating-point initializer, whether it is a "
              "parameter (and its module name) or a constant, and why"),
     cl::init(false), cl::cat(category));
+cl::list<std::string> frozenPatterns(
+    "frozen",
+    cl::desc("Initializers to keep constant (not trained), by name or module "
+             "name; a glob pattern, repeatable"),
+    cl::value_desc("pattern"), cl::cat(category));
+cl::list<std::string> trainablePatterns(
+    "trainable",
+    cl::desc("Initializers to train that the export's metadata marks as "
+             "buffers or constants; a glob pattern, repeatable"),
+    cl::value_desc("pattern"), cl::cat(category));
 cl::opt<std::string>
     lossKind("loss",
              cl::desc("Return a training loss instead of the outputs: "
@@ -250,6 +260,9 @@ int main(int argc, char **argv) {
     }
     options.maxFoldElements = maxFoldElements;
     options.reportParameters = reportParameters;
+    options.frozen.assign(frozenPatterns.begin(), frozenPatterns.end());
+    options.trainable.assign(trainablePatterns.begin(),
+                             trainablePatterns.end());
     bool ok = true;
     for (const std::string &binding : dimBindings) {
       auto [name, value] = StringRef(binding).split('=');

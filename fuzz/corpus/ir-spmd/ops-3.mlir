@@ -12,6 +12,7 @@ func.func @normalisation_and_attention(%x: tensor<2x16x64xf32>, %g: tensor<64xf3
   %5 = part.rotary_embedding %q, %cos, %sin : (tensor<2x4x16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16x8xf32>
   %6 = part.attention %5, %kv, %kv causal : (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<2x4x16x8xf32>
   %7 = part.attention %q, %q, %q scale 0.125 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %win = part.attention %q, %q, %q causal window 4 scale 0.5 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   %8 = part.softmax_cross_entropy %logits, %labels none : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<2x16xf32>
   %9 = part.softmax_cross_entropy %logits, %labels mean : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<f32>
   %10 = part.softmax_cross_entropy %logits, %labels sum : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<f32>

@@ -30,6 +30,12 @@ struct OnnxImportOptions {
   /// Remark, for every floating-point initializer of more than one element,
   /// whether it is a parameter or a constant, and why.
   bool reportParameters = false;
+  /// Glob patterns (llvm::GlobPattern) over initializer names and the
+  /// module names the export gives them: a match of `frozen` is a constant
+  /// whatever else says, a match of `trainable` a parameter where the
+  /// export's metadata alone made it a constant. A pattern that matches no
+  /// initializer is an error.
+  std::vector<std::string> frozen, trainable;
   /// Name of the function the graph becomes.
   std::string functionName = "main";
   /// The most elements a value computed on the host may have (a folded

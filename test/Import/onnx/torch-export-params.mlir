@@ -23,3 +23,18 @@
 // REPORT-DAG: initializer 'val_7' [4, 4]: parameter 'lin.weight'
 // REPORT-DAG: initializer 'rope.inv_freq' [4]: constant: torch.export lists it as a buffer ('rope.inv_freq')
 // REPORT-DAG: initializer 'val_9' [2, 4]: constant: folded by the exporter; the torch nodes using it read no parameter
+//
+// The user decides over the export: --frozen keeps a parameter constant
+// (by its file name or its module name), --trainable trains a buffer; a
+// pattern that matches no initializer is an error, not a silent no-op.
+// RUN: partition-import %t/torch-export.onnx --report-parameters --frozen 'lin.*' --trainable 'rope.*' -o %t/o.mlir 2> %t/override.txt
+// RUN: FileCheck %s --check-prefix=OVERRIDE < %t/o.mlir
+// RUN: FileCheck %s --check-prefix=OVERRIDE-REPORT < %t/override.txt
+// OVERRIDE-LABEL: func.func @main(
+// OVERRIDE-SAME: tensor<4xf32> {part.name = "norm.weight", part.role = #part.role<parameter>}
+// OVERRIDE-SAME: tensor<4xf32> {part.name = "rope.inv_freq", part.role = #part.role<parameter>})
+// OVERRIDE-REPORT-DAG: initializer 'val_7' [4, 4]: constant: --frozen 'lin.*'
+// OVERRIDE-REPORT-DAG: initializer 'rope.inv_freq' [4]: parameter: --trainable 'rope.*' (the export says torch.export lists it as a buffer ('rope.inv_freq'))
+// RUN: not partition-import %t/torch-export.onnx --frozen 'nothing.*' --trainable '[' -o %t/x.mlir 2>&1 | FileCheck %s --check-prefix=UNUSED
+// UNUSED-DAG: error: --frozen 'nothing.*' matches no initializer
+// UNUSED-DAG: error: --trainable '[' is not a glob pattern ({{.*}}), so it matches no initializer

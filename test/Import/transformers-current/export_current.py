@@ -153,7 +153,20 @@ def main():
         else:
             axes = None if a.static else {
                 n: {0: "batch", 1: "seq"} for n in names + ["logits"]}
-            torch.onnx.export(model, (ids,), path, kwargs=kwargs, dynamo=False,
+            # The TorchScript exporter makes every keyword argument an input
+            # (logits_to_keep among them): bind the flags instead, and pass
+            # the tensors by position.
+            flags = {k: v for k, v in kwargs.items() if k != "attention_mask"}
+            cls = type(model)
+
+            def forward(self, input_ids, attention_mask=None):
+                return cls.forward(self, input_ids,
+                                   attention_mask=attention_mask, **flags)
+            # The same module (its parameters keep their names), with a
+            # forward of the tensors only.
+            model.__class__ = type(cls.__name__, (cls,), {"forward": forward})
+            args = (ids, mask) if a.mask else (ids,)
+            torch.onnx.export(model, args, path, dynamo=False,
                               opset_version=17, input_names=names,
                               output_names=["logits"], dynamic_axes=axes,
                               do_constant_folding=True)

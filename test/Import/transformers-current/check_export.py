@@ -1,0 +1,226 @@
+"""Exports one model family with today's exporters and checks what a user
+gets from it, printing one line per check (FileCheck reads them):
+
+  check_export.py --bin DIR FAMILY OUTDIR [export_current.py flags]
+                  [--meshes M,M,...] [--train MESH] [--hf-checkpoint]
+
+DIR holds the partition tools. The model is exported by export_current.py
+(with the flags after FAMILY OUTDIR that it takes), imported with its
+symbolic dimensions bound to batch 2 and sequence 8, and then:
+
+  params    the imported parameters (part.role parameter) against torch's
+            named_parameters(): names and shapes, in any order
+  run MESH  the logits of the partitioned program against torch's (5e-5
+            absolute plus 5e-5 relative, as test/Import/models), with the
+            number of part.attention ops and of all-reduces over the tensor
+            parallel axes of that mesh
+  train     3 SGD steps of the cross-entropy on next tokens on MESH against
+            the same on one rank: the losses (2e-5) and every trained
+            parameter (1e-5 + 1e-3 relative)
+  hf        the plan run with the Hugging Face checkpoint (the module's
+            state dict as safetensors) as its weights file gives torch's
+            logits
+
+Exits non-zero after the first failed check, naming it.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+E2E = os.path.join(HERE, "..", "..", "e2e", "Inputs")
+BATCH, SEQ = 2, 8
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"FAILED ({r.returncode}): {' '.join(cmd)}\n"
+                 f"{r.stdout[-3000:]}{r.stderr[-3000:]}")
+    return r.stdout
+
+
+def tool(args, name):
+    return os.path.join(args.bin, name)
+
+
+def dim_bindings(model_path, names):
+    """--dim SYMBOL=VALUE for the symbolic dimensions of the inputs, which
+    are [batch, sequence] for input_ids and attention_mask (dynamo names
+    them after torch's symbols, s72 and the like)."""
+    import onnx
+    model = onnx.load(model_path, load_external_data=False)
+    binds = {}
+    for inp in model.graph.input:
+        if inp.name not in names:
+            continue
+        dims = inp.type.tensor_type.shape.dim
+        for d, value in zip(dims, (BATCH, SEQ)):
+            if d.dim_param:
+                binds[d.dim_param] = value
+    return [f"--dim={k}={v}" for k, v in sorted(binds.items())]
+
+
+def read_params(mlir_path):
+    """name -> shape of the function arguments with role parameter."""
+    text = open(mlir_path).read()
+    params = {}
+    arg = re.compile(r"%arg\d+: tensor<([0-9x]*)x?[a-z0-9]+> \{([^}]*)\}")
+    for shape, attrs in arg.findall(text):
+        if "#part.role<parameter>" not in attrs:
+            continue
+        name = re.search(r'part\.name = "([^"]*)"', attrs).group(1)
+        stored = re.search(r"part\.stored_shape = array<i64: ([0-9, ]*)>",
+                           attrs)
+        dims = stored.group(1).split(", ") if stored else (
+            shape.split("x") if shape else [])
+        params[name] = [int(d) for d in dims if d]
+    return params
+
+
+def check_params(out, family):
+    want = {}
+    for line in open(f"{out}/params.txt"):
+        name, shape = line.split(" ", 1)
+        want[name] = [int(d) for d in re.findall(r"\d+", shape)]
+    got = read_params(f"{out}/m.mlir")
+    missing = sorted(set(want) - set(got))
+    extra = sorted(set(got) - set(want))
+    both = set(want) & set(got)
+    # The exporter may store a [out, in] weight transposed, [in, out]:
+    # the same parameter, counted.
+    transposed = sorted(n for n in both if want[n] != got[n] and
+                        len(want[n]) == 2 and want[n][::-1] == got[n])
+    shapes = sorted(n for n in both
+                    if want[n] != got[n] and n not in transposed)
+    if missing or extra or shapes:
+        sys.exit(f"params: {family}: not torch's named_parameters():\n"
+                 f"  missing {missing}\n  not parameters in torch {extra}\n"
+                 f"  other shapes {[(n, got[n], want[n]) for n in shapes]}")
+    print(f"params: {len(got)} equal named_parameters() "
+          f"({len(transposed)} stored transposed)")
+
+
+def inputs(out, masked):
+    args = ["--input", f"input_ids={out}/input_ids.npy"]
+    if masked:
+        args += ["--input", f"attention_mask={out}/attention_mask.npy"]
+    return args
+
+
+def compare(ref, got, atol=5e-5, rtol=5e-5):
+    a, b = np.load(ref), np.load(got)
+    if a.shape != b.shape:
+        return f"shape {b.shape}, torch {a.shape}"
+    bad = np.abs(a - b) > atol + rtol * np.abs(a)
+    if not np.isfinite(b).all() or bad.any():
+        return (f"{int(bad.sum())} of {a.size} differ, largest "
+                f"{float(np.nanmax(np.abs(a - b))):.3g}")
+    return None
+
+
+def run_mesh(args, out, mesh, masked, weights):
+    tag = mesh.replace(",", "_").replace(":", "")
+    ir = f"{out}/{tag}.mlir"
+    run([tool(args, "partition-opt"), f"{out}/m.mlir",
+         f"--part-spmd=mesh={mesh}", "-o", ir])
+    plan = f"{out}/{tag}.plan"
+    run([tool(args, "partition-translate"), "--part-to-plan", ir, "-o", plan])
+    result = f"{out}/out-{tag}"
+    os.makedirs(result, exist_ok=True)
+    run([tool(args, "partition-run"), plan, "--backend", "cpu",
+         "--weights", weights, "--output-dir", result] +
+        inputs(out, masked))
+    return ir, f"{result}/logits.npy"
+
+
+def check_mesh(args, out, mesh, masked):
+    ir, logits = run_mesh(args, out, mesh, masked, f"{out}/w.safetensors")
+    why = compare(f"{out}/logits.npy", logits)
+    if why:
+        sys.exit(f"run {mesh}: logits differ from torch: {why}")
+    text = open(ir).read()
+    attention = len(re.findall(r"part\.attention\b", text))
+    tp = len(re.findall(r'part\.all_reduce .*axes \["tp"', text))
+    print(f"run {mesh}: logits equal torch; attention {attention}; "
+          f"tp all-reduces {tp}")
+
+
+def check_hf(args, out, masked):
+    _, logits = run_mesh(args, out, "dp:1", masked, f"{out}/state.safetensors")
+    why = compare(f"{out}/logits.npy", logits)
+    if why:
+        sys.exit(f"hf: the Hugging Face checkpoint gives other logits: {why}")
+    print("hf: the Hugging Face checkpoint loads by name; logits equal torch")
+
+
+def check_train(args, out, model, dims, mesh, masked):
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 96, size=(BATCH, SEQ + 1))
+    np.save(f"{out}/ids.npy", t[:, :-1].astype(np.int64))
+    np.save(f"{out}/labels.npy", t[:, 1:].astype(np.int32))
+    run([tool(args, "partition-import"), model, *dims, "--loss",
+         "cross-entropy", "-o", f"{out}/loss.mlir", "--weights",
+         f"{out}/tw.safetensors"])
+    run([tool(args, "partition-opt"), f"{out}/loss.mlir", "--part-autodiff",
+         "--part-optimizer=kind=sgd lr=0.1", "-o", f"{out}/step.mlir"])
+    feeds = ["--input", f"input_ids={out}/ids.npy",
+             "--input", f"labels={out}/labels.npy"]
+    if masked:
+        feeds += ["--input", f"attention_mask={out}/attention_mask.npy"]
+    logs = []
+    for m in ("dp:1", mesh):
+        tag = m.replace(",", "_").replace(":", "")
+        ir = run([tool(args, "partition-opt"), f"{out}/step.mlir",
+                  f"--part-spmd=mesh={m}"])
+        plan = f"{out}/train-{tag}.plan"
+        run([tool(args, "partition-translate"), "--part-to-plan", "-o", plan],
+            input=ir)
+        log = run([tool(args, "partition-run"), plan, "--backend", "cpu",
+                   "--steps", "3", "--weights", f"{out}/tw.safetensors",
+                   "--output-dir", f"{out}/trained-{tag}"] + feeds)
+        open(f"{out}/train-{tag}.log", "w").write(log)
+        logs.append(f"{out}/train-{tag}.log")
+    run([sys.executable, f"{E2E}/losses_agree.py", "2e-5", "2e-5", *logs])
+    run([sys.executable, f"{E2E}/losses_agree.py", "--falling", logs[0]])
+    run([sys.executable, f"{E2E}/compare_dirs.py", "1e-5", "1e-3",
+         f"{out}/trained-dp1", f"{out}/trained-{mesh.replace(',', '_').replace(':', '')}"])
+    print(f"train {mesh}: 3 steps equal one rank's")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("family")
+    ap.add_argument("out")
+    ap.add_argument("--meshes", default="dp:1,dp:2+tp:2,tp:4",
+                    help="meshes separated by ',' ('+' joins axes)")
+    ap.add_argument("--train", default=None)
+    ap.add_argument("--hf-checkpoint", action="store_true")
+    args, export_flags = ap.parse_known_args()
+    out, family = args.out, args.family
+    run([sys.executable, f"{HERE}/export_current.py", family, out,
+         *export_flags])
+    masked = "--mask" in export_flags
+    model = f"{out}/{family}.onnx"
+    names = ["input_ids"] + (["attention_mask"] if masked else [])
+    dims = dim_bindings(model, names)
+    run([tool(args, "partition-import"), model, *dims, "-o", f"{out}/m.mlir",
+         "--weights", f"{out}/w.safetensors"])
+    print(" ".join(["import", family] + export_flags) + ": ok")
+    check_params(out, family)
+    for mesh in args.meshes.split(","):
+        check_mesh(args, out, mesh.replace("+", ","), masked)
+    if args.hf_checkpoint:
+        check_hf(args, out, masked)
+    if args.train:
+        check_train(args, out, model, dims, args.train.replace("+", ","),
+                    masked)
+
+
+if __name__ == "__main__":
+    main()

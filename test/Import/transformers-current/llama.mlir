@@ -1,0 +1,44 @@
+// Llama (LlamaForCausalLM, grouped-query attention: 8 query heads, 2 kv
+// heads) from transformers 5, as torch 2.x exports it today
+// (export_current.py): the dynamo exporter (torch.onnx.export's default:
+// opset 20, weights in llama.onnx.data, dynamic batch and sequence named
+// after torch's symbols), with and without an attention mask, and the
+// legacy TorchScript exporter at opset 17 (with a mask: without one it
+// cannot export transformers 5's mask code, aten::diff). check_export.py
+// prints one line per check; see its docstring.
+//
+// Each import: the parameters are exactly torch's named_parameters(), by
+// their Hugging Face names (no rotary table, mask or folded copy is
+// trained; 11 of the weights are stored transposed, [in, out], as the
+// exporters fold them), the logits equal torch's on 1 rank, dp:2,tp:2 and
+// tp:4 (the 2 kv heads then have a copy on each pair of ranks), and
+// tensor parallelism needs 2 all-reduces per layer plus 1 for the
+// vocabulary-parallel embedding. Without a mask attention is raised in both
+// layers: the NaN guard SDPA exports after the softmax is a no-op under the
+// causal mask. With an attention_mask input the mask is data, not a
+// constant, so attention stays decomposed (and exact). 3 SGD steps on
+// dp:2,tp:2 equal 3 on one rank.
+//
+// This family also runs in the sanitizer build: the other families of this
+// folder multiply the same import paths.
+// REQUIRES: current-transformers
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) llama %t/dynamo --train dp:2+tp:2 | FileCheck %s --check-prefix=DYNAMO
+// DYNAMO: import llama: ok
+// DYNAMO-NEXT: params: 21 equal named_parameters() (11 stored transposed)
+// DYNAMO-NEXT: run dp:1: logits equal torch; attention 2; tp all-reduces 0
+// DYNAMO-NEXT: run dp:2,tp:2: logits equal torch; attention 2; tp all-reduces 5
+// DYNAMO-NEXT: run tp:4: logits equal torch; attention 2; tp all-reduces 5
+// DYNAMO-NEXT: train dp:2,tp:2: 3 steps equal one rank's
+//
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) llama %t/dynamo-mask --mask --meshes dp:1,dp:2+tp:2 | FileCheck %s --check-prefix=MASK
+// MASK: import llama --mask: ok
+// MASK-NEXT: params: 21 equal named_parameters() (11 stored transposed)
+// MASK-NEXT: run dp:1: logits equal torch; attention 0; tp all-reduces 0
+// MASK-NEXT: run dp:2,tp:2: logits equal torch; attention 0; tp all-reduces 5
+//
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) llama %t/legacy --exporter legacy --mask --meshes dp:1,dp:2+tp:2 | FileCheck %s --check-prefix=LEGACY
+// LEGACY: import llama --exporter legacy --mask: ok
+// LEGACY-NEXT: params: 21 equal named_parameters() (11 stored transposed)
+// LEGACY-NEXT: run dp:1: logits equal torch; attention 0; tp all-reduces 0
+// LEGACY-NEXT: run dp:2,tp:2: logits equal torch; attention 0; tp all-reduces 5
