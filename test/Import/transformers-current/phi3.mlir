@@ -1,0 +1,24 @@
+// Phi-3 (Phi3ForCausalLM: one fused qkv_proj of unequal blocks, q 64 | k 16 | v 16, and a fused gate_up_proj) from transformers 5, as torch 2.x exports it today
+// (export_current.py): the dynamo exporter (torch.onnx.export's default)
+// and the legacy TorchScript exporter at opset 17 with an attention mask.
+// check_export.py checks each line it prints against torch (see llama.mlir
+// and its docstring): the parameters are torch's named_parameters(), the
+// logits torch's on every mesh, training on dp:2,tp:2 equals one rank's;
+// the lines below pin how many attentions were raised and how many
+// all-reduces tensor parallelism needs.
+// REQUIRES: current-transformers
+// The sanitizer build runs llama.mlir, which takes the same import paths.
+// UNSUPPORTED: sanitized
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) phi3 %t/dynamo --train dp:2+tp:2 | FileCheck %s --check-prefix=DYNAMO
+// DYNAMO: import phi3: ok
+// DYNAMO-NEXT: params: 15 equal named_parameters() (7 stored transposed)
+// DYNAMO-NEXT: run dp:1: logits equal torch; attention 2; tp all-reduces 0
+// DYNAMO-NEXT: run dp:2,tp:2: logits equal torch; attention 2; tp all-reduces 5
+// DYNAMO-NEXT: run tp:4: logits equal torch; attention 2; tp all-reduces 5
+// DYNAMO-NEXT: train dp:2,tp:2: 3 steps equal one rank's
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) phi3 %t/legacy --exporter legacy --mask --meshes dp:1,dp:2+tp:2 | FileCheck %s --check-prefix=LEGACY
+// LEGACY: import phi3 --exporter legacy --mask: ok
+// LEGACY-NEXT: params: 15 equal named_parameters() (7 stored transposed)
+// LEGACY-NEXT: run dp:1: logits equal torch; attention 0; tp all-reduces 0
+// LEGACY-NEXT: run dp:2,tp:2: logits equal torch; attention 0; tp all-reduces 5
