@@ -466,6 +466,10 @@ public:
   LogicalResult checkBroadcast(const Shape &a, const Shape &b);
 };
 
+/// The node's `axis` attribute (`dflt` when absent) normalised for `rank`;
+/// an error naming the axis and the rank when it is out of range.
+FailureOr<int64_t> axisAttribute(Node &n, int64_t dflt, int64_t rank);
+
 } // namespace partition::import::detail
 
 #endif // PARTITION_LIB_IMPORT_IMPORTERIMPL_H

@@ -178,9 +178,11 @@ LogicalResult translateGatherND(Node &n) {
   // of one and drop that dimension with the final reshape.
   if (rows->shape.empty())
     rows->shape = {1};
-  Value gathered = part::GatherOp::create(n.builder, n.loc,
-                                          n.im.reshape(*data, viewed, n.loc),
-                                          n.constant(*rows), 0);
+  // In this order whatever the compiler's order of arguments.
+  Value view = n.im.reshape(*data, viewed, n.loc);
+  Value rowIndices = n.constant(*rows);
+  Value gathered =
+      part::GatherOp::create(n.builder, n.loc, view, rowIndices, 0);
   return n.done(n.im.reshape(gathered, p->result, n.loc));
 }
 
@@ -200,19 +202,10 @@ AxisSplit splitAt(const Shape &shape, int64_t axis) {
   return a;
 }
 
-FailureOr<int64_t> axisAttr(Node &n, int64_t dflt, int64_t rank) {
-  int64_t given = n.intAttr("axis", dflt);
-  std::optional<int64_t> axis = normalizeAxis(given, rank);
-  if (!axis)
-    return n.error() << "axis " << given << " is out of range for rank "
-                     << rank;
-  return *axis;
-}
-
 FailureOr<bool> foldTopK(Node &n) {
   const HostTensor *x = n.host(0), *k = n.host(1);
   FailureOr<int64_t> axis =
-      axisAttr(n, -1, static_cast<int64_t>(x->shape.size()));
+      axisAttribute(n, -1, static_cast<int64_t>(x->shape.size()));
   if (failed(axis))
     return failure();
   if (k->size() != 1)
@@ -293,7 +286,7 @@ FailureOr<bool> foldOneHot(Node &n) {
   if (failed(p))
     return failure();
   int64_t rank = static_cast<int64_t>(idx->shape.size()) + 1;
-  FailureOr<int64_t> axis = axisAttr(n, -1, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, -1, rank);
   if (failed(axis))
     return failure();
   Shape shape = idx->shape;
@@ -334,7 +327,7 @@ LogicalResult translateOneHot(Node &n) {
                      << " are not integers";
   Shape in = shapeOf(*idx);
   int64_t rank = static_cast<int64_t>(in.size()) + 1;
-  FailureOr<int64_t> axis = axisAttr(n, -1, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, -1, rank);
   if (failed(axis))
     return failure();
   Shape unit = in, iotaShape(rank, 1);
@@ -359,14 +352,15 @@ LogicalResult translateOneHot(Node &n) {
   Value exact = eq(iota);
   Value fromEnd = eq(below);
   Value hot = part::MaxOp::create(n.builder, n.loc, exact, fromEnd);
-  return n.done(part::SelectOp::create(n.builder, n.loc, hot, n.constant(p->on),
-                                       n.constant(p->off)));
+  Value on = n.constant(p->on);
+  Value off = n.constant(p->off);
+  return n.done(part::SelectOp::create(n.builder, n.loc, hot, on, off));
 }
 
 FailureOr<bool> foldScatterElements(Node &n) {
   const HostTensor *data = n.host(0), *idx = n.host(1), *upd = n.host(2);
   int64_t rank = static_cast<int64_t>(data->shape.size());
-  FailureOr<int64_t> axis = axisAttr(n, 0, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rank);
   if (failed(axis))
     return failure();
   if (idx->shape != upd->shape || idx->shape.size() != data->shape.size())

@@ -27,6 +27,16 @@ using namespace mlir;
 using namespace partition;
 using namespace partition::import::detail;
 
+FailureOr<int64_t>
+partition::import::detail::axisAttribute(Node &n, int64_t dflt, int64_t rank) {
+  int64_t given = n.intAttr("axis", dflt);
+  std::optional<int64_t> axis = normalizeAxis(given, rank);
+  if (!axis)
+    return n.error() << "axis " << given << " is out of range for rank "
+                     << rank;
+  return *axis;
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -305,15 +315,6 @@ FailureOr<Shape> expandShape(Node &n, const Shape &in) {
   return Shape(*out);
 }
 
-FailureOr<int64_t> axisOf(Node &n, int64_t dflt, int64_t rank) {
-  int64_t given = n.intAttr("axis", dflt);
-  std::optional<int64_t> axis = normalizeAxis(given, rank);
-  if (!axis)
-    return n.error() << "axis " << given << " is out of range for rank "
-                     << rank;
-  return *axis;
-}
-
 /// Concat: the operands agree outside `axis`.
 FailureOr<Shape> concatShape(Node &n, ArrayRef<Shape> shapes, int64_t axis) {
   const Shape &first = shapes.front();
@@ -432,7 +433,7 @@ FailureOr<int64_t> gatherElementsAxis(Node &n, const Shape &data,
     return n.error() << "indices of shape " << formatShape(indices)
                      << " and data of shape " << formatShape(data)
                      << " differ in rank";
-  FailureOr<int64_t> axis = axisOf(n, 0, static_cast<int64_t>(data.size()));
+  FailureOr<int64_t> axis = axisAttribute(n, 0, static_cast<int64_t>(data.size()));
   if (failed(axis))
     return failure();
   for (size_t d = 0; d < data.size(); ++d)
@@ -539,7 +540,7 @@ FailureOr<bool> foldExpand(Node &n) {
 FailureOr<bool> foldConcat(Node &n) {
   const HostTensor *a = n.host(0);
   int64_t rank = static_cast<int64_t>(a->shape.size());
-  FailureOr<int64_t> axis = axisOf(n, 0, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rank);
   if (failed(axis))
     return failure();
   std::vector<Shape> shapes;
@@ -589,7 +590,7 @@ FailureOr<bool> foldSlice(Node &n) {
 FailureOr<bool> foldGather(Node &n) {
   const HostTensor *a = n.host(0), *b = n.host(1);
   int64_t rank = static_cast<int64_t>(a->shape.size());
-  FailureOr<int64_t> axis = axisOf(n, 0, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rank);
   if (failed(axis))
     return failure();
   int64_t dim = a->shape[*axis];
@@ -620,7 +621,7 @@ FailureOr<bool> foldGather(Node &n) {
 FailureOr<bool> foldSplit(Node &n) {
   const HostTensor *a = n.host(0);
   int64_t rank = static_cast<int64_t>(a->shape.size());
-  FailureOr<int64_t> axis = axisOf(n, 0, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rank);
   if (failed(axis))
     return failure();
   FailureOr<std::vector<int64_t>> sizes = splitSizes(n, a->shape, *axis);
@@ -728,7 +729,7 @@ LogicalResult translateConcat(Node &n) {
       return failure();
     shapes.push_back(shapeOf(v));
   }
-  FailureOr<int64_t> axis = axisOf(n, 0, rankOf(inputs.front()));
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rankOf(inputs.front()));
   if (failed(axis) || failed(concatShape(n, shapes, *axis)))
     return failure();
   if (inputs.size() == 1)
@@ -778,7 +779,7 @@ LogicalResult translateSplit(Node &n) {
     return failure();
   Shape in = shapeOf(*x);
   int64_t rank = static_cast<int64_t>(in.size());
-  FailureOr<int64_t> axis = axisOf(n, 0, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rank);
   if (failed(axis))
     return failure();
   FailureOr<std::vector<int64_t>> sizes = splitSizes(n, in, *axis);
@@ -832,7 +833,7 @@ LogicalResult translateGather(Node &n) {
     return failure();
   Shape in = shapeOf(*data);
   int64_t rank = static_cast<int64_t>(in.size());
-  FailureOr<int64_t> axis = axisOf(n, 0, rank);
+  FailureOr<int64_t> axis = axisAttribute(n, 0, rank);
   if (failed(axis))
     return failure();
   const HostTensor *given = n.host(1);

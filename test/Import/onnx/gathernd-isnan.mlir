@@ -35,11 +35,11 @@
 // into the row numbers).
 // CHECK: %[[ROWS:.*]] = part.constant dense<[1, 0, 1]> : tensor<3xi64>
 // CHECK: part.gather %arg0, %[[ROWS]] axis 0 : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<3x3x4xf32>
-// CHECK: %[[ELEMS:.*]] = part.constant dense<[11, 20]> : tensor<2xi64>
 // CHECK: %[[FLAT:.*]] = part.reshape %arg0 : tensor<2x3x4xf32> -> tensor<24xf32>
+// CHECK: %[[ELEMS:.*]] = part.constant dense<[11, 20]> : tensor<2xi64>
 // CHECK: part.gather %[[FLAT]], %[[ELEMS]] axis 0 : (tensor<24xf32>, tensor<2xi64>) -> tensor<2xf32>
-// CHECK: %[[BATCH:.*]] = part.constant dense<{{\[\[}}2, 0], [4, 4]]> : tensor<2x2xi64>
 // CHECK: %[[VIEW:.*]] = part.reshape %arg0 : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK: %[[BATCH:.*]] = part.constant dense<{{\[\[}}2, 0], [4, 4]]> : tensor<2x2xi64>
 // CHECK: part.gather %[[VIEW]], %[[BATCH]] axis 0 : (tensor<6x4xf32>, tensor<2x2xi64>) -> tensor<2x2x4xf32>
 // The mask lookup reads every element once, in order: no gather.
 // CHECK: %[[MASK:.*]] = part.compare ne, %arg1
