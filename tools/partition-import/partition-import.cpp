@@ -138,6 +138,150 @@ cl::opt<bool> shapesOnly("shapes-only",
                          cl::init(false), cl::cat(category));
 } // namespace
 
+/// Prints a diagnostic as "model.onnx: error: node '/h.0/attn/MatMul'
+/// (MatMul): ..." -- the model has no lines to point at -- naming the ONNX
+/// node a remark on an op came from.
+static mlir::LogicalResult printDiagnostic(mlir::Diagnostic &d) {
+  std::string where = "partition-import";
+  std::string node;
+  mlir::Location loc = d.getLocation();
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    node = name.getName().str();
+    loc = name.getChildLoc();
+  }
+  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
+    where = file.getFilename().str();
+    if (file.getLine())
+      where += ":" + std::to_string(file.getLine()) + ":" +
+               std::to_string(file.getColumn());
+  }
+  const char *severity = "error";
+  switch (d.getSeverity()) {
+  case mlir::DiagnosticSeverity::Warning:
+    severity = "warning";
+    break;
+  case mlir::DiagnosticSeverity::Remark:
+    severity = "remark";
+    break;
+  case mlir::DiagnosticSeverity::Note:
+    severity = "note";
+    break;
+  default:
+    break;
+  }
+  std::string message = d.str();
+  errs() << where << ": " << severity << ": ";
+  if (!node.empty() && message.find("'" + node + "'") == std::string::npos)
+    errs() << "node '" << node << "': ";
+  errs() << message << "\n";
+  return mlir::success();
+}
+
+/// --list-ops: one line per op: name, opsets, and what is not supported
+/// where support is partial. The same table decides what imports.
+static void listOnnxOps() {
+  for (const import::OnnxOpSupport &op : import::supportedOnnxOps()) {
+    std::string line = op.opType;
+    line.resize(std::max<size_t>(line.size() + 1, 20), ' ');
+    line += std::to_string(op.sinceOpset) + "-" + std::to_string(op.untilOpset);
+    if (!op.note.empty())
+      line += "  " + op.note;
+    outs() << line << "\n";
+  }
+}
+
+/// The model file imported with the command line's options, raised
+/// (unless --no-raise) and its fused projections split; null after an
+/// error was printed.
+static mlir::OwningOpRef<mlir::ModuleOp>
+importModelFile(mlir::MLIRContext &context, import::Weights &weights) {
+  import::OnnxImportOptions options;
+  options.functionName = functionName;
+  if (maxFoldElements < 1) {
+    errs() << "partition-import: --max-fold-elements must be positive, got "
+           << maxFoldElements << "\n";
+    return nullptr;
+  }
+  options.maxFoldElements = maxFoldElements;
+  options.reportParameters = reportParameters;
+  options.frozen.assign(frozenPatterns.begin(), frozenPatterns.end());
+  options.trainable.assign(trainablePatterns.begin(),
+                           trainablePatterns.end());
+  bool ok = true;
+  for (const std::string &binding : dimBindings) {
+    auto [name, value] = StringRef(binding).split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+      errs() << "partition-import: --dim " << binding
+             << ": expected name=value with a positive integer value\n";
+      ok = false;
+      continue;
+    }
+    options.dims[name.str()] = size;
+  }
+  if (!ok)
+    return nullptr;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      import::importOnnx(context, inputPath, options, weights);
+  if (module && !noRaise) {
+    // Rebuild gelu, layer_norm, rms_norm, silu and attention from the
+    // decomposed forms exporters write.
+    mlir::PassManager pm(&context);
+    part::PartRaisePassOptions raiseOptions;
+    raiseOptions.report = reportRaising;
+    pm.addPass(part::createPartRaisePass(raiseOptions));
+    // One projection per block of a fused one (GPT-2's [Q | K | V]), so
+    // that tensor parallelism can give each rank whole heads.
+    pm.addPass(part::createPartSplitFusedProjectionsPass());
+    if (mlir::failed(pm.run(*module)))
+      return nullptr;
+  }
+  return module;
+}
+
+/// Writes the weights (when asked) and then the IR: to temporary files,
+/// renamed once both are complete.
+static bool writeOutputs(mlir::ModuleOp module, const import::Weights &weights,
+                         const runtime::OutputFile *irFile,
+                         const runtime::OutputFile *weightsFile) {
+  // Everything is built: write to temporary files, then rename.
+  std::string weightBytes;
+  std::vector<runtime::OutputContents> outputs;
+  if (weightsFile) {
+    runtime::SafetensorsWriter writer;
+    for (const import::WeightTensor &tensor : weights.tensors) {
+      runtime::Status status = writer.add(tensor.name, tensor.dtype,
+                                          tensor.shape, tensor.data.data());
+      if (!status.isOk()) {
+        errs() << "partition-import: " << weightsPath << ": "
+               << status.message() << "\n";
+        return false;
+      }
+    }
+    runtime::StatusOr<std::string> bytes = writer.serialize();
+    if (!bytes.isOk()) {
+      errs() << "partition-import: " << weightsPath << ": "
+             << bytes.status().message() << "\n";
+      return false;
+    }
+    weightBytes = std::move(*bytes);
+    outputs.push_back({weightsFile, weightBytes.data(), weightBytes.size()});
+  }
+  std::string text;
+  {
+    raw_string_ostream os(text);
+    module.print(os);
+  }
+  // Standard output comes last, so a reader of it never sees IR without its
+  // data.
+  outputs.push_back({irFile, text.data(), text.size()});
+  if (runtime::Status s = runtime::writeOutputFiles(outputs); !s.isOk()) {
+    errs() << "partition-import: " << s.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -153,54 +297,10 @@ int main(int argc, char **argv) {
   // Diagnostics read "model.onnx: error: node '/h.0/attn/MatMul' (MatMul):
   // ..." -- the model has no lines to point at -- and a remark on an op
   // names the ONNX node it came from.
-  mlir::ScopedDiagnosticHandler diagnostics(&context, [](mlir::Diagnostic &d) {
-    std::string where = "partition-import";
-    std::string node;
-    mlir::Location loc = d.getLocation();
-    if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) {
-      node = name.getName().str();
-      loc = name.getChildLoc();
-    }
-    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(loc)) {
-      where = file.getFilename().str();
-      if (file.getLine())
-        where += ":" + std::to_string(file.getLine()) + ":" +
-                 std::to_string(file.getColumn());
-    }
-    const char *severity = "error";
-    switch (d.getSeverity()) {
-    case mlir::DiagnosticSeverity::Warning:
-      severity = "warning";
-      break;
-    case mlir::DiagnosticSeverity::Remark:
-      severity = "remark";
-      break;
-    case mlir::DiagnosticSeverity::Note:
-      severity = "note";
-      break;
-    default:
-      break;
-    }
-    std::string message = d.str();
-    errs() << where << ": " << severity << ": ";
-    if (!node.empty() && message.find("'" + node + "'") == std::string::npos)
-      errs() << "node '" << node << "': ";
-    errs() << message << "\n";
-    return mlir::success();
-  });
+  mlir::ScopedDiagnosticHandler diagnostics(&context, printDiagnostic);
 
   if (listOps) {
-    // One line per op: name, opsets, and what is not supported where
-    // support is partial. The same table decides what imports.
-    for (const import::OnnxOpSupport &op : import::supportedOnnxOps()) {
-      std::string line = op.opType;
-      line.resize(std::max<size_t>(line.size() + 1, 20), ' ');
-      line +=
-          std::to_string(op.sinceOpset) + "-" + std::to_string(op.untilOpset);
-      if (!op.note.empty())
-        line += "  " + op.note;
-      outs() << line << "\n";
-    }
+    listOnnxOps();
     return 0;
   }
   bool generate = !modelFamily.empty();
@@ -251,46 +351,7 @@ int main(int argc, char **argv) {
     config.shapesOnly = shapesOnly;
     module = import::generateModel(context, config, weights);
   } else {
-    import::OnnxImportOptions options;
-    options.functionName = functionName;
-    if (maxFoldElements < 1) {
-      errs() << "partition-import: --max-fold-elements must be positive, got "
-             << maxFoldElements << "\n";
-      return 1;
-    }
-    options.maxFoldElements = maxFoldElements;
-    options.reportParameters = reportParameters;
-    options.frozen.assign(frozenPatterns.begin(), frozenPatterns.end());
-    options.trainable.assign(trainablePatterns.begin(),
-                             trainablePatterns.end());
-    bool ok = true;
-    for (const std::string &binding : dimBindings) {
-      auto [name, value] = StringRef(binding).split('=');
-      int64_t size;
-      if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
-        errs() << "partition-import: --dim " << binding
-               << ": expected name=value with a positive integer value\n";
-        ok = false;
-        continue;
-      }
-      options.dims[name.str()] = size;
-    }
-    if (!ok)
-      return 1;
-    module = import::importOnnx(context, inputPath, options, weights);
-    if (module && !noRaise) {
-      // Rebuild gelu, layer_norm, rms_norm, silu and attention from the
-      // decomposed forms exporters write.
-      mlir::PassManager pm(&context);
-      part::PartRaisePassOptions raiseOptions;
-      raiseOptions.report = reportRaising;
-      pm.addPass(part::createPartRaisePass(raiseOptions));
-      // One projection per block of a fused one (GPT-2's [Q | K | V]), so
-      // that tensor parallelism can give each rank whole heads.
-      pm.addPass(part::createPartSplitFusedProjectionsPass());
-      if (mlir::failed(pm.run(*module)))
-        return 1;
-    }
+    module = importModelFile(context, weights);
   }
   if (!module)
     return 1;
@@ -306,40 +367,5 @@ int main(int argc, char **argv) {
   if (mlir::failed(mlir::verify(*module)))
     return 1;
 
-  // Everything is built: write to temporary files, then rename.
-  std::string weightBytes;
-  std::vector<runtime::OutputContents> outputs;
-  if (weightsFile) {
-    runtime::SafetensorsWriter writer;
-    for (const import::WeightTensor &tensor : weights.tensors) {
-      runtime::Status status = writer.add(tensor.name, tensor.dtype,
-                                          tensor.shape, tensor.data.data());
-      if (!status.isOk()) {
-        errs() << "partition-import: " << weightsPath << ": "
-               << status.message() << "\n";
-        return 1;
-      }
-    }
-    runtime::StatusOr<std::string> bytes = writer.serialize();
-    if (!bytes.isOk()) {
-      errs() << "partition-import: " << weightsPath << ": "
-             << bytes.status().message() << "\n";
-      return 1;
-    }
-    weightBytes = std::move(*bytes);
-    outputs.push_back({weightsFile, weightBytes.data(), weightBytes.size()});
-  }
-  std::string text;
-  {
-    raw_string_ostream os(text);
-    module->print(os);
-  }
-  // Standard output comes last, so a reader of it never sees IR without its
-  // data.
-  outputs.push_back({irFile, text.data(), text.size()});
-  if (runtime::Status s = runtime::writeOutputFiles(outputs); !s.isOk()) {
-    errs() << "partition-import: " << s.message() << "\n";
-    return 1;
-  }
-  return 0;
+  return writeOutputs(*module, weights, irFile, weightsFile) ? 0 : 1;
 }
