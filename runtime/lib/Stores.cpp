@@ -619,21 +619,36 @@ void TcpStore::Server::acceptLoop() {
 
 void TcpStore::Server::admit(int fd) {
   // A connection counts against the small budget of pending ones until its
-  // hello, and the oldest of those makes room for a new one: a stranger who
-  // opens connections without the token only ever evicts his own (a
-  // client's hello arrives with its connection), and holds no more than
-  // maxPendingConnections threads and sockets.
-  if (pending_ >= std::max(options_.maxPendingConnections, 1))
-    for (Connection &c : connections_)
-      if (!c.authenticated && !c.evicted) {
-        c.evicted = true;
-        --pending_;
-        // The connection's thread sees the end of its stream and closes
-        // the socket; it leaves connections_ (under mutex_) before that, so
-        // the descriptor cannot be another's yet.
-        ::shutdown(c.fd, SHUT_RDWR);
+  // hello, and the oldest of those that has sent nothing makes room for a
+  // new one: a stranger who opens connections without the token only ever
+  // evicts his own, and holds no more than maxPendingConnections threads
+  // and sockets. A client's hello arrives with its connection, but on a
+  // loaded machine its thread may not have read it yet while a flood
+  // admits the budget's worth of newer connections: one whose bytes wait
+  // to be read is skipped (its thread answers or refuses it within
+  // helloTimeout), unless every pending connection has sent something.
+  if (pending_ >= std::max(options_.maxPendingConnections, 1)) {
+    Connection *victim = nullptr;
+    for (Connection &c : connections_) {
+      if (c.authenticated || c.evicted)
+        continue;
+      if (!victim)
+        victim = &c; // the oldest, should every one have sent something
+      char byte;
+      if (::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) {
+        victim = &c;
         break;
       }
+    }
+    if (victim) {
+      victim->evicted = true;
+      --pending_;
+      // The connection's thread sees the end of its stream and closes the
+      // socket; it leaves connections_ (under mutex_) before that, so the
+      // descriptor cannot be another's yet.
+      ::shutdown(victim->fd, SHUT_RDWR);
+    }
+  }
   ++pending_;
   connections_.emplace_back();
   auto it = std::prev(connections_.end());
