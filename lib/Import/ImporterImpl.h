@@ -384,9 +384,10 @@ private:
   /// "input_ids [2, 16], attention_mask [2, 16]": the graph inputs' shapes,
   /// symbolic dimensions by name (with their bound size where bound).
   std::string describeInputShapes();
-  /// What the import says when every input's shape is fixed by the file:
-  /// that it serves only those shapes, and how to export dynamic ones.
-  std::string fixedShapesNote();
+  /// The inputs' shapes (describeInputShapes) and, where the model fixes
+  /// sizes, that the file serves only those and how to export dynamic
+  /// ones.
+  std::string inputShapesNote();
   /// With --report-parameters: a remark stating the inputs' shapes.
   void reportInputShapes();
   /// The graph inputs that are not initializers.

@@ -95,7 +95,10 @@ std::string Importer::describeInputShapes() {
   return llvm::join(described, ", ");
 }
 
-std::string Importer::fixedShapesNote() {
+std::string Importer::inputShapesNote() {
+  std::string shapes = describeInputShapes();
+  if (shapes.empty())
+    return "the model has no inputs";
   bool allFixed = true, anyFixed = false;
   for (const onnx::ValueInfoProto *in : graphInputs())
     if (const onnx::TensorShapeProto *shape = declaredShape(*in))
@@ -105,13 +108,13 @@ std::string Importer::fixedShapesNote() {
       }
   std::string note;
   if (allFixed)
-    note = "the model's inputs are fixed at " + describeInputShapes() +
+    note = "the model's inputs are fixed at " + shapes +
            ", and the file serves only these shapes";
   else if (anyFixed)
-    note = "the model's inputs are " + describeInputShapes() +
+    note = "the model's inputs are " + shapes +
            ", and the file serves only the sizes given as numbers";
   else
-    return "the model's inputs are " + describeInputShapes();
+    return "the model's inputs are " + shapes;
   return note + " (an exporter folds fixed sizes into constants, a causal "
                 "mask of the sequence length, say); to serve others, export "
                 "with dynamic shapes: torch.onnx.export(..., "
@@ -121,7 +124,7 @@ std::string Importer::fixedShapesNote() {
 
 void Importer::reportInputShapes() {
   if (options.reportParameters)
-    emitRemark(fileLoc()) << fixedShapesNote();
+    emitRemark(fileLoc()) << inputShapesNote();
 }
 
 bool Importer::bindInputShapes() {
@@ -193,7 +196,7 @@ bool Importer::bindInputShapes() {
     }
   }
   for (const std::string &mismatch : fixedMismatches)
-    emitError(fileLoc()) << mismatch << "; " << fixedShapesNote();
+    emitError(fileLoc()) << mismatch << "; " << inputShapesNote();
   return ok && fixedMismatches.empty();
 }
 
@@ -213,7 +216,7 @@ bool Importer::checkDimBindings() {
     diag << "--dim " << name << "=" << value
          << " names no symbolic dimension of the model's inputs";
     if (symbols.empty()) {
-      diag << "; " << fixedShapesNote();
+      diag << "; " << inputShapesNote();
     } else {
       diag << " (they are:";
       for (const std::string &s : symbols)
