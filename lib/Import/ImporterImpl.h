@@ -374,6 +374,24 @@ private:
   bool collectInputs(std::vector<InputInfo> &inputs);
   FailureOr<InputInfo> inputInfo(const onnx::ValueInfoProto &in);
   bool checkDimBindings();
+  // --- input shapes (InputShapes.cpp) ---------------------------------------
+  /// Binds `symbolSizes` and `anonymousSizes` from --dim and --shape;
+  /// reports a --shape naming no input, of the wrong rank, contradicting a
+  /// fixed dimension or binding a symbol to two sizes.
+  bool bindInputShapes();
+  /// The size `in`'s dimension `d` has after the bindings, or 0.
+  int64_t boundSize(const onnx::ValueInfoProto &in, int d);
+  /// "input_ids [2, 16], attention_mask [2, 16]": the graph inputs' shapes,
+  /// symbolic dimensions by name (with their bound size where bound).
+  std::string describeInputShapes();
+  /// The inputs' shapes (describeInputShapes) and, where the model fixes
+  /// sizes, that the file serves only those and how to export dynamic
+  /// ones.
+  std::string inputShapesNote();
+  /// With --report-parameters: a remark stating the inputs' shapes.
+  void reportInputShapes();
+  /// The graph inputs that are not initializers.
+  std::vector<const onnx::ValueInfoProto *> graphInputs();
   std::set<std::string> hostOnlyValues();
   bool registerInitializers();
   /// What torch.export's metadata says of each floating-point initializer
@@ -396,6 +414,10 @@ private:
   /// Parameters' module names from torch.export's metadata, by initializer.
   std::map<std::string, std::string> torchNames;
   std::set<std::string> parameterNames;
+  /// Sizes of symbolic dimensions (--dim, and --shape through the inputs
+  /// that carry them), and of unnamed dynamic ones by (input, dimension).
+  std::map<std::string, int64_t> symbolSizes;
+  std::map<std::pair<std::string, int>, int64_t> anonymousSizes;
   /// Model names and the IR names they became, and back.
   std::map<std::string, std::string> irNames, irNameOwners;
   /// The node being imported, for naming parameters after their first user.

@@ -694,24 +694,26 @@ Importer::inputInfo(const onnx::ValueInfoProto &in) {
       shape.push_back(dim.dim_value());
       continue;
     }
+    if (int64_t size = boundSize(in, d)) {
+      shape.push_back(size);
+      continue;
+    }
     shapeOk = false;
     if (dim.has_dim_value() && dim.dim_value() == 0) {
       emitError(fileLoc()) << "input '" << in.name() << "', dimension " << d
                            << " has size 0; partition has no empty tensors";
     } else if (dim.has_dim_param()) {
-      auto bound = options.dims.find(dim.dim_param());
-      if (bound != options.dims.end()) {
-        shape.push_back(bound->second);
-        shapeOk = true;
-        continue;
-      }
       emitError(fileLoc()) << "input '" << in.name() << "', dimension " << d
                            << ": symbolic size '" << dim.dim_param()
                            << "' is not bound; pass --dim " << dim.dim_param()
-                           << "=N";
+                           << "=N, or --shape " << in.name()
+                           << "=SIZExSIZE... to give the input's sizes by "
+                              "position";
     } else {
       emitError(fileLoc()) << "input '" << in.name() << "', dimension " << d
-                           << " has no size; partition needs static shapes";
+                           << " has no size; partition needs static shapes: "
+                              "pass --shape "
+                           << in.name() << "=SIZExSIZE...";
     }
   }
   if (!exchangeable(t.elem_type(), /*input=*/true))
@@ -743,32 +745,6 @@ bool Importer::collectInputs(std::vector<InputInfo> &inputs) {
       ok = false;
     else
       inputs.push_back(*info);
-  }
-  return ok;
-}
-
-bool Importer::checkDimBindings() {
-  // Bindings that match no symbol are most likely typos.
-  bool ok = true;
-  std::set<std::string> symbols;
-  for (const onnx::ValueInfoProto &in : model.graph().input())
-    if (in.type().has_tensor_type())
-      for (const auto &dim : in.type().tensor_type().shape().dim())
-        if (dim.has_dim_param())
-          symbols.insert(dim.dim_param());
-  for (auto &[name, value] : options.dims) {
-    if (symbols.count(name))
-      continue;
-    InFlightDiagnostic diag = emitError(fileLoc());
-    diag << "--dim " << name << "=" << value
-         << " names no symbolic dimension of the model's inputs";
-    if (!symbols.empty()) {
-      diag << " (they are:";
-      for (const std::string &s : symbols)
-        diag << " " << s;
-      diag << ")";
-    }
-    ok = false;
   }
   return ok;
 }
@@ -1075,8 +1051,8 @@ LogicalResult Importer::checkOutput(const onnx::ValueInfoProto &out, Value v) {
     int64_t expected = -1;
     if (dim.has_dim_value() && dim.dim_value() > 0)
       expected = dim.dim_value();
-    else if (dim.has_dim_param() && options.dims.count(dim.dim_param()))
-      expected = options.dims.at(dim.dim_param());
+    else if (dim.has_dim_param() && symbolSizes.count(dim.dim_param()))
+      expected = symbolSizes.at(dim.dim_param());
     if (expected >= 0 && expected != actual[d])
       dimsOk = false;
   }
@@ -1163,11 +1139,14 @@ OwningOpRef<ModuleOp> Importer::run() {
   bool ok = checkDefinitions();
   ok &= checkNodes();
   std::vector<InputInfo> inputs;
-  ok &= collectInputs(inputs);
-  ok &= checkDimBindings();
+  if (bindInputShapes() && checkDimBindings())
+    ok &= collectInputs(inputs);
+  else
+    ok = false;
   ok &= registerInitializers();
   if (!ok)
     return nullptr;
+  reportInputShapes();
   return build(inputs);
 }
 

@@ -1,6 +1,7 @@
 //===- partition-import.cpp - models into the part dialect ----------------===//
 //
-//   partition-import model.onnx [--dim batch=8 ...] -o model.mlir
+//   partition-import model.onnx [--shape input_ids=8x128 ...]
+//                    [--dim batch=8 ...] -o model.mlir
 //                    [--weights model.safetensors]
 //   partition-import --list-ops
 //   partition-import --model gpt|llama|mlp [--layers N --hidden N --heads N
@@ -55,8 +56,17 @@ cl::opt<std::string>
                 cl::desc("Write the parameters' data to this safetensors file"),
                 cl::value_desc("file"), cl::init(""), cl::cat(category));
 cl::list<std::string>
-    dimBindings("dim", cl::desc("Bind a symbolic dimension: --dim name=value"),
+    dimBindings("dim",
+                cl::desc("Bind a symbolic dimension by the name the model "
+                         "gives it: --dim batch=8"),
                 cl::value_desc("name=value"), cl::cat(category));
+cl::list<std::string> shapeBindings(
+    "shape",
+    cl::desc("Give an input's sizes by position, whatever the exporter "
+             "named its dimensions: --shape input_ids=8x128; '?' or '_' "
+             "leaves a dimension to the model or --dim. A size the model "
+             "fixes cannot change: the export serves only that size"),
+    cl::value_desc("input=SIZExSIZE..."), cl::cat(category));
 cl::opt<bool> noRaise("no-raise",
                       cl::desc("Keep the imported ops one to one with the "
                                "ONNX nodes (skip part-raise and "
@@ -70,7 +80,8 @@ cl::opt<bool> reportRaising(
 cl::opt<bool> reportParameters(
     "report-parameters",
     cl::desc("Remark, for each floating-point initializer, whether it is a "
-             "parameter (and its module name) or a constant, and why"),
+             "parameter (and its module name) or a constant, and why; and "
+             "the inputs' shapes, saying which sizes the export fixed"),
     cl::init(false), cl::cat(category));
 cl::list<std::string> frozenPatterns(
     "frozen",
@@ -190,6 +201,51 @@ static void listOnnxOps() {
   }
 }
 
+/// Parses the --dim and --shape bindings into `options`; prints what is
+/// malformed and returns false.
+static bool parseBindings(import::OnnxImportOptions &options) {
+  bool ok = true;
+  for (const std::string &binding : dimBindings) {
+    auto [name, value] = StringRef(binding).split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+      errs() << "partition-import: --dim " << binding
+             << ": expected name=value with a positive integer value\n";
+      ok = false;
+      continue;
+    }
+    options.dims[name.str()] = size;
+  }
+  for (const std::string &binding : shapeBindings) {
+    // Sizes hold no '=': an input name may.
+    auto [name, text] = StringRef(binding).rsplit('=');
+    std::vector<std::optional<int64_t>> sizes;
+    bool valid = !name.empty() && !text.empty() && name != binding;
+    SmallVector<StringRef> parts;
+    text.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t size;
+      if (part == "?" || part == "_")
+        sizes.push_back(std::nullopt);
+      else if (!part.getAsInteger(10, size) && size > 0)
+        sizes.push_back(size);
+      else
+        valid = false;
+    }
+    if (!valid) {
+      errs() << "partition-import: --shape " << binding
+             << ": expected input=SIZExSIZE..., each size a positive "
+                "integer, or '?' or '_' to leave it\n";
+      ok = false;
+    } else if (!options.shapes.emplace(name.str(), sizes).second) {
+      errs() << "partition-import: --shape " << binding << ": input '" << name
+             << "' has another --shape\n";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 /// The model file imported with the command line's options, raised
 /// (unless --no-raise) and its fused projections split; null after an
 /// error was printed.
@@ -207,19 +263,7 @@ importModelFile(mlir::MLIRContext &context, import::Weights &weights) {
   options.frozen.assign(frozenPatterns.begin(), frozenPatterns.end());
   options.trainable.assign(trainablePatterns.begin(),
                            trainablePatterns.end());
-  bool ok = true;
-  for (const std::string &binding : dimBindings) {
-    auto [name, value] = StringRef(binding).split('=');
-    int64_t size;
-    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
-      errs() << "partition-import: --dim " << binding
-             << ": expected name=value with a positive integer value\n";
-      ok = false;
-      continue;
-    }
-    options.dims[name.str()] = size;
-  }
-  if (!ok)
+  if (!parseBindings(options))
     return nullptr;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       import::importOnnx(context, inputPath, options, weights);

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,16 @@ namespace partition::import {
 struct OnnxImportOptions {
   /// Values of symbolic dimensions (`dim_param`), by name.
   std::map<std::string, int64_t> dims;
+  /// Sizes of graph inputs' dimensions by position, by input name
+  /// (`--shape input_ids=2x16`), whatever the exporter named them;
+  /// std::nullopt leaves a dimension as the model and `dims` give it. A
+  /// size that contradicts a fixed dimension, another binding of the same
+  /// symbol or the input's rank is an error.
+  std::map<std::string, std::vector<std::optional<int64_t>>> shapes;
   /// Remark, for every floating-point initializer of more than one element,
-  /// whether it is a parameter or a constant, and why.
+  /// whether it is a parameter or a constant, and why; and one remark on
+  /// the inputs' shapes (which are fixed by the export, so that the file
+  /// serves only them).
   bool reportParameters = false;
   /// Glob patterns (llvm::GlobPattern) over initializer names and the
   /// module names the export gives them: a match of `frozen` is a constant

@@ -28,7 +28,7 @@
 // UNKNOWN-NEXT: com.example.FusedThing (1 node): custom
 //
 // RUN: not partition-import %t/good.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=UNBOUND
-// UNBOUND: error: input 'x', dimension 0: symbolic size 'batch' is not bound; pass --dim batch=N
+// UNBOUND: error: input 'x', dimension 0: symbolic size 'batch' is not bound; pass --dim batch=N, or --shape x=SIZExSIZE... to give the input's sizes by position
 // RUN: not partition-import %t/good.onnx --dim batch=2 --dim sequence=4 -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TYPO
 // TYPO: error: --dim sequence=4 names no symbolic dimension of the model's inputs (they are: batch)
 // RUN: not partition-import %t/good.onnx --dim batch=0 -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=BADDIM

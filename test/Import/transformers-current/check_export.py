@@ -6,7 +6,7 @@ gets from it, printing one line per check (FileCheck reads them):
 
 DIR holds the partition tools. The model is exported by export_current.py
 (with the flags after FAMILY OUTDIR that it takes), imported with its
-symbolic dimensions bound to batch 2 and sequence 8, and then:
+inputs' shapes bound to batch 2 and sequence 8 (--shape), and then:
 
   params    the imported parameters (part.role parameter) against torch's
             named_parameters(): names and shapes, in any order
@@ -48,21 +48,11 @@ def tool(args, name):
     return os.path.join(args.bin, name)
 
 
-def dim_bindings(model_path, names):
-    """--dim SYMBOL=VALUE for the symbolic dimensions of the inputs, which
-    are [batch, sequence] for input_ids and attention_mask (dynamo names
-    them after torch's symbols, s72 and the like)."""
-    import onnx
-    model = onnx.load(model_path, load_external_data=False)
-    binds = {}
-    for inp in model.graph.input:
-        if inp.name not in names:
-            continue
-        dims = inp.type.tensor_type.shape.dim
-        for d, value in zip(dims, (BATCH, SEQ)):
-            if d.dim_param:
-                binds[d.dim_param] = value
-    return [f"--dim={k}={v}" for k, v in sorted(binds.items())]
+def shape_bindings(names):
+    """--shape INPUT=2x8 for each input: input_ids and attention_mask are
+    [batch, sequence], whatever the exporter named those dimensions (dynamo
+    names them after torch's symbols, s72 and the like)."""
+    return [f"--shape={name}={BATCH}x{SEQ}" for name in names]
 
 
 def read_params(mlir_path):
@@ -158,12 +148,12 @@ def check_hf(args, out, masked):
     print("hf: the Hugging Face checkpoint loads by name; logits equal torch")
 
 
-def check_train(args, out, model, dims, mesh, masked):
+def check_train(args, out, model, bindings, mesh, masked):
     rng = np.random.default_rng(0)
     t = rng.integers(0, 96, size=(BATCH, SEQ + 1))
     np.save(f"{out}/ids.npy", t[:, :-1].astype(np.int64))
     np.save(f"{out}/labels.npy", t[:, 1:].astype(np.int32))
-    run([tool(args, "partition-import"), model, *dims, "--loss",
+    run([tool(args, "partition-import"), model, *bindings, "--loss",
          "cross-entropy", "-o", f"{out}/loss.mlir", "--weights",
          f"{out}/tw.safetensors"])
     run([tool(args, "partition-opt"), f"{out}/loss.mlir", "--part-autodiff",
@@ -208,9 +198,9 @@ def main():
     masked = "--mask" in export_flags
     model = f"{out}/{family}.onnx"
     names = ["input_ids"] + (["attention_mask"] if masked else [])
-    dims = dim_bindings(model, names)
-    run([tool(args, "partition-import"), model, *dims, "-o", f"{out}/m.mlir",
-         "--weights", f"{out}/w.safetensors"])
+    bindings = shape_bindings(names)
+    run([tool(args, "partition-import"), model, *bindings, "-o",
+         f"{out}/m.mlir", "--weights", f"{out}/w.safetensors"])
     print(" ".join(["import", family] + export_flags) + ": ok")
     check_params(out, family)
     for mesh in args.meshes.split(","):
@@ -218,7 +208,7 @@ def main():
     if args.hf_checkpoint:
         check_hf(args, out, masked)
     if args.train:
-        check_train(args, out, model, dims, args.train.replace("+", ","),
+        check_train(args, out, model, bindings, args.train.replace("+", ","),
                     masked)
 
 

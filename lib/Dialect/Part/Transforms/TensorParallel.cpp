@@ -184,6 +184,32 @@ std::string whyWhole(func::FuncOp function, Value query) {
   return text;
 }
 
+/// When `softmax` normalises attention scores left decomposed (part-raise
+/// did not rebuild a part.attention): the product of queries and keys it
+/// reads, through the scaling, masking and casts between -- a matmul or
+/// batch_matmul of two values computed at run time, neither a parameter nor
+/// a constant (a router's softmax over a matmul by its weight is not
+/// attention). Null otherwise.
+Operation *decomposedScores(func::FuncOp function, SoftmaxOp softmax) {
+  auto computed = [&](Value v) {
+    return isa<RankedTensorType>(v.getType()) &&
+           !v.getDefiningOp<ConstantOp>() && !parameterIndex(function, v);
+  };
+  Value v = softmax.getInput();
+  for (int step = 0; step < 8; ++step) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return nullptr;
+    if (isa<MatmulOp, BatchMatmulOp>(def))
+      return llvm::all_of(def->getOperands(), computed) ? def : nullptr;
+    auto operands = llvm::make_filter_range(def->getOperands(), computed);
+    if (operands.empty())
+      return nullptr;
+    v = *operands.begin();
+  }
+  return nullptr;
+}
+
 struct PartTensorParallelPass
     : public partition::part::impl::PartTensorParallelPassBase<
           PartTensorParallelPass> {
@@ -333,6 +359,26 @@ struct PartTensorParallelPass
       attention.emitRemark() << text;
       attention->setAttr(PartDialect::getReplicatedAttrName(),
                          StringAttr::get(function.getContext(), text));
+    });
+    // Attention part-raise left as ops: the split follows no heads into it.
+    function.walk([&](SoftmaxOp softmax) {
+      Operation *scores = decomposedScores(function, softmax);
+      if (!scores || !forward.contains(softmax) ||
+          reached.contains(softmax.getResult()) ||
+          llvm::any_of(scores->getOperands(),
+                       [&](Value v) { return reached.contains(v); }))
+        return;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "attention stays replicated over " << axis << " (size " << size
+         << "): it is decomposed (a softmax of the " << scores->getName()
+         << " at " << scores->getLoc()
+         << ", not a part.attention; partition-import --report-raising says "
+            "why part-raise left it), and "
+         << whyWhole(function, scores->getOperand(0));
+      softmax.emitRemark() << text;
+      softmax->setAttr(PartDialect::getReplicatedAttrName(),
+                       StringAttr::get(function.getContext(), text));
     });
   }
 

@@ -150,8 +150,9 @@ def Part_Dialect : Dialect {
       return ::llvm::StringLiteral("part.recomputed");
     }
     /// Name of the op attribute saying why part-tensor-parallel left an
-    /// attention whole on every rank of its axis (a string: the axis, its
-    /// size and the reason); --part-explain reports it.
+    /// attention (or the softmax of one left decomposed) whole on every
+    /// rank of its axis (a string: the axis, its size and the reason);
+    /// --part-explain reports it.
     static constexpr ::llvm::StringLiteral getReplicatedAttrName() {
       return ::llvm::StringLiteral("part.replicated");
     }

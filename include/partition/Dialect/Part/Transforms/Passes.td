@@ -342,7 +342,13 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
     padded to a multiple of it (as Megatron pads a vocabulary), the padded
     logits masked out of the softmax and loss; a table whose rows cannot be
     padded stays whole, with a remark. Head counts and sequence lengths the
-    axis does not divide are errors naming them.
+    axis does not divide are errors naming them. An attention no split
+    reaches stays whole on every rank: a remark says why (its queries come
+    from an argument, a fused projection left whole, a projection with no
+    row-parallel partner, ...) and `part.replicated` keeps it for
+    `--part-explain`; so does attention left decomposed (a softmax of a
+    product of two computed values, which part-raise did not rebuild as a
+    `part.attention`).
 
     Grouped-query attention with fewer key/value heads (Hkv) than ranks, where
     Hkv divides the axis size: each rank keeps a copy of the key/value head
