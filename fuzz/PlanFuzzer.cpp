@@ -5,9 +5,9 @@
 // reach the FlatBuffers verifier and validatePlan instead of all stopping at
 // the checksum (which a changed byte fails by design). Loads it and, when
 // accepted, lists it; maps the blocks of parameters viewed in another shape
-// than they are stored in (Binding.stored_shape) onto the stored tensor as
-// weight loading does, checking every piece lies inside both and the pieces
-// tile the block; then prepares rank 0's part on a CPU device and loads its
+// than they are stored in (Binding.stored_shape, transposed by
+// stored_permutation) onto the stored tensor as weight loading does,
+// checking every piece lies inside both and the pieces tile the block; then prepares rank 0's part on a CPU device and loads its
 // parameters from a source that checks each block it is asked for lies
 // inside its tensor: memory is allocated but nothing runs. Communicators are
 // never created (a stub factory refuses), so a plan whose rank 0 needs one
@@ -100,8 +100,15 @@ void checkStoredPieces(const plan::Plan &root) {
         continue;
       std::vector<int64_t> global(b->global_shape()->begin(),
                                   b->global_shape()->end());
-      std::vector<int64_t> stored(b->stored_shape()->begin(),
-                                  b->stored_shape()->end());
+      std::vector<int64_t> file(b->stored_shape()->begin(),
+                                b->stored_shape()->end());
+      std::vector<int64_t> perm;
+      if (b->stored_permutation())
+        perm.assign(b->stored_permutation()->begin(),
+                    b->stored_permutation()->end());
+      FUZZ_CHECK(perm.empty() || isPermutation(perm, file.size()),
+                 "an accepted stored permutation is not a permutation");
+      std::vector<int64_t> stored = permuteShape(file, perm);
       std::optional<std::vector<size_t>> groups = viewGroups(global, stored);
       FUZZ_CHECK(groups, "an accepted stored shape is not a view");
       const plan::Value &v = *program->values()->Get(b->value());
@@ -118,6 +125,13 @@ void checkStoredPieces(const plan::Plan &root) {
              storedPieces(global, stored, *groups, offsets, block)) {
           FUZZ_CHECK(inside(p.storedOffsets, p.storedShape, stored),
                      "a stored piece lies outside the stored tensor");
+          if (!perm.empty()) {
+            std::vector<int64_t> fileOffsets, fileShape;
+            unpermuteBlock(perm, p.storedOffsets, p.storedShape, fileOffsets,
+                           fileShape);
+            FUZZ_CHECK(inside(fileOffsets, fileShape, file),
+                       "a permuted piece lies outside the file's tensor");
+          }
           FUZZ_CHECK(inside(p.blockOffsets, p.blockShape, block),
                      "a stored piece lands outside its block");
           FUZZ_CHECK(elementsOf(p.storedShape) == elementsOf(p.blockShape),

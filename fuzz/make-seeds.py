@@ -300,6 +300,16 @@ func.func @c_attn(%x: tensor<16x32xf32> {part.name = "x"},
 """
 
 
+# The same with the weight as torch stores a Linear's, [out, in] = [96, 32],
+# which the program views transposed (part.stored_permutation, plan format
+# 10), and part-split-fused-projections then views as [32, 3, 32].
+C_ATTN_PERMUTED_MODEL = C_ATTN_MODEL.replace(
+    '"c_attn.weight", part.role = #part.role<parameter>}',
+    '"c_attn.weight", part.role = #part.role<parameter>, '
+    'part.stored_permutation = array<i64: 1, 0>, '
+    'part.stored_shape = array<i64: 96, 32>}')
+
+
 def stored_shape_seeds(sh, tmp):
     """Plans of the current format with stored_shape views: on dp:1 (rank 0
     needs no communicator, so the target loads its parameters through the
@@ -307,16 +317,22 @@ def stored_shape_seeds(sh, tmp):
     by ZeRO-3 on dp:2, whose AdamW updates are Fused kernels computed in
     place into the parameters and state (outputs with stored shapes that
     update them)."""
-    with open(os.path.join(tmp, "c-attn.mlir"), "w") as f:
-        f.write(C_ATTN_MODEL)
-    sh("partition-opt c-attn.mlir --part-split-fused-projections --part-append-loss=kind=mse | "
-       "partition-opt --part-autodiff --part-optimizer='kind=adamw lr=0.01' > c-attn-step.mlir")
-    for name, spmd in [("c-attn-stored-dp1", "mesh=dp:1"),
-                       ("c-attn-stored-dp2-tp2", "mesh=dp:2,tp:2"),
-                       ("c-attn-stored-zero3", "mesh=dp:2 zero=3")]:
-        sh(f"partition-opt c-attn-step.mlir --part-spmd='{spmd}' | "
-           f"partition-translate --part-to-plan -o {name}.plan 2>/dev/null")
-        put("plan", open(os.path.join(tmp, f"{name}.plan"), "rb").read()[:-8], f"{name}.plan")
+    assert C_ATTN_PERMUTED_MODEL != C_ATTN_MODEL
+    for model, text in [("c-attn", C_ATTN_MODEL),
+                        ("c-attn-permuted", C_ATTN_PERMUTED_MODEL)]:
+        with open(os.path.join(tmp, f"{model}.mlir"), "w") as f:
+            f.write(text)
+        sh(f"partition-opt {model}.mlir --part-split-fused-projections --part-append-loss=kind=mse | "
+           f"partition-opt --part-autodiff --part-optimizer='kind=adamw lr=0.01' > {model}-step.mlir")
+        meshes = [("dp1", "mesh=dp:1"), ("dp2-tp2", "mesh=dp:2,tp:2"),
+                  ("zero3", "mesh=dp:2 zero=3")]
+        if model == "c-attn-permuted":
+            meshes = meshes[:2]
+        for suffix, spmd in meshes:
+            name = model.replace("c-attn", "c-attn-stored") + "-" + suffix
+            sh(f"partition-opt {model}-step.mlir --part-spmd='{spmd}' | "
+               f"partition-translate --part-to-plan -o {name}.plan 2>/dev/null")
+            put("plan", open(os.path.join(tmp, f"{name}.plan"), "rb").read()[:-8], f"{name}.plan")
 
 
 def tool_seeds(build):

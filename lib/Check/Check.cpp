@@ -24,6 +24,7 @@
 #include "partition/runtime/Safetensors.h"
 #include "partition/runtime/Sharding.h"
 #include "partition/runtime/Stores.h"
+#include "partition/runtime/StoredShape.h"
 #include "partition/runtime/cpu/GlooCommunicator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -503,9 +504,16 @@ rt::StatusOr<RunResult> runPlan(const rt::LoadedPlan &plan,
                                          local.shape),
                         rt::dtypeSize(whole.dtype));
       }
-      if (b->stored_shape())
+      if (b->stored_shape()) {
         whole.shape.assign(b->stored_shape()->begin(),
                            b->stored_shape()->end());
+        std::vector<int64_t> perm;
+        if (b->stored_permutation())
+          perm.assign(b->stored_permutation()->begin(),
+                      b->stored_permutation()->end());
+        whole.data = rt::toStoredOrder(whole.data, whole.shape, perm,
+                                       rt::dtypeSize(whole.dtype));
+      }
       result.outputs[name] = std::move(whole);
       if (isScalarOutput(*program, *b)) {
         int32_t first = mesh.ranks()->Get(0);

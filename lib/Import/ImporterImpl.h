@@ -401,6 +401,11 @@ private:
   /// the initializers that are constants, with the reason.
   std::map<std::string, std::string>
   torchExportConstants(const std::set<std::string> &candidates);
+  /// The legacy exporter's folded Linear weights among `candidates`:
+  /// "onnx::MatMul_*" initializers of rank 2 read only as a MatMul's B
+  /// (torch's weight transposed, [in, out]). Adds them to
+  /// `transposedWeights`.
+  void findLegacyTransposedWeights(const std::set<std::string> &candidates);
   LogicalResult
   buildResults(mlir::SmallVectorImpl<Value> &results,
                mlir::SmallVectorImpl<mlir::DictionaryAttr> &attrs);
@@ -413,6 +418,10 @@ private:
   llvm::DenseMap<const onnx::TensorProto *, Value> parameterArgs;
   /// Parameters' module names from torch.export's metadata, by initializer.
   std::map<std::string, std::string> torchNames;
+  /// Initializers that are a Linear's weight transposed, [in, out], as the
+  /// exporters fold it: the parameter keeps that type, and the weights file
+  /// holds torch's [out, in] (part.stored_permutation [1, 0]).
+  std::set<std::string> transposedWeights;
   std::set<std::string> parameterNames;
   /// Sizes of symbolic dimensions (--dim, and --shape through the inputs
   /// that carry them), and of unnamed dynamic ones by (input, dimension).

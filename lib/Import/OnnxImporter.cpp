@@ -26,6 +26,7 @@
 
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/runtime/StoredShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -201,12 +202,24 @@ Value Importer::addParameter(const onnx::TensorProto &tensor) {
   parameterNames.insert(name);
   Value arg = body->addArgument(
       type, NameLoc::get(StringAttr::get(&context, name), fileLoc()));
-  argAttrs.push_back(builder.getDictionaryAttr(
-      {builder.getNamedAttr(part::PartDialect::getNameAttrName(),
-                            builder.getStringAttr(name)),
-       builder.getNamedAttr(
-           part::PartDialect::getRoleAttrName(),
-           part::ArgRoleAttr::get(&context, part::ArgRole::Parameter))}));
+  SmallVector<NamedAttribute> attrs = {
+      builder.getNamedAttr(part::PartDialect::getNameAttrName(),
+                           builder.getStringAttr(name)),
+      builder.getNamedAttr(
+          part::PartDialect::getRoleAttrName(),
+          part::ArgRoleAttr::get(&context, part::ArgRole::Parameter))};
+  // A Linear's weight the exporter folded into its transpose: the program
+  // reads [in, out], the weights file holds torch's [out, in].
+  bool transposed = transposedWeights.count(tensor.name()) && shape.size() == 2;
+  if (transposed) {
+    attrs.push_back(builder.getNamedAttr(
+        part::PartDialect::getStoredShapeAttrName(),
+        builder.getDenseI64ArrayAttr({shape[1], shape[0]})));
+    attrs.push_back(builder.getNamedAttr(
+        part::PartDialect::getStoredPermutationAttrName(),
+        builder.getDenseI64ArrayAttr({1, 0})));
+  }
+  argAttrs.push_back(builder.getDictionaryAttr(attrs));
   parameterArgs[&tensor] = arg;
 
   WeightTensor weight;
@@ -226,6 +239,11 @@ Value Importer::addParameter(const onnx::TensorProto &tensor) {
   // The data was checked when the initializer was registered.
   (void)tensorBytes(tensor, bytes, "initializer '" + tensor.name() + "'");
   weight.data.assign(bytes.begin(), bytes.end());
+  if (transposed) {
+    weight.shape = {shape[1], shape[0]};
+    runtime::transposeCopy(bytes.data(), shape, {1, 0}, weight.data.data(),
+                           runtime::dtypeSize(weight.dtype));
+  }
   weights.tensors.push_back(std::move(weight));
   return arg;
 }
@@ -826,6 +844,41 @@ parseTorchSignature(StringRef text) {
   return placeholders;
 }
 
+/// The weight argument of a torch node "%linear = call_function[target=
+/// torch.ops.aten.linear.default](args = (%x, %p_weight, ...)": p_weight;
+/// "" for any other node.
+static std::string linearWeightArgument(StringRef fx) {
+  StringRef call = "target=torch.ops.aten.linear.default](args = (";
+  size_t at = fx.find(call);
+  if (at == StringRef::npos)
+    return "";
+  SmallVector<StringRef> args;
+  fx.drop_front(at + call.size()).split(args, ',');
+  if (args.size() < 2 || !args[1].trim().starts_with("%"))
+    return "";
+  StringRef weight = args[1].trim().drop_front();
+  return weight.take_while([](char c) { return isalnum(c) || c == '_'; })
+      .str();
+}
+
+void Importer::findLegacyTransposedWeights(
+    const std::set<std::string> &candidates) {
+  std::map<std::string, bool> onlyMatMulB;
+  for (const onnx::NodeProto &node : model.graph().node())
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string &in = node.input(i);
+      if (!candidates.count(in) || !StringRef(in).starts_with("onnx::MatMul_"))
+        continue;
+      bool b = node.op_type() == "MatMul" && i == 1;
+      auto [it, first] = onlyMatMulB.emplace(in, b);
+      it->second = it->second && b;
+    }
+  for (const auto &[name, b] : onlyMatMulB)
+    if (b && initializers.count(name) &&
+        initializers.at(name)->dims_size() == 2)
+      transposedWeights.insert(name);
+}
+
 std::map<std::string, std::string>
 Importer::torchExportConstants(const std::set<std::string> &candidates) {
   // torch.export (the dynamo exporter) records its graph signature on the
@@ -845,9 +898,22 @@ Importer::torchExportConstants(const std::set<std::string> &candidates) {
   for (auto &[name, kindTarget] : placeholders)
     byTarget[kindTarget.second] = name;
   std::map<std::string, std::vector<std::string>> readers;
+  // The placeholder an initializer stands for as the weight of torch's
+  // aten.linear (the MatMul's B is then the weight transposed), "" where
+  // one of its readers is something else.
+  std::map<std::string, std::string> linearWeightOf;
   for (const onnx::NodeProto &node : model.graph().node()) {
     std::string fx =
         unknownMetadataProps(node, 9)["pkg.torch.onnx.fx_node"];
+    std::string weight = linearWeightArgument(fx);
+    for (int i = 0; i < node.input_size(); ++i)
+      if (candidates.count(node.input(i))) {
+        bool linear = node.op_type() == "MatMul" && i == 1 && !weight.empty();
+        auto [it, first] = linearWeightOf.emplace(node.input(i),
+                                                  linear ? weight : "");
+        if (!first && it->second != (linear ? weight : ""))
+          it->second = "";
+      }
     std::vector<std::string> read;
     for (size_t i = fx.find('%'); i != std::string::npos;
          i = fx.find('%', i + 1)) {
@@ -886,6 +952,8 @@ Importer::torchExportConstants(const std::set<std::string> &candidates) {
     if (!parameter.empty()) {
       claimed.insert(parameter);
       torchNames[init] = placeholders[parameter].second;
+      if (linearWeightOf[init] == parameter)
+        transposedWeights.insert(init);
       continue;
     }
     constants[init] =
@@ -975,6 +1043,7 @@ bool Importer::registerInitializers() {
       candidates.insert(init.name());
   std::map<std::string, std::string> constants =
       torchExportConstants(candidates);
+  findLegacyTransposedWeights(candidates);
   ParameterOverrides overrides(options, torchNames);
   for (const onnx::TensorProto &init : model.graph().initializer()) {
     std::string what = "initializer '" + init.name() + "'";

@@ -624,6 +624,51 @@ Status Executor::allocateScratch() {
   return Status::ok();
 }
 
+Status partition::runtime::readStoredBlock(
+    ParameterSource &source, const std::string &name, DType dtype,
+    const std::vector<int64_t> &global, const std::vector<int64_t> &stored,
+    const std::vector<int64_t> &perm, const std::vector<int64_t> &offsets,
+    const std::vector<int64_t> &block, void *dst) {
+  if (!perm.empty() && !isPermutation(perm, stored.size()))
+    return PARTITION_ERROR(InvalidArgument, "parameter \"", name,
+                           "\": stored permutation ", formatShape(perm),
+                           " does not permute stored shape ",
+                           formatShape(stored));
+  std::vector<int64_t> permuted = permuteShape(stored, perm);
+  std::optional<std::vector<size_t>> groups = viewGroups(global, permuted);
+  if (!groups)
+    return PARTITION_ERROR(InvalidArgument, "parameter \"", name,
+                           "\": global shape ", formatShape(global),
+                           " does not view stored shape ",
+                           formatShape(permuted));
+  size_t bytes = dtypeSize(dtype);
+  std::vector<char> piece, raw;
+  std::vector<int64_t> rawOffsets, rawShape;
+  for (const StoredPiece &p :
+       storedPieces(global, permuted, *groups, offsets, block)) {
+    int64_t count = 1;
+    for (int64_t d : p.storedShape)
+      count *= d;
+    piece.resize(count * bytes);
+    if (perm.empty()) {
+      PARTITION_RETURN_IF_ERROR(source.read(name, dtype, stored,
+                                            p.storedOffsets, p.storedShape,
+                                            piece.data()));
+    } else {
+      // The piece of transpose(stored, perm) is a block of the stored
+      // tensor, read whole and transposed.
+      unpermuteBlock(perm, p.storedOffsets, p.storedShape, rawOffsets,
+                     rawShape);
+      raw.resize(count * bytes);
+      PARTITION_RETURN_IF_ERROR(source.read(name, dtype, stored, rawOffsets,
+                                            rawShape, raw.data()));
+      transposeCopy(raw.data(), rawShape, perm, piece.data(), bytes);
+    }
+    insertBlock(dst, block, piece.data(), p.blockShape, p.blockOffsets, bytes);
+  }
+  return Status::ok();
+}
+
 Status Executor::loadParameters(ParameterSource &source) {
   if (!program_ || !program_->params())
     return Status::ok();
@@ -652,34 +697,15 @@ Status Executor::loadParameters(ParameterSource &source) {
     }
     // A parameter viewed in another shape than its source stores it in is
     // read as the pieces of the stored tensor its block spans.
-    std::vector<int64_t> stored = b->stored_shape()
-                                      ? toVector(b->stored_shape())
-                                      : std::vector<int64_t>();
+    std::vector<int64_t> stored = toVector(b->stored_shape()),
+                         perm = toVector(b->stored_permutation());
     auto readBlock = [&](const std::string &name) -> Status {
       if (dst != host.data() && staging.empty())
         return Status::ok(); // all padding
       if (stored.empty() || !source.readsStoredShapes())
         return source.read(name, dtype, global, offsets, inside, dst);
-      std::optional<std::vector<size_t>> groups = viewGroups(global, stored);
-      if (!groups)
-        return PARTITION_ERROR(InvalidArgument, "parameter \"", name,
-                               "\": global shape ", formatShape(global),
-                               " does not view stored shape ",
-                               formatShape(stored));
-      std::vector<char> piece;
-      for (const StoredPiece &p :
-           storedPieces(global, stored, *groups, offsets, inside)) {
-        int64_t count = 1;
-        for (int64_t d : p.storedShape)
-          count *= d;
-        piece.resize(count * dtypeSize(dtype));
-        PARTITION_RETURN_IF_ERROR(source.read(name, dtype, stored,
-                                              p.storedOffsets, p.storedShape,
-                                              piece.data()));
-        insertBlock(dst, inside, piece.data(), p.blockShape, p.blockOffsets,
-                    dtypeSize(dtype));
-      }
-      return Status::ok();
+      return readStoredBlock(source, name, dtype, global, stored, perm,
+                             offsets, inside, dst);
     };
     Status read = readBlock(b->name()->str());
     // State the source (a checkpoint) lacks starts at its initial value:

@@ -99,6 +99,7 @@ private:
   Status checkValues();
   Status checkBindings(const fb::Vector<fb::Offset<plan::Binding>> *bindings,
                        const char *kind, plan::Storage storage);
+  Status checkStoredLayout(const char *kind, const plan::Binding &b);
   Status checkInstruction(size_t index, const plan::Instruction &inst);
   Status checkPlacements();
   Status checkCollective(const std::string &at, const plan::CollectiveInst &c,
@@ -260,6 +261,46 @@ Status ProgramValidator::checkValues() {
   return Status::ok();
 }
 
+/// A binding's layout in weights files (Binding.stored_shape and
+/// stored_permutation): only a parameter, state or output may have one, the
+/// permutation only with a stored shape and over its dimensions, and the
+/// global shape must view the (permuted) stored shape.
+Status ProgramValidator::checkStoredLayout(const char *kind,
+                                           const plan::Binding &b) {
+  std::string name = b.name()->str();
+  const auto *perm = b.stored_permutation();
+  if (!b.stored_shape() && !perm)
+    return Status::ok();
+  if (!aligned(b.stored_shape()) || !aligned(perm))
+    return fail(kind, " \"", name,
+                "\": its stored shape or permutation is not 8-byte aligned");
+  std::vector<int64_t> global = toVector(b.global_shape()),
+                       stored = toVector(b.stored_shape()),
+                       permutation = toVector(perm);
+  if (b.role() == plan::Role::Input || b.role() == plan::Role::Label ||
+      b.role() == plan::Role::Constant)
+    return fail(kind, " \"", name,
+                "\" has a stored layout, which an input, label or constant "
+                "does not have");
+  if (perm && (!b.stored_shape() || !isPermutation(permutation, stored.size())))
+    return fail(kind, " \"", name, "\" has the stored permutation ",
+                formatShape(permutation),
+                ", which is not a permutation of the dimensions of its "
+                "stored shape ",
+                formatShape(stored));
+  std::vector<int64_t> permuted = permuteShape(stored, permutation);
+  if (!viewGroups(global, permuted))
+    return fail(kind, " \"", name, "\" has the stored shape ",
+                formatShape(stored),
+                perm ? " permuted " + formatShape(permutation) + " to " +
+                           formatShape(permuted)
+                     : std::string(),
+                ", which its global shape ", formatShape(global),
+                " does not view (consecutive dimensions must multiply to "
+                "each stored one)");
+  return Status::ok();
+}
+
 Status ProgramValidator::checkBindings(
     const fb::Vector<fb::Offset<plan::Binding>> *bindings, const char *kind,
     plan::Storage storage) {
@@ -296,20 +337,8 @@ Status ProgramValidator::checkBindings(
         return fail(kind, " \"", name, "\" has the global shape ",
                     formatShape(toVector(b.global_shape())),
                     ", negative or of more than ", kMaxBytes, " elements");
-    if (b.stored_shape()) {
-      if (!aligned(b.stored_shape()))
-        return fail(kind, " \"", name,
-                    "\": its stored shape is not 8-byte aligned");
-      std::vector<int64_t> global = toVector(b.global_shape()),
-                           stored = toVector(b.stored_shape());
-      if (b.role() == plan::Role::Input || b.role() == plan::Role::Label ||
-          b.role() == plan::Role::Constant || !viewGroups(global, stored))
-        return fail(kind, " \"", name, "\" has the stored shape ",
-                    formatShape(stored),
-                    ", which its global shape ", formatShape(global),
-                    " does not view (consecutive dimensions must multiply to "
-                    "each stored one) or which its role does not have");
-    }
+    if (Status s = checkStoredLayout(kind, b); !s.isOk())
+      return s;
     std::set<uint32_t> used;
     auto useAxis = [&](uint32_t axis) -> Status {
       if (axis >= mesh->axis_names()->size())
@@ -990,6 +1019,9 @@ std::string LoadedPlan::dump() const {
            << shardingText(mesh, *b->sharding());
         if (b->stored_shape())
           os << " stored as " << formatShape(toVector(b->stored_shape()));
+        if (b->stored_permutation())
+          os << " permuted "
+             << formatShape(toVector(b->stored_permutation()));
         if (b->updates() >= 0 && prog.params() &&
             size_t(b->updates()) < prog.params()->size()) {
           os << " updates \"" << prog.params()->Get(b->updates())->name()->str()

@@ -13,6 +13,7 @@
 #include "partition/runtime/BatchSource.h"
 #include "partition/runtime/Calibrate.h"
 #include "partition/runtime/Checkpoint.h"
+#include "partition/runtime/StoredShape.h"
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Files.h"
 #include "partition/runtime/Launch.h"
@@ -1109,10 +1110,17 @@ StatusOr<HostTensor> assemble(const plan::Plan &root,
                 shardOffsets(mesh, *b.sharding(), r.coordinates, local.shape),
                 dtypeSize(whole.dtype));
   }
-  // A parameter's new value or gradient in the shape its weights file has
-  // (the same elements in the same order).
-  if (b.stored_shape())
+  // A parameter's new value or gradient in the layout its weights file has
+  // (the same elements, transposed back where the file holds them so).
+  if (b.stored_shape()) {
     whole.shape.assign(b.stored_shape()->begin(), b.stored_shape()->end());
+    std::vector<int64_t> perm;
+    if (b.stored_permutation())
+      perm.assign(b.stored_permutation()->begin(),
+                  b.stored_permutation()->end());
+    whole.data = toStoredOrder(whole.data, whole.shape, perm,
+                               dtypeSize(whole.dtype));
+  }
   return whole;
 }
 

@@ -8,6 +8,7 @@
 
 #include "partition/runtime/DType.h"
 #include "partition/runtime/DeviceGroups.h"
+#include "partition/runtime/Executor.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Sharding.h"
@@ -431,6 +432,8 @@ enum class Break {
   CollectiveShape,
   BindingSharding,
   StoredShape,
+  StoredPermutation,
+  StoredPermutationView,
   ScheduleProgram,
   Opcode,
   HugeShape,
@@ -488,13 +491,20 @@ std::vector<uint8_t> buildPlan(Break what = Break::Nothing) {
   // w [16, 6] stored as [96] (a valid view); broken, as [12, 8], whose
   // dimensions no consecutive ones of [16, 6] multiply to.
   std::vector<int64_t> wGlobal = {what == Break::BindingSharding ? 20 : 16, 6};
+  // Broken permutations: one that repeats a dimension, and one whose
+  // transposed [6, 16] the view [16, 6] is not.
   std::vector<int64_t> wStored = {wGlobal[0] * wGlobal[1]};
+  std::vector<int64_t> wPerm;
   if (what == Break::StoredShape)
     wStored = {12, 8};
+  if (what == Break::StoredPermutation)
+    wStored = {6, 16}, wPerm = {0, 0};
+  if (what == Break::StoredPermutationView)
+    wStored = {16, 6}, wPerm = {1, 0};
   std::vector<fb::Offset<plan::Binding>> params = {
       plan::CreateBindingDirect(b, "w", plan::Role::Parameter, 1, &wGlobal,
                                 sharding({{0}, {}}), nullptr, -1, nullptr, 0,
-                                &wStored),
+                                &wStored, wPerm.empty() ? nullptr : &wPerm),
       binding("b", plan::Role::Parameter, 2, {6}, sharding({{}})),
   };
   std::vector<fb::Offset<plan::Binding>> inputs = {
@@ -642,6 +652,12 @@ TEST(Plan, RejectsEachTargetedCorruptionWithItsReason) {
       {Break::StoredShape,
        "parameter \"w\" has the stored shape [12, 8], which its global shape "
        "[16, 6] does not view"},
+      {Break::StoredPermutation,
+       "parameter \"w\" has the stored permutation [0, 0], which is not a "
+       "permutation of the dimensions of its stored shape [6, 16]"},
+      {Break::StoredPermutationView,
+       "parameter \"w\" has the stored shape [16, 6] permuted [1, 0] to "
+       "[6, 16], which its global shape [16, 6] does not view"},
       {Break::ScheduleProgram, "schedule step names program 4 of 1"},
       {Break::Opcode, "unknown opcode 999"},
       {Break::HugeShape, "value 7 of shape [1099511627776, 1099511627776] "
@@ -850,6 +866,124 @@ TEST(StoredShape, PiecesAssembleTheViewBlock) {
     EXPECT_EQ(got, expected) << "view of rank " << c.view.size()
                               << " at offset " << c.offsets[2];
   }
+}
+
+TEST(StoredShape, Permutations) {
+  EXPECT_TRUE(isPermutation({1, 0}, 2));
+  EXPECT_TRUE(isPermutation({2, 0, 1}, 3));
+  EXPECT_TRUE(isPermutation({}, 0));
+  EXPECT_FALSE(isPermutation({0, 0}, 2));
+  EXPECT_FALSE(isPermutation({1, 2}, 2));
+  EXPECT_FALSE(isPermutation({-1, 0}, 2));
+  EXPECT_FALSE(isPermutation({1, 0}, 3));
+  EXPECT_EQ(permuteShape({6, 4}, {1, 0}), (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(permuteShape({2, 3, 4}, {2, 0, 1}),
+            (std::vector<int64_t>{4, 2, 3}));
+  EXPECT_EQ(permuteShape({2, 3}, {}), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(inversePermutation({2, 0, 1}), (std::vector<int64_t>{1, 2, 0}));
+}
+
+/// A ParameterSource over one whole tensor in the stored layout: each read
+/// must name the stored shape and cut a block of it.
+class StoredTensorSource final : public ParameterSource {
+public:
+  StoredTensorSource(std::vector<int64_t> shape, std::vector<float> data)
+      : shape(std::move(shape)), data(std::move(data)) {}
+  Status read(const std::string &, DType,
+              const std::vector<int64_t> &globalShape,
+              const std::vector<int64_t> &offsets,
+              const std::vector<int64_t> &localShape, void *dst) override {
+    if (globalShape != shape)
+      return PARTITION_ERROR(InvalidArgument, "read of shape ",
+                             formatShape(globalShape), ", stored ",
+                             formatShape(shape));
+    extractBlock(data.data(), shape, dst, localShape, offsets, sizeof(float));
+    ++reads;
+    return Status::ok();
+  }
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  int reads = 0;
+};
+
+// A parameter the weights file holds transposed (torch's Linear weight
+// [out, in], viewed [in, out]; a fused one [k n, in] viewed [in, k, n]; a
+// rank-3 permutation): readStoredBlock gives each block of the view what
+// cutting it out of transpose-then-reshape, computed here element by
+// element, gives; and toStoredOrder turns the whole view back into the
+// file's bytes.
+TEST(StoredShape, PermutedReadGivesTheViewBlock) {
+  struct Case {
+    std::vector<int64_t> stored, perm, view, offsets, block;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{6, 4}, {1, 0}, {4, 6}, {0, 3}, {4, 3}},    // column-parallel
+           {{6, 4}, {1, 0}, {4, 6}, {2, 0}, {2, 6}},    // row-parallel
+           {{6, 4}, {1, 0}, {4, 6}, {1, 2}, {3, 2}},    // inside both
+           {{12, 4}, {1, 0}, {4, 2, 6}, {0, 0, 3}, {4, 2, 3}}, // fused, tp
+           {{12, 4}, {1, 0}, {4, 2, 6}, {1, 1, 0}, {2, 1, 6}},
+           {{2, 3, 4}, {2, 0, 1}, {2, 2, 2, 3}, {1, 0, 1, 1}, {1, 2, 1, 2}},
+           {{4, 18}, {}, {4, 3, 6}, {0, 0, 2}, {4, 3, 2}}}) { // no permutation
+    std::vector<int64_t> permuted = permuteShape(c.stored, c.perm);
+    int64_t total = 1;
+    for (int64_t d : c.stored)
+      total *= d;
+    std::vector<float> file(total);
+    for (int64_t i = 0; i < total; ++i)
+      file[i] = float(i);
+    // view element e is transpose(file, perm) at the row-major index e of
+    // `permuted`: file index f with f[perm[i]] = t[i].
+    size_t rank = permuted.size();
+    std::vector<float> view(total);
+    for (int64_t e = 0; e < total; ++e) {
+      std::vector<int64_t> t(rank), f(rank);
+      for (int64_t rest = e, d = int64_t(rank) - 1; d >= 0; --d) {
+        t[d] = rest % permuted[d];
+        rest /= permuted[d];
+      }
+      for (size_t i = 0; i < rank; ++i)
+        f[c.perm.empty() ? i : c.perm[i]] = t[i];
+      int64_t at = 0;
+      for (size_t d = 0; d < rank; ++d)
+        at = at * c.stored[d] + f[d];
+      view[e] = file[at];
+    }
+    int64_t count = 1;
+    for (int64_t d : c.block)
+      count *= d;
+    std::vector<float> expected(count, -1), got(count, -2);
+    extractBlock(view.data(), c.view, expected.data(), c.block, c.offsets, 4);
+    StoredTensorSource source(c.stored, file);
+    Status read = readStoredBlock(source, "w", DType::F32, c.view, c.stored,
+                                  c.perm, c.offsets, c.block, got.data());
+    ASSERT_TRUE(read.isOk()) << read.message();
+    EXPECT_EQ(got, expected) << "stored " << formatShape(c.stored)
+                             << " permuted " << formatShape(c.perm);
+    std::vector<char> bytes(total * 4);
+    std::memcpy(bytes.data(), view.data(), bytes.size());
+    std::vector<char> back = toStoredOrder(bytes, c.stored, c.perm, 4);
+    EXPECT_EQ(std::memcmp(back.data(), file.data(), bytes.size()), 0)
+        << "stored " << formatShape(c.stored);
+  }
+}
+
+TEST(StoredShape, PermutedReadRejectsWhatIsNoView) {
+  StoredTensorSource source({6, 4}, std::vector<float>(24));
+  std::vector<float> dst(24);
+  Status s = readStoredBlock(source, "w", DType::F32, {4, 6}, {6, 4}, {0, 0},
+                             {0, 0}, {4, 6}, dst.data());
+  EXPECT_EQ(s.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(s.message().find("parameter \"w\": stored permutation [0, 0] "
+                             "does not permute stored shape [6, 4]"),
+            std::string::npos)
+      << s.message();
+  s = readStoredBlock(source, "w", DType::F32, {6, 4}, {6, 4}, {1, 0}, {0, 0},
+                      {6, 4}, dst.data());
+  EXPECT_NE(s.message().find("global shape [6, 4] does not view stored "
+                             "shape [4, 6]"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(source.reads, 0);
 }
 
 } // namespace

@@ -1,3 +1,4 @@
-func.func @logical_rank(%x: tensor<4x8xf32> {part.logical_shape = array<i64: 3>}) {
+func.func @elements_overflow(%a: tensor<1099511627776x1099511627776xf32>) {
+  %0 = part.neg %a : tensor<1099511627776x1099511627776xf32>
   return
 }

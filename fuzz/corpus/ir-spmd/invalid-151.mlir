@@ -1,3 +1,4 @@
-func.func @logical_size(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {part.logical_shape = array<i64: 4, 9>}) {
-  return %x : tensor<4x8xf32>
+func.func @bytes_overflow(%a: tensor<4611686018427387904xf32>) {
+  %0 = part.neg %a : tensor<4611686018427387904xf32>
+  return
 }

@@ -86,6 +86,13 @@ struct ValueInfo {
 };
 
 /// Lowers one function.
+/// How weights files hold a parameter the program views in another shape
+/// (part.stored_shape, and part.stored_permutation when transposed); null
+/// attributes when the file holds the program's view.
+struct StoredLayout {
+  DenseI64ArrayAttr shape, permutation;
+};
+
 class ProgramLowering {
 public:
   ProgramLowering(fb::FlatBufferBuilder &builder, func::FuncOp function,
@@ -113,10 +120,18 @@ private:
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
               ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0,
               int32_t updates = -1, Attribute init = {},
-              DenseI64ArrayAttr logical = {}, DenseI64ArrayAttr stored = {});
-  /// The shape weights files store argument `index` in (part.stored_shape),
-  /// its own or, for optimizer state, its parameter's.
-  DenseI64ArrayAttr storedShapeOf(int64_t index);
+              DenseI64ArrayAttr logical = {}, StoredLayout stored = {});
+  /// The layout weights files store argument `index` in (part.stored_shape
+  /// and part.stored_permutation), its own or, for optimizer state, its
+  /// parameter's.
+  StoredLayout storedLayoutOf(int64_t index);
+  /// Binding.stored_shape and stored_permutation of `stored` for a value
+  /// of whole shape `global`; null offsets when it has none.
+  LogicalResult lowerStoredLayout(Operation *at, StringRef name,
+                                  const std::vector<int64_t> &global,
+                                  StoredLayout stored,
+                                  fb::Offset<fb::Vector<int64_t>> &shape,
+                                  fb::Offset<fb::Vector<int64_t>> &perm);
   FailureOr<std::vector<uint32_t>> axisIndices(Operation *op, ArrayAttr axes);
   void planArena(ProgramMemory &memory);
   fb::Offset<plan::Instruction> instruction(Operation *op, plan::Inst type,
@@ -240,15 +255,57 @@ ProgramLowering::lowerSharding(Operation *at, ShardingAttr sharding) {
   return plan::CreateShardingDirect(builder, &dims, &unreduced);
 }
 
-DenseI64ArrayAttr ProgramLowering::storedShapeOf(int64_t index) {
-  StringRef name = PartDialect::getStoredShapeAttrName();
-  if (auto own = function.getArgAttrOfType<DenseI64ArrayAttr>(index, name))
+StoredLayout ProgramLowering::storedLayoutOf(int64_t index) {
+  auto layoutOf = [&](int64_t arg) {
+    return StoredLayout{
+        function.getArgAttrOfType<DenseI64ArrayAttr>(
+            arg, PartDialect::getStoredShapeAttrName()),
+        function.getArgAttrOfType<DenseI64ArrayAttr>(
+            arg, PartDialect::getStoredPermutationAttrName())};
+  };
+  StoredLayout own = layoutOf(index);
+  if (own.shape)
     return own;
   if (auto of = function.getArgAttrOfType<IntegerAttr>(
           index, PartDialect::getStateOfAttrName()))
     if (of.getInt() >= 0 && of.getInt() < function.getNumArguments())
-      return function.getArgAttrOfType<DenseI64ArrayAttr>(of.getInt(), name);
+      return layoutOf(of.getInt());
   return {};
+}
+
+LogicalResult ProgramLowering::lowerStoredLayout(
+    Operation *at, StringRef name, const std::vector<int64_t> &global,
+    StoredLayout stored, fb::Offset<fb::Vector<int64_t>> &shape,
+    fb::Offset<fb::Vector<int64_t>> &perm) {
+  if (!stored.shape)
+    return success();
+  std::vector<int64_t> file(stored.shape.asArrayRef().begin(),
+                            stored.shape.asArrayRef().end());
+  std::vector<int64_t> permutation;
+  if (stored.permutation)
+    permutation.assign(stored.permutation.asArrayRef().begin(),
+                       stored.permutation.asArrayRef().end());
+  if (!runtime::isPermutation(permutation, file.size()) &&
+      !permutation.empty())
+    return at->emitError() << "'part.stored_permutation' of " << name << " is "
+                           << stored.permutation
+                           << ", which does not permute its stored shape "
+                           << stored.shape;
+  if (!runtime::viewGroups(global, runtime::permuteShape(file, permutation))) {
+    std::string whole;
+    for (int64_t d : global)
+      whole += (whole.empty() ? "" : "x") + std::to_string(d);
+    InFlightDiagnostic diag = at->emitError()
+                              << "'part.stored_shape' of " << name << " is "
+                              << stored.shape;
+    if (stored.permutation)
+      diag << " permuted by " << stored.permutation;
+    return diag << ", which its whole shape " << whole << " does not view";
+  }
+  shape = builder.CreateVector(file);
+  if (stored.permutation)
+    perm = builder.CreateVector(permutation);
+  return success();
 }
 
 FailureOr<fb::Offset<plan::Binding>>
@@ -257,7 +314,7 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              fb::Offset<fb::Vector<uint8_t>> data,
                              int32_t updates, Attribute init,
                              DenseI64ArrayAttr logical,
-                             DenseI64ArrayAttr stored) {
+                             StoredLayout stored) {
   int list = role == plan::Role::Output                               ? 2
              : role == plan::Role::Input || role == plan::Role::Label ? 1
                                                                       : 0;
@@ -319,20 +376,10 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     }
   }
   // A parameter viewed in another shape than weights files store it in.
-  fb::Offset<fb::Vector<int64_t>> storedOffset;
-  if (stored) {
-    std::vector<int64_t> shape(stored.asArrayRef().begin(),
-                               stored.asArrayRef().end());
-    if (!runtime::viewGroups(global, shape)) {
-      std::string whole;
-      for (int64_t d : global)
-        whole += (whole.empty() ? "" : "x") + std::to_string(d);
-      return at->emitError()
-             << "'part.stored_shape' of " << name << " is " << stored
-             << ", which its whole shape " << whole << " does not view";
-    }
-    storedOffset = builder.CreateVector(shape);
-  }
+  fb::Offset<fb::Vector<int64_t>> storedOffset, permOffset;
+  if (failed(lowerStoredLayout(at, name, global, stored, storedOffset,
+                               permOffset)))
+    return failure();
   FailureOr<fb::Offset<plan::Sharding>> s = lowerSharding(at, sharding);
   if (failed(s))
     return failure();
@@ -355,6 +402,8 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     b.add_init_from(initFrom);
   if (!storedOffset.IsNull())
     b.add_stored_shape(storedOffset);
+  if (!permOffset.IsNull())
+    b.add_stored_permutation(permOffset);
   if (auto value = dyn_cast_or_null<FloatAttr>(init))
     b.add_init_value(static_cast<float>(value.getValueAsDouble()));
   return b.Finish();
@@ -844,13 +893,13 @@ LogicalResult ProgramLowering::lowerReturn(func::ReturnOp ret) {
     int32_t updates = -1;
     // The new value or the gradient of a parameter stored in another
     // shape is written in that shape.
-    DenseI64ArrayAttr storedShape;
+    StoredLayout storedLayout;
     for (StringRef of : {PartDialect::getUpdatesAttrName(),
                          PartDialect::getGradOfAttrName()})
       if (auto target = function.getResultAttrOfType<IntegerAttr>(index, of))
         if (target.getInt() >= 0 &&
             target.getInt() < function.getNumArguments())
-          storedShape = storedShapeOf(target.getInt());
+          storedLayout = storedLayoutOf(target.getInt());
     if (auto target = function.getResultAttrOfType<IntegerAttr>(
             index, PartDialect::getUpdatesAttrName())) {
       BlockArgument arg = function.getArgument(target.getInt());
@@ -884,7 +933,7 @@ LogicalResult ProgramLowering::lowerReturn(func::ReturnOp ret) {
         plan::Role::Output, value, sharding, 0, updates, {},
         function.getResultAttrOfType<DenseI64ArrayAttr>(
             index, PartDialect::getLogicalShapeAttrName()),
-        storedShape);
+        storedLayout);
     if (failed(binding))
       return failure();
     outputs.push_back(*binding);
@@ -1079,7 +1128,7 @@ ProgramLowering::lower(ProgramMemory &memory) {
                     function.getArgAttr(index, PartDialect::getInitAttrName()),
                     function.getArgAttrOfType<DenseI64ArrayAttr>(
                         index, PartDialect::getLogicalShapeAttrName()),
-                    storedShapeOf(index));
+                    storedLayoutOf(index));
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);

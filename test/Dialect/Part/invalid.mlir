@@ -1214,6 +1214,36 @@ func.func @stored_shape_not_a_view(%w: tensor<2x3xf32> {part.role = #part.role<p
   return
 }
 
+// -----
+
+// A file holding the weight [out, in] as torch does, viewed [in, out]: the
+// view is of the permuted shape [3, 2], which [2, 3] is not.
+// expected-error @+1 {{'part.stored_shape' on argument 0 is array<i64: 2, 3> permuted by array<i64: 1, 0>, which the argument's shape 'tensor<2x3xf32>' does not view (each stored dimension must be the product of consecutive dimensions of the argument)}}
+func.func @stored_permutation_not_a_view(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 2, 3>, part.stored_permutation = array<i64: 1, 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.stored_permutation' on argument 0 must be an array<i64> on a function, got [1, 0]}}
+func.func @stored_permutation_not_array(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 3, 2>, part.stored_permutation = [1, 0]}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.stored_permutation' on argument 0 needs a 'part.stored_shape' on the argument (the shape weights files hold it in)}}
+func.func @stored_permutation_alone(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_permutation = array<i64: 1, 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'part.stored_permutation' on argument 0 is array<i64: 1, 1>, which does not permute the 2 dimensions of its 'part.stored_shape' array<i64: 2, 3>}}
+func.func @stored_permutation_repeats(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 2, 3>, part.stored_permutation = array<i64: 1, 1>}) {
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor sizes
 //===----------------------------------------------------------------------===//

@@ -2,14 +2,18 @@
 gets from it, printing one line per check (FileCheck reads them):
 
   check_export.py --bin DIR FAMILY OUTDIR [export_current.py flags]
-                  [--meshes M,M,...] [--train MESH] [--hf-checkpoint]
+                  [--meshes M,M,...] [--train MESH]
+                  [--hf-checkpoint [M,M,...]]
 
 DIR holds the partition tools. The model is exported by export_current.py
 (with the flags after FAMILY OUTDIR that it takes), imported with its
 inputs' shapes bound to batch 2 and sequence 8 (--shape), and then:
 
   params    the imported parameters (part.role parameter) against torch's
-            named_parameters(): names and shapes, in any order
+            named_parameters(): names and shapes (the shape weights files
+            hold, part.stored_shape where the program views another), in
+            any order; how many the program views transposed
+            (part.stored_permutation)
   run MESH  the logits of the partitioned program against torch's (5e-5
             absolute plus 5e-5 relative, as test/Import/models), with the
             number of part.attention ops and of all-reduces over the tensor
@@ -17,9 +21,11 @@ inputs' shapes bound to batch 2 and sequence 8 (--shape), and then:
   train     3 SGD steps of the cross-entropy on next tokens on MESH against
             the same on one rank: the losses (2e-5) and every trained
             parameter (1e-5 + 1e-3 relative)
-  hf        the plan run with the Hugging Face checkpoint (the module's
-            state dict as safetensors) as its weights file gives torch's
-            logits
+  hf        the weights file partition-import wrote holds, by name, the
+            Hugging Face checkpoint's tensors (the module's state dict as
+            safetensors), bit for bit; then, for each mesh (dp:1 when none
+            is given), the plan run with that checkpoint as its weights
+            file gives torch's logits
 
 Exits non-zero after the first failed check, naming it.
 """
@@ -56,7 +62,8 @@ def shape_bindings(names):
 
 
 def read_params(mlir_path):
-    """name -> shape of the function arguments with role parameter."""
+    """name -> (shape in weights files, viewed transposed) of the function
+    arguments with role parameter."""
     text = open(mlir_path).read()
     params = {}
     arg = re.compile(r"%arg\d+: tensor<([0-9x]*)x?[a-z0-9]+> \{([^}]*)\}")
@@ -68,7 +75,8 @@ def read_params(mlir_path):
                            attrs)
         dims = stored.group(1).split(", ") if stored else (
             shape.split("x") if shape else [])
-        params[name] = [int(d) for d in dims if d]
+        params[name] = ([int(d) for d in dims if d],
+                        "part.stored_permutation" in attrs)
     return params
 
 
@@ -81,18 +89,16 @@ def check_params(out, family):
     missing = sorted(set(want) - set(got))
     extra = sorted(set(got) - set(want))
     both = set(want) & set(got)
-    # The exporter may store a [out, in] weight transposed, [in, out]:
-    # the same parameter, counted.
-    transposed = sorted(n for n in both if want[n] != got[n] and
-                        len(want[n]) == 2 and want[n][::-1] == got[n])
-    shapes = sorted(n for n in both
-                    if want[n] != got[n] and n not in transposed)
+    # Weights files hold torch's layout; the program may view a weight the
+    # exporter folded into its transpose as [in, out].
+    shapes = sorted(n for n in both if want[n] != got[n][0])
+    transposed = sorted(n for n in both if got[n][1])
     if missing or extra or shapes:
         sys.exit(f"params: {family}: not torch's named_parameters():\n"
                  f"  missing {missing}\n  not parameters in torch {extra}\n"
-                 f"  other shapes {[(n, got[n], want[n]) for n in shapes]}")
+                 f"  other shapes {[(n, got[n][0], want[n]) for n in shapes]}")
     print(f"params: {len(got)} equal named_parameters() "
-          f"({len(transposed)} stored transposed)")
+          f"({len(transposed)} viewed transposed)")
 
 
 def inputs(out, masked):
@@ -140,12 +146,28 @@ def check_mesh(args, out, mesh, masked):
           f"tp all-reduces {tp}")
 
 
-def check_hf(args, out, masked):
-    _, logits = run_mesh(args, out, "dp:1", masked, f"{out}/state.safetensors")
-    why = compare(f"{out}/logits.npy", logits)
-    if why:
-        sys.exit(f"hf: the Hugging Face checkpoint gives other logits: {why}")
-    print("hf: the Hugging Face checkpoint loads by name; logits equal torch")
+def check_hf(args, out, masked, meshes):
+    from safetensors.numpy import load_file
+    state = load_file(f"{out}/state.safetensors")
+    written = load_file(f"{out}/w.safetensors")
+    differ = sorted(n for n in written
+                    if n not in state or state[n].shape != written[n].shape
+                    or not np.array_equal(state[n], written[n]))
+    if differ:
+        sys.exit(f"hf: the weights file differs from the Hugging Face "
+                 f"checkpoint in {differ}")
+    print(f"hf: the weights file holds the Hugging Face checkpoint's "
+          f"{len(written)} tensors")
+    for mesh in meshes.split(","):
+        mesh = mesh.replace("+", ",")
+        _, logits = run_mesh(args, out, mesh, masked,
+                             f"{out}/state.safetensors")
+        why = compare(f"{out}/logits.npy", logits)
+        if why:
+            sys.exit(f"hf {mesh}: the Hugging Face checkpoint gives other "
+                     f"logits: {why}")
+        print(f"hf {mesh}: the Hugging Face checkpoint loads by name; "
+              f"logits equal torch")
 
 
 def check_train(args, out, model, bindings, mesh, masked):
@@ -190,7 +212,9 @@ def main():
     ap.add_argument("--meshes", default="dp:1,dp:2+tp:2,tp:4",
                     help="meshes separated by ',' ('+' joins axes)")
     ap.add_argument("--train", default=None)
-    ap.add_argument("--hf-checkpoint", action="store_true")
+    ap.add_argument("--hf-checkpoint", nargs="?", const="dp:1", default=None,
+                    metavar="MESHES",
+                    help="meshes to run the Hugging Face checkpoint on")
     args, export_flags = ap.parse_known_args()
     out, family = args.out, args.family
     run([sys.executable, f"{HERE}/export_current.py", family, out,
@@ -206,7 +230,7 @@ def main():
     for mesh in args.meshes.split(","):
         check_mesh(args, out, mesh.replace("+", ","), masked)
     if args.hf_checkpoint:
-        check_hf(args, out, masked)
+        check_hf(args, out, masked, args.hf_checkpoint)
     if args.train:
         check_train(args, out, model, bindings, args.train.replace("+", ","),
                     masked)

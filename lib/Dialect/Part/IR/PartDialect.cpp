@@ -106,13 +106,55 @@ static LogicalResult verifyStoredShapeAttr(Operation *op, Attribute attr,
   bool spmd = op->hasAttr(PartDialect::getSpmdAttrName());
   std::vector<int64_t> stored(shape.asArrayRef().begin(),
                               shape.asArrayRef().end());
+  // The view reshapes the stored tensor transposed, when it is (a
+  // permutation that is not one is verifyStoredPermutationAttr's error).
+  auto permAttr = function.getArgAttrOfType<DenseI64ArrayAttr>(
+      index, PartDialect::getStoredPermutationAttrName());
+  std::vector<int64_t> perm;
+  if (permAttr)
+    perm.assign(permAttr.asArrayRef().begin(), permAttr.asArrayRef().end());
+  if (!partition::runtime::isPermutation(perm, stored.size()))
+    perm.clear();
   if (llvm::any_of(stored, [](int64_t n) { return n < 1; }) ||
-      (!spmd && !partition::runtime::viewGroups(view, stored)))
+      (!spmd && !partition::runtime::viewGroups(
+                    view, partition::runtime::permuteShape(stored, perm)))) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "'part.stored_shape' on argument " << index
+                              << " is " << attr;
+    if (!perm.empty())
+      diag << " permuted by " << permAttr;
+    return diag << ", which the argument's shape " << tensor
+                << " does not view (each stored dimension must be the "
+                << "product of consecutive dimensions of the argument)";
+  }
+  return success();
+}
+
+/// Verifies a `part.stored_permutation` on argument `index`: a permutation
+/// of the dimensions of the argument's `part.stored_shape` (the view is
+/// checked with the stored shape).
+static LogicalResult verifyStoredPermutationAttr(Operation *op, Attribute attr,
+                                                 unsigned index) {
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  auto perm = dyn_cast<DenseI64ArrayAttr>(attr);
+  if (!function || !perm)
     return op->emitOpError()
-           << "'part.stored_shape' on argument " << index << " is "
-           << attr << ", which the argument's shape "
-           << tensor << " does not view (each stored dimension must be "
-           << "the product of consecutive dimensions of the argument)";
+           << "'part.stored_permutation' on argument " << index
+           << " must be an array<i64> on a function, got " << attr;
+  auto stored = function.getArgAttrOfType<DenseI64ArrayAttr>(
+      index, PartDialect::getStoredShapeAttrName());
+  if (!stored)
+    return op->emitOpError()
+           << "'part.stored_permutation' on argument " << index
+           << " needs a 'part.stored_shape' on the argument (the shape "
+              "weights files hold it in)";
+  std::vector<int64_t> dims(perm.asArrayRef().begin(),
+                            perm.asArrayRef().end());
+  if (!partition::runtime::isPermutation(dims, stored.size()))
+    return op->emitOpError()
+           << "'part.stored_permutation' on argument " << index << " is "
+           << attr << ", which does not permute the " << stored.size()
+           << " dimensions of its 'part.stored_shape' " << stored;
   return success();
 }
 
@@ -270,6 +312,8 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
                                   argIndex);
   if (name == getStoredShapeAttrName())
     return verifyStoredShapeAttr(op, attr.getValue(), argIndex);
+  if (name == getStoredPermutationAttrName())
+    return verifyStoredPermutationAttr(op, attr.getValue(), argIndex);
   if (name == getShardingOriginAttrName()) {
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.sharding_origin' on argument "

@@ -186,13 +186,19 @@ std::optional<FusedProjection> match(func::FuncOp function, MatmulOp matmul) {
 
 /// Views parameter `arg` of shape `stored` as `view` (same elements,
 /// row-major): the argument's type changes, and `part.stored_shape` keeps
-/// the shape weights files and checkpoints have.
+/// the shape weights files have. A parameter the files already hold in
+/// another layout (a transposed Linear weight: its type is the stored
+/// tensor permuted) keeps that layout, which the new view reshapes.
 void viewParameter(func::FuncOp function, BlockArgument arg,
                    ArrayRef<int64_t> view) {
   auto type = cast<RankedTensorType>(arg.getType());
-  FunctionAttrEditor attrs(function);
-  attrs.setArg(arg.getArgNumber(), PartDialect::getStoredShapeAttrName(),
-               DenseI64ArrayAttr::get(function.getContext(), type.getShape()));
+  unsigned index = arg.getArgNumber();
+  if (!function.getArgAttr(index, PartDialect::getStoredShapeAttrName())) {
+    FunctionAttrEditor attrs(function);
+    attrs.setArg(index, PartDialect::getStoredShapeAttrName(),
+                 DenseI64ArrayAttr::get(function.getContext(),
+                                        type.getShape()));
+  }
   arg.setType(type.clone(view));
 }
 

@@ -46,6 +46,20 @@ public:
   virtual bool readsStoredShapes() const { return true; }
 };
 
+/// Reads the block at `offsets` of shape `block` of parameter `name`, which
+/// the program views as `global` and `source` stores as `stored`, into
+/// `dst` (row-major, `block`): the view reshapes the stored tensor, or
+/// transpose(stored, perm) when `perm` is not empty (StoredShape.h). One
+/// read of the stored tensor per piece of it the block spans, each
+/// transposed into the view's order. An error when `global` does not view
+/// the stored layout.
+Status readStoredBlock(ParameterSource &source, const std::string &name,
+                       DType dtype, const std::vector<int64_t> &global,
+                       const std::vector<int64_t> &stored,
+                       const std::vector<int64_t> &perm,
+                       const std::vector<int64_t> &offsets,
+                       const std::vector<int64_t> &block, void *dst);
+
 /// A tensor in host memory.
 struct HostTensor {
   DType dtype = DType::F32;

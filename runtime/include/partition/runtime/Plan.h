@@ -31,8 +31,9 @@ namespace partition::runtime {
 /// version 7 added the Fused opcode (elementwise chains in one pass);
 /// version 8 added Binding.stored_shape (a parameter viewed in another
 /// shape than weights files store it in); version 9 added
-/// AttentionAttrs.window (sliding-window attention).
-constexpr uint32_t kFormatVersion = 9;
+/// AttentionAttrs.window (sliding-window attention); version 10 added
+/// Binding.stored_permutation (a parameter weights files store transposed).
+constexpr uint32_t kFormatVersion = 10;
 
 /// Limits of what a plan describes, far from overflow in any arithmetic on
 /// sizes: a dimension, the elements or bytes of a value (and of a binding's

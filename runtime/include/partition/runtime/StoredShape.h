@@ -3,9 +3,12 @@
 // A parameter the program views in a shape other than the one weights files
 // store (a fused [in, 3 n] projection viewed as [in, 3, n]): the elements
 // are the same, in the same row-major order, and each view dimension is part
-// of one stored dimension. One definition for the compiler (which checks
-// `part.stored_shape`) and the runtime (which reads a view block from a file
-// in the stored shape). Header-only: no runtime library needed.
+// of one stored dimension. The file may also hold the tensor transposed (a
+// Linear's weight is [out, in] in torch, [in, out] in the program): the
+// view then reshapes transpose(stored, permutation). One definition for the
+// compiler (which checks `part.stored_shape` and `part.stored_permutation`)
+// and the runtime (which reads a view block from a file in the stored
+// layout). Header-only: no runtime library needed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -112,6 +116,109 @@ storedPieces(const std::vector<int64_t> &view,
     if (d == size_t(-1))
       return pieces;
   }
+}
+
+/// Whether `perm` holds each of 0 .. rank - 1 once.
+inline bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
+  if (perm.size() != rank)
+    return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || size_t(p) >= rank || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  return true;
+}
+
+/// The shape of transpose(x, perm) for x of `shape`: shape[perm[i]] at i.
+/// `perm` empty is the identity. `perm` must be a permutation of `shape`'s
+/// rank (isPermutation).
+inline std::vector<int64_t> permuteShape(const std::vector<int64_t> &shape,
+                                         const std::vector<int64_t> &perm) {
+  if (perm.empty())
+    return shape;
+  std::vector<int64_t> out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    out[i] = shape[perm[i]];
+  return out;
+}
+
+/// The permutation that undoes `perm`: transpose(transpose(x, perm),
+/// inversePermutation(perm)) is x.
+inline std::vector<int64_t>
+inversePermutation(const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[perm[i]] = int64_t(i);
+  return inverse;
+}
+
+/// The block of the stored tensor that holds the block at `offsets` of
+/// shape `shape` of transpose(stored, perm): the same ranges, dimension
+/// perm[i] of the stored tensor taking dimension i's.
+inline void unpermuteBlock(const std::vector<int64_t> &perm,
+                           const std::vector<int64_t> &offsets,
+                           const std::vector<int64_t> &shape,
+                           std::vector<int64_t> &storedOffsets,
+                           std::vector<int64_t> &storedShape) {
+  storedOffsets.assign(perm.size(), 0);
+  storedShape.assign(perm.size(), 1);
+  for (size_t i = 0; i < perm.size(); ++i) {
+    storedOffsets[perm[i]] = offsets[i];
+    storedShape[perm[i]] = shape[i];
+  }
+}
+
+/// Writes transpose(src, perm) to `dst`, both row-major: `src` has shape
+/// `srcShape`, `dst` permuteShape(srcShape, perm); elements of
+/// `elementBytes` bytes.
+inline void transposeCopy(const void *src, const std::vector<int64_t> &srcShape,
+                          const std::vector<int64_t> &perm, void *dst,
+                          size_t elementBytes) {
+  size_t rank = srcShape.size();
+  int64_t count = 1;
+  for (int64_t d : srcShape)
+    count *= d;
+  if (count == 0)
+    return;
+  // The stride in `src` of each dimension of `dst`.
+  std::vector<int64_t> srcStride(rank, 1), stride(rank);
+  for (size_t d = rank; d-- > 1;)
+    srcStride[d - 1] = srcStride[d] * srcShape[d];
+  std::vector<int64_t> shape = permuteShape(srcShape, perm);
+  for (size_t i = 0; i < rank; ++i)
+    stride[i] = srcStride[perm[i]];
+  std::vector<int64_t> index(rank, 0);
+  const char *in = static_cast<const char *>(src);
+  char *out = static_cast<char *>(dst);
+  int64_t at = 0; // offset in `src` of `index`
+  for (int64_t e = 0; e < count; ++e) {
+    std::memcpy(out + e * elementBytes, in + at * elementBytes, elementBytes);
+    for (size_t d = rank; d-- > 0;) {
+      at += stride[d];
+      if (++index[d] < shape[d])
+        break;
+      at -= stride[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/// A whole tensor the program views (row-major `view`, of elementBytes-byte
+/// elements) laid out as weights files store it, in shape `stored`: the
+/// same bytes when `perm` is empty, else transposed back by `perm`'s
+/// inverse.
+inline std::vector<char> toStoredOrder(const std::vector<char> &view,
+                                       const std::vector<int64_t> &stored,
+                                       const std::vector<int64_t> &perm,
+                                       size_t elementBytes) {
+  if (perm.empty())
+    return view;
+  std::vector<char> out(view.size());
+  transposeCopy(view.data(), permuteShape(stored, perm),
+                inversePermutation(perm), out.data(), elementBytes);
+  return out;
 }
 
 } // namespace partition::runtime

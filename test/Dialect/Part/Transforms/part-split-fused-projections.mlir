@@ -36,6 +36,24 @@ func.func @c_attn(%x: tensor<16x32xf32>,
 
 // -----
 
+// Phi-3's gate_up_proj as the importer gives it: the program reads [16, 96]
+// ([in, 2 n]), the weights file holds torch's [96, 16] (part.stored_shape
+// with part.stored_permutation). The [16, 2, 48] view keeps that layout: it
+// reshapes the transposed file, not the argument's old type.
+// CHECK-LABEL: func.func @gate_up_stored_transposed
+// CHECK-SAME: tensor<16x2x48xf32> {part.role = #part.role<parameter>, part.stored_permutation = array<i64: 1, 0>, part.stored_shape = array<i64: 96, 16>}
+// CHECK-COUNT-2: part.matmul %{{.*}}, %{{.*}} : (tensor<4x16xf32>, tensor<16x48xf32>) -> tensor<4x48xf32>
+func.func @gate_up_stored_transposed(%x: tensor<4x16xf32>,
+    %w: tensor<16x96xf32> {part.role = #part.role<parameter>, part.stored_permutation = array<i64: 1, 0>, part.stored_shape = array<i64: 96, 16>})
+    -> (tensor<4x48xf32>, tensor<4x48xf32>) {
+  %0 = part.matmul %x, %w : (tensor<4x16xf32>, tensor<16x96xf32>) -> tensor<4x96xf32>
+  %g = part.slice %0 offsets [0, 0] : tensor<4x96xf32> -> tensor<4x48xf32>
+  %u = part.slice %0 offsets [0, 48] : tensor<4x96xf32> -> tensor<4x48xf32>
+  return %g, %u : tensor<4x48xf32>, tensor<4x48xf32>
+}
+
+// -----
+
 // A fused gate/up projection stored transposed ([2 n, in], as nn.Linear
 // keeps it), without a bias: a [2, 48, 16] view, blocks along dimension 0.
 // CHECK-LABEL: func.func @gate_up

@@ -2,7 +2,14 @@
 dynamo exporter writes (the graph signature on the graph, the torch node on
 each node): a parameter kept under its module name, a Linear weight the
 exporter folded into a transposed copy named val_7, a buffer, and a mask
-folded from shapes (val_9).
+folded from shapes (val_9). Also legacy.onnx, as the TorchScript exporter
+writes a Linear with constant folding: its weight transposed, [in, out],
+named onnx::MatMul_5, read by node /lin/MatMul.
+
+Each comes with the weights partition-import should write, in torch's
+layout (a Linear's weight [out, in]): torch-export-weights.npz and
+legacy-weights.npz; and for legacy.onnx an input and its output
+(legacy-x.npy, legacy-y.npy).
 
 usage: make_torch_export.py OUTDIR
 """
@@ -63,6 +70,30 @@ def main():
     model.ir_version = 10
     os.makedirs(out, exist_ok=True)
     onnx.save(model, os.path.join(out, "torch-export.onnx"))
+    np.savez(os.path.join(out, "torch-export-weights.npz"),
+             **{"norm.weight": inits["norm.weight"],
+                "lin.weight": inits["val_7"].T})
+    write_legacy(out, rng)
+
+
+def write_legacy(out, rng):
+    weight = rng.standard_normal((4, 3)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "onnx::MatMul_5"], ["y"],
+                          name="/lin/MatMul")],
+        "legacy",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(weight, "onnx::MatMul_5")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(out, "legacy.onnx"))
+    np.savez(os.path.join(out, "legacy-weights.npz"),
+             **{"lin.weight": weight.T})
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    np.save(os.path.join(out, "legacy-x.npy"), x)
+    np.save(os.path.join(out, "legacy-y.npy"), x @ weight)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,16 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getStoredShapeAttrName() {
       return ::llvm::StringLiteral("part.stored_shape");
     }
+    /// Name of the argument attribute saying that weights files hold the
+    /// parameter transposed: the argument views transpose(stored,
+    /// permutation), where `part.stored_shape` (required with it) is the
+    /// file's shape. The importer sets [1, 0] on a Linear's weight that the
+    /// exporter folded into its transpose, so the file keeps torch's
+    /// [out, in] while the program reads [in, out]. Optimizer state and
+    /// updated values of the parameter have it too.
+    static constexpr ::llvm::StringLiteral getStoredPermutationAttrName() {
+      return ::llvm::StringLiteral("part.stored_permutation");
+    }
     /// Name of the op attribute giving the index of the model layer (the
     /// transformer block `h.3`, `layers.3`) the op belongs to; set by the
     /// importer and the generators, read by part-recompute.
