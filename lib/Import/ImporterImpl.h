@@ -413,13 +413,15 @@ private:
   /// Placeholders torch.export lists but no node reads: a parameter tied to
   /// another (torch.export reads tied parameters through one placeholder;
   /// its own module reads the other's) takes the name named_parameters()
-  /// lists first; one whose module uses only values the exporter folded
-  /// was folded away (`foldedParameters`). `claimedBy`: placeholder ->
-  /// the initializer holding it.
+  /// lists first; one whose module uses values the exporter folded from
+  /// no parameter was folded into them (`foldedParameters`, and their
+  /// reason in `constants`); of any other, --report-parameters remarks
+  /// that the file does not say. `claimedBy`: placeholder -> the
+  /// initializer holding it.
   void findTorchAliases(const TorchSignature &signature,
                         const std::set<std::string> &candidates,
                         const std::map<std::string, std::string> &claimedBy,
-                        const std::map<std::string, std::string> &constants);
+                        std::map<std::string, std::string> &constants);
   /// Folded initializers whose data is another parameter's transposed, bit
   /// for bit: with torch.export's metadata, those whose users read a
   /// parameter another initializer holds (`sharedReads`); without it, a
@@ -432,8 +434,11 @@ private:
   bool isTiedTranspose(const onnx::TensorProto &folded,
                        const onnx::TensorProto &kept);
   /// The error (or, when --frozen covers them, the remarks) for parameters
-  /// the exporter folded away. False after an error.
-  bool reportFoldedParameters(const std::set<std::string> &frozen);
+  /// the exporter folded away, and for folded uses of a parameter that are
+  /// not its transpose (`sharedReads` left untied). False after an error.
+  bool reportFoldedParameters(
+      const std::set<std::string> &frozen,
+      const std::map<std::string, std::string> &constants);
   /// The parameter a tied initializer is the transpose of, transposed.
   Value tiedTranspose(const Slot &slot, const std::string &name);
   LogicalResult

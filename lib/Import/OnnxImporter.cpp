@@ -1071,7 +1071,7 @@ bool Importer::registerInitializers() {
     emitError(fileLoc()) << unused << " matches no initializer";
     ok = false;
   }
-  ok &= reportFoldedParameters(frozenInits);
+  ok &= reportFoldedParameters(frozenInits, constants);
   return ok;
 }
 

@@ -84,7 +84,7 @@ std::string torchModuleOf(const onnx::NodeProto &node) {
 void Importer::findTorchAliases(
     const TorchSignature &signature, const std::set<std::string> &candidates,
     const std::map<std::string, std::string> &claimedBy,
-    const std::map<std::string, std::string> &constants) {
+    std::map<std::string, std::string> &constants) {
   // What the nodes of each module read: placeholders and initializers.
   std::set<std::string> read;
   std::map<std::string, std::set<std::string>> moduleReads, moduleInits;
@@ -126,8 +126,17 @@ void Importer::findTorchAliases(
     // no parameter it reads: the parameter was folded into them.
     for (const std::string &init : moduleInits[module])
       if (constants.count(init) && !sharedReads.count(init) &&
-          !torchNames.count(init) && !claimedBy.count(init))
+          !torchNames.count(init) && !claimedBy.count(init)) {
         foldedParameters[unread.target].push_back(init);
+        constants[init] = "the exporter's optimizer folded parameter '" +
+                          unread.target + "' into it";
+      }
+    if (!foldedParameters.count(unread.target) && options.reportParameters)
+      emitRemark(fileLoc())
+          << "torch.export lists parameter '" << unread.target
+          << "', which no node reads and no initializer holds: unused, or "
+             "tied to a parameter the file names otherwise, and nothing in "
+             "the file says which";
   }
 }
 
@@ -193,7 +202,9 @@ void Importer::findTiedTransposes(
   }
 }
 
-bool Importer::reportFoldedParameters(const std::set<std::string> &frozen) {
+bool Importer::reportFoldedParameters(
+    const std::set<std::string> &frozen,
+    const std::map<std::string, std::string> &constants) {
   std::vector<std::string> lines;
   for (const auto &[target, inits] : foldedParameters) {
     std::string list;
@@ -210,17 +221,35 @@ bool Importer::reportFoldedParameters(const std::set<std::string> &frozen) {
     if (!allFrozen)
       lines.push_back(line);
   }
-  if (lines.empty())
-    return true;
+  bool ok = true;
+  if (!lines.empty()) {
+    InFlightDiagnostic diag = emitError(fileLoc());
+    diag << "parameters that torch.export lists were folded by the "
+            "exporter's optimizer into values computed from them, from which "
+            "they cannot be recovered exactly, so they would not be trained:";
+    for (const std::string &line : lines)
+      diag << "\n  " << line;
+    diag << "\nexport with torch.onnx.export(..., dynamo=True, "
+            "optimize=False) to train them, or pass --frozen with their "
+            "names to import the folded values as constants";
+    ok = false;
+  }
+  // A second folded use of a parameter that is not its transpose.
+  std::vector<std::string> untied;
+  for (const auto &[init, kept] : sharedReads)
+    if (!tiedTransposes.count(init) && !frozen.count(init))
+      untied.push_back("'" + printable(init) + "': " + constants.at(init));
+  if (untied.empty())
+    return ok;
   InFlightDiagnostic diag = emitError(fileLoc());
-  diag << "parameters that torch.export lists were folded by the exporter's "
-          "optimizer into values computed from them, from which they cannot "
-          "be recovered exactly, so they would not be trained:";
-  for (const std::string &line : lines)
+  diag << "initializers the exporter folded from a parameter that another "
+          "initializer holds are not its transpose, so they would not be "
+          "trained:";
+  for (const std::string &line : untied)
     diag << "\n  " << line;
   diag << "\nexport with torch.onnx.export(..., dynamo=True, optimize=False) "
-          "to train them, or pass --frozen with their names to import the "
-          "folded values as constants";
+          "to train them, or pass --frozen with their names to import them "
+          "as constants";
   return false;
 }
 
