@@ -17,6 +17,7 @@
 // DYNAMO-NEXT: run dp:2,tp:2: logits equal torch; attention 2; tp all-reduces 5
 // DYNAMO-NEXT: run tp:4: logits equal torch; attention 2; tp all-reduces 5
 // DYNAMO-NEXT: train dp:2,tp:2: 3 steps equal one rank's
+// DYNAMO-NEXT: train dp:1: 3 steps equal torch's
 // RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) phi3 %t/legacy --exporter legacy --mask --meshes dp:1,dp:2+tp:2 | FileCheck %s --check-prefix=LEGACY
 // LEGACY: import phi3 --exporter legacy --mask: ok
 // LEGACY-NEXT: params: 15 equal named_parameters() (7 stored transposed)
