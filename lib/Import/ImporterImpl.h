@@ -140,6 +140,10 @@ struct Slot {
   Value constant;
   /// Initializers that became (or will become) parameters.
   const onnx::TensorProto *parameter = nullptr;
+  /// An initializer the exporter folded to the transpose of this parameter
+  /// (a tied weight, TiedParameters.cpp): its value is the parameter
+  /// transposed in the IR, so that both uses train one parameter.
+  const onnx::TensorProto *transposeOf = nullptr;
   /// For sequences: the elements (each a host value or a run-time value).
   std::optional<std::vector<Slot>> sequence;
 };
@@ -150,6 +154,27 @@ struct Slot {
 std::map<std::string, std::string>
 unknownMetadataProps(const google::protobuf::Message &message,
                      int fieldNumber);
+
+/// One placeholder of torch.export's graph signature: its kind (PARAMETER,
+/// BUFFER or CONSTANT_TENSOR), target (the module path) and position.
+struct TorchPlaceholder {
+  std::string kind, target;
+  size_t index = 0;
+};
+using TorchSignature = std::map<std::string, TorchPlaceholder>;
+
+/// The placeholders of a graph signature as the dynamo exporter records it,
+/// from lines "p_model_x_weight: PARAMETER target='model.x.weight'".
+TorchSignature parseTorchSignature(llvm::StringRef text);
+
+/// The placeholders of `signature` that the torch node `node` came from reads
+/// (its pkg.torch.onnx.fx_node metadata), in order.
+std::vector<std::string> torchPlaceholdersRead(const onnx::NodeProto &node,
+                                               const TorchSignature &signature);
+
+/// The innermost module `node` came from (the last module of its
+/// pkg.torch.onnx.name_scopes metadata: "transformer.wte"), or "".
+std::string torchModuleOf(const onnx::NodeProto &node);
 
 //===----------------------------------------------------------------------===//
 // The op table (OpTable.cpp)
@@ -406,6 +431,39 @@ private:
   /// (torch's weight transposed, [in, out]). Adds them to
   /// `transposedWeights`.
   void findLegacyTransposedWeights(const std::set<std::string> &candidates);
+
+  // --- tied and folded parameters (TiedParameters.cpp) ----------------------
+  /// Placeholders torch.export lists but no node reads: a parameter tied to
+  /// another (torch.export reads tied parameters through one placeholder;
+  /// its own module reads the other's) takes the name named_parameters()
+  /// lists first; one whose module uses values the exporter folded from
+  /// no parameter was folded into them (`foldedParameters`, and their
+  /// reason in `constants`); of any other, --report-parameters remarks
+  /// that the file does not say. `claimedBy`: placeholder -> the
+  /// initializer holding it.
+  void findTorchAliases(const TorchSignature &signature,
+                        const std::set<std::string> &candidates,
+                        const std::map<std::string, std::string> &claimedBy,
+                        std::map<std::string, std::string> &constants);
+  /// Folded initializers whose data is another parameter's transposed, bit
+  /// for bit: with torch.export's metadata, those whose users read a
+  /// parameter another initializer holds (`sharedReads`); without it, a
+  /// folded ("onnx::") initializer and one named after its module. Fills
+  /// `tiedTransposes` and takes them out of `constants`.
+  void findTiedTransposes(const std::set<std::string> &candidates,
+                          std::map<std::string, std::string> &constants);
+  /// Whether the data of `folded` is that of `kept` transposed, bit for bit,
+  /// and not all one value (which any transpose of equal shape matches).
+  bool isTiedTranspose(const onnx::TensorProto &folded,
+                       const onnx::TensorProto &kept);
+  /// The error (or, when --frozen covers them, the remarks) for parameters
+  /// the exporter folded away, and for folded uses of a parameter that are
+  /// not its transpose (`sharedReads` left untied). False after an error.
+  bool reportFoldedParameters(
+      const std::set<std::string> &frozen,
+      const std::map<std::string, std::string> &constants);
+  /// The parameter a tied initializer is the transpose of, transposed.
+  Value tiedTranspose(const Slot &slot, const std::string &name);
   LogicalResult
   buildResults(mlir::SmallVectorImpl<Value> &results,
                mlir::SmallVectorImpl<mlir::DictionaryAttr> &attrs);
@@ -422,6 +480,20 @@ private:
   /// exporters fold it: the parameter keeps that type, and the weights file
   /// holds torch's [out, in] (part.stored_permutation [1, 0]).
   std::set<std::string> transposedWeights;
+  /// Whether the model holds torch.export's graph signature.
+  bool hasTorchSignature = false;
+  /// Folded initializers whose users read a parameter another initializer
+  /// holds (torch.export's metadata): folded initializer -> that one.
+  std::map<std::string, std::string> sharedReads;
+  /// Tied weights: folded initializer -> the parameter's initializer it is
+  /// the transpose of.
+  std::map<std::string, std::string> tiedTransposes;
+  /// Why an initializer holding a tied parameter is named as it is, for the
+  /// remarks: initializer -> the other name torch.export lists for it.
+  std::map<std::string, std::string> torchAliases;
+  /// Parameters torch.export lists that the exporter folded away: module
+  /// path -> the initializers their module uses instead.
+  std::map<std::string, std::vector<std::string>> foldedParameters;
   std::set<std::string> parameterNames;
   /// Sizes of symbolic dimensions (--dim, and --shape through the inputs
   /// that carry them), and of unnamed dynamic ones by (input, dimension).

@@ -262,6 +262,8 @@ FailureOr<Value> Importer::valueOf(Slot &slot, const std::string &name) {
     slot.value = addParameter(*slot.parameter);
     return slot.value;
   }
+  if (slot.transposeOf)
+    return tiedTranspose(slot, name);
   if (slot.host) {
     if (!slot.constant) {
       if (slot.host->elemType == onnx::TensorProto::DOUBLE ||
@@ -824,26 +826,6 @@ std::set<std::string> Importer::hostOnlyValues() {
   return hostOnly;
 }
 
-/// The placeholders of torch.export's graph signature: name -> (kind,
-/// target), from lines "p_model_x_weight: PARAMETER target='model.x.weight'".
-static std::map<std::string, std::pair<std::string, std::string>>
-parseTorchSignature(StringRef text) {
-  std::map<std::string, std::pair<std::string, std::string>> placeholders;
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n');
-  for (StringRef line : lines) {
-    auto [name, rest] = line.trim().split(": ");
-    StringRef kind = rest.split(' ').first;
-    size_t at = rest.find("target='");
-    if (name.empty() || at == StringRef::npos ||
-        (kind != "PARAMETER" && kind != "BUFFER" && kind != "CONSTANT_TENSOR"))
-      continue;
-    StringRef target = rest.drop_front(at + 8).split('\'').first;
-    placeholders[name.str()] = {kind.str(), target.str()};
-  }
-  return placeholders;
-}
-
 /// The weight argument of a torch node "%linear = call_function[target=
 /// torch.ops.aten.linear.default](args = (%x, %p_weight, ...)": p_weight;
 /// "" for any other node.
@@ -874,7 +856,7 @@ void Importer::findLegacyTransposedWeights(
       it->second = it->second && b;
     }
   for (const auto &[name, b] : onlyMatMulB)
-    if (b && initializers.count(name) &&
+    if (b && initializers.count(name) && !tiedTransposes.count(name) &&
         initializers.at(name)->dims_size() == 2)
       transposedWeights.insert(name);
 }
@@ -889,14 +871,15 @@ Importer::torchExportConstants(const std::set<std::string> &candidates) {
   // read: a parameter's folded copy is that parameter, a value whose users
   // read no parameter was computed from buffers, constants and shapes.
   std::map<std::string, std::string> constants;
-  auto placeholders = parseTorchSignature(
+  TorchSignature placeholders = parseTorchSignature(
       unknownMetadataProps(model.graph(), 16)
           ["pkg.torch.export.ExportedProgram.graph_signature"]);
   if (placeholders.empty())
     return constants;
+  hasTorchSignature = true;
   std::map<std::string, std::string> byTarget;
-  for (auto &[name, kindTarget] : placeholders)
-    byTarget[kindTarget.second] = name;
+  for (auto &[name, placeholder] : placeholders)
+    byTarget[placeholder.target] = name;
   std::map<std::string, std::vector<std::string>> readers;
   // The placeholder an initializer stands for as the weight of torch's
   // aten.linear (the MatMul's B is then the weight transposed), "" where
@@ -914,46 +897,50 @@ Importer::torchExportConstants(const std::set<std::string> &candidates) {
         if (!first && it->second != (linear ? weight : ""))
           it->second = "";
       }
-    std::vector<std::string> read;
-    for (size_t i = fx.find('%'); i != std::string::npos;
-         i = fx.find('%', i + 1)) {
-      size_t j = i + 1;
-      while (j < fx.size() && (isalnum(fx[j]) || fx[j] == '_'))
-        ++j;
-      std::string token = fx.substr(i + 1, j - i - 1);
-      if (placeholders.count(token))
-        read.push_back(token);
-    }
+    std::vector<std::string> read = torchPlaceholdersRead(node, placeholders);
     for (const std::string &in : node.input())
       if (candidates.count(in))
         readers[in].insert(readers[in].end(), read.begin(), read.end());
   }
-  std::set<std::string> claimed;
+  // Placeholder -> the initializer holding it.
+  std::map<std::string, std::string> claimedBy;
   for (const std::string &init : candidates)
     if (byTarget.count(init))
-      claimed.insert(byTarget[init]);
+      claimedBy[byTarget[init]] = init;
   for (const std::string &init : candidates) {
     auto own = byTarget.find(init);
     if (own != byTarget.end()) {
-      const auto &[kind, target] = placeholders[own->second];
-      if (kind != "PARAMETER")
+      const TorchPlaceholder &p = placeholders[own->second];
+      if (p.kind != "PARAMETER")
         constants[init] = "torch.export lists it as a " +
-                          StringRef(kind).lower() + " ('" + target + "')";
+                          StringRef(p.kind).lower() + " ('" + p.target + "')";
       continue;
     }
-    std::string buffer, parameter;
+    std::string buffer, parameter, shared;
     for (const std::string &p : readers[init]) {
-      const auto &[kind, target] = placeholders[p];
-      if (kind != "PARAMETER")
-        buffer = target;
-      else if (!claimed.count(p) && parameter.empty())
+      const TorchPlaceholder &read = placeholders[p];
+      if (read.kind != "PARAMETER")
+        buffer = read.target;
+      else if (!claimedBy.count(p) && parameter.empty())
         parameter = p;
+      else if (claimedBy.count(p) && shared.empty())
+        shared = p;
     }
     if (!parameter.empty()) {
-      claimed.insert(parameter);
-      torchNames[init] = placeholders[parameter].second;
+      claimedBy[parameter] = init;
+      torchNames[init] = placeholders[parameter].target;
       if (linearWeightOf[init] == parameter)
         transposedWeights.insert(init);
+      continue;
+    }
+    if (!shared.empty()) {
+      // A second folded use of a parameter: tied if it is the other's
+      // transpose (findTiedTransposes), else a value folded from it.
+      sharedReads[init] = claimedBy[shared];
+      constants[init] = "folded by the exporter from parameter '" +
+                        placeholders[shared].target +
+                        "', which initializer '" + claimedBy[shared] +
+                        "' holds, and not its transpose";
       continue;
     }
     constants[init] =
@@ -962,6 +949,7 @@ Importer::torchExportConstants(const std::set<std::string> &candidates) {
               "parameter (a mask, a table computed from shapes)"
             : "folded by the exporter from buffer '" + buffer + "'";
   }
+  findTorchAliases(placeholders, candidates, claimedBy, constants);
   return constants;
 }
 
@@ -1043,8 +1031,22 @@ bool Importer::registerInitializers() {
       candidates.insert(init.name());
   std::map<std::string, std::string> constants =
       torchExportConstants(candidates);
+  findTiedTransposes(candidates, constants);
+  // After the ties: a tied head is the embedding transposed, not a weight.
   findLegacyTransposedWeights(candidates);
-  ParameterOverrides overrides(options, torchNames);
+  // --frozen and --trainable match module names too: those torch.export
+  // gives parameters, and those of parameters folded into an initializer.
+  std::map<std::string, std::string> moduleNames = torchNames;
+  for (const auto &[target, inits] : foldedParameters)
+    for (const std::string &init : inits)
+      moduleNames.emplace(init, target);
+  ParameterOverrides overrides(options, moduleNames);
+  auto becomesParameter = [&](const std::string &name) {
+    return candidates.count(name) &&
+           (!constants.count(name) || !overrides.trainable(name).empty()) &&
+           overrides.frozen(name).empty() && !tiedTransposes.count(name);
+  };
+  std::set<std::string> frozenInits;
   for (const onnx::TensorProto &init : model.graph().initializer()) {
     std::string what = "initializer '" + init.name() + "'";
     FailureOr<HostTensor> host = toHost(init, what);
@@ -1055,10 +1057,12 @@ bool Importer::registerInitializers() {
     Slot &slot = slots[init.name()];
     std::string frozen = overrides.frozen(init.name());
     std::string trainable = overrides.trainable(init.name());
-    bool isParameter =
-        candidates.count(init.name()) &&
-        (!constants.count(init.name()) || !trainable.empty()) &&
-        frozen.empty();
+    if (!frozen.empty())
+      frozenInits.insert(init.name());
+    bool isParameter = becomesParameter(init.name());
+    auto tied = tiedTransposes.find(init.name());
+    bool isTied = tied != tiedTransposes.end() && frozen.empty() &&
+                  becomesParameter(tied->second);
     if (options.reportParameters && isFloatElemType(init.data_type()) &&
         numElements(host->shape) > 1) {
       InFlightDiagnostic remark = emitRemark(fileLoc());
@@ -1066,9 +1070,25 @@ bool Importer::registerInitializers() {
              << formatShape(host->shape) << ": ";
       if (!frozen.empty() && candidates.count(init.name()))
         remark << "constant: --frozen '" << frozen << "'";
+      else if (isTied)
+        remark << "the transpose of parameter '"
+               << printable(moduleNames.count(tied->second)
+                                ? moduleNames[tied->second]
+                                : tied->second)
+               << "' (tied: "
+               << (hasTorchSignature ? "its users read that parameter, and "
+                                     : "")
+               << "its data is initializer '" << printable(tied->second)
+               << "' transposed, bit for bit)";
       else if (isParameter && constants.count(init.name()))
         remark << "parameter: --trainable '" << trainable << "' (the export "
                << "says " << constants[init.name()] << ")";
+      else if (isParameter && torchAliases.count(init.name()))
+        remark << "parameter '" << torchNames[init.name()]
+               << "' (tied: torch.export also lists it as '"
+               << torchAliases[init.name()] << "', and module '"
+               << StringRef(torchNames[init.name()]).rsplit('.').first
+               << "' reads it under that name)";
       else if (isParameter && torchNames.count(init.name()))
         remark << "parameter '" << torchNames[init.name()]
                << "' (torch.export names the parameter its users read)";
@@ -1079,7 +1099,9 @@ bool Importer::registerInitializers() {
       else
         remark << "constant: it only feeds host computations (masks, shapes)";
     }
-    if (isParameter) {
+    if (isTied) {
+      slot.transposeOf = initializers.at(tied->second);
+    } else if (isParameter) {
       slot.parameter = &init;
       auto torchName = torchNames.find(init.name());
       if (failed(irName(init.name(), "initializer")) ||
@@ -1097,6 +1119,7 @@ bool Importer::registerInitializers() {
     emitError(fileLoc()) << unused << " matches no initializer";
     ok = false;
   }
+  ok &= reportFoldedParameters(frozenInits, constants);
   return ok;
 }
 

@@ -3,7 +3,8 @@ gets from it, printing one line per check (FileCheck reads them):
 
   check_export.py --bin DIR FAMILY OUTDIR [export_current.py flags]
                   [--meshes M,M,...] [--train MESH]
-                  [--hf-checkpoint [M,M,...]]
+                  [--hf-checkpoint [M,M,...]] [--known-alias TORCH=IMPORTED]
+  check_export.py --shapes       (prints the --shape flags it imports with)
 
 DIR holds the partition tools. The model is exported by export_current.py
 (with the flags after FAMILY OUTDIR that it takes), imported with its
@@ -13,14 +14,19 @@ inputs' shapes bound to batch 2 and sequence 8 (--shape), and then:
             named_parameters(): names and shapes (the shape weights files
             hold, part.stored_shape where the program views another), in
             any order; how many the program views transposed
-            (part.stored_permutation)
+            (part.stored_permutation); and their values in the weights file
+            against the module's, bit for bit (--known-alias: a tied
+            parameter the file names only by its other name, imported under
+            that name)
   run MESH  the logits of the partitioned program against torch's (5e-5
             absolute plus 5e-5 relative, as test/Import/models), with the
             number of part.attention ops and of all-reduces over the tensor
             parallel axes of that mesh
   train     3 SGD steps of the cross-entropy on next tokens on MESH against
             the same on one rank: the losses (2e-5) and every trained
-            parameter (1e-5 + 1e-3 relative)
+            parameter (1e-5 + 1e-3 relative); and the one rank's against
+            torch's 3 steps on the module (a tied parameter trained as one,
+            every parameter trained): the same tolerances
   hf        the weights file partition-import wrote holds, by name, the
             Hugging Face checkpoint's tensors (the module's state dict as
             safetensors), bit for bit; then, for each mesh (dp:1 when none
@@ -80,12 +86,33 @@ def read_params(mlir_path):
     return params
 
 
-def check_params(out, family):
+def differing_values(out, names, aliases):
+    """The parameters whose data in the imported weights file is not the
+    module's (state.safetensors), bit for bit, in either layout."""
+    from safetensors.numpy import load_file
+    got, want = load_file(f"{out}/w.safetensors"), load_file(
+        f"{out}/state.safetensors")
+    differ = []
+    for n in sorted(names):
+        a, b = got[aliases.get(n, n)], want[n]
+        same = (a.shape == b.shape and np.array_equal(a.view(np.uint32),
+                                                     b.view(np.uint32)))
+        same |= (a.ndim == 2 and a.T.shape == b.shape and np.array_equal(
+            a.T.view(np.uint32), b.view(np.uint32)))
+        if not same:
+            differ.append(n)
+    return differ
+
+
+def check_params(out, family, aliases):
     want = {}
     for line in open(f"{out}/params.txt"):
         name, shape = line.split(" ", 1)
         want[name] = [int(d) for d in re.findall(r"\d+", shape)]
     got = read_params(f"{out}/m.mlir")
+    for torch_name, imported in aliases.items():
+        if imported in got and torch_name not in got:
+            got[torch_name] = got.pop(imported)
     missing = sorted(set(want) - set(got))
     extra = sorted(set(got) - set(want))
     both = set(want) & set(got)
@@ -97,8 +124,13 @@ def check_params(out, family):
         sys.exit(f"params: {family}: not torch's named_parameters():\n"
                  f"  missing {missing}\n  not parameters in torch {extra}\n"
                  f"  other shapes {[(n, got[n][0], want[n]) for n in shapes]}")
+    differ = differing_values(out, both, aliases)
+    if differ:
+        sys.exit(f"params: {family}: values differ from the module's: "
+                 f"{', '.join(differ)}")
+    known = "".join(f"; {t} imported as {i}" for t, i in aliases.items())
     print(f"params: {len(got)} equal named_parameters() "
-          f"({len(transposed)} viewed transposed)")
+          f"({len(transposed)} viewed transposed{known})")
 
 
 def inputs(out, masked):
@@ -204,7 +236,53 @@ def check_train(args, out, model, bindings, mesh, masked):
     print(f"train {mesh}: 3 steps equal one rank's")
 
 
+def check_train_torch(out, family, masked, aliases):
+    """3 SGD steps (lr 0.1) of the same loss in torch on the module, against
+    partition's on one rank (check_train's trained-dp1)."""
+    import torch
+    import torch.nn.functional as F
+    from safetensors.numpy import load_file as load_numpy
+    from safetensors.torch import load_file
+    sys.path.insert(0, HERE)
+    from export_current import build, forward_kwargs
+    model = build(family, "sdpa").eval()  # dropout off, as exported
+    model.load_state_dict(load_file(f"{out}/state.safetensors"), strict=False)
+    kwargs = forward_kwargs(model, masked)
+    if masked:
+        kwargs["attention_mask"] = torch.from_numpy(
+            np.load(f"{out}/attention_mask.npy"))
+    ids = torch.from_numpy(np.load(f"{out}/ids.npy"))
+    labels = torch.from_numpy(np.load(f"{out}/labels.npy")).long()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        logits = model(ids, **kwargs)[0]
+        F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                        labels.reshape(-1)).backward()
+        opt.step()
+    # The weights file says which parameters are stored transposed (a
+    # square one cannot be told by its shape).
+    imported = load_numpy(f"{out}/tw.safetensors")
+    start = load_numpy(f"{out}/state.safetensors")
+    worst = []
+    for name, p in model.named_parameters():
+        stored = aliases.get(name, name)
+        got = np.load(f"{out}/trained-dp1/new.{stored}.npy")
+        want = p.detach().numpy()
+        if not np.array_equal(imported[stored], start[name]):
+            got = got.T
+        err = np.abs(got - want) - (1e-5 + 1e-3 * np.abs(want))
+        if got.shape != want.shape or (err > 0).any():
+            worst.append(name)
+    if worst:
+        sys.exit(f"train: torch's 3 steps give other parameters: {worst}")
+    print("train dp:1: 3 steps equal torch's")
+
+
 def main():
+    if sys.argv[1:2] == ["--shapes"]:
+        print(" ".join(shape_bindings(["input_ids"])))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("family")
@@ -215,6 +293,7 @@ def main():
     ap.add_argument("--hf-checkpoint", nargs="?", const="dp:1", default=None,
                     metavar="MESHES",
                     help="meshes to run the Hugging Face checkpoint on")
+    ap.add_argument("--known-alias", action="append", default=[])
     args, export_flags = ap.parse_known_args()
     out, family = args.out, args.family
     run([sys.executable, f"{HERE}/export_current.py", family, out,
@@ -226,7 +305,8 @@ def main():
     run([tool(args, "partition-import"), model, *bindings, "-o",
          f"{out}/m.mlir", "--weights", f"{out}/w.safetensors"])
     print(" ".join(["import", family] + export_flags) + ": ok")
-    check_params(out, family)
+    aliases = dict(a.split("=", 1) for a in args.known_alias)
+    check_params(out, family, aliases)
     for mesh in args.meshes.split(","):
         check_mesh(args, out, mesh.replace("+", ","), masked)
     if args.hf_checkpoint:
@@ -234,6 +314,7 @@ def main():
     if args.train:
         check_train(args, out, model, bindings, args.train.replace("+", ","),
                     masked)
+        check_train_torch(out, family, masked, aliases)
 
 
 if __name__ == "__main__":

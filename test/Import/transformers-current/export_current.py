@@ -2,7 +2,8 @@
 it to ONNX with torch 2.x, as users export theirs today:
 
   export_current.py FAMILY OUTDIR [--exporter dynamo|legacy] [--mask]
-                    [--attn sdpa|eager] [--static]
+                    [--attn sdpa|eager] [--static] [--no-optimize]
+                    [--no-fold]
 
 FAMILY: gpt2, llama (GQA 8/2), qwen2, qwen3, mistral (sliding window),
 gemma, gemma3 (sliding-window layers), phi3 (fused unequal qkv_proj), bert,
@@ -13,7 +14,11 @@ weights in OUTDIR/FAMILY.onnx.data) or legacy (the TorchScript exporter,
 opset 17, constant folding on). Batch and sequence are dynamic (`batch`,
 `seq`) unless --static. --mask adds an int64 attention_mask input with the
 second sequence's last two tokens padded. --attn picks the attention
-implementation (sdpa, the default, or eager).
+implementation (sdpa, the default, or eager). --no-optimize exports with
+the dynamo exporter's optimizer off (optimize=False), --no-fold with the
+legacy exporter's constant folding off (do_constant_folding=False): both
+keep each parameter an initializer of its own (Gemma's RMSNorm otherwise
+has 1 + weight folded into a new one).
 
 Writes OUTDIR/FAMILY.onnx, input_ids.npy (int64 [2, 8]) [attention_mask.npy],
 logits.npy (torch's f32 logits for them), params.txt (named_parameters: one
@@ -104,6 +109,8 @@ def main():
     ap.add_argument("--mask", action="store_true")
     ap.add_argument("--attn", choices=["sdpa", "eager"], default="sdpa")
     ap.add_argument("--static", action="store_true")
+    ap.add_argument("--no-optimize", action="store_true")
+    ap.add_argument("--no-fold", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
@@ -149,7 +156,8 @@ def main():
                 dims = dynamic_shapes(model, kwargs, {0: batch, 1: seq})
             torch.onnx.export(model, (ids,), path, kwargs=kwargs, dynamo=True,
                               input_names=names, output_names=["logits"],
-                              dynamic_shapes=dims, external_data=True)
+                              dynamic_shapes=dims, external_data=True,
+                              optimize=not a.no_optimize)
         else:
             axes = None if a.static else {
                 n: {0: "batch", 1: "seq"} for n in names + ["logits"]}
@@ -169,7 +177,7 @@ def main():
             torch.onnx.export(model, args, path, dynamo=False,
                               opset_version=17, input_names=names,
                               output_names=["logits"], dynamic_axes=axes,
-                              do_constant_folding=True)
+                              do_constant_folding=not a.no_fold)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 // DYNAMO-NEXT: hf dp:1: the Hugging Face checkpoint loads by name; logits equal torch
 // DYNAMO-NEXT: hf dp:2,tp:2: the Hugging Face checkpoint loads by name; logits equal torch
 // DYNAMO-NEXT: train dp:2,tp:2: 3 steps equal one rank's
+// DYNAMO-NEXT: train dp:1: 3 steps equal torch's
 // RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) qwen3 %t/legacy --exporter legacy --mask --meshes dp:1,dp:2+tp:2 --hf-checkpoint dp:1,dp:2+tp:2 | FileCheck %s --check-prefix=LEGACY
 // LEGACY: import qwen3 --exporter legacy --mask: ok
 // LEGACY-NEXT: params: 25 equal named_parameters() (15 viewed transposed)
