@@ -20,8 +20,12 @@
 // and a query only looks at the same O(log n) nodes, jumping over the merged
 // ranges that conflict until the candidate offset fits all of them. Ranges
 // that touch merge, so the values packed below a candidate cost one jump, not
-// one each. The result is the same offsets as the scan (the unit tests check
-// that against the scan on random instances).
+// one each. Each jump and each placement costs O(log n) range-set operations
+// of O(log n) each; the jumps per value stay bounded when the values live at
+// once do (1F1B, zero-bubble) and grow with them otherwise (GPipe holds every
+// micro-batch's activations): bench/ArenaPlannerBench.cpp measures both. The
+// result is the same offsets as the scan (the unit tests check that against
+// the scan on random instances).
 //
 // No IR: part-to-plan resolves aliases and in-place updates, then hands the
 // remaining values here.
