@@ -5,10 +5,11 @@
 // instruction, most read within a few instructions, one in ten saved for
 // the backward (live until the instruction mirroring its definition), and
 // a few live for the whole step; sizes from a handful of activation shapes.
-// Prints the time of each n, its ratio to the previous n against the ratio
-// of n log n, and, as the baseline, the plain scan over every placed value
-// (what part-to-plan did before) at the sizes it finishes in reasonable
-// time, checking both place every value at the same offset.
+// Prints the time of each n and the planner's range-set operations (its
+// work, apart from the caches), their ratios to the previous n against the
+// ratio of n log n, and, as the baseline, the plain scan over every placed
+// value (what part-to-plan did before) at the sizes it finishes in
+// reasonable time, checking both place every value at the same offset.
 //
 // Usage: ArenaPlannerBench [--max N] [--scan-max N] [--reps R]
 //
@@ -145,11 +146,11 @@ template <typename F> double bestOf(int reps, F &&run) {
 /// Times the planner (and the scan up to `scanMax` values) at n = 10k,
 /// 100k, ... up to `max`; false if the two place some value differently.
 bool runSchedule(Schedule schedule, size_t max, size_t scanMax, int reps) {
-  std::printf("%s\n%10s %10s %12s %14s %12s %12s %12s\n",
+  std::printf("%s\n%8s %9s %12s %12s %10s %12s %10s %10s\n",
               schedule == Schedule::GPipe ? "GPipe" : "1F1B", "values",
-              "steps", "planner s", "ratio to n/10", "nlogn ratio",
-              "peak MiB", "scan s");
-  double previous = 0;
+              "planner s", "time ratio", "ops/value", "ops ratio",
+              "nlogn ratio", "peak MiB", "scan s");
+  double previous = 0, previousOps = 0;
   for (size_t n = 10000; n <= max; n *= 10) {
     std::vector<Buffer> buffers = pipelineStep(n, schedule, 28);
     Plan plan;
@@ -169,11 +170,14 @@ bool runSchedule(Schedule schedule, size_t max, size_t scanMax, int reps) {
     }
     // n log n over (n / 10) log(n / 10).
     double nlogn = 10 * std::log(double(n)) / std::log(double(n) / 10);
-    std::printf("%10zu %10lld %12.4f %14.2f %12.2f %12.1f %12s\n",
-                buffers.size(), (long long)buffers.back().def + 1, seconds,
-                previous ? seconds / previous : 0.0, previous ? nlogn : 0.0,
-                plan.peak / 1048576.0, scanSeconds.c_str());
+    double ops = plan.operations;
+    std::printf("%8zu %9.4f %12.2f %12.1f %10.2f %12.2f %10.0f %10s\n",
+                buffers.size(), seconds, previous ? seconds / previous : 0.0,
+                ops / buffers.size(), previous ? ops / previousOps : 0.0,
+                previous ? nlogn : 0.0, plan.peak / 1048576.0,
+                scanSeconds.c_str());
     previous = seconds;
+    previousOps = ops;
   }
   return true;
 }

@@ -87,6 +87,7 @@ public:
     }
     for (size_t node : ancestors)
       set(touchedOf, node).add(offset, offset + size);
+    operations += 2 * canonical.size() + ancestors.size();
   }
 
   /// The lowest offset where `size` bytes are free during steps
@@ -107,6 +108,7 @@ public:
     // row accepts the same offset.
     uint64_t offset = 0;
     for (size_t i = 0, accepted = 0; accepted < sets.size();) {
+      ++operations;
       if (uint64_t end = sets[i]->conflictEnd(offset, size)) {
         offset = end;
         accepted = 0;
@@ -117,6 +119,9 @@ public:
     }
     return offset;
   }
+
+  /// Range-set searches and additions made so far.
+  uint64_t operations = 0;
 
 private:
   static constexpr uint32_t kNone = ~uint32_t(0);
@@ -200,5 +205,6 @@ Plan partition::part::arena::planArena(const std::vector<Buffer> &buffers,
     plan.offsets[id] = offset;
     plan.peak = std::max(plan.peak, offset + size);
   }
+  plan.operations = tree.operations;
   return plan;
 }

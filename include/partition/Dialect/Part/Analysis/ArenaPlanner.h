@@ -55,6 +55,9 @@ struct Plan {
   std::vector<uint64_t> offsets;
   /// The end of the highest placed range: the bytes the arena needs.
   uint64_t peak = 0;
+  /// The range-set searches and additions the placement made: its work,
+  /// apart from the caches (bench/ArenaPlannerBench.cpp reports it).
+  uint64_t operations = 0;
 };
 
 /// The bytes a buffer of `bytes` takes: rounded up to `alignment`, at least
