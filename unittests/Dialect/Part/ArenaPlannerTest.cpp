@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <string>
@@ -165,6 +166,21 @@ TEST(ArenaPlannerTest, RandomInstancesMatchTheScanAndNeverOverlap) {
     Plan scan = scanPlan(buffers, alignment);
     ASSERT_EQ(plan.offsets, scan.offsets) << "instance " << instance;
     ASSERT_EQ(plan.peak, scan.peak) << "instance " << instance;
+  }
+}
+
+TEST(ArenaPlannerTest, WorkPerValueGrowsAsLogNWhenFewValuesLiveAtOnce) {
+  // Values read within two instructions, and 8 live for the whole program:
+  // looking at every placed value would make the work per value grow as n;
+  // the tree's grows as log n (log2(n) + 6 here, not a measured time).
+  for (int64_t n : {1024, 8192, 65536}) {
+    std::vector<Buffer> buffers;
+    for (int64_t i = 0; i < n; ++i)
+      buffers.push_back({i, i % (n / 8) == 0 ? n - 1 : i + i % 3,
+                         uint64_t(i * 7919 % 13 + 1) * 64});
+    Plan plan = planArena(buffers, 64);
+    double perValue = double(plan.operations) / n;
+    EXPECT_LE(perValue, std::log2(double(n)) + 16) << "n = " << n;
   }
 }
 
