@@ -12,6 +12,7 @@
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Conversion/PartToPlan/Fusion.h"
+#include "partition/Dialect/Part/Analysis/ArenaPlanner.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
@@ -1028,44 +1029,22 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
     fresh.inPlace = true;
   }
 
-  std::vector<uint32_t> arena;
+  // The remaining arena values, greedy by size, first fit (ArenaPlanner.h).
+  std::vector<uint32_t> arenaIds;
+  std::vector<arena::Buffer> buffers;
   for (uint32_t id = 0; id < values.size(); ++id)
     if (values[id].storage == plan::Storage::Arena) {
       // A result nobody reads still needs bytes while its kernel runs.
       values[id].lastUse = std::max(values[id].lastUse, values[id].def);
-      arena.push_back(id);
+      arenaIds.push_back(id);
+      buffers.push_back(
+          {values[id].def, values[id].lastUse, values[id].bytes()});
       memory.unplannedBytes += alignTo(values[id].bytes(), kArenaAlignment);
     }
-  // Largest first, then place each at the lowest offset that does not
-  // overlap a placed value whose lifetime intersects its own.
-  std::stable_sort(arena.begin(), arena.end(), [&](uint32_t a, uint32_t b) {
-    return values[a].bytes() > values[b].bytes();
-  });
-  std::vector<uint32_t> placed;
-  uint64_t peak = 0;
-  for (uint32_t id : arena) {
-    ValueInfo &v = values[id];
-    uint64_t size = alignTo(std::max<uint64_t>(v.bytes(), 1), kArenaAlignment);
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (uint32_t other : placed) {
-      const ValueInfo &o = values[other];
-      if (o.def <= v.lastUse && v.def <= o.lastUse)
-        busy.push_back(
-            {o.offset, o.offset + alignTo(std::max<uint64_t>(o.bytes(), 1),
-                                          kArenaAlignment)});
-    }
-    std::sort(busy.begin(), busy.end());
-    uint64_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + size <= begin)
-        break;
-      offset = std::max(offset, end);
-    }
-    v.offset = offset;
-    peak = std::max(peak, offset + size);
-    placed.push_back(id);
-  }
-  memory.arenaBytes = peak;
+  arena::Plan placed = arena::planArena(buffers, kArenaAlignment);
+  for (auto [id, offset] : llvm::zip_equal(arenaIds, placed.offsets))
+    values[id].offset = offset;
+  memory.arenaBytes = placed.peak;
   memory.scratchBytes = uint64_t(scratch[0] + scratch[1]);
 }
 
