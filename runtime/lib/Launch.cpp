@@ -291,7 +291,8 @@ StatusOr<SupervisedRun> partition::runtime::superviseRanks(
     if (code != 0)
       run.exitCode = 1;
     if (rank == 0 && !deadline.has_value()) {
-      deadline = Clock::now() + options.grace;
+      deadline = Clock::now() + (code == 0 ? options.afterSuccess
+                                           : options.grace);
       deadlineReason = "rank 0 exited with code " + std::to_string(code);
     } else if (code != 0 && !deadline.has_value()) {
       deadline = Clock::now() + options.afterError;

@@ -304,7 +304,7 @@ TEST(SuperviseRanks, AStoppedRankEndsTheRun) {
 
 TEST(SuperviseRanks, StragglersAfterRankZeroAreKilled) {
   SupervisorOptions options;
-  options.grace = std::chrono::milliseconds(200);
+  options.afterSuccess = std::chrono::milliseconds(200);
   StatusOr<SupervisedRun> run = superviseRanks(
       "/bin/sh",
       {"sh", "-c", "if [ \"$RANK\" = 0 ]; then exit 0; else sleep 60; fi"}, 3,
@@ -316,6 +316,20 @@ TEST(SuperviseRanks, StragglersAfterRankZeroAreKilled) {
   EXPECT_EQ(run->exitCode, 1);
   EXPECT_EQ(run->failure, "rank 0 exited with code 0; killed ranks 1, 2, "
                           "which had not finished");
+}
+
+TEST(SuperviseRanks, RanksSlowToExitAfterRankZeroSucceededAreWaitedFor) {
+  // Rank 0 has every result; rank 1 takes 1.5 s to exit (a loaded machine
+  // tearing down its connections): the run succeeds (with a 1 s grace,
+  // rank 1 was killed and a finished run failed).
+  StatusOr<SupervisedRun> run = superviseRanks(
+      "/bin/sh",
+      {"sh", "-c", "if [ \"$RANK\" = 0 ]; then exit 0; else sleep 1.5; fi"},
+      2, [](int rank) -> std::vector<std::pair<std::string, std::string>> {
+        return {{"RANK", std::to_string(rank)}};
+      });
+  ASSERT_TRUE(run.isOk()) << run.status().toString();
+  EXPECT_EQ(run->exitCode, 0) << run->failure;
 }
 
 TEST(StoreWatch, RaisesTheAlarmOnceWithItsValue) {

@@ -71,6 +71,11 @@ struct SupervisorOptions {
   /// serves the store and reports) has exited, how long the other ranks get
   /// before they are killed with SIGKILL.
   std::chrono::milliseconds grace = std::chrono::seconds(1);
+  /// After rank 0 has exited with code 0 (it has every rank's result), how
+  /// long the other ranks get to exit before they are killed and the run
+  /// fails: they only read "done" and tear down, but on a loaded machine
+  /// that took over a second.
+  std::chrono::milliseconds afterSuccess = std::chrono::seconds(10);
   /// After a rank other than 0 has exited with an error, how long the
   /// others get to finish (rank 0 reports that rank's error) before they
   /// are killed.
