@@ -25,7 +25,7 @@
 // RUN: partition-import %t/legacy-ones.onnx -o - | FileCheck %s --check-prefix=UNTIED
 // UNTIED-LABEL: func.func @main(
 // UNTIED-SAME: tensor<6x4xf32> {part.name = "wte", part.role = #part.role<parameter>}
-// UNTIED-SAME: tensor<4x6xf32> {part.name = "onnx::MatMul_9", part.role = #part.role<parameter>})
+// UNTIED-SAME: tensor<4x6xf32> {part.name = "onnx::MatMul_9", part.role = #part.role<parameter>, part.stored_permutation = array<i64: 1, 0>, part.stored_shape = array<i64: 6, 4>})
 // UNTIED-NOT: transpose_b
 //
 // The dynamo exporter's form: the parameter takes the name torch's
