@@ -54,3 +54,11 @@
 // LEGACY-NEXT: hf: the weights file holds the Hugging Face checkpoint's 21 tensors
 // LEGACY-NEXT: hf dp:1: the Hugging Face checkpoint loads by name; logits equal torch
 // LEGACY-NEXT: hf dp:2,tp:2: the Hugging Face checkpoint loads by name; logits equal torch
+//
+// Eager attention (attn_implementation="eager": the softmax of the scores
+// plus the mask, no NaN guard) raises as SDPA's does.
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) llama %t/eager --attn eager --meshes dp:1,tp:4 | FileCheck %s --check-prefix=EAGER
+// EAGER: import llama --attn eager: ok
+// EAGER-NEXT: params: 21 equal named_parameters() (15 viewed transposed)
+// EAGER-NEXT: run dp:1: logits equal torch; attention 2; tp all-reduces 0
+// EAGER-NEXT: run tp:4: logits equal torch; attention 2; tp all-reduces 5
