@@ -40,6 +40,18 @@
 // DEAD0: the others exited within {{[0-9]}} s of killing rank 0
 // DEAD0: rank 0: exit -9
 // DEAD0-COUNT-3: exit 1
+//
+// Rank 0 killed while the others still wait for the join's verdict (here
+// rank 2 never starts, so they wait up to --timeout): each names rank 0,
+// whichever of its threads sees the store go first, never the store key
+// it was waiting on.
+//
+// RUN: %python %S/Inputs/launch_by_hand.py torchrun 4 --absent-rank 2 --kill-rank 0=3 -- \
+// RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --steps 1000000 --timeout 20 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DEAD0J
+//
+// DEAD0J-COUNT-2: partition-run: rank {{[13]}}: rank 0 has failed: its store at {{.*}} went away
+// DEAD0J: rank 0: exit -9
 
 // Another rank that dies breaks its pledge to hand over its result (made as
 // the first thing it does on the store): rank 0's store tells every rank at

@@ -1507,6 +1507,17 @@ int runAsProcess(const Options &o, const LoadedPlan &plan,
   if (Status joined = joinRanks(*shared, rank, worldSize, timeout, leave);
       !joined.isOk()) {
     watch.reset();
+    // Rank 0's store gone while this rank waited for the join's verdict
+    // (rank 0 killed as it gave it): name rank 0, as the watch would have,
+    // not the store key this rank was waiting on. A get of a key nobody
+    // set answers at once from a live store.
+    if (rank != 0) {
+      StatusOr<std::vector<char>> probe =
+          shared->get(key, std::chrono::milliseconds(0));
+      if (!probe.isOk() &&
+          probe.status().code() != StatusCode::DeadlineExceeded)
+        onLost(probe.status());
+    }
     printLine(self + joined.toString());
     return 1;
   }
