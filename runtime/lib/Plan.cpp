@@ -9,6 +9,7 @@
 #include "partition/runtime/Tensor.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -33,6 +34,15 @@ int64_t partition::runtime::valueBytes(const plan::Value &value) {
   return n * dtypeSize(toDType(value.dtype()));
 }
 
+/// The bytes a value's copies span in its place: (slots - 1) strides and
+/// one value for a slotted arena value, else the value's bytes.
+static uint64_t arenaSpan(const plan::Value &v) {
+  uint64_t bytes = uint64_t(valueBytes(v));
+  if (v.storage() != plan::Storage::Arena || v.slots() <= 1)
+    return bytes;
+  return slotStride(int64_t(bytes)) * (v.slots() - 1) + bytes;
+}
+
 KernelAttrs partition::runtime::unpackKernelAttrs(const plan::KernelInst &k) {
   KernelAttrs attrs;
   if (k.attrs_type() == plan::KernelAttrs::NONE || !k.attrs())
@@ -42,6 +52,22 @@ KernelAttrs partition::runtime::unpackKernelAttrs(const plan::KernelInst &k) {
   if (attrs.value)
     attrs.type = k.attrs_type();
   return attrs;
+}
+
+std::string partition::runtime::fragmentStepName(std::string_view fragment,
+                                                 uint32_t microBatch) {
+  if (fragment == "P" || fragment == "U")
+    return std::string(fragment);
+  size_t dot = std::min(fragment.find('.'), fragment.size());
+  return std::string(fragment.substr(0, dot)) + std::to_string(microBatch) +
+         std::string(fragment.substr(dot));
+}
+
+uint64_t partition::runtime::transferTagMicroBatches(const plan::Plan &plan) {
+  uint64_t most = 0;
+  for (const plan::ScheduleStep *step : *plan.schedule())
+    most = std::max<uint64_t>(most, transferMicroBatch(*step));
+  return most + 1;
 }
 
 namespace {
@@ -55,6 +81,21 @@ std::string formatHex(uint64_t x) {
 std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
   return v ? std::vector<int64_t>(v->begin(), v->end())
            : std::vector<int64_t>();
+}
+
+/// Letters, then optionally a dot and a chunk number ("F", "Bi", "B.1").
+bool isFragmentName(const std::string &name) {
+  size_t letters = 0;
+  while (letters < name.size() && std::isalpha((unsigned char)name[letters]))
+    ++letters;
+  if (letters == 0)
+    return false;
+  if (letters == name.size())
+    return true;
+  size_t digits = name.size() - letters - 1;
+  return name[letters] == '.' && digits > 0 && digits <= 9 &&
+         std::all_of(name.begin() + letters + 1, name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
 }
 
 /// True when the elements of `v` (absent or empty: true) are 8-byte aligned.
@@ -97,11 +138,14 @@ private:
                            std::forward<Args>(args)...);
   }
   Status checkValues();
+  Status checkSlots(size_t id, const plan::Value &v);
+  Status checkFragments();
   Status checkBindings(const fb::Vector<fb::Offset<plan::Binding>> *bindings,
                        const char *kind, plan::Storage storage);
   Status checkStoredLayout(const char *kind, const plan::Binding &b);
   Status checkInstruction(size_t index, const plan::Instruction &inst);
   Status checkPlacements();
+  std::vector<char> fragmentSpanning(const std::vector<uint32_t> &root) const;
   Status checkCollective(const std::string &at, const plan::CollectiveInst &c,
                          const std::vector<TensorRef> &in,
                          const std::vector<TensorRef> &out);
@@ -186,6 +230,7 @@ Status ProgramValidator::run() {
   for (size_t i = 0; i < program.instructions()->size(); ++i)
     PARTITION_RETURN_IF_ERROR(
         checkInstruction(i, *program.instructions()->Get(i)));
+  PARTITION_RETURN_IF_ERROR(checkFragments());
   return checkPlacements();
 }
 
@@ -218,10 +263,17 @@ Status ProgramValidator::checkValues() {
       return fail("value ", id, " of shape ", formatShape(toVector(v.shape())),
                   " has ", elements, " elements, more than ", kMaxBytes,
                   " bytes");
+    if (v.slots() > 1 && v.storage() != plan::Storage::Arena)
+      return fail("value ", id, " has ", v.slots(),
+                  " slots, which only an arena value may have (its storage "
+                  "is ",
+                  plan::EnumNameStorage(v.storage()), ")");
     switch (v.storage()) {
     case plan::Storage::Arena:
-      if (v.offset() > program.arena_bytes() ||
-          uint64_t(valueBytes(v)) > program.arena_bytes() - v.offset())
+      if (v.slots() > 1)
+        PARTITION_RETURN_IF_ERROR(checkSlots(id, v));
+      else if (v.offset() > program.arena_bytes() ||
+               uint64_t(valueBytes(v)) > program.arena_bytes() - v.offset())
         return fail("value ", id, " occupies arena bytes [", v.offset(), ", ",
                     v.offset() + valueBytes(v), ") beyond the arena of ",
                     program.arena_bytes());
@@ -258,6 +310,24 @@ Status ProgramValidator::checkValues() {
       return fail("value ", id, " has unknown storage ", int(v.storage()));
     }
   }
+  return Status::ok();
+}
+
+/// The copies of a slotted arena value (Value.slots > 1): at most
+/// kMaxSlots, all inside the arena.
+Status ProgramValidator::checkSlots(size_t id, const plan::Value &v) {
+  if (v.slots() > kMaxSlots)
+    return fail("value ", id, " has ", v.slots(), " slots, more than ",
+                kMaxSlots);
+  uint64_t stride = slotStride(valueBytes(v)), span = 0, end = 0;
+  if (__builtin_mul_overflow(stride, uint64_t(v.slots() - 1), &span) ||
+      __builtin_add_overflow(span, uint64_t(valueBytes(v)), &span) ||
+      __builtin_add_overflow(span, v.offset(), &end) ||
+      end > program.arena_bytes())
+    return fail("value ", id, " has ", v.slots(), " slots of ", valueBytes(v),
+                " bytes ", stride, " bytes apart from arena offset ",
+                v.offset(), ", beyond the arena of ", program.arena_bytes(),
+                " bytes");
   return Status::ok();
 }
 
@@ -339,6 +409,24 @@ Status ProgramValidator::checkBindings(
                     ", negative or of more than ", kMaxBytes, " elements");
     if (Status s = checkStoredLayout(kind, b); !s.isOk())
       return s;
+    // A micro-batched input's block has micro_batches times the value's
+    // rows: the buffer holds every micro-batch.
+    int64_t rows = rank ? v.shape()->Get(0) : 0;
+    if (uint32_t m = b.micro_batches()) {
+      if (v.storage() != plan::Storage::Input ||
+          (b.role() != plan::Role::Input && b.role() != plan::Role::Label))
+        return fail(kind, " "", name, "" has ", m,
+                    " micro-batches, which only an input or label may have");
+      if (rank == 0)
+        return fail(kind, " "", name, "" has ", m,
+                    " micro-batches but is a scalar (micro-batches are rows "
+                    "of dimension 0)");
+      if (m > kMaxSlots || __builtin_mul_overflow(rows, int64_t(m), &rows) ||
+          rows > kMaxDim || valueBytes(v) > kMaxBytes / int64_t(m))
+        return fail(kind, " "", name, "" has ", m, " micro-batches of ",
+                    formatShape(toVector(v.shape())), ", more than ",
+                    kMaxBytes, " bytes or ", kMaxSlots, " micro-batches");
+    }
     std::set<uint32_t> used;
     auto useAxis = [&](uint32_t axis) -> Status {
       if (axis >= mesh->axis_names()->size())
@@ -357,11 +445,17 @@ Status ProgramValidator::checkBindings(
       // A dimension the shards do not divide is padded (to a multiple of
       // the shards of the dimensions linked to it): the blocks cover it,
       // with the last ones partly or wholly padding.
-      int64_t covered = v.shape()->Get(d) * shards;
+      int64_t local = d == 0 ? rows : v.shape()->Get(d);
+      int64_t covered = local * shards;
       if (covered < b.global_shape()->Get(d) ||
           (b.global_shape()->Get(d) == 0 && covered != 0))
         return fail(kind, " \"", name, "\" dimension ", d, ": local size ",
-                    v.shape()->Get(d), " times ", shards, " shards (", covered,
+                    local,
+                    b.micro_batches() ? " (" + std::to_string(
+                                                   b.micro_batches()) +
+                                            " micro-batches)"
+                                      : std::string(),
+                    " times ", shards, " shards (", covered,
                     ") does not cover the global size ",
                     b.global_shape()->Get(d));
     }
@@ -581,6 +675,65 @@ Status ProgramValidator::checkInstruction(size_t index,
   }
 }
 
+/// Program.fragments: well-named, distinct, and tiling the instructions in
+/// order; the prologue P first and the update U last.
+Status ProgramValidator::checkFragments() {
+  const auto *fragments = program.fragments();
+  if (!fragments || fragments->size() == 0)
+    return Status::ok();
+  uint64_t next = 0;
+  size_t n = fragments->size();
+  std::set<std::string> names;
+  for (size_t k = 0; k < n; ++k) {
+    const plan::Fragment &f = *fragments->Get(k);
+    std::string name = f.name()->str();
+    if (!isFragmentName(name))
+      return fail("fragment ", k, " is named \"", name,
+                  "\", which is not letters, optionally followed by a dot "
+                  "and a chunk number");
+    if (!names.insert(name).second)
+      return fail("two fragments are named \"", name, "\"");
+    if ((name == "P" && k != 0) || (name == "U" && k != n - 1))
+      return fail("fragment ", k, " \"", name, "\" of ", n, " must be the ",
+                  name == "P" ? "first" : "last");
+    if (f.first() != next)
+      return fail("fragment ", k, " \"", name, "\" starts at instruction ",
+                  f.first(), " but the fragments before it end at ", next,
+                  "; the fragments must cover the instructions in order");
+    next += f.count();
+  }
+  if (next != program.instructions()->size())
+    return fail("the fragments cover ", next, " instructions, but the program "
+                "has ", program.instructions()->size());
+  return Status::ok();
+}
+
+/// For each value (by root: an alias counts as the value it aliases),
+/// whether instructions of more than one fragment write or read it.
+std::vector<char>
+ProgramValidator::fragmentSpanning(const std::vector<uint32_t> &root) const {
+  std::vector<char> spans(root.size(), 0);
+  const auto *fragments = program.fragments();
+  if (!fragments)
+    return spans;
+  std::vector<int64_t> seenIn(root.size(), -1); // a fragment that uses it
+  for (uint32_t k = 0; k < fragments->size(); ++k) {
+    const plan::Fragment &f = *fragments->Get(k);
+    for (uint32_t i = f.first(); i < f.first() + f.count(); ++i) {
+      const plan::Instruction &inst = *program.instructions()->Get(i);
+      for (const auto *ids : {inst.operands(), inst.results()})
+        if (ids)
+          for (uint32_t id : *ids) {
+            uint32_t r = root[id];
+            if (seenIn[r] >= 0 && seenIn[r] != k)
+              spans[r] = 1;
+            seenIn[r] = k;
+          }
+    }
+  }
+  return spans;
+}
+
 /// Values whose lifetimes intersect must not share bytes, as the compiler's
 /// placement guarantees: a value is live from the first instruction that
 /// writes it (from the start if none does) to the last that reads it or
@@ -614,6 +767,16 @@ Status ProgramValidator::checkPlacements() {
   if (program.outputs())
     for (const plan::Binding *b : *program.outputs())
       lastUse[root[b->value()]] = end;
+  std::vector<char> spans = fragmentSpanning(root);
+  // The instructions of the fragments the schedule repeats (all but the
+  // prologue and the update), first and last.
+  int64_t repeatedFirst = end, repeatedLast = -1;
+  if (const auto *fragments = program.fragments())
+    for (const plan::Fragment *f : *fragments)
+      if (f->count() && f->name()->str() != "P" && f->name()->str() != "U") {
+        repeatedFirst = std::min<int64_t>(repeatedFirst, f->first());
+        repeatedLast = int64_t(f->first()) + f->count() - 1;
+      }
   // Values by the instruction that defines them (-1: before the first), and
   // by the last that uses them.
   std::vector<std::vector<uint32_t>> starts(end + 2), ends(end + 2);
@@ -626,6 +789,12 @@ Status ProgramValidator::checkPlacements() {
     if (def[id] > end)
       def[id] = -1;
     lastUse[id] = std::max(lastUse[id], def[id]);
+    // One fragment leaves it for another: the schedule runs the repeated
+    // fragments in its own order, so it is live over all of them.
+    if (spans[id] && repeatedLast >= 0) {
+      def[id] = std::min(def[id], repeatedFirst);
+      lastUse[id] = std::max(lastUse[id], repeatedLast);
+    }
     starts[def[id] + 1].push_back(id);
     ends[lastUse[id] + 1].push_back(id);
   }
@@ -638,9 +807,7 @@ Status ProgramValidator::checkPlacements() {
                ? Place(0, v.offset())
                : Place(uint64_t(v.index()) + 1, 0);
   };
-  auto bytesOf = [&](uint32_t id) {
-    return uint64_t(valueBytes(*values.Get(id)));
-  };
+  auto bytesOf = [&](uint32_t id) { return arenaSpan(*values.Get(id)); };
   auto describe = [&](uint32_t id) {
     Place p = placeOf(id);
     std::string where =
@@ -673,20 +840,27 @@ Status ProgramValidator::checkPlacements() {
               inst && inst->operands() &&
               std::any_of(inst->operands()->begin(), inst->operands()->end(),
                           [&](uint32_t o) { return root[o] == other; });
+          // An accumulator a fragment updates in place (`other` is left
+          // for other fragments) may be read after it: it holds the update.
           bool inPlace = k && k->op() == plan::OpKind::Fused && readHere &&
-                         lastUse[other] == t && prev->first == p &&
-                         bytesOf(other) == bytesOf(id) &&
+                         (lastUse[other] == t || spans[other]) &&
+                         prev->first == p && bytesOf(other) == bytesOf(id) &&
                          values.Get(other)->dtype() == values.Get(id)->dtype();
           if (!inPlace)
             return fail(describe(id), " overlaps ", describe(other));
           live.erase(prev);
+          // The update keeps the bytes as long as `other` would have.
+          if (lastUse[other] > lastUse[id]) {
+            lastUse[id] = lastUse[other];
+            ends[lastUse[id] + 1].push_back(id);
+          }
         }
       }
       live[p] = id;
     }
     for (uint32_t id : ends[t + 1]) {
       auto it = live.find(placeOf(id));
-      if (it != live.end() && it->second == id)
+      if (it != live.end() && it->second == id && lastUse[id] <= t)
         live.erase(it);
     }
   }
@@ -697,15 +871,20 @@ Status ProgramValidator::checkPlacements() {
 struct Transfer {
   size_t instruction;
   int64_t channel;
+  uint32_t microBatch; // what identifies it with the channel
   plan::DType dtype;
   std::vector<int64_t> shape;
   std::string loc;
+  std::string step; // the fragment step's name; empty for a -1 step
 };
 
 std::string describe(const Transfer &t) {
   std::string text = "instruction " + std::to_string(t.instruction);
   if (!t.loc.empty())
     text += " (" + t.loc + ")";
+  if (!t.step.empty())
+    text += " of step " + t.step + " (micro-batch " +
+            std::to_string(t.microBatch) + ")";
   text += ", channel " + std::to_string(t.channel) + ", " +
           plan::EnumNameDType(t.dtype) + "[";
   for (size_t i = 0; i < t.shape.size(); ++i)
@@ -713,22 +892,44 @@ std::string describe(const Transfer &t) {
   return text + "]";
 }
 
+std::string programName(const plan::Plan &whole, size_t p) {
+  return "program " + std::to_string(p) + " (" +
+         whole.programs()->Get(p)->name()->str() + ")";
+}
+
+/// The instructions [first, end) of `program` that schedule step `step`
+/// runs: its fragment's, or all of them.
+std::pair<uint32_t, uint32_t> stepRange(const plan::Program &program,
+                                        const plan::ScheduleStep &step) {
+  if (step.fragment() < 0)
+    return {0, program.instructions()->size()};
+  const plan::Fragment &f = *program.fragments()->Get(step.fragment());
+  return {f.first(), f.first() + f.count()};
+}
+
 /// Every program's sends to another program must be that program's receives
-/// from it, one for one and in the same order, with the same channel, type
-/// and shape: the runtime matches a direction's transfers in the order they
-/// are issued (NCCL has no tags), so a transfer out of order, missing or of
-/// another size would hang or deliver the wrong tensor. (That the order
-/// cannot deadlock is the compiler's proof; this is what a plan file alone
-/// shows.)
+/// from it, one for one and in the same order, with the same channel,
+/// micro-batch, type and shape: the runtime matches a direction's transfers
+/// in the order they are issued (NCCL has no tags), so a transfer out of
+/// order, missing or of another size would hang or deliver the wrong
+/// tensor. A program issues its transfers step by step as the schedule runs
+/// it (each step's fragment, or the whole program). (That the order cannot
+/// deadlock is the compiler's proof; this is what a plan file alone shows.)
 Status checkTransfers(const plan::Plan &whole) {
-  size_t n = whole.programs()->size();
+  uint64_t tagMicroBatches = transferTagMicroBatches(whole);
   // (from, to) -> transfers in issue order
   std::map<std::pair<size_t, size_t>, std::vector<Transfer>> sent, received;
-  for (size_t p = 0; p < n; ++p) {
+  for (const plan::ScheduleStep *step : *whole.schedule()) {
+    size_t p = step->program();
     const plan::Program &program = *whole.programs()->Get(p);
-    const auto &instructions = *program.instructions();
-    for (size_t i = 0; i < instructions.size(); ++i) {
-      const plan::Instruction &inst = *instructions.Get(i);
+    auto [first, end] = stepRange(program, *step);
+    std::string stepName;
+    if (step->fragment() >= 0)
+      stepName = fragmentStepName(
+          program.fragments()->Get(step->fragment())->name()->str(),
+          step->micro_batch());
+    for (uint32_t i = first; i < end; ++i) {
+      const plan::Instruction &inst = *program.instructions()->Get(i);
       bool isSend = inst.inst_type() == plan::Inst::SendInst;
       if (!isSend && inst.inst_type() != plan::Inst::RecvInst)
         continue;
@@ -737,19 +938,25 @@ Status checkTransfers(const plan::Plan &whole) {
       Transfer t{i,
                  isSend ? inst.inst_as_SendInst()->channel()
                         : inst.inst_as_RecvInst()->channel(),
+                 transferMicroBatch(*step),
                  v.dtype(),
                  {v.shape()->begin(), v.shape()->end()},
-                 inst.loc() ? inst.loc()->str() : ""};
+                 inst.loc() ? inst.loc()->str() : "",
+                 stepName};
+      // channel * tagMicroBatches + microBatch <= kMaxTransferTag
+      if (t.channel > (kMaxTransferTag - int64_t(t.microBatch)) /
+                          int64_t(tagMicroBatches))
+        return PARTITION_ERROR(
+            InvalidArgument, programName(whole, p), ": ", describe(t),
+            ": its tag, channel * ", tagMicroBatches, " + ", t.microBatch,
+            " (1 + the schedule's last micro-batch), is beyond ",
+            kMaxTransferTag);
       if (isSend)
         sent[{p, inst.inst_as_SendInst()->peer_program()}].push_back(t);
       else
         received[{inst.inst_as_RecvInst()->peer_program(), p}].push_back(t);
     }
   }
-  auto name = [&](size_t p) {
-    return "program " + std::to_string(p) + " (" +
-           whole.programs()->Get(p)->name()->str() + ")";
-  };
   std::set<std::pair<size_t, size_t>> directions;
   for (const auto &entry : sent)
     directions.insert(entry.first);
@@ -758,11 +965,11 @@ Status checkTransfers(const plan::Plan &whole) {
   for (const auto &direction : directions) {
     const std::vector<Transfer> &s = sent[direction];
     const std::vector<Transfer> &r = received[direction];
-    std::string between = name(direction.first) + " to " +
-                          name(direction.second);
+    std::string between = programName(whole, direction.first) + " to " +
+                          programName(whole, direction.second);
     for (size_t k = 0; k < std::min(s.size(), r.size()); ++k)
-      if (s[k].channel != r[k].channel || s[k].dtype != r[k].dtype ||
-          s[k].shape != r[k].shape)
+      if (s[k].channel != r[k].channel || s[k].microBatch != r[k].microBatch ||
+          s[k].dtype != r[k].dtype || s[k].shape != r[k].shape)
         return PARTITION_ERROR(
             InvalidArgument, "transfers from ", between, ": send ", k + 1,
             " is ", describe(s[k]), " but receive ", k + 1, " is ",
@@ -777,6 +984,60 @@ Status checkTransfers(const plan::Plan &whole) {
                              moreSends ? "send" : "receive", " is ",
                              describe(extra));
     }
+  }
+  return Status::ok();
+}
+
+/// The schedule's steps: each names a program, and a fragment of it (or
+/// -1 for a program without fragments); a micro-batch below every
+/// micro-batched input's count; the prologue and update at most once, first
+/// and last among their program's steps.
+Status checkSchedule(const plan::Plan &whole) {
+  size_t numPrograms = whole.programs()->size();
+  const auto &schedule = *whole.schedule();
+  // program -> (steps so far, the step index of its P or U step, or -1)
+  std::vector<int64_t> stepsOf(numPrograms, 0), lastStep(numPrograms, -1),
+      updateStep(numPrograms, -1);
+  for (size_t s = 0; s < schedule.size(); ++s) {
+    const plan::ScheduleStep &step = *schedule.Get(s);
+    if (step.program() >= numPrograms)
+      return PARTITION_ERROR(InvalidArgument, "schedule step names program ",
+                             step.program(), " of ", numPrograms);
+    const plan::Program &program = *whole.programs()->Get(step.program());
+    std::string at = "schedule step " + std::to_string(s) + " (" +
+                     programName(whole, step.program()) + ")";
+    size_t fragments = program.fragments() ? program.fragments()->size() : 0;
+    if (fragments && step.fragment() == -1)
+      return PARTITION_ERROR(InvalidArgument, at,
+                             ": runs the whole program, which has ", fragments,
+                             " fragments; its steps must name one");
+    if (step.fragment() < -1 || (step.fragment() >= 0 &&
+                                 size_t(step.fragment()) >= fragments))
+      return PARTITION_ERROR(InvalidArgument, at, ": names fragment ",
+                             step.fragment(), " of ", fragments);
+    if (program.inputs())
+      for (const plan::Binding *b : *program.inputs())
+        if (b->micro_batches() && step.micro_batch() >= b->micro_batches())
+          return PARTITION_ERROR(InvalidArgument, at, ": micro-batch ",
+                                 step.micro_batch(), " of input \"",
+                                 b->name()->str(), "\", which has ",
+                                 b->micro_batches(), " micro-batches");
+    size_t p = step.program();
+    std::string name =
+        fragments ? program.fragments()->Get(step.fragment())->name()->str()
+                  : "";
+    if (updateStep[p] >= 0)
+      return PARTITION_ERROR(InvalidArgument, at, ": comes after the update ",
+                             "U (schedule step ", updateStep[p],
+                             "), which must be its program's last step");
+    if (name == "P" && stepsOf[p] > 0)
+      return PARTITION_ERROR(InvalidArgument, at, ": the prologue P must be ",
+                             "its program's first step and run once (its "
+                             "step ", lastStep[p], " runs earlier)");
+    if (name == "U")
+      updateStep[p] = int64_t(s);
+    ++stepsOf[p];
+    lastStep[p] = int64_t(s);
   }
   return Status::ok();
 }
@@ -834,10 +1095,7 @@ Status partition::runtime::validatePlan(const plan::Plan &whole) {
                                                    program.name()->str() + ")")
                                   .run());
   }
-  for (const plan::ScheduleStep *step : *whole.schedule())
-    if (step->program() >= whole.programs()->size())
-      return PARTITION_ERROR(InvalidArgument, "schedule step names program ",
-                             step->program(), " of ", whole.programs()->size());
+  PARTITION_RETURN_IF_ERROR(checkSchedule(whole));
   return checkTransfers(whole);
 }
 
@@ -951,7 +1209,9 @@ std::string shardingText(const plan::Mesh &mesh, const plan::Sharding &s) {
 std::string storageText(const plan::Value &v) {
   switch (v.storage()) {
   case plan::Storage::Arena:
-    return "arena+" + std::to_string(v.offset());
+    return "arena+" + std::to_string(v.offset()) +
+           (v.slots() > 1 ? " x" + std::to_string(v.slots()) + " slots"
+                          : std::string());
   case plan::Storage::Persistent:
     return "param " + std::to_string(v.index());
   case plan::Storage::Input:
@@ -960,6 +1220,67 @@ std::string storageText(const plan::Value &v) {
     return "alias %" + std::to_string(v.index());
   }
   return "?";
+}
+
+/// What an instruction does, before its operands: "Matmul {...}",
+/// "AllReduce Sum over {"tp"} (group of 2)", "Send to program 1 channel 0".
+std::string instructionText(const plan::Mesh &mesh,
+                            const plan::Instruction &inst) {
+  std::ostringstream os;
+  switch (inst.inst_type()) {
+  case plan::Inst::KernelInst: {
+    const plan::KernelInst &k = *inst.inst_as_KernelInst();
+    os << opKindName(k.op());
+    std::string attrs = formatKernelAttrs(unpackKernelAttrs(k));
+    if (!attrs.empty())
+      os << " " << attrs;
+    break;
+  }
+  case plan::Inst::CollectiveInst: {
+    const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
+    os << plan::EnumNameCollectiveKind(c.kind());
+    if (c.kind() == plan::CollectiveKind::AllReduce ||
+        c.kind() == plan::CollectiveKind::ReduceScatter)
+      os << " " << plan::EnumNameReduceOp(c.reduce());
+    os << " over {";
+    for (size_t a = 0; a < c.axes()->size(); ++a)
+      os << (a ? ", " : "") << '"'
+         << mesh.axis_names()->Get(c.axes()->Get(a))->str() << '"';
+    os << "} (group of " << groupSize(*mesh.axis_sizes(), *c.axes()) << ")";
+    if (auto *a = c.attrs_as_CollectiveDimAttrs())
+      os << " {dim=" << a->dim() << "}";
+    else if (auto *a = c.attrs_as_AllToAllAttrs())
+      os << " {split_dim=" << a->split_dim()
+         << ", concat_dim=" << a->concat_dim() << "}";
+    else if (auto *a = c.attrs_as_PermuteAttrs()) {
+      os << " {pairs=[";
+      if (a->pairs())
+        for (size_t i = 0; i < a->pairs()->size(); ++i)
+          os << (i ? ", [" : "[") << a->pairs()->Get(i)->source() << ", "
+             << a->pairs()->Get(i)->target() << "]";
+      os << "]}";
+    }
+    break;
+  }
+  case plan::Inst::SendInst:
+    os << "Send to program " << inst.inst_as_SendInst()->peer_program()
+       << " channel " << inst.inst_as_SendInst()->channel();
+    break;
+  case plan::Inst::RecvInst:
+    os << "Recv from program " << inst.inst_as_RecvInst()->peer_program()
+       << " channel " << inst.inst_as_RecvInst()->channel();
+    break;
+  default:
+    os << "?";
+  }
+  return os.str();
+}
+
+/// A fragment's heading in a listing: "fragment 1 F: instructions [2, 5)".
+std::string fragmentText(size_t index, const plan::Fragment &f) {
+  return "fragment " + std::to_string(index) + " " + f.name()->str() +
+         ": instructions [" + std::to_string(f.first()) + ", " +
+         std::to_string(uint64_t(f.first()) + f.count()) + ")\n";
 }
 
 } // namespace
@@ -1022,6 +1343,8 @@ std::string LoadedPlan::dump() const {
         if (b->stored_permutation())
           os << " permuted "
              << formatShape(toVector(b->stored_permutation()));
+        if (b->micro_batches())
+          os << " in " << b->micro_batches() << " micro-batches";
         if (b->updates() >= 0 && prog.params() &&
             size_t(b->updates()) < prog.params()->size()) {
           os << " updates \"" << prog.params()->Get(b->updates())->name()->str()
@@ -1035,60 +1358,23 @@ std::string LoadedPlan::dump() const {
     };
     bindings("param", prog.params());
     bindings("input", prog.inputs());
+    size_t nextFragment = 0;
     for (size_t i = 0; i < prog.instructions()->size(); ++i) {
       const plan::Instruction &inst = *prog.instructions()->Get(i);
+      // Each fragment's heading before its first instruction (an empty one
+      // has its heading alone).
+      for (; prog.fragments() && nextFragment < prog.fragments()->size() &&
+             prog.fragments()->Get(nextFragment)->first() <= i;
+           ++nextFragment)
+        os << " "
+           << fragmentText(nextFragment, *prog.fragments()->Get(nextFragment));
       os << "  ";
       if (inst.results())
         for (size_t r = 0; r < inst.results()->size(); ++r)
           os << (r ? ", %" : "%") << inst.results()->Get(r);
       if (inst.results() && inst.results()->size())
         os << " = ";
-      switch (inst.inst_type()) {
-      case plan::Inst::KernelInst: {
-        const plan::KernelInst &k = *inst.inst_as_KernelInst();
-        os << opKindName(k.op());
-        std::string attrs = formatKernelAttrs(unpackKernelAttrs(k));
-        if (!attrs.empty())
-          os << " " << attrs;
-        break;
-      }
-      case plan::Inst::CollectiveInst: {
-        const plan::CollectiveInst &c = *inst.inst_as_CollectiveInst();
-        os << plan::EnumNameCollectiveKind(c.kind());
-        if (c.kind() == plan::CollectiveKind::AllReduce ||
-            c.kind() == plan::CollectiveKind::ReduceScatter)
-          os << " " << plan::EnumNameReduceOp(c.reduce());
-        os << " over {";
-        for (size_t a = 0; a < c.axes()->size(); ++a)
-          os << (a ? ", " : "") << '"'
-             << mesh.axis_names()->Get(c.axes()->Get(a))->str() << '"';
-        os << "} (group of " << groupSize(*mesh.axis_sizes(), *c.axes()) << ")";
-        if (auto *a = c.attrs_as_CollectiveDimAttrs())
-          os << " {dim=" << a->dim() << "}";
-        else if (auto *a = c.attrs_as_AllToAllAttrs())
-          os << " {split_dim=" << a->split_dim()
-             << ", concat_dim=" << a->concat_dim() << "}";
-        else if (auto *a = c.attrs_as_PermuteAttrs()) {
-          os << " {pairs=[";
-          if (a->pairs())
-            for (size_t i = 0; i < a->pairs()->size(); ++i)
-              os << (i ? ", [" : "[") << a->pairs()->Get(i)->source() << ", "
-                 << a->pairs()->Get(i)->target() << "]";
-          os << "]}";
-        }
-        break;
-      }
-      case plan::Inst::SendInst:
-        os << "Send to program " << inst.inst_as_SendInst()->peer_program()
-           << " channel " << inst.inst_as_SendInst()->channel();
-        break;
-      case plan::Inst::RecvInst:
-        os << "Recv from program " << inst.inst_as_RecvInst()->peer_program()
-           << " channel " << inst.inst_as_RecvInst()->channel();
-        break;
-      default:
-        os << "?";
-      }
+      os << instructionText(mesh, inst);
       os << "(";
       if (inst.operands())
         for (size_t o = 0; o < inst.operands()->size(); ++o)
@@ -1102,6 +1388,10 @@ std::string LoadedPlan::dump() const {
         }
       os << "\n";
     }
+    for (; prog.fragments() && nextFragment < prog.fragments()->size();
+         ++nextFragment)
+      os << " "
+         << fragmentText(nextFragment, *prog.fragments()->Get(nextFragment));
     for (size_t id = 0; id < prog.values()->size(); ++id) {
       const plan::Value &v = *prog.values()->Get(id);
       if (v.storage() == plan::Storage::Alias)
@@ -1111,9 +1401,15 @@ std::string LoadedPlan::dump() const {
     bindings("output", prog.outputs());
   }
   os << "\nschedule:";
-  for (const plan::ScheduleStep *step : *p.schedule())
-    os << " (program " << step->program() << ", micro-batch "
-       << step->micro_batch() << ")";
+  for (const plan::ScheduleStep *step : *p.schedule()) {
+    const plan::Program &prog = *p.programs()->Get(step->program());
+    os << " (program " << step->program();
+    if (step->fragment() >= 0)
+      os << ", " << fragmentStepName(
+                        prog.fragments()->Get(step->fragment())->name()->str(),
+                        step->micro_batch());
+    os << ", micro-batch " << step->micro_batch() << ")";
+  }
   os << "\n";
   return os.str();
 }

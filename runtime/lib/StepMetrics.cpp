@@ -13,6 +13,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 using namespace partition::runtime;
 namespace plan = partition::plan;
@@ -94,20 +96,33 @@ double StepFlops::total() const {
 
 StepFlops partition::runtime::countStepFlops(const plan::Plan &root) {
   StepFlops result;
-  std::map<unsigned, int64_t> runs; // program -> schedule steps running it
-  for (const plan::ScheduleStep *s : *root.schedule())
-    ++runs[s->program()];
-  for (const auto &[index, count] : runs) {
-    if (index >= root.programs()->size())
+  // Each step runs its fragment's instructions, or the whole program's:
+  // (program, first, end) -> schedule steps running that range.
+  std::map<std::tuple<unsigned, uint32_t, uint32_t>, int64_t> runs;
+  for (const plan::ScheduleStep *s : *root.schedule()) {
+    if (s->program() >= root.programs()->size())
       continue;
+    const plan::Program &program = *root.programs()->Get(s->program());
+    uint32_t first = 0, end = program.instructions()->size();
+    if (s->fragment() >= 0 && program.fragments() &&
+        uint32_t(s->fragment()) < program.fragments()->size()) {
+      const plan::Fragment &f = *program.fragments()->Get(s->fragment());
+      first = f.first();
+      end = std::min<uint64_t>(end, uint64_t(f.first()) + f.count());
+    }
+    ++runs[{s->program(), first, end}];
+  }
+  for (const auto &[range, count] : runs) {
+    auto [index, first, end] = range;
     const plan::Program &program = *root.programs()->Get(index);
     const plan::Mesh &mesh = *root.meshes()->Get(program.mesh());
     double devices = mesh.ranks() ? double(mesh.ranks()->size()) : 0;
-    for (const plan::Instruction *inst : *program.instructions()) {
-      double flops = instructionFlops(program, *inst);
+    for (uint32_t i = first; i < end; ++i) {
+      const plan::Instruction &inst = *program.instructions()->Get(i);
+      double flops = instructionFlops(program, inst);
       if (flops == 0)
         continue;
-      DType dtype = toDType(operand(program, *inst, 0).dtype());
+      DType dtype = toDType(operand(program, inst, 0).dtype());
       result.byDType[dtypeName(dtype)] += flops * devices * double(count);
     }
   }

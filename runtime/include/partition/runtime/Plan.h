@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace partition::runtime {
@@ -32,8 +33,12 @@ namespace partition::runtime {
 /// version 8 added Binding.stored_shape (a parameter viewed in another
 /// shape than weights files store it in); version 9 added
 /// AttentionAttrs.window (sliding-window attention); version 10 added
-/// Binding.stored_permutation (a parameter weights files store transposed).
-constexpr uint32_t kFormatVersion = 10;
+/// Binding.stored_permutation (a parameter weights files store transposed);
+/// version 11 made the pipeline schedule data: Program.fragments,
+/// ScheduleStep.fragment, Value.slots (stash slots per micro-batch in
+/// flight) and Binding.micro_batches (an input fed whole, read one
+/// micro-batch per step).
+constexpr uint32_t kFormatVersion = 11;
 
 /// Limits of what a plan describes, far from overflow in any arithmetic on
 /// sizes: a dimension, the elements or bytes of a value (and of a binding's
@@ -47,6 +52,47 @@ constexpr int64_t kMaxPlanRanks = int64_t(1) << 20;
 /// cache line, and at least every dtype's size, so kernels' loads are
 /// aligned: device buffers start at least this aligned).
 constexpr uint64_t kArenaAlignment = 64;
+
+/// The most copies of an arena value (Value.slots) and the most
+/// micro-batches of an input (Binding.micro_batches) a plan may ask for.
+constexpr uint32_t kMaxSlots = uint32_t(1) << 20;
+
+/// The largest tag a send or receive may carry (what every communicator
+/// accepts: Gloo keeps 8 bits of its 64-bit slot for the kind of message).
+constexpr int64_t kMaxTransferTag = (int64_t(1) << 56) - 1;
+
+/// The name of a schedule step that runs fragment `fragment` on micro-batch
+/// `microBatch`, as traces and messages show it: the micro-batch inserted
+/// before the chunk suffix ("F", 3 -> "F3"; "B.1", 2 -> "B2.1"; "Bi", 3 ->
+/// "Bi3"); "P" and "U", which run once per step, unchanged.
+std::string fragmentStepName(std::string_view fragment, uint32_t microBatch);
+
+/// The bytes from one copy of a slotted arena value (Value.slots) to the
+/// next: its bytes rounded up to the arena alignment.
+inline uint64_t slotStride(int64_t valueBytes) {
+  return (uint64_t(valueBytes) + kArenaAlignment - 1) / kArenaAlignment *
+         kArenaAlignment;
+}
+
+/// Transfers are identified by (channel, micro-batch): a fragment step's
+/// by its micro-batch, a whole-program step's (fragment -1) by 0. The tag
+/// is channel * tagMicroBatches + microBatch, where tagMicroBatches is
+/// transferTagMicroBatches of the plan, so plans without fragment steps tag
+/// by channel alone (as before format 11). The loader checks every tag is
+/// at most kMaxTransferTag.
+inline int64_t transferTag(int64_t channel, uint32_t microBatch,
+                           uint64_t tagMicroBatches) {
+  return channel * int64_t(tagMicroBatches) + int64_t(microBatch);
+}
+
+/// 1 + the highest micro-batch of the plan's fragment steps (1 when it has
+/// none).
+uint64_t transferTagMicroBatches(const plan::Plan &plan);
+
+/// The micro-batch a schedule step's transfers are identified by.
+inline uint32_t transferMicroBatch(const plan::ScheduleStep &step) {
+  return step.fragment() < 0 ? 0 : step.micro_batch();
+}
 
 /// A plan file is the size-prefixed FlatBuffer followed by this many bytes:
 /// the 64-bit FNV-1a (fnv1a64) of every byte before them, little-endian.
