@@ -362,7 +362,23 @@ Status Executor::prepare() {
   PARTITION_ASSIGN_OR_RETURN(stream_, device_.createStream());
   if (!program_)
     return Status::ok();
+  PARTITION_RETURN_IF_ERROR(allocateBuffers());
+  PARTITION_RETURN_IF_ERROR(connectPeers());
+  PARTITION_RETURN_IF_ERROR(decodeInstructions());
+  planSteps();
+  PARTITION_RETURN_IF_ERROR(allocateScratch());
+  if (int slots = int(slotInstructions_.size())) {
+    if (device_.isHost()) {
+      PARTITION_ASSIGN_OR_RETURN(auto stream, device_.createStream());
+      lane_ = std::make_unique<ThreadLane>(std::move(stream), slots);
+    } else {
+      PARTITION_ASSIGN_OR_RETURN(lane_, StreamLane::create(device_, slots));
+    }
+  }
+  return stream_->synchronize();
+}
 
+Status Executor::allocateBuffers() {
   if (program_->arena_bytes()) {
     PARTITION_ASSIGN_OR_RETURN(arena_,
                                device_.allocate(program_->arena_bytes()));
@@ -374,7 +390,9 @@ Status Executor::prepare() {
     if (!bindings)
       return Status::ok();
     for (const plan::Binding *b : *bindings) {
-      int64_t bytes = valueBytes(*program_->values()->Get(b->value()));
+      // A micro-batched input's buffer holds every micro-batch.
+      int64_t bytes = valueBytes(*program_->values()->Get(b->value())) *
+                      std::max<int64_t>(b->micro_batches(), 1);
       PARTITION_ASSIGN_OR_RETURN(auto buffer,
                                  device_.allocate(std::max<int64_t>(bytes, 1)));
       int64_t size = int64_t(buffer->size());
@@ -408,46 +426,92 @@ Status Executor::prepare() {
             device_.copyToDevice(params_[i]->data(), b->data()->data(),
                                  b->data()->size(), *stream_));
     }
+  return Status::ok();
+}
 
+Status Executor::connectPeers() {
   // Point-to-point communicators first, one per direction (NCCL matches a
   // communicator's sends and receives in order, so each direction is a FIFO
   // of its own and a send never waits behind a receive), all created in one
   // global order -- by rank pair, then direction -- so that the programs of
   // different stages, which meet their transfers in different orders, cannot
   // wait on each other's creations.
-  {
-    std::set<std::tuple<int, int, int>> directions; // (low, high, sender)
-    for (const plan::Instruction *inst : *program_->instructions()) {
-      bool isSend = inst->inst_type() == plan::Inst::SendInst;
-      if (!isSend && inst->inst_type() != plan::Inst::RecvInst)
-        continue;
-      uint32_t peerProgram = isSend ? inst->inst_as_SendInst()->peer_program()
-                                    : inst->inst_as_RecvInst()->peer_program();
-      const plan::Mesh *peerMesh =
-          root.meshes()->Get(root.programs()->Get(peerProgram)->mesh());
-      int peer = peerMesh->ranks()->Get(deviceIndex_);
-      directions.insert({std::min(peer, worldRank_), std::max(peer, worldRank_),
-                         isSend ? worldRank_ : peer});
-    }
-    for (auto [low, high, sender] : directions) {
-      int peer = low == worldRank_ ? high : low;
-      PARTITION_RETURN_IF_ERROR(peerOf(peer, sender == worldRank_).status());
+  const plan::Plan &root = plan_.root();
+  std::set<std::tuple<int, int, int>> directions; // (low, high, sender)
+  for (const plan::Instruction *inst : *program_->instructions()) {
+    bool isSend = inst->inst_type() == plan::Inst::SendInst;
+    if (!isSend && inst->inst_type() != plan::Inst::RecvInst)
+      continue;
+    uint32_t peerProgram = isSend ? inst->inst_as_SendInst()->peer_program()
+                                  : inst->inst_as_RecvInst()->peer_program();
+    const plan::Mesh *peerMesh =
+        root.meshes()->Get(root.programs()->Get(peerProgram)->mesh());
+    int peer = peerMesh->ranks()->Get(deviceIndex_);
+    directions.insert({std::min(peer, worldRank_), std::max(peer, worldRank_),
+                       isSend ? worldRank_ : peer});
+  }
+  for (auto [low, high, sender] : directions) {
+    int peer = low == worldRank_ ? high : low;
+    PARTITION_RETURN_IF_ERROR(peerOf(peer, sender == worldRank_).status());
+  }
+  return Status::ok();
+}
+
+Executor::MicroBatchAddress Executor::microBatchAddress(uint32_t id) {
+  const plan::Value *v = program_->values()->Get(id);
+  while (v->storage() == plan::Storage::Alias)
+    v = program_->values()->Get(v->index());
+  MicroBatchAddress address;
+  if (v->storage() == plan::Storage::Arena && v->slots() > 1) {
+    address.stride = slotStride(valueBytes(*v));
+    address.period = v->slots();
+    address.copies = v->slots();
+  } else if (v->storage() == plan::Storage::Input) {
+    const plan::Binding &b = *program_->inputs()->Get(v->index());
+    if (b.micro_batches()) {
+      address.stride = uint64_t(valueBytes(*v));
+      address.copies = b.micro_batches();
     }
   }
+  address.base = static_cast<char *>(valuePtr(id));
+  return address;
+}
 
-  // Buffers are fixed from here on, so every instruction's tensors are too.
-  // Group communicators are created in instruction order: every member of a
-  // group runs the same program, so reaches its creation in the same order.
-  int slots = 0;
-  std::vector<InstructionAccess> accesses;
-  for (const plan::Instruction *inst : *program_->instructions()) {
+Status Executor::decodeInstructions() {
+  // Buffers are fixed from here on, so every instruction's tensors are too
+  // (but for the copy of a slotted value or the micro-batch of an input,
+  // which runStep sets). Group communicators are created in instruction
+  // order: every member of a group runs the same program, so reaches its
+  // creation in the same order.
+  const plan::Plan &root = plan_.root();
+  const auto &instructions = *program_->instructions();
+  for (uint32_t i = 0; i < instructions.size(); ++i) {
+    const plan::Instruction *inst = instructions.Get(i);
     Decoded d;
-    if (inst->operands())
-      for (uint32_t id : *inst->operands())
-        d.in.push_back(tensor(id));
-    if (inst->results())
-      for (uint32_t id : *inst->results())
-        d.out.push_back(tensor(id));
+    InstructionAccess access;
+    // Each tensor, and the bytes it may touch: every copy of a value that
+    // has one per micro-batch.
+    auto decode = [&](const fb::Vector<uint32_t> *ids, bool results) {
+      if (!ids)
+        return;
+      for (uint32_t k = 0; k < ids->size(); ++k) {
+        TensorRef t = tensor(ids->Get(k));
+        MicroBatchAddress address = microBatchAddress(ids->Get(k));
+        size_t bytes = t.numBytes();
+        if (address.copies) {
+          address.instruction = i;
+          address.result = results;
+          address.position = k;
+          microBatchAddresses_.push_back(address);
+          bytes += address.stride * (address.copies - 1);
+        }
+        (results ? access.writes : access.reads)
+            .push_back(ByteRange::of(t.data, bytes));
+        (results ? d.out : d.in).push_back(std::move(t));
+      }
+    };
+    decode(inst->operands(), false);
+    decode(inst->results(), true);
     if (auto k = inst->inst_as_KernelInst()) {
       d.attrs = unpackKernelAttrs(*k);
       d.name = opKindName(k->op());
@@ -472,47 +536,86 @@ Status Executor::prepare() {
     }
     d.async = d.async && options_.asyncCollectives;
     if (d.async) {
-      d.slot = slots++;
-      slotInstructions_.push_back(int64_t(decoded_.size()));
+      d.slot = int(slotInstructions_.size());
+      slotInstructions_.push_back(int64_t(i));
     }
-    InstructionAccess access;
     access.async = d.async;
-    for (const TensorRef &t : d.in)
-      access.reads.push_back(ByteRange::of(t.data, t.numBytes()));
-    for (const TensorRef &t : d.out)
-      access.writes.push_back(ByteRange::of(t.data, t.numBytes()));
-    accesses.push_back(std::move(access));
+    accesses_.push_back(std::move(access));
     decoded_.push_back(std::move(d));
   }
-  // With a lane, run compute that would wait for a collective as late as
-  // the memory the instructions touch allows; without, in program order.
-  std::vector<int> order;
-  if (slots) {
-    order = scheduleForOverlap(accesses);
-  } else {
-    for (int i = 0; i < int(accesses.size()); ++i)
-      order.push_back(i);
-  }
-  std::vector<InstructionAccess> ordered;
-  for (int i : order)
-    ordered.push_back(accesses[i]);
-  std::vector<int> waits = planCollectiveWaits(ordered);
-  order_.clear();
-  for (size_t k = 0; k < order.size(); ++k) {
-    order_.push_back(uint32_t(order[k]));
-    decoded_[order[k]].waitFor =
-        waits[k] < 0 ? -1 : decoded_[order[waits[k]]].slot;
-  }
-  PARTITION_RETURN_IF_ERROR(allocateScratch());
-  if (slots) {
-    if (device_.isHost()) {
-      PARTITION_ASSIGN_OR_RETURN(auto stream, device_.createStream());
-      lane_ = std::make_unique<ThreadLane>(std::move(stream), slots);
-    } else {
-      PARTITION_ASSIGN_OR_RETURN(lane_, StreamLane::create(device_, slots));
+  return Status::ok();
+}
+
+void Executor::planSteps() {
+  // The ranges the schedule runs: each fragment, or the whole program.
+  std::vector<std::pair<uint32_t, uint32_t>> ranges; // [first, end)
+  std::vector<std::string> names;
+  if (program_->fragments() && program_->fragments()->size())
+    for (const plan::Fragment *f : *program_->fragments()) {
+      ranges.push_back({f->first(), f->first() + f->count()});
+      names.push_back(f->name()->str());
     }
+  else {
+    ranges.push_back({0, program_->instructions()->size()});
+    names.push_back("");
   }
-  return stream_->synchronize();
+  // Within each range, with a lane, compute that would wait for a
+  // collective runs as late as the memory the instructions touch allows;
+  // without, in program order. No instruction leaves its range, and the
+  // lane is drained at the end of each step, so waits stay inside it too.
+  size_t address = 0;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    auto [first, end] = ranges[r];
+    std::vector<InstructionAccess> accesses(accesses_.begin() + first,
+                                            accesses_.begin() + end);
+    bool async = std::any_of(accesses.begin(), accesses.end(),
+                             [](const InstructionAccess &a) { return a.async; });
+    std::vector<int> order;
+    if (async) {
+      order = scheduleForOverlap(accesses);
+    } else {
+      for (int i = 0; i < int(accesses.size()); ++i)
+        order.push_back(i);
+    }
+    std::vector<InstructionAccess> ordered;
+    for (int i : order)
+      ordered.push_back(accesses[i]);
+    std::vector<int> waits = planCollectiveWaits(ordered);
+    Range range;
+    range.name = names[r];
+    range.orderBegin = order_.size();
+    for (size_t k = 0; k < order.size(); ++k) {
+      order_.push_back(first + uint32_t(order[k]));
+      decoded_[first + order[k]].waitFor =
+          waits[k] < 0 ? -1 : decoded_[first + order[waits[k]]].slot;
+    }
+    range.orderEnd = order_.size();
+    range.addressBegin = address;
+    while (address < microBatchAddresses_.size() &&
+           microBatchAddresses_[address].instruction < end)
+      ++address;
+    range.addressEnd = address;
+    ranges_.push_back(std::move(range));
+  }
+  accesses_.clear();
+  tagMicroBatches_ = transferTagMicroBatches(plan_.root());
+  // This rank's steps of the schedule, in order.
+  for (const plan::ScheduleStep *step : *plan_.root().schedule()) {
+    if (step->program() != programIndex_)
+      continue;
+    RankStep s;
+    s.range = step->fragment() < 0 ? 0 : uint32_t(step->fragment());
+    s.microBatch = step->micro_batch();
+    s.transferMicroBatch = transferMicroBatch(*step);
+    if (step->fragment() >= 0) {
+      const std::string &name = ranges_[s.range].name;
+      s.name = fragmentStepName(name, s.microBatch);
+      s.context = s.name;
+      if (name != "P" && name != "U")
+        s.context += " (micro-batch " + std::to_string(s.microBatch) + ")";
+    }
+    rankSteps_.push_back(std::move(s));
+  }
 }
 
 StatusOr<Communicator *>
@@ -761,8 +864,12 @@ Status Executor::setInput(const std::string &name, const HostTensor &whole) {
                              dtypeName(toDType(v->dtype())),
                              formatShape(global), ", got ",
                              dtypeName(whole.dtype), formatShape(whole.shape));
+    // A micro-batched input's block holds every micro-batch's rows.
     std::vector<int64_t> local = toVector(v->shape());
-    std::vector<char> host(valueBytes(*v));
+    int64_t copies = std::max<int64_t>(b->micro_batches(), 1);
+    if (b->micro_batches())
+      local[0] *= copies;
+    std::vector<char> host(valueBytes(*v) * copies);
     extractBlock(whole.data.data(), global, host.data(), local,
                  shardOffsets(*mesh_, *b->sharding(), coordinates_, local),
                  dtypeSize(whole.dtype));
@@ -808,24 +915,29 @@ StatusOr<HostTensor> Executor::parameter(const std::string &name) {
   return PARTITION_ERROR(NotFound, "the plan has no parameter \"", name, "\"");
 }
 
-Status Executor::inContext(Status s, uint32_t index) const {
+Status Executor::inContext(Status s, uint32_t index,
+                           const std::string &step) const {
   const plan::Instruction &inst = *program_->instructions()->Get(index);
   std::string where = "instruction " + std::to_string(index);
   if (inst.loc() && inst.loc()->size())
     where += " (" + inst.loc()->str() + ")";
+  if (!step.empty())
+    where = step + ", " + where;
   return s.withContext("rank " + std::to_string(worldRank_) + ": " + where);
 }
 
 Status Executor::run() {
   if (!program_)
     return Status::ok();
-  const plan::Plan &root = plan_.root();
   ++runs_;
-  for (const plan::ScheduleStep *step : *root.schedule()) {
-    if (step->program() != programIndex_)
-      continue;
-    PARTITION_RETURN_IF_ERROR(runProgram());
-  }
+  // An injected fault strikes at the first run of its instruction.
+  faultPending_ =
+      options_.fault && runs_ - 1 == options_.faultRun && !order_.empty();
+  faultAt_ = options_.faultInstruction >= 0 ? options_.faultInstruction
+             : order_.empty()               ? -1
+                                            : order_[order_.size() / 2];
+  for (const RankStep &step : rankSteps_)
+    PARTITION_RETURN_IF_ERROR(runStep(step));
   // New values of parameters and optimizer state replace the old ones.
   if (program_->outputs())
     for (const plan::Binding *b : *program_->outputs()) {
@@ -841,24 +953,49 @@ Status Executor::run() {
   return stream_->synchronize();
 }
 
-Status Executor::runProgram() {
+void Executor::traceEvent(const char *name, const char *category,
+                          TraceTrack track, double start, int64_t instruction,
+                          const std::string &stepName, int64_t step) {
+  TraceEvent event;
+  event.name = name;
+  event.category = category;
+  event.track = track;
+  event.startUs = start;
+  event.durationUs = nowUs() - start;
+  event.instruction = instruction;
+  event.origin = origin(instruction, stepName);
+  event.step = step;
+  trace_.push_back(std::move(event));
+}
+
+std::string Executor::origin(int64_t instruction,
+                             const std::string &stepName) const {
+  std::string loc;
+  if (instruction >= 0) {
+    const plan::Instruction &inst = *program_->instructions()->Get(instruction);
+    if (inst.loc())
+      loc = inst.loc()->str();
+  }
+  if (stepName.empty())
+    return loc;
+  return loc.empty() ? stepName : stepName + " " + loc;
+}
+
+Status Executor::runStep(const RankStep &rankStep) {
   const auto &instructions = *program_->instructions();
-  int64_t step = steps_++;
-  auto traceWait = [&](double start, int64_t instruction) {
-    TraceEvent event;
-    event.name = "wait";
-    event.category = "wait";
-    event.startUs = start;
-    event.durationUs = nowUs() - start;
-    event.instruction = instruction;
-    if (instruction >= 0) {
-      const plan::Instruction &inst = *instructions.Get(instruction);
-      if (inst.loc())
-        event.origin = inst.loc()->str();
-    }
-    event.step = step;
-    trace_.push_back(std::move(event));
-  };
+  const Range &range = ranges_[rankStep.range];
+  // A fragment step belongs to the pass over the schedule; a whole-program
+  // step counts passes over the program (as before fragments).
+  int64_t step = rankStep.name.empty() ? steps_++ : runs_ - 1;
+  const std::string &context = rankStep.context;
+  // The copies and micro-batches this step's tensors address.
+  for (size_t k = range.addressBegin; k < range.addressEnd; ++k) {
+    const MicroBatchAddress &a = microBatchAddresses_[k];
+    uint64_t copy = a.period ? rankStep.microBatch % a.period
+                             : rankStep.microBatch;
+    Decoded &d = decoded_[a.instruction];
+    (a.result ? d.out : d.in)[a.position].data = a.base + copy * a.stride;
+  }
   // Waits for everything in flight, then moves the lane's events into the
   // trace; `failed` is an error that comes first.
   auto finish = [&](Status failed) -> Status {
@@ -867,29 +1004,28 @@ Status Executor::runProgram() {
     double start = tracing_ ? nowUs() : 0;
     Status drained = lane_->drain(*stream_);
     if (tracing_) {
-      traceWait(start, -1);
+      traceEvent("wait", "wait", TraceTrack::Compute, start, -1,
+                 rankStep.name, step);
       for (TraceEvent &e : lane_->takeTrace())
         trace_.push_back(std::move(e));
     }
     return failed.isOk() ? drained : failed;
   };
-
-  // The instruction before which an injected fault strikes, or -1.
-  int64_t faultAt = -1;
-  if (options_.fault && runs_ - 1 == options_.faultRun && !order_.empty())
-    faultAt = options_.faultInstruction >= 0 ? options_.faultInstruction
-                                             : order_[order_.size() / 2];
-  for (uint32_t i : order_) {
-    if (int64_t(i) == faultAt)
+  for (size_t k = range.orderBegin; k < range.orderEnd; ++k) {
+    uint32_t i = order_[k];
+    if (faultPending_ && int64_t(i) == faultAt_) {
+      faultPending_ = false;
       if (Status s = options_.fault(); !s.isOk())
-        return finish(inContext(s, i));
+        return finish(inContext(s, i, context));
+    }
     const plan::Instruction &inst = *instructions.Get(i);
     const Decoded &d = decoded_[i];
     if (lane_ && d.waitFor >= 0) {
       double start = tracing_ ? nowUs() : 0;
       Status s = lane_->waitFor(d.waitFor, *stream_);
       if (tracing_)
-        traceWait(start, slotInstructions_[d.waitFor]);
+        traceEvent("wait", "wait", TraceTrack::Compute, start,
+                   slotInstructions_[d.waitFor], rankStep.name, step);
       if (!s.isOk()) // already in the collective's context
         return finish(s);
     }
@@ -906,22 +1042,22 @@ Status Executor::runProgram() {
       if (tracing_) {
         traced.name = d.name;
         traced.category = category;
-        traced.origin = inst.loc() ? inst.loc()->str() : "";
+        traced.origin = origin(i, rankStep.name);
         traced.instruction = i;
         traced.step = step;
       }
       s = lane_->issue(
           d.slot,
-          [this, &inst, &d, i](Stream &lane) {
-            Status s = runInstruction(inst, d, lane);
-            return s.isOk() ? s : inContext(s, i);
+          [this, &inst, &d, i, &rankStep](Stream &lane) {
+            Status s = runInstruction(inst, d, rankStep, lane);
+            return s.isOk() ? s : inContext(s, i, rankStep.context);
           },
           *stream_, tracing_ ? &traced : nullptr);
       category = "issue";
     } else {
-      s = runInstruction(inst, d, *stream_);
+      s = runInstruction(inst, d, rankStep, *stream_);
       if (!s.isOk())
-        s = inContext(s, i);
+        s = inContext(s, i, context);
     }
     if (!s.isOk())
       return finish(s);
@@ -929,26 +1065,18 @@ Status Executor::runProgram() {
       // Time the work, not just its enqueueing.
       if (Status synced = stream_->synchronize(); !synced.isOk())
         return finish(synced);
-      TraceEvent event;
-      event.name = d.name;
-      event.category = category;
       // Synchronous collectives are communication, on its track.
-      event.track =
-          d.comm && !d.async ? TraceTrack::Communication : TraceTrack::Compute;
-      event.startUs = start;
-      event.durationUs = nowUs() - start;
-      event.instruction = i;
-      if (inst.loc())
-        event.origin = inst.loc()->str();
-      event.step = step;
-      trace_.push_back(std::move(event));
+      traceEvent(d.name, category,
+                 d.comm && !d.async ? TraceTrack::Communication
+                                    : TraceTrack::Compute,
+                 start, i, rankStep.name, step);
     }
   }
   return finish(Status::ok());
 }
 
 Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
-                                Stream &stream) {
+                                const RankStep &step, Stream &stream) {
   const std::vector<TensorRef> &in = d.in, &out = d.out;
   switch (inst.inst_type()) {
   case plan::Inst::KernelInst: {
@@ -970,12 +1098,17 @@ Status Executor::runInstruction(const plan::Instruction &inst, const Decoded &d,
     return runCollective(c, d, stream);
   }
   // d.comm is the direction's own communicator: the sender is its rank 0.
+  // Tagged by (channel, micro-batch) (transferTag).
   case plan::Inst::SendInst:
     return d.comm->send(in[0].data, in[0].numElements(), in[0].dtype, 1,
-                        inst.inst_as_SendInst()->channel(), stream);
+                        transferTag(inst.inst_as_SendInst()->channel(),
+                                    step.transferMicroBatch, tagMicroBatches_),
+                        stream);
   case plan::Inst::RecvInst:
     return d.comm->recv(out[0].data, out[0].numElements(), out[0].dtype, 0,
-                        inst.inst_as_RecvInst()->channel(), stream);
+                        transferTag(inst.inst_as_RecvInst()->channel(),
+                                    step.transferMicroBatch, tagMicroBatches_),
+                        stream);
   default:
     return PARTITION_ERROR(Internal, "unknown instruction");
   }

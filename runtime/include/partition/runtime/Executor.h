@@ -2,7 +2,8 @@
 //
 // An Executor holds one rank's share of a plan: the arena, the persistent
 // parameters, the inputs, and the communicators of every group the rank's
-// program uses. run() executes the schedule's instructions in order; by
+// program uses. run() walks the schedule's steps of the rank's program, each
+// a fragment of its instructions (or all of them) on one micro-batch; by
 // default collectives run asynchronously on a communication lane (a thread
 // on the CPU, a second stream with events on a GPU), and compute waits for
 // one only where it touches its memory (Overlap.h).
@@ -15,6 +16,7 @@
 #include "partition/runtime/Communicator.h"
 #include "partition/runtime/Device.h"
 #include "partition/runtime/Kernels.h"
+#include "partition/runtime/Overlap.h"
 #include "partition/runtime/Plan.h"
 #include "partition/runtime/Tensor.h"
 #include "partition/runtime/Trace.h"
@@ -78,7 +80,8 @@ struct ExecutorOptions {
   /// Fault injection (partition-run --fail-step): `fault` is called before
   /// instruction `faultInstruction` (its index in the program; when
   /// negative, the middle one of the order they run in) in run() number
-  /// `faultRun` (0 for the first). Its error ends that run() as the
+  /// `faultRun` (0 for the first), the first time that run reaches it (a
+  /// fragment runs once per micro-batch). Its error ends that run() as the
   /// instruction's own would: in the instruction's context, with everything
   /// already issued completed.
   std::function<Status()> fault;
@@ -131,10 +134,13 @@ public:
 
   /// Loads this rank's slice of every parameter; constants come from the plan.
   Status loadParameters(ParameterSource &source);
-  /// Copies this rank's block of input `name` out of the whole value.
+  /// Copies this rank's block of input `name` out of the whole value (of a
+  /// micro-batched input, every micro-batch's rows).
   Status setInput(const std::string &name, const HostTensor &whole);
-  /// Runs the schedule once. Every collective it issued has completed when
-  /// it returns, also on error.
+  /// Runs the schedule once: this rank's steps in order, each its
+  /// fragment's instructions (or the whole program's) on its micro-batch,
+  /// then the updates of parameters and state. Every collective it issued
+  /// has completed when it returns, also on error.
   Status run();
   /// This rank's block of output `name`.
   StatusOr<HostTensor> output(const std::string &name);
@@ -154,6 +160,13 @@ private:
   Executor(const LoadedPlan &plan, int worldRank, Device &device,
            CommunicatorFactory &comms, ExecutorOptions options);
   Status prepare();
+  Status allocateBuffers();
+  Status connectPeers();
+  /// Decodes every instruction (decoded_, accesses_, microBatchAddresses_).
+  Status decodeInstructions();
+  /// Fixes the run order of each fragment (order_, ranges_) and this
+  /// rank's steps of the schedule (rankSteps_).
+  void planSteps();
   StatusOr<Communicator *> groupOf(const flatbuffers::Vector<uint32_t> &axes);
   /// The communicator of this rank's sends to `peerRank` (`sends`) or of
   /// its receives from it: its group is (sender, receiver).
@@ -181,14 +194,54 @@ private:
   /// Sizes the collectives' staging buffers for every instruction, so that
   /// no step allocates (and no buffer a lane still uses is ever freed).
   Status allocateScratch();
-  /// Runs the program's instructions once (one step of the schedule).
-  Status runProgram();
+  /// A tensor of an instruction whose address depends on the micro-batch:
+  /// an operand or result (`position`) that is a slotted arena value
+  /// (copy m mod `period`) or a micro-batched input (micro-batch m).
+  struct MicroBatchAddress {
+    uint32_t instruction = 0;
+    bool result = false;
+    uint32_t position = 0;
+    char *base = nullptr;  // copy 0
+    uint64_t stride = 0;   // bytes from one copy to the next
+    uint32_t period = 0;   // slots; 0: the micro-batch itself
+    uint32_t copies = 0;   // 0: the address is fixed
+  };
+  MicroBatchAddress microBatchAddress(uint32_t id);
+  /// A range of instructions the schedule runs (a fragment, or the whole
+  /// program): its run order order_[orderBegin, orderEnd) and its tensors
+  /// that depend on the micro-batch,
+  /// microBatchAddresses_[addressBegin, addressEnd).
+  struct Range {
+    std::string name; // the fragment's; empty for the whole program
+    size_t orderBegin = 0, orderEnd = 0, addressBegin = 0, addressEnd = 0;
+  };
+  /// One step of the schedule this rank runs.
+  struct RankStep {
+    uint32_t range = 0;
+    uint32_t microBatch = 0;
+    /// What identifies its transfers with their channel (transferTag).
+    uint32_t transferMicroBatch = 0;
+    /// "F3" (fragmentStepName), the prefix of its trace events' origins;
+    /// empty for a whole-program step.
+    std::string name;
+    /// "F3 (micro-batch 3)", how errors name the step; empty likewise.
+    std::string context;
+  };
+  /// Runs one step of the schedule: its range's instructions on its
+  /// micro-batch.
+  Status runStep(const RankStep &step);
   Status runInstruction(const plan::Instruction &inst, const Decoded &d,
-                        Stream &stream);
+                        const RankStep &step, Stream &stream);
+  /// An instruction's trace origin: its loc after the step's name.
+  std::string origin(int64_t instruction, const std::string &stepName) const;
+  void traceEvent(const char *name, const char *category, TraceTrack track,
+                  double start, int64_t instruction,
+                  const std::string &stepName, int64_t step);
   Status runCollective(const plan::CollectiveInst &c, const Decoded &decoded,
                        Stream &stream);
-  /// The error of instruction `index`, with the rank and its location.
-  Status inContext(Status s, uint32_t index) const;
+  /// The error of instruction `index`, with the rank, the step (a
+  /// RankStep's context) and its location.
+  Status inContext(Status s, uint32_t index, const std::string &step) const;
 
   LoadedPlan plan_;
   int worldRank_;
@@ -213,13 +266,23 @@ private:
   /// so that their asynchronous uploads need no host synchronisation.
   std::map<const plan::Instruction *, int32_t> axisIndices_;
   std::vector<Decoded> decoded_; // one per instruction of program_
-  /// The order in which the instructions run (scheduleForOverlap with a
-  /// lane, program order without).
+  /// What each instruction reads and writes (prepare() only).
+  std::vector<InstructionAccess> accesses_;
+  std::vector<MicroBatchAddress> microBatchAddresses_;
+  /// The order in which the instructions run, range by range
+  /// (scheduleForOverlap within each with a lane, program order without).
   std::vector<uint32_t> order_;
+  std::vector<Range> ranges_;
+  std::vector<RankStep> rankSteps_;
+  /// transferTagMicroBatches of the plan.
+  uint64_t tagMicroBatches_ = 1;
+  /// The fault still to inject in this run(), before instruction faultAt_.
+  bool faultPending_ = false;
+  int64_t faultAt_ = -1;
   /// The instruction of each lane slot.
   std::vector<int64_t> slotInstructions_;
   std::vector<TraceEvent> trace_;
-  int64_t steps_ = 0; // passes over the program so far, for traces
+  int64_t steps_ = 0; // whole-program steps so far, for traces
   int64_t runs_ = 0;  // calls of run() so far
   MemoryUse memoryUse_;
   /// Last member: destroyed (its thread joined) before the buffers and
