@@ -415,15 +415,15 @@ Status ProgramValidator::checkBindings(
     if (uint32_t m = b.micro_batches()) {
       if (v.storage() != plan::Storage::Input ||
           (b.role() != plan::Role::Input && b.role() != plan::Role::Label))
-        return fail(kind, " "", name, "" has ", m,
+        return fail(kind, " \"", name, "\" has ", m,
                     " micro-batches, which only an input or label may have");
       if (rank == 0)
-        return fail(kind, " "", name, "" has ", m,
+        return fail(kind, " \"", name, "\" has ", m,
                     " micro-batches but is a scalar (micro-batches are rows "
                     "of dimension 0)");
       if (m > kMaxSlots || __builtin_mul_overflow(rows, int64_t(m), &rows) ||
           rows > kMaxDim || valueBytes(v) > kMaxBytes / int64_t(m))
-        return fail(kind, " "", name, "" has ", m, " micro-batches of ",
+        return fail(kind, " \"", name, "\" has ", m, " micro-batches of ",
                     formatShape(toVector(v.shape())), ", more than ",
                     kMaxBytes, " bytes or ", kMaxSlots, " micro-batches");
     }
@@ -948,9 +948,9 @@ Status checkTransfers(const plan::Plan &whole) {
                           int64_t(tagMicroBatches))
         return PARTITION_ERROR(
             InvalidArgument, programName(whole, p), ": ", describe(t),
-            ": its tag, channel * ", tagMicroBatches, " + ", t.microBatch,
-            " (1 + the schedule's last micro-batch), is beyond ",
-            kMaxTransferTag);
+            ": its tag, channel * ", tagMicroBatches,
+            " (1 + the schedule's last micro-batch) + ", t.microBatch,
+            ", is beyond ", kMaxTransferTag);
       if (isSend)
         sent[{p, inst.inst_as_SendInst()->peer_program()}].push_back(t);
       else
@@ -1032,8 +1032,9 @@ Status checkSchedule(const plan::Plan &whole) {
                              "), which must be its program's last step");
     if (name == "P" && stepsOf[p] > 0)
       return PARTITION_ERROR(InvalidArgument, at, ": the prologue P must be ",
-                             "its program's first step and run once (its "
-                             "step ", lastStep[p], " runs earlier)");
+                             "its program's first step and run once (schedule "
+                             "step ", lastStep[p], " runs the program before "
+                             "it)");
     if (name == "U")
       updateStep[p] = int64_t(s);
     ++stepsOf[p];
