@@ -11,7 +11,6 @@
 #include "partition/runtime/Executor.h"
 #include "partition/runtime/Kernels.h"
 #include "partition/runtime/Plan.h"
-#include "partition/runtime/StepMetrics.h"
 #include "partition/runtime/Stores.h"
 #include "partition/runtime/cpu/CpuDevice.h"
 #include "partition/runtime/cpu/GlooCommunicator.h"
@@ -401,15 +400,6 @@ TEST(Schedule, DumpListsFragmentsAndNamesSteps) {
         "(program 0, F3, micro-batch 3) (program 0, B2, micro-batch 2)",
         "(program 0, U, micro-batch 0)"})
     EXPECT_NE(dump.find(text), std::string::npos) << text << "\n" << dump;
-}
-
-TEST(Schedule, StepFlopsCountEachFragmentStep) {
-  // No products in the one-stage plan: a matmul-free step counts nothing;
-  // the two-stage count is in StepMetricsTest. Here: each step's fragment
-  // is walked without reading past it.
-  StatusOr<LoadedPlan> plan = LoadedPlan::fromBytes(buildStagePlan(), "s");
-  ASSERT_TRUE(plan.isOk());
-  EXPECT_EQ(countStepFlops(plan->root()).total(), 0);
 }
 
 TEST(Schedule, RejectsEachBrokenField) {

@@ -27,6 +27,9 @@ struct PlanSpec {
   plan::DType tokensType = plan::DType::I32;
   /// How many schedule steps run the program.
   int scheduleSteps = 1;
+  /// Cut the program into fragments F (the Matmul) and B (the rest), run
+  /// by steps F0, F1, F2 and B0 instead (format 11).
+  bool fragments = false;
   /// Plan.model_flops; absent when none.
   fb::Optional<double> modelFlops = fb::nullopt;
 };
@@ -112,11 +115,21 @@ std::vector<uint8_t> buildPlan(const PlanSpec &spec = {}) {
              {o}),
       kernel(plan::OpKind::Add, {}, {y, y}, {sum}),
   };
+  std::vector<fb::Offset<plan::Fragment>> fragments;
+  if (spec.fragments)
+    fragments = {plan::CreateFragmentDirect(b, "F", 0, 1),
+                 plan::CreateFragmentDirect(b, "B", 1, 3)};
   std::vector<fb::Offset<plan::Program>> programs = {plan::CreateProgramDirect(
-      b, "step", 0, &values, arena, nullptr, &inputs, nullptr, &instructions)};
+      b, "step", 0, &values, arena, nullptr, &inputs, nullptr, &instructions,
+      spec.fragments ? &fragments : nullptr)};
   std::vector<fb::Offset<plan::Mesh>> meshes = {mesh};
   std::vector<fb::Offset<plan::ScheduleStep>> schedule;
-  for (int i = 0; i < spec.scheduleSteps; ++i)
+  if (spec.fragments)
+    for (auto [fragment, microBatch] :
+         {std::pair(0, 0), std::pair(0, 1), std::pair(0, 2), std::pair(1, 0)})
+      schedule.push_back(
+          plan::CreateScheduleStep(b, 0, uint32_t(microBatch), fragment));
+  for (int i = 0; i < spec.scheduleSteps && !spec.fragments; ++i)
     schedule.push_back(plan::CreateScheduleStep(b, 0, uint32_t(i)));
   auto root = plan::CreatePlanDirect(b, kFormatVersion, "test", &meshes,
                                      &programs, &schedule, spec.modelFlops);
@@ -153,6 +166,15 @@ TEST(StepMetrics, StepFlopsSumEveryDeviceAndScheduleStep) {
   twice.scheduleSteps = 2;
   EXPECT_EQ(countStepFlops(load(twice).root()).total(),
             4 * (16384 + 12288 + 720));
+}
+
+TEST(StepMetrics, StepFlopsCountEachFragmentStepsInstructions) {
+  // F (the Matmul) three times, B (the rest) once, on each of 2 devices.
+  PlanSpec fragments;
+  fragments.fragments = true;
+  StepFlops flops = countStepFlops(load(fragments).root());
+  EXPECT_EQ(flops.byDType.at("f32"), 2 * (3 * 16384 + 12288));
+  EXPECT_EQ(flops.byDType.at("bf16"), 2 * 720);
 }
 
 TEST(StepMetrics, ModelFlopsAreThePlansWhenItHasThem) {
