@@ -1319,9 +1319,12 @@ std::string LoadedPlan::dump() const {
       if (v->storage() == plan::Storage::Persistent &&
           buffers.insert(v->index()).second)
         persistent += valueBytes(*v);
-      if (v->storage() == plan::Storage::Input)
-        inputs += valueBytes(*v);
     }
+    // A micro-batched input's buffer holds every micro-batch.
+    if (prog.inputs())
+      for (const plan::Binding *b : *prog.inputs())
+        inputs += valueBytes(*prog.values()->Get(b->value())) *
+                  std::max<int64_t>(b->micro_batches(), 1);
     os << "\nprogram " << pi << " @" << prog.name()->str() << " on @"
        << mesh.name()->str() << ": " << prog.values()->size() << " values, "
        << prog.instructions()->size() << " instructions\n"
