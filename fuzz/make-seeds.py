@@ -10,6 +10,7 @@ inputs that reach deep into each reader:
   checkpoint-manifest manifest.json written by partition-run for a tiny
                       training step
   plan                plans from partition-translate of small test/e2e programs,
+                      a hand-written plan with a schedule of fragments (flatc),
                       and the inputs of the plan target's fixed findings
                       rebuilt from them (plan_findings)
   store               hello, set, get and pledge requests in the store's wire
@@ -368,6 +369,12 @@ def tool_seeds(build):
            "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
         put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8], "cos-sin.plan")
         stored_shape_seeds(sh, tmp)
+        # A plan of format 11 written by hand: fragments run by a schedule
+        # table per micro-batch, stash slots, micro-batched inputs.
+        sh(f"flatc -b --size-prefixed {ROOT}/runtime/plan/plan.fbs "
+           f"{ROOT}/test/Tools/partition-run/Inputs/schedule-plan.json")
+        put("plan", open(os.path.join(tmp, "schedule-plan.plan"), "rb").read(),
+            "schedule-fragments.plan")
         plan_findings(open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8],
                       open(os.path.join(tmp, "linreg-unfused.plan"), "rb").read()[:-8])
         # One training step with a checkpoint: its manifest and shard files.
