@@ -37,12 +37,16 @@ struct TraceEvent {
   /// Index of the instruction in its program (for a wait: the latest
   /// collective it waits for), or -1 (a wait at the end of a step).
   int64_t instruction = -1;
-  /// Where the instruction came from: the plan's `loc` of the instruction.
+  /// Where the instruction came from: the plan's `loc` of the instruction,
+  /// after the name of its schedule step when that runs a fragment ("F3
+  /// file:line:col", fragmentStepName in Plan.h; unrolled plans have the
+  /// step in the loc itself).
   std::string origin;
   /// For a collective on the communication track: when it was issued
   /// (before startUs when it queued behind an earlier one).
   double issuedUs = 0;
-  /// The pass over the schedule (0, 1, ... over an Executor's run() calls).
+  /// The pass over the schedule (0, 1, ... over an Executor's run() calls;
+  /// a program without fragments counts the steps that run it).
   int64_t step = 0;
 };
 
