@@ -464,8 +464,11 @@ TEST(Schedule, RejectsEachBrokenField) {
 
 /// Stage 0 sends each micro-batch of its input (one row of 2) to stage 1
 /// on channel `channel`; stage 1 accumulates acc = 2 acc + r_m, so the
-/// result depends on the order the micro-batches arrive in. `inOrder`
-/// false runs stage 1's F1 before its F0: its receives no longer match.
+/// result depends on the order the micro-batches arrive in, and its last
+/// fragment B sets k = 7 (independent of the receive, so that the overlap
+/// order of the whole program would run it while F's receive is in
+/// flight). `inOrder` false runs stage 1's F1 before its F0: its receives
+/// no longer match.
 std::vector<uint8_t> buildTwoStagePlan(bool inOrder = true,
                                        int64_t channel = 3) {
   Builder pb;
@@ -479,10 +482,12 @@ std::vector<uint8_t> buildTwoStagePlan(bool inOrder = true,
   std::vector<fb::Offset<plan::Value>> values1 = {
       pb.value({1, 2}, plan::Storage::Arena, 0),  // 0 received
       pb.value({1, 2}, plan::Storage::Arena, 64), // 1 acc
-      pb.value({1, 2}, plan::Storage::Arena, 64), // 2 acc, updated
+      pb.value({1, 2}, plan::Storage::Arena, 64),  // 2 acc, updated
+      pb.value({1, 2}, plan::Storage::Arena, 128), // 3 k
   };
   std::vector<fb::Offset<plan::Binding>> outputs1 = {
-      pb.binding("acc", plan::Role::Output, 1, {1, 2})};
+      pb.binding("acc", plan::Role::Output, 1, {1, 2}),
+      pb.binding("k", plan::Role::Output, 3, {1, 2})};
   std::vector<fb::Offset<plan::Instruction>> instructions1 = {
       pb.kernel(plan::OpKind::Fill, fillAttrs(0), {}, {1}, "s1.mlir:1:1"),
       pb.recv(0, 0, channel, "s1.mlir:2:1"),
@@ -491,18 +496,19 @@ std::vector<uint8_t> buildTwoStagePlan(bool inOrder = true,
                             fusedStep(plan::OpKind::Add, 2, 1)},
                            {3}),
                 {1, 0}, {2}, "s1.mlir:3:1"),
+      pb.kernel(plan::OpKind::Fill, fillAttrs(7), {}, {3}, "s1.mlir:4:1"),
   };
-  auto fragments1 = pb.fragments({"P", "F"}, {1, 2});
+  auto fragments1 = pb.fragments({"P", "F", "B"}, {1, 2, 1});
   std::vector<fb::Offset<plan::Program>> programs = {
       plan::CreateProgramDirect(pb.b, "stage0", 0, &values0, 0, nullptr,
                                 &inputs0, nullptr, &instructions0,
                                 &fragments0),
-      plan::CreateProgramDirect(pb.b, "stage1", 1, &values1, 128, nullptr,
+      plan::CreateProgramDirect(pb.b, "stage1", 1, &values1, 192, nullptr,
                                 nullptr, &outputs1, &instructions1,
                                 &fragments1)};
   std::vector<std::tuple<uint32_t, int32_t, uint32_t>> steps = {
       {0, 0, 0}, {1, 0, 0}, {0, 0, 1}, {1, 1, inOrder ? 0u : 1u},
-      {1, 1, inOrder ? 1u : 0u}};
+      {1, 1, inOrder ? 1u : 0u}, {1, 2, 0}};
   return pb.finish({pb.mesh("s0", 0), pb.mesh("s1", 1)}, programs, steps);
 }
 
@@ -512,6 +518,7 @@ TEST(Schedule, TransfersMatchByChannelAndMicroBatch) {
   ASSERT_TRUE(plan.isOk()) << plan.status().toString();
   auto store = std::make_shared<InProcessStore>();
   std::vector<float> result;
+  std::vector<std::string> origins; // rank 1's kernels
   std::vector<std::thread> threads;
   std::vector<Status> statuses(2);
   for (int r = 0; r < 2; ++r)
@@ -520,7 +527,7 @@ TEST(Schedule, TransfersMatchByChannelAndMicroBatch) {
       options.timeout = std::chrono::seconds(20);
       cpu::GlooCommunicatorFactory comms(r, 2, store, options);
       std::unique_ptr<Device> device = cpu::createCpuDevice();
-      auto executor = Executor::create(*plan, r, *device, comms);
+      auto executor = Executor::create(*plan, r, *device, comms, r == 1);
       if (!executor.isOk()) {
         statuses[r] = executor.status();
         return;
@@ -538,6 +545,9 @@ TEST(Schedule, TransfersMatchByChannelAndMicroBatch) {
         statuses[r] = acc.status();
         if (acc.isOk())
           result = floats(*acc);
+        for (const TraceEvent &e : (*executor)->trace())
+          if (e.category == "kernel" && e.step == 1)
+            origins.push_back(e.origin);
       }
     });
   for (std::thread &t : threads)
@@ -546,6 +556,10 @@ TEST(Schedule, TransfersMatchByChannelAndMicroBatch) {
     ASSERT_TRUE(s.isOk()) << s.toString();
   // acc = 2 (2 * 0 + x_0) + x_1, micro-batch 0 first.
   EXPECT_EQ(result, (std::vector<float>{2 * 1 + 10, 2 * 2 + 20}));
+  // B's kernel stays in B: the overlap order is each fragment's own.
+  EXPECT_EQ(origins,
+            (std::vector<std::string>{"P s1.mlir:1:1", "F0 s1.mlir:3:1",
+                                      "F1 s1.mlir:3:1", "B0 s1.mlir:4:1"}));
 }
 
 TEST(Schedule, LoaderNamesTransfersTheTableLeavesUnmatched) {
