@@ -54,15 +54,6 @@ KernelAttrs partition::runtime::unpackKernelAttrs(const plan::KernelInst &k) {
   return attrs;
 }
 
-std::string partition::runtime::fragmentStepName(std::string_view fragment,
-                                                 uint32_t microBatch) {
-  if (fragment == "P" || fragment == "U")
-    return std::string(fragment);
-  size_t dot = std::min(fragment.find('.'), fragment.size());
-  return std::string(fragment.substr(0, dot)) + std::to_string(microBatch) +
-         std::string(fragment.substr(dot));
-}
-
 uint64_t partition::runtime::transferTagMicroBatches(const plan::Plan &plan) {
   uint64_t most = 0;
   for (const plan::ScheduleStep *step : *plan.schedule())

@@ -16,6 +16,7 @@
 #include "partition/runtime/Status.h"
 #include "partition/runtime/plan/plan_generated.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,8 +65,16 @@ constexpr int64_t kMaxTransferTag = (int64_t(1) << 56) - 1;
 /// The name of a schedule step that runs fragment `fragment` on micro-batch
 /// `microBatch`, as traces and messages show it: the micro-batch inserted
 /// before the chunk suffix ("F", 3 -> "F3"; "B.1", 2 -> "B2.1"; "Bi", 3 ->
-/// "Bi3"); "P" and "U", which run once per step, unchanged.
-std::string fragmentStepName(std::string_view fragment, uint32_t microBatch);
+/// "Bi3"); "P" and "U", which run once per step, unchanged. Inline: the
+/// compiler, which links only the plan format, may name steps too.
+inline std::string fragmentStepName(std::string_view fragment,
+                                    uint32_t microBatch) {
+  if (fragment == "P" || fragment == "U")
+    return std::string(fragment);
+  size_t dot = std::min(fragment.find('.'), fragment.size());
+  return std::string(fragment.substr(0, dot)) + std::to_string(microBatch) +
+         std::string(fragment.substr(dot));
+}
 
 /// The bytes from one copy of a slotted arena value (Value.slots) to the
 /// next: its bytes rounded up to the arena alignment.
