@@ -15,7 +15,14 @@
 // from the addresses the instructions use, the order they run in
 // (scheduleForOverlap: compute that needs a collective as late as the
 // memory allows, with the same results) and where compute waits
-// (planCollectiveWaits); the end of each step waits for everything.
+// (planCollectiveWaits), within each fragment of the program; the end of
+// each schedule step waits for everything.
+//
+// A schedule step runs a fragment (or the whole program) on one
+// micro-batch: before it runs, the operands and results that are a
+// slotted value (Value.slots) or a micro-batched input are pointed at the
+// micro-batch's copy or rows. The addresses the overlap order is computed
+// from span every copy, so it holds for every micro-batch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -550,12 +557,12 @@ void Executor::planSteps() {
   // The ranges the schedule runs: each fragment, or the whole program.
   std::vector<std::pair<uint32_t, uint32_t>> ranges; // [first, end)
   std::vector<std::string> names;
-  if (program_->fragments() && program_->fragments()->size())
+  if (program_->fragments() && program_->fragments()->size()) {
     for (const plan::Fragment *f : *program_->fragments()) {
       ranges.push_back({f->first(), f->first() + f->count()});
       names.push_back(f->name()->str());
     }
-  else {
+  } else {
     ranges.push_back({0, program_->instructions()->size()});
     names.push_back("");
   }
