@@ -113,6 +113,28 @@ std::string unionProblem(Kind kind, const void *table, Kind max,
   return "";
 }
 
+/// How a program's fragments use its values (by root: an alias counts as
+/// the value it aliases). Empty for a program without fragments.
+struct FragmentUses {
+  /// Per value: whether instructions of more than one fragment use it.
+  std::vector<char> spans;
+  /// Per value that spans: the instructions that read it, in order.
+  std::vector<std::vector<int64_t>> reads;
+  /// Per instruction: the end of its fragment.
+  std::vector<int64_t> fragmentEnd;
+  /// The first and last instruction of the fragments the schedule repeats
+  /// (all but the prologue and the update); repeatedLast -1: none.
+  int64_t repeatedFirst = 0, repeatedLast = -1;
+
+  bool spanning(uint32_t id) const { return !spans.empty() && spans[id]; }
+  /// Whether an instruction after `t` in t's fragment reads `id`.
+  bool readLaterInFragment(uint32_t id, int64_t t) const {
+    const std::vector<int64_t> &r = reads[id];
+    auto next = std::upper_bound(r.begin(), r.end(), t);
+    return next != r.end() && *next < fragmentEnd[t];
+  }
+};
+
 /// Checks one program; `where` prefixes messages.
 class ProgramValidator {
 public:
@@ -136,7 +158,7 @@ private:
   Status checkStoredLayout(const char *kind, const plan::Binding &b);
   Status checkInstruction(size_t index, const plan::Instruction &inst);
   Status checkPlacements();
-  std::vector<char> fragmentSpanning(const std::vector<uint32_t> &root) const;
+  FragmentUses fragmentUses(const std::vector<uint32_t> &root) const;
   Status checkCollective(const std::string &at, const plan::CollectiveInst &c,
                          const std::vector<TensorRef> &in,
                          const std::vector<TensorRef> &out);
@@ -699,30 +721,46 @@ Status ProgramValidator::checkFragments() {
   return Status::ok();
 }
 
-/// For each value (by root: an alias counts as the value it aliases),
-/// whether instructions of more than one fragment write or read it.
-std::vector<char>
-ProgramValidator::fragmentSpanning(const std::vector<uint32_t> &root) const {
-  std::vector<char> spans(root.size(), 0);
+FragmentUses ProgramValidator::fragmentUses(
+    const std::vector<uint32_t> &root) const {
+  FragmentUses uses;
   const auto *fragments = program.fragments();
-  if (!fragments)
-    return spans;
+  if (!fragments || fragments->size() == 0)
+    return uses;
+  const auto &instructions = *program.instructions();
+  uses.spans.assign(root.size(), 0);
+  uses.reads.resize(root.size());
+  uses.fragmentEnd.resize(instructions.size());
+  uses.repeatedFirst = int64_t(instructions.size());
   std::vector<int64_t> seenIn(root.size(), -1); // a fragment that uses it
   for (uint32_t k = 0; k < fragments->size(); ++k) {
     const plan::Fragment &f = *fragments->Get(k);
-    for (uint32_t i = f.first(); i < f.first() + f.count(); ++i) {
-      const plan::Instruction &inst = *program.instructions()->Get(i);
+    int64_t first = f.first(), end = first + f.count();
+    std::string name = f.name()->str();
+    if (f.count() && name != "P" && name != "U") {
+      uses.repeatedFirst = std::min(uses.repeatedFirst, first);
+      uses.repeatedLast = end - 1;
+    }
+    for (int64_t i = first; i < end; ++i) {
+      uses.fragmentEnd[i] = end;
+      const plan::Instruction &inst = *instructions.Get(i);
       for (const auto *ids : {inst.operands(), inst.results()})
         if (ids)
           for (uint32_t id : *ids) {
             uint32_t r = root[id];
             if (seenIn[r] >= 0 && seenIn[r] != k)
-              spans[r] = 1;
+              uses.spans[r] = 1;
             seenIn[r] = k;
           }
     }
   }
-  return spans;
+  for (int64_t i = 0; i < int64_t(instructions.size()); ++i)
+    if (const auto *ids = instructions.Get(i)->operands())
+      for (uint32_t id : *ids)
+        if (uses.spans[root[id]] &&
+            (uses.reads[root[id]].empty() || uses.reads[root[id]].back() != i))
+          uses.reads[root[id]].push_back(i);
+  return uses;
 }
 
 /// Values whose lifetimes intersect must not share bytes, as the compiler's
@@ -758,16 +796,7 @@ Status ProgramValidator::checkPlacements() {
   if (program.outputs())
     for (const plan::Binding *b : *program.outputs())
       lastUse[root[b->value()]] = end;
-  std::vector<char> spans = fragmentSpanning(root);
-  // The instructions of the fragments the schedule repeats (all but the
-  // prologue and the update), first and last.
-  int64_t repeatedFirst = end, repeatedLast = -1;
-  if (const auto *fragments = program.fragments())
-    for (const plan::Fragment *f : *fragments)
-      if (f->count() && f->name()->str() != "P" && f->name()->str() != "U") {
-        repeatedFirst = std::min<int64_t>(repeatedFirst, f->first());
-        repeatedLast = int64_t(f->first()) + f->count() - 1;
-      }
+  FragmentUses uses = fragmentUses(root);
   // Values by the instruction that defines them (-1: before the first), and
   // by the last that uses them.
   std::vector<std::vector<uint32_t>> starts(end + 2), ends(end + 2);
@@ -782,9 +811,9 @@ Status ProgramValidator::checkPlacements() {
     lastUse[id] = std::max(lastUse[id], def[id]);
     // One fragment leaves it for another: the schedule runs the repeated
     // fragments in its own order, so it is live over all of them.
-    if (spans[id] && repeatedLast >= 0) {
-      def[id] = std::min(def[id], repeatedFirst);
-      lastUse[id] = std::max(lastUse[id], repeatedLast);
+    if (uses.spanning(id) && uses.repeatedLast >= 0) {
+      def[id] = std::min(def[id], uses.repeatedFirst);
+      lastUse[id] = std::max(lastUse[id], uses.repeatedLast);
     }
     starts[def[id] + 1].push_back(id);
     ends[lastUse[id] + 1].push_back(id);
@@ -832,9 +861,13 @@ Status ProgramValidator::checkPlacements() {
               std::any_of(inst->operands()->begin(), inst->operands()->end(),
                           [&](uint32_t o) { return root[o] == other; });
           // An accumulator a fragment updates in place (`other` is left
-          // for other fragments) may be read after it: it holds the update.
+          // for other fragments) may be read after it by other fragments:
+          // it holds the update.
+          bool lastRead =
+              lastUse[other] == t ||
+              (uses.spanning(other) && !uses.readLaterInFragment(other, t));
           bool inPlace = k && k->op() == plan::OpKind::Fused && readHere &&
-                         (lastUse[other] == t || spans[other]) &&
+                         lastRead &&
                          prev->first == p && bytesOf(other) == bytesOf(id) &&
                          values.Get(other)->dtype() == values.Get(id)->dtype();
           if (!inPlace)

@@ -156,6 +156,7 @@ enum class Break {
   PrologueTwice,
   StashOverlap,
   TemporaryOverStash,
+  ReadAfterUpdate,
 };
 
 constexpr uint32_t kMicroBatches = 4;
@@ -212,6 +213,8 @@ std::vector<uint8_t> buildStagePlan(Break what = Break::Nothing) {
     counts = {1, 1, 3, 0, 0};
   if (what == Break::FragmentName)
     names[3] = "W.x";
+  if (what == Break::ReadAfterUpdate) // U's copy of acc moves into B
+    counts = {1, 1, 4, 0, 0};
   if (what == Break::UpdateNotLast)
     std::swap(names[3], names[4]), std::swap(counts[3], counts[4]);
   auto fragments = pb.fragments(names, counts);
@@ -448,6 +451,12 @@ TEST(Schedule, RejectsEachBrokenField) {
        "value 5 (arena bytes [64, 76), live from instruction 3 to instruction "
        "4) overlaps value 3 (arena bytes [64, 152), live from instruction 1 "
        "to instruction 4)"},
+      // B reads acc after updating it in place: the read would see the
+      // update (reads of it in other fragments are meant to).
+      {Break::ReadAfterUpdate,
+       "value 6 (arena bytes [0, 12), live from instruction 4 to instruction "
+       "4) overlaps value 2 (arena bytes [0, 12), live from instruction 0 to "
+       "instruction 5)"},
   };
   for (const Case &c : cases) {
     StatusOr<LoadedPlan> plan =
