@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -259,39 +260,175 @@ std::array<int64_t, 4> vBlockSlots(ScheduleKind kind, int64_t p, int64_t s) {
           6 * p + gap - 2 - s};
 }
 
-/// V-Half or V-Min on stage `s`: the building block repeated for every
-/// micro-batch, each W in the first free slot after its Bi (oldest first),
-/// in the order of their slots. The simulation then squeezes out the empty
-/// slots (the paper's "squeezing"; its optional reordering of the warm-up
-/// and cool-down is not done).
-std::vector<Step> vShape(ScheduleKind kind, int64_t p, int64_t m, int64_t s) {
-  std::array<int64_t, 4> slots = vBlockSlots(kind, p, s);
-  const Step block[4] = {{Action::Forward, 0, 0},
-                         {Action::Forward, 0, 1},
-                         {Action::BackwardInput, 0, 1},
-                         {Action::BackwardInput, 0, 0}};
-  std::vector<std::pair<int64_t, Step>> timed;
-  for (int64_t b = 0; b < m; ++b)
-    for (int k = 0; k < 4; ++k)
-      timed.push_back(
-          {slots[k] + 6 * b, Step{block[k].action, b, block[k].chunk}});
-  std::sort(timed.begin(), timed.end(),
-            [](const auto &a, const auto &b) { return a.first < b.first; });
-  std::vector<Step> steps;
-  std::deque<Step> pendingW;
-  size_t next = 0;
-  for (int64_t t = 0; next < timed.size() || !pendingW.empty(); ++t) {
-    // The slots never collide; were two equal, the second would run next.
-    if (next < timed.size() && timed[next].first <= t) {
-      const Step &step = timed[next++].second;
-      steps.push_back(step);
-      if (step.action == Action::BackwardInput)
-        pendingW.push_back(
-            {Action::BackwardWeight, step.microBatch, step.chunk});
-    } else if (!pendingW.empty()) {
-      steps.push_back(pendingW.front());
-      pendingW.pop_front();
+/// One stage of a V-shape schedule as unit-time slots: `slots[k][i]` is
+/// when the i-th step of kind k runs. Kinds 0-3 are the block's F of chunk
+/// 0, F of chunk 1, Bi of chunk 1 and Bi of chunk 0 (the i-th of each is
+/// micro-batch i's); then either kind 4, every W in the order of the Bi, or
+/// kinds 4 and 5, W of chunk 1 and W of chunk 0.
+using Slots = std::vector<std::vector<int64_t>>;
+
+/// The most chunks' activations a stage's slots hold: one from each F to a
+/// W. Without W slots, each free slot runs a pending W.
+int64_t slotPeak(const Slots &slots) {
+  std::vector<std::pair<int64_t, size_t>> taken;
+  for (size_t k = 0; k < slots.size(); ++k)
+    for (int64_t t : slots[k])
+      taken.push_back({t, k});
+  std::sort(taken.begin(), taken.end());
+  int64_t live = 0, peak = 0, pendingW = 0, next = 0;
+  for (auto [t, k] : taken) {
+    if (slots.size() == 4) {
+      int64_t run = std::min(t - next, pendingW);
+      live -= run;
+      pendingW -= run;
     }
+    next = t + 1;
+    if (k < 2)
+      ++live;
+    else if (k < 4)
+      ++pendingW;
+    else
+      --live;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+/// `slots` (kinds 0-3) with each W in the first free slot after its Bi,
+/// oldest first: one kind 4 for all, or per chunk (chunk 1's first).
+Slots withWeightSlots(Slots slots, bool perChunk) {
+  slots.resize(4);
+  std::map<int64_t, size_t> taken;
+  for (size_t k = 0; k < 4; ++k)
+    for (int64_t t : slots[k])
+      taken[t] = k;
+  int64_t bound = taken.empty() ? -1 : taken.rbegin()->first;
+  slots.resize(perChunk ? 6 : 5);
+  int64_t pending[2] = {0, 0};
+  for (int64_t t = 0; t <= bound || pending[0] || pending[1]; ++t) {
+    auto it = taken.find(t);
+    if (it != taken.end()) {
+      if (it->second >= 2)
+        ++pending[perChunk ? it->second - 2 : 0];
+      continue;
+    }
+    for (int w = 0; w < 2; ++w)
+      if (pending[w]) {
+        slots[4 + w].push_back(t);
+        --pending[w];
+        break;
+      }
+  }
+  return slots;
+}
+
+/// The slot after which step (k, i) of stage s may run: the steps it reads
+/// (the previous virtual stage's for F of chunk 0 and Bi of chunk 1, which
+/// go down the stages, the next one's for the others; the micro-batch's
+/// previous kind on the stage; W after its Bi) and the step of the same
+/// kind before it.
+int64_t earliestSlot(const std::vector<Slots> &stages, int64_t s, size_t k,
+                     size_t i) {
+  int64_t p = stages.size(), after = -1;
+  const Slots &own = stages[s];
+  if ((k == 0 || k == 2) && s > 0)
+    after = std::max(after, stages[s - 1][k][i]);
+  if ((k == 1 || k == 3) && s < p - 1)
+    after = std::max(after, stages[s + 1][k][i]);
+  if (k > 0 && k < 4)
+    after = std::max(after, own[k - 1][i]);
+  if (k == 4) {
+    std::vector<int64_t> bi = own[2];
+    bi.insert(bi.end(), own[3].begin(), own[3].end());
+    std::sort(bi.begin(), bi.end());
+    after = std::max(after, bi[i]);
+  }
+  if (i > 0)
+    after = std::max(after, own[k][i - 1]);
+  return after;
+}
+
+/// The paper's reordering: steps are taken in slot order and each one of
+/// the warm-up (with W slots only) or the cool-down moves to the earliest
+/// free slot after what it reads where its stage holds no more than the
+/// schedule's most activations. The warm-up lasts until stage 0's first Bi
+/// of chunk 0, the cool-down starts after the last F of chunk 0 of any
+/// stage; the steady state between keeps its slots.
+void reorderSlots(std::vector<Slots> &stages, bool withW) {
+  if (withW)
+    for (Slots &slots : stages)
+      slots = withWeightSlots(slots, /*perChunk=*/false);
+  int64_t limit = 0;
+  for (const Slots &slots : stages)
+    limit = std::max(limit, slotPeak(slots));
+  // Steps move only to slots before their own, so the order of those not
+  // taken yet stays that of the start.
+  std::vector<std::tuple<int64_t, int64_t, size_t, size_t>> order;
+  for (int64_t s = 0; s < int64_t(stages.size()); ++s)
+    for (size_t k = 0; k < stages[s].size(); ++k)
+      for (size_t i = 0; i < stages[s][k].size(); ++i)
+        order.push_back({stages[s][k][i], s, k, i});
+  std::sort(order.begin(), order.end());
+  std::vector<std::set<int64_t>> taken(stages.size());
+  enum { WarmUp, Steady, CoolDown } phase = WarmUp;
+  size_t lastForward = stages[0][0].size() - 1;
+  for (auto [now, s, k, i] : order) {
+    if (phase == WarmUp && k == 3 && s == 0)
+      phase = Steady;
+    if (phase == Steady || (phase == WarmUp && !withW)) {
+      if (phase == Steady && k == 0 && i == lastForward)
+        phase = CoolDown;
+      taken[s].insert(now);
+      continue;
+    }
+    int64_t &slot = stages[s][k][i];
+    for (int64_t t = earliestSlot(stages, s, k, i) + 1; t < now; ++t) {
+      if (taken[s].count(t))
+        continue;
+      slot = t;
+      if (slotPeak(stages[s]) <= limit)
+        break;
+      slot = now;
+    }
+    taken[s].insert(slot);
+  }
+}
+
+/// V-Half or V-Min (Qi et al. 2024, the paper's construction: building
+/// block, repeating, squeezing, reordering; its steps as the reference
+/// implementation's generators take them): the block repeated for every
+/// micro-batch, reordered with W in the free slots, then reordered again
+/// without W, which then take the free slots per chunk. Each stage runs its
+/// steps in slot order; the simulation squeezes out the free slots left.
+std::vector<std::vector<Step>> vShape(ScheduleKind kind, int64_t p,
+                                      int64_t m) {
+  std::vector<Slots> stages(p, Slots(4));
+  for (int64_t s = 0; s < p; ++s) {
+    std::array<int64_t, 4> block = vBlockSlots(kind, p, s);
+    for (size_t k = 0; k < 4; ++k)
+      for (int64_t b = 0; b < m; ++b)
+        stages[s][k].push_back(block[k] + 6 * b);
+  }
+  reorderSlots(stages, /*withW=*/true);
+  for (Slots &slots : stages)
+    slots.resize(4);
+  reorderSlots(stages, /*withW=*/false);
+  const Step kinds[6] = {
+      {Action::Forward, 0, 0},        {Action::Forward, 0, 1},
+      {Action::BackwardInput, 0, 1},  {Action::BackwardInput, 0, 0},
+      {Action::BackwardWeight, 0, 1}, {Action::BackwardWeight, 0, 0}};
+  std::vector<std::vector<Step>> steps(p);
+  for (int64_t s = 0; s < p; ++s) {
+    Slots slots = withWeightSlots(stages[s], /*perChunk=*/true);
+    std::vector<std::pair<int64_t, Step>> timed;
+    for (size_t k = 0; k < 6; ++k)
+      for (size_t b = 0; b < slots[k].size(); ++b)
+        timed.push_back({slots[k][b], Step{kinds[k].action, int64_t(b),
+                                           kinds[k].chunk}});
+    std::sort(timed.begin(), timed.end(),
+              [](const auto &x, const auto &y) { return x.first < y.first; });
+    for (const auto &entry : timed)
+      steps[s].push_back(entry.second);
   }
   return steps;
 }
@@ -491,6 +628,10 @@ partition::part::pipeline::makeSchedule(ScheduleKind kind, int64_t stages,
     schedule.steps = zeroBubbleV(stages, microBatches);
     return schedule;
   }
+  if (kind == ScheduleKind::VHalf || kind == ScheduleKind::VMin) {
+    schedule.steps = vShape(kind, stages, microBatches);
+    return schedule;
+  }
   for (int64_t s = 0; s < stages; ++s) {
     std::vector<Step> steps;
     switch (kind) {
@@ -506,12 +647,10 @@ partition::part::pipeline::makeSchedule(ScheduleKind kind, int64_t stages,
     case ScheduleKind::Interleaved1F1B:
       steps = interleaved(stages, microBatches, chunks, s);
       break;
-    case ScheduleKind::VHalf:
-    case ScheduleKind::VMin:
-      steps = vShape(kind, stages, microBatches, s);
-      break;
     case ScheduleKind::ZeroBubbleH1:
     case ScheduleKind::ZeroBubbleV:
+    case ScheduleKind::VHalf:
+    case ScheduleKind::VMin:
       break; // above
     }
     schedule.steps.push_back(std::move(steps));

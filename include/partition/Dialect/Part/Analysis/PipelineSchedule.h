@@ -68,8 +68,9 @@ enum class ScheduleKind {
   /// F, B and W costs within 1F1B's activation memory.
   ZeroBubbleV,
   /// V-Half and V-Min (Qi et al., "Pipeline Parallelism with Controllable
-  /// Memory", NeurIPS 2024): the V's building block repeated every micro-
-  /// batch, holding about a half and a third of 1F1B's activations.
+  /// Memory", NeurIPS 2024): a V building block repeated every micro-batch,
+  /// its warm-up and cool-down reordered; they hold about a half and a third
+  /// of 1F1B's activations.
   VHalf,
   VMin,
 };
