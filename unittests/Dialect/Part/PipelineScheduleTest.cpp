@@ -310,8 +310,9 @@ TEST(PipelineScheduleTest, ZeroBubbleVHasNoBubbleInOneFOneBsMemory) {
 TEST(PipelineScheduleTest, VHalfAndVMinHoldAHalfAndAThirdOfOneFOneBs) {
   // Qi et al., "Pipeline Parallelism with Controllable Memory" (NeurIPS
   // 2024): activation memory, in micro-batches, 1F1B p, V-Half
-  // floor((p + 2) / 2), V-Min floor((p + 4) / 3) (the authors' summary of
-  // §4's building blocks); in chunks (half a stage's layers) twice that.
+  // floor((p + 2) / 2), V-Min floor((p + 4) / 3) (the authors' summary
+  // table on the paper's demo page, for T_F = T_B = T_W); in chunks (half a
+  // stage's layers) twice that.
   for (int64_t p : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16})
     for (int64_t m : {2 * p, 4 * p, 8 * p}) {
       SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
@@ -323,10 +324,10 @@ TEST(PipelineScheduleTest, VHalfAndVMinHoldAHalfAndAThirdOfOneFOneBs) {
 }
 
 TEST(PipelineScheduleTest, VHalfAndVMinBubblesAreWithinThePublishedOnes) {
-  // The authors' figures under T_F = T_B = T_W: bubble rate ~ p / 2m for
-  // V-Half, ~ 2p / 3m for V-Min, ~ p / m for 1F1B, i.e. an idle time of
-  // about 3p, 4p and 6p units of a chunk's F whatever m, the building block
-  // repeating without a bubble. The construction (building block,
+  // The authors' figures (the same table) under T_F = T_B = T_W: bubble
+  // rate ~ p / 2m for V-Half, ~ 2p / 3m for V-Min, ~ p / m for 1F1B, i.e.
+  // an idle time of about 3p, 4p and 6p units of a chunk's F whatever m,
+  // the building block repeating without a bubble. The construction (building block,
   // squeezing, reordering of the warm-up and cool-down) idles exactly as
   // long as an independent transcription of it (a Python model of the
   // reference implementation's V-Half and V-Min generators, run for m = 2p

@@ -233,10 +233,9 @@ std::vector<Step> interleaved(int64_t p, int64_t m, int64_t v, int64_t s) {
   return steps;
 }
 
-
 /// The building block of V-Half and V-Min (Qi et al. 2024, "Pipeline
-/// Parallelism with Controllable Memory", §4; the slots are those of the
-/// reference implementation's stable patterns): the unit-time slots in which
+/// Parallelism with Controllable Memory", its V-shape building blocks; the
+/// slots are those of the reference implementation's stable patterns): the unit-time slots in which
 /// stage s runs micro-batch 0's F of chunk 0, F of chunk 1, Bi of chunk 1
 /// and Bi of chunk 0, the order the micro-batch visits them. Each step costs
 /// one unit; micro-batch b's block is 6 b units later, 6 units being one
@@ -254,7 +253,8 @@ std::array<int64_t, 4> vBlockSlots(ScheduleKind kind, int64_t p, int64_t s) {
     return {s, 2 * p - 1 - s, 2 * p + gap + s, 4 * p + gap - 1 - s};
   }
   // V-Half: chunk 0's forwards and chunk 1's backwards 2 units a stage,
-  // the others 1; 3 units later where p is even.
+  // the others 1; the backwards 3 units later where p is even (else two
+  // slots are equal modulo 6).
   int64_t gap = p % 2 == 0 ? 3 : 0;
   return {2 * s, 3 * p - 2 - s, 3 * p + gap + 2 * s - 1,
           6 * p + gap - 2 - s};
