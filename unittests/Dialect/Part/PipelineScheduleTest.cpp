@@ -276,6 +276,14 @@ TEST(PipelineScheduleTest, EveryScheduleRunsUnderEqualCosts) {
         SCOPED_TRACE(std::string(scheduleName(kind)) + " p=" +
                      std::to_string(p) + " m=" + std::to_string(m));
         Schedule schedule = make(kind, p, m, chunksOf(kind));
+        // Split backwards exactly where the kind says so.
+        for (const auto &steps : schedule.steps)
+          for (const Step &step : steps) {
+            if (step.action == Action::Forward)
+              continue;
+            EXPECT_EQ(step.action != Action::Backward, splitsBackward(kind))
+                << stepText(step, schedule.chunks);
+          }
         Timeline equal = runEqual(schedule);
         // Every stage does m (F + B + W) of every chunk: 3 m per chunk.
         for (int64_t s = 0; s < p; ++s)

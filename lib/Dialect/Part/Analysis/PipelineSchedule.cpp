@@ -117,6 +117,11 @@ Placement partition::part::pipeline::placementOf(ScheduleKind kind) {
   return Placement::Interleaved;
 }
 
+bool partition::part::pipeline::splitsBackward(ScheduleKind kind) {
+  return kind == ScheduleKind::ZeroBubbleH1 ||
+         placementOf(kind) == Placement::V;
+}
+
 int64_t partition::part::pipeline::virtualStage(Placement placement,
                                                 int64_t stages, int64_t stage,
                                                 int64_t chunk) {

@@ -112,6 +112,10 @@ enum class Placement {
 /// The placement the schedules of `kind` use.
 Placement placementOf(ScheduleKind kind);
 
+/// Whether the schedules of `kind` split each backward into Bi and W
+/// (ZB-H1 and the V schedules) rather than run it whole (B).
+bool splitsBackward(ScheduleKind kind);
+
 /// The virtual stage that chunk `chunk` of stage `stage` runs, and back.
 int64_t virtualStage(Placement placement, int64_t stages, int64_t stage,
                      int64_t chunk);
