@@ -92,7 +92,7 @@ struct Transfer {
   Action fromAction;
   int64_t toStage;
   Action toAction;
-  int64_t fromChunk = 0; ///< interleaved: the chunks of the two steps
+  int64_t fromChunk = 0; ///< with chunks: the chunks of the two steps
   int64_t toChunk = 0;
 };
 
