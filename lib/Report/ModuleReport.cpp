@@ -86,6 +86,20 @@ int64_t layerOfArgument(BlockArgument arg) {
   for (Operation *user : arg.getUsers())
     if (int64_t l = layerOf(user); l >= 0)
       return l;
+  // A pipeline stage's argument is read in its fragments ("arg:N").
+  Operation *owner = arg.getOwner()->getParentOp();
+  std::string slot = "arg:" + std::to_string(arg.getArgNumber());
+  for (auto [part, runs] : getProgramParts(owner)) {
+    auto fragment = dyn_cast<func::FuncOp>(part);
+    if (part == owner || !fragment || fragment.isDeclaration())
+      continue;
+    for (BlockArgument a : fragment.getArguments())
+      if (auto s = fragment.getArgAttrOfType<StringAttr>(
+              a.getArgNumber(), PartDialect::getSlotAttrName());
+          s && s.getValue() == slot)
+        if (int64_t l = layerOfArgument(a); l >= 0)
+          return l;
+  }
   return -1;
 }
 
@@ -334,7 +348,9 @@ partition::buildModuleReport(ModuleOp module, const runtime::Cluster &cluster,
       double bytes = 0, seconds = 0;
     };
     std::map<std::pair<std::string, std::string>, Row> rows;
-    p.function.walk([&](Operation *op) {
+    // A pipeline stage's fragments, each as often as its table runs it.
+    int64_t times = 1;
+    auto visit = [&](Operation *op) {
       std::string kind, axes;
       double bytes = 0;
       int64_t group = 1;
@@ -360,11 +376,11 @@ partition::buildModuleReport(ModuleOp module, const runtime::Cluster &cluster,
           estimateOp(op, mesh, p.firstRank, cluster, &firstRanks)
               .communication;
       Row &row = rows[{kind, axes}];
-      ++row.count;
-      row.bytes += bytes;
-      row.seconds += seconds;
+      row.count += times;
+      row.bytes += bytes * times;
+      row.seconds += seconds * times;
       ++collectiveCount;
-      collectiveBytes += bytes;
+      collectiveBytes += bytes * times;
       if (all.rows.size() >= kMaxRows) {
         ++all.omitted;
         return;
@@ -382,7 +398,11 @@ partition::buildModuleReport(ModuleOp module, const runtime::Cluster &cluster,
                   : Cell(kind == "send" ? "a pipeline transfer"
                                         : "(written by hand)"),
            locationText(op->getLoc())});
-    });
+    };
+    for (auto [part, runs] : getProgramParts(p.function)) {
+      times = runs;
+      part->walk(visit);
+    }
     std::vector<std::pair<std::pair<std::string, std::string>, Row>> sorted(
         rows.begin(), rows.end());
     llvm::stable_sort(sorted, [](const auto &a, const auto &b) {

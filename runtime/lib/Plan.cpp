@@ -9,6 +9,7 @@
 #include "partition/runtime/Tensor.h"
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -763,12 +764,28 @@ FragmentUses ProgramValidator::fragmentUses(
   return uses;
 }
 
+/// Whether every operand of `inst` has the shape of its (first) result.
+static bool sameShapeOperands(const plan::Instruction &inst,
+                              const fb::Vector<fb::Offset<plan::Value>> &values) {
+  if (!inst.operands() || !inst.results() || inst.results()->size() == 0)
+    return false;
+  const auto *shape = values.Get(inst.results()->Get(0))->shape();
+  for (uint32_t o : *inst.operands()) {
+    const auto *other = values.Get(o)->shape();
+    if (other->size() != shape->size() ||
+        !std::equal(other->begin(), other->end(), shape->begin()))
+      return false;
+  }
+  return true;
+}
+
 /// Values whose lifetimes intersect must not share bytes, as the compiler's
 /// placement guarantees: a value is live from the first instruction that
 /// writes it (from the start if none does) to the last that reads it or
 /// any alias of it (to the end if it is an output). The places are the
-/// arena and each persistent buffer. One exception: a Fused kernel reads
-/// each element before it writes that element, so its result may take
+/// arena and each persistent buffer. One exception: a Fused kernel (or an
+/// Add of same-shaped operands) reads each element before it writes that
+/// element, so its result may take
 /// exactly the bytes of an operand of its dtype read there for the last
 /// time (an update computed in place).
 Status ProgramValidator::checkPlacements() {
@@ -797,6 +814,35 @@ Status ProgramValidator::checkPlacements() {
     for (const plan::Binding *b : *program.outputs())
       lastUse[root[b->value()]] = end;
   FragmentUses uses = fragmentUses(root);
+  // Versions of one accumulator of a fragmented program: each step's sum is
+  // computed in place over the previous one (an elementwise kernel reading
+  // it there for the last time in its fragment), so the versions share
+  // bytes whose lifetimes the schedule stretches over every repeated
+  // fragment. Union-find over such (result, operand) pairs.
+  std::vector<uint32_t> chain(n);
+  for (uint32_t id = 0; id < n; ++id)
+    chain[id] = id;
+  std::function<uint32_t(uint32_t)> find = [&](uint32_t id) {
+    return chain[id] == id ? id : chain[id] = find(chain[id]);
+  };
+  for (int64_t i = 0; i < end && program.fragments(); ++i) {
+    const plan::Instruction &inst = *instructions.Get(i);
+    const plan::KernelInst *k = inst.inst_as_KernelInst();
+    if (!k || !inst.results() || !inst.operands() ||
+        !(k->op() == plan::OpKind::Fused ||
+          (k->op() == plan::OpKind::Add && sameShapeOperands(inst, values))))
+      continue;
+    for (uint32_t r : *inst.results())
+      for (uint32_t o : *inst.operands()) {
+        const plan::Value &a = *values.Get(r), &b = *values.Get(root[o]);
+        if (uses.spanning(root[o]) && uses.spanning(r) &&
+            a.storage() == plan::Storage::Arena &&
+            b.storage() == plan::Storage::Arena && a.offset() == b.offset() &&
+            arenaSpan(a) == arenaSpan(b) && a.dtype() == b.dtype() &&
+            !uses.readLaterInFragment(root[o], i))
+          chain[find(r)] = find(root[o]);
+      }
+  }
   // Values by the instruction that defines them (-1: before the first), and
   // by the last that uses them.
   std::vector<std::vector<uint32_t>> starts(end + 2), ends(end + 2);
@@ -866,11 +912,17 @@ Status ProgramValidator::checkPlacements() {
           bool lastRead =
               lastUse[other] == t ||
               (uses.spanning(other) && !uses.readLaterInFragment(other, t));
-          bool inPlace = k && k->op() == plan::OpKind::Fused && readHere &&
+          // A Fused kernel, or an Add of operands of the result's shape
+          // (an accumulator's sum), reads each element before writing it.
+          bool elementwise =
+              k && (k->op() == plan::OpKind::Fused ||
+                    (k->op() == plan::OpKind::Add &&
+                     sameShapeOperands(*inst, values)));
+          bool inPlace = elementwise && readHere &&
                          lastRead &&
                          prev->first == p && bytesOf(other) == bytesOf(id) &&
                          values.Get(other)->dtype() == values.Get(id)->dtype();
-          if (!inPlace)
+          if (!inPlace && find(id) != find(other))
             return fail(describe(id), " overlaps ", describe(other));
           live.erase(prev);
           // The update keeps the bytes as long as `other` would have.

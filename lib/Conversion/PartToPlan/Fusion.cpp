@@ -79,7 +79,8 @@ void boundary(ArrayRef<Operation *> ops,
 std::vector<FusionGroup>
 partition::findFusionGroups(Block &block,
                             function_ref<bool(Operation *)> fusible,
-                            FusionLimits limits) {
+                            FusionLimits limits,
+                            function_ref<bool(Operation *)> startsSegment) {
   // An op's position, and the position of the last barrier at or before
   // it: an op outside any chain with a result of more than one element (a
   // matmul, a reduction, a collective). A group never grows across one:
@@ -97,6 +98,7 @@ partition::findFusionGroups(Block &block,
                      return !tensor || !tensor.hasStaticShape() ||
                             tensor.getNumElements() > 1;
                    });
+    barrier |= startsSegment && startsSegment(&op);
     lastBarrier.push_back(barrier ? int64_t(index)
                           : index   ? lastBarrier.back()
                                     : -1);

@@ -12,6 +12,8 @@
 
 #include "partition/Conversion/PartToPlan/PartToPlan.h"
 #include "partition/Conversion/PartToPlan/Fusion.h"
+
+#include "LinkStage.h"
 #include "partition/Dialect/Part/Analysis/ArenaPlanner.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
@@ -99,9 +101,10 @@ public:
   ProgramLowering(fb::FlatBufferBuilder &builder, func::FuncOp function,
                   MeshOp mesh, unsigned meshIndex,
                   const llvm::DenseMap<StringAttr, unsigned> &programOfMesh,
-                  const PlanOptions &options)
+                  const PlanOptions &options,
+                  const LinkedStage *linked = nullptr)
       : builder(builder), function(function), mesh(mesh), meshIndex(meshIndex),
-        programOfMesh(programOfMesh), options(options) {}
+        programOfMesh(programOfMesh), options(options), linked(linked) {}
 
   FailureOr<fb::Offset<plan::Program>> lower(ProgramMemory &memory);
 
@@ -121,11 +124,18 @@ private:
   makeBinding(Operation *at, StringRef name, plan::Role role, Value value,
               ShardingAttr sharding, fb::Offset<fb::Vector<uint8_t>> data = 0,
               int32_t updates = -1, Attribute init = {},
-              DenseI64ArrayAttr logical = {}, StoredLayout stored = {});
+              DenseI64ArrayAttr logical = {}, StoredLayout stored = {},
+              uint32_t microBatches = 0);
   /// The layout weights files store argument `index` in (part.stored_shape
   /// and part.stored_permutation), its own or, for optimizer state, its
   /// parameter's.
   StoredLayout storedLayoutOf(int64_t index);
+  /// part.micro_batches of argument `index` (0: none).
+  uint32_t microBatchesOf(int64_t index) {
+    auto m = function.getArgAttrOfType<IntegerAttr>(
+        index, PartDialect::getMicroBatchesAttrName());
+    return m ? uint32_t(m.getInt()) : 0;
+  }
   /// Binding.stored_shape and stored_permutation of `stored` for a value
   /// of whole shape `global`; null offsets when it has none.
   LogicalResult lowerStoredLayout(Operation *at, StringRef name,
@@ -148,6 +158,17 @@ private:
   unsigned meshIndex;
   const llvm::DenseMap<StringAttr, unsigned> &programOfMesh;
   const PlanOptions &options;
+  /// A pipeline stage's fragments, linked (LinkStage.h); null otherwise.
+  const LinkedStage *linked;
+  /// The fragment of the op being lowered, and of each instruction.
+  unsigned currentFragment = 0;
+  std::vector<unsigned> instructionFragments;
+  /// The copies of each arena value (Value.slots; 0: one).
+  llvm::DenseMap<uint32_t, int64_t> valueSlots;
+  /// Places the values that live from one fragment to another.
+  void planSlots(std::vector<uint8_t> &placed);
+  FailureOr<fb::Offset<fb::Vector<fb::Offset<plan::Fragment>>>>
+  lowerFragments();
 
   /// Elementwise chains lowered as one Fused kernel each (Fusion.h), by
   /// their last op; the values that stay inside one (never numbered); the
@@ -315,7 +336,7 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                              fb::Offset<fb::Vector<uint8_t>> data,
                              int32_t updates, Attribute init,
                              DenseI64ArrayAttr logical,
-                             StoredLayout stored) {
+                             StoredLayout stored, uint32_t microBatches) {
   int list = role == plan::Role::Output                               ? 2
              : role == plan::Role::Input || role == plan::Role::Label ? 1
                                                                       : 0;
@@ -343,6 +364,15 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
                << "global dimension " << dim << " of " << name << " (" << size
                << " x " << shards << " shards) overflows int64";
       global[dim] = *whole;
+    }
+    // An input of one micro-batch per step: the rank holds them all.
+    if (microBatches) {
+      std::optional<int64_t> whole = llvm::checkedMul(global[0],
+                                                      int64_t(microBatches));
+      if (!whole)
+        return at->emitError() << "global dimension 0 of " << name
+                               << " overflows int64";
+      global[0] = *whole;
     }
     FailureOr<int64_t> globalBytes = getTensorBytes(
         RankedTensorType::get(global, type.getElementType()),
@@ -407,6 +437,8 @@ ProgramLowering::makeBinding(Operation *at, StringRef name, plan::Role role,
     b.add_stored_permutation(permOffset);
   if (auto value = dyn_cast_or_null<FloatAttr>(init))
     b.add_init_value(static_cast<float>(value.getValueAsDouble()));
+  if (microBatches)
+    b.add_micro_batches(microBatches);
   return b.Finish();
 }
 
@@ -459,6 +491,7 @@ ProgramLowering::instruction(Operation *op, ValueRange operandValues,
        << file.getColumn();
   else
     where.print(os);
+  instructionFragments.push_back(currentFragment);
   return plan::CreateInstructionDirect(builder, type, inst, &operands, &results,
                                        loc.c_str());
 }
@@ -1029,11 +1062,58 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
     fresh.inPlace = true;
   }
 
+  // A pipeline stage's values that live from one step to another: the
+  // versions of each (an accumulator's zeros and sums) share one place,
+  // held for the whole program (the table runs its steps in any order),
+  // with one copy per micro-batch in flight for a stash.
+  struct Shared {
+    SmallVector<uint32_t> roots;
+    uint64_t bytes = 0;
+    int64_t slots = 1;
+  };
+  std::vector<Shared> shared;
+  llvm::DenseMap<uint32_t, size_t> sharedOf;
+  if (linked)
+    for (const LinkedStage::Slot &slot : linked->slots) {
+      std::optional<size_t> group;
+      SmallVector<uint32_t> roots;
+      for (Value v : slot.values) {
+        auto it = valueIds.find(v);
+        if (it == valueIds.end())
+          continue;
+        uint32_t r = root(it->second);
+        if (values[r].storage != plan::Storage::Arena)
+          continue; // an input or a parameter: the same at every step
+        roots.push_back(r);
+        if (auto g = sharedOf.find(r); g != sharedOf.end())
+          group = g->second;
+      }
+      if (roots.empty())
+        continue;
+      if (!group) {
+        group = shared.size();
+        shared.emplace_back();
+      }
+      Shared &s = shared[*group];
+      s.slots = std::max(s.slots, slot.slots);
+      for (uint32_t r : roots)
+        if (sharedOf.try_emplace(r, *group).second) {
+          s.roots.push_back(r);
+          s.bytes = std::max(s.bytes, alignTo(values[r].bytes(), kArenaAlignment));
+        }
+    }
+
   // The remaining arena values, greedy by size, first fit (ArenaPlanner.h).
   std::vector<uint32_t> arenaIds;
   std::vector<arena::Buffer> buffers;
+  int64_t end = std::max<int64_t>(0, position - 1);
+  for (const Shared &s : shared) {
+    arenaIds.push_back(s.roots.front());
+    buffers.push_back({0, end, s.bytes * uint64_t(s.slots)});
+    memory.unplannedBytes += s.bytes * uint64_t(s.slots);
+  }
   for (uint32_t id = 0; id < values.size(); ++id)
-    if (values[id].storage == plan::Storage::Arena) {
+    if (values[id].storage == plan::Storage::Arena && !sharedOf.count(id)) {
       // A result nobody reads still needs bytes while its kernel runs.
       values[id].lastUse = std::max(values[id].lastUse, values[id].def);
       arenaIds.push_back(id);
@@ -1044,13 +1124,42 @@ void ProgramLowering::planArena(ProgramMemory &memory) {
   arena::Plan placed = arena::planArena(buffers, kArenaAlignment);
   for (auto [id, offset] : llvm::zip_equal(arenaIds, placed.offsets))
     values[id].offset = offset;
+  for (const Shared &s : shared)
+    for (uint32_t r : s.roots) {
+      values[r].offset = values[s.roots.front()].offset;
+      if (s.slots > 1)
+        valueSlots[r] = s.slots;
+    }
   memory.arenaBytes = placed.peak;
   memory.scratchBytes = uint64_t(scratch[0] + scratch[1]);
+}
+
+FailureOr<fb::Offset<fb::Vector<fb::Offset<plan::Fragment>>>>
+ProgramLowering::lowerFragments() {
+  std::vector<fb::Offset<plan::Fragment>> fragments;
+  size_t next = 0;
+  for (auto [index, name] : llvm::enumerate(linked->fragmentNames)) {
+    size_t first = next;
+    while (next < instructionFragments.size() &&
+           instructionFragments[next] == index)
+      ++next;
+    fragments.push_back(plan::CreateFragmentDirect(
+        builder, name.c_str(), uint32_t(first), uint32_t(next - first)));
+  }
+  if (next != instructionFragments.size())
+    return function.emitError()
+           << "the fragments of @" << function.getName()
+           << " were lowered out of order (instruction " << next
+           << " belongs to fragment " << instructionFragments[next] << ")";
+  return builder.CreateVector(fragments);
 }
 
 FailureOr<fb::Offset<plan::Program>>
 ProgramLowering::lower(ProgramMemory &memory) {
   memory.name = function.getName().str();
+  // A linked stage is named as the stage function it was made from.
+  if (linked)
+    memory.name = StringRef(memory.name).drop_back(strlen("_linked")).str();
   if (function.getBody().getBlocks().size() != 1)
     return function.emitError()
            << "a per-device program must be one block without control flow";
@@ -1066,7 +1175,11 @@ ProgramLowering::lower(ProgramMemory &memory) {
           std::optional<plan::OpKind> kind = kernelOf(op, attrs);
           return kind && runtime::isFusedStepOp(*kind);
         },
-        limits);
+        limits,
+        linked ? function_ref<bool(Operation *)>([&](Operation *op) {
+          return linked->firstOps.contains(op);
+        })
+               : function_ref<bool(Operation *)>());
     for (const FusionGroup &group : groups) {
       groupAt[group.ops.back()] = &group;
       fusedAway.insert(group.ops.begin(), group.ops.end() - 1);
@@ -1107,15 +1220,18 @@ ProgramLowering::lower(ProgramMemory &memory) {
                     function.getArgAttr(index, PartDialect::getInitAttrName()),
                     function.getArgAttrOfType<DenseI64ArrayAttr>(
                         index, PartDialect::getLogicalShapeAttrName()),
-                    storedLayoutOf(index));
+                    storedLayoutOf(index), microBatchesOf(index));
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);
   }
 
-  for (Operation &op : function.getBody().front())
+  for (Operation &op : function.getBody().front()) {
+    if (linked)
+      currentFragment = linked->fragmentOf.lookup(&op);
     if (failed(lowerOp(&op)))
       return failure();
+  }
 
   planArena(memory);
   if (memory.arenaBytes > uint64_t(runtime::kMaxPlanBytes))
@@ -1136,11 +1252,26 @@ ProgramLowering::lower(ProgramMemory &memory) {
                                v.type.getShape().end());
     valueOffsets.push_back(plan::CreateValueDirect(
         builder, *getDType(v.type.getElementType()), &shape, v.storage,
-        v.storage == plan::Storage::Arena ? v.offset : 0, v.index));
+        v.storage == plan::Storage::Arena ? v.offset : 0, v.index,
+        uint32_t(valueSlots.lookup(valueOffsets.size()))));
   }
-  return plan::CreateProgramDirect(builder, memory.name.c_str(), meshIndex,
-                                   &valueOffsets, memory.arenaBytes, &params,
-                                   &inputs, &outputs, &instructions);
+  fb::Offset<fb::Vector<fb::Offset<plan::Fragment>>> fragments;
+  if (linked) {
+    FailureOr<fb::Offset<fb::Vector<fb::Offset<plan::Fragment>>>> lowered =
+        lowerFragments();
+    if (failed(lowered))
+      return failure();
+    fragments = *lowered;
+  }
+  auto name = builder.CreateString(memory.name);
+  auto valuesVector = builder.CreateVector(valueOffsets);
+  auto paramsVector = builder.CreateVector(params);
+  auto inputsVector = builder.CreateVector(inputs);
+  auto outputsVector = builder.CreateVector(outputs);
+  auto instructionsVector = builder.CreateVector(instructions);
+  return plan::CreateProgram(builder, name, meshIndex, valuesVector,
+                             memory.arenaBytes, paramsVector, inputsVector,
+                             outputsVector, instructionsVector, fragments);
 }
 
 /// Prints the memory report of `function`'s per-device program (see the
@@ -1256,25 +1387,40 @@ LogicalResult partition::lowerToPlan(ModuleOp module,
 
   std::vector<fb::Offset<plan::Program>> programs;
   std::vector<ProgramMemory> figures;
+  // One step per program, in module order; a pipeline stage written as
+  // fragments runs its schedule table.
+  std::vector<fb::Offset<plan::ScheduleStep>> schedule;
   for (func::FuncOp function : functions) {
     FlatSymbolRefAttr spmd = getSpmdMesh(function);
     MeshOp mesh = lookupMesh(function, spmd);
-    ProgramLowering lowering(builder, function, mesh,
+    std::optional<LinkedStage> linked;
+    if (function->hasAttr(PartDialect::getFragmentsAttrName())) {
+      OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+      FailureOr<LinkedStage> link = linkStage(function, top);
+      if (failed(link))
+        return failure();
+      linked = std::move(*link);
+    }
+    ProgramLowering lowering(builder, linked ? linked->linked : function, mesh,
                              meshIndex.lookup(spmd.getAttr()), programOfMesh,
-                             options);
+                             options, linked ? &*linked : nullptr);
     ProgramMemory figure;
     FailureOr<fb::Offset<plan::Program>> program = lowering.lower(figure);
+    if (linked)
+      linked->linked.erase();
     if (failed(program))
       return failure();
+    unsigned index = programs.size();
     programs.push_back(*program);
     figures.push_back(figure);
+    if (!linked) {
+      schedule.push_back(plan::CreateScheduleStep(builder, index, 0));
+      continue;
+    }
+    for (auto [fragment, m] : linked->steps)
+      schedule.push_back(
+          plan::CreateScheduleStep(builder, index, m, int32_t(fragment)));
   }
-
-  // One step per program, in module order. Pipeline schedules (GPipe, 1F1B)
-  // will list (program, micro-batch) steps here.
-  std::vector<fb::Offset<plan::ScheduleStep>> schedule;
-  for (unsigned i = 0; i < programs.size(); ++i)
-    schedule.push_back(plan::CreateScheduleStep(builder, i, 0));
   // The global program's model FLOPs, when part-spmd counted them; absent
   // for per-device programs written by hand.
   fb::Optional<double> modelFlops = fb::nullopt;

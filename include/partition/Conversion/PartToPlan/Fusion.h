@@ -47,10 +47,14 @@ struct FusionLimits {
 /// an op that is neither elementwise nor a scalar (no operand's life grows
 /// across a matmul, a reduction or a collective). Time and memory are
 /// linear in the block's size.
+/// With `startsSegment`, an op for which it holds starts a segment no group
+/// crosses (a pipeline fragment: its ops run apart from the others').
 std::vector<FusionGroup>
 findFusionGroups(mlir::Block &block,
                  llvm::function_ref<bool(mlir::Operation *)> fusible,
-                 FusionLimits limits = {});
+                 FusionLimits limits = {},
+                 llvm::function_ref<bool(mlir::Operation *)> startsSegment =
+                     nullptr);
 
 /// Whether `operand`'s elements repeat into `result`'s shape as the fused
 /// kernel reads them: the same shape, one element, or a trailing-shape

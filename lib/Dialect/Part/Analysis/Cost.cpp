@@ -77,6 +77,9 @@ ResidentBytes partition::part::residentBytes(func::FuncOp function,
     auto type = cast<RankedTensorType>(arg.getType());
     auto role = function.getArgAttrOfType<ArgRoleAttr>(
         index, PartDialect::getRoleAttrName());
+    // A pipeline stage's accumulator: arena, not an input.
+    if (function.getArgAttr(index, PartDialect::getSlotAttrName()))
+      continue;
     if (role && role.getValue() == ArgRole::Parameter) {
       r.parameters += bytesOf(type);
       int64_t elements = type.getNumElements();

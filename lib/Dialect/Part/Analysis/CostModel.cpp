@@ -3,6 +3,9 @@
 #include "partition/Dialect/Part/Analysis/CostModel.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/IR/SymbolTable.h"
 
 #include <algorithm>
 #include <limits>
@@ -194,6 +197,60 @@ ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
   return p;
 }
 
+/// A pipeline stage written as fragments and a table: `stage` (the
+/// estimate of its update) gets each step of its table timed as the
+/// fragment that runs it, "U" as the update (with P, once per step), and
+/// their work counted as often as the table runs them. False when a
+/// fragment cannot be found.
+static bool addFragmentSteps(func::FuncOp function, MeshOp mesh,
+                             int64_t firstRank, const Cluster &cluster,
+                             const FirstRanks &ranks, ProgramEstimate &stage) {
+  auto refs =
+      function->getAttrOfType<ArrayAttr>(PartDialect::getFragmentsAttrName());
+  auto schedule = function->getAttrOfType<StringAttr>("part.schedule");
+  if (!refs || !schedule)
+    return true;
+  std::map<std::pair<std::string, int64_t>, ProgramEstimate> kinds;
+  double prologue = 0;
+  for (Attribute a : refs) {
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        function, cast<FlatSymbolRefAttr>(a));
+    auto name = fn ? fn->getAttrOfType<StringAttr>(
+                         PartDialect::getFragmentAttrName())
+                   : StringAttr();
+    if (!name)
+      return false;
+    ProgramEstimate f =
+        estimateProgram(fn, mesh.getMesh(), firstRank, cluster, &ranks);
+    auto [action, chunk] = name.getValue().split('.');
+    int64_t c = 0;
+    if (!chunk.empty() && chunk.getAsInteger(10, c))
+      return false;
+    if (action == "P") {
+      prologue = f.seconds;
+      stage.whole += f.whole;
+      continue;
+    }
+    kinds[{action.str(), c}] = std::move(f);
+  }
+  stage.steps["U"] = stage.seconds + prologue;
+  SmallVector<StringRef> words;
+  schedule.getValue().split(words, ' ', -1, /*KeepEmpty=*/false);
+  for (StringRef w : words) {
+    std::optional<pl::Step> step = pl::parseStepText(w.str());
+    if (!step)
+      continue; // estimateStep reports it
+    auto it = kinds.find({pl::actionName(step->action), step->chunk});
+    if (it == kinds.end())
+      return false;
+    stage.steps[w.str()] = it->second.seconds;
+    stage.whole += it->second.whole;
+    stage.seconds += it->second.seconds;
+  }
+  stage.seconds += prologue;
+  return true;
+}
+
 std::optional<StepEstimate>
 partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
                               std::string *error) {
@@ -220,6 +277,10 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
                                          cluster, &ranks));
     if (!stage)
       continue;
+    if (!addFragmentSteps(function, mesh, ranks.lookup(mesh.getSymName()),
+                          cluster, ranks, e.programs.back()))
+      return fail("@" + function.getName().str() +
+                  ": its part.fragments are not fragment functions");
     auto schedule = function->getAttrOfType<StringAttr>("part.schedule");
     if (!schedule)
       return fail("@" + function.getName().str() +

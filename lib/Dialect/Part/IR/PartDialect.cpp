@@ -168,6 +168,24 @@ static LogicalResult verifyNameAttr(Operation *op, Attribute attr,
   return success();
 }
 
+/// Verifies a `part.slot` attribute: "arg:N", "stash:N", "acc:N" or
+/// "hold:N" with N >= 0.
+static LogicalResult verifySlotAttr(Operation *op, Attribute attr,
+                                    StringRef what, unsigned index) {
+  auto slot = dyn_cast<StringAttr>(attr);
+  StringRef kind, number;
+  if (slot)
+    std::tie(kind, number) = slot.getValue().split(':');
+  unsigned n;
+  if (!slot || !llvm::is_contained({"arg", "stash", "acc", "hold"}, kind) ||
+      number.getAsInteger(10, n))
+    return op->emitOpError()
+           << "'part.slot' on " << what << " " << index
+           << " must be \"arg:N\", \"stash:N\", \"acc:N\" or \"hold:N\", got "
+           << attr;
+  return success();
+}
+
 LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -253,6 +271,23 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
     if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.schedule' belongs on a function (a "
                                   "pipeline stage) and is a string, got "
+                               << attr.getValue();
+    return success();
+  }
+  if (name == getFragmentAttrName()) {
+    if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'part.fragment' belongs on a function (a "
+                                  "pipeline fragment) and is a string, got "
+                               << attr.getValue();
+    return success();
+  }
+  if (name == getFragmentsAttrName()) {
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !list ||
+        !llvm::all_of(list, llvm::IsaPred<FlatSymbolRefAttr>))
+      return op->emitOpError() << "'part.fragments' belongs on a function (a "
+                                  "pipeline stage) and lists its fragment "
+                                  "functions, got "
                                << attr.getValue();
     return success();
   }
@@ -373,6 +408,16 @@ LogicalResult PartDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue() << " on " << type;
     return success();
   }
+  if (name == getSlotAttrName())
+    return verifySlotAttr(op, attr.getValue(), "argument", argIndex);
+  if (name == getMicroBatchesAttrName()) {
+    auto count = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!count || count.getInt() < 1)
+      return op->emitOpError() << "'part.micro_batches' on argument "
+                               << argIndex << " must be a positive integer, got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == getRoleAttrName()) {
     if (!isa<ArgRoleAttr>(attr.getValue()))
       return op->emitOpError()
@@ -395,6 +440,8 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
   if (name == getLogicalShapeAttrName())
     return verifyLogicalShapeAttr(op, attr.getValue(), /*onResult=*/true,
                                   resultIndex);
+  if (name == getSlotAttrName())
+    return verifySlotAttr(op, attr.getValue(), "result", resultIndex);
   if (name == getGradOfAttrName()) {
     auto index = dyn_cast<IntegerAttr>(attr.getValue());
     if (!index || !index.getType().isSignlessInteger(64))

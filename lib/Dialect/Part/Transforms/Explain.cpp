@@ -48,7 +48,9 @@ struct PartExplainPass
       std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>
           table;
       int64_t total = 0, count = 0, transfers = 0;
-      function.walk([&](Operation *op) {
+      // A pipeline stage's fragments, each as often as its table runs it.
+      int64_t times = 1;
+      auto visit = [&](Operation *op) {
         // Transfers between pipeline stages.
         if (auto send = dyn_cast<SendOp>(op)) {
           int64_t bytes = *getTensorBytes(send.getInput().getType());
@@ -58,10 +60,10 @@ struct PartExplainPass
                            << (step ? ", step " + step.getValue().str() : "")
                            << ")";
           auto &row = table[{"send", "to " + send.getTo().str()}];
-          ++row.first;
-          row.second += bytes;
-          total += bytes;
-          ++transfers;
+          row.first += times;
+          row.second += bytes * times;
+          total += bytes * times;
+          transfers += times;
           return;
         }
         std::optional<CollectiveCost> cost = collectiveCost(op, mesh);
@@ -80,11 +82,15 @@ struct PartExplainPass
                          << (origin ? origin.getValue()
                                     : StringRef("(written by hand)"));
         auto &row = table[{cost->kind, axesText}];
-        ++row.first;
-        row.second += cost->movedBytes;
-        total += cost->movedBytes;
-        ++count;
-      });
+        row.first += times;
+        row.second += cost->movedBytes * times;
+        total += cost->movedBytes * times;
+        count += times;
+      };
+      for (auto [part, runs] : getProgramParts(function)) {
+        times = runs;
+        part->walk(visit);
+      }
       llvm::raw_ostream &os = llvm::outs();
       os << "func @" << function.getName() << " on " << meshName << ": "
          << count << " collective" << (count == 1 ? "" : "s") << ", ";

@@ -39,6 +39,8 @@
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
+#include "PipelineSplit.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -61,14 +63,9 @@ namespace partition::part {
 
 using namespace mlir;
 using namespace partition::part;
-namespace pl = partition::part::pipeline;
-
-/// Each op of a stage's step says which step (traces and errors show it).
-static constexpr llvm::StringLiteral kStepAttrName = "part.step";
+using namespace partition::part::detail;
 
 namespace {
-
-enum class Kind { Invariant, MicroBatch, Accumulate, Step };
 
 /// Whether `op` is a collective over `axis` (on the function's mesh).
 bool isCollectiveOver(Operation *op, StringAttr axis) {
@@ -78,9 +75,11 @@ bool isCollectiveOver(Operation *op, StringAttr axis) {
   return llvm::is_contained(axes.getValue(), axis);
 }
 
-/// `s` without `axis`, on `mesh`.
-ShardingAttr withoutAxis(ShardingAttr s, StringAttr axis,
-                         FlatSymbolRefAttr mesh) {
+} // namespace
+
+ShardingAttr partition::part::detail::withoutAxis(ShardingAttr s,
+                                                 StringAttr axis,
+                                                 FlatSymbolRefAttr mesh) {
   MLIRContext *ctx = s.getContext();
   SmallVector<ArrayAttr> dims;
   for (int64_t d = 0; d < s.getRank(); ++d) {
@@ -97,96 +96,7 @@ ShardingAttr withoutAxis(ShardingAttr s, StringAttr axis,
   return ShardingAttr::get(ctx, mesh, dims, unreduced);
 }
 
-class PipelineSplit {
-public:
-  PipelineSplit(func::FuncOp function, MeshOp mesh, StringAttr axis,
-                int64_t stages, pl::Schedule schedule,
-                ArrayRef<std::pair<int64_t, int64_t>> stageLayers,
-                std::optional<std::vector<int64_t>> inFlight)
-      : function(function), mesh(mesh), axis(axis), stages(stages),
-        schedule(std::move(schedule)), stageLayers(stageLayers),
-        inFlight(std::move(inFlight)) {
-    splitBackward = this->schedule.kind == pl::ScheduleKind::ZeroBubbleH1;
-    chunks = this->schedule.chunks;
-  }
-
-  LogicalResult run();
-
-private:
-  LogicalResult classify();
-  LogicalResult assignStages();
-  LogicalResult emitStage(int64_t stage, OpBuilder &top);
-  Value materialize(OpBuilder &b, Value v, IRMapping &map);
-
-  /// The virtual stage of `v` (-1 for none): chunk c of stage s is virtual
-  /// stage c * stages + s (interleaved schedules; chunk 0 otherwise).
-  int64_t stageOfValue(Value v) const {
-    auto it = home.find(v);
-    return it == home.end() ? -1 : it->second;
-  }
-  /// The stage (rank group) that runs virtual stage `vs`.
-  int64_t physical(int64_t vs) const { return vs < 0 ? vs : vs % stages; }
-  int64_t chunkOf(int64_t vs) const { return vs / stages; }
-
-  func::FuncOp function;
-  MeshOp mesh;
-  StringAttr axis;
-  int64_t stages;
-  int64_t chunks = 1;
-  int64_t microBatches = 1;
-  pl::Schedule schedule;
-  ArrayRef<std::pair<int64_t, int64_t>> stageLayers;
-  /// balance=memory: per stage, the most micro-batches the schedule keeps
-  /// in flight on it (the cut then balances memory instead of FLOPs).
-  std::optional<std::vector<int64_t>> inFlight;
-
-  llvm::DenseMap<Operation *, Kind> kinds;
-  llvm::DenseMap<Value, Kind> valueKinds;
-  llvm::DenseSet<Operation *> forward; // micro-batch ops the loss needs
-  /// Zero-bubble: backward split into input (Bi) and weight (W) gradients.
-  bool splitBackward = false;
-  /// Home stage of each micro-batch value and accumulation.
-  llvm::DenseMap<Value, int64_t> home;
-  llvm::DenseMap<Operation *, int64_t> opStage;
-  /// Per stage and action, its micro-batch ops in program order.
-  std::vector<std::map<pl::Action, SmallVector<Operation *>>> stageOps;
-  /// The action (step kind) each micro-batch op runs in.
-  llvm::DenseMap<Operation *, pl::Action> actionOf;
-  /// The batched arguments (split over the micro-batch axis).
-  llvm::DenseSet<Value> batched;
-  /// Micro-batch values read in other stages: the stages reading each, and
-  /// the value's number (its channels are number * micro-batches + k).
-  /// Per reading stage, the steps (chunk, kind) that read it there: it is
-  /// received at the start of the first of them that runs.
-  llvm::MapVector<Value, std::map<int64_t, std::set<std::pair<int64_t, pl::Action>>>>
-      crossing;
-  /// Per function result, the stages that return it.
-  std::vector<std::set<int64_t>> resultStages;
-  /// Accumulations a stage reads but another holds: (accumulation result,
-  /// reading stage), with its channel.
-  llvm::MapVector<std::pair<void *, int64_t>, int64_t> stepTransfers;
-  int64_t nextChannel = 0;
-
-  /// A value sent between stages that every device of some mesh axes holds
-  /// whole (under tensor parallelism, the activations between layers and
-  /// their gradients): each device of the group sends its block along `dim`
-  /// and the receivers all-gather the blocks (Megatron's scatter/gather), so
-  /// the link between stages carries 1/`group` of the value per device.
-  struct Scatter {
-    int64_t dim;
-    SmallVector<StringRef> axes;
-    int64_t group;
-  };
-  llvm::DenseMap<Value, Scatter> scatters;
-  void findScatters();
-  /// What goes on the wire for `v`: its block where it is scattered.
-  Value toWire(OpBuilder &b, Value v, Value local);
-  /// The value `v` from what came off the wire.
-  Value fromWire(OpBuilder &b, Value v, Value received);
-  /// The type a transfer of `v` carries.
-  Type wireType(Value v);
-  Value scatterOrGather(OpBuilder &b, Value v, Value x, bool gather);
-};
+namespace {
 
 /// For each value of `body`, the mesh axes (bit i: axis i of `meshAttr`)
 /// along which every device holds the same local value. Forward and sound:
@@ -967,6 +877,148 @@ Value PipelineSplit::materialize(OpBuilder &b, Value v, IRMapping &map) {
   return map.lookup(v);
 }
 
+void PipelineSplit::finalizeAccumulation(
+    OpBuilder &b, Operation *op, Value sum, FlatSymbolRefAttr meshRef,
+    IRMapping &invariants,
+    SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends) {
+  MLIRContext *ctx = function.getContext();
+  Location loc = function.getLoc();
+  auto reduce = cast<AllReduceOp>(op);
+  Value v = sum;
+  if (reduce.getKind() == ReductionKind::Avg) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value scale = ConstantOp::create(
+        b, loc, scalarType,
+        DenseElementsAttr::get(
+            scalarType, ArrayRef<Attribute>{FloatAttr::get(
+                            type.getElementType(), 1.0 / microBatches)}));
+    v = MulOp::create(b, loc, v, scale);
+  }
+  SmallVector<StringRef> rest;
+  for (Attribute a : reduce.getAxes())
+    if (a != axis)
+      rest.push_back(cast<StringAttr>(a).getValue());
+  if (!rest.empty()) {
+    auto remaining =
+        AllReduceOp::create(b, reduce.getLoc(), v, meshRef,
+                            b.getStrArrayAttr(rest),
+                            ReductionKindAttr::get(ctx, reduce.getKind()));
+    // Why: the original all_reduce's reason, once per step.
+    if (auto origin = reduce->getAttrOfType<StringAttr>(
+            PartDialect::getOriginAttrName()))
+      remaining->setAttr(PartDialect::getOriginAttrName(),
+                         b.getStringAttr(origin.getValue() +
+                                         " (the sum over the micro-batches, "
+                                         "once per step)"));
+    v = remaining;
+  }
+  invariants.map(reduce.getResult(), v);
+  Value wire;
+  for (auto &[key, channel] : stepTransfers)
+    if (key.first == reduce.getResult().getAsOpaquePointer()) {
+      if (!wire)
+        wire = toWire(b, reduce.getResult(), v);
+      sends.push_back({key.second, wire, channel});
+    }
+}
+
+FailureOr<SmallVector<int64_t>>
+PipelineSplit::finishStage(func::FuncOp fn, int64_t stage,
+                           ArrayRef<unsigned> results,
+                           const llvm::BitVector &keep) {
+  MLIRContext *ctx = function.getContext();
+  OpBuilder b(ctx);
+  std::string meshName = (mesh.getSymName() + "_pp" + Twine(stage)).str();
+  auto meshRef = FlatSymbolRefAttr::get(ctx, meshName);
+  Block *entry = &fn.getBody().front();
+  // Attributes: the stage's mesh instead of the step's, the micro-batch
+  // axis gone from the batched arguments' sharding. (Set all at once: each
+  // setArgAttrs rebuilds the array of every argument's attributes.)
+  auto onStage = [&](DictionaryAttr dict) {
+    NamedAttrList attrs(dict);
+    if (auto s = dyn_cast_or_null<ShardingAttr>(
+            attrs.get(PartDialect::getShardingAttrName())))
+      attrs.set(PartDialect::getShardingAttrName(),
+                withoutAxis(s, axis, meshRef));
+    return attrs.getDictionary(ctx);
+  };
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  // (Arguments past the step's own are the fragments' accumulators.)
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    argAttrs.push_back(i < function.getNumArguments()
+                           ? onStage(function.getArgAttrDict(i))
+                           : fn.getArgAttrDict(i));
+  for (unsigned i : results)
+    resultAttrs.push_back(onStage(function.getResultAttrDict(i)));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setAllResultAttrs(resultAttrs);
+  fn->setAttr(PartDialect::getSpmdAttrName(), meshRef);
+  fn->setAttr("part.stage", b.getI64IntegerAttr(stage));
+  std::string steps;
+  for (const pl::Step &step : schedule.steps[stage])
+    steps += (steps.empty() ? "" : " ") + pl::stepText(step, chunks);
+  fn->setAttr("part.schedule", b.getStringAttr(steps));
+  // Collectives name the stage's mesh.
+  fn.walk([&](Operation *op) {
+    if (auto m = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
+      if (m.getValue() == mesh.getSymName())
+        op->setAttr("mesh", meshRef);
+  });
+
+  // Arguments the stage does not read, and the attributes that number
+  // arguments renumbered.
+  llvm::BitVector unused(fn.getNumArguments());
+  SmallVector<int64_t> renumbered(fn.getNumArguments(), -1);
+  int64_t next = 0;
+  for (BlockArgument arg : entry->getArguments()) {
+    if (arg.use_empty() && !keep.test(arg.getArgNumber()))
+      unused.set(arg.getArgNumber());
+    else
+      renumbered[arg.getArgNumber()] = next++;
+  }
+  if (failed(fn.eraseArguments(unused)))
+    return failure();
+  auto renumber = [&](Attribute a) -> IntegerAttr {
+    auto index = dyn_cast_or_null<IntegerAttr>(a);
+    if (!index || index.getInt() < 0 ||
+        index.getInt() >= int64_t(renumbered.size()) ||
+        renumbered[index.getInt()] < 0)
+      return {};
+    return IntegerAttr::get(index.getType(), renumbered[index.getInt()]);
+  };
+  {
+    FunctionAttrEditor attrs(fn);
+    for (StringRef name : {PartDialect::getUpdatesAttrName(),
+                           PartDialect::getGradOfAttrName()})
+      for (unsigned i = 0; i < fn.getNumResults(); ++i)
+        if (Attribute a = attrs.getResult(i, name)) {
+          if (IntegerAttr now = renumber(a))
+            attrs.setResult(i, name, now);
+          else
+            attrs.removeResult(i, name);
+        }
+    StringRef stateOf = PartDialect::getStateOfAttrName();
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (Attribute a = attrs.getArg(i, stateOf)) {
+        if (IntegerAttr now = renumber(a))
+          attrs.setArg(i, stateOf, now);
+        else
+          attrs.removeArg(i, stateOf);
+      }
+    attrs.commit();
+  }
+  fn.walk([&](Operation *op) {
+    if (Attribute a = op->getAttr(PartDialect::getGradientOfAttrName())) {
+      if (IntegerAttr now = renumber(a))
+        op->setAttr(PartDialect::getGradientOfAttrName(), now);
+      else
+        op->removeAttr(PartDialect::getGradientOfAttrName());
+    }
+  });
+    return renumbered;
+}
+
 LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   MLIRContext *ctx = function.getContext();
   Location loc = function.getLoc();
@@ -1084,57 +1136,14 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
     map.map(v, made);
     return made;
   };
-  // An accumulation once every micro-batch has added to it: the mean (where
-  // the all_reduce averaged), then the all_reduce over its other axes (dp),
-  // issued right there -- during the drain, while later backward steps run
-  // -- and the sum sent to the stages that update with it.
+  // An accumulation once every micro-batch has added to it, completed right
+  // there -- during the drain, while later backward steps run -- and the
+  // sum sent to the stages that update with it.
   llvm::DenseSet<Operation *> finalized;
-  struct PendingSend {
-    int64_t to;
-    Value value;
-    int64_t channel;
-  };
-  SmallVector<PendingSend> pendingSends;
+  SmallVector<std::tuple<int64_t, Value, int64_t>> pendingSends;
   auto finalize = [&](Operation *op, Value sum) {
     finalized.insert(op);
-    auto reduce = cast<AllReduceOp>(op);
-    Value v = sum;
-    if (reduce.getKind() == ReductionKind::Avg) {
-      auto type = cast<RankedTensorType>(v.getType());
-      auto scalarType = RankedTensorType::get({}, type.getElementType());
-      Value scale = ConstantOp::create(
-          b, loc, scalarType,
-          DenseElementsAttr::get(
-              scalarType, ArrayRef<Attribute>{FloatAttr::get(
-                              type.getElementType(), 1.0 / microBatches)}));
-      v = MulOp::create(b, loc, v, scale);
-    }
-    SmallVector<StringRef> rest;
-    for (Attribute a : reduce.getAxes())
-      if (a != axis)
-        rest.push_back(cast<StringAttr>(a).getValue());
-    if (!rest.empty()) {
-      auto remaining =
-          AllReduceOp::create(b, reduce.getLoc(), v, meshRef,
-                              b.getStrArrayAttr(rest),
-                              ReductionKindAttr::get(ctx, reduce.getKind()));
-      // Why: the original all_reduce's reason, once per step.
-      if (auto origin = reduce->getAttrOfType<StringAttr>(
-              PartDialect::getOriginAttrName()))
-        remaining->setAttr(PartDialect::getOriginAttrName(),
-                           b.getStringAttr(origin.getValue() +
-                                           " (the sum over the micro-batches, "
-                                           "once per step)"));
-      v = remaining;
-    }
-    invariants.map(reduce.getResult(), v);
-    Value wire;
-    for (auto &[key, channel] : stepTransfers)
-      if (key.first == reduce.getResult().getAsOpaquePointer()) {
-        if (!wire)
-          wire = toWire(b, reduce.getResult(), v);
-        pendingSends.push_back({key.second, wire, channel});
-      }
+    finalizeAccumulation(b, op, sum, meshRef, invariants, pendingSends);
   };
   for (const pl::Step &step : schedule.steps[stage]) {
     int64_t k = step.microBatch;
@@ -1203,12 +1212,12 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   // in channel order, the order the receivers take them in (a direction's
   // transfers are matched in the order issued). The dp all_reduce that made
   // each ran during the drain.
-  llvm::sort(pendingSends, [](const PendingSend &a, const PendingSend &b) {
-    return a.channel < b.channel;
+  llvm::sort(pendingSends, [](const auto &x, const auto &y) {
+    return std::get<2>(x) < std::get<2>(y);
   });
-  for (const PendingSend &p : pendingSends)
-    SendOp::create(b, loc, p.value, stageMeshRef(p.to),
-                   b.getI64IntegerAttr(p.channel));
+  for (auto [to, value, channel] : pendingSends)
+    SendOp::create(b, loc, value, stageMeshRef(to),
+                   b.getI64IntegerAttr(channel));
   for (auto &[key, channel] : stepTransfers)
     if (key.second == stage) {
       Value v = Value::getFromOpaquePointer(key.first);
@@ -1228,87 +1237,9 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   labelSince(lastStep, "U");
   func::ReturnOp::create(b, loc, returned);
 
-  // Attributes: the stage's mesh instead of the step's, the micro-batch
-  // axis gone from the batched arguments' sharding. (Set all at once: each
-  // setArgAttrs rebuilds the array of every argument's attributes.)
-  auto onStage = [&](DictionaryAttr dict) {
-    NamedAttrList attrs(dict);
-    if (auto s = dyn_cast_or_null<ShardingAttr>(
-            attrs.get(PartDialect::getShardingAttrName())))
-      attrs.set(PartDialect::getShardingAttrName(),
-                withoutAxis(s, axis, meshRef));
-    return attrs.getDictionary(ctx);
-  };
-  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
-  for (unsigned i = 0; i < function.getNumArguments(); ++i)
-    argAttrs.push_back(onStage(function.getArgAttrDict(i)));
-  for (unsigned i : results)
-    resultAttrs.push_back(onStage(function.getResultAttrDict(i)));
-  fn.setAllArgAttrs(argAttrs);
-  fn.setAllResultAttrs(resultAttrs);
-  fn->setAttr(PartDialect::getSpmdAttrName(), meshRef);
-  fn->setAttr("part.stage", b.getI64IntegerAttr(stage));
-  std::string steps;
-  for (const pl::Step &step : schedule.steps[stage])
-    steps += (steps.empty() ? "" : " ") + pl::stepText(step, chunks);
-  fn->setAttr("part.schedule", b.getStringAttr(steps));
-  // Collectives name the stage's mesh.
-  fn.walk([&](Operation *op) {
-    if (auto m = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
-      if (m.getValue() == mesh.getSymName())
-        op->setAttr("mesh", meshRef);
-  });
-
-  // Arguments the stage does not read, and the attributes that number
-  // arguments renumbered.
-  llvm::BitVector unused(fn.getNumArguments());
-  SmallVector<int64_t> renumbered(fn.getNumArguments(), -1);
-  int64_t next = 0;
-  for (BlockArgument arg : entry->getArguments()) {
-    if (arg.use_empty())
-      unused.set(arg.getArgNumber());
-    else
-      renumbered[arg.getArgNumber()] = next++;
-  }
-  if (failed(fn.eraseArguments(unused)))
+  llvm::BitVector keep(fn.getNumArguments());
+  if (failed(finishStage(fn, stage, results, keep)))
     return failure();
-  auto renumber = [&](Attribute a) -> IntegerAttr {
-    auto index = dyn_cast_or_null<IntegerAttr>(a);
-    if (!index || index.getInt() < 0 ||
-        index.getInt() >= int64_t(renumbered.size()) ||
-        renumbered[index.getInt()] < 0)
-      return {};
-    return IntegerAttr::get(index.getType(), renumbered[index.getInt()]);
-  };
-  {
-    FunctionAttrEditor attrs(fn);
-    for (StringRef name : {PartDialect::getUpdatesAttrName(),
-                           PartDialect::getGradOfAttrName()})
-      for (unsigned i = 0; i < fn.getNumResults(); ++i)
-        if (Attribute a = attrs.getResult(i, name)) {
-          if (IntegerAttr now = renumber(a))
-            attrs.setResult(i, name, now);
-          else
-            attrs.removeResult(i, name);
-        }
-    StringRef stateOf = PartDialect::getStateOfAttrName();
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      if (Attribute a = attrs.getArg(i, stateOf)) {
-        if (IntegerAttr now = renumber(a))
-          attrs.setArg(i, stateOf, now);
-        else
-          attrs.removeArg(i, stateOf);
-      }
-    attrs.commit();
-  }
-  fn.walk([&](Operation *op) {
-    if (Attribute a = op->getAttr(PartDialect::getGradientOfAttrName())) {
-      if (IntegerAttr now = renumber(a))
-        op->setAttr(PartDialect::getGradientOfAttrName(), now);
-      else
-        op->removeAttr(PartDialect::getGradientOfAttrName());
-    }
-  });
   return success();
 }
 
@@ -1351,7 +1282,7 @@ LogicalResult PipelineSplit::run() {
                    MeshAttr::get(ctx, names, sizes));
   OpBuilder fnBuilder(function);
   for (int64_t s = 0; s < stages; ++s)
-    if (failed(emitStage(s, fnBuilder)))
+    if (failed(unroll ? emitStage(s, fnBuilder) : emitFragments(s, fnBuilder)))
       return failure();
   function.erase();
   mesh.erase();
@@ -1447,7 +1378,7 @@ struct PartPipelinePass
         inFlight = timeline->peakInFlight;
       PipelineSplit split(function, mesh,
                           StringAttr::get(&getContext(), microBatchAxis),
-                          stages, *schedule, ranges, inFlight);
+                          stages, *schedule, ranges, inFlight, unroll);
       if (failed(split.run()))
         return signalPassFailure();
     }

@@ -97,7 +97,7 @@ void partition::part::addSpmdPartitionPipeline(
              ? int64_t(options.virtualStages)
              : (options.schedule == "interleaved-1f1b" ? 2 : 1),
          options.stageLayers, options.balance,
-         std::string(kMicroBatchAxis)}));
+         std::string(kMicroBatchAxis), options.unroll}));
 }
 
 void partition::part::addSpmdPipeline(OpPassManager &pm,

@@ -174,6 +174,32 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getModelFlopsAttrName() {
       return ::llvm::StringLiteral("part.model_flops");
     }
+    /// Pipeline stages written as fragments and a schedule table
+    /// (docs/design/2026-12-05-pipeline-schedule-as-data.md).
+    /// On a fragment function: the kind of step it runs, "P" (once per
+    /// step, first), or "F", "B", "Bi", "W" with ".c" for chunk c.
+    static constexpr ::llvm::StringLiteral getFragmentAttrName() {
+      return ::llvm::StringLiteral("part.fragment");
+    }
+    /// On a stage function (which runs once per step, after its schedule):
+    /// its fragments, in the order its program holds them.
+    static constexpr ::llvm::StringLiteral getFragmentsAttrName() {
+      return ::llvm::StringLiteral("part.fragments");
+    }
+    /// On a fragment's arguments and results, and a stage function's
+    /// accumulator arguments: what the value is across the stage's steps,
+    /// "arg:N" (argument N of the stage function), "stash:K" (kept from
+    /// one step to a later one of the same micro-batch), "acc:K" (a sum
+    /// over the micro-batches, zero at the start of the step) or "hold:K"
+    /// (made once per step by the P fragment).
+    static constexpr ::llvm::StringLiteral getSlotAttrName() {
+      return ::llvm::StringLiteral("part.slot");
+    }
+    /// On a stage function's argument: it holds this many micro-batches
+    /// along dimension 0, one per step of the schedule.
+    static constexpr ::llvm::StringLiteral getMicroBatchesAttrName() {
+      return ::llvm::StringLiteral("part.micro_batches");
+    }
   }];
 }
 

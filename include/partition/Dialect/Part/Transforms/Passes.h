@@ -73,6 +73,12 @@ struct SpmdPipelineOptions
                      "(time) or memory (weights, gradients, optimizer state "
                      "and in-flight activations per stage)"),
       llvm::cl::init("flops")};
+  Option<bool> unroll{
+      *this, "unroll",
+      llvm::cl::desc("with a pp axis: write each stage's schedule unrolled "
+                     "(a copy of its ops per micro-batch, the reference "
+                     "form) instead of fragments and a schedule table"),
+      llvm::cl::init(false)};
   /// TEST ONLY: part-partition's test-drop-matmul-reduction (a wrong
   /// program on purpose, for partition-check's tests).
   Option<bool> testDropMatmulReduction{

@@ -439,7 +439,11 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
            "what the cut balances: flops (time) or memory (each stage's "
            "weights, gradients, optimizer state and in-flight activations)">,
     Option<"microBatchAxis", "micro-batch-axis", "std::string",
-           /*default=*/"\"mb\"", "the mesh axis that splits micro-batches">
+           /*default=*/"\"mb\"", "the mesh axis that splits micro-batches">,
+    Option<"unroll", "unroll", "bool", /*default=*/"false",
+           "write each stage's schedule unrolled (a copy of its ops per "
+           "micro-batch; the reference form) instead of fragments and a "
+           "schedule table">
   ];
 }
 

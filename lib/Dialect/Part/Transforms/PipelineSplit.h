@@ -1,0 +1,172 @@
+//===- PipelineSplit.h - part-pipeline's cut of a step ----------*- C++ -*-===//
+//
+// The state part-pipeline builds while it cuts a per-device training step
+// into stages: classification and stage assignment (Pipeline.cpp), then
+// each stage written either unrolled (Pipeline.cpp) or as fragments and a
+// schedule table (PipelineFragments.cpp;
+// docs/design/2026-12-05-pipeline-schedule-as-data.md). Private to the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARTITION_DIALECT_PART_TRANSFORMS_PIPELINESPLIT_H
+#define PARTITION_DIALECT_PART_TRANSFORMS_PIPELINESPLIT_H
+
+#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+namespace partition::part::detail {
+
+namespace pl = partition::part::pipeline;
+using namespace mlir;
+
+struct StageFragments;
+
+/// Each op of an unrolled stage's step says which step (traces and errors
+/// show it).
+inline constexpr llvm::StringLiteral kStepAttrName = "part.step";
+
+enum class Kind { Invariant, MicroBatch, Accumulate, Step };
+
+/// `s` without `axis`, on `mesh`.
+ShardingAttr withoutAxis(ShardingAttr s, StringAttr axis,
+                         FlatSymbolRefAttr mesh);
+
+class PipelineSplit {
+public:
+  PipelineSplit(func::FuncOp function, MeshOp mesh, StringAttr axis,
+                int64_t stages, pl::Schedule schedule,
+                ArrayRef<std::pair<int64_t, int64_t>> stageLayers,
+                std::optional<std::vector<int64_t>> inFlight, bool unroll)
+      : function(function), mesh(mesh), axis(axis), stages(stages),
+        schedule(std::move(schedule)), stageLayers(stageLayers),
+        inFlight(std::move(inFlight)), unroll(unroll) {
+    splitBackward = this->schedule.kind == pl::ScheduleKind::ZeroBubbleH1;
+    chunks = this->schedule.chunks;
+  }
+
+  LogicalResult run();
+
+private:
+  LogicalResult classify();
+  LogicalResult assignStages();
+  /// The stage's function with its steps unrolled (unroll=true).
+  LogicalResult emitStage(int64_t stage, OpBuilder &top);
+  /// The stage as fragments and a schedule table (PipelineFragments.cpp).
+  LogicalResult emitFragments(int64_t stage, OpBuilder &top);
+  /// Which step makes, receives and keeps each value of the stage.
+  LogicalResult planFragments(StageFragments &plan);
+  /// The function of kind of step `kind` (an index into plan.kinds).
+  FailureOr<func::FuncOp> emitFragment(StageFragments &plan, size_t kind,
+                                       OpBuilder &top);
+  /// P: the accumulators' zeros and the values made once per step.
+  func::FuncOp emitPrologue(StageFragments &plan, OpBuilder &top);
+  /// The stage function: the update, once per step, after the table.
+  FailureOr<func::FuncOp> emitUpdate(StageFragments &plan, OpBuilder &top,
+                                     SmallVector<int64_t> &renumbered);
+  std::string stageName(int64_t stage) const;
+  /// The stage function's attributes and arguments once its body is
+  /// written: the stage's mesh, schedule and shardings; the arguments no
+  /// op reads and `keep` does not hold erased. Returns each old argument's
+  /// new number (-1: erased).
+  FailureOr<SmallVector<int64_t>> finishStage(func::FuncOp fn, int64_t stage,
+                                              ArrayRef<unsigned> results,
+                                              const llvm::BitVector &keep);
+  /// An accumulation whose micro-batches are all in `sum`: the mean (where
+  /// the all_reduce averaged), then the all_reduce over its other axes (dp),
+  /// mapped in `invariants`; sends to the stages that update with it are
+  /// appended to `sends` as (stage, wire value, channel).
+  void finalizeAccumulation(OpBuilder &b, Operation *op, Value sum,
+                            FlatSymbolRefAttr meshRef, IRMapping &invariants,
+                            SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends);
+  Value materialize(OpBuilder &b, Value v, IRMapping &map);
+
+  /// The virtual stage of `v` (-1 for none): chunk c of stage s is virtual
+  /// stage c * stages + s (interleaved schedules; chunk 0 otherwise).
+  int64_t stageOfValue(Value v) const {
+    auto it = home.find(v);
+    return it == home.end() ? -1 : it->second;
+  }
+  /// The stage (rank group) that runs virtual stage `vs`.
+  int64_t physical(int64_t vs) const { return vs < 0 ? vs : vs % stages; }
+  int64_t chunkOf(int64_t vs) const { return vs / stages; }
+
+  func::FuncOp function;
+  MeshOp mesh;
+  StringAttr axis;
+  int64_t stages;
+  int64_t chunks = 1;
+  int64_t microBatches = 1;
+  pl::Schedule schedule;
+  ArrayRef<std::pair<int64_t, int64_t>> stageLayers;
+  /// balance=memory: per stage, the most micro-batches the schedule keeps
+  /// in flight on it (the cut then balances memory instead of FLOPs).
+  std::optional<std::vector<int64_t>> inFlight;
+  /// Write each stage's schedule unrolled (the reference form) instead of
+  /// as fragments and a table.
+  bool unroll = false;
+
+  llvm::DenseMap<Operation *, Kind> kinds;
+  llvm::DenseMap<Value, Kind> valueKinds;
+  llvm::DenseSet<Operation *> forward; // micro-batch ops the loss needs
+  /// Zero-bubble: backward split into input (Bi) and weight (W) gradients.
+  bool splitBackward = false;
+  /// Home stage of each micro-batch value and accumulation.
+  llvm::DenseMap<Value, int64_t> home;
+  llvm::DenseMap<Operation *, int64_t> opStage;
+  /// Per stage and action, its micro-batch ops in program order.
+  std::vector<std::map<pl::Action, SmallVector<Operation *>>> stageOps;
+  /// The action (step kind) each micro-batch op runs in.
+  llvm::DenseMap<Operation *, pl::Action> actionOf;
+  /// The batched arguments (split over the micro-batch axis).
+  llvm::DenseSet<Value> batched;
+  /// Micro-batch values read in other stages: the stages reading each, and
+  /// the value's number (its channels are number * micro-batches + k).
+  /// Per reading stage, the steps (chunk, kind) that read it there: it is
+  /// received at the start of the first of them that runs.
+  llvm::MapVector<Value, std::map<int64_t, std::set<std::pair<int64_t, pl::Action>>>>
+      crossing;
+  /// Per function result, the stages that return it.
+  std::vector<std::set<int64_t>> resultStages;
+  /// Accumulations a stage reads but another holds: (accumulation result,
+  /// reading stage), with its channel.
+  llvm::MapVector<std::pair<void *, int64_t>, int64_t> stepTransfers;
+  int64_t nextChannel = 0;
+
+  /// A value sent between stages that every device of some mesh axes holds
+  /// whole (under tensor parallelism, the activations between layers and
+  /// their gradients): each device of the group sends its block along `dim`
+  /// and the receivers all-gather the blocks (Megatron's scatter/gather), so
+  /// the link between stages carries 1/`group` of the value per device.
+  struct Scatter {
+    int64_t dim;
+    SmallVector<StringRef> axes;
+    int64_t group;
+  };
+  llvm::DenseMap<Value, Scatter> scatters;
+  void findScatters();
+  /// What goes on the wire for `v`: its block where it is scattered.
+  Value toWire(OpBuilder &b, Value v, Value local);
+  /// The value `v` from what came off the wire.
+  Value fromWire(OpBuilder &b, Value v, Value received);
+  /// The type a transfer of `v` carries.
+  Type wireType(Value v);
+  Value scatterOrGather(OpBuilder &b, Value v, Value x, bool gather);
+};
+
+} // namespace partition::part::detail
+
+#endif // PARTITION_DIALECT_PART_TRANSFORMS_PIPELINESPLIT_H
