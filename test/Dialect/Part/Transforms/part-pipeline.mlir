@@ -3,8 +3,8 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: partition-import --model gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --shapes-only --loss cross-entropy -o %t/gpt.mlir
 // RUN: partition-opt %t/gpt.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step.mlir
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b" | FileCheck %s
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b unroll=true" | FileCheck %s
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=gpipe unroll=true" | FileCheck %s --check-prefix=GPIPE
 //
 // Each stage on its own mesh (the micro-batch axis is gone), with its steps.
 // CHECK-DAG: part.mesh @mesh_pp0 = <[]>
@@ -46,17 +46,17 @@
 //
 // Per micro-batch, one activation forward and one gradient back; and the
 // tied table's gradient once per step each way: 2 x 2 + 2 sends.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b unroll=true" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
 // SENDS: {{^}}6{{$}}
 // Likewise with sequence parallelism: the collectives the partitioner makes
 // for a layer's op carry the layer, so the all-gather of a gradient runs on
 // the stage that reads it and only the sequence-split gradient crosses.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,tp:2 micro-batches=2 sequence-parallel=true" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,tp:2 micro-batches=2 sequence-parallel=true unroll=true" | grep -c "part.send" | FileCheck %s --check-prefix=SENDS
 //
 // With tensor parallelism the activation between stages is the same on
 // every device of a tp group: each sends its half and the receivers
 // all-gather it (Megatron's scatter/gather), forward and backward.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,tp:2 micro-batches=2 schedule=1f1b" | FileCheck %s --check-prefix=SCATTER
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,tp:2 micro-batches=2 schedule=1f1b unroll=true" | FileCheck %s --check-prefix=SCATTER
 // SCATTER-LABEL: func.func @gpt_stage0(
 // SCATTER: %[[HALF0:.*]] = part.all_slice %{{.*}} on @mesh_pp0 axes ["tp"] dim 0 {part.origin = "pipeline transfer{{.*}}", part.step = "F0"} : tensor<2x8x32xf32> -> tensor<1x8x32xf32>
 // SCATTER-NEXT: part.send %[[HALF0]] to @mesh_pp1 channel 0 {part.step = "F0"} : tensor<1x8x32xf32>
@@ -79,20 +79,20 @@
 // (after the stage's schedule, behind every micro-batch transfer to that
 // stage: a direction's transfers are matched in order), never per
 // micro-batch: one send of the table's size per stage.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4" | FileCheck %s --check-prefix=TIED
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 unroll=true" | FileCheck %s --check-prefix=TIED
 // TIED-LABEL: func.func @gpt_stage0(
 // TIED: part.send %{{.*}} to @mesh_pp1 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
 // TIED: part.recv from @mesh_pp1 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
 // TIED-LABEL: func.func @gpt_stage1(
 // TIED: part.send %{{.*}} to @mesh_pp0 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
 // TIED: part.recv from @mesh_pp0 channel {{[0-9]+}} {part.step = "U"} : tensor<64x32xf32>
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4" | grep -c "part.send .*: tensor<64x32xf32>" | FileCheck %s --check-prefix=ONCE
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 unroll=true" | grep -c "part.send .*: tensor<64x32xf32>" | FileCheck %s --check-prefix=ONCE
 // ONCE: {{^}}2{{$}}
 //
 // Zero-bubble (ZB-H1): backward split into the input gradient (Bi), which
 // the previous stage waits for, and the weight gradients (W), which fill
 // the bubble; the weight-gradient matmuls are in W.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=zero-bubble" | FileCheck %s --check-prefix=ZB
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=zero-bubble unroll=true" | FileCheck %s --check-prefix=ZB
 // ZB: part.schedule = "F0 F1 Bi0 W0 Bi1 F2 W1 F3 Bi2 W2 Bi3 W3"
 // ZB: part.matmul {{.*}}part.step = "W0"}
 // ZB: part.schedule = "F0 Bi0 F1 Bi1 W0 W1 F2 Bi2 F3 Bi3 W2 W3"
@@ -115,7 +115,7 @@
 // (12 layers, hidden 768, vocabulary 50304) on 4 stages. The head's matmul
 // alone is about 3.7 layers' FLOPs, so the last stage takes one layer.
 // RUN: partition-import --model gpt --layers 12 --hidden 768 --heads 12 --vocab 50304 --seq 1024 --batch 8 --shapes-only --loss cross-entropy -o %t/gpt2.mlir
-// RUN: partition-opt %t/gpt2.mlir --part-autodiff --part-optimizer | partition-opt --part-spmd="mesh=pp:4 micro-batches=4" | FileCheck %s --check-prefix=BALANCE
+// RUN: partition-opt %t/gpt2.mlir --part-autodiff --part-optimizer | partition-opt --part-spmd="mesh=pp:4 micro-batches=4 unroll=true" | FileCheck %s --check-prefix=BALANCE
 // (Forward ops of a layer run in F steps; an invariant op of a layer, such
 // as a weight's reshape, goes wherever it is read.)
 // BALANCE-LABEL: func.func @gpt_stage0(
@@ -136,7 +136,7 @@
 // RUN: partition-import --model gpt --layers 12 --hidden 256 --heads 8 --vocab 4096 --seq 256 --batch 16 --shapes-only --loss cross-entropy -o %t/m12.mlir
 // RUN: partition-opt %t/m12.mlir --part-autodiff --part-optimizer="kind=adamw" -o %t/m12s.mlir
 // RUN: partition-opt %t/m12s.mlir --part-spmd="mesh=pp:4 micro-batches=8" | partition-translate --part-to-plan --part-memory-report -o /dev/null 2> %t/by-flops.txt
-// RUN: partition-opt %t/m12s.mlir --part-spmd="mesh=pp:4 micro-batches=8 balance=memory" -o %t/by-memory.mlir
+// RUN: partition-opt %t/m12s.mlir --part-spmd="mesh=pp:4 micro-batches=8 balance=memory unroll=true" -o %t/by-memory.mlir
 // RUN: partition-translate --part-to-plan --part-memory-report %t/by-memory.mlir -o /dev/null 2> %t/by-memory.txt
 // RUN: FileCheck %s --check-prefix=MEMORY < %t/by-memory.mlir
 // MEMORY-LABEL: func.func @gpt_stage0(
@@ -161,7 +161,7 @@
 // CHUNKS: error: part-pipeline: 2 stages of 2 chunks need at least 4 layers (ops marked part.layer in the forward program), and the step has 2
 // RUN: partition-import --model gpt --layers 4 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --shapes-only --loss cross-entropy -o %t/gpt4.mlir
 // RUN: partition-opt %t/gpt4.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step4.mlir
-// RUN: partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b" | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b unroll=true" | FileCheck %s --check-prefix=INTERLEAVED
 // Chunk c of stage s holds layer group c * 2 + s: stage 0 layers 0 and 2.
 // INTERLEAVED-LABEL: func.func @gpt_stage0(
 // INTERLEAVED-SAME: part.schedule = "F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0"
@@ -189,3 +189,36 @@
 // An inference function is not a training step.
 // RUN: not partition-opt %t/gpt.mlir --part-spmd="mesh=pp:2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFERENCE
 // INFERENCE: error: part-pipeline: @gpt is not a training step (no result updates a parameter): pipeline stages cut training steps (run part-autodiff and part-optimizer first); for inference, partition without pp
+
+// The default form: each stage as fragments over one micro-batch (P once,
+// then one function per kind of step) and the stage function, which runs
+// the update once after its table. A transfer's channel is the value's; the
+// micro-batch is the step's. Slots name what crosses between steps.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=1f1b" -o %t/fragments.mlir
+// RUN: FileCheck %s --check-prefix=FRAG < %t/fragments.mlir
+// FRAG: func.func private @gpt_stage0_P() -> (tensor<32xf32> {part.slot = "acc:0"}
+// FRAG-SAME: attributes {part.fragment = "P", part.stage = 0 : i64}
+// FRAG: part.broadcast
+// FRAG: func.func private @gpt_stage0_F({{.*}}tensor<2x8xi32> {part.slot = "arg:0"}
+// FRAG-SAME: -> (tensor<2x8x128xf32> {part.slot = "stash:0"}
+// FRAG-SAME: attributes {part.fragment = "F", part.stage = 0 : i64}
+// FRAG: part.send %{{.*}} to @mesh_pp1 channel 0 : tensor<2x8x32xf32>
+// FRAG: func.func private @gpt_stage0_B(%arg0: tensor<32xf32> {part.slot = "acc:0"}
+// FRAG-SAME: {part.slot = "stash:0"}
+// FRAG: part.recv from @mesh_pp1 channel 1 : tensor<2x8x32xf32>
+// FRAG: part.add %arg0,
+// FRAG: func.func @gpt_stage0(%arg0: tensor<4x8xi32> {part.micro_batches = 2 : i64, part.name = "tokens"
+// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B], part.schedule = "F0 F1 B0 B1", part.spmd = @mesh_pp0, part.stage = 0 : i64
+// FRAG: func.func private @gpt_stage1_F(
+// FRAG: part.recv from @mesh_pp0 channel 0 : tensor<2x8x32xf32>
+// FRAG: part.softmax_cross_entropy
+// FRAG: func.func @gpt_stage1(
+// FRAG-SAME: part.schedule = "F0 B0 F1 B1"
+// FRAG-NOT: part.softmax_cross_entropy
+// FRAG: return
+//
+// Its size does not depend on the micro-batches: 2 and 4 give the same
+// ops (the unrolled form has a copy per micro-batch at 4).
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4" -o %t/fragments8.mlir
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 unroll=true" -o %t/unrolled8.mlir
+// RUN: %python -c "import sys; n = lambda p: sum(' = part.' in l or 'part.send' in l for l in open(p)); a, b, c = n('%t/fragments.mlir'), n('%t/fragments8.mlir'), n('%t/unrolled8.mlir'); print(a, b, c); sys.exit(0 if a == b and c > 1.5 * b else 1)"
