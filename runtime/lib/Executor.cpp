@@ -437,14 +437,16 @@ Status Executor::allocateBuffers() {
 }
 
 Status Executor::connectPeers() {
-  // Point-to-point communicators first, one per direction (NCCL matches a
-  // communicator's sends and receives in order, so each direction is a FIFO
-  // of its own and a send never waits behind a receive), all created in one
-  // global order -- by rank pair, then direction -- so that the programs of
-  // different stages, which meet their transfers in different orders, cannot
-  // wait on each other's creations.
+  // Point-to-point communicators first, one per direction and channel
+  // (NCCL matches a communicator's sends and receives in order, so each is
+  // a FIFO of its own: a send never waits behind a receive, and a schedule
+  // table may take one channel's transfers in another order than
+  // another's), all created in one global order -- by rank pair, direction,
+  // channel -- so that the programs of different stages, which meet their
+  // transfers in different orders, cannot wait on each other's creations.
   const plan::Plan &root = plan_.root();
-  std::set<std::tuple<int, int, int>> directions; // (low, high, sender)
+  // (low, high, sender, channel)
+  std::set<std::tuple<int, int, int, int64_t>> directions;
   for (const plan::Instruction *inst : *program_->instructions()) {
     bool isSend = inst->inst_type() == plan::Inst::SendInst;
     if (!isSend && inst->inst_type() != plan::Inst::RecvInst)
@@ -454,12 +456,15 @@ Status Executor::connectPeers() {
     const plan::Mesh *peerMesh =
         root.meshes()->Get(root.programs()->Get(peerProgram)->mesh());
     int peer = peerMesh->ranks()->Get(deviceIndex_);
+    int64_t channel = isSend ? inst->inst_as_SendInst()->channel()
+                             : inst->inst_as_RecvInst()->channel();
     directions.insert({std::min(peer, worldRank_), std::max(peer, worldRank_),
-                       isSend ? worldRank_ : peer});
+                       isSend ? worldRank_ : peer, channel});
   }
-  for (auto [low, high, sender] : directions) {
+  for (auto [low, high, sender, channel] : directions) {
     int peer = low == worldRank_ ? high : low;
-    PARTITION_RETURN_IF_ERROR(peerOf(peer, sender == worldRank_).status());
+    PARTITION_RETURN_IF_ERROR(
+        peerOf(peer, sender == worldRank_, channel).status());
   }
   return Status::ok();
 }
@@ -537,7 +542,9 @@ Status Executor::decodeInstructions() {
       const plan::Mesh *peerMesh =
           root.meshes()->Get(root.programs()->Get(peer)->mesh());
       PARTITION_ASSIGN_OR_RETURN(
-          d.comm, peerOf(peerMesh->ranks()->Get(deviceIndex_), isSend));
+          d.comm, peerOf(peerMesh->ranks()->Get(deviceIndex_), isSend,
+                         isSend ? inst->inst_as_SendInst()->channel()
+                                : inst->inst_as_RecvInst()->channel()));
       d.name = isSend ? "Send" : "Recv";
       d.async = true;
     }
@@ -654,18 +661,19 @@ Executor::groupOf(const fb::Vector<uint32_t> &axesVector) {
   return raw;
 }
 
-StatusOr<Communicator *> Executor::peerOf(int peerRank, bool sends) {
-  auto it = peers_.find({peerRank, sends});
+StatusOr<Communicator *> Executor::peerOf(int peerRank, bool sends,
+                                          int64_t channel) {
+  auto it = peers_.find({peerRank, sends, channel});
   if (it != peers_.end())
     return it->second.get();
   // Group rank 0 sends, group rank 1 receives.
   std::vector<int> ranks = sends ? std::vector<int>{worldRank_, peerRank}
                                  : std::vector<int>{peerRank, worldRank_};
-  std::string key =
-      "p2p/" + std::to_string(ranks[0]) + "->" + std::to_string(ranks[1]);
+  std::string key = "p2p/" + std::to_string(ranks[0]) + "->" +
+                    std::to_string(ranks[1]) + "/" + std::to_string(channel);
   PARTITION_ASSIGN_OR_RETURN(auto comm, comms_.create(ranks, key));
   Communicator *raw = comm.get();
-  peers_[{peerRank, sends}] = std::move(comm);
+  peers_[{peerRank, sends, channel}] = std::move(comm);
   return raw;
 }
 

@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 using namespace partition::runtime;
@@ -983,18 +984,22 @@ std::pair<uint32_t, uint32_t> stepRange(const plan::Program &program,
   return {f.first(), f.first() + f.count()};
 }
 
-/// Every program's sends to another program must be that program's receives
-/// from it, one for one and in the same order, with the same channel,
-/// micro-batch, type and shape: the runtime matches a direction's transfers
+/// Every program's sends to another program on a channel must be that
+/// program's receives from it on the channel, one for one and in the same
+/// order, with the same micro-batch, type and shape: the runtime gives each
+/// (direction, channel) a communicator of its own and matches its transfers
 /// in the order they are issued (NCCL has no tags), so a transfer out of
 /// order, missing or of another size would hang or deliver the wrong
-/// tensor. A program issues its transfers step by step as the schedule runs
+/// tensor. (Channels apart, a schedule table may take one channel's
+/// transfers in another order than the sender sends another's: a V
+/// schedule's activations and gradients share a direction.) A program issues its transfers step by step as the schedule runs
 /// it (each step's fragment, or the whole program). (That the order cannot
 /// deadlock is the compiler's proof; this is what a plan file alone shows.)
 Status checkTransfers(const plan::Plan &whole) {
   uint64_t tagMicroBatches = transferTagMicroBatches(whole);
-  // (from, to) -> transfers in issue order
-  std::map<std::pair<size_t, size_t>, std::vector<Transfer>> sent, received;
+  // (from, to, channel) -> transfers in issue order
+  using Key = std::tuple<size_t, size_t, int64_t>;
+  std::map<Key, std::vector<Transfer>> sent, received;
   for (const plan::ScheduleStep *step : *whole.schedule()) {
     size_t p = step->program();
     const plan::Program &program = *whole.programs()->Get(p);
@@ -1028,12 +1033,14 @@ Status checkTransfers(const plan::Plan &whole) {
             " (1 + the schedule's last micro-batch) + ", t.microBatch,
             ", is beyond ", kMaxTransferTag);
       if (isSend)
-        sent[{p, inst.inst_as_SendInst()->peer_program()}].push_back(t);
+        sent[{p, inst.inst_as_SendInst()->peer_program(), t.channel}]
+            .push_back(t);
       else
-        received[{inst.inst_as_RecvInst()->peer_program(), p}].push_back(t);
+        received[{inst.inst_as_RecvInst()->peer_program(), p, t.channel}]
+            .push_back(t);
     }
   }
-  std::set<std::pair<size_t, size_t>> directions;
+  std::set<Key> directions;
   for (const auto &entry : sent)
     directions.insert(entry.first);
   for (const auto &entry : received)
@@ -1041,16 +1048,18 @@ Status checkTransfers(const plan::Plan &whole) {
   for (const auto &direction : directions) {
     const std::vector<Transfer> &s = sent[direction];
     const std::vector<Transfer> &r = received[direction];
-    std::string between = programName(whole, direction.first) + " to " +
-                          programName(whole, direction.second);
+    auto [from, to, channel] = direction;
+    std::string between = programName(whole, from) + " to " +
+                          programName(whole, to) + " on channel " +
+                          std::to_string(channel);
     for (size_t k = 0; k < std::min(s.size(), r.size()); ++k)
-      if (s[k].channel != r[k].channel || s[k].microBatch != r[k].microBatch ||
-          s[k].dtype != r[k].dtype || s[k].shape != r[k].shape)
+      if (s[k].microBatch != r[k].microBatch || s[k].dtype != r[k].dtype ||
+          s[k].shape != r[k].shape)
         return PARTITION_ERROR(
             InvalidArgument, "transfers from ", between, ": send ", k + 1,
             " is ", describe(s[k]), " but receive ", k + 1, " is ",
             describe(r[k]),
-            "; a direction's transfers are matched in the order issued");
+            "; a channel's transfers are matched in the order issued");
     if (s.size() != r.size()) {
       bool moreSends = s.size() > r.size();
       const Transfer &extra = moreSends ? s[r.size()] : r[s.size()];

@@ -1,6 +1,8 @@
 // Pipeline parallelism across the whole cross product: every schedule
-// (GPipe, 1F1B, interleaved 1F1B with 2 chunks, ZB-H1) x pp 2 and 4 x every
-// mesh with pp * dp * tp <= 8 x ZeRO 0-3 where dp > 1 -- 84 plans -- for a
+// (GPipe, 1F1B, interleaved 1F1B with 2 chunks, ZB-H1, ZB-V and V-Half with
+// 2 chunks in a V) x pp 2 and 4 x every mesh with pp * dp * tp <= 8 x ZeRO
+// 0-3 where dp > 1 (ZB-V where the batch divides into dp x 2p
+// micro-batches) -- 118 plans -- for a
 // generated GPT (AdamW; 4 layers on pp:2, 8 on pp:4, each with as many
 // micro-batches as stages) and a GPT imported from ONNX (8 layers, SGD). Each plan trains 3 steps (threads as ranks) and must give the
 // single-rank run's per-step losses (1e-5 relative) and every final weight
@@ -39,4 +41,8 @@
 // CHECK: ok   mesh=pp:4 micro-batches=4 schedule=interleaved-1f1b zero=0
 // CHECK: ok   mesh=pp:4,tp:2 micro-batches=4 schedule=interleaved-1f1b zero=0
 // CHECK: ok   mesh=pp:4,dp:2 micro-batches=4 schedule=zero-bubble zero=2
-// CHECK: 84 of 84 configurations agree with one rank
+// CHECK: ok   mesh=pp:2,dp:2 micro-batches=4 schedule=zb-v zero=3
+// CHECK: ok   mesh=pp:2,tp:2 micro-batches=2 schedule=v-half zero=0
+// CHECK: ok   mesh=pp:4 micro-batches=8 schedule=zb-v zero=0
+// CHECK: ok   mesh=pp:4,dp:2 micro-batches=4 schedule=v-half zero=1
+// CHECK: 118 of 118 configurations agree with one rank

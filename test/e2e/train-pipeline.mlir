@@ -18,22 +18,33 @@
 // RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan
 // RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
-// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1" "pp:2,dp:2 micro-batches=2 schedule=gpipe zero=2" "pp:2,dp:2 micro-batches=2 schedule=zero-bubble zero=3" "pp:4 micro-batches=4 balance=memory"; do \
+// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1" "pp:2,dp:2 micro-batches=2 schedule=gpipe zero=2" "pp:2,dp:2 micro-batches=2 schedule=zero-bubble zero=3" "pp:4 micro-batches=4 balance=memory" "pp:2 micro-batches=4 schedule=zb-v" "pp:2,dp:2 micro-batches=4 schedule=zb-v zero=1" "pp:2 micro-batches=4 schedule=v-half" "pp:2,tp:2 micro-batches=2 schedule=v-min zero=0" "pp:2 micro-batches=4 unroll=true" "pp:2,dp:2 zero=1 unroll=true" "pp:2 micro-batches=4 schedule=interleaved-1f1b unroll=true"; do \
 // RUN:   i=$((i+1)); \
 // RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/p$i.plan || exit 1; \
 // RUN:   mkdir -p %t/p$i && partition-run %t/p$i.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/p$i > %t/p$i.log || exit 1; \
 // RUN:   %python %S/Inputs/losses_agree.py 0 1e-5 %t/ref.log %t/p$i.log || { echo "mesh=$m"; exit 1; }; \
 // RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/ref %t/p$i || { echo "mesh=$m"; exit 1; }; \
 // RUN: done
+// The schedule as a table (the default) and unrolled give the same bits:
+// the same losses and outputs (plans 21-23 are 2, 5 and 12 unrolled).
+// RUN: for pair in "2 21" "5 22" "12 23"; do set -- $pair; \
+// RUN:   %python %S/Inputs/compare_dirs.py 0 0 %t/p$1 %t/p$2 || exit 1; \
+// RUN:   grep "^step" %t/p$1.log > %t/a.txt; grep "^step" %t/p$2.log > %t/b.txt; \
+// RUN:   diff %t/a.txt %t/b.txt || exit 1; \
+// RUN: done
 //
-// A plan whose transfers between two programs are received in another
-// order than sent is rejected when loaded, naming both (the runtime matches
-// a direction's transfers in order, as NCCL does): here stage 1 receives
-// micro-batch 1's activation first.
-// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2" -o %t/order.mlir
+// A plan whose transfers on a channel between two programs are received in
+// another order than sent is rejected when loaded, naming both (the runtime
+// matches each channel's transfers in order, as NCCL does): here, in the
+// unrolled form, stage 1 receives micro-batch 1's activation first. In the
+// fragment form a receive on a channel nobody sends on is named.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 unroll=true" -o %t/order.mlir
 // RUN: sed -e 's/part.recv from @mesh_pp0 channel 0 /part.recv from @mesh_pp0 channel 9 /; s/part.recv from @mesh_pp0 channel 1 /part.recv from @mesh_pp0 channel 0 /; s/part.recv from @mesh_pp0 channel 9 /part.recv from @mesh_pp0 channel 1 /' %t/order.mlir | partition-translate --part-to-plan -o %t/order.plan
 // RUN: not partition-run %t/order.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy 2>&1 | FileCheck %s --check-prefix=ORDER
-// ORDER: order.plan: transfers from program 0 (gpt_stage0) to program 1 (gpt_stage1): send 1 is instruction {{[0-9]+}} (F0 {{.*}}), channel 0, F32[4, 8, 32] but receive 1 is instruction 0 (F0 {{.*}}), channel 1, F32[4, 8, 32]; a direction's transfers are matched in the order issued
+// ORDER: order.plan: transfers from program 0 (gpt_stage0) to program 1 (gpt_stage1) on channel 0: 1 sends but 0 receives; the first unmatched send is instruction {{[0-9]+}} (F0 {{.*}}), channel 0, F32[4, 8, 32]
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2" | sed -e 's/part.recv from @mesh_pp0 channel 0 /part.recv from @mesh_pp0 channel 77 /' | partition-translate --part-to-plan -o %t/order2.plan
+// RUN: not partition-run %t/order2.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy 2>&1 | FileCheck %s --check-prefix=ORDER2
+// ORDER2: order2.plan: transfers from program 0 (gpt_stage0) to program 1 (gpt_stage1) on channel 0: 2 sends but 0 receives; the first unmatched send is instruction {{[0-9]+}} ({{.*}}) of step F0 (micro-batch 0), channel 0, F32[4, 8, 32]
 //
 // As processes: the same losses.
 // RUN: mkdir -p %t/proc && partition-run %t/p3.plan --backend cpu --processes --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/proc > %t/proc.log

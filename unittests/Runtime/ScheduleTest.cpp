@@ -576,11 +576,11 @@ TEST(Schedule, LoaderNamesTransfersTheTableLeavesUnmatched) {
       LoadedPlan::fromBytes(buildTwoStagePlan(/*inOrder=*/false), "two.plan");
   ASSERT_FALSE(plan.isOk());
   EXPECT_NE(plan.status().message().find(
-                "transfers from program 0 (stage0) to program 1 (stage1): "
-                "send 1 is instruction 0 (s0.mlir:1:1) of step F0 "
+                "transfers from program 0 (stage0) to program 1 (stage1) on "
+                "channel 3: send 1 is instruction 0 (s0.mlir:1:1) of step F0 "
                 "(micro-batch 0), channel 3, F32[1, 2] but receive 1 is "
                 "instruction 1 (s1.mlir:2:1) of step F1 (micro-batch 1), "
-                "channel 3, F32[1, 2]; a direction's transfers are matched in "
+                "channel 3, F32[1, 2]; a channel's transfers are matched in "
                 "the order issued"),
             std::string::npos)
       << plan.status().message();

@@ -7,11 +7,12 @@ usage: pipeline_matrix.py --bin DIR OUTDIR ATOL RTOL STEP2 WEIGHTS2 STEP4
 DIR holds partition-opt, partition-translate and partition-run.
 
 The cross product: every schedule (gpipe, 1f1b, interleaved-1f1b,
-zero-bubble) x pp 2 and 4 x every mesh with pp * dp * tp <= 8 x ZeRO 0-3
-(ZeRO where dp > 1: without dp it has nothing to shard). pp:2 cuts STEP2
-(at least 4 layers: 2 stages of 2 chunks) into 2 micro-batches, pp:4 cuts
-STEP4 (at least 8 layers) into 4: the fewest each schedule takes (for
-interleaved, a multiple of the stages), so that the 84 plans run in minutes
+zero-bubble, zb-v, v-half) x pp 2 and 4 x every mesh with pp * dp * tp <= 8
+x ZeRO 0-3 (ZeRO where dp > 1: without dp it has nothing to shard). pp:2
+cuts STEP2 (at least 4 layers: 2 stages of 2 chunks) into 2 micro-batches,
+pp:4 cuts STEP4 (at least 8 layers) into 4: the fewest each schedule takes
+(for interleaved, a multiple of the stages; ZB-V takes 2p, and runs where
+the batch of 8 divides into dp x 2p), so that the 118 plans run in minutes
 on a small machine. Each plan trains 3 steps; its per-step losses must
 equal the single-rank run's within 1e-5 relative, and every output (final
 weights and optimizer state) within ATOL + RTOL |ref|. INPUT... are
@@ -28,7 +29,9 @@ import sys
 
 import numpy as np
 
-SCHEDULES = ["gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"]
+SCHEDULES = ["gpipe", "1f1b", "interleaved-1f1b", "zero-bubble", "zb-v",
+             "v-half"]
+BATCH = 8
 STEPS = 3
 
 
@@ -37,7 +40,10 @@ def configurations():
         for dp, tp in itertools.product([1, 2, 4], [1, 2, 4]):
             if pp * dp * tp > 8:
                 continue
-            m = pp
+            # ZB-V's first stage warms up with 2p - 1 forwards.
+            m = 2 * pp if schedule == "zb-v" else pp
+            if BATCH % (dp * m):
+                continue
             zeros = [0, 1, 2, 3] if dp > 1 else [0]
             for zero in zeros:
                 axes = [f"pp:{pp}"] + [f"{a}:{n}" for a, n in

@@ -263,6 +263,7 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   // Stage functions by stage, with their schedules.
   std::map<int64_t, std::pair<size_t, std::vector<pl::Step>>> stages;
   int64_t chunks = 1, microBatches = 0;
+  pl::Placement placement = pl::Placement::Interleaved;
   FirstRanks ranks = firstRanksOf(module);
   for (auto function : module.getOps<func::FuncOp>()) {
     FlatSymbolRefAttr meshRef = getSpmdMesh(function);
@@ -298,6 +299,9 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
       steps.push_back(*step);
     }
     stages[stage.getInt()] = {e.programs.size() - 1, std::move(steps)};
+    if (auto kind = function->getAttrOfType<StringAttr>("part.schedule_kind"))
+      if (auto parsed = pl::parseScheduleKind(kind.getValue().str()))
+        placement = pl::placementOf(*parsed);
   }
   if (e.programs.empty())
     return fail("the module has no per-device program (part.spmd): run "
@@ -316,6 +320,7 @@ partition::part::estimateStep(ModuleOp module, const Cluster &cluster,
   schedule.stages = int64_t(stages.size());
   schedule.microBatches = microBatches;
   schedule.chunks = chunks;
+  schedule.placement = placement;
   for (int64_t s = 0; s < schedule.stages; ++s) {
     auto it = stages.find(s);
     if (it == stages.end())

@@ -267,6 +267,15 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == "part.schedule_kind") {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !kind)
+      return op->emitOpError() << "'part.schedule_kind' belongs on a function "
+                                  "(a pipeline stage) and names its schedule, "
+                                  "got "
+                               << attr.getValue();
+    return success();
+  }
   if (name == "part.schedule") {
     if (!isa<FunctionOpInterface>(op) || !isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'part.schedule' belongs on a function (a "

@@ -122,16 +122,19 @@ struct PartExplainPass
   /// W 1), as the compiler simulated them, with each stage's idle share.
   void explainPipeline() {
     SmallVector<std::pair<int64_t, StringRef>> stages;
+    pipeline::Schedule schedule;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       auto stage = function->getAttrOfType<IntegerAttr>("part.stage");
       auto steps = function->getAttrOfType<StringAttr>("part.schedule");
       if (stage && steps)
         stages.push_back({stage.getInt(), steps.getValue()});
+      if (auto kind = function->getAttrOfType<StringAttr>("part.schedule_kind"))
+        if (auto parsed = pipeline::parseScheduleKind(kind.getValue().str()))
+          schedule.placement = pipeline::placementOf(*parsed);
     }
     if (stages.empty())
       return;
     llvm::sort(stages);
-    pipeline::Schedule schedule;
     schedule.stages = stages.size();
     int64_t microBatches = 0;
     for (auto &[stage, text] : stages) {

@@ -363,7 +363,7 @@ LogicalResult PipelineSplit::assignStages() {
     std::vector<std::pair<int64_t, Footprint>> layers(layerMemory.begin(),
                                                       layerMemory.end());
     auto cost = [&](const Footprint &f, int64_t group) {
-      return f.resident + f.perMicroBatch * double((*inFlight)[group % stages]);
+      return f.resident + f.perMicroBatch * double((*inFlight)[physical(group)]);
     };
     auto place = [&](double bound, std::map<int64_t, int64_t> *out) {
       int64_t g = 0, inGroup = 0;
@@ -959,6 +959,8 @@ PipelineSplit::finishStage(func::FuncOp fn, int64_t stage,
   for (const pl::Step &step : schedule.steps[stage])
     steps += (steps.empty() ? "" : " ") + pl::stepText(step, chunks);
   fn->setAttr("part.schedule", b.getStringAttr(steps));
+  fn->setAttr("part.schedule_kind",
+              b.getStringAttr(pl::scheduleName(schedule.kind)));
   // Collectives name the stage's mesh.
   fn.walk([&](Operation *op) {
     if (auto m = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
@@ -1087,7 +1089,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
     for (const pl::Step &step : schedule.steps[from])
       for (auto &[v, readers] : crossing)
         if (readers.count(stage) &&
-            stageOfValue(v) == step.chunk * stages + from &&
+            stageOfValue(v) == virtualOf(from, step.chunk) &&
             actionOf.lookup(v.getDefiningOp()) == step.action)
           incoming[from].push_back({v, step.microBatch});
   }
@@ -1150,7 +1152,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
     IRMapping &map = perMicroBatch[k];
     Operation *before = lastOp();
     std::string name = pl::stepText(step, chunks);
-    int64_t virtualStage = step.chunk * stages + stage;
+    int64_t virtualStage = virtualOf(stage, step.chunk);
     const auto &ops = stageOps[virtualStage][step.action];
     // A stage receives, at the start of a step, every value of another stage
     // that the step is the first to read, and sends, at the end of the step
@@ -1301,12 +1303,15 @@ struct PartPipelinePass
       module.emitError() << "part-pipeline: unknown schedule \""
                          << scheduleName
                          << "\"; known: gpipe, 1f1b, interleaved-1f1b, "
-                            "zero-bubble";
+                            "zero-bubble, zb-v, v-half, v-min";
       return signalPassFailure();
     }
-    if (virtualStages != 1 && *kind != pl::ScheduleKind::Interleaved1F1B) {
+    bool chunked = *kind == pl::ScheduleKind::Interleaved1F1B ||
+                   pl::placementOf(*kind) == pl::Placement::V;
+    if (virtualStages != 1 && !chunked) {
       module.emitError() << "part-pipeline: virtual-stages=" << int64_t(virtualStages)
-                         << " needs schedule=interleaved-1f1b";
+                         << " needs schedule=interleaved-1f1b (the V "
+                            "schedules zb-v, v-half and v-min run 2)";
       return signalPassFailure();
     }
     if (balance != "flops" && balance != "memory") {
@@ -1362,9 +1367,7 @@ struct PartPipelinePass
       std::string error;
       std::optional<pl::Schedule> schedule =
           pl::makeSchedule(*kind, stages, *m,
-                           *kind == pl::ScheduleKind::Interleaved1F1B
-                               ? int64_t(virtualStages)
-                               : 1,
+                           chunked ? int64_t(virtualStages) : 1,
                            &error);
       std::optional<pl::Timeline> timeline;
       if (schedule)

@@ -214,7 +214,7 @@ LogicalResult PipelineSplit::planFragments(StageFragments &plan) {
       plan.kinds.push_back(kind);
   }
   auto opsOf = [&](FragmentKind k) -> ArrayRef<Operation *> {
-    const auto &byAction = stageOps[k.chunk * stages + stage];
+    const auto &byAction = stageOps[virtualOf(stage, k.chunk)];
     auto it = byAction.find(k.action);
     return it == byAction.end() ? ArrayRef<Operation *>() : it->second;
   };
@@ -289,7 +289,7 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
   Location loc = function.getLoc();
   int64_t stage = plan.stage;
   FragmentKind kind = plan.kinds[index];
-  int64_t vs = kind.chunk * stages + stage;
+  int64_t vs = virtualOf(stage, kind.chunk);
   std::string name = fragmentName(kind, chunks);
   FragmentFunction f(top, loc, stageName(stage) + "_" + name);
   OpBuilder &b = f.b;

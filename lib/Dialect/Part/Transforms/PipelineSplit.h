@@ -54,7 +54,7 @@ public:
       : function(function), mesh(mesh), axis(axis), stages(stages),
         schedule(std::move(schedule)), stageLayers(stageLayers),
         inFlight(std::move(inFlight)), unroll(unroll) {
-    splitBackward = this->schedule.kind == pl::ScheduleKind::ZeroBubbleH1;
+    splitBackward = pl::splitsBackward(this->schedule.kind);
     chunks = this->schedule.chunks;
   }
 
@@ -100,9 +100,16 @@ private:
     auto it = home.find(v);
     return it == home.end() ? -1 : it->second;
   }
-  /// The stage (rank group) that runs virtual stage `vs`.
-  int64_t physical(int64_t vs) const { return vs < 0 ? vs : vs % stages; }
-  int64_t chunkOf(int64_t vs) const { return vs / stages; }
+  /// The stage (rank group) that runs virtual stage `vs`, and its chunk
+  /// there (the schedule's placement: interleaved or a V).
+  int64_t physical(int64_t vs) const {
+    return vs < 0 ? vs : schedule.stageChunkOf(vs).stage;
+  }
+  int64_t chunkOf(int64_t vs) const { return schedule.stageChunkOf(vs).chunk; }
+  /// The virtual stage of chunk `chunk` of stage `stage`.
+  int64_t virtualOf(int64_t stage, int64_t chunk) const {
+    return schedule.virtualStage(stage, chunk);
+  }
 
   func::FuncOp function;
   MeshOp mesh;

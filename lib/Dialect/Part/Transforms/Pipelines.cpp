@@ -95,7 +95,12 @@ void partition::part::addSpmdPartitionPipeline(
         {stages, options.schedule,
          options.virtualStages
              ? int64_t(options.virtualStages)
-             : (options.schedule == "interleaved-1f1b" ? 2 : 1),
+             : (options.schedule == "interleaved-1f1b" ||
+                        options.schedule == "zb-v" ||
+                        options.schedule == "v-half" ||
+                        options.schedule == "v-min"
+                    ? 2
+                    : 1),
          options.stageLayers, options.balance,
          std::string(kMicroBatchAxis), options.unroll}));
 }

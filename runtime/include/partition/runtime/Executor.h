@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace partition::runtime {
@@ -169,8 +170,9 @@ private:
   void planSteps();
   StatusOr<Communicator *> groupOf(const flatbuffers::Vector<uint32_t> &axes);
   /// The communicator of this rank's sends to `peerRank` (`sends`) or of
-  /// its receives from it: its group is (sender, receiver).
-  StatusOr<Communicator *> peerOf(int peerRank, bool sends);
+  /// its receives from it on `channel`: its group is (sender, receiver).
+  StatusOr<Communicator *> peerOf(int peerRank, bool sends,
+                                   int64_t channel);
   void *valuePtr(uint32_t id);
   TensorRef tensor(uint32_t id);
   /// Staging buffer `slot` of at least `bytes` (allocated in prepare()).
@@ -259,9 +261,11 @@ private:
   std::vector<std::unique_ptr<Buffer>> params_, inputs_;
   std::vector<std::unique_ptr<Buffer>> scratch_;
   std::map<std::vector<uint32_t>, std::unique_ptr<Communicator>> groups_;
-  /// Point-to-point communicators, one per direction: (peer, true) carries
-  /// this rank's sends to the peer, (peer, false) the peer's sends to it.
-  std::map<std::pair<int, bool>, std::unique_ptr<Communicator>> peers_;
+  /// Point-to-point communicators, one per direction and channel: (peer,
+  /// true, c) carries this rank's sends to the peer on channel c, (peer,
+  /// false, c) the peer's sends to it.
+  std::map<std::tuple<int, bool, int64_t>, std::unique_ptr<Communicator>>
+      peers_;
   /// Host copies of each axis_index instruction's value, at stable addresses,
   /// so that their asynchronous uploads need no host synchronisation.
   std::map<const plan::Instruction *, int32_t> axisIndices_;
