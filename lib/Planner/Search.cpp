@@ -80,7 +80,8 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
     } else if (key == "schedule") {
       if (!pl::parseScheduleKind(value.str())) {
         *error = "--fix: schedule=" + value.str() +
-                 " is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble";
+                 " is not one of gpipe, 1f1b, interleaved-1f1b, zero-bubble, "
+                 "zb-v, v-half, v-min";
         ok = false;
       } else {
         c.schedule = value.str();
@@ -505,11 +506,28 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     pipeline = double(m - 1) * slowest + fill;
     if (c.schedule == "zero-bubble")
       pipeline = std::max(pipeline, double(m) * slowest);
+    // The V schedules, as their simulation under equal F, B and W costs
+    // gives them (PipelineScheduleTest): ZB-V idles not at all, V-Half
+    // about p / 3 of a micro-batch's stage time, V-Min about 0.6 p; they
+    // hold 2p, about p + 2 and about (2p + 8) / 3 chunks.
+    double perMicroBatch = slowest;
+    if (c.schedule == "zb-v")
+      pipeline = double(m) * perMicroBatch;
+    else if (c.schedule == "v-half")
+      pipeline = double(m) * perMicroBatch + perMicroBatch * double(p) / 3;
+    else if (c.schedule == "v-min")
+      pipeline = double(m) * perMicroBatch + perMicroBatch * 0.6 * double(p);
     for (int64_t stage = 0; stage < p; ++stage) {
       bubble[stage] = std::max(0.0, pipeline - work(stage));
       int64_t held = c.schedule == "gpipe" ? m : std::min(m, p - stage);
       if (c.schedule == "interleaved-1f1b")
         held = std::min(m * V, (p - stage) * 2 + (V - 1) * p);
+      if (c.schedule == "zb-v")
+        held = std::min(2 * m, 2 * p);
+      if (c.schedule == "v-half")
+        held = std::min(2 * m, 2 * ((p + 2) / 2));
+      if (c.schedule == "v-min")
+        held = std::min(2 * m, 2 * ((p + 4) / 3));
       inFlight[stage] = held;
     }
   }
@@ -692,7 +710,13 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
     return "zero=" + n(*fix.zero) + " needs a training step";
   if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1)
     return "zero=" + n(*fix.zero) + " needs dp above 1";
-  if (fix.virtualStages && *fix.virtualStages > 1) {
+  bool vSchedule = fix.schedule && (*fix.schedule == "zb-v" ||
+                                    *fix.schedule == "v-half" ||
+                                    *fix.schedule == "v-min");
+  if (vSchedule && fix.virtualStages && *fix.virtualStages != 2)
+    return "schedule=" + *fix.schedule + " runs 2 chunks per stage (a V), not "
+           "vpp=" + n(*fix.virtualStages);
+  if (fix.virtualStages && *fix.virtualStages > 1 && !vSchedule) {
     if (fix.schedule && *fix.schedule != "interleaved-1f1b")
       return "vpp=" + n(*fix.virtualStages) +
              " is for the interleaved-1f1b schedule, not " + *fix.schedule;
@@ -719,8 +743,9 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
                std::map<std::string, int64_t> &pruned, Exclusions &excluded) {
   const PlanConstraint &fix = options.constraint;
   const bool train = options.training.train;
-  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved-1f1b",
-                                        "zero-bubble"};
+  std::vector<std::string> schedules = {"gpipe",       "1f1b", "interleaved-1f1b",
+                                        "zero-bubble", "zb-v", "v-half",
+                                        "v-min"};
   int64_t largestMicroBatch =
       std::max(options.maxMicroBatchSize, fix.microBatchSize.value_or(0));
   std::vector<PlanConfig> candidates;
@@ -767,6 +792,14 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
               if (v >= 2 && (v <= 8 || fix.virtualStages == v))
                 vs.push_back(v);
             if (mb % p != 0)
+              vs.clear();
+          }
+          // The V schedules: two chunks per stage; ZB-V warms up with
+          // 2p - 1 forwards.
+          if (schedule == "zb-v" || schedule == "v-half" ||
+              schedule == "v-min") {
+            vs = {2};
+            if (L % (2 * p) != 0 || (schedule == "zb-v" && mb < 2 * p - 1))
               vs.clear();
           }
           for (int64_t v : vs) {
