@@ -208,7 +208,7 @@
 // FRAG: part.recv from @mesh_pp1 channel 1 : tensor<2x8x32xf32>
 // FRAG: part.add %arg0,
 // FRAG: func.func @gpt_stage0(%arg0: tensor<4x8xi32> {part.micro_batches = 2 : i64, part.name = "tokens"
-// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B], part.schedule = "F0 F1 B0 B1", part.spmd = @mesh_pp0, part.stage = 0 : i64
+// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B], part.schedule = "F0 F1 B0 B1", part.schedule_kind = "1f1b", part.spmd = @mesh_pp0, part.stage = 0 : i64
 // FRAG: func.func private @gpt_stage1_F(
 // FRAG: part.recv from @mesh_pp0 channel 0 : tensor<2x8x32xf32>
 // FRAG: part.softmax_cross_entropy
@@ -222,3 +222,12 @@
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4" -o %t/fragments8.mlir
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=4 unroll=true" -o %t/unrolled8.mlir
 // RUN: %python -c "import sys; n = lambda p: sum(' = part.' in l or 'part.send' in l for l in open(p)); a, b, c = n('%t/fragments.mlir'), n('%t/fragments8.mlir'), n('%t/unrolled8.mlir'); print(a, b, c); sys.exit(0 if a == b and c > 1.5 * b else 1)"
+//
+// The V schedules: two chunks per stage in a V, so stage 1 runs chunk 0's
+// last layers and then, at once, chunk 1's first (virtual stages 1 and 2).
+// RUN: partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 micro-batches=4 schedule=zb-v" --part-explain -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=ZBV
+// ZBV: pipeline: 2 stages, 4 micro-batches
+// ZBV: stage 0 |F0.0  F1.0  F2.0  F0.1  Bi0.1 W0.1
+// ZBV: stage 1 |.     F0.0  F0.1  F1.0  F1.1  Bi0.1 W0.1
+// RUN: not partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=zb-v" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZBV-FEW
+// ZBV-FEW: error: part-pipeline: the zb-v schedule needs at least 2 * stages - 1 = 3 micro-batches for 2 stages (its first stage's warm-up runs that many forwards), got 2
