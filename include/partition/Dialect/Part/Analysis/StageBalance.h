@@ -83,10 +83,15 @@ std::vector<double> groupMemories(const LayerCosts &costs,
                                   const LayerGroups &assignment,
                                   const std::vector<int64_t> &inFlight);
 
-/// Contiguous groups whose largest memory is as small as it can be (within
-/// half a byte): the least bound for which filling each group in turn up to
-/// it (leaving a layer for each later group) places every layer, found by
-/// bisection. `inFlight[g]`: the micro-batches in flight on group g's stage.
+/// Contiguous groups whose largest memory is small: the least bound for
+/// which filling each group in turn up to it (leaving a layer for each later
+/// group) places every layer, found by bisection. `inFlight[g]`: the
+/// micro-batches in flight on group g's stage. Where every group holds the
+/// same number, this is the best cut (within half a byte): a group taking
+/// more leaves the later ones a subset of what they would get. Where the
+/// numbers differ (1F1B: fewer on later stages), a layer pushed to a later
+/// group may cost more there than in the best cut's group, and the fill can
+/// miss a cut with a smaller largest memory.
 std::optional<LayerGroups> balanceMemory(const LayerCosts &costs,
                                          StageGroups groups,
                                          const std::vector<int64_t> &inFlight,
