@@ -144,7 +144,7 @@ TEST(StageBalanceTest, MemoryBisectionMatchesBruteForce) {
   auto uniform = [&](int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
   };
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < 4000; ++trial) {
     int64_t count = uniform(1, 4);
     LayerCosts costs;
     int64_t n = uniform(count, 9);
@@ -154,8 +154,11 @@ TEST(StageBalanceTest, MemoryBisectionMatchesBruteForce) {
     costs.leading = {0, 1, double(uniform(0, 2000)), double(uniform(0, 300))};
     costs.trailing = {0, 1, double(uniform(0, 2000)),
                       double(uniform(0, 300))};
-    // The same micro-batches in flight on every stage (GPipe): where they
-    // differ the greedy fill is not always best (see StageBalance.h).
+    // The same micro-batches in flight on every stage (GPipe). Where the
+    // counts differ the fill is not always the best cut (StageBalance.h):
+    // under 1F1B's p - s this brute force finds instances (5 layers on 4
+    // stages filled to a largest memory of 1509 where the best cut has
+    // 1481).
     std::vector<int64_t> inFlight(count, uniform(1, 8));
     std::string error;
     std::optional<LayerGroups> cut =

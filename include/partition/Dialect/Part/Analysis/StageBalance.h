@@ -89,9 +89,10 @@ std::vector<double> groupMemories(const LayerCosts &costs,
 /// micro-batches in flight on group g's stage. Where every group holds the
 /// same number, this is the best cut (within half a byte): a group taking
 /// more leaves the later ones a subset of what they would get. Where the
-/// numbers differ (1F1B: fewer on later stages), a layer pushed to a later
-/// group may cost more there than in the best cut's group, and the fill can
-/// miss a cut with a smaller largest memory.
+/// number falls from group to group (1F1B keeps p - s on stage s), a layer
+/// can land in an earlier group than in the best cut, where it costs more,
+/// and the fill can miss a cut with a smaller largest memory (a brute force
+/// over the cuts finds such instances); an exact search would not.
 std::optional<LayerGroups> balanceMemory(const LayerCosts &costs,
                                          StageGroups groups,
                                          const std::vector<int64_t> &inFlight,
