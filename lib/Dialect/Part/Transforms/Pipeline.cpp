@@ -35,6 +35,7 @@
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/Analysis/StageBalance.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
@@ -242,6 +243,17 @@ LogicalResult PipelineSplit::classify() {
 }
 
 LogicalResult PipelineSplit::assignStages() {
+  FailureOr<pl::LayerGroups> groupOf = balanceLayers(measureLayers());
+  if (failed(groupOf))
+    return failure();
+  placeOps(*groupOf);
+  accumulateTermsInTheirStages();
+  if (failed(groupStageOps()) || failed(findCrossings()))
+    return failure();
+  return placeStepValues();
+}
+
+pl::LayerCosts PipelineSplit::measureLayers() {
   Block &body = function.getBody().front();
   // The layers of the forward program, with their FLOPs; forward ops
   // without a layer count with the layer before them, or before the first
@@ -254,11 +266,9 @@ LogicalResult PipelineSplit::assignStages() {
   // parameters, their gradients and optimizer state, counted at their first
   // reader) and per micro-batch in flight (the values its forward makes that
   // backward reads); ops without a layer count as their FLOPs do.
-  struct Footprint {
-    double resident = 0, perMicroBatch = 0;
-  };
+  using Footprint = pl::LayerCost;
   std::map<int64_t, Footprint> layerMemory;
-  Footprint leadingMemory, trailingMemory;
+  Footprint leadingMemory;
   std::vector<int64_t> stateBytes(function.getNumArguments(), 0);
   for (BlockArgument arg : body.getArguments())
     if (auto of = function.getArgAttrOfType<IntegerAttr>(
@@ -324,109 +334,44 @@ LogicalResult PipelineSplit::assignStages() {
       leadingFlops += flops;
     }
   }
-  trailingMemory = pendingMemory;
-  int64_t groups = stages * chunks; // virtual stages
-  if (int64_t(layerFlops.size()) < groups)
-    return function.emitError()
-           << "part-pipeline: " << stages << " stages"
-           << (chunks > 1 ? " of " + std::to_string(chunks) + " chunks" : "")
-           << " need at least " << groups
-           << " layers (ops marked part.layer in the forward program), and "
-              "the step has "
-           << layerFlops.size();
-  std::map<int64_t, int64_t> stageOfLayer;
-  if (!stageLayers.empty()) {
-    if (int64_t(stageLayers.size()) != groups)
-      return function.emitError()
-             << "part-pipeline: stage-layers gives " << stageLayers.size()
-             << " groups of layers, the pipeline has " << groups
-             << (chunks > 1 ? " (stages x virtual stages)" : " stages");
-    for (auto [s, range] : llvm::enumerate(stageLayers))
-      for (int64_t l = range.first; l <= range.second; ++l)
-        if (!stageOfLayer.try_emplace(l, s).second)
-          return function.emitError()
-                 << "part-pipeline: stage-layers puts layer " << l
-                 << " in stages " << stageOfLayer[l] << " and " << s;
-    for (auto &[layer, flops] : layerFlops)
-      if (!stageOfLayer.count(layer))
-        return function.emitError()
-               << "part-pipeline: stage-layers puts layer " << layer
-               << " in no stage";
-  } else if (inFlight) {
-    // Contiguous groups of layers that make the largest stage footprint --
-    // resident bytes plus per-micro-batch bytes times the micro-batches in
-    // flight on the group's stage -- as small as it can be: the least bound
-    // B for which filling each group in turn up to B (leaving a layer for
-    // each group after it) places every layer, found by bisection. Filling
-    // greedily is optimal for contiguous groups: a group taking more leaves
-    // the later ones a subset of what they would get.
-    std::vector<std::pair<int64_t, Footprint>> layers(layerMemory.begin(),
-                                                      layerMemory.end());
-    auto cost = [&](const Footprint &f, int64_t group) {
-      return f.resident + f.perMicroBatch * double((*inFlight)[physical(group)]);
-    };
-    auto place = [&](double bound, std::map<int64_t, int64_t> *out) {
-      int64_t g = 0, inGroup = 0;
-      Footprint load = leadingMemory;
-      bool ok = true;
-      for (size_t i = 0; i < layers.size(); ++i) {
-        Footprint with = load;
-        add(with, layers[i].second);
-        int64_t left = int64_t(layers.size() - i); // this one included
-        if (inGroup > 0 && g + 1 < groups &&
-            (cost(with, g) > bound || left <= groups - g - 1)) {
-          ok &= cost(load, g) <= bound;
-          ++g;
-          inGroup = 0;
-          with = layers[i].second;
-        }
-        load = with;
-        ++inGroup;
-        if (out)
-          (*out)[layers[i].first] = g;
-      }
-      add(load, trailingMemory);
-      return ok && g == groups - 1 && cost(load, g) <= bound;
-    };
-    double low = 0, high = 0;
-    for (int64_t g = 0; g < groups; ++g) {
-      Footprint all = leadingMemory;
-      add(all, trailingMemory);
-      for (auto &[layer, f] : layers)
-        add(all, f);
-      high = std::max(high, cost(all, g));
-    }
-    for (int i = 0; i < 64 && high - low > 0.5; ++i) {
-      double mid = (low + high) / 2;
-      (place(mid, nullptr) ? high : low) = mid;
-    }
-    place(high, &stageOfLayer);
-  } else {
-    // Contiguous groups of layers, the embedding's FLOPs on the first stage
-    // and the head's on the last: a layer goes to the next stage when more
-    // than half of it would pass the current stage's share of the total.
-    double total = double(leadingFlops) + double(trailingFlops);
-    for (auto &[layer, flops] : layerFlops)
-      total += double(flops);
-    double done = double(leadingFlops);
-    int64_t s = 0, left = layerFlops.size(), inStage = 0;
-    for (auto &[layer, flops] : layerFlops) {
-      double share = total * double(s + 1) / double(groups);
-      // Leave at least one layer for each stage after this one; give each
-      // stage at least one.
-      if (s + 1 < groups && inStage > 0 &&
-          (left <= groups - s - 1 || done + double(flops) / 2 > share)) {
-        ++s;
-        inStage = 0;
-      }
-      stageOfLayer[layer] = s;
-      done += double(flops);
-      ++inStage;
-      --left;
-    }
+  pl::LayerCosts costs;
+  for (auto &[layer, flops] : layerFlops) {
+    Footprint &memory = layerMemory[layer];
+    costs.layers.push_back(
+        {layer, double(flops), memory.resident, memory.perMicroBatch});
   }
+  costs.leading = leadingMemory;
+  costs.leading.flops = double(leadingFlops);
+  costs.trailing = pendingMemory;
+  costs.trailing.flops = double(trailingFlops);
+  return costs;
+}
 
-  stageOps.assign(stages, {});
+FailureOr<pl::LayerGroups>
+PipelineSplit::balanceLayers(const pl::LayerCosts &costs) {
+  pl::StageGroups groups{stages, chunks};
+  std::string error;
+  std::optional<pl::LayerGroups> groupOf;
+  if (!stageLayers.empty()) {
+    groupOf = pl::groupsFromRanges(
+        costs, groups, {stageLayers.begin(), stageLayers.end()}, &error);
+  } else if (inFlight) {
+    // Per group (virtual stage), the micro-batches in flight on its stage.
+    std::vector<int64_t> inFlightOfGroup;
+    for (int64_t g = 0; g < groups.count(); ++g)
+      inFlightOfGroup.push_back((*inFlight)[physical(g)]);
+    groupOf = pl::balanceMemory(costs, groups, inFlightOfGroup, &error);
+  } else {
+    groupOf = pl::balanceFlops(costs, groups, &error);
+  }
+  if (!groupOf)
+    return function.emitError() << "part-pipeline: " << error;
+  return *groupOf;
+}
+
+void PipelineSplit::placeOps(pl::LayerGroups stageOfLayer) {
+  Block &body = function.getBody().front();
+  int64_t groups = stages * chunks; // virtual stages
   for (Operation &op : body.without_terminator()) {
     Kind kind = kinds.lookup(&op);
     if (kind != Kind::MicroBatch && kind != Kind::Accumulate)
@@ -489,7 +434,10 @@ LogicalResult PipelineSplit::assignStages() {
     for (Value r : op.getResults())
       home[r] = stage;
   }
+}
 
+void PipelineSplit::accumulateTermsInTheirStages() {
+  Block &body = function.getBody().front();
   // A sum accumulated over micro-batches whose terms come from different
   // stages (a tied embedding's gradient: the lookup's on the first stage,
   // the head's on the last), possibly through ops linear in it (the
@@ -588,7 +536,11 @@ LogicalResult PipelineSplit::assignStages() {
       changed = true;
     }
   }
+}
 
+LogicalResult PipelineSplit::groupStageOps() {
+  Block &body = function.getBody().front();
+  int64_t groups = stages * chunks; // virtual stages
   // Zero-bubble: a stage's backward splits into what the previous stage
   // waits for (Bi: the gradient of the stage's input) and the weight
   // gradients (W): the backward ops whose results only other such ops and
@@ -618,7 +570,11 @@ LogicalResult PipelineSplit::assignStages() {
     if (stageOps[s][pl::Action::Forward].empty())
       return function.emitError()
              << "part-pipeline: stage " << s << " has no forward work";
+  return success();
+}
 
+LogicalResult PipelineSplit::findCrossings() {
+  Block &body = function.getBody().front();
   // Values read in another stage than their home.
   for (Operation &op : body.without_terminator()) {
     auto it = opStage.find(&op);
@@ -659,7 +615,11 @@ LogicalResult PipelineSplit::assignStages() {
     return function.emitError()
            << "part-pipeline: with the values its stages send each other, "
            << error;
+  return success();
+}
 
+LogicalResult PipelineSplit::placeStepValues() {
+  Block &body = function.getBody().front();
   // The stages that return each result: an update goes to every stage that
   // reads the argument it updates (or, for optimizer state, its parameter);
   // any other result to the last stage among the accumulations it reads.

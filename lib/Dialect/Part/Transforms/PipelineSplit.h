@@ -12,6 +12,7 @@
 #define PARTITION_DIALECT_PART_TRANSFORMS_PIPELINESPLIT_H
 
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/Analysis/StageBalance.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -62,7 +63,35 @@ public:
 
 private:
   LogicalResult classify();
+  /// The home stage of every micro-batch op and value, the steps each runs
+  /// in, what the stages send each other and which stages return each
+  /// result: the steps below in order.
   LogicalResult assignStages();
+  /// What each layer of the forward program costs (FLOPs, resident and
+  /// per-micro-batch bytes), with the ops before the first layer (the
+  /// embedding) and after the last (the head, the loss).
+  pl::LayerCosts measureLayers();
+  /// The group (virtual stage) of each layer: as stage-layers says, or
+  /// balanced by memory (balance=memory) or by FLOPs (StageBalance.h).
+  FailureOr<pl::LayerGroups> balanceLayers(const pl::LayerCosts &costs);
+  /// The home stage of each micro-batch op and accumulation: forward ops by
+  /// their layer's group, a layer's backward with its forward, other ops
+  /// with their operands; forward ops that read only the batch and
+  /// invariants with their first user.
+  void placeOps(pl::LayerGroups stageOfLayer);
+  /// An accumulation whose terms come from two stages (a tied embedding's
+  /// gradient) accumulates each term in its stage.
+  void accumulateTermsInTheirStages();
+  /// Per stage and step kind, its ops (zero-bubble: backward split into Bi
+  /// and W); every stage has forward work.
+  LogicalResult groupStageOps();
+  /// The values read in another stage than their home, and the schedule
+  /// with those transfers simulated.
+  LogicalResult findCrossings();
+  /// The stages that return each result and the accumulations sent to the
+  /// stages whose step ops read them; a result returned per micro-batch is
+  /// an error.
+  LogicalResult placeStepValues();
   /// The stage's function with its steps unrolled (unroll=true).
   LogicalResult emitStage(int64_t stage, OpBuilder &top);
   /// The stage as fragments and a schedule table (PipelineFragments.cpp).

@@ -152,6 +152,32 @@
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 balance=memory stage-layers=0,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BALANCE-BOTH
 // BALANCE-BOTH: error: part-pipeline: stage-layers cuts the layers by hand and balance=memory chooses the cut; give one of them
 //
+// Layers the stages do not divide: 5 on 2 stages run 3 and 2 (the head and
+// the loss weigh on the last); on 4 stages, 1, 2, 1 and 1. The stage
+// functions' parameters say where each layer runs.
+// RUN: partition-import --model gpt --layers 5 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --shapes-only --loss cross-entropy -o %t/gpt5.mlir
+// RUN: partition-opt %t/gpt5.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step5.mlir
+// RUN: partition-opt %t/step5.mlir --part-spmd="mesh=pp:2 micro-batches=4" | grep -E 'func.func @gpt_stage[0-9]\(' | grep -o -E 'func.func @gpt_stage[0-9]|"h\.[0-9]+\.ln_1\.weight"' | FileCheck %s --check-prefix=UNEVEN2
+// UNEVEN2:      func.func @gpt_stage0
+// UNEVEN2-NEXT: "h.0.ln_1.weight"
+// UNEVEN2-NEXT: "h.1.ln_1.weight"
+// UNEVEN2-NEXT: "h.2.ln_1.weight"
+// UNEVEN2-NEXT: func.func @gpt_stage1
+// UNEVEN2-NEXT: "h.3.ln_1.weight"
+// UNEVEN2-NEXT: "h.4.ln_1.weight"
+// UNEVEN2-NOT:  ln_1
+// RUN: partition-opt %t/step5.mlir --part-spmd="mesh=pp:4 micro-batches=4" | grep -E 'func.func @gpt_stage[0-9]\(' | grep -o -E 'func.func @gpt_stage[0-9]|"h\.[0-9]+\.ln_1\.weight"' | FileCheck %s --check-prefix=UNEVEN4
+// UNEVEN4:      func.func @gpt_stage0
+// UNEVEN4-NEXT: "h.0.ln_1.weight"
+// UNEVEN4-NEXT: func.func @gpt_stage1
+// UNEVEN4-NEXT: "h.1.ln_1.weight"
+// UNEVEN4-NEXT: "h.2.ln_1.weight"
+// UNEVEN4-NEXT: func.func @gpt_stage2
+// UNEVEN4-NEXT: "h.3.ln_1.weight"
+// UNEVEN4-NEXT: func.func @gpt_stage3
+// UNEVEN4-NEXT: "h.4.ln_1.weight"
+// UNEVEN4-NOT:  ln_1
+//
 // Errors.
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
 // LAYERS: error: part-pipeline: 3 stages need at least 3 layers (ops marked part.layer in the forward program), and the step has 2
