@@ -17,17 +17,18 @@ mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# plan NAME IMPORT_ARGS OPT_ARGS RUN_ARGS RTOL: a generated model's training
-# step on one device, lowered to DIR/NAME.plan.
+# plan NAME IMPORT_ARGS OPT_ARGS RUN_ARGS RTOL [SPMD]: a generated model's
+# training step on one device (part-spmd's options SPMD, default
+# mesh=dp:1), lowered to DIR/NAME.plan.
 plan() {
-  local name=$1 import=$2 opt=$3 run=$4 rtol=$5
+  local name=$1 import=$2 opt=$3 run=$4 rtol=$5 spmd=${6:-mesh=dp:1}
   # shellcheck disable=SC2086
   "$bin/partition-import" $import --loss cross-entropy --shapes-only \
     -o "$work/$name.mlir"
   # shellcheck disable=SC2086
   "$bin/partition-opt" "$work/$name.mlir" $opt --part-autodiff \
     --part-optimizer="kind=adamw lr=1e-3" |
-    "$bin/partition-opt" --part-spmd="mesh=dp:1" |
+    "$bin/partition-opt" --part-spmd="$spmd" |
     "$bin/partition-translate" --part-to-plan -o "$out/$name.plan"
   printf '%s\n%s\n' "$run" "$rtol" >"$out/$name.args"
   echo "gpu-plans: $out/$name.plan ($(stat -c %s "$out/$name.plan") bytes)"
@@ -45,3 +46,10 @@ plan gpt-f32 "$gpt" "" "--random-weights 1 --synthetic 7 --vocab 4096 --steps 5"
 plan gpt-bf16 "$gpt" "--part-mixed-precision=compute=bf16" \
   "--random-weights 1 --synthetic 7 --vocab 4096 --steps 5" 2e-2
 plan llama-f32 "$llama" "" "--random-weights 2 --synthetic 8 --vocab 2048 --steps 5" 1e-4
+# The pipeline schedule table on one device (a GPU runs one rank, and NCCL
+# does not put two ranks of a communicator on one GPU): a one-stage
+# pipeline of 4 micro-batches, whose plan runs its fragments P, F, B and U
+# from the table, with stash slots, micro-batched inputs and accumulators
+# summed in place -- everything a pp plan runs but the transfers.
+plan gpt-table-f32 "$gpt" "" "--random-weights 1 --synthetic 7 --vocab 4096 --steps 5" 1e-4 \
+  "mesh=pp:1 micro-batches=4"

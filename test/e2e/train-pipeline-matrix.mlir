@@ -38,11 +38,11 @@
 //
 // CHECK: ok   mesh=pp:2 micro-batches=2 schedule=gpipe zero=0
 // CHECK: ok   mesh=pp:2,dp:2,tp:2 micro-batches=2 schedule=1f1b zero=3
+// CHECK: ok   mesh=pp:2,dp:2 micro-batches=4 schedule=zb-v zero=3
+// CHECK: ok   mesh=pp:2,tp:2 micro-batches=2 schedule=v-half zero=0
 // CHECK: ok   mesh=pp:4 micro-batches=4 schedule=interleaved-1f1b zero=0
 // CHECK: ok   mesh=pp:4,tp:2 micro-batches=4 schedule=interleaved-1f1b zero=0
 // CHECK: ok   mesh=pp:4,dp:2 micro-batches=4 schedule=zero-bubble zero=2
-// CHECK: ok   mesh=pp:2,dp:2 micro-batches=4 schedule=zb-v zero=3
-// CHECK: ok   mesh=pp:2,tp:2 micro-batches=2 schedule=v-half zero=0
 // CHECK: ok   mesh=pp:4 micro-batches=8 schedule=zb-v zero=0
 // CHECK: ok   mesh=pp:4,dp:2 micro-batches=4 schedule=v-half zero=1
 // CHECK: 118 of 118 configurations agree with one rank

@@ -163,6 +163,8 @@ private:
   /// The fragment of the op being lowered, and of each instruction.
   unsigned currentFragment = 0;
   std::vector<unsigned> instructionFragments;
+  /// Per input binding: the micro-batches its buffer holds (1 for most).
+  std::vector<uint32_t> inputCopies;
   /// The copies of each arena value (Value.slots; 0: one).
   llvm::DenseMap<uint32_t, int64_t> valueSlots;
   /// Places the values that live from one fragment to another.
@@ -1224,6 +1226,8 @@ ProgramLowering::lower(ProgramMemory &memory) {
     if (failed(binding))
       return failure();
     (isParameter ? params : inputs).push_back(*binding);
+    if (!isParameter)
+      inputCopies.push_back(std::max<uint32_t>(1, microBatchesOf(index)));
   }
 
   for (Operation &op : function.getBody().front()) {
@@ -1242,8 +1246,9 @@ ProgramLowering::lower(ProgramMemory &memory) {
   for (const ValueInfo &v : values) {
     if (v.storage == plan::Storage::Persistent && !v.inPlace)
       memory.persistentBytes += v.bytes();
+    // A micro-batched input's buffer holds every micro-batch.
     if (v.storage == plan::Storage::Input)
-      memory.inputBytes += v.bytes();
+      memory.inputBytes += v.bytes() * inputCopies[v.index];
   }
 
   std::vector<fb::Offset<plan::Value>> valueOffsets;
