@@ -9,7 +9,6 @@
 #include "partition/runtime/Tensor.h"
 
 #include <algorithm>
-#include <functional>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -160,6 +159,11 @@ private:
   Status checkStoredLayout(const char *kind, const plan::Binding &b);
   Status checkInstruction(size_t index, const plan::Instruction &inst);
   Status checkPlacements();
+  /// Per value, a representative of the in-place versions of one
+  /// accumulator it belongs to (itself for any other value).
+  std::vector<uint32_t>
+  accumulatorChains(const std::vector<uint32_t> &root,
+                    const FragmentUses &uses) const;
   FragmentUses fragmentUses(const std::vector<uint32_t> &root) const;
   Status checkCollective(const std::string &at, const plan::CollectiveInst &c,
                          const std::vector<TensorRef> &in,
@@ -765,10 +769,18 @@ FragmentUses ProgramValidator::fragmentUses(
   return uses;
 }
 
-/// Whether every operand of `inst` has the shape of its (first) result.
-static bool sameShapeOperands(const plan::Instruction &inst,
-                              const fb::Vector<fb::Offset<plan::Value>> &values) {
-  if (!inst.operands() || !inst.results() || inst.results()->size() == 0)
+/// Whether kernel `inst` reads each element before it writes that element,
+/// so that its result may take the bytes of an operand: a Fused kernel, or
+/// an Add whose operands have its result's shape (an accumulator's sum).
+static bool readsBeforeWriting(
+    const plan::Instruction &inst,
+    const fb::Vector<fb::Offset<plan::Value>> &values) {
+  const plan::KernelInst *k = inst.inst_as_KernelInst();
+  if (!k || !inst.operands() || !inst.results() || inst.results()->size() == 0)
+    return false;
+  if (k->op() == plan::OpKind::Fused)
+    return true;
+  if (k->op() != plan::OpKind::Add)
     return false;
   const auto *shape = values.Get(inst.results()->Get(0))->shape();
   for (uint32_t o : *inst.operands()) {
@@ -789,6 +801,44 @@ static bool sameShapeOperands(const plan::Instruction &inst,
 /// element, so its result may take
 /// exactly the bytes of an operand of its dtype read there for the last
 /// time (an update computed in place).
+std::vector<uint32_t>
+ProgramValidator::accumulatorChains(const std::vector<uint32_t> &root,
+                                    const FragmentUses &uses) const {
+  const auto &values = *program.values();
+  const auto &instructions = *program.instructions();
+  // Versions of one accumulator of a fragmented program: each step's sum is
+  // computed in place over the previous one (an elementwise kernel reading
+  // it there for the last time in its fragment), so the versions share
+  // bytes whose lifetimes the schedule stretches over every repeated
+  // fragment. Union-find over such (result, operand) pairs.
+  std::vector<uint32_t> chain(values.size());
+  for (uint32_t id = 0; id < chain.size(); ++id)
+    chain[id] = id;
+  auto find = [&](uint32_t id) {
+    while (chain[id] != id)
+      id = chain[id] = chain[chain[id]];
+    return id;
+  };
+  for (uint32_t i = 0; program.fragments() && i < instructions.size(); ++i) {
+    const plan::Instruction &inst = *instructions.Get(i);
+    if (!readsBeforeWriting(inst, values) || !inst.results())
+      continue;
+    for (uint32_t r : *inst.results())
+      for (uint32_t o : *inst.operands()) {
+        const plan::Value &a = *values.Get(r), &b = *values.Get(root[o]);
+        if (uses.spanning(root[o]) && uses.spanning(r) &&
+            a.storage() == plan::Storage::Arena &&
+            b.storage() == plan::Storage::Arena && a.offset() == b.offset() &&
+            arenaSpan(a) == arenaSpan(b) && a.dtype() == b.dtype() &&
+            !uses.readLaterInFragment(root[o], i))
+          chain[find(r)] = find(root[o]);
+      }
+  }
+  for (uint32_t id = 0; id < chain.size(); ++id)
+    chain[id] = find(id);
+  return chain;
+}
+
 Status ProgramValidator::checkPlacements() {
   const auto &values = *program.values();
   const auto &instructions = *program.instructions();
@@ -815,35 +865,7 @@ Status ProgramValidator::checkPlacements() {
     for (const plan::Binding *b : *program.outputs())
       lastUse[root[b->value()]] = end;
   FragmentUses uses = fragmentUses(root);
-  // Versions of one accumulator of a fragmented program: each step's sum is
-  // computed in place over the previous one (an elementwise kernel reading
-  // it there for the last time in its fragment), so the versions share
-  // bytes whose lifetimes the schedule stretches over every repeated
-  // fragment. Union-find over such (result, operand) pairs.
-  std::vector<uint32_t> chain(n);
-  for (uint32_t id = 0; id < n; ++id)
-    chain[id] = id;
-  std::function<uint32_t(uint32_t)> find = [&](uint32_t id) {
-    return chain[id] == id ? id : chain[id] = find(chain[id]);
-  };
-  for (int64_t i = 0; i < end && program.fragments(); ++i) {
-    const plan::Instruction &inst = *instructions.Get(i);
-    const plan::KernelInst *k = inst.inst_as_KernelInst();
-    if (!k || !inst.results() || !inst.operands() ||
-        !(k->op() == plan::OpKind::Fused ||
-          (k->op() == plan::OpKind::Add && sameShapeOperands(inst, values))))
-      continue;
-    for (uint32_t r : *inst.results())
-      for (uint32_t o : *inst.operands()) {
-        const plan::Value &a = *values.Get(r), &b = *values.Get(root[o]);
-        if (uses.spanning(root[o]) && uses.spanning(r) &&
-            a.storage() == plan::Storage::Arena &&
-            b.storage() == plan::Storage::Arena && a.offset() == b.offset() &&
-            arenaSpan(a) == arenaSpan(b) && a.dtype() == b.dtype() &&
-            !uses.readLaterInFragment(root[o], i))
-          chain[find(r)] = find(root[o]);
-      }
-  }
+  std::vector<uint32_t> chain = accumulatorChains(root, uses);
   // Values by the instruction that defines them (-1: before the first), and
   // by the last that uses them.
   std::vector<std::vector<uint32_t>> starts(end + 2), ends(end + 2);
@@ -901,8 +923,6 @@ Status ProgramValidator::checkPlacements() {
             prev->first.second + bytesOf(other) > p.second) {
           const plan::Instruction *inst =
               t >= 0 ? instructions.Get(t) : nullptr;
-          const plan::KernelInst *k =
-              inst ? inst->inst_as_KernelInst() : nullptr;
           bool readHere =
               inst && inst->operands() &&
               std::any_of(inst->operands()->begin(), inst->operands()->end(),
@@ -913,17 +933,12 @@ Status ProgramValidator::checkPlacements() {
           bool lastRead =
               lastUse[other] == t ||
               (uses.spanning(other) && !uses.readLaterInFragment(other, t));
-          // A Fused kernel, or an Add of operands of the result's shape
-          // (an accumulator's sum), reads each element before writing it.
-          bool elementwise =
-              k && (k->op() == plan::OpKind::Fused ||
-                    (k->op() == plan::OpKind::Add &&
-                     sameShapeOperands(*inst, values)));
-          bool inPlace = elementwise && readHere &&
+          bool inPlace = inst && readsBeforeWriting(*inst, values) &&
+                         readHere &&
                          lastRead &&
                          prev->first == p && bytesOf(other) == bytesOf(id) &&
                          values.Get(other)->dtype() == values.Get(id)->dtype();
-          if (!inPlace && find(id) != find(other))
+          if (!inPlace && chain[id] != chain[other])
             return fail(describe(id), " overlaps ", describe(other));
           live.erase(prev);
           // The update keeps the bytes as long as `other` would have.

@@ -981,39 +981,43 @@ PipelineSplit::finishStage(func::FuncOp fn, int64_t stage,
     return renumbered;
 }
 
-LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
-  MLIRContext *ctx = function.getContext();
-  Location loc = function.getLoc();
-  std::string meshName =
-      (mesh.getSymName() + "_pp" + Twine(stage)).str();
-  auto meshRef = FlatSymbolRefAttr::get(ctx, meshName);
-  auto stageMeshRef = [&](int64_t s) {
-    return FlatSymbolRefAttr::get(
-        ctx, (mesh.getSymName() + "_pp" + Twine(s)).str());
-  };
+LogicalResult PipelineSplit::unmadeValueError(Operation *op, int64_t stage,
+                                              StringRef step, Value missing) {
+  return op->emitOpError()
+         << "part-pipeline: in stage " << stage << ", " << step
+         << " reads a value of the stage that its order has not made yet "
+            "(defined by "
+         << (missing.getDefiningOp()
+                 ? missing.getDefiningOp()->getName().getStringRef()
+                 : StringRef("an argument"))
+         << ")";
+}
 
-  // The function, with every argument for now (unused ones go at the end);
-  // batched arguments hold all of this device's micro-batches.
-  SmallVector<Type> argTypes;
-  for (BlockArgument arg : function.getArguments()) {
-    auto type = cast<RankedTensorType>(arg.getType());
-    if (batched.contains(arg)) {
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] *= microBatches;
-      type = RankedTensorType::get(shape, type.getElementType());
-    }
-    argTypes.push_back(type);
+std::map<int64_t, std::vector<std::pair<Value, int64_t>>>
+PipelineSplit::incomingTransfers(int64_t stage) {
+  // A direction's transfers are matched in the order issued, so a value is
+  // received only after every value the same stage sent before it, which
+  // are taken then and kept until read.
+  std::map<int64_t, std::vector<std::pair<Value, int64_t>>> incoming;
+  for (int64_t from = 0; from < stages; ++from) {
+    if (from == stage)
+      continue;
+    for (const pl::Step &step : schedule.steps[from])
+      for (auto &[v, readers] : crossing)
+        if (readers.count(stage) &&
+            stageOfValue(v) == virtualOf(from, step.chunk) &&
+            actionOf.lookup(v.getDefiningOp()) == step.action)
+          incoming[from].push_back({v, step.microBatch});
   }
-  SmallVector<Type> resultTypes;
+  return incoming;
+}
+
+LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
+  Location loc = function.getLoc();
+  FlatSymbolRefAttr meshRef = stageMeshRef(stage);
+  // The function, with every argument for now (unused ones go at the end).
   SmallVector<unsigned> results;
-  for (unsigned i = 0; i < function.getNumResults(); ++i)
-    if (resultStages[i].count(stage)) {
-      results.push_back(i);
-      resultTypes.push_back(function.getResultTypes()[i]);
-    }
-  auto fn = func::FuncOp::create(
-      top, loc, (function.getName() + "_stage" + Twine(stage)).str(),
-      FunctionType::get(ctx, argTypes, resultTypes));
+  func::FuncOp fn = createStageFunction(stage, top, {}, results);
   Block *entry = fn.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(entry); // appends: the block's end
   // Every op says which step made it (traces and errors show it): the ops
@@ -1037,22 +1041,10 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
 
   // The schedule, unrolled.
   std::vector<IRMapping> perMicroBatch(microBatches);
-  // Per stage sending to this one, the values it sends, in its order: a
-  // direction's transfers are matched in the order issued (NCCL has no
-  // tags), so a value is received only after every value the same stage
-  // sent before it, which are taken then and kept until read.
-  std::map<int64_t, std::vector<std::pair<Value, int64_t>>> incoming;
+  // Per stage sending to this one, the values it sends, in its order.
+  std::map<int64_t, std::vector<std::pair<Value, int64_t>>> incoming =
+      incomingTransfers(stage);
   std::map<int64_t, size_t> nextIncoming;
-  for (int64_t from = 0; from < stages; ++from) {
-    if (from == stage)
-      continue;
-    for (const pl::Step &step : schedule.steps[from])
-      for (auto &[v, readers] : crossing)
-        if (readers.count(stage) &&
-            stageOfValue(v) == virtualOf(from, step.chunk) &&
-            actionOf.lookup(v.getDefiningOp()) == step.action)
-          incoming[from].push_back({v, step.microBatch});
-  }
   llvm::MapVector<Operation *, Value> sums; // accumulation -> running sum
   llvm::DenseMap<Operation *, int64_t> added; // micro-batches added so far
   Value missing;
@@ -1129,14 +1121,7 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
       for (Value v : op->getOperands())
         valueIn(v, k, map);
       if (missing)
-        return op->emitOpError()
-               << "part-pipeline: in stage " << stage << ", " << name
-               << " reads a value of the stage that its order has not made yet "
-                  "(defined by "
-               << (missing.getDefiningOp()
-                       ? missing.getDefiningOp()->getName().getStringRef()
-                       : StringRef("an argument"))
-               << ")";
+        return unmadeValueError(op, stage, name, missing);
       Operation *copy = b.clone(*op, map);
       for (auto [r, c] : llvm::zip(op->getResults(), copy->getResults())) {
         // Accumulations of this value.
@@ -1149,16 +1134,9 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
           }
       }
     }
-    for (auto [index, entry] : llvm::enumerate(crossing)) {
-      auto &[v, readers] = entry;
-      if (stageOfValue(v) != virtualStage ||
-          actionOf.lookup(v.getDefiningOp()) != step.action)
-        continue;
-      Value wire = toWire(b, v, map.lookup(v));
-      for (auto &entry : readers)
-        SendOp::create(b, loc, wire, stageMeshRef(entry.first),
-                       b.getI64IntegerAttr(int64_t(index) * microBatches + k));
-    }
+    sendValuesMade(b, virtualStage, step.action, map, [&](int64_t index) {
+      return index * microBatches + k;
+    });
     labelSince(before, name);
   }
 
@@ -1174,30 +1152,10 @@ LogicalResult PipelineSplit::emitStage(int64_t stage, OpBuilder &top) {
   // in channel order, the order the receivers take them in (a direction's
   // transfers are matched in the order issued). The dp all_reduce that made
   // each ran during the drain.
-  llvm::sort(pendingSends, [](const auto &x, const auto &y) {
-    return std::get<2>(x) < std::get<2>(y);
-  });
-  for (auto [to, value, channel] : pendingSends)
-    SendOp::create(b, loc, value, stageMeshRef(to),
-                   b.getI64IntegerAttr(channel));
-  for (auto &[key, channel] : stepTransfers)
-    if (key.second == stage) {
-      Value v = Value::getFromOpaquePointer(key.first);
-      invariants.map(
-          v, fromWire(b, v,
-                      RecvOp::create(b, loc, wireType(v),
-                                     stageMeshRef(physical(
-                                         opStage.lookup(v.getDefiningOp()))),
-                                     b.getI64IntegerAttr(channel))));
-    }
-
-  // The step's results.
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  SmallVector<Value> returned;
-  for (unsigned i : results)
-    returned.push_back(materialize(b, ret.getOperand(i), invariants));
+  exchangeStepTransfers(b, stage, pendingSends, invariants);
+  returnResults(b, results, invariants);
   labelSince(lastStep, "U");
-  func::ReturnOp::create(b, loc, returned);
+  entry->back().removeAttr(kStepAttrName); // the return is no step's
 
   llvm::BitVector keep(fn.getNumArguments());
   if (failed(finishStage(fn, stage, results, keep)))

@@ -203,7 +203,85 @@ static LogicalResult findReceivers(
 }
 
 std::string PipelineSplit::stageName(int64_t stage) const {
-  return (const_cast<func::FuncOp &>(function).getName() + "_stage" + Twine(stage)).str();
+  return (const_cast<func::FuncOp &>(function).getName() + "_stage" +
+          Twine(stage))
+      .str();
+}
+
+FlatSymbolRefAttr PipelineSplit::stageMeshRef(int64_t s) const {
+  MeshOp m = mesh;
+  return FlatSymbolRefAttr::get(m.getContext(),
+                                (m.getSymName() + "_pp" + Twine(s)).str());
+}
+
+func::FuncOp PipelineSplit::createStageFunction(
+    int64_t stage, OpBuilder &top, TypeRange extraArgs,
+    SmallVector<unsigned> &results) {
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : function.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (batched.contains(arg)) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] *= microBatches;
+      type = RankedTensorType::get(shape, type.getElementType());
+    }
+    argTypes.push_back(type);
+  }
+  argTypes.append(extraArgs.begin(), extraArgs.end());
+  SmallVector<Type> resultTypes;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (resultStages[i].count(stage)) {
+      results.push_back(i);
+      resultTypes.push_back(function.getResultTypes()[i]);
+    }
+  return func::FuncOp::create(
+      top, function.getLoc(), stageName(stage),
+      FunctionType::get(function.getContext(), argTypes, resultTypes));
+}
+
+void PipelineSplit::exchangeStepTransfers(
+    OpBuilder &b, int64_t stage,
+    SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends,
+    IRMapping &invariants) {
+  Location loc = function.getLoc();
+  llvm::sort(sends, [](const auto &x, const auto &y) {
+    return std::get<2>(x) < std::get<2>(y);
+  });
+  for (auto [to, value, channel] : sends)
+    SendOp::create(b, loc, value, stageMeshRef(to),
+                   b.getI64IntegerAttr(channel));
+  for (auto &[key, channel] : stepTransfers)
+    if (key.second == stage) {
+      Value v = Value::getFromOpaquePointer(key.first);
+      Value received = RecvOp::create(
+          b, loc, wireType(v),
+          stageMeshRef(physical(opStage.lookup(v.getDefiningOp()))),
+          b.getI64IntegerAttr(channel));
+      invariants.map(v, fromWire(b, v, received));
+    }
+}
+
+void PipelineSplit::returnResults(OpBuilder &b, ArrayRef<unsigned> results,
+                                  IRMapping &invariants) {
+  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  SmallVector<Value> returned;
+  for (unsigned i : results)
+    returned.push_back(materialize(b, ret.getOperand(i), invariants));
+  func::ReturnOp::create(b, function.getLoc(), returned);
+}
+
+void PipelineSplit::sendValuesMade(
+    OpBuilder &b, int64_t vs, pl::Action action, IRMapping &map,
+    llvm::function_ref<int64_t(int64_t)> channel) {
+  for (auto [index, entry] : llvm::enumerate(crossing)) {
+    auto &[v, readers] = entry;
+    if (stageOfValue(v) != vs || actionOf.lookup(v.getDefiningOp()) != action)
+      continue;
+    Value wire = toWire(b, v, map.lookup(v));
+    for (auto &reader : readers)
+      SendOp::create(b, function.getLoc(), wire, stageMeshRef(reader.first),
+                     b.getI64IntegerAttr(channel(int64_t(index))));
+  }
 }
 
 LogicalResult PipelineSplit::planFragments(StageFragments &plan) {
@@ -285,7 +363,6 @@ static void renameMesh(func::FuncOp fn, StringRef from,
 FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
                                                     size_t index,
                                                     OpBuilder &top) {
-  MLIRContext *ctx = function.getContext();
   Location loc = function.getLoc();
   int64_t stage = plan.stage;
   FragmentKind kind = plan.kinds[index];
@@ -294,10 +371,6 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
   FragmentFunction f(top, loc, stageName(stage) + "_" + name);
   OpBuilder &b = f.b;
   IRMapping map;
-  auto stageMeshRef = [&](int64_t s) {
-    return FlatSymbolRefAttr::get(
-        ctx, (mesh.getSymName() + "_pp" + Twine(s)).str());
-  };
   // A sum over micro-batches this step adds to.
   auto accumulate = [&](Value r) {
     for (Operation *user : r.getUsers()) {
@@ -347,10 +420,7 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
     for (Operation *op : opsIt->second) {
       for (Value v : op->getOperands())
         if (!resolve(v))
-          return op->emitOpError()
-                 << "part-pipeline: in stage " << stage << ", " << name
-                 << " reads a value of the stage that its order has not made "
-                    "yet";
+          return unmadeValueError(op, stage, name, v);
       Operation *copy = b.clone(*op, map);
       (void)copy;
       for (Value r : op->getResults())
@@ -359,15 +429,7 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
   for (Value v : plan.stashOut[kind])
     f.addResult(map.lookup(v), slotName("stash", plan.stash.lookup(v)));
   // Sends at the end of the step that makes each value, by channel.
-  for (auto [channel, entry] : llvm::enumerate(crossing)) {
-    auto &[v, readers] = entry;
-    if (stageOfValue(v) != vs || actionOf.lookup(v.getDefiningOp()) != kind.action)
-      continue;
-    Value wire = toWire(b, v, map.lookup(v));
-    for (auto &reader : readers)
-      SendOp::create(b, loc, wire, stageMeshRef(reader.first),
-                     b.getI64IntegerAttr(int64_t(channel)));
-  }
+  sendValuesMade(b, vs, kind.action, map, [](int64_t index) { return index; });
   func::FuncOp fn = f.finish();
   fn->setAttr(PartDialect::getFragmentAttrName(), top.getStringAttr(name));
   fn->setAttr("part.stage", top.getI64IntegerAttr(stage));
@@ -377,7 +439,6 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
 
 func::FuncOp PipelineSplit::emitPrologue(StageFragments &plan,
                                          OpBuilder &top) {
-  MLIRContext *ctx = function.getContext();
   Location loc = function.getLoc();
   FragmentFunction f(top, loc, stageName(plan.stage) + "_P");
   OpBuilder &b = f.b;
@@ -413,45 +474,20 @@ func::FuncOp PipelineSplit::emitPrologue(StageFragments &plan,
   func::FuncOp fn = f.finish();
   fn->setAttr(PartDialect::getFragmentAttrName(), top.getStringAttr("P"));
   fn->setAttr("part.stage", top.getI64IntegerAttr(plan.stage));
-  renameMesh(fn, mesh.getSymName(),
-             FlatSymbolRefAttr::get(
-                 ctx, (mesh.getSymName() + "_pp" + Twine(plan.stage)).str()));
+  renameMesh(fn, mesh.getSymName(), stageMeshRef(plan.stage));
   return fn;
 }
 
 FailureOr<func::FuncOp>
 PipelineSplit::emitUpdate(StageFragments &plan, OpBuilder &top,
                           SmallVector<int64_t> &renumbered) {
-  MLIRContext *ctx = function.getContext();
-  Location loc = function.getLoc();
   int64_t stage = plan.stage;
-  auto stageMeshRef = [&](int64_t s) {
-    return FlatSymbolRefAttr::get(
-        ctx, (mesh.getSymName() + "_pp" + Twine(s)).str());
-  };
-  // The step's arguments (batched ones hold all of this device's
-  // micro-batches), then one per accumulator.
-  SmallVector<Type> argTypes;
-  for (BlockArgument arg : function.getArguments()) {
-    auto type = cast<RankedTensorType>(arg.getType());
-    if (batched.contains(arg)) {
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] *= microBatches;
-      type = RankedTensorType::get(shape, type.getElementType());
-    }
-    argTypes.push_back(type);
-  }
+  // The step's arguments, then one per accumulator.
+  SmallVector<Type> accumulatorTypes;
   for (auto &entry : plan.accumulators)
-    argTypes.push_back(entry.first->getOperand(0).getType());
-  SmallVector<Type> resultTypes;
+    accumulatorTypes.push_back(entry.first->getOperand(0).getType());
   SmallVector<unsigned> results;
-  for (unsigned i = 0; i < function.getNumResults(); ++i)
-    if (resultStages[i].count(stage)) {
-      results.push_back(i);
-      resultTypes.push_back(function.getResultTypes()[i]);
-    }
-  auto fn = func::FuncOp::create(top, loc, stageName(stage),
-                                 FunctionType::get(ctx, argTypes, resultTypes));
+  func::FuncOp fn = createStageFunction(stage, top, accumulatorTypes, results);
   Block *entry = fn.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   IRMapping invariants;
@@ -460,8 +496,8 @@ PipelineSplit::emitUpdate(StageFragments &plan, OpBuilder &top,
     if (!batched.contains(arg))
       invariants.map(arg, copy);
 
-  // The sums over the micro-batches, completed; those other stages update
-  // with sent (by channel: the order the receivers take them in).
+  // The sums over the micro-batches, completed, and sent to the stages
+  // that update with them.
   SmallVector<std::tuple<int64_t, Value, int64_t>> sends;
   unsigned first = function.getNumArguments();
   for (auto &[op, index] : plan.accumulators) {
@@ -470,27 +506,8 @@ PipelineSplit::emitUpdate(StageFragments &plan, OpBuilder &top,
     finalizeAccumulation(b, op, entry->getArgument(first + index),
                          stageMeshRef(stage), invariants, sends);
   }
-  llvm::sort(sends, [](const auto &x, const auto &y) {
-    return std::get<2>(x) < std::get<2>(y);
-  });
-  for (auto [to, value, channel] : sends)
-    SendOp::create(b, loc, value, stageMeshRef(to),
-                   b.getI64IntegerAttr(channel));
-  for (auto &[key, channel] : stepTransfers)
-    if (key.second == stage) {
-      Value v = Value::getFromOpaquePointer(key.first);
-      invariants.map(
-          v, fromWire(b, v,
-                      RecvOp::create(b, loc, wireType(v),
-                                     stageMeshRef(physical(
-                                         opStage.lookup(v.getDefiningOp()))),
-                                     b.getI64IntegerAttr(channel))));
-    }
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  SmallVector<Value> returned;
-  for (unsigned i : results)
-    returned.push_back(materialize(b, ret.getOperand(i), invariants));
-  func::ReturnOp::create(b, loc, returned);
+  exchangeStepTransfers(b, stage, sends, invariants);
+  returnResults(b, results, invariants);
 
   llvm::BitVector keep = plan.usedArgs;
   keep.resize(fn.getNumArguments(), true);

@@ -107,6 +107,37 @@ private:
   FailureOr<func::FuncOp> emitUpdate(StageFragments &plan, OpBuilder &top,
                                      SmallVector<int64_t> &renumbered);
   std::string stageName(int64_t stage) const;
+  /// The mesh stage `s` runs on (`@<mesh>_pp<s>`).
+  FlatSymbolRefAttr stageMeshRef(int64_t s) const;
+  /// Stage `stage`'s function, with the step's arguments (batched ones
+  /// holding all of this device's micro-batches), then `extraArgs`, and the
+  /// results the stage returns (their numbers in `results`).
+  func::FuncOp createStageFunction(int64_t stage, OpBuilder &top,
+                                   TypeRange extraArgs,
+                                   SmallVector<unsigned> &results);
+  /// After a stage's micro-batches: sends the completed sums other stages
+  /// update with (`sends`, by channel: the order receivers take them in),
+  /// then receives those this stage updates with into `invariants`.
+  void exchangeStepTransfers(
+      OpBuilder &b, int64_t stage,
+      SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends,
+      IRMapping &invariants);
+  /// The error of a step `step` of `stage` whose op `op` reads `missing`,
+  /// which the stage's order has not made yet (an inconsistent cut).
+  LogicalResult unmadeValueError(Operation *op, int64_t stage, StringRef step,
+                                 Value missing);
+  /// Unrolled form: per stage sending to `stage`, the values it sends and
+  /// their micro-batches, in the order it sends them.
+  std::map<int64_t, std::vector<std::pair<Value, int64_t>>>
+  incomingTransfers(int64_t stage);
+  /// Returns the step's results `results`, made from `invariants`.
+  void returnResults(OpBuilder &b, ArrayRef<unsigned> results,
+                     IRMapping &invariants);
+  /// Sends each value virtual stage `vs`'s `action` makes to every stage
+  /// that reads it, as `map` has it, on `channel(value number)`.
+  void sendValuesMade(OpBuilder &b, int64_t vs, pl::Action action,
+                      IRMapping &map,
+                      llvm::function_ref<int64_t(int64_t)> channel);
   /// The stage function's attributes and arguments once its body is
   /// written: the stage's mesh, schedule and shardings; the arguments no
   /// op reads and `keep` does not hold erased. Returns each old argument's
