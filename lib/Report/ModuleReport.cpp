@@ -10,6 +10,7 @@
 #include "partition/Report/ModuleReport.h"
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/FragmentTable.h"
 #include "partition/Dialect/Part/Analysis/CostModel.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"

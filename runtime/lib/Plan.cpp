@@ -75,8 +75,14 @@ std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
            : std::vector<int64_t>();
 }
 
-/// Letters, then optionally a dot and a chunk number ("F", "Bi", "B.1").
-bool isFragmentName(const std::string &name) {
+/// Letters, then optionally a dot and a chunk number ("F", "Bi", "B.1"),
+/// then optionally the final suffix ("B.1+reduce").
+bool isFragmentName(std::string name) {
+  if (name.size() > kFinalFragmentSuffix.size() &&
+      std::string_view(name).substr(name.size() -
+                                    kFinalFragmentSuffix.size()) ==
+          kFinalFragmentSuffix)
+    name.resize(name.size() - kFinalFragmentSuffix.size());
   size_t letters = 0;
   while (letters < name.size() && std::isalpha((unsigned char)name[letters]))
     ++letters;
@@ -709,7 +715,8 @@ Status ProgramValidator::checkFragments() {
     if (!isFragmentName(name))
       return fail("fragment ", k, " is named \"", name,
                   "\", which is not letters, optionally followed by a dot "
-                  "and a chunk number");
+                  "and a chunk number, then optionally \"",
+                  kFinalFragmentSuffix, "\"");
     if (!names.insert(name).second)
       return fail("two fragments are named \"", name, "\"");
     if ((name == "P" && k != 0) || (name == "U" && k != n - 1))
@@ -833,6 +840,73 @@ ProgramValidator::accumulatorChains(const std::vector<uint32_t> &root,
             !uses.readLaterInFragment(root[o], i))
           chain[find(r)] = find(root[o]);
       }
+  }
+  // A final fragment completes an accumulation: it reduces the last sum (a
+  // mean, a data-parallel all-reduce) into the accumulator's bytes once it
+  // has read the previous version there for the last time. The result is
+  // the next version (spanning, or an output): a value written where a
+  // spanning value of the same bytes and dtype was read earlier in the
+  // fragment, and is not read again in it.
+  using Bytes = std::tuple<uint64_t, uint64_t, int>;
+  auto bytesOf = [&](const plan::Value &v) {
+    return Bytes(v.offset(), arenaSpan(v), int(v.dtype()));
+  };
+  std::map<Bytes, uint32_t> readInFragment;
+  int64_t fragmentEnd = 0;
+  for (int64_t i = 0; program.fragments() && i < int64_t(instructions.size());
+       ++i) {
+    if (i >= fragmentEnd) {
+      readInFragment.clear();
+      fragmentEnd = uses.fragmentEnd[i];
+    }
+    const plan::Instruction &inst = *instructions.Get(i);
+    if (inst.results())
+      for (uint32_t r : *inst.results()) {
+        const plan::Value &a = *values.Get(r);
+        if (a.storage() != plan::Storage::Arena)
+          continue;
+        auto it = readInFragment.find(bytesOf(a));
+        if (it != readInFragment.end() &&
+            !uses.readLaterInFragment(it->second, i - 1))
+          chain[find(r)] = find(it->second);
+      }
+    if (inst.operands())
+      for (uint32_t o : *inst.operands()) {
+        const plan::Value &b = *values.Get(root[o]);
+        if (uses.spanning(root[o]) && b.storage() == plan::Storage::Arena)
+          readInFragment[bytesOf(b)] = root[o];
+      }
+  }
+  // A final fragment ("B+reduce") runs its kind's last micro-batch in place
+  // of the ordinary one ("B"): what both write at the same bytes (a stash
+  // copy, a sum) is one slot.
+  std::map<std::string, std::map<Bytes, uint32_t>> writtenBy; // fragment ->
+  for (uint32_t k = 0; program.fragments() && k < program.fragments()->size();
+       ++k) {
+    const plan::Fragment &f = *program.fragments()->Get(k);
+    std::string name = f.name()->str();
+    size_t suffix = kFinalFragmentSuffix.size();
+    bool final = name.size() > suffix &&
+                 std::string_view(name).substr(name.size() - suffix) ==
+                     kFinalFragmentSuffix;
+    // The ordinary fragment's slots span fragments; the final one's need
+    // not (the program links it after the fragments that read the slot).
+    std::map<Bytes, uint32_t> &written = writtenBy[name];
+    for (uint32_t i = f.first(); i < f.first() + f.count(); ++i)
+      if (const auto *results = instructions.Get(i)->results())
+        for (uint32_t r : *results)
+          if ((final || uses.spanning(r)) &&
+              values.Get(r)->storage() == plan::Storage::Arena)
+            written[bytesOf(*values.Get(r))] = r;
+    if (!final)
+      continue;
+    auto ordinary = writtenBy.find(name.substr(0, name.size() - suffix));
+    if (ordinary == writtenBy.end())
+      continue;
+    for (auto &[bytes, r] : written)
+      if (auto it = ordinary->second.find(bytes);
+          it != ordinary->second.end())
+        chain[find(r)] = find(it->second);
   }
   for (uint32_t id = 0; id < chain.size(); ++id)
     chain[id] = find(id);

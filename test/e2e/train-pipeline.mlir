@@ -103,14 +103,22 @@
 // ZB-NOT: in flight
 //
 // --trace names each instruction's step: forward (F) and backward (B) of
-// each micro-batch, and the update (U).
+// each micro-batch, the last one's with the sums completed (+reduce), and
+// the update (U).
 // RUN: partition-run %t/p1.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/trace.json > /dev/null
 // RUN: FileCheck %s --check-prefix=TRACE --input-file %t/trace.json
 // TRACE-DAG: "origin":"F0 {{.*}}"
-// TRACE-DAG: "origin":"F1 {{.*}}"
+// TRACE-DAG: "origin":"F1+reduce {{.*}}"
 // TRACE-DAG: "origin":"B0 {{.*}}"
-// TRACE-DAG: "origin":"B1 {{.*}}"
+// TRACE-DAG: "origin":"B1+reduce {{.*}}"
 // TRACE-DAG: "origin":"U {{.*}}"
+// With dp, each gradient's all-reduce runs on the communication lane in the
+// last micro-batch's backward, beside the backward of the layers before it
+// (as Megatron overlaps the gradient reduction), not in the update.
+// RUN: partition-run %t/p8.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/trace-dp.json > /dev/null
+// RUN: FileCheck %s --check-prefix=TRACE-DP --input-file %t/trace-dp.json
+// TRACE-DP: "name":"AllReduce","cat":"collective"{{.*}}"origin":"B3+reduce
+// TRACE-DP-NOT: "name":"AllReduce","cat":"collective"{{.*}}"origin":"U
 //
 // The GPT imported from ONNX (its layers found from the node names), with
 // SGD: there every weight is compared too (AdamW would turn the rounding

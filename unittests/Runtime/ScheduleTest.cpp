@@ -32,6 +32,9 @@ TEST(FragmentStepName, InsertsTheMicroBatchBeforeTheChunk) {
   EXPECT_EQ(fragmentStepName("B.1", 2), "B2.1");
   EXPECT_EQ(fragmentStepName("Bi", 3), "Bi3");
   EXPECT_EQ(fragmentStepName("W.12", 0), "W0.12");
+  // A final fragment (its kind's last step, completing the sums).
+  EXPECT_EQ(fragmentStepName("B+reduce", 7), "B7+reduce");
+  EXPECT_EQ(fragmentStepName("W.1+reduce", 2), "W2.1+reduce");
   EXPECT_EQ(fragmentStepName("P", 5), "P");
   EXPECT_EQ(fragmentStepName("U", 5), "U");
 }

@@ -56,8 +56,8 @@ bool isElementwiseChainOp(Operation *op,
 /// The operands and results a set of members would have as one kernel.
 void boundary(ArrayRef<Operation *> ops,
               const llvm::SmallPtrSetImpl<Operation *> &members,
-              SmallVectorImpl<Value> *operands,
-              SmallVectorImpl<Value> *results) {
+              SmallVectorImpl<Value> *operands, SmallVectorImpl<Value> *results,
+              function_ref<bool(Value)> kept) {
   llvm::SetVector<Value> in;
   for (Operation *op : ops)
     for (Value v : op->getOperands())
@@ -68,7 +68,8 @@ void boundary(ArrayRef<Operation *> ops,
   if (results) {
     results->clear();
     for (Operation *op : ops)
-      if (llvm::any_of(op->getUsers(),
+      if ((kept && kept(op->getResult(0))) ||
+          llvm::any_of(op->getUsers(),
                        [&](Operation *u) { return !members.count(u); }))
         results->push_back(op->getResult(0));
   }
@@ -80,7 +81,8 @@ std::vector<FusionGroup>
 partition::findFusionGroups(Block &block,
                             function_ref<bool(Operation *)> fusible,
                             FusionLimits limits,
-                            function_ref<bool(Operation *)> startsSegment) {
+                            function_ref<bool(Operation *)> startsSegment,
+                            function_ref<bool(Value)> kept) {
   // An op's position, and the position of the last barrier at or before
   // it: an op outside any chain with a result of more than one element (a
   // matmul, a reduction, a collective). A group never grows across one:
@@ -145,7 +147,7 @@ partition::findFusionGroups(Block &block,
         return position[a] < position[b];
       });
       SmallVector<Value> operands, results;
-      boundary(ops, grown, &operands, &results);
+      boundary(ops, grown, &operands, &results, kept);
       if (operands.size() > limits.operands || results.size() > limits.results)
         continue;
       current = std::move(ops);
@@ -165,7 +167,7 @@ partition::findFusionGroups(Block &block,
     group.ops = std::move(ops);
     llvm::SmallPtrSet<Operation *, 16> members(group.ops.begin(),
                                                group.ops.end());
-    boundary(group.ops, members, &group.operands, &group.results);
+    boundary(group.ops, members, &group.operands, &group.results, kept);
     // A chain nobody reads stays as it was (one dead kernel per op).
     if (!group.results.empty())
       fused.push_back(std::move(group));

@@ -2,8 +2,9 @@
 
 #include "LinkStage.h"
 
-#include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/Analysis/FragmentTable.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/runtime/Plan.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -26,15 +27,20 @@ StringAttr slotOf(func::FuncOp fn, unsigned index, bool result) {
 
 /// The copies a stash needs: at each step that makes micro-batch m's value,
 /// copy m mod S must hold no micro-batch whose readers have not all run.
+/// Producers and readers are kinds of step (`kindOf` of a fragment: a final
+/// fragment is of its ordinary one's kind).
 int64_t stashSlots(const std::vector<std::pair<unsigned, uint32_t>> &steps,
-                   unsigned producer, const std::set<unsigned> &readers,
+                   ArrayRef<unsigned> kindOf,
+                   const std::set<unsigned> &producers,
+                   const std::set<unsigned> &readers,
                    int64_t microBatches) {
   for (int64_t slots = 1; slots < microBatches; ++slots) {
     std::map<int64_t, size_t> pending; // micro-batch -> readers left
     std::vector<int64_t> owner(slots, -1);
     bool clash = false;
     for (auto [fragment, m] : steps) {
-      if (fragment == producer) {
+      unsigned kind = kindOf[fragment];
+      if (producers.count(kind)) {
         int64_t o = owner[m % slots];
         if (o >= 0 && pending.count(o)) {
           clash = true;
@@ -43,7 +49,7 @@ int64_t stashSlots(const std::vector<std::pair<unsigned, uint32_t>> &steps,
         owner[m % slots] = m;
         pending[m] = readers.size();
       }
-      if (readers.count(fragment) && pending.count(m) && --pending[m] == 0)
+      if (readers.count(kind) && pending.count(m) && --pending[m] == 0)
         pending.erase(m);
     }
     if (!clash)
@@ -54,47 +60,36 @@ int64_t stashSlots(const std::vector<std::pair<unsigned, uint32_t>> &steps,
 
 } // namespace
 
-/// The fragments of `stage` and the schedule's steps, by fragment index.
+/// The fragments of `stage` and the schedule's steps, by fragment index;
+/// each fragment's kind of step in `kindOf` (the first fragment of its kind:
+/// a final fragment is of its ordinary one's kind).
 static LogicalResult readTable(func::FuncOp stage,
-                               ArrayRef<func::FuncOp> fragments,
+                               SmallVectorImpl<func::FuncOp> &fragments,
+                               SmallVectorImpl<unsigned> &kindOf,
                                LinkedStage &out) {
-  std::map<std::pair<std::string, int64_t>, unsigned> byKind;
-  for (auto [i, constFn] : llvm::enumerate(fragments)) {
-    func::FuncOp fn = constFn;
-    auto name = fn->getAttrOfType<StringAttr>(PartDialect::getFragmentAttrName());
-    if (!name)
-      return stage.emitError() << "fragment @" << fn.getName()
-                               << " of a pipeline stage has no 'part.fragment'";
-    out.fragmentNames.push_back(name.getValue().str());
-    auto [action, chunk] = name.getValue().split('.');
-    int64_t c = 0;
-    if (!chunk.empty() && chunk.getAsInteger(10, c))
-      return fn.emitError() << "fragment name \"" << name.getValue()
-                            << "\" is not a step kind with a chunk (\"F.1\")";
-    byKind[{action.str(), c}] = i;
+  FailureOr<std::optional<FragmentTable>> table = readFragmentTable(
+      stage, [](Operation *op) { return op->emitError(); });
+  if (failed(table))
+    return failure();
+  if (!*table || (*table)->prologue < 0)
+    return stage.emitError() << "a pipeline stage with fragments needs "
+                                "'part.fragments' with a fragment \"P\"";
+  for (const FragmentTable::Fragment &f : (*table)->fragments) {
+    fragments.push_back(f.function);
+    out.fragmentNames.push_back(
+        f.final ? f.name + std::string(runtime::kFinalFragmentSuffix) : f.name);
+    auto kind = llvm::find_if((*table)->fragments, [&](const auto &g) {
+      return g.name == f.name;
+    });
+    kindOf.push_back(unsigned(kind - (*table)->fragments.begin()));
   }
   out.fragmentNames.push_back("U");
-  auto schedule = stage->getAttrOfType<StringAttr>("part.schedule");
-  if (!schedule)
-    return stage.emitError() << "a pipeline stage with fragments needs "
-                                "'part.schedule' (its table)";
-  SmallVector<StringRef> texts;
-  schedule.getValue().split(texts, ' ', -1, /*KeepEmpty=*/false);
-  out.steps.push_back({0, 0}); // P
-  int64_t most = 0;
-  for (StringRef text : texts) {
-    std::optional<pipeline::Step> step = pipeline::parseStepText(text.str());
-    auto it = step ? byKind.find({pipeline::actionName(step->action),
-                                  step->chunk})
-                   : byKind.end();
-    if (it == byKind.end())
-      return stage.emitError() << "step \"" << text
-                               << "\" of part.schedule has no fragment";
-    out.steps.push_back({it->second, uint32_t(step->microBatch)});
-    most = std::max(most, step->microBatch + 1);
-  }
+  kindOf.push_back(fragments.size());
+  out.steps.push_back({unsigned((*table)->prologue), 0});
+  for (const FragmentTable::Step &step : (*table)->steps)
+    out.steps.push_back({step.fragment, uint32_t(step.step.microBatch)});
   out.steps.push_back({unsigned(fragments.size()), 0}); // U
-  out.microBatches = std::max<int64_t>(most, 1);
+  out.microBatches = (*table)->microBatches;
   return success();
 }
 
@@ -102,15 +97,8 @@ FailureOr<LinkedStage> partition::linkStage(func::FuncOp stage,
                                             OpBuilder &top) {
   LinkedStage out;
   SmallVector<func::FuncOp> fragments;
-  for (Attribute a : stage->getAttrOfType<ArrayAttr>(
-           PartDialect::getFragmentsAttrName())) {
-    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-        stage, cast<FlatSymbolRefAttr>(a));
-    if (!fn || fn.isDeclaration())
-      return stage.emitError() << "fragment " << a << " is not a function";
-    fragments.push_back(fn);
-  }
-  if (failed(readTable(stage, fragments, out)))
+  SmallVector<unsigned> kindOf;
+  if (failed(readTable(stage, fragments, kindOf, out)))
     return failure();
   int64_t m = out.microBatches;
 
@@ -149,7 +137,7 @@ FailureOr<LinkedStage> partition::linkStage(func::FuncOp stage,
   OpBuilder b = OpBuilder::atBlockEnd(entry);
 
   llvm::StringMap<Value> current;
-  llvm::StringMap<unsigned> producer;
+  llvm::StringMap<std::set<unsigned>> producers;
   llvm::StringMap<std::set<unsigned>> readers;
   llvm::StringMap<size_t> slotIndex;
   // Maps function `fn` (fragment `index`)'s arguments, then copies its body.
@@ -175,7 +163,7 @@ FailureOr<LinkedStage> partition::linkStage(func::FuncOp stage,
                               << (slot ? slot.getValue() : StringRef("?"))
                               << ", which no earlier fragment makes";
       map.map(arg, current[slot.getValue()]);
-      readers[slot.getValue()].insert(index);
+      readers[slot.getValue()].insert(kindOf[index]);
     }
     bool first = true;
     for (Operation &op : fn.getBody().front()) {
@@ -186,7 +174,7 @@ FailureOr<LinkedStage> partition::linkStage(func::FuncOp stage,
             return fn.emitError() << "result " << i << " has no 'part.slot'";
           Value now = map.lookupOrDefault(v);
           current[slot.getValue()] = now;
-          producer[slot.getValue()] = index;
+          producers[slot.getValue()].insert(kindOf[index]);
           auto [it, added] =
               slotIndex.try_emplace(slot.getValue(), out.slots.size());
           if (added)
@@ -211,7 +199,7 @@ FailureOr<LinkedStage> partition::linkStage(func::FuncOp stage,
 
   for (LinkedStage::Slot &slot : out.slots)
     if (StringRef(slot.key).starts_with("stash:"))
-      slot.slots = stashSlots(out.steps, producer[slot.key],
+      slot.slots = stashSlots(out.steps, kindOf, producers[slot.key],
                               readers[slot.key], m);
   return out;
 }

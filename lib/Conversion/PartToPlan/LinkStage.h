@@ -35,7 +35,8 @@ struct LinkedStage {
   llvm::DenseMap<mlir::Operation *, unsigned> fragmentOf;
   /// The first op of each fragment (fusion does not cross them).
   llvm::DenseSet<mlir::Operation *> firstOps;
-  /// "P", the kinds of step ("F", "B.1"), "U".
+  /// "P", the kinds of step ("F", "B.1"), the final ones ("B+reduce",
+  /// runtime::kFinalFragmentSuffix), "U".
   std::vector<std::string> fragmentNames;
   /// A value that lives from one step to another: every version of it
   /// (an accumulator's zeros and each step's sum) shares one place, with

@@ -1170,6 +1170,12 @@ ProgramLowering::lower(ProgramMemory &memory) {
     limits.steps = runtime::kMaxFusedSteps;
     limits.operands = runtime::kMaxFusedOperands;
     limits.results = runtime::kMaxFusedResults;
+    // A slot's versions are kept: a later step reads each, though the
+    // linked program may not (a final fragment comes after the readers).
+    llvm::DenseSet<Value> slotValues;
+    if (linked)
+      for (const LinkedStage::Slot &slot : linked->slots)
+        slotValues.insert(slot.values.begin(), slot.values.end());
     groups = findFusionGroups(
         function.getBody().front(),
         [](Operation *op) {
@@ -1181,7 +1187,8 @@ ProgramLowering::lower(ProgramMemory &memory) {
         linked ? function_ref<bool(Operation *)>([&](Operation *op) {
           return linked->firstOps.contains(op);
         })
-               : function_ref<bool(Operation *)>());
+               : function_ref<bool(Operation *)>(),
+        [&](Value v) { return slotValues.contains(v); });
     for (const FusionGroup &group : groups) {
       groupAt[group.ops.back()] = &group;
       fusedAway.insert(group.ops.begin(), group.ops.end() - 1);

@@ -48,13 +48,17 @@ struct FusionLimits {
 /// across a matmul, a reduction or a collective). Time and memory are
 /// linear in the block's size.
 /// With `startsSegment`, an op for which it holds starts a segment no group
-/// crosses (a pipeline fragment: its ops run apart from the others').
+/// crosses (a pipeline fragment: its ops run apart from the others'). With
+/// `kept`, a value for which it holds is a result of its group even where
+/// no op of the block reads it (a pipeline slot that a later step of the
+/// schedule reads).
 std::vector<FusionGroup>
 findFusionGroups(mlir::Block &block,
                  llvm::function_ref<bool(mlir::Operation *)> fusible,
                  FusionLimits limits = {},
                  llvm::function_ref<bool(mlir::Operation *)> startsSegment =
-                     nullptr);
+                     nullptr,
+                 llvm::function_ref<bool(mlir::Value)> kept = nullptr);
 
 /// Whether `operand`'s elements repeat into `result`'s shape as the fused
 /// kernel reads them: the same shape, one element, or a trailing-shape

@@ -2,6 +2,7 @@
 
 #include "partition/Dialect/Part/Analysis/CostModel.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/FragmentTable.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 
@@ -205,47 +206,27 @@ ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
 static bool addFragmentSteps(func::FuncOp function, MeshOp mesh,
                              int64_t firstRank, const Cluster &cluster,
                              const FirstRanks &ranks, ProgramEstimate &stage) {
-  auto refs =
-      function->getAttrOfType<ArrayAttr>(PartDialect::getFragmentsAttrName());
-  auto schedule = function->getAttrOfType<StringAttr>("part.schedule");
-  if (!refs || !schedule)
+  FailureOr<std::optional<FragmentTable>> table = readFragmentTable(
+      function, [](Operation *) { return InFlightDiagnostic(); });
+  if (failed(table))
+    return false;
+  if (!*table)
     return true;
-  std::map<std::pair<std::string, int64_t>, ProgramEstimate> kinds;
+  std::vector<ProgramEstimate> fragments;
+  for (const FragmentTable::Fragment &f : (*table)->fragments)
+    fragments.push_back(estimateProgram(f.function, mesh.getMesh(), firstRank,
+                                        cluster, &ranks));
   double prologue = 0;
-  for (Attribute a : refs) {
-    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-        function, cast<FlatSymbolRefAttr>(a));
-    auto name = fn ? fn->getAttrOfType<StringAttr>(
-                         PartDialect::getFragmentAttrName())
-                   : StringAttr();
-    if (!name)
-      return false;
-    ProgramEstimate f =
-        estimateProgram(fn, mesh.getMesh(), firstRank, cluster, &ranks);
-    auto [action, chunk] = name.getValue().split('.');
-    int64_t c = 0;
-    if (!chunk.empty() && chunk.getAsInteger(10, c))
-      return false;
-    if (action == "P") {
-      prologue = f.seconds;
-      stage.whole += f.whole;
-      continue;
-    }
-    kinds[{action.str(), c}] = std::move(f);
+  if (int p = (*table)->prologue; p >= 0) {
+    prologue = fragments[p].seconds;
+    stage.whole += fragments[p].whole;
   }
   stage.steps["U"] = stage.seconds + prologue;
-  SmallVector<StringRef> words;
-  schedule.getValue().split(words, ' ', -1, /*KeepEmpty=*/false);
-  for (StringRef w : words) {
-    std::optional<pl::Step> step = pl::parseStepText(w.str());
-    if (!step)
-      continue; // estimateStep reports it
-    auto it = kinds.find({pl::actionName(step->action), step->chunk});
-    if (it == kinds.end())
-      return false;
-    stage.steps[w.str()] = it->second.seconds;
-    stage.whole += it->second.whole;
-    stage.seconds += it->second.seconds;
+  for (const FragmentTable::Step &step : (*table)->steps) {
+    const ProgramEstimate &f = fragments[step.fragment];
+    stage.steps[step.text] = f.seconds;
+    stage.whole += f.whole;
+    stage.seconds += f.seconds;
   }
   stage.seconds += prologue;
   return true;

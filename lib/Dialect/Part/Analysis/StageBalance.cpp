@@ -7,6 +7,7 @@
 #include "partition/Dialect/Part/Analysis/StageBalance.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace partition::part::pipeline;
 
@@ -135,51 +136,55 @@ std::optional<LayerGroups> partition::part::pipeline::balanceMemory(
                std::to_string(count);
     return std::nullopt;
   }
-  // Filling greedily is optimal for contiguous groups: a group taking more
-  // leaves the later ones a subset of what they would get.
+  // The least largest memory over contiguous cuts, by dynamic programming:
+  // worst[g][i], the least largest memory of groups 0..g holding the first
+  // i layers (each group at least one). Exact whatever the micro-batches in
+  // flight per group (a fill up to a bound is not: the layer a group must
+  // take can cost more there than in a later group).
   const std::vector<LayerCost> &layers = costs.layers;
-  auto cost = [&](const LayerCost &f, int64_t g) {
-    return groupMemory(f, inFlight[g]);
-  };
-  auto place = [&](double bound, LayerGroups *out) {
-    int64_t g = 0, inGroup = 0;
+  size_t n = layers.size();
+  std::vector<LayerCost> prefix(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    prefix[i + 1] = prefix[i];
+    addMemory(prefix[i + 1], layers[i]);
+  }
+  // Group g holding layers [j, i).
+  auto cost = [&](int64_t g, size_t j, size_t i) {
     LayerCost load;
-    addMemory(load, costs.leading);
-    bool ok = true;
-    for (size_t i = 0; i < layers.size(); ++i) {
-      LayerCost with = load;
-      addMemory(with, layers[i]);
-      int64_t left = int64_t(layers.size() - i); // this one included
-      if (inGroup > 0 && g + 1 < count &&
-          (cost(with, g) > bound || left <= count - g - 1)) {
-        ok &= cost(load, g) <= bound;
-        ++g;
-        inGroup = 0;
-        with = LayerCost();
-        addMemory(with, layers[i]);
-      }
-      load = with;
-      ++inGroup;
-      if (out)
-        (*out)[layers[i].layer] = g;
-    }
-    addMemory(load, costs.trailing);
-    return ok && g == count - 1 && cost(load, g) <= bound;
+    load.resident = prefix[i].resident - prefix[j].resident;
+    load.perMicroBatch = prefix[i].perMicroBatch - prefix[j].perMicroBatch;
+    if (g == 0)
+      addMemory(load, costs.leading);
+    if (g == count - 1)
+      addMemory(load, costs.trailing);
+    return groupMemory(load, inFlight[g]);
   };
-  double low = 0, high = 0;
-  for (int64_t g = 0; g < count; ++g) {
-    LayerCost all;
-    addMemory(all, costs.leading);
-    addMemory(all, costs.trailing);
-    for (const LayerCost &c : layers)
-      addMemory(all, c);
-    high = std::max(high, cost(all, g));
-  }
-  for (int i = 0; i < 64 && high - low > 0.5; ++i) {
-    double mid = (low + high) / 2;
-    (place(mid, nullptr) ? high : low) = mid;
-  }
+  const double none = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> worst(count,
+                                         std::vector<double>(n + 1, none));
+  for (size_t i = 1; i <= n; ++i)
+    worst[0][i] = cost(0, 0, i);
+  for (int64_t g = 1; g < count; ++g)
+    for (size_t i = g + 1; i <= n; ++i)
+      for (size_t j = g; j < i; ++j)
+        worst[g][i] = std::min(worst[g][i],
+                               std::max(worst[g - 1][j], cost(g, j, i)));
+  // Back from the last group, each group starting as late as the best
+  // bound allows.
+  double bound = worst[count - 1][n];
   LayerGroups groupOf;
-  place(high, &groupOf);
+  size_t end = n;
+  for (int64_t g = count - 1; g >= 0; --g) {
+    size_t start = 0;
+    if (g > 0)
+      for (size_t j = end - 1; j >= size_t(g); --j)
+        if (worst[g - 1][j] <= bound && cost(g, j, end) <= bound) {
+          start = j;
+          break;
+        }
+    for (size_t l = start; l < end; ++l)
+      groupOf[layers[l].layer] = g;
+    end = start;
+  }
   return groupOf;
 }

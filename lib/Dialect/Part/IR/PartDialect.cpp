@@ -290,6 +290,13 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == getFinalAttrName()) {
+    if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()) ||
+        !op->hasAttr(getFragmentAttrName()))
+      return op->emitOpError() << "'part.final' is a unit attribute on a "
+                                  "pipeline fragment (with 'part.fragment')";
+    return success();
+  }
   if (name == getFragmentsAttrName()) {
     auto list = dyn_cast<ArrayAttr>(attr.getValue());
     if (!isa<FunctionOpInterface>(op) || !list ||

@@ -78,38 +78,6 @@ FlatSymbolRefAttr partition::part::getSpmdMesh(Operation *op) {
   return {};
 }
 
-llvm::SmallVector<std::pair<Operation *, int64_t>>
-partition::part::getProgramParts(Operation *function) {
-  llvm::SmallVector<std::pair<Operation *, int64_t>> parts = {{function, 1}};
-  auto refs =
-      function->getAttrOfType<ArrayAttr>(PartDialect::getFragmentsAttrName());
-  if (!refs)
-    return parts;
-  // Steps per kind ("F3.1" is of kind "F.1"), from the table.
-  llvm::StringMap<int64_t> runs;
-  if (auto table = function->getAttrOfType<StringAttr>("part.schedule")) {
-    SmallVector<StringRef> steps;
-    table.getValue().split(steps, ' ', -1, /*KeepEmpty=*/false);
-    for (StringRef step : steps) {
-      auto [head, chunk] = step.split('.');
-      StringRef kind = head.take_while([](char c) { return !isdigit(c); });
-      ++runs[chunk.empty() ? kind.str() : (kind + "." + chunk).str()];
-    }
-  }
-  for (Attribute ref : refs) {
-    Operation *fragment = SymbolTable::lookupNearestSymbolFrom(
-        function, cast<FlatSymbolRefAttr>(ref));
-    if (!fragment)
-      continue;
-    auto name = fragment->getAttrOfType<StringAttr>(
-        PartDialect::getFragmentAttrName());
-    parts.push_back({fragment, !name || name.getValue() == "P"
-                                   ? 1
-                                   : runs.lookup(name.getValue())});
-  }
-  return parts;
-}
-
 std::optional<partition::runtime::DType>
 partition::part::getRuntimeDType(Type elementType) {
   if (elementType.isF32())

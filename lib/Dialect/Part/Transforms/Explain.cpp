@@ -1,6 +1,7 @@
 //===- Explain.cpp - why each collective is there and what it costs -------===//
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/FragmentTable.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"

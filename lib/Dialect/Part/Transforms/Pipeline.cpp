@@ -837,10 +837,9 @@ Value PipelineSplit::materialize(OpBuilder &b, Value v, IRMapping &map) {
   return map.lookup(v);
 }
 
-void PipelineSplit::finalizeAccumulation(
-    OpBuilder &b, Operation *op, Value sum, FlatSymbolRefAttr meshRef,
-    IRMapping &invariants,
-    SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends) {
+Value PipelineSplit::completeAccumulation(OpBuilder &b, Operation *op,
+                                          Value sum,
+                                          FlatSymbolRefAttr meshRef) {
   MLIRContext *ctx = function.getContext();
   Location loc = function.getLoc();
   auto reduce = cast<AllReduceOp>(op);
@@ -859,28 +858,41 @@ void PipelineSplit::finalizeAccumulation(
   for (Attribute a : reduce.getAxes())
     if (a != axis)
       rest.push_back(cast<StringAttr>(a).getValue());
-  if (!rest.empty()) {
-    auto remaining =
-        AllReduceOp::create(b, reduce.getLoc(), v, meshRef,
-                            b.getStrArrayAttr(rest),
-                            ReductionKindAttr::get(ctx, reduce.getKind()));
-    // Why: the original all_reduce's reason, once per step.
-    if (auto origin = reduce->getAttrOfType<StringAttr>(
-            PartDialect::getOriginAttrName()))
-      remaining->setAttr(PartDialect::getOriginAttrName(),
-                         b.getStringAttr(origin.getValue() +
-                                         " (the sum over the micro-batches, "
-                                         "once per step)"));
-    v = remaining;
-  }
-  invariants.map(reduce.getResult(), v);
+  if (rest.empty())
+    return v;
+  auto remaining = AllReduceOp::create(
+      b, reduce.getLoc(), v, meshRef, b.getStrArrayAttr(rest),
+      ReductionKindAttr::get(ctx, reduce.getKind()));
+  // Why: the original all_reduce's reason, once per step.
+  if (auto origin =
+          reduce->getAttrOfType<StringAttr>(PartDialect::getOriginAttrName()))
+    remaining->setAttr(PartDialect::getOriginAttrName(),
+                       b.getStringAttr(origin.getValue() +
+                                       " (the sum over the micro-batches, "
+                                       "once per step)"));
+  return remaining;
+}
+
+void PipelineSplit::useAccumulation(
+    OpBuilder &b, Operation *op, Value done, IRMapping &invariants,
+    SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends) {
+  Value result = cast<AllReduceOp>(op).getResult();
+  invariants.map(result, done);
   Value wire;
   for (auto &[key, channel] : stepTransfers)
-    if (key.first == reduce.getResult().getAsOpaquePointer()) {
+    if (key.first == result.getAsOpaquePointer()) {
       if (!wire)
-        wire = toWire(b, reduce.getResult(), v);
+        wire = toWire(b, result, done);
       sends.push_back({key.second, wire, channel});
     }
+}
+
+void PipelineSplit::finalizeAccumulation(
+    OpBuilder &b, Operation *op, Value sum, FlatSymbolRefAttr meshRef,
+    IRMapping &invariants,
+    SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends) {
+  useAccumulation(b, op, completeAccumulation(b, op, sum, meshRef),
+                  invariants, sends);
 }
 
 FailureOr<SmallVector<int64_t>>

@@ -14,7 +14,11 @@
 // arguments and results (`part.slot`): "arg:N", an argument of the stage
 // function (a batched one is one micro-batch's slice); "stash:K", a value
 // one step makes and a later step of the same micro-batch reads; "acc:K",
-// a sum over the micro-batches; "hold:K", a value P makes once.
+// a sum over the micro-batches; "hold:K", a value P makes once. A kind of
+// step that adds to sums has a second, final fragment (`part.final`) for its
+// last step in the table, which completes them there: the mean and the dp
+// all_reduce of the gradients overlap the rest of that backward, as
+// Megatron's gradient reduction overlaps the last micro-batch's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -361,17 +365,19 @@ static void renameMesh(func::FuncOp fn, StringRef from,
 }
 
 FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
-                                                    size_t index,
+                                                    size_t index, bool final,
                                                     OpBuilder &top) {
   Location loc = function.getLoc();
   int64_t stage = plan.stage;
   FragmentKind kind = plan.kinds[index];
   int64_t vs = virtualOf(stage, kind.chunk);
   std::string name = fragmentName(kind, chunks);
-  FragmentFunction f(top, loc, stageName(stage) + "_" + name);
+  FragmentFunction f(top, loc,
+                     stageName(stage) + "_" + name + (final ? "_final" : ""));
   OpBuilder &b = f.b;
   IRMapping map;
-  // A sum over micro-batches this step adds to.
+  // A sum over micro-batches this step adds to; in the kind's last step,
+  // completed right there (the dp reduction overlaps the rest of the step).
   auto accumulate = [&](Value r) {
     for (Operation *user : r.getUsers()) {
       auto it = plan.accumulators.find(user);
@@ -379,7 +385,11 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
         continue;
       std::string slot = slotName("acc", it->second);
       Value sum = f.addArgument(r.getType(), slot);
-      f.addResult(AddOp::create(b, loc, sum, map.lookup(r)), slot);
+      Value added = AddOp::create(b, loc, sum, map.lookup(r));
+      f.addResult(final ? completeAccumulation(b, user, added,
+                                               stageMeshRef(stage))
+                        : added,
+                  slot);
     }
   };
   // An operand: at hand, an argument, kept from another step, or made
@@ -432,6 +442,8 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
   sendValuesMade(b, vs, kind.action, map, [](int64_t index) { return index; });
   func::FuncOp fn = f.finish();
   fn->setAttr(PartDialect::getFragmentAttrName(), top.getStringAttr(name));
+  if (final)
+    fn->setAttr(PartDialect::getFinalAttrName(), top.getUnitAttr());
   fn->setAttr("part.stage", top.getI64IntegerAttr(stage));
   renameMesh(fn, mesh.getSymName(), stageMeshRef(stage));
   return fn;
@@ -496,15 +508,15 @@ PipelineSplit::emitUpdate(StageFragments &plan, OpBuilder &top,
     if (!batched.contains(arg))
       invariants.map(arg, copy);
 
-  // The sums over the micro-batches, completed, and sent to the stages
-  // that update with them.
+  // The sums over the micro-batches, completed by each kind's final
+  // fragment, and sent to the stages that update with them.
   SmallVector<std::tuple<int64_t, Value, int64_t>> sends;
   unsigned first = function.getNumArguments();
   for (auto &[op, index] : plan.accumulators) {
     fn.setArgAttr(first + index, PartDialect::getSlotAttrName(),
                   b.getStringAttr(slotName("acc", index)));
-    finalizeAccumulation(b, op, entry->getArgument(first + index),
-                         stageMeshRef(stage), invariants, sends);
+    useAccumulation(b, op, entry->getArgument(first + index), invariants,
+                    sends);
   }
   exchangeStepTransfers(b, stage, sends, invariants);
   returnResults(b, results, invariants);
@@ -530,12 +542,20 @@ LogicalResult PipelineSplit::emitFragments(int64_t stage, OpBuilder &top) {
   if (failed(planFragments(plan)))
     return failure();
   SmallVector<func::FuncOp> fragments = {emitPrologue(plan, top)};
-  for (size_t i = 0; i < plan.kinds.size(); ++i) {
-    FailureOr<func::FuncOp> fn = emitFragment(plan, i, top);
-    if (failed(fn))
-      return failure();
-    fragments.push_back(*fn);
-  }
+  // Each kind of step, then the final fragments of the kinds that add to
+  // accumulators.
+  for (bool final : {false, true})
+    for (size_t i = 0; i < plan.kinds.size(); ++i) {
+      if (final && !llvm::any_of(plan.accumulators, [&](const auto &entry) {
+            return plan.producer.lookup(entry.first->getOperand(0)) ==
+                   plan.kinds[i];
+          }))
+        continue;
+      FailureOr<func::FuncOp> fn = emitFragment(plan, i, final, top);
+      if (failed(fn))
+        return failure();
+      fragments.push_back(*fn);
+    }
   SmallVector<int64_t> renumbered;
   FailureOr<func::FuncOp> update = emitUpdate(plan, top, renumbered);
   if (failed(update))

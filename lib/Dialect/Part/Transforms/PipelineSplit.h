@@ -98,9 +98,11 @@ private:
   LogicalResult emitFragments(int64_t stage, OpBuilder &top);
   /// Which step makes, receives and keeps each value of the stage.
   LogicalResult planFragments(StageFragments &plan);
-  /// The function of kind of step `kind` (an index into plan.kinds).
+  /// The function of kind of step `kind` (an index into plan.kinds); the
+  /// final one (`part.final`, for the kind's last step) completes the
+  /// accumulations it adds to.
   FailureOr<func::FuncOp> emitFragment(StageFragments &plan, size_t kind,
-                                       OpBuilder &top);
+                                       bool final, OpBuilder &top);
   /// P: the accumulators' zeros and the values made once per step.
   func::FuncOp emitPrologue(StageFragments &plan, OpBuilder &top);
   /// The stage function: the update, once per step, after the table.
@@ -145,10 +147,19 @@ private:
   FailureOr<SmallVector<int64_t>> finishStage(func::FuncOp fn, int64_t stage,
                                               ArrayRef<unsigned> results,
                                               const llvm::BitVector &keep);
-  /// An accumulation whose micro-batches are all in `sum`: the mean (where
-  /// the all_reduce averaged), then the all_reduce over its other axes (dp),
-  /// mapped in `invariants`; sends to the stages that update with it are
-  /// appended to `sends` as (stage, wire value, channel).
+  /// Accumulation `op` (a sum over the micro-batches, an all_reduce over
+  /// the micro-batch axis) whose micro-batches are all in `sum`, completed:
+  /// the mean (where the all_reduce averaged), then the all_reduce over its
+  /// other axes (dp) on `meshRef`.
+  Value completeAccumulation(OpBuilder &b, Operation *op, Value sum,
+                             FlatSymbolRefAttr meshRef);
+  /// The completed accumulation `done` of `op` mapped in `invariants`; sends
+  /// to the stages that update with it are appended to `sends` as (stage,
+  /// wire value, channel).
+  void useAccumulation(
+      OpBuilder &b, Operation *op, Value done, IRMapping &invariants,
+      SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends);
+  /// completeAccumulation, then useAccumulation.
   void finalizeAccumulation(OpBuilder &b, Operation *op, Value sum,
                             FlatSymbolRefAttr meshRef, IRMapping &invariants,
                             SmallVectorImpl<std::tuple<int64_t, Value, int64_t>> &sends);

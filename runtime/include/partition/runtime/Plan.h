@@ -62,16 +62,23 @@ constexpr uint32_t kMaxSlots = uint32_t(1) << 20;
 /// accepts: Gloo keeps 8 bits of its 64-bit slot for the kind of message).
 constexpr int64_t kMaxTransferTag = (int64_t(1) << 56) - 1;
 
+/// The suffix of a fragment that runs its kind's last step in the schedule
+/// and completes the sums over the micro-batches there (the mean and the
+/// data-parallel reduction of the gradients, overlapping that backward):
+/// "B+reduce", "W.1+reduce".
+inline constexpr std::string_view kFinalFragmentSuffix = "+reduce";
+
 /// The name of a schedule step that runs fragment `fragment` on micro-batch
 /// `microBatch`, as traces and messages show it: the micro-batch inserted
-/// before the chunk suffix ("F", 3 -> "F3"; "B.1", 2 -> "B2.1"; "Bi", 3 ->
-/// "Bi3"); "P" and "U", which run once per step, unchanged. Inline: the
-/// compiler, which links only the plan format, may name steps too.
+/// before the chunk or final suffix ("F", 3 -> "F3"; "B.1", 2 -> "B2.1";
+/// "Bi", 3 -> "Bi3"; "B+reduce", 7 -> "B7+reduce"); "P" and "U", which run
+/// once per step, unchanged. Inline: the compiler, which links only the plan
+/// format, may name steps too.
 inline std::string fragmentStepName(std::string_view fragment,
                                     uint32_t microBatch) {
   if (fragment == "P" || fragment == "U")
     return std::string(fragment);
-  size_t dot = std::min(fragment.find('.'), fragment.size());
+  size_t dot = std::min(fragment.find_first_of(".+"), fragment.size());
   return std::string(fragment.substr(0, dot)) + std::to_string(microBatch) +
          std::string(fragment.substr(dot));
 }

@@ -234,7 +234,7 @@
 // FRAG: part.recv from @mesh_pp1 channel 1 : tensor<2x8x32xf32>
 // FRAG: part.add %arg0,
 // FRAG: func.func @gpt_stage0(%arg0: tensor<4x8xi32> {part.micro_batches = 2 : i64, part.name = "tokens"
-// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B], part.schedule = "F0 F1 B0 B1", part.schedule_kind = "1f1b", part.spmd = @mesh_pp0, part.stage = 0 : i64
+// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B, @gpt_stage0_B_final], part.schedule = "F0 F1 B0 B1", part.schedule_kind = "1f1b", part.spmd = @mesh_pp0, part.stage = 0 : i64
 // FRAG: func.func private @gpt_stage1_F(
 // FRAG: part.recv from @mesh_pp0 channel 0 : tensor<2x8x32xf32>
 // FRAG: part.softmax_cross_entropy
@@ -242,6 +242,31 @@
 // FRAG-SAME: part.schedule = "F0 B0 F1 B1"
 // FRAG-NOT: part.softmax_cross_entropy
 // FRAG: return
+
+// A kind of step that adds to sums has a final fragment for its last step in
+// the table, which completes them there: the dp all_reduce of each gradient
+// (of the loss, in the last stage's forward) overlaps the rest of that
+// backward, and the update reads the sums complete.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 micro-batches=2 schedule=1f1b" -o %t/final.mlir
+// RUN: FileCheck %s --check-prefix=FINAL < %t/final.mlir
+// FINAL: func.func private @gpt_stage0_B(
+// FINAL-NOT: part.all_reduce
+// FINAL: func.func private @gpt_stage0_B_final(
+// FINAL-SAME: attributes {part.final, part.fragment = "B", part.stage = 0 : i64}
+// FINAL: %[[SUM:.*]] = part.add %arg0,
+// FINAL-NEXT: part.all_reduce %[[SUM]] on @mesh_pp0 axes ["dp"] sum
+// FINAL: func.func @gpt_stage0(
+// FINAL-NOT: part.all_reduce
+// FINAL: func.func private @gpt_stage1_F_final(
+// FINAL-SAME: part.final, part.fragment = "F"
+// FINAL: part.softmax_cross_entropy
+// FINAL: part.all_reduce {{.*}} axes ["dp"]
+// FINAL: func.func private @gpt_stage1_B_final(
+// FINAL: func.func @gpt_stage1(
+// FINAL-SAME: part.fragments = [@gpt_stage1_P, @gpt_stage1_F, @gpt_stage1_B, @gpt_stage1_F_final, @gpt_stage1_B_final]
+// FINAL-NOT: part.all_reduce
+// FINAL: return
+// RUN: partition-translate --part-to-plan %t/final.mlir -o %t/final.plan
 //
 // Its size does not depend on the micro-batches: 2 and 4 give the same
 // ops (the unrolled form has a copy per micro-batch at 4).

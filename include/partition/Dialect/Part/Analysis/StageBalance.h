@@ -2,8 +2,8 @@
 //
 // Which pipeline group (virtual stage: stages x chunks) runs each layer of
 // the forward program, from what the layers cost: by hand (explicit ranges,
-// checked), by FLOPs, or by memory (the least largest footprint, found by
-// bisection). Groups are contiguous runs of layers; what runs before the
+// checked), by FLOPs, or by memory (the least largest footprint, by
+// dynamic programming). Groups are contiguous runs of layers; what runs before the
 // first layer (the embedding) counts on the first group and what runs after
 // the last (the head and the loss) on the last, so a heavy embedding or
 // head leaves its group fewer layers: stages need not be even (Llama 3 405B
@@ -83,16 +83,12 @@ std::vector<double> groupMemories(const LayerCosts &costs,
                                   const LayerGroups &assignment,
                                   const std::vector<int64_t> &inFlight);
 
-/// Contiguous groups whose largest memory is small: the least bound for
-/// which filling each group in turn up to it (leaving a layer for each later
-/// group) places every layer, found by bisection. `inFlight[g]`: the
-/// micro-batches in flight on group g's stage. Where every group holds the
-/// same number, this is the best cut (within half a byte): a group taking
-/// more leaves the later ones a subset of what they would get. Where the
-/// number falls from group to group (1F1B keeps p - s on stage s), a layer
-/// can land in an earlier group than in the best cut, where it costs more,
-/// and the fill can miss a cut with a smaller largest memory (a brute force
-/// over the cuts finds such instances); an exact search would not.
+/// Contiguous groups with the least largest memory (`groupMemory`; every
+/// group at least one layer), by dynamic programming over the cuts
+/// (O(groups x layers^2)). `inFlight[g]`: the micro-batches in flight on
+/// group g's stage, equal under GPipe and falling from stage to stage under
+/// 1F1B (p - s). Of the best cuts, each group from the last starts as late
+/// as the bound allows.
 std::optional<LayerGroups> balanceMemory(const LayerCosts &costs,
                                          StageGroups groups,
                                          const std::vector<int64_t> &inFlight,

@@ -181,6 +181,13 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getFragmentAttrName() {
       return ::llvm::StringLiteral("part.fragment");
     }
+    /// On a fragment: it runs in place of the fragment of the same name for
+    /// that kind's last step in the table (the last micro-batch it adds to
+    /// the accumulators), and completes each accumulation there -- the mean
+    /// and the dp all_reduce -- so they overlap the rest of that step.
+    static constexpr ::llvm::StringLiteral getFinalAttrName() {
+      return ::llvm::StringLiteral("part.final");
+    }
     /// On a stage function (which runs once per step, after its schedule):
     /// its fragments, in the order its program holds them.
     static constexpr ::llvm::StringLiteral getFragmentsAttrName() {

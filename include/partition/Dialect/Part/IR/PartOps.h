@@ -83,13 +83,6 @@ mlir::FailureOr<int64_t> lookupMeshAxisSize(mlir::ModuleOp module,
 /// `op` is not (inside) such a function.
 mlir::FlatSymbolRefAttr getSpmdMesh(mlir::Operation *op);
 
-/// The functions per-device program `function` runs in one step, each with
-/// how many times: the function itself once and, for a pipeline stage
-/// written as fragments (`part.fragments`), each fragment as often as the
-/// stage's table runs its kind of step (P once).
-llvm::SmallVector<std::pair<mlir::Operation *, int64_t>>
-getProgramParts(mlir::Operation *function);
-
 /// Checks `sharding` against the mesh it names (looked up from `from`) and
 /// against `type`, which is a per-device type when `from` is or is inside a
 /// `part.spmd` function; reports through `emitError`.
