@@ -32,6 +32,8 @@ std::string PlanConfig::text() const {
        " zero=" + std::to_string(zero) +
        " recompute=" + (recompute ? "full" : "none") +
        " sp=" + (sequenceParallel ? "1" : "0");
+  if (syncPerStep)
+    s += " sync=step";
   return s;
 }
 
@@ -61,6 +63,8 @@ std::string PlanConfig::spmdOptions() const {
     s += " zero=" + std::to_string(zero);
   if (sequenceParallel)
     s += " sequence-parallel=true";
+  if (syncPerStep)
+    s += " grad-sync=step";
   return s;
 }
 

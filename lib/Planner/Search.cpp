@@ -100,9 +100,16 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       } else {
         c.sequenceParallel = value == "1";
       }
+    } else if (key == "sync") {
+      if (value != "step" && value != "micro-batch") {
+        *error = "--fix: sync=" + value.str() + " is not step or micro-batch";
+        ok = false;
+      } else {
+        c.syncPerStep = value == "step";
+      }
     } else {
       *error = "--fix: unknown key \"" + key.str() +
-               "\" (known: dp tp pp vpp mbs schedule zero recompute sp)";
+               "\" (known: dp tp pp vpp mbs schedule zero recompute sp sync)";
       ok = false;
     }
     if (!ok)
@@ -134,6 +141,11 @@ PlanConstraint::choices(const PlanConfig &c) const {
     out.push_back({"recompute", rc(*recompute), rc(c.recompute)});
   if (sequenceParallel)
     out.push_back({"sp", n(*sequenceParallel), n(c.sequenceParallel)});
+  auto sync = [](bool step) {
+    return std::string(step ? "step" : "micro-batch");
+  };
+  if (syncPerStep)
+    out.push_back({"sync", sync(*syncPerStep), sync(c.syncPerStep)});
   return out;
 }
 
@@ -417,8 +429,12 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                   latencies * double(d - 1);
       // Backward's collectives share the compute that hides them: the
       // reduce-scatter, and with ZeRO-3 the gathers again (twice with
-      // recomputation, whose forward gathers once more).
-      double backward = rs;
+      // recomputation, whose forward gathers once more). Reduced once per
+      // step (sync=step), the reduce-scatter runs in the last backward
+      // only, as ZeRO 0's all-reduce does.
+      double backward = c.syncPerStep ? 0 : rs;
+      if (c.syncPerStep)
+        update += rs - hidden(rs, s.backward[stage].compute);
       if (c.zero == 3) {
         s.forward[stage].communication +=
             ag - hidden(ag, s.forward[stage].compute);
@@ -440,7 +456,11 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     if (c.zero == 3) // the largest layer's gathered weights
       mem.parameters += params / std::max<int64_t>(1, perStage) *
                         probe.parameterBytes;
-    mem.gradients = params * probe.gradientBytes / double(c.zero >= 2 ? d : 1);
+    // Reduced once per step, the whole sum is held, and its shard.
+    mem.gradients =
+        c.syncPerStep
+            ? params * probe.gradientBytes * (1.0 + 1.0 / double(d))
+            : params * probe.gradientBytes / double(c.zero >= 2 ? d : 1);
     mem.optimizerState = params * probe.stateBytes / double(c.zero >= 1 ? d : 1);
     mem.activations = s.saved[stage] / double(V) * double(inFlight);
     mem.workspace = std::max(probe.workspace * k,
@@ -616,7 +636,7 @@ bool faster(const PlanEstimate &a, const PlanEstimate &b) {
     return ma < mb;
   auto simple = [](const PlanConfig &c) {
     return std::make_tuple(c.zero, c.recompute, c.pp, c.virtualStages,
-                           c.sequenceParallel);
+                           c.sequenceParallel, c.syncPerStep);
   };
   return simple(a.config) < simple(b.config);
 }
@@ -804,10 +824,16 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           }
           for (int64_t v : vs) {
             for (int64_t z = 0; z <= (d > 1 && train ? 3 : 0); ++z) {
-              for (auto [pt, sp, rc] : probeKeys) {
-                if (pt != t)
+              // ZeRO 1 and 2 under a pipeline: each micro-batch's
+              // gradients reduce-scattered, or the whole sum once.
+              bool pipelined = train && (p > 1 || mb > 1);
+              for (auto [pt, sp, rc] : probeKeys)
+              for (bool sync : {false, true}) {
+                if (pt != t ||
+                    (sync && !(pipelined && mb > 1 && (z == 1 || z == 2))))
                   continue;
                 PlanConfig c;
+                c.syncPerStep = sync;
                 c.tp = t;
                 c.pp = p;
                 c.dp = d;

@@ -853,7 +853,8 @@ ProgramValidator::accumulatorChains(const std::vector<uint32_t> &root,
   };
   std::map<Bytes, uint32_t> readInFragment;
   int64_t fragmentEnd = 0;
-  for (int64_t i = 0; program.fragments() && i < int64_t(instructions.size());
+  for (int64_t i = 0; !uses.fragmentEnd.empty() &&
+                      i < int64_t(instructions.size());
        ++i) {
     if (i >= fragmentEnd) {
       readInFragment.clear();

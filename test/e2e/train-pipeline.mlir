@@ -1,7 +1,8 @@
 // Pipeline parallelism end to end: a generated 4-layer GPT (cross-entropy,
 // AdamW) partitioned with a pp axis -- GPipe, 1F1B, interleaved 1F1B and
 // zero-bubble (ZB-H1), 2 and 4 stages,
-// composed with dp, tp and ZeRO 1 and 3 -- and trained for 3 steps by
+// composed with dp, tp and ZeRO 1 to 3, ZeRO's gradients reduce-scattered
+// per micro-batch or once per step -- and trained for 3 steps by
 // partition-run, threads and --processes. Every plan must give the
 // single-rank run's per-step losses and final weights and optimizer state.
 //
@@ -18,7 +19,7 @@
 // RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan
 // RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
-// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1" "pp:2,dp:2 micro-batches=2 schedule=gpipe zero=2" "pp:2,dp:2 micro-batches=2 schedule=zero-bubble zero=3" "pp:4 micro-batches=4 balance=memory" "pp:2 micro-batches=4 schedule=zb-v" "pp:2,dp:2 micro-batches=4 schedule=zb-v zero=1" "pp:2 micro-batches=4 schedule=v-half" "pp:2,tp:2 micro-batches=2 schedule=v-min zero=0" "pp:2 micro-batches=4 unroll=true" "pp:2,dp:2 zero=1 unroll=true" "pp:2 micro-batches=4 schedule=interleaved-1f1b unroll=true"; do \
+// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1" "pp:2,dp:2 micro-batches=2 schedule=gpipe zero=2" "pp:2,dp:2 micro-batches=2 schedule=zero-bubble zero=3" "pp:4 micro-batches=4 balance=memory" "pp:2 micro-batches=4 schedule=zb-v" "pp:2,dp:2 micro-batches=4 schedule=zb-v zero=1" "pp:2 micro-batches=4 schedule=v-half" "pp:2,tp:2 micro-batches=2 schedule=v-min zero=0" "pp:2 micro-batches=4 unroll=true" "pp:2,dp:2 zero=1 unroll=true" "pp:2 micro-batches=4 schedule=interleaved-1f1b unroll=true" "pp:4,dp:2 micro-batches=4 unroll=true" "pp:2,dp:2 micro-batches=4 zero=1 grad-sync=step" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=2 grad-sync=step"; do \
 // RUN:   i=$((i+1)); \
 // RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/p$i.plan || exit 1; \
 // RUN:   mkdir -p %t/p$i && partition-run %t/p$i.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/p$i > %t/p$i.log || exit 1; \
@@ -26,8 +27,11 @@
 // RUN:   %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/ref %t/p$i || { echo "mesh=$m"; exit 1; }; \
 // RUN: done
 // The schedule as a table (the default) and unrolled give the same bits:
-// the same losses and outputs (plans 21-23 are 2, 5 and 12 unrolled).
-// RUN: for pair in "2 21" "5 22" "12 23"; do set -- $pair; \
+// the same losses and outputs (plans 21-24 are 2, 5, 12 and 8 unrolled; 8
+// completes its gradients' dp all-reduce in the final backward fragment).
+// Plans 25 and 26 reduce-scatter ZeRO's gradients once per step
+// (grad-sync=step), in the last backward.
+// RUN: for pair in "2 21" "5 22" "12 23" "8 24"; do set -- $pair; \
 // RUN:   %python %S/Inputs/compare_dirs.py 0 0 %t/p$1 %t/p$2 || exit 1; \
 // RUN:   grep "^step" %t/p$1.log > %t/a.txt; grep "^step" %t/p$2.log > %t/b.txt; \
 // RUN:   diff %t/a.txt %t/b.txt || exit 1; \
@@ -103,14 +107,13 @@
 // ZB-NOT: in flight
 //
 // --trace names each instruction's step: forward (F) and backward (B) of
-// each micro-batch, the last one's with the sums completed (+reduce), and
-// the update (U).
+// each micro-batch, and the update (U).
 // RUN: partition-run %t/p1.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --trace %t/trace.json > /dev/null
 // RUN: FileCheck %s --check-prefix=TRACE --input-file %t/trace.json
 // TRACE-DAG: "origin":"F0 {{.*}}"
-// TRACE-DAG: "origin":"F1+reduce {{.*}}"
+// TRACE-DAG: "origin":"F1 {{.*}}"
 // TRACE-DAG: "origin":"B0 {{.*}}"
-// TRACE-DAG: "origin":"B1+reduce {{.*}}"
+// TRACE-DAG: "origin":"B1 {{.*}}"
 // TRACE-DAG: "origin":"U {{.*}}"
 // With dp, each gradient's all-reduce runs on the communication lane in the
 // last micro-batch's backward, beside the backward of the layers before it

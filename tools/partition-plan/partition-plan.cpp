@@ -72,7 +72,9 @@ cl::opt<bool> explain("explain",
 cl::opt<std::string>
     fix("fix",
         cl::desc("fixed choices: dp, tp, pp, vpp, mbs, schedule, zero, "
-                 "recompute (full|none), sp (0|1); e.g. "
+                 "recompute (full|none), sp (0|1), sync (step|micro-batch: "
+                 "ZeRO-1/2 gradients reduce-scattered once per step or per "
+                 "micro-batch); e.g. "
                  "tp=8,pp=8,mbs=1,schedule=1f1b"),
         cl::cat(category));
 cl::opt<std::string> optimizer("optimizer",
@@ -182,20 +184,27 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
                      "#", "tp", "pp", "dp", "vpp", "mbs", "mb", "schedule",
                      "zero", "recompute", "sp", "step", "compute",
                      "exp. comm", "bubble", "memory", "TFLOP/s", "MFU");
+  bool perStep = false;
   for (size_t i = 0; i < count && i < r.plans.size(); ++i) {
     const PlanEstimate &e = r.plans[i];
     const PlanConfig &c = e.config;
+    // "1s": ZeRO's gradients reduce-scattered once per step.
+    std::string zero = std::to_string(c.zero) + (c.syncPerStep ? "s" : "");
+    perStep |= c.syncPerStep;
     os << llvm::format(
-        "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4lld %-9s %2d %11s "
+        "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4s %-9s %2d %11s "
         "%11s %11s %11s %9s %8.1f %4.1f%%\n",
         i + 1, (long long)c.tp, (long long)c.pp, (long long)c.dp,
         (long long)c.virtualStages, (long long)c.microBatchSize,
-        (long long)c.microBatches, c.schedule.c_str(), (long long)c.zero,
+        (long long)c.microBatches, c.schedule.c_str(), zero.c_str(),
         c.recompute ? "full" : "none", c.sequenceParallel ? 1 : 0,
         secs(e.seconds).c_str(), secs(e.compute).c_str(),
         secs(e.exposedCommunication).c_str(), secs(e.bubble).c_str(),
         gib(e.memory.total()).c_str(), e.tflopsPerDevice, 100 * e.mfu);
   }
+  if (perStep)
+    os << "zero 1s, 2s: the gradients summed over the micro-batches and "
+          "reduce-scattered once per step (part-spmd grad-sync=step)\n";
 }
 
 /// The choices two plans differ in, as "tp 8 -> 4".
@@ -218,6 +227,10 @@ std::string differences(const PlanConfig &a, const PlanConfig &b) {
   note("recompute", a.recompute ? "full" : "none",
        b.recompute ? "full" : "none");
   note("sp", n(a.sequenceParallel), n(b.sequenceParallel));
+  auto sync = [](bool step) {
+    return std::string(step ? "once per step" : "per micro-batch");
+  };
+  note("gradient reduce-scatter", sync(a.syncPerStep), sync(b.syncPerStep));
   return out;
 }
 
@@ -276,6 +289,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"zero", c.zero},
       {"recompute", c.recompute ? "full" : "none"},
       {"sequence_parallel", c.sequenceParallel},
+      {"grad_sync", c.syncPerStep ? "step" : "micro-batch"},
       {"step_seconds", e.seconds},
       {"compute_seconds", e.compute},
       {"exposed_communication_seconds", e.exposedCommunication},

@@ -55,6 +55,10 @@ struct PlanConfig {
   int64_t zero = 0;
   bool recompute = false; ///< every layer's forward again in backward
   bool sequenceParallel = false;
+  /// ZeRO 1 and 2 under a pipeline: the whole gradients summed over the
+  /// micro-batches and reduce-scattered once per step (part-spmd's
+  /// grad-sync=step) rather than each micro-batch's.
+  bool syncPerStep = false;
 
   /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1".
   std::string text() const;
@@ -79,9 +83,10 @@ struct PlanConstraint {
   std::optional<int64_t> dp, tp, pp, virtualStages, microBatchSize;
   std::optional<std::string> schedule;
   std::optional<int64_t> zero;
-  std::optional<bool> recompute, sequenceParallel;
+  std::optional<bool> recompute, sequenceParallel, syncPerStep;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
-  /// (keys: dp tp pp vpp mbs schedule zero recompute sp, each at most
+  /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync, sync being
+  /// step or micro-batch, each at most
   /// once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
   /// `error` naming the bad key or value.
   static std::optional<PlanConstraint> parse(const std::string &text,

@@ -18,6 +18,15 @@
 // RUN: partition-plan %t/gpt.mlir --cluster dgx-a100 --devices 8 --inference --top 1 | FileCheck %s --check-prefix=INFER
 // --help lists the tool's own options, not the libraries'.
 // RUN: partition-plan --help | FileCheck %s --check-prefix=HELP
+// ZeRO-1 under a pipeline with the gradients reduce-scattered once per step
+// (sync=step; the table marks the zero stage "1s"); its gradients are held
+// whole, and their shard.
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,mbs=2,schedule=1f1b,zero=1,recompute=none,sp=0,sync=step --explain | FileCheck %s --check-prefix=SYNC
+// SYNC: 1   2   2     2   1    2     2 1f1b               1s none
+// SYNC-NEXT: zero 1s, 2s: the gradients summed over the micro-batches and reduce-scattered once per step (part-spmd grad-sync=step)
+// SYNC: gradients 319 KiB
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix sync=often 2>&1 | FileCheck %s --check-prefix=SYNC-BAD
+// SYNC-BAD: partition-plan: --fix: sync=often is not step or micro-batch
 //
 // Bad input: each names what is wrong.
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,ep=2 2>&1 | FileCheck %s --check-prefix=KEY
@@ -61,7 +70,7 @@
 // HELP: --global-batch=
 // HELP-NOT: --mlir-
 //
-// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp)
+// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp sync)
 // ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
 // DEVICES: partition-plan: --devices and --top must be at least 1
 // CLUSTER: partition-plan: {{.*}}none.json

@@ -123,6 +123,27 @@ LogicalResult ShardingPropagation::Impl::seed() {
       setFromSharding(arg, s, Priority::User,
                       "annotation on argument " + std::to_string(i) + " of @" +
                           function.getName().str());
+  // Optimizer state without a layout of its own is laid out as its
+  // parameter (part.state_of), as every optimizer keeps it: a master copy
+  // or a moment split like the weight it updates, whatever the gradient's
+  // layout (under sequence parallelism the update would otherwise replicate
+  // it over tp).
+  for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+    auto of = function.getArgAttrOfType<IntegerAttr>(
+        i, PartDialect::getStateOfAttrName());
+    if (!of || function.getArgAttr(i, name) || of.getInt() < 0 ||
+        of.getInt() >= int64_t(function.getNumArguments()))
+      continue;
+    auto s = function.getArgAttrOfType<ShardingAttr>(of.getInt(), name);
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    auto paramType = dyn_cast<RankedTensorType>(
+        function.getArgument(of.getInt()).getType());
+    if (s && type && paramType && type.getShape() == paramType.getShape())
+      setFromSharding(arg, s, Priority::User,
+                      "annotation on argument " + std::to_string(of.getInt()) +
+                          " of @" + function.getName().str() +
+                          " (the parameter this state updates with)");
+  }
   WalkResult result = function.walk([&](Operation *op) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, v] : llvm::enumerate(ret.getOperands()))
@@ -318,8 +339,11 @@ void ShardingPropagation::Impl::write() {
   StringRef name = PartDialect::getShardingAttrName();
   FunctionAttrEditor attrs(function);
   for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
+    // Propagated layouts, and the user's given elsewhere (a state laid out
+    // as its annotated parameter).
     const State *state = find(arg);
-    if (!state || state->priority != Priority::Propagated)
+    if (!state || state->priority == Priority::None ||
+        (state->priority == Priority::User && function.getArgAttr(i, name)))
       continue;
     attrs.setArg(i, name, build(*state));
     attrs.setArg(i, PartDialect::getShardingOriginAttrName(),

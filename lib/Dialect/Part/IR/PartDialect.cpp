@@ -168,8 +168,8 @@ static LogicalResult verifyNameAttr(Operation *op, Attribute attr,
   return success();
 }
 
-/// Verifies a `part.slot` attribute: "arg:N", "stash:N", "acc:N" or
-/// "hold:N" with N >= 0.
+/// Verifies a `part.slot` attribute: "arg:N", "stash:N", "acc:N", "hold:N"
+/// or "done:N" with N >= 0.
 static LogicalResult verifySlotAttr(Operation *op, Attribute attr,
                                     StringRef what, unsigned index) {
   auto slot = dyn_cast<StringAttr>(attr);
@@ -177,11 +177,13 @@ static LogicalResult verifySlotAttr(Operation *op, Attribute attr,
   if (slot)
     std::tie(kind, number) = slot.getValue().split(':');
   unsigned n;
-  if (!slot || !llvm::is_contained({"arg", "stash", "acc", "hold"}, kind) ||
+  if (!slot ||
+      !llvm::is_contained({"arg", "stash", "acc", "hold", "done"}, kind) ||
       number.getAsInteger(10, n))
     return op->emitOpError()
            << "'part.slot' on " << what << " " << index
-           << " must be \"arg:N\", \"stash:N\", \"acc:N\" or \"hold:N\", got "
+           << " must be \"arg:N\", \"stash:N\", \"acc:N\", \"hold:N\" or "
+              "\"done:N\", got "
            << attr;
   return success();
 }

@@ -66,17 +66,13 @@ using namespace mlir;
 using namespace partition::part;
 using namespace partition::part::detail;
 
-namespace {
-
-/// Whether `op` is a collective over `axis` (on the function's mesh).
-bool isCollectiveOver(Operation *op, StringAttr axis) {
+bool partition::part::detail::isCollectiveOver(Operation *op,
+                                               StringAttr axis) {
   auto axes = op->getAttrOfType<ArrayAttr>("axes");
   if (!axes || !op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
     return false;
   return llvm::is_contained(axes.getValue(), axis);
 }
-
-} // namespace
 
 ShardingAttr partition::part::detail::withoutAxis(ShardingAttr s,
                                                  StringAttr axis,
@@ -837,6 +833,12 @@ Value PipelineSplit::materialize(OpBuilder &b, Value v, IRMapping &map) {
   return map.lookup(v);
 }
 
+bool PipelineSplit::completionDoesWork(Operation *op) const {
+  auto reduce = cast<AllReduceOp>(op);
+  return reduce.getKind() == ReductionKind::Avg ||
+         llvm::any_of(reduce.getAxes(), [&](Attribute a) { return a != axis; });
+}
+
 Value PipelineSplit::completeAccumulation(OpBuilder &b, Operation *op,
                                           Value sum,
                                           FlatSymbolRefAttr meshRef) {
@@ -1249,6 +1251,17 @@ struct PartPipelinePass
                          << " is neither flops nor memory";
       return signalPassFailure();
     }
+    if (gradSync != "micro-batch" && gradSync != "step") {
+      module.emitError() << "part-pipeline: grad-sync=" << gradSync
+                         << " is neither micro-batch nor step";
+      return signalPassFailure();
+    }
+    if (gradSync == "step" && unroll) {
+      module.emitError() << "part-pipeline: grad-sync=step reduces in the "
+                            "last backward of the fragment form; unroll=true "
+                            "writes the schedule out";
+      return signalPassFailure();
+    }
     if (balance == "memory" && !stageLayers.empty()) {
       module.emitError() << "part-pipeline: stage-layers cuts the layers by "
                             "hand and balance=memory chooses the cut; give "
@@ -1311,7 +1324,8 @@ struct PartPipelinePass
         inFlight = timeline->peakInFlight;
       PipelineSplit split(function, mesh,
                           StringAttr::get(&getContext(), microBatchAxis),
-                          stages, *schedule, ranges, inFlight, unroll);
+                          stages, *schedule, ranges, inFlight, unroll,
+                          gradSync == "step");
       if (failed(split.run()))
         return signalPassFailure();
     }

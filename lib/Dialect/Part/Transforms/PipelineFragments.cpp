@@ -14,7 +14,9 @@
 // arguments and results (`part.slot`): "arg:N", an argument of the stage
 // function (a batched one is one micro-batch's slice); "stash:K", a value
 // one step makes and a later step of the same micro-batch reads; "acc:K",
-// a sum over the micro-batches; "hold:K", a value P makes once. A kind of
+// a sum over the micro-batches; "hold:K", a value P makes once; "done:K",
+// a sum completed into another shape (grad-sync=step: the whole gradient
+// summed over the micro-batches, reduce-scattered once). A kind of
 // step that adds to sums has a second, final fragment (`part.final`) for its
 // last step in the table, which completes them there: the mean and the dp
 // all_reduce of the gradients overlap the rest of that backward, as
@@ -135,6 +137,11 @@ struct StageFragments {
   llvm::MapVector<Value, int64_t> stash;                 ///< value -> K
   std::map<FragmentKind, llvm::SetVector<Value>> stashOut; ///< made, kept
   llvm::MapVector<Operation *, int64_t> accumulators; ///< all_reduce -> K
+  /// grad-sync=step: a gradient's reduce-scatter over dp that only its
+  /// accumulation reads, moved after the sum (the whole gradient is summed
+  /// over the micro-batches and reduce-scattered once, in the final
+  /// fragment): reduce_scatter -> its accumulation, and back.
+  llvm::DenseMap<Operation *, Operation *> hoisted, scatterOf;
   llvm::MapVector<Value, int64_t> holds;               ///< value -> K
   /// Arguments of the step function some fragment reads.
   llvm::BitVector usedArgs;
@@ -351,7 +358,25 @@ LogicalResult PipelineSplit::planFragments(StageFragments &plan) {
   });
   for (Operation *op : accumulations)
     plan.accumulators.insert({op, int64_t(plan.accumulators.size())});
+  if (syncPerStep)
+    for (auto &[op, index] : plan.accumulators) {
+      auto scatter = op->getOperand(0).getDefiningOp<ReduceScatterOp>();
+      if (!scatter || !scatter->hasOneUse() ||
+          scatter.getKind() != ReductionKind::Sum ||
+          isCollectiveOver(scatter, axis))
+        continue;
+      plan.hoisted[scatter] = op;
+      plan.scatterOf[op] = scatter;
+    }
   return success();
+}
+
+/// The accumulation `op`'s sum as the steps add to it: the whole gradient
+/// where its reduce-scatter moved after the sum, else what `op` reads.
+static Type accumulatorType(const StageFragments &plan, Operation *op) {
+  if (Operation *scatter = plan.scatterOf.lookup(op))
+    return scatter->getOperand(0).getType();
+  return op->getOperand(0).getType();
 }
 
 /// Points the collectives of `fn` at `meshRef` instead of `from`.
@@ -377,19 +402,32 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
   OpBuilder &b = f.b;
   IRMapping map;
   // A sum over micro-batches this step adds to; in the kind's last step,
-  // completed right there (the dp reduction overlaps the rest of the step).
+  // completed right there (the dp reduction overlaps the rest of the step),
+  // reduce-scattered there too where grad-sync=step moved the scatter.
   auto accumulate = [&](Value r) {
     for (Operation *user : r.getUsers()) {
-      auto it = plan.accumulators.find(user);
+      Operation *scatter = plan.hoisted.count(user) ? user : nullptr;
+      auto it = plan.accumulators.find(scatter ? plan.hoisted[user] : user);
       if (it == plan.accumulators.end())
         continue;
       std::string slot = slotName("acc", it->second);
       Value sum = f.addArgument(r.getType(), slot);
       Value added = AddOp::create(b, loc, sum, map.lookup(r));
-      f.addResult(final ? completeAccumulation(b, user, added,
-                                               stageMeshRef(stage))
-                        : added,
-                  slot);
+      if (!final) {
+        f.addResult(added, slot);
+        continue;
+      }
+      Value done =
+          completeAccumulation(b, it->first, added, stageMeshRef(stage));
+      if (scatter) {
+        auto rs = cast<ReduceScatterOp>(scatter);
+        done = ReduceScatterOp::create(
+            b, rs.getLoc(), rs.getType(), done, stageMeshRef(stage),
+            rs.getAxes(), rs.getDimAttr(), rs.getKindAttr());
+        done.getDefiningOp()->setDiscardableAttrs(
+            rs->getDiscardableAttrDictionary());
+      }
+      f.addResult(done, slotName(scatter ? "done" : "acc", it->second));
     }
   };
   // An operand: at hand, an argument, kept from another step, or made
@@ -428,6 +466,8 @@ FailureOr<func::FuncOp> PipelineSplit::emitFragment(StageFragments &plan,
   auto opsIt = byAction.find(kind.action);
   if (opsIt != byAction.end())
     for (Operation *op : opsIt->second) {
+      if (plan.hoisted.count(op))
+        continue; // its sum is scattered once, in the final fragment
       for (Value v : op->getOperands())
         if (!resolve(v))
           return unmadeValueError(op, stage, name, v);
@@ -455,7 +495,7 @@ func::FuncOp PipelineSplit::emitPrologue(StageFragments &plan,
   FragmentFunction f(top, loc, stageName(plan.stage) + "_P");
   OpBuilder &b = f.b;
   for (auto &[op, index] : plan.accumulators) {
-    auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto type = cast<RankedTensorType>(accumulatorType(plan, op));
     auto scalarType = RankedTensorType::get({}, type.getElementType());
     Value zero = ConstantOp::create(
         b, loc, scalarType,
@@ -514,7 +554,8 @@ PipelineSplit::emitUpdate(StageFragments &plan, OpBuilder &top,
   unsigned first = function.getNumArguments();
   for (auto &[op, index] : plan.accumulators) {
     fn.setArgAttr(first + index, PartDialect::getSlotAttrName(),
-                  b.getStringAttr(slotName("acc", index)));
+                  b.getStringAttr(slotName(
+                      plan.scatterOf.count(op) ? "done" : "acc", index)));
     useAccumulation(b, op, entry->getArgument(first + index), invariants,
                     sends);
   }
@@ -543,12 +584,16 @@ LogicalResult PipelineSplit::emitFragments(int64_t stage, OpBuilder &top) {
     return failure();
   SmallVector<func::FuncOp> fragments = {emitPrologue(plan, top)};
   // Each kind of step, then the final fragments of the kinds that add to
-  // accumulators.
+  // sums whose completion does work (a mean, a reduction over dp); a sum
+  // complete as added (reduced per micro-batch, as ZeRO's reduce-scatter)
+  // needs none, and the update reads it as it is.
   for (bool final : {false, true})
     for (size_t i = 0; i < plan.kinds.size(); ++i) {
       if (final && !llvm::any_of(plan.accumulators, [&](const auto &entry) {
             return plan.producer.lookup(entry.first->getOperand(0)) ==
-                   plan.kinds[i];
+                       plan.kinds[i] &&
+                   (completionDoesWork(entry.first) ||
+                    plan.scatterOf.count(entry.first));
           }))
         continue;
       FailureOr<func::FuncOp> fn = emitFragment(plan, i, final, top);

@@ -46,15 +46,20 @@ enum class Kind { Invariant, MicroBatch, Accumulate, Step };
 ShardingAttr withoutAxis(ShardingAttr s, StringAttr axis,
                          FlatSymbolRefAttr mesh);
 
+/// Whether `op` is a collective over `axis` (on the function's mesh).
+bool isCollectiveOver(Operation *op, StringAttr axis);
+
 class PipelineSplit {
 public:
   PipelineSplit(func::FuncOp function, MeshOp mesh, StringAttr axis,
                 int64_t stages, pl::Schedule schedule,
                 ArrayRef<std::pair<int64_t, int64_t>> stageLayers,
-                std::optional<std::vector<int64_t>> inFlight, bool unroll)
+                std::optional<std::vector<int64_t>> inFlight, bool unroll,
+                bool syncPerStep)
       : function(function), mesh(mesh), axis(axis), stages(stages),
         schedule(std::move(schedule)), stageLayers(stageLayers),
-        inFlight(std::move(inFlight)), unroll(unroll) {
+        inFlight(std::move(inFlight)), unroll(unroll),
+        syncPerStep(syncPerStep) {
     splitBackward = pl::splitsBackward(this->schedule.kind);
     chunks = this->schedule.chunks;
   }
@@ -153,6 +158,9 @@ private:
   /// other axes (dp) on `meshRef`.
   Value completeAccumulation(OpBuilder &b, Operation *op, Value sum,
                              FlatSymbolRefAttr meshRef);
+  /// Whether completing `op` does anything (a mean, an all_reduce over
+  /// other axes); otherwise the sum is complete as added.
+  bool completionDoesWork(Operation *op) const;
   /// The completed accumulation `done` of `op` mapped in `invariants`; sends
   /// to the stages that update with it are appended to `sends` as (stage,
   /// wire value, channel).
@@ -196,6 +204,9 @@ private:
   /// Write each stage's schedule unrolled (the reference form) instead of
   /// as fragments and a table.
   bool unroll = false;
+  /// grad-sync=step: a gradient reduce-scattered over dp per micro-batch
+  /// (ZeRO-1/2) is summed whole and reduce-scattered once per step.
+  bool syncPerStep = false;
 
   llvm::DenseMap<Operation *, Kind> kinds;
   llvm::DenseMap<Value, Kind> valueKinds;

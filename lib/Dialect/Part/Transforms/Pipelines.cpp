@@ -102,7 +102,7 @@ void partition::part::addSpmdPartitionPipeline(
                     ? 2
                     : 1),
          options.stageLayers, options.balance,
-         std::string(kMicroBatchAxis), options.unroll}));
+         std::string(kMicroBatchAxis), options.unroll, options.gradSync}));
 }
 
 void partition::part::addSpmdPipeline(OpPassManager &pm,

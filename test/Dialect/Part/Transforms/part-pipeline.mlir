@@ -233,12 +233,14 @@
 // FRAG-SAME: {part.slot = "stash:0"}
 // FRAG: part.recv from @mesh_pp1 channel 1 : tensor<2x8x32xf32>
 // FRAG: part.add %arg0,
+// FRAG-NOT: @gpt_stage0_B_final
 // FRAG: func.func @gpt_stage0(%arg0: tensor<4x8xi32> {part.micro_batches = 2 : i64, part.name = "tokens"
-// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B, @gpt_stage0_B_final], part.schedule = "F0 F1 B0 B1", part.schedule_kind = "1f1b", part.spmd = @mesh_pp0, part.stage = 0 : i64
+// FRAG-SAME: part.fragments = [@gpt_stage0_P, @gpt_stage0_F, @gpt_stage0_B], part.schedule = "F0 F1 B0 B1", part.schedule_kind = "1f1b", part.spmd = @mesh_pp0, part.stage = 0 : i64
 // FRAG: func.func private @gpt_stage1_F(
 // FRAG: part.recv from @mesh_pp0 channel 0 : tensor<2x8x32xf32>
 // FRAG: part.softmax_cross_entropy
 // FRAG: func.func @gpt_stage1(
+// FRAG-SAME: part.fragments = [@gpt_stage1_P, @gpt_stage1_F, @gpt_stage1_B]
 // FRAG-SAME: part.schedule = "F0 B0 F1 B1"
 // FRAG-NOT: part.softmax_cross_entropy
 // FRAG: return
@@ -246,7 +248,8 @@
 // A kind of step that adds to sums has a final fragment for its last step in
 // the table, which completes them there: the dp all_reduce of each gradient
 // (of the loss, in the last stage's forward) overlaps the rest of that
-// backward, and the update reads the sums complete.
+// backward, and the update reads the sums complete. Without dp (above) a
+// sum is complete as added: no final fragments.
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 micro-batches=2 schedule=1f1b" -o %t/final.mlir
 // RUN: FileCheck %s --check-prefix=FINAL < %t/final.mlir
 // FINAL: func.func private @gpt_stage0_B(
@@ -267,6 +270,28 @@
 // FINAL-NOT: part.all_reduce
 // FINAL: return
 // RUN: partition-translate --part-to-plan %t/final.mlir -o %t/final.plan
+// grad-sync=step (ZeRO-1/2): each micro-batch's whole gradient is summed and
+// the sum reduce-scattered once, in the final backward; the update reads the
+// shard ("done:K"). The default reduce-scatters every micro-batch's.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 micro-batches=2 zero=1 grad-sync=step" -o %t/sync.mlir
+// RUN: FileCheck %s --check-prefix=SYNC < %t/sync.mlir
+// SYNC: func.func private @gpt_stage0_P() -> (tensor<32xf32> {part.slot = "acc:0"}
+// SYNC: func.func private @gpt_stage0_B(
+// SYNC-NOT: part.reduce_scatter
+// SYNC: func.func private @gpt_stage0_B_final(
+// SYNC: %[[SUM:.*]] = part.add %arg0, {{.*}} -> tensor<32xf32>
+// SYNC-NEXT: part.reduce_scatter %[[SUM]] on @mesh_pp0 axes ["dp"] dim 0 sum {{.*}} : tensor<32xf32> -> tensor<16xf32>
+// SYNC: func.func @gpt_stage0(
+// SYNC-SAME: tensor<16xf32> {part.slot = "done:0"}
+// Per step, half the reduce-scatters and their bytes of two micro-batches'.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 micro-batches=2 zero=1" --part-explain -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=SYNC-EACH
+// SYNC-EACH: func @gpt_stage0
+// SYNC-EACH: reduce_scatter  "dp"         36     60032
+// RUN: partition-opt %t/sync.mlir --part-explain -o /dev/null 2>/dev/null | FileCheck %s --check-prefix=SYNC-ONCE
+// SYNC-ONCE: func @gpt_stage0
+// SYNC-ONCE: reduce_scatter  "dp"         18     30016
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 zero=1 grad-sync=often" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC-BAD
+// SYNC-BAD: error: part-pipeline: grad-sync=often is neither micro-batch nor step
 //
 // Its size does not depend on the micro-batches: 2 and 4 give the same
 // ops (the unrolled form has a copy per micro-batch at 4).

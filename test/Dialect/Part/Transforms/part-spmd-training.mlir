@@ -47,3 +47,17 @@
 // SP-NEXT: all_slice "tp" {{[0-9]+}} 0
 // SP-NEXT: reduce_scatter "tp" 18 3538944
 // SP-NOT: {{.}}
+
+// Optimizer state is laid out as the parameter it updates (part.state_of):
+// the master copy and both moments of a column-split weight are split as it
+// is, with or without sequence parallelism, whatever the gradient's layout
+// (before, the update left them whole over tp: AdamW's state was 4x the
+// parameters' share on tp:4, and doubled under sequence parallelism).
+// RUN: partition-import --model gpt --layers 2 --hidden 64 --heads 8 --vocab 512 --seq 16 --batch 2 --shapes-only -o %t.state.mlir
+// RUN: partition-opt %t.state.mlir --part-append-loss=kind=cross-entropy --part-mixed-precision --part-autodiff --part-optimizer -o %t.state-step.mlir
+// RUN: partition-opt %t.state-step.mlir --part-spmd="mesh=tp:4" | FileCheck %s --check-prefix=STATE
+// RUN: partition-opt %t.state-step.mlir --part-spmd="mesh=tp:4 sequence-parallel=true" | FileCheck %s --check-prefix=STATE
+// STATE: tensor<64x16xbf16> {part.name = "h.0.attn.q.weight", part.role = #part.role<parameter>
+// STATE: tensor<64x16xf32> {part.init = "h.0.attn.q.weight", part.name = "master.h.0.attn.q.weight", part.role = #part.role<state>
+// STATE: tensor<64x16xf32> {part.name = "adam.m.h.0.attn.q.weight", part.role = #part.role<state>
+// STATE: tensor<64x16xf32> {part.name = "adam.v.h.0.attn.q.weight", part.role = #part.role<state>

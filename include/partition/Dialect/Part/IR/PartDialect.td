@@ -197,8 +197,10 @@ def Part_Dialect : Dialect {
     /// accumulator arguments: what the value is across the stage's steps,
     /// "arg:N" (argument N of the stage function), "stash:K" (kept from
     /// one step to a later one of the same micro-batch), "acc:K" (a sum
-    /// over the micro-batches, zero at the start of the step) or "hold:K"
-    /// (made once per step by the P fragment).
+    /// over the micro-batches, zero at the start of the step), "hold:K"
+    /// (made once per step by the P fragment) or "done:K" (sum K completed
+    /// into another shape by a final fragment: reduce-scattered once per
+    /// step under grad-sync=step).
     static constexpr ::llvm::StringLiteral getSlotAttrName() {
       return ::llvm::StringLiteral("part.slot");
     }

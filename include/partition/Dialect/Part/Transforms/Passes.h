@@ -79,6 +79,13 @@ struct SpmdPipelineOptions
                      "(a copy of its ops per micro-batch, the reference "
                      "form) instead of fragments and a schedule table"),
       llvm::cl::init(false)};
+  Option<std::string> gradSync{
+      *this, "grad-sync",
+      llvm::cl::desc("with a pp axis and zero=1 or 2: reduce-scatter each "
+                     "micro-batch's gradients (micro-batch) or the whole "
+                     "gradients once per step, in the last backward (step, "
+                     "as Megatron's distributed optimizer)"),
+      llvm::cl::init("micro-batch")};
   /// TEST ONLY: part-partition's test-drop-matmul-reduction (a wrong
   /// program on purpose, for partition-check's tests).
   Option<bool> testDropMatmulReduction{

@@ -443,7 +443,15 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     Option<"unroll", "unroll", "bool", /*default=*/"false",
            "write each stage's schedule unrolled (a copy of its ops per "
            "micro-batch; the reference form) instead of fragments and a "
-           "schedule table">
+           "schedule table">,
+    Option<"gradSync", "grad-sync", "std::string",
+           /*default=*/"\"micro-batch\"",
+           "when a gradient that ZeRO-1/2 reduce-scatters over dp is "
+           "reduced: micro-batch (each micro-batch's gradient, its shards "
+           "summed) or step (the whole gradient summed over the "
+           "micro-batches and reduce-scattered once, in the last backward, "
+           "as Megatron's distributed optimizer: the micro-batches times "
+           "less dp traffic for a whole gradient buffer)">
   ];
 }
 
