@@ -1,0 +1,106 @@
+//===- PlanConstraintTest.cpp - partition-plan's --fix -------------------===//
+//
+// PlanConstraint::parse reads every key and rejects what is not a choice
+// with a message naming it; admits() and choices() compare a plan with the
+// fixed choices, the once-per-step gradient reduce-scatter (sync) among
+// them. PlanConfig writes the part-spmd options of what it fixes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Planner/Planner.h"
+
+#include "gtest/gtest.h"
+
+using namespace partition::planner;
+
+namespace {
+
+std::optional<PlanConstraint> parse(const std::string &text,
+                                    std::string *error) {
+  return PlanConstraint::parse(text, error);
+}
+
+TEST(PlanConstraint, ParsesEveryKey) {
+  std::string error;
+  std::optional<PlanConstraint> c =
+      parse("dp=16,tp=8,pp=8,vpp=2,mbs=1,schedule=1f1b,zero=1,"
+            "recompute=full,sp=1,sync=step",
+            &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->dp, 16);
+  EXPECT_EQ(c->tp, 8);
+  EXPECT_EQ(c->pp, 8);
+  EXPECT_EQ(c->virtualStages, 2);
+  EXPECT_EQ(c->microBatchSize, 1);
+  EXPECT_EQ(c->schedule, "1f1b");
+  EXPECT_EQ(c->zero, 1);
+  EXPECT_EQ(c->recompute, true);
+  EXPECT_EQ(c->sequenceParallel, true);
+  EXPECT_EQ(c->syncPerStep, true);
+  // Spaces around items and values are allowed; nothing given fixes nothing.
+  c = parse(" tp = 4 , sync=micro-batch ", &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->tp, 4);
+  EXPECT_EQ(c->syncPerStep, false);
+  EXPECT_FALSE(c->pp);
+  c = parse("", &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_TRUE(c->choices(PlanConfig()).empty());
+}
+
+TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
+  struct Case {
+    const char *text, *error;
+  };
+  for (const Case &k : std::initializer_list<Case>{
+           {"ep=2", "--fix: unknown key \"ep\" (known: dp tp pp vpp mbs "
+                    "schedule zero recompute sp sync)"},
+           {"zero=5", "--fix: zero=5 is not a ZeRO stage (0-3)"},
+           {"tp=0", "--fix: tp=0 is not a whole number of at least 1"},
+           {"tp=x", "--fix: tp=x is not a whole number of at least 1"},
+           {"tp=2,tp=4", "--fix: tp is given twice (tp=2, tp=4)"},
+           {"sync=often", "--fix: sync=often is not step or micro-batch"},
+           {"sp=yes", "--fix: sp=yes is not 0 or 1"},
+           {"recompute=some", "--fix: recompute=some is not full or none"},
+       }) {
+    std::string error;
+    EXPECT_FALSE(parse(k.text, &error)) << k.text;
+    EXPECT_EQ(error, k.error) << k.text;
+  }
+}
+
+TEST(PlanConstraint, AdmitsThePlansWithItsChoices) {
+  std::string error;
+  std::optional<PlanConstraint> c = parse("zero=1,sync=step", &error);
+  ASSERT_TRUE(c) << error;
+  PlanConfig plan;
+  plan.zero = 1;
+  EXPECT_FALSE(c->admits(plan)); // reduce-scattered per micro-batch
+  std::vector<PlanConstraint::Choice> choices = c->choices(plan);
+  ASSERT_EQ(choices.size(), 2u);
+  EXPECT_EQ(choices[1].key, "sync");
+  EXPECT_EQ(choices[1].fixed, "step");
+  EXPECT_EQ(choices[1].actual, "micro-batch");
+  plan.syncPerStep = true;
+  EXPECT_TRUE(c->admits(plan));
+}
+
+TEST(PlanConfig, WritesPartSpmdOptions) {
+  PlanConfig c;
+  c.tp = 8;
+  c.pp = 8;
+  c.dp = 16;
+  c.microBatches = 96;
+  c.zero = 1;
+  c.syncPerStep = true;
+  EXPECT_EQ(c.spmdOptions(),
+            "mesh=\"pp:8,dp:16,tp:8\" micro-batches=96 schedule=1f1b zero=1 "
+            "grad-sync=step");
+  EXPECT_EQ(c.text(), "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 "
+                      "recompute=none sp=0 sync=step");
+  c.syncPerStep = false;
+  EXPECT_EQ(c.spmdOptions(),
+            "mesh=\"pp:8,dp:16,tp:8\" micro-batches=96 schedule=1f1b zero=1");
+}
+
+} // namespace
