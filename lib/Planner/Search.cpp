@@ -3,6 +3,7 @@
 #include "Probe.h"
 
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
+#include "partition/Dialect/Part/Analysis/StageBalance.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 
@@ -332,6 +333,14 @@ public:
                                        std::string *pruned) const;
 
 private:
+  /// Each of `p` stages' layers, [first, end): equal runs where p divides
+  /// the layers (Megatron's cut); otherwise the compiler's own cut
+  /// (part-pipeline's balance by FLOPs, StageBalance.h), the embedding's
+  /// and the head's work counted on the first and last stage (126 layers
+  /// on 16 stages: 7 on the first and last when each weighs a layer).
+  std::optional<std::vector<std::pair<int64_t, int64_t>>>
+  stageLayers(int64_t p) const;
+
   const Probe &probe;
   const ProbeCosts &costs;
   const Model &model;
@@ -339,6 +348,40 @@ private:
   const Probe &modelProbe;
   int64_t globalBatch;
 };
+
+std::optional<std::vector<std::pair<int64_t, int64_t>>>
+Composer::stageLayers(int64_t p) const {
+  const int64_t L = model.summary.layers;
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  if (p <= 0 || L < p)
+    return p == 1 && L == 0 ? std::optional(decltype(runs){{0, 0}})
+                            : std::nullopt;
+  if (L % p == 0) {
+    for (int64_t stage = 0; stage < p; ++stage)
+      runs.push_back({stage * (L / p), (stage + 1) * (L / p)});
+    return runs;
+  }
+  auto work = [](const PassCost &c) {
+    return c.forward.total() + c.backward.total();
+  };
+  pl::LayerCosts layers;
+  for (int64_t l = 0; l < L; ++l)
+    layers.layers.push_back(
+        {l, work(costs.layers[model.probedLayerOf(l)]), 0, 0});
+  layers.leading.flops = work(costs.pre);
+  layers.trailing.flops = work(costs.post);
+  std::string error;
+  std::optional<pl::LayerGroups> groups =
+      pl::balanceFlops(layers, {p, 1}, &error);
+  if (!groups)
+    return std::nullopt;
+  runs.assign(p, {L, 0});
+  for (auto [layer, stage] : *groups) {
+    runs[stage].first = std::min(runs[stage].first, layer);
+    runs[stage].second = std::max(runs[stage].second, layer + 1);
+  }
+  return runs;
+}
 
 std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                                                std::string *pruned) const {
@@ -365,7 +408,13 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   s.parameters.assign(p, 0);
   s.saved.assign(p, 0);
   s.tensors.assign(p, 0);
-  int64_t perStage = p > 0 ? L / p : 0;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> runs =
+      stageLayers(p);
+  if (!runs) {
+    if (pruned)
+      *pruned = "no cut of the layers into the stages";
+    return std::nullopt;
+  }
   // What a stage runs per micro-batch and holds: its layers, the embedding
   // on the first, the head on the last.
   auto add = [&](int64_t stage, const PassCost &cost, double params,
@@ -378,7 +427,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     s.saved[stage] += saved * k;
   };
   for (int64_t stage = 0; stage < p; ++stage) {
-    for (int64_t l = stage * perStage; l < (stage + 1) * perStage; ++l) {
+    for (int64_t l = (*runs)[stage].first; l < (*runs)[stage].second; ++l) {
       int64_t q = model.probedLayerOf(l);
       add(stage, costs.layers[q], probe.layerParams[q], probe.layerTensors[q],
           probe.layerSaved[q]);
@@ -454,7 +503,9 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     double params = s.parameters[stage];
     mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
     if (c.zero == 3) // the largest layer's gathered weights
-      mem.parameters += params / std::max<int64_t>(1, perStage) *
+      mem.parameters += params /
+                        std::max<int64_t>(1, (*runs)[stage].second -
+                                                 (*runs)[stage].first) *
                         probe.parameterBytes;
     // Reduced once per step, the whole sum is held, and its shard.
     mem.gradients =
@@ -707,9 +758,6 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
       return "pp=" + n(*fix.pp) + ": pipelines need a training step";
     if (*fix.pp > layers)
       return "pp=" + n(*fix.pp) + " is more than the " + n(layers) + " layers";
-    if (layers % *fix.pp)
-      return "pp=" + n(*fix.pp) + " does not divide the " + n(layers) +
-             " layers";
   }
   if (fix.dp && globalBatch % *fix.dp)
     return "dp=" + n(*fix.dp) + " does not divide the global batch " +
@@ -742,9 +790,10 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
              " is for the interleaved-1f1b schedule, not " + *fix.schedule;
     if (fix.pp && *fix.pp == 1)
       return "vpp=" + n(*fix.virtualStages) + " needs pp above 1";
-    if (fix.pp && (layers / *fix.pp) % *fix.virtualStages)
-      return "vpp=" + n(*fix.virtualStages) + " does not divide the " +
-             n(layers / *fix.pp) + " layers of a stage";
+    if (fix.pp && layers % (*fix.pp * *fix.virtualStages))
+      return "vpp=" + n(*fix.virtualStages) + " chunks on each of pp=" +
+             n(*fix.pp) + " stages do not divide the " + n(layers) +
+             " layers (chunks are cut evenly)";
   }
   if (fix.schedule && *fix.schedule == "interleaved-1f1b" &&
       fix.virtualStages && *fix.virtualStages < 2)
@@ -776,8 +825,10 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
       int64_t d = options.devices / (t * p);
       if (!excluded.admits("dp", fix.dp, d))
         continue;
-      if ((L == 0 && p > 1) || (L > 0 && L % p != 0)) {
-        pruned["pp does not divide the " + std::to_string(L) + " layers"] += 1;
+      // A pp that does not divide the layers cuts them unevenly (the
+      // compiler's balance by FLOPs); one chunk per stage then.
+      if ((L == 0 && p > 1) || L < p) {
+        pruned["pp exceeds the " + std::to_string(L) + " layers"] += 1;
         continue;
       }
       if (p > 1 && !train) {
@@ -809,7 +860,8 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           if (schedule == "interleaved-1f1b") {
             vs.clear();
             for (int64_t v : divisorsOf(std::max<int64_t>(1, L / p)))
-              if (v >= 2 && (v <= 8 || fix.virtualStages == v))
+              if (v >= 2 && (v <= 8 || fix.virtualStages == v) &&
+                  L % (p * v) == 0)
                 vs.push_back(v);
             if (mb % p != 0)
               vs.clear();

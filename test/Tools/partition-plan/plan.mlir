@@ -25,6 +25,14 @@
 // SYNC: 1   2   2     2   1    2     2 1f1b               1s none
 // SYNC-NEXT: zero 1s, 2s: the gradients summed over the micro-batches and reduce-scattered once per step (part-spmd grad-sync=step)
 // SYNC: gradients 319 KiB
+// A pp that does not divide the layers cuts them as part-pipeline does (by
+// FLOPs, the embedding and the head on the first and last stage): 5 layers
+// on 2 stages, as Llama 3 405B ran 126 layers on 16.
+// RUN: partition-import --model gpt --layers 5 --hidden 64 --heads 4 --vocab 128 --seq 16 --batch 8 --shapes-only -o %t/gpt5.mlir
+// RUN: partition-plan %t/gpt5.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,mbs=2,schedule=1f1b,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=UNEVEN
+// UNEVEN: model: 5 layers
+// UNEVEN: evaluated 1 plans
+// UNEVEN: 1   2   2     2   1    2     2 1f1b                0 none       0
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix sync=often 2>&1 | FileCheck %s --check-prefix=SYNC-BAD
 // SYNC-BAD: partition-plan: --fix: sync=often is not step or micro-batch
 //

@@ -45,6 +45,27 @@ std::optional<unsigned> parameterIndex(func::FuncOp function, Value v) {
   return arg.getArgNumber();
 }
 
+/// Whether the loss reads `v` as its classes: `v` (through reshapes and
+/// casts that keep its last dimension) is a softmax_cross_entropy's logits.
+bool readAsLossClasses(Value v) {
+  SmallVector<Value> work = {v};
+  int64_t classes = cast<RankedTensorType>(v.getType()).getShape().back();
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    for (OpOperand &use : x.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<SoftmaxCrossEntropyOp>(user) && use.getOperandNumber() == 0)
+        return true;
+      if (!isa<ReshapeOp, CastOp>(user))
+        continue;
+      auto type = dyn_cast<RankedTensorType>(user->getResult(0).getType());
+      if (type && type.getRank() && type.getShape().back() == classes)
+        work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
 /// When `v` is one block of a parameter (a slice of one index along a
 /// dimension, then a reshape that drops it: a projection of a fused weight
 /// after part-split-fused-projections), the parameter and that dimension.
@@ -577,6 +598,34 @@ struct PartTensorParallelPass
         }
       }
       splits[*table] = {0, lookup};
+    });
+
+    // An output head of its own (Llama's lm_head; GPT's shares the table
+    // above): a parameter matmul whose result the loss reads as its classes
+    // is split by its output features, so the logits come out split by
+    // vocabulary for the vocabulary-parallel loss (Megatron's column-
+    // parallel output layer with parallel_output).
+    function.walk([&](MatmulOp head) {
+      if (!forward.contains(head) || !readAsLossClasses(head.getResult()))
+        return;
+      std::optional<unsigned> weight = parameterIndex(function, head.getRhs());
+      if (!weight || splits.count(*weight))
+        return;
+      int64_t dim = head.getTransposeB() ? 0 : 1;
+      auto type = cast<RankedTensorType>(head.getRhs().getType());
+      if (type.getDimSize(dim) % size) {
+        if (std::optional<PadBlocker> blocker = checkPadding(
+                function, {function.getArgument(*weight), dim, size})) {
+          head.emitRemark()
+              << "the output head stays whole: " << axis << " (size " << size
+              << ") does not divide its " << type.getDimSize(dim)
+              << " classes, and they cannot be padded because "
+              << blocker->op->getName() << " at " << blocker->op->getLoc()
+              << " reads them and " << blocker->reason;
+          return;
+        }
+      }
+      splits[*weight] = {dim, head};
     });
 
     auto headsOf = [](Operation *op) {
