@@ -340,6 +340,24 @@ private:
   /// on 16 stages: 7 on the first and last when each weighs a layer).
   std::optional<std::vector<std::pair<int64_t, int64_t>>>
   stageLayers(int64_t p) const;
+  /// makeSchedule's table (or why there is none), made once per kind,
+  /// stages, micro-batches and chunks: the many plans that share them
+  /// differ only in the costs the simulation runs it with (building V-Half
+  /// for 64 stages and 512 micro-batches takes a tenth of a second).
+  const std::pair<std::optional<pl::Schedule>, std::string> &
+  schedule(pl::ScheduleKind kind, int64_t p, int64_t m, int64_t V) const {
+    auto key = std::make_tuple(int(kind), p, m, V);
+    auto it = schedules.find(key);
+    if (it == schedules.end()) {
+      std::string why;
+      std::optional<pl::Schedule> made = pl::makeSchedule(kind, p, m, V, &why);
+      it = schedules.emplace(key, std::make_pair(std::move(made), why)).first;
+    }
+    return it->second;
+  }
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>,
+                   std::pair<std::optional<pl::Schedule>, std::string>>
+      schedules;
 
   const Probe &probe;
   const ProbeCosts &costs;
@@ -540,11 +558,12 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       return std::nullopt;
     }
     auto kind = pl::parseScheduleKind(c.schedule);
+    const std::pair<std::optional<pl::Schedule>, std::string> &made =
+        schedule(*kind, p, m, V);
+    const std::optional<pl::Schedule> &schedule = made.first;
     std::string why;
-    std::optional<pl::Schedule> schedule =
-        pl::makeSchedule(*kind, p, m, V, &why);
     if (!schedule) {
-      *pruned = "schedule: " + why;
+      *pruned = "schedule: " + made.second;
       return std::nullopt;
     }
     auto cost = [&](int64_t stage, const pl::Step &step) {
