@@ -227,7 +227,9 @@ def main():
             plan = (f"tp{best['tp']} pp{best['pp']} dp{best['dp']} "
                     f"mbs{best['micro_batch_size']} {best['schedule']}"
                     f"{' v' + str(best['virtual_stages']) if best['virtual_stages'] > 1 else ''}"
-                    f" zero{best['zero']} rc={best['recompute']}"
+                    f" zero{best['zero']}"
+                    f"{' sync=step' if best.get('grad_sync') == 'step' else ''}"
+                    f" rc={best['recompute']}"
                     f" sp{int(best['sequence_parallel'])}")
             print(f"| {name} | {tp} | {pp} | {dp} | {gpus} | {batch} | "
                   f"{published} | {predicted:.1f} | {100 * error:+.1f}% | "
