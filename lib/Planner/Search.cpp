@@ -797,6 +797,9 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
     return "zero=" + n(*fix.zero) + " needs a training step";
   if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1)
     return "zero=" + n(*fix.zero) + " needs dp above 1";
+  if (fix.syncPerStep && *fix.syncPerStep && fix.zero && *fix.zero != 1)
+    return "sync=step is ZeRO-1's gradients reduce-scattered once per step, "
+           "not zero=" + n(*fix.zero);
   bool vSchedule = fix.schedule && (*fix.schedule == "zb-v" ||
                                     *fix.schedule == "v-half" ||
                                     *fix.schedule == "v-min");
@@ -895,13 +898,14 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           }
           for (int64_t v : vs) {
             for (int64_t z = 0; z <= (d > 1 && train ? 3 : 0); ++z) {
-              // ZeRO 1 and 2 under a pipeline: each micro-batch's
-              // gradients reduce-scattered, or the whole sum once.
+              // ZeRO-1 under a pipeline: each micro-batch's gradients
+              // reduce-scattered, or the whole sum once (Megatron's
+              // distributed optimizer). ZeRO-2's once-per-step form holds
+              // the whole gradients too: the same plan, left out.
               bool pipelined = train && (p > 1 || mb > 1);
               for (auto [pt, sp, rc] : probeKeys)
               for (bool sync : {false, true}) {
-                if (pt != t ||
-                    (sync && !(pipelined && mb > 1 && (z == 1 || z == 2))))
+                if (pt != t || (sync && !(pipelined && mb > 1 && z == 1)))
                   continue;
                 PlanConfig c;
                 c.syncPerStep = sync;

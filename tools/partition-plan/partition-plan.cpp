@@ -203,7 +203,7 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
         gib(e.memory.total()).c_str(), e.tflopsPerDevice, 100 * e.mfu);
   }
   if (perStep)
-    os << "zero 1s, 2s: the gradients summed over the micro-batches and "
+    os << "zero 1s: the gradients summed over the micro-batches and "
           "reduce-scattered once per step (part-spmd grad-sync=step)\n";
 }
 

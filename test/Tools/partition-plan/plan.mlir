@@ -23,7 +23,7 @@
 // whole, and their shard.
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,mbs=2,schedule=1f1b,zero=1,recompute=none,sp=0,sync=step --explain | FileCheck %s --check-prefix=SYNC
 // SYNC: 1   2   2     2   1    2     2 1f1b               1s none
-// SYNC-NEXT: zero 1s, 2s: the gradients summed over the micro-batches and reduce-scattered once per step (part-spmd grad-sync=step)
+// SYNC-NEXT: zero 1s: the gradients summed over the micro-batches and reduce-scattered once per step (part-spmd grad-sync=step)
 // SYNC: gradients 319 KiB
 // A pp that does not divide the layers cuts them as part-pipeline does (by
 // FLOPs, the embedding and the head on the first and last stage): 5 layers
@@ -35,6 +35,8 @@
 // UNEVEN: 1   2   2     2   1    2     2 1f1b                0 none       0
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix sync=often 2>&1 | FileCheck %s --check-prefix=SYNC-BAD
 // SYNC-BAD: partition-plan: --fix: sync=often is not step or micro-batch
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix pp=2,zero=2,sync=step 2>&1 | FileCheck %s --check-prefix=SYNC-ZERO
+// SYNC-ZERO: partition-plan: no plan fits: sync=step is ZeRO-1's gradients reduce-scattered once per step, not zero=2
 //
 // Bad input: each names what is wrong.
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,ep=2 2>&1 | FileCheck %s --check-prefix=KEY

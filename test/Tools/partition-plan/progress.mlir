@@ -16,16 +16,16 @@
 // CHECK-NEXT: partition-plan: probes compiled 2/10 (tp=1 recompute, {{[0-9.]+}} s)
 // CHECK-NEXT: partition-plan: probes compiled 3/10 (tp=2, {{[0-9.]+}} s)
 // CHECK:      partition-plan: probes compiled 10/10 (tp=4 sp recompute, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 86/860 ({{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 172/860
-// CHECK-NEXT: partition-plan: combinations evaluated 258/860
-// CHECK-NEXT: partition-plan: combinations evaluated 344/860
-// CHECK-NEXT: partition-plan: combinations evaluated 430/860
-// CHECK-NEXT: partition-plan: combinations evaluated 516/860
-// CHECK-NEXT: partition-plan: combinations evaluated 602/860
-// CHECK-NEXT: partition-plan: combinations evaluated 688/860
-// CHECK-NEXT: partition-plan: combinations evaluated 774/860
-// CHECK-NEXT: partition-plan: combinations evaluated 860/860
+// CHECK-NEXT: partition-plan: combinations evaluated 78/772 ({{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 155/772
+// CHECK-NEXT: partition-plan: combinations evaluated 232/772
+// CHECK-NEXT: partition-plan: combinations evaluated 309/772
+// CHECK-NEXT: partition-plan: combinations evaluated 386/772
+// CHECK-NEXT: partition-plan: combinations evaluated 464/772
+// CHECK-NEXT: partition-plan: combinations evaluated 541/772
+// CHECK-NEXT: partition-plan: combinations evaluated 618/772
+// CHECK-NEXT: partition-plan: combinations evaluated 695/772
+// CHECK-NEXT: partition-plan: combinations evaluated 772/772
 // CHECK-NEXT: partition-plan: schedules simulated {{[1-9][0-9]*}} ({{[0-9.]+}} s)
 // CHECK-NOT:  partition-plan:
 //
@@ -38,6 +38,6 @@
 // QUIET: model: 4 layers
 //
 // TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/10 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 10/10 (tp=4 sp recompute, {{[0-9.]+}} s){{$}}
-// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/860 {{.*}}\r\e[Kpartition-plan: combinations evaluated 860/860 ({{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/772 {{.*}}\r\e[Kpartition-plan: combinations evaluated 772/772 ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: schedules simulated 1 {{.*}}\r\e[Kpartition-plan: schedules simulated {{[0-9]+}} ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: model: 4 layers
