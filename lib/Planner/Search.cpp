@@ -582,6 +582,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     }
     e.simulated = true;
   } else {
+    using Kind = pl::ScheduleKind;
+    Kind kind = pl::parseScheduleKind(c.schedule).value_or(Kind::OneFOneB);
     // (m - 1) micro-batches at the slowest stage's pace, plus filling and
     // draining through every stage (a chunk's worth when interleaved; the
     // forward only for zero-bubble, whose weight gradients fill the rest).
@@ -589,35 +591,56 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     for (int64_t stage = 0; stage < p; ++stage) {
       double one = s.forward[stage].total() + s.backward[stage].total();
       slowest = std::max(slowest, one);
-      fill += c.schedule == "zero-bubble" ? s.forward[stage].total() : one;
+      fill += kind == Kind::ZeroBubbleH1 ? s.forward[stage].total() : one;
     }
-    if (c.schedule == "interleaved-1f1b")
+    if (kind == Kind::Interleaved1F1B)
       fill /= double(V);
     pipeline = double(m - 1) * slowest + fill;
-    if (c.schedule == "zero-bubble")
-      pipeline = std::max(pipeline, double(m) * slowest);
     // The V schedules, as their simulation under equal F, B and W costs
     // gives them (PipelineScheduleTest): ZB-V idles not at all, V-Half
     // about p / 3 of a micro-batch's stage time, V-Min about 0.6 p; they
     // hold 2p, about p + 2 and about (2p + 8) / 3 chunks.
-    double perMicroBatch = slowest;
-    if (c.schedule == "zb-v")
-      pipeline = double(m) * perMicroBatch;
-    else if (c.schedule == "v-half")
-      pipeline = double(m) * perMicroBatch + perMicroBatch * double(p) / 3;
-    else if (c.schedule == "v-min")
-      pipeline = double(m) * perMicroBatch + perMicroBatch * 0.6 * double(p);
+    switch (kind) {
+    case Kind::ZeroBubbleH1:
+      pipeline = std::max(pipeline, double(m) * slowest);
+      break;
+    case Kind::ZeroBubbleV:
+      pipeline = double(m) * slowest;
+      break;
+    case Kind::VHalf:
+      pipeline = double(m) * slowest + slowest * double(p) / 3;
+      break;
+    case Kind::VMin:
+      pipeline = double(m) * slowest + slowest * 0.6 * double(p);
+      break;
+    case Kind::GPipe:
+    case Kind::OneFOneB:
+    case Kind::Interleaved1F1B:
+      break;
+    }
     for (int64_t stage = 0; stage < p; ++stage) {
       bubble[stage] = std::max(0.0, pipeline - work(stage));
-      int64_t held = c.schedule == "gpipe" ? m : std::min(m, p - stage);
-      if (c.schedule == "interleaved-1f1b")
+      int64_t held = std::min(m, p - stage);
+      switch (kind) {
+      case Kind::GPipe:
+        held = m;
+        break;
+      case Kind::Interleaved1F1B:
         held = std::min(m * V, (p - stage) * 2 + (V - 1) * p);
-      if (c.schedule == "zb-v")
+        break;
+      case Kind::ZeroBubbleV:
         held = std::min(2 * m, 2 * p);
-      if (c.schedule == "v-half")
+        break;
+      case Kind::VHalf:
         held = std::min(2 * m, 2 * ((p + 2) / 2));
-      if (c.schedule == "v-min")
+        break;
+      case Kind::VMin:
         held = std::min(2 * m, 2 * ((p + 4) / 3));
+        break;
+      case Kind::OneFOneB:
+      case Kind::ZeroBubbleH1:
+        break;
+      }
       inFlight[stage] = held;
     }
   }
