@@ -139,6 +139,17 @@ LogicalResult partition::part::checkSpmdMeshAxes(
                      dp + "\" (data parallel), \"" + tp +
                      "\" (tensor parallel), \"pp\" (pipeline stages)");
   }
+  // grad-sync=step moves ZeRO's per-micro-batch reduce-scatter of a
+  // pipeline's gradients; without both it would change nothing, silently.
+  if (StringRef(options.gradSync) != "micro-batch") {
+    bool pipelined = llvm::any_of(parts, [](StringRef part) {
+      return part.split(':').first.trim() == kPipelineAxis;
+    });
+    if (!pipelined || options.zero == 0)
+      return emitError("part-spmd: grad-sync=" + options.gradSync +
+                       " reduce-scatters ZeRO's gradients once per step of a "
+                       "pipeline; it needs a pp axis and zero=1, 2 or 3");
+  }
   return success();
 }
 

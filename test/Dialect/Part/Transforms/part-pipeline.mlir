@@ -292,6 +292,9 @@
 // SYNC-ONCE: reduce_scatter  "dp"         18     30016
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 zero=1 grad-sync=often" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC-BAD
 // SYNC-BAD: error: part-pipeline: grad-sync=often is neither micro-batch nor step
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=dp:2 zero=1 grad-sync=step" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC-NOPP
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2,dp:2 grad-sync=step" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNC-NOPP
+// SYNC-NOPP: error: part-spmd: grad-sync=step reduce-scatters ZeRO's gradients once per step of a pipeline; it needs a pp axis and zero=1, 2 or 3
 //
 // Its size does not depend on the micro-batches: 2 and 4 give the same
 // ops (the unrolled form has a copy per micro-batch at 4).
