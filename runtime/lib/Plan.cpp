@@ -77,12 +77,8 @@ std::vector<int64_t> toVector(const fb::Vector<int64_t> *v) {
 
 /// Letters, then optionally a dot and a chunk number ("F", "Bi", "B.1"),
 /// then optionally the final suffix ("B.1+reduce").
-bool isFragmentName(std::string name) {
-  if (name.size() > kFinalFragmentSuffix.size() &&
-      std::string_view(name).substr(name.size() -
-                                    kFinalFragmentSuffix.size()) ==
-          kFinalFragmentSuffix)
-    name.resize(name.size() - kFinalFragmentSuffix.size());
+bool isFragmentName(const std::string &fragment) {
+  std::string name(fragmentKind(fragment));
   size_t letters = 0;
   while (letters < name.size() && std::isalpha((unsigned char)name[letters]))
     ++letters;
@@ -886,10 +882,8 @@ ProgramValidator::accumulatorChains(const std::vector<uint32_t> &root,
        ++k) {
     const plan::Fragment &f = *program.fragments()->Get(k);
     std::string name = f.name()->str();
-    size_t suffix = kFinalFragmentSuffix.size();
-    bool final = name.size() > suffix &&
-                 std::string_view(name).substr(name.size() - suffix) ==
-                     kFinalFragmentSuffix;
+    std::string kind(fragmentKind(name));
+    bool final = kind != name;
     // The ordinary fragment's slots span fragments; the final one's need
     // not (the program links it after the fragments that read the slot).
     std::map<Bytes, uint32_t> &written = writtenBy[name];
@@ -901,7 +895,7 @@ ProgramValidator::accumulatorChains(const std::vector<uint32_t> &root,
             written[bytesOf(*values.Get(r))] = r;
     if (!final)
       continue;
-    auto ordinary = writtenBy.find(name.substr(0, name.size() - suffix));
+    auto ordinary = writtenBy.find(kind);
     if (ordinary == writtenBy.end())
       continue;
     for (auto &[bytes, r] : written)

@@ -68,6 +68,16 @@ constexpr int64_t kMaxTransferTag = (int64_t(1) << 56) - 1;
 /// "B+reduce", "W.1+reduce".
 inline constexpr std::string_view kFinalFragmentSuffix = "+reduce";
 
+/// The kind of step a fragment runs: its name without the final suffix
+/// ("B.1+reduce" -> "B.1"; "B.1" stays).
+inline std::string_view fragmentKind(std::string_view fragment) {
+  size_t n = kFinalFragmentSuffix.size();
+  if (fragment.size() > n &&
+      fragment.substr(fragment.size() - n) == kFinalFragmentSuffix)
+    fragment.remove_suffix(n);
+  return fragment;
+}
+
 /// The name of a schedule step that runs fragment `fragment` on micro-batch
 /// `microBatch`, as traces and messages show it: the micro-batch inserted
 /// before the chunk or final suffix ("F", 3 -> "F3"; "B.1", 2 -> "B2.1";
