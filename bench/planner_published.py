@@ -24,7 +24,12 @@ choice fixed) against part-estimate on the plan compiled whole, for eight
 plans of GPT-2 small's shapes on 8 dgx-a100 devices: how far composing a
 step from a three-layer probe strays from costing the whole program.
 
+With --table2 it sets SC21 Table 2 (175B and 530B, ZeRO-3 without model
+parallelism against PTD-P, at equal global batch) the same way, every
+choice fixed.
+
 Usage: python3 bench/planner_published.py --build build [--rows 1.7B,1T]
+       python3 bench/planner_published.py --build build --table2
        python3 bench/planner_published.py --build build --scaling
        python3 bench/planner_published.py --build build --consistency
 """
@@ -51,6 +56,25 @@ SC21 = [
     ("1T", 160, 25600, 128, 8, 64, 3072, 3072, 163),
 ]
 SEQ, VOCAB = 2048, 51200
+# SC21 Table 2, PTD-P against ZeRO-3 (DeepSpeed, no model parallelism) at
+# the same global batch: params, heads, hidden, layers, tp, pp, GPUs, batch,
+# micro-batch size, ZeRO stage, published TFLOP/s per GPU. The ZeRO-3 runs
+# are data parallel over every GPU with one micro-batch per step (the batch
+# is GPUs x micro-batch size); the 640-GPU run's batch is 2560.
+SC21_ZERO3 = [
+    ("174.6B", 96, 12288, 96, 1, 1, 384, 1536, 4, 3, 144),
+    ("174.6B", 96, 12288, 96, 1, 1, 768, 1536, 2, 3, 88),
+    ("174.6B", 96, 12288, 96, 1, 1, 1536, 1536, 1, 3, 44),
+    ("529.6B", 128, 20480, 105, 1, 1, 640, 2560, 4, 3, 138),
+    ("529.6B", 128, 20480, 105, 1, 1, 1120, 2240, 2, 3, 98),
+    ("529.6B", 128, 20480, 105, 1, 1, 2240, 2240, 1, 3, 48),
+    ("174.6B", 96, 12288, 96, 8, 12, 384, 1536, 1, 0, 153),
+    ("174.6B", 96, 12288, 96, 8, 12, 768, 1536, 1, 0, 149),
+    ("174.6B", 96, 12288, 96, 8, 12, 1536, 1536, 1, 0, 141),
+    ("529.6B", 128, 20480, 105, 8, 35, 560, 2240, 1, 0, 171),
+    ("529.6B", 128, 20480, 105, 8, 35, 1120, 2240, 1, 0, 167),
+    ("529.6B", 128, 20480, 105, 8, 35, 2240, 2240, 1, 0, 159),
+]
 # Checks, not used to calibrate: Smith et al., "Using DeepSpeed and
 # Megatron to Train Megatron-Turing NLG 530B" (2022), 530B on 280 DGX A100
 # nodes: 113-126 TFLOP/s per GPU; the 2240-GPU run is the 126.
@@ -72,6 +96,58 @@ def paper_flops(batch, layers, hidden):
     # SC21, eq. 3: with recomputation.
     return (96 * batch * SEQ * layers * hidden ** 2 *
             (1 + SEQ / (6 * hidden) + VOCAB / (16 * layers * hidden)))
+
+
+def table2(bin_dir, cluster):
+    """SC21 Table 2: each published configuration fixed whole (tp, pp, dp,
+    micro-batch size, ZeRO stage, full recomputation), predicted TFLOP/s
+    per GPU at the paper's FLOP count against the published."""
+    print("| model | scheme | tp | pp | dp | mbs | batch | published TFLOP/s "
+          "| predicted | error | exposed communication | memory |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    errors = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for (name, heads, hidden, layers, tp, pp, gpus, batch, mbs, zero,
+             published) in SC21_ZERO3:
+            model = os.path.join(tmp, f"gpt-{name}.mlir")
+            if not os.path.exists(model):
+                run([os.path.join(bin_dir, "partition-import"), "--model",
+                     "gpt", "--layers", str(layers), "--hidden", str(hidden),
+                     "--heads", str(heads), "--vocab", str(VOCAB),
+                     "--seq", str(SEQ), "--batch", "1", "--shapes-only",
+                     "-o", model])
+            dp = gpus // (tp * pp)
+            fix = (f"tp={tp},pp={pp},dp={dp},mbs={mbs},recompute=full,sp=0,"
+                   f"zero={zero}")
+            if pp > 1:
+                fix += ",schedule=1f1b"
+            out = os.path.join(tmp, "fixed.json")
+            r = subprocess.run(
+                [os.path.join(bin_dir, "partition-plan"), model, "--cluster",
+                 cluster, "--devices", str(gpus), "--global-batch",
+                 str(batch), "--fix", fix, "--top", "1", "--json", out],
+                capture_output=True, text=True)
+            scheme = "ZeRO-3" if zero == 3 else "PTD-P"
+            if r.returncode != 0:
+                print(f"| {name} | {scheme} | {tp} | {pp} | {dp} | {mbs} | "
+                      f"{batch} | {published} | does not fit: "
+                      f"{r.stderr.strip()[-300:]} | | | |", flush=True)
+                continue
+            plan = json.load(open(out))["plans"][0]
+            predicted = (paper_flops(batch, layers, hidden) / gpus /
+                         plan["step_seconds"] / 1e12)
+            error = predicted / published - 1
+            errors.append(error)
+            print(f"| {name} | {scheme} | {tp} | {pp} | {dp} | {mbs} | "
+                  f"{batch} | {published} | {predicted:.1f} | "
+                  f"{100 * error:+.1f}% | "
+                  f"{plan.get('exposed_communication_seconds', 0):.2f} s | "
+                  f"{plan['memory_bytes']['total'] / 2 ** 30:.1f} GiB |",
+                  flush=True)
+    if errors:
+        print(f"\nSC21 Table 2: worst error "
+              f"{100 * max(errors, key=abs):+.1f}%, mean absolute "
+              f"{100 * sum(map(abs, errors)) / len(errors):.1f}%")
 
 
 def scaling(bin_dir):
@@ -138,11 +214,10 @@ def consistency(bin_dir):
                 passes.append("--part-recompute")
             passes += ["--part-optimizer",
                        "--part-spmd=" + p["spmd_options"]]
-            if (p["dp"] > 1 and p["zero"] == 0 and p["pp"] == 1 and
-                    p["micro_batches"] == 1):
-                passes.append("--part-grad-buckets")
-            if p["zero"] == 3:
-                passes.append("--part-zero-prefetch")
+            # And those after it, as the plan says ("a{x=1},b").
+            for item in re.findall(r"[\w-]+(?:\{[^}]*\})?", p["after_spmd"]):
+                name, _, opts = item.partition("{")
+                passes.append(f"--{name}" + (f"={opts[:-1]}" if opts else ""))
             r, _ = run([os.path.join(bin_dir, "partition-opt"), model] +
                        passes + ["--part-estimate=cluster=dgx-a100", "-o",
                                  os.devnull])
@@ -162,6 +237,8 @@ def main():
                     help="preset or cluster file (default dgx-a100)")
     ap.add_argument("--scaling", action="store_true")
     ap.add_argument("--consistency", action="store_true")
+    ap.add_argument("--table2", action="store_true",
+                    help="SC21 Table 2: ZeRO-3 and PTD-P at equal batch")
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
     if args.consistency:
@@ -169,6 +246,9 @@ def main():
         return
     if args.scaling:
         scaling(bin_dir)
+        return
+    if args.table2:
+        table2(bin_dir, args.cluster)
         return
     wanted = set(filter(None, args.rows.split(",")))
     print("| model | tp | pp | dp | GPUs | batch | published TFLOP/s | "

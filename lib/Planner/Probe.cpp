@@ -7,6 +7,7 @@
 #include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -125,11 +126,14 @@ std::string trainingPipeline(ModuleOp model, const TrainingOptions &training,
 std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
                               int64_t microBatches, int64_t zero) {
   std::string p;
-  // Data parallelism without a pipeline: gradient reductions in buckets
-  // inside backward, as PyTorch DDP does (25 MB).
-  if (train && dp > 1 && zero == 0 && pp == 1 && microBatches == 1)
-    addPass(p, "part-grad-buckets");
-  // ZeRO-3: each layer's parameters gathered a layer ahead.
+  // Data parallelism without a pipeline: gradient reductions (all-reduces,
+  // ZeRO's reduce-scatters) in buckets inside backward, as PyTorch DDP and
+  // FSDP do, of gradBucketBytes(dp).
+  if (train && dp > 1 && pp == 1 && microBatches == 1)
+    addPass(p, "part-grad-buckets{bytes=" +
+                   std::to_string(part::gradBucketBytes(dp)) + "}");
+  // ZeRO-3: each layer's parameters gathered as one flat bucket, a layer
+  // ahead.
   if (zero == 3)
     addPass(p, "part-zero-prefetch");
   return p;

@@ -6,6 +6,7 @@
 #include "partition/Dialect/Part/Analysis/StageBalance.h"
 #include "partition/Dialect/Part/IR/PartDialect.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -474,38 +475,66 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     };
     double update = s.parameters[stage] * costs.updatePerParameter /
                     double(c.zero >= 1 ? d : 1);
-    // One collective per parameter tensor, each paying the ring's
-    // latencies -- except bucketed all-reduces (no pipeline, ZeRO 0: one
-    // per 25 MB, planPipeline's part-grad-buckets).
+    // Collectives as the plan compiles them, each paying the ring's
+    // latencies: gradient reductions in buckets of gradBucketBytes(dp)
+    // (part-grad-buckets) where neither a pipeline nor micro-batches split
+    // backward, otherwise one per parameter tensor; ZeRO-3's gathers one
+    // flat bucket per layer (part-zero-prefetch), one per tensor outside
+    // the layers; ZeRO-1/2's gathers after the update one per tensor.
     bool bucketed = p == 1 && m == 1;
-    double collectives =
-        bucketed && c.zero == 0
-            ? std::max(1.0, std::ceil(gradients / 25e6))
-            : std::max(1.0, s.tensors[stage]);
-    double latencies = (collectives - 1) * dpLink.latency;
+    double perTensor = std::max(1.0, s.tensors[stage]);
+    double reductions =
+        bucketed ? std::max(1.0, std::ceil(gradients / double(
+                                               part::gradBucketBytes(d))))
+                 : perTensor;
+    double gathers =
+        c.zero == 3
+            ? std::max(1.0, double((*runs)[stage].second -
+                                   (*runs)[stage].first) +
+                                (stage == 0 ? probe.preTensors : 0) +
+                                (stage == p - 1 ? probe.postTensors : 0))
+            : perTensor;
+    double reduceLatency = (reductions - 1) * dpLink.latency;
+    double gatherLatency = (gathers - 1) * dpLink.latency;
     // Inference has no gradients: nothing to reduce.
     bool training = probe.gradientBytes > 0;
+    // The copies those buckets compile to, memory-bound: a bucket's concat
+    // reads and writes each gradient, its slices each result (the whole
+    // gradient, or its shard); a flat gather's concat its shards, its
+    // slices the gathered parameters, in every pass that gathers.
+    double copy = 1.0 / (cluster.memoryBandwidth *
+                         std::max(1e-9, cluster.elementwise));
+    if (training && d > 1 && bucketed)
+      s.backward[stage].compute +=
+          2.0 * gradients * (1.0 + (c.zero >= 1 ? 1.0 / double(d) : 1.0)) *
+          copy;
+    if (training && d > 1 && c.zero == 3) {
+      double flat = 2.0 * weights * (1.0 + 1.0 / double(d)) * copy;
+      s.forward[stage].compute += flat;
+      s.backward[stage].compute += flat * (c.recompute ? 2 : 1);
+    }
     if (training && d > 1 && c.zero == 0) {
       double ar = allReduceTime(gradients, d, dpLink, cluster) +
-                  latencies * 2.0 * double(d - 1);
+                  reduceLatency * 2.0 * double(d - 1);
       update += ar - hidden(ar, s.backward[stage].compute);
     } else if (training && d > 1) {
       double rs = gatherTime(gradients, d, dpLink, cluster) +
-                  latencies * double(d - 1);
-      double ag = gatherTime(weights, d, dpLink, cluster) +
-                  latencies * double(d - 1);
+                  reduceLatency * double(d - 1);
+      double agBytes = gatherTime(weights, d, dpLink, cluster);
+      double ag = agBytes + gatherLatency * double(d - 1);
       // Backward's collectives share the compute that hides them: the
-      // reduce-scatter, and with ZeRO-3 the gathers again (twice with
-      // recomputation, whose forward gathers once more). Reduced once per
-      // step (sync=step), the reduce-scatter runs in the last backward
-      // only, as ZeRO 0's all-reduce does.
+      // reduce-scatter, and with ZeRO-3 the gathers again (twice the bytes
+      // with recomputation, whose forward gathers once more in the same
+      // layer's group). Reduced once per step (sync=step), the
+      // reduce-scatter runs in the last backward only, as ZeRO 0's
+      // all-reduce does.
       double backward = c.syncPerStep ? 0 : rs;
       if (c.syncPerStep)
         update += rs - hidden(rs, s.backward[stage].compute);
       if (c.zero == 3) {
         s.forward[stage].communication +=
             ag - hidden(ag, s.forward[stage].compute);
-        backward += ag * (c.recompute ? 2 : 1);
+        backward += ag + (c.recompute ? agBytes : 0);
       } else {
         update += ag;
       }

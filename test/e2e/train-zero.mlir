@@ -4,7 +4,10 @@
 // (dp, tp) = (1,1), (1,2), (2,1), (2,2) and (4,2) (8 ranks; on (1,1) and
 // (1,2) the dp group is one device, so ZeRO has nothing to split), and at
 // N = 3 also with
-// `part-zero-prefetch` after it ("3p"), and run for 5 steps. Every run must
+// `part-zero-prefetch` after it ("3p": each layer's parameters gathered as
+// one flat bucket, a layer ahead), with `part-grad-buckets` too ("3b":
+// FSDP's form, gradients reduce-scattered in buckets), and at N = 2 with
+// the buckets ("2b"), and run for 5 steps. Every run must
 // give the per-step losses and final weights and optimizer state of the
 // single-rank run of the step with its updates at the end
 // (interleave=false); partition-run writes each result whole, so a state or
@@ -33,10 +36,10 @@
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3 interleave=false" > %t/$model-step-end.mlir || exit 1; \
 // RUN:   runs=""; \
-// RUN:   for cfg in dp:1/0 $(for m in dp:1 dp:1,tp:2 dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 3 3p; do echo $m/$z; done; done); do \
+// RUN:   for cfg in dp:1/0 $(for m in dp:1 dp:1,tp:2 dp:2 dp:2,tp:2 dp:4,tp:2; do for z in 1 2 2b 3 3p 3b; do echo $m/$z; done; done); do \
 // RUN:     m=${cfg%%/*}; z=${cfg#*/}; n=$model-$m-zero$z; step=%t/$model-step.mlir; [ $cfg = dp:1/0 ] && step=%t/$model-step-end.mlir; \
-// RUN:     prefetch=""; [ $z = 3p ] && prefetch=--part-zero-prefetch; \
-// RUN:     partition-opt $step --part-spmd="mesh=$m zero=${z%%p}" 2>/dev/null | partition-opt $prefetch -o %t/$n.mlir || exit 1; \
+// RUN:     after=""; case $z in 3p) after=--part-zero-prefetch;; 3b) after="--part-zero-prefetch --part-grad-buckets=bytes=4096";; 2b) after=--part-grad-buckets=bytes=4096;; esac; \
+// RUN:     partition-opt $step --part-spmd="mesh=$m zero=${z%%[pb]}" 2>/dev/null | partition-opt $after -o %t/$n.mlir || exit 1; \
 // RUN:     partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
 // RUN:     mkdir -p %t/$n && \
 // RUN:     partition-run %t/$n.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$n > %t/$n.log || exit 1; \
@@ -76,10 +79,12 @@
 // One reduction over dp per gradient, in every partitioned program of both
 // models: as many reduce-scatters and all-reduces over dp as parameters, plus
 // the loss's all-reduce (AdamW used to reduce a gradient once per moment;
-// with tp, a moment laid out otherwise than its parameter did too):
+// with tp, a moment laid out otherwise than its parameter did too); a
+// bucket of N (part-grad-buckets) counts as the N it carries:
 // RUN: for f in %t/*-dp:[2-9]*-zero[1-3]*.mlir; do \
 // RUN:   p=$(grep -o 'part.role<parameter>' $f | wc -l); \
-// RUN:   r=$(grep -c -e 'part.reduce_scatter .*axes \[[^]]*"dp"' -e 'part.all_reduce .*axes \[[^]]*"dp"' $f); \
+// RUN:   r=$(grep -e 'part.reduce_scatter .*axes \[[^]]*"dp"' -e 'part.all_reduce .*axes \[[^]]*"dp"' $f | \
+// RUN:       sed -n 's/.*"bucket of \([0-9]*\) .*/\1/p; t; s/.*/1/p' | awk '{ n += $1 } END { print n }'); \
 // RUN:   [ "$r" -eq $((p + 1)) ] || { echo "$f: $r reductions over dp for $p parameters"; exit 1; }; \
 // RUN: done
 // With tensor parallelism, dp splits the tp-local shard (layers.0.bias: 32
@@ -144,13 +149,13 @@
 // forward group (layer 1's weight, argument 3, above the backward matmul
 // that uses layer 2's); each still has a single use.
 // PREFETCH-LABEL: func.func @mlp(
-// PREFETCH: %[[W0:.*]] = part.all_gather %arg1 on @mesh axes ["dp"] dim 0
-// PREFETCH-NEXT: part.all_gather %arg2 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) with the first group
-// PREFETCH-NEXT: part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) above the compute of the previous group
-// PREFETCH-NEXT: part.all_gather %arg4 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched (part-zero-prefetch) above the compute of the previous group
-// PREFETCH-NEXT: part.matmul %arg0, %[[W0]] {part.layer = 0 : i64}
-// Layer 2's weight, gathered for forward, then again for backward:
-// PREFETCH: part.all_gather %arg5 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
+// PREFETCH: %[[F0:.*]] = part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): layers.0.weight layers.0.bias; first:
+// PREFETCH: %[[W0:.*]] = part.slice %[[F0]] offsets [0, 0] : tensor<2x272xf32> -> tensor<2x256xf32>
+// PREFETCH: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): layers.1.weight layers.1.bias; first: {{.*}}; prefetched (part-zero-prefetch) above the compute of the previous group
+// PREFETCH: part.matmul %arg0, %{{.*}} {part.layer = 0 : i64}
+// Layer 2's weight and bias gathered for forward, its weight again for
+// backward (a group of one, as it is: backward needs no bias):
+// PREFETCH: part.all_gather %{{.*}} {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): layers.2.weight layers.2.bias; first: {{.*}}; prefetched
 // PREFETCH: %[[W2B:.*]] = part.all_gather %arg5 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
 // PREFETCH: %[[W1B:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {part.origin = "{{.*}}; prefetched
 // PREFETCH-NEXT: part.matmul %{{.*}}, %[[W2B]] transpose_b

@@ -306,6 +306,9 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"mfu", e.mfu},
       {"schedule_simulated", e.simulated},
       {"spmd_options", c.spmdOptions()},
+      // The passes after part-spmd the plan is costed as compiled with.
+      {"after_spmd", afterSpmdPipeline(!inference,
+                                       c.dp, c.pp, c.microBatches, c.zero)},
   };
 }
 

@@ -1,6 +1,7 @@
 """Checks, on a plan dump (`partition-run PLAN --dump`), that every all-gather
 of a parameter is used by one instruction only and that its arena bytes are
-reused after that use: each gathered copy is freed after its use (ZeRO-3),
+reused after that use (a flat gather of several parameters: each slice of
+it, and the flat buffer after the last slice): each gathered copy is freed after its use (ZeRO-3),
 not shared by forward and backward nor kept to the end of the step.
 
 Usage: gathers_freed.py DUMP [MIN_GATHERS]
@@ -14,6 +15,8 @@ import sys
 INSTR = re.compile(r"^\s+%(\d+)((?:, %\d+)*) = (\w+)(.*)\) : (.*)$")
 RESULT = re.compile(r"\S+\[([0-9, ]*)\] @(?:arena\+(\d+)|.*)")
 PARAM = re.compile(r'^\s+param "[^"]*" %(\d+) : (\w+)\[')
+# A reshape the loader made a view: "%66 = alias of %65 : f32[256, 256]".
+ALIAS = re.compile(r"^\s+%(\d+) = alias of %(\d+) ")
 
 
 def main():
@@ -21,7 +24,10 @@ def main():
     least = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     params = set()
     instrs = []  # (value, op, operands, offset, bytes)
+    names = {}  # value -> the values that read its bytes (itself, aliases)
     for line in lines:
+        if m := ALIAS.match(line):
+            names.setdefault(m.group(2), {m.group(2)}).add(m.group(1))
         if m := PARAM.match(line):
             params.add(m.group(1))
         elif m := INSTR.match(line):
@@ -37,22 +43,61 @@ def main():
                     if d.strip():
                         n *= int(d)
             instrs.append((value, op, operands, offset, 4 * n))
+    produced = {ins[0]: ins[1] for ins in instrs}
+
+    def readers(value):
+        """Instructions reading `value` directly or through an alias."""
+        seen = names.get(value, {value})
+        return [j for j, ins in enumerate(instrs) if seen & set(ins[2])]
+
+    def freed(i, what):
+        """The value of instrs[i]: its arena bytes reused after its last
+        user; None, or why not."""
+        value, _, _, offset, size = instrs[i]
+        users = readers(value)
+        if not users:
+            return f"{what} has no user"
+        if not any(o < offset + size and offset < o + s
+                   for (_, _, _, o, s) in instrs[users[-1] + 1:]):
+            return (f"{what} keeps its arena bytes [{offset}, "
+                    f"{offset + size}) to the end")
+        return None
+
+    def used_once(i, what):
+        users = readers(instrs[i][0])
+        if len(users) != 1:
+            return f"{what} has {len(users)} users, expected 1"
+        return freed(i, what)
+
     gathers = 0
     for i, (value, op, operands, offset, size) in enumerate(instrs):
-        if op != "AllGather" or not operands or operands[-1] not in params:
+        if op != "AllGather" or not operands:
             continue
-        gathers += 1
-        users = [j for j, ins in enumerate(instrs) if value in ins[2]]
-        if len(users) != 1:
-            print(f"%{value} (all-gather of %{operands[-1]}) has "
-                  f"{len(users)} users, expected 1")
-            return 1
-        reused = any(o < offset + size and offset < o + s
-                     for (_, _, _, o, s) in instrs[users[0] + 1:])
-        if not reused:
-            print(f"%{value} (all-gather of %{operands[-1]}) keeps its "
-                  f"arena bytes [{offset}, {offset + size}) to the end")
-            return 1
+        what = f"%{value} (all-gather of %{operands[-1]})"
+        if operands[-1] in params:
+            gathers += 1
+            if why := used_once(i, what):
+                print(why)
+                return 1
+        elif produced.get(operands[-1]) == "Concat":
+            # A flat gather (part-zero-prefetch flat=true): each parameter
+            # is a Slice of it, read by one instruction (the arena frees a
+            # value at its last read; a slice's few bytes at the arena's top
+            # may find no later value to reuse them, so reuse is asked of
+            # the flat buffer, freed after the last slice).
+            slices = readers(value)
+            for j in slices:
+                if instrs[j][1] != "Slice":
+                    print(f"{what} is read by a {instrs[j][1]}, not a Slice")
+                    return 1
+                gathers += 1
+                if len(readers(instrs[j][0])) != 1:
+                    print(f"%{instrs[j][0]} (a slice of {what}) has "
+                          f"{len(readers(instrs[j][0]))} readers, expected 1")
+                    return 1
+            if why := freed(i, what):
+                print(why)
+                return 1
     if gathers < least:
         print(f"{gathers} parameter all-gathers, expected at least {least}")
         return 1

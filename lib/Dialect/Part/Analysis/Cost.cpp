@@ -152,9 +152,15 @@ int64_t partition::part::memoryBytesOf(Operation *op, bool fuse) {
     return def && isFusible(def) && isFusible(user);
   };
   int64_t bytes = 0;
+  // A slice reads only the part it returns (a bucket's or a flat gather's
+  // slices would otherwise each be charged the whole buffer).
+  auto read = [&](Value v) {
+    return isa<SliceOp>(op) ? bytesOf(op->getResult(0).getType())
+                            : bytesOf(v.getType());
+  };
   for (Value v : op->getOperands())
     if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
-      bytes = saturatingSum(bytes, bytesOf(v.getType()));
+      bytes = saturatingSum(bytes, read(v));
   for (Value v : op->getResults())
     if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
       bytes = saturatingSum(bytes, bytesOf(v.getType()));

@@ -1,10 +1,11 @@
-//===- GradBuckets.cpp - bucket gradient all-reduces over dp --------------===//
+//===- GradBuckets.cpp - bucket gradient reductions over dp ---------------===//
 //
 // On a per-device (`part.spmd`) function, groups the `part.all_reduce ... sum`
-// ops over the same mesh axes and element type into buckets of at most
-// `bytes`, in the order their operands are produced, and runs each bucket as
-// one all_reduce of the flattened, concatenated operands, placed right after
-// the last of them is produced.
+// ops (and, apart, the `part.reduce_scatter ... sum` ops) over the same mesh
+// axes and element type into buckets of at most `bytes`, in the order their
+// operands are produced, and runs each bucket as one collective of the
+// flattened, concatenated operands, placed right after the last of them is
+// produced.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,11 +53,11 @@ static int64_t tensorBytes(RankedTensorType type) {
 /// Fails when one of them produces an operand of the bucket (the bucket would
 /// wait for its own result).
 static FailureOr<SetVector<Operation *>>
-usersToMove(Block &block, ArrayRef<AllReduceOp> bucket, Operation *point) {
+usersToMove(Block &block, ArrayRef<Operation *> bucket, Operation *point) {
   SetVector<Operation *> moved;
   SmallVector<Value> work;
-  for (AllReduceOp op : bucket)
-    work.push_back(op.getResult());
+  for (Operation *op : bucket)
+    work.push_back(op->getResult(0));
   while (!work.empty()) {
     Value v = work.pop_back_val();
     for (Operation *user : v.getUsers()) {
@@ -71,10 +72,44 @@ usersToMove(Block &block, ArrayRef<AllReduceOp> bucket, Operation *point) {
         work.push_back(r);
     }
   }
-  for (AllReduceOp op : bucket)
-    if (Operation *def = producer(op.getInput()); def && moved.contains(def))
+  for (Operation *op : bucket)
+    if (Operation *def = producer(op->getOperand(0));
+        def && moved.contains(def))
       return failure();
   return moved;
+}
+
+/// A sum one bucket can carry: an all_reduce, or a reduce_scatter whose
+/// blocks are contiguous (no dimension of size above one before the
+/// scattered one), so that the bucket scatters the concatenation of each
+/// operand's blocks, block by block.
+struct Reduction {
+  /// The reduce_scatter's group size; 0 for an all_reduce.
+  int64_t parts = 0;
+  RankedTensorType input;
+};
+
+static std::optional<Reduction> bucketable(Operation *op) {
+  if (!isa<AllReduceOp, ReduceScatterOp>(op))
+    return std::nullopt;
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!input || !input.hasStaticShape())
+    return std::nullopt;
+  if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    if (ar.getKind() != ReductionKind::Sum)
+      return std::nullopt;
+    return Reduction{0, input};
+  }
+  auto rs = dyn_cast<ReduceScatterOp>(op);
+  if (!rs || rs.getKind() != ReductionKind::Sum)
+    return std::nullopt;
+  int64_t dim = rs.getDim();
+  for (int64_t i = 0; i < dim; ++i)
+    if (input.getDimSize(i) != 1)
+      return std::nullopt;
+  int64_t parts =
+      input.getDimSize(dim) / rs.getType().getDimSize(dim);
+  return Reduction{parts, input};
 }
 
 struct PartGradBucketsPass
@@ -98,38 +133,43 @@ struct PartGradBucketsPass
   }
 
   void runOnFunction(func::FuncOp function);
-  void emitBucket(Block &block, ArrayRef<AllReduceOp> bucket);
+  void emitBucket(Block &block, ArrayRef<Operation *> bucket);
 };
 
 void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
   Block &block = function.getBody().front();
-  // Candidates grouped by (mesh, axes, element type).
-  llvm::MapVector<std::tuple<Attribute, Attribute, Type>,
-                  SmallVector<AllReduceOp>>
+  // Candidates grouped by (kind of collective, mesh, axes, element type,
+  // group size).
+  llvm::MapVector<std::tuple<OperationName, Attribute, Attribute, Type,
+                             int64_t>,
+                  SmallVector<Operation *>>
       groups;
-  for (auto op : block.getOps<AllReduceOp>()) {
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (op.getKind() != ReductionKind::Sum || !type || !type.hasStaticShape())
+  for (Operation &op : block) {
+    std::optional<Reduction> r = bucketable(&op);
+    if (!r)
       continue;
-    groups[{op.getMeshAttr(), op.getAxesAttr(), type.getElementType()}]
-        .push_back(op);
+    groups[{op.getName(), op.getAttr("mesh"), op.getAttr("axes"),
+            r->input.getElementType(), r->parts}]
+        .push_back(&op);
   }
   for (auto &[key, ops] : groups) {
     // In the order their operands are produced (backward: reverse layers).
-    llvm::stable_sort(ops, [](AllReduceOp a, AllReduceOp b) {
-      Operation *x = producer(a.getInput()), *y = producer(b.getInput());
+    llvm::stable_sort(ops, [](Operation *a, Operation *b) {
+      Operation *x = producer(a->getOperand(0)),
+                *y = producer(b->getOperand(0));
       return x != y && producedNoLater(x, y);
     });
-    SmallVector<AllReduceOp> bucket;
+    SmallVector<Operation *> bucket;
     int64_t bucketBytes = 0;
-    for (AllReduceOp op : ops) {
-      int64_t size = tensorBytes(cast<RankedTensorType>(op.getType()));
+    for (Operation *op : ops) {
+      int64_t size = tensorBytes(bucketable(op)->input);
       bool fits = bucket.empty() || bucketBytes + size <= int64_t(bytes);
       if (fits && !bucket.empty()) {
         // Joining must not make the bucket wait for its own results.
-        SmallVector<AllReduceOp> joined(bucket);
+        SmallVector<Operation *> joined(bucket);
         joined.push_back(op);
-        fits = succeeded(usersToMove(block, joined, producer(op.getInput())));
+        fits = succeeded(
+            usersToMove(block, joined, producer(op->getOperand(0))));
       }
       if (!fits) {
         emitBucket(block, bucket);
@@ -144,12 +184,43 @@ void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
   }
 }
 
+/// The bucket's operands flattened and concatenated: one vector for
+/// all_reduces; for reduce_scatters over `parts` devices, [parts, n / parts]
+/// blocks side by side, flattened, so that device i's share of every
+/// operand is the i-th contiguous block of the whole.
+static Value joinOperands(OpBuilder &b, ArrayRef<Operation *> bucket,
+                          int64_t parts) {
+  Type elementType = bucketable(bucket.front())->input.getElementType();
+  SmallVector<Value> pieces;
+  int64_t total = 0;
+  for (Operation *op : bucket) {
+    int64_t n = bucketable(op)->input.getNumElements();
+    total += n;
+    SmallVector<int64_t> shape =
+        parts ? SmallVector<int64_t>{parts, n / parts} : SmallVector<int64_t>{n};
+    Value v = op->getOperand(0);
+    auto type = RankedTensorType::get(shape, elementType);
+    if (v.getType() != type)
+      v = ReshapeOp::create(b, op->getLoc(), type, v);
+    pieces.push_back(v);
+  }
+  Location loc = bucket.front()->getLoc();
+  if (!parts)
+    return ConcatOp::create(b, loc, RankedTensorType::get({total}, elementType),
+                            pieces, /*dim=*/0);
+  Value blocks = ConcatOp::create(
+      b, loc, RankedTensorType::get({parts, total / parts}, elementType),
+      pieces, /*dim=*/1);
+  return ReshapeOp::create(b, loc, RankedTensorType::get({total}, elementType),
+                           blocks);
+}
+
 void PartGradBucketsPass::emitBucket(Block &block,
-                                     ArrayRef<AllReduceOp> bucket) {
+                                     ArrayRef<Operation *> bucket) {
   // The last operand produced; the bucket runs right after it.
   Operation *point = nullptr;
-  for (AllReduceOp op : bucket)
-    if (Operation *def = producer(op.getInput());
+  for (Operation *op : bucket)
+    if (Operation *def = producer(op->getOperand(0));
         def && producedNoLater(point, def))
       point = def;
   OpBuilder b(&getContext());
@@ -159,59 +230,61 @@ void PartGradBucketsPass::emitBucket(Block &block,
     b.setInsertionPointToStart(&block);
 
   if (bucket.size() == 1) {
-    AllReduceOp op = bucket.front();
+    Operation *op = bucket.front();
     if (point)
       op->moveAfter(point);
     else
       op->moveBefore(&block, block.begin());
-    LLVM_DEBUG(llvm::dbgs() << "bucket of one: " << op << "\n");
+    LLVM_DEBUG(llvm::dbgs() << "bucket of one: " << *op << "\n");
     return;
   }
 
   FailureOr<SetVector<Operation *>> moved = usersToMove(block, bucket, point);
   assert(succeeded(moved) && "bucket checked when formed");
 
-  AllReduceOp first = bucket.front();
-  Location loc = first.getLoc();
-  Type elementType = first.getType().getElementType();
-  SmallVector<Value> flat;
-  SmallVector<Attribute> origins;
-  int64_t total = 0;
-  for (AllReduceOp op : bucket) {
-    auto type = cast<RankedTensorType>(op.getType());
-    int64_t n = type.getNumElements();
-    total += n;
-    Value v = op.getInput();
-    if (type.getRank() != 1)
-      v = ReshapeOp::create(b, op.getLoc(),
-                            RankedTensorType::get({n}, elementType), v);
-    flat.push_back(v);
-    auto origin =
-        op->getAttrOfType<StringAttr>(PartDialect::getOriginAttrName());
-    origins.push_back(origin ? origin : b.getStringAttr("all_reduce"));
+  Operation *first = bucket.front();
+  Location loc = first->getLoc();
+  int64_t parts = bucketable(first)->parts;
+  Value joined = joinOperands(b, bucket, parts);
+  auto joinedType = cast<RankedTensorType>(joined.getType());
+  Type elementType = joinedType.getElementType();
+  int64_t share = joinedType.getNumElements() / std::max<int64_t>(1, parts);
+  Value reduced;
+  if (auto ar = dyn_cast<AllReduceOp>(first))
+    reduced = AllReduceOp::create(b, loc, joinedType, joined,
+                                  ar.getMeshAttr(), ar.getAxesAttr(),
+                                  ar.getKindAttr());
+  else {
+    auto rs = cast<ReduceScatterOp>(first);
+    reduced = ReduceScatterOp::create(
+        b, loc, RankedTensorType::get({share}, elementType), joined,
+        rs.getMeshAttr(), rs.getAxesAttr(), b.getI64IntegerAttr(0),
+        rs.getKindAttr());
   }
-  auto flatType = RankedTensorType::get({total}, elementType);
-  Value joined = ConcatOp::create(b, loc, flatType, flat, /*dim=*/0);
-  auto reduced =
-      AllReduceOp::create(b, loc, flatType, joined, first.getMeshAttr(),
-                          first.getAxesAttr(), first.getKindAttr());
-  std::string origin = "bucket of " + std::to_string(bucket.size()) +
-                       " all_reduces (part-grad-buckets): ";
-  for (auto [i, o] : llvm::enumerate(origins))
-    origin += (i ? "; " : "") + cast<StringAttr>(o).getValue().str();
-  reduced->setAttr(PartDialect::getOriginAttrName(), b.getStringAttr(origin));
+  std::string origin = "bucket of " + std::to_string(bucket.size()) + " " +
+                       first->getName().stripDialect().str() +
+                       "s (part-grad-buckets): ";
+  for (auto [i, op] : llvm::enumerate(bucket)) {
+    auto o = op->getAttrOfType<StringAttr>(PartDialect::getOriginAttrName());
+    origin += (i ? "; " : "") +
+              (o ? o.getValue().str() : op->getName().stripDialect().str());
+  }
+  reduced.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(),
+                                   b.getStringAttr(origin));
+  // Each result is its run of the reduced vector (of this device's blocks
+  // for a reduce_scatter), reshaped back.
   int64_t offset = 0;
-  for (AllReduceOp op : bucket) {
-    auto type = cast<RankedTensorType>(op.getType());
+  for (Operation *op : bucket) {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
     int64_t n = type.getNumElements();
     Value v =
-        SliceOp::create(b, op.getLoc(), RankedTensorType::get({n}, elementType),
+        SliceOp::create(b, op->getLoc(), RankedTensorType::get({n}, elementType),
                         reduced, b.getDenseI64ArrayAttr({offset}),
                         /*strides=*/DenseI64ArrayAttr());
     if (type.getRank() != 1)
-      v = ReshapeOp::create(b, op.getLoc(), type, v);
+      v = ReshapeOp::create(b, op->getLoc(), type, v);
     offset += n;
-    op.getResult().replaceAllUsesWith(v);
+    op->getResult(0).replaceAllUsesWith(v);
   }
   // Users of the results that came before the bucket now follow it, in their
   // order.
@@ -225,7 +298,7 @@ void PartGradBucketsPass::emitBucket(Block &block,
     op->moveAfter(last);
     last = op;
   }
-  for (AllReduceOp op : bucket)
-    op.erase();
+  for (Operation *op : bucket)
+    op->erase();
 }
 } // namespace

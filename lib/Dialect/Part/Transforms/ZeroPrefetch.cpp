@@ -5,7 +5,9 @@
 // parameter (what ZeRO stage 3 puts before every use of a parameter) up to
 // right before the compute of the previous group of gathers, so that the
 // collective runs while that compute does, and no earlier: at most one group
-// is gathered ahead of the one in use.
+// is gathered ahead of the one in use. With `flat` (the default), a group's
+// gathers become one all-gather of their shards flattened and concatenated,
+// as FSDP gathers a wrap unit's flat parameter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "part-zero-prefetch"
@@ -57,6 +60,7 @@ struct PartZeroPrefetchPass
   }
 
   void runOnFunction(func::FuncOp function);
+  void flatten(ArrayRef<Gather> group);
 };
 
 /// True if `v` is an argument of `function` with role parameter.
@@ -136,6 +140,100 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
                     StringAttr::get(&getContext(), text));
       LLVM_DEBUG(llvm::dbgs() << "prefetched " << g.op << "\n");
     }
+  }
+  if (flat)
+    for (ArrayRef<Gather> group : groups)
+      flatten(group);
+}
+
+/// The `part.name` of a parameter argument, or "argN".
+static std::string parameterName(Value v) {
+  auto arg = cast<BlockArgument>(v);
+  auto function = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  if (auto name = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "part.name"))
+    return name.getValue().str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
+/// The group size of a gather whose blocks are contiguous (no dimension of
+/// size above one before the gathered one): its shard is one run of the
+/// gathered value. 0 otherwise.
+static int64_t contiguousParts(AllGatherOp op) {
+  auto input = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto result = dyn_cast<RankedTensorType>(op.getType());
+  if (!input || !result || !input.hasStaticShape() || !result.hasStaticShape())
+    return 0;
+  int64_t dim = op.getDim();
+  for (int64_t i = 0; i < dim; ++i)
+    if (input.getDimSize(i) != 1)
+      return 0;
+  return result.getDimSize(dim) / input.getDimSize(dim);
+}
+
+/// Replaces the gathers of `group` that share a mesh, axes, element type and
+/// group size (two or more) by one: their shards flattened and concatenated,
+/// gathered once over dimension 0 ([parts, n] rows: device i's shards), and
+/// each parameter's columns sliced out and reshaped to its gathered shape.
+/// It is placed where the earliest of them was, so it precedes every use.
+void PartZeroPrefetchPass::flatten(ArrayRef<Gather> group) {
+  llvm::MapVector<std::tuple<Attribute, Attribute, Type, int64_t>,
+                  SmallVector<AllGatherOp>>
+      sets;
+  for (const Gather &g : group) {
+    AllGatherOp op = g.op;
+    if (int64_t parts = contiguousParts(op))
+      sets[{op.getMeshAttr(), op.getAxesAttr(), op.getType().getElementType(),
+            parts}]
+          .push_back(op);
+  }
+  for (auto &[key, ops] : sets) {
+    if (ops.size() < 2)
+      continue;
+    AllGatherOp earliest = ops.front();
+    for (AllGatherOp op : ops)
+      if (op->isBeforeInBlock(earliest))
+        earliest = op;
+    OpBuilder b(earliest);
+    Type elementType = std::get<2>(key);
+    int64_t parts = std::get<3>(key), total = 0;
+    SmallVector<Value> pieces;
+    // The parameters' names, then where the first was prefetched from.
+    std::string origin = "flat all_gather of " + std::to_string(ops.size()) +
+                         " parameters (part-zero-prefetch):";
+    for (AllGatherOp op : ops) {
+      auto type = cast<RankedTensorType>(op.getInput().getType());
+      int64_t n = type.getNumElements();
+      total += n;
+      pieces.push_back(ReshapeOp::create(
+          b, op.getLoc(), RankedTensorType::get({1, n}, elementType),
+          op.getInput()));
+      origin += " " + parameterName(op.getInput());
+    }
+    if (auto o = earliest->getAttrOfType<StringAttr>(
+            PartDialect::getOriginAttrName()))
+      origin += "; first: " + o.getValue().str();
+    Location loc = earliest.getLoc();
+    Value joined = ConcatOp::create(
+        b, loc, RankedTensorType::get({1, total}, elementType), pieces, 1);
+    auto gathered = AllGatherOp::create(
+        b, loc, RankedTensorType::get({parts, total}, elementType), joined,
+        earliest.getMeshAttr(), earliest.getAxesAttr(), b.getI64IntegerAttr(0));
+    gathered->setAttr(PartDialect::getOriginAttrName(),
+                      b.getStringAttr(origin));
+    int64_t offset = 0;
+    for (AllGatherOp op : ops) {
+      int64_t n = cast<RankedTensorType>(op.getInput().getType())
+                      .getNumElements();
+      Value columns = SliceOp::create(
+          b, op.getLoc(), RankedTensorType::get({parts, n}, elementType),
+          gathered, b.getDenseI64ArrayAttr({0, offset}), DenseI64ArrayAttr());
+      offset += n;
+      op.getResult().replaceAllUsesWith(
+          ReshapeOp::create(b, op.getLoc(), op.getType(), columns));
+    }
+    for (AllGatherOp op : ops)
+      op.erase();
   }
 }
 } // namespace

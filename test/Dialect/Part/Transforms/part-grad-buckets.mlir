@@ -65,3 +65,35 @@ func.func @dependent(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) attrib
   %m = part.all_reduce %r2 on @mesh axes ["dp"] max : tensor<4xf32>
   return %r1, %m : tensor<4xf32>, tensor<4xf32>
 }
+
+// Reduce-scatters (ZeRO-1/2/3's gradients) are bucketed apart from
+// all-reduces: each operand is cut into its two devices' blocks ([2, n/2]),
+// the blocks laid side by side, so that device i's share of the flat
+// reduce_scatter is its block of every operand, in order. One whose blocks
+// are not contiguous (scattered over dimension 1 of a 2x4) and one over
+// another group size are not joined (a bucket of one moves up to right
+// after its operand: an argument's, to the top).
+// CHECK-LABEL: func.func @scatters
+// CHECK: part.reduce_scatter %arg3 on @mesh2 axes ["dp", "tp"] dim 0 sum {part.origin = "s4"}
+// CHECK-NEXT: %[[G1:.*]] = part.mul %arg0, %arg0
+// CHECK-NEXT: %[[G2:.*]] = part.mul %arg1, %arg1
+// CHECK-NEXT: %[[B1:.*]] = part.reshape %[[G1]] : tensor<4x2xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[B2:.*]] = part.reshape %[[G2]] : tensor<4xf32> -> tensor<2x2xf32>
+// CHECK-NEXT: %[[C:.*]] = part.concat %[[B1]], %[[B2]] dim 1 : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x6xf32>
+// CHECK-NEXT: %[[F:.*]] = part.reshape %[[C]] : tensor<2x6xf32> -> tensor<12xf32>
+// CHECK-NEXT: %[[R:.*]] = part.reduce_scatter %[[F]] on @mesh2 axes ["dp"] dim 0 sum {part.origin = "bucket of 2 reduce_scatters (part-grad-buckets): s1; s2"} : tensor<12xf32> -> tensor<6xf32>
+// CHECK-NEXT: %[[S1:.*]] = part.slice %[[R]] offsets [0] : tensor<6xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[R1:.*]] = part.reshape %[[S1]] : tensor<4xf32> -> tensor<2x2xf32>
+// CHECK-NEXT: %[[R2:.*]] = part.slice %[[R]] offsets [4] : tensor<6xf32> -> tensor<2xf32>
+// CHECK-NEXT: part.reduce_scatter %arg2 on @mesh2 axes ["dp"] dim 1 sum {part.origin = "s3"}
+// CHECK-NEXT: return %[[R1]], %[[R2]]
+part.mesh @mesh2 = <["dp"=2, "tp"=2]>
+func.func @scatters(%a: tensor<4x2xf32>, %b: tensor<4xf32>, %c: tensor<2x4xf32>, %d: tensor<8xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2x2xf32>, tensor<2xf32>) attributes {part.spmd = @mesh2} {
+  %g1 = part.mul %a, %a : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+  %g2 = part.mul %b, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %s1 = part.reduce_scatter %g1 on @mesh2 axes ["dp"] dim 0 sum {part.origin = "s1"} : tensor<4x2xf32> -> tensor<2x2xf32>
+  %s2 = part.reduce_scatter %g2 on @mesh2 axes ["dp"] dim 0 sum {part.origin = "s2"} : tensor<4xf32> -> tensor<2xf32>
+  %s3 = part.reduce_scatter %c on @mesh2 axes ["dp"] dim 1 sum {part.origin = "s3"} : tensor<2x4xf32> -> tensor<2x2xf32>
+  %s4 = part.reduce_scatter %d on @mesh2 axes ["dp", "tp"] dim 0 sum {part.origin = "s4"} : tensor<8xf32> -> tensor<2xf32>
+  return %s1, %s2, %s3, %s4 : tensor<2x2xf32>, tensor<2xf32>, tensor<2x2xf32>, tensor<2xf32>
+}

@@ -79,3 +79,49 @@ func.func @global(
   %h1 = part.matmul %h0, %g1 : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
   return %h1 : tensor<2x8xf32>
 }
+
+// Flat (the default): a layer's gathers become one. The shards are
+// flattened to [1, n] and concatenated, gathered once over dimension 0
+// ([2, 36]: row i is device i's shards of w and b), and each parameter's
+// columns are sliced out and reshaped to its gathered shape. Layer 1's
+// group is prefetched above layer 0's compute as one gather; a gather whose
+// shard is not one run of the gathered value (dim 1 of a 4x4) stays apart.
+// With flat=false the gathers stay one per parameter.
+// RUN: partition-opt %s --part-zero-prefetch="flat=false" | FileCheck %s --check-prefix=APART
+// CHECK-LABEL: func.func @flat(
+// CHECK: %[[W0:.*]] = part.reshape %arg1 : tensor<4x8xf32> -> tensor<1x32xf32>
+// CHECK-NEXT: %[[B0:.*]] = part.reshape %arg2 : tensor<4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT: %[[C0:.*]] = part.concat %[[W0]], %[[B0]] dim 1 : (tensor<1x32xf32>, tensor<1x4xf32>) -> tensor<1x36xf32>
+// CHECK-NEXT: %[[G0:.*]] = part.all_gather %[[C0]] on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w0 b0"} : tensor<1x36xf32> -> tensor<2x36xf32>
+// CHECK-NEXT: %[[S0:.*]] = part.slice %[[G0]] offsets [0, 0] : tensor<2x36xf32> -> tensor<2x32xf32>
+// CHECK-NEXT: %[[GW0:.*]] = part.reshape %[[S0]] : tensor<2x32xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: %[[T0:.*]] = part.slice %[[G0]] offsets [0, 32] : tensor<2x36xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[GB0:.*]] = part.reshape %[[T0]] : tensor<2x4xf32> -> tensor<8xf32>
+// CHECK: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w1 b1; first: all_gather; prefetched (part-zero-prefetch) above the compute of the previous group{{.*}}"} : tensor<1x36xf32> -> tensor<2x36xf32>
+// CHECK: part.all_gather %arg5 on @mesh axes ["dp"] dim 1
+// CHECK: part.matmul %arg0, %[[GW0]]
+// CHECK-NOT: part.all_gather
+// CHECK: return
+// APART-LABEL: func.func @flat(
+// APART-COUNT-5: part.all_gather %arg
+// APART-NOT: part.concat
+func.func @flat(
+    %x: tensor<2x8xf32> {part.name = "x", part.role = #part.role<input>},
+    %w0: tensor<4x8xf32> {part.name = "w0", part.role = #part.role<parameter>},
+    %b0: tensor<4xf32> {part.name = "b0", part.role = #part.role<parameter>},
+    %w1: tensor<4x8xf32> {part.name = "w1", part.role = #part.role<parameter>},
+    %b1: tensor<4xf32> {part.name = "b1", part.role = #part.role<parameter>},
+    %m1: tensor<4x4xf32> {part.name = "m1", part.role = #part.role<parameter>})
+    -> (tensor<2x8xf32>, tensor<4x8xf32>) attributes {part.spmd = @mesh} {
+  %gw0 = part.all_gather %w0 on @mesh axes ["dp"] dim 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %gb0 = part.all_gather %b0 on @mesh axes ["dp"] dim 0 : tensor<4xf32> -> tensor<8xf32>
+  %h0 = part.matmul %x, %gw0 {part.layer = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %a0 = part.add %h0, %gb0 {part.layer = 0 : i64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %gw1 = part.all_gather %w1 on @mesh axes ["dp"] dim 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %gb1 = part.all_gather %b1 on @mesh axes ["dp"] dim 0 : tensor<4xf32> -> tensor<8xf32>
+  %gm1 = part.all_gather %m1 on @mesh axes ["dp"] dim 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+  %h1 = part.matmul %a0, %gw1 {part.layer = 1 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %a1 = part.add %h1, %gb1 {part.layer = 1 : i64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %m = part.add %gm1, %gm1 {part.layer = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a1, %m : tensor<2x8xf32>, tensor<4x8xf32>
+}

@@ -15,6 +15,19 @@
 
 namespace partition::part {
 
+/// The most bytes of gradients one collective of `part-grad-buckets`
+/// carries unless told otherwise (PyTorch DDP's 25 MB); the planner costs
+/// the buckets it compiles with this size.
+inline constexpr int64_t kGradBucketBytes = 25'000'000;
+
+/// The bucket size compiled plans use over `dp` devices: kGradBucketBytes,
+/// or 1M fp32 elements per device where that is more (Megatron-Core's rule,
+/// max(40M, 1M x dp) elements), so that each ring step moves enough bytes
+/// that the 2 (dp - 1) latencies of a bucket do not dominate it.
+inline int64_t gradBucketBytes(int64_t dp) {
+  return std::max<int64_t>(kGradBucketBytes, dp * 4'000'000);
+}
+
 #define GEN_PASS_DECL
 #include "partition/Dialect/Part/Transforms/Passes.h.inc"
 

@@ -983,7 +983,17 @@ def PartZeroPrefetchPass : Pass<"part-zero-prefetch", "::mlir::ModuleOp"> {
     order, and so are its gathers prefetched. The first group's gathers are
     issued together, before its first use. Only one group is gathered
     ahead of the one in use, so the gathered copies live at most two groups
-    at a time; a gather never moves down. A moved gather's `part.origin`
+    at a time; a gather never moves down. With `flat=true` (the default) the
+    gathers of a group of two or more over the same mesh axes become one, as
+    FSDP gathers a wrap unit's flat parameter: the shards are flattened
+    (`[1, n]`) and concatenated, gathered once over dimension 0 (`[dp,
+    total]`: row i is device i's shards), and each parameter's columns are
+    sliced out and reshaped to its gathered shape. One collective per layer
+    pays the ring's latencies once instead of once per tensor. Its
+    `part.origin` names the parameters (`flat all_gather of 4 parameters
+    (part-zero-prefetch): w q k v; first: ...`). A gather whose shards are
+    not one contiguous run of the gathered value (a dimension of size above
+    one before the gathered one) stays on its own. A moved gather's `part.origin`
     gains `; prefetched (part-zero-prefetch) ...` with the op it was in front
     of.
 
@@ -1006,10 +1016,15 @@ def PartZeroPrefetchPass : Pass<"part-zero-prefetch", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"flat", "flat", "bool", /*default=*/"true",
+           "one all_gather per group of parameters, flattened and "
+           "concatenated (false: one per parameter)">
+  ];
 }
 
 def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
-  let summary = "groups gradient all-reduces into buckets that overlap backward";
+  let summary = "groups gradient all-reduces and reduce-scatters into buckets that overlap backward";
   let description = [{
     On per-device (`part.spmd`) functions, takes the `part.all_reduce ...
     sum` ops -- after `part-spmd` on a data-parallel mesh these are mostly
@@ -1022,6 +1037,16 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
     of them is produced, and sliced and reshaped back; a bucket of one is
     moved up to right after its operand. The runtime runs collectives on
     their own stream, so each bucket overlaps the rest of backward.
+
+    The `part.reduce_scatter ... sum` ops of ZeRO (gradients scattered over
+    dp) are bucketed the same way, apart from the all_reduces, by mesh
+    axes, element type and group size: each operand of a bucket over `n`
+    devices is reshaped to its `n` blocks (`[n, size / n]`), the blocks are
+    concatenated side by side and flattened, so that device `i`'s share of
+    the one reduce_scatter is its block of every operand in order, sliced
+    and reshaped back. A reduce_scatter whose blocks are not contiguous (a
+    dimension of size above one before the scattered one) is a bucket of
+    its own.
 
     Ops that used a bucketed result and came before the bucket's all_reduce
     (the optimizer updates of earlier gradients) move below it, in their
@@ -1056,7 +1081,8 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
-    Option<"bytes", "bytes", "int64_t", /*default=*/"25000000",
+    Option<"bytes", "bytes", "int64_t",
+           /*default=*/"::partition::part::kGradBucketBytes",
            "the most bytes in one bucket">
   ];
 }
