@@ -124,14 +124,16 @@ std::string trainingPipeline(ModuleOp model, const TrainingOptions &training,
 }
 
 std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
-                              int64_t microBatches, int64_t zero) {
+                              int64_t microBatches, int64_t zero,
+                              const std::string &gradReduce) {
   std::string p;
   // Data parallelism without a pipeline: gradient reductions (all-reduces,
   // ZeRO's reduce-scatters) in buckets inside backward, as PyTorch DDP and
   // FSDP do, of gradBucketBytes(dp).
   if (train && dp > 1 && pp == 1 && microBatches == 1)
     addPass(p, "part-grad-buckets{bytes=" +
-                   std::to_string(part::gradBucketBytes(dp)) + "}");
+                   std::to_string(part::gradBucketBytes(dp)) +
+                   (gradReduce == "f32" ? "" : " dtype=" + gradReduce) + "}");
   // ZeRO-3: each layer's parameters gathered as one flat bucket, a layer
   // ahead.
   if (zero == 3)
@@ -144,7 +146,8 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
   std::string p = trainingPipeline(model, training, plan.recompute);
   addPass(p, "part-spmd{" + plan.spmdOptions() + "}");
   addPass(p, afterSpmdPipeline(training.train, plan.dp, plan.pp,
-                               plan.microBatches, plan.zero));
+                               plan.microBatches, plan.zero,
+                               training.gradReduce));
   return p;
 }
 

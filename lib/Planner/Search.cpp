@@ -325,10 +325,9 @@ class Composer {
 public:
   Composer(const Probe &probe, const ProbeCosts &costs, const Model &model,
            const Cluster &cluster, const Probe &modelProbe,
-           int64_t globalBatch)
+           int64_t globalBatch, const TrainingOptions &training)
       : probe(probe), costs(costs), model(model), cluster(cluster),
-        modelProbe(modelProbe),
-        globalBatch(globalBatch) {}
+        modelProbe(modelProbe), globalBatch(globalBatch), training(training) {}
 
   std::optional<PlanEstimate> estimate(const PlanConfig &c, bool exact,
                                        std::string *pruned) const;
@@ -366,6 +365,7 @@ private:
   const Cluster &cluster;
   const Probe &modelProbe;
   int64_t globalBatch;
+  const TrainingOptions &training;
 };
 
 std::optional<std::vector<std::pair<int64_t, int64_t>>>
@@ -498,6 +498,12 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     double gatherLatency = (gathers - 1) * dpLink.latency;
     // Inference has no gradients: nothing to reduce.
     bool training = probe.gradientBytes > 0;
+    // Bucketed f32 gradients reduced in bf16 (part-grad-buckets dtype) move
+    // half the bytes (the copies stay f32).
+    double reduced = gradients;
+    if (bucketed && this->training.gradReduce == "bf16" &&
+        probe.gradientBytes >= 4)
+      reduced = gradients / 2;
     // The copies those buckets compile to, memory-bound: a bucket's concat
     // reads and writes each gradient, its slices each result (the whole
     // gradient, or its shard); a flat gather's concat its shards, its
@@ -514,11 +520,11 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       s.backward[stage].compute += flat * (c.recompute ? 2 : 1);
     }
     if (training && d > 1 && c.zero == 0) {
-      double ar = allReduceTime(gradients, d, dpLink, cluster) +
+      double ar = allReduceTime(reduced, d, dpLink, cluster) +
                   reduceLatency * 2.0 * double(d - 1);
       update += ar - hidden(ar, s.backward[stage].compute);
     } else if (training && d > 1) {
-      double rs = gatherTime(gradients, d, dpLink, cluster) +
+      double rs = gatherTime(reduced, d, dpLink, cluster) +
                   reduceLatency * double(d - 1);
       double agBytes = gatherTime(weights, d, dpLink, cluster);
       double ag = agBytes + gatherLatency * double(d - 1);
@@ -1272,7 +1278,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
           probed.costs.emplace(b, costProbe(probed.probe, double(b), cluster))
               .first;
     Composer composer(probed.probe, costs->second, m, cluster, *modelProbe,
-                      globalBatch);
+                      globalBatch, options.training);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/false, &why);
     report(SearchProgress::Stage::Evaluate, int64_t(i + 1),
@@ -1312,7 +1318,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     ranked.erase(ranked.begin() + i);
     Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
-                      *modelProbe, globalBatch);
+                      *modelProbe, globalBatch, options.training);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
     report(SearchProgress::Stage::Simulate, ++simulated, 0,

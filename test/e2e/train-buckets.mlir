@@ -58,3 +58,31 @@
 // PLAIN: part.all_reduce {{.*}} axes ["dp"] sum
 // PLAIN: part.matmul
 // PLAIN: return
+
+// Gradients reduced in bf16 (`dtype=bf16`, as FSDP's reduce_dtype and
+// Megatron's --grad-reduce-in-bf16): one SGD step (lr 0.1) on dp:2 without
+// ZeRO and with ZeRO-3 (flat gathers, reduce-scatters in buckets) moves
+// each tensor as the f32 single-rank step does up to bf16's rounding of
+// the reduction (update_rounded.py: within 2^-6 of each tensor's update),
+// and not within 1e-3 of it (the reduction really ran in bf16; the f32
+// buckets are). The loss's reduction stays f32: the step's loss is the
+// reference's to 1e-6.
+// RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/sgd.mlir
+// RUN: partition-opt %t/sgd.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/sgd-ref.plan 2>/dev/null
+// RUN: mkdir -p %t/sgd-ref && partition-run %t/sgd-ref.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/sgd-ref > %t/sgd-ref.log
+// RUN: for z in 0 3; do for dt in f32 bf16; do \
+// RUN:   n=sgd-z$z-$dt; o="bytes=4096"; [ $dt = bf16 ] && o="bytes=4096 dtype=bf16"; \
+// RUN:   partition-opt %t/sgd.mlir --part-spmd="mesh=dp:2 zero=$z" | partition-opt --part-zero-prefetch --part-grad-buckets="$o" -o %t/$n.mlir || exit 1; \
+// RUN:   partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
+// RUN:   mkdir -p %t/$n && partition-run %t/$n.plan --backend cpu --steps 1 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/$n > %t/$n.log || exit 1; \
+// RUN:   %python %S/Inputs/update_rounded.py 0.015625 %t/gpt.safetensors %t/sgd-ref %t/$n || exit 1; \
+// RUN:   if [ $dt = bf16 ]; then ! %python %S/Inputs/update_rounded.py 0.001 %t/gpt.safetensors %t/sgd-ref %t/$n || exit 1; \
+// RUN:   else %python %S/Inputs/update_rounded.py 0.001 %t/gpt.safetensors %t/sgd-ref %t/$n || exit 1; fi; \
+// RUN: done; done
+// RUN: FileCheck %s --check-prefix=BF16 < %t/sgd-z3-bf16.mlir
+// BF16: %[[C:.*]] = part.cast %{{.*}} : tensor<{{[0-9]+}}xf32> -> tensor<{{[0-9]+}}xbf16>
+// BF16-NEXT: %[[R:.*]] = part.reduce_scatter %[[C]] on @mesh axes ["dp"] dim 0 sum {part.origin = "bucket of {{[0-9]+}} reduce_scatters (part-grad-buckets, in bf16): {{.*}}"} : tensor<{{[0-9]+}}xbf16> -> tensor<{{[0-9]+}}xbf16>
+// BF16-NEXT: part.cast %[[R]] : tensor<{{[0-9]+}}xbf16> -> tensor<{{[0-9]+}}xf32>
+// The loss's all_reduce is not a gradient's: f32.
+// RUN: FileCheck %s --check-prefix=LOSS < %t/sgd-z3-bf16.mlir
+// LOSS: part.all_reduce %{{.*}} on @mesh axes ["dp"] sum {{.*}}: tensor<f32>

@@ -84,6 +84,12 @@ cl::opt<std::string> optimizer("optimizer",
 cl::opt<std::string> precision("precision",
                                cl::desc("bf16 (mixed, default) or f32"),
                                cl::init("bf16"), cl::cat(category));
+cl::opt<std::string> gradReduceDtype(
+    "grad-reduce-dtype",
+    cl::desc("the type f32 gradients are reduced in where the plan buckets "
+             "them: f32 (default) or bf16 (half the bytes, bf16's rounding; "
+             "part-grad-buckets dtype)"),
+    cl::init("f32"), cl::cat(category));
 cl::opt<bool> progress(
     "progress",
     cl::desc("report the search's progress on stderr: probes compiled, "
@@ -307,8 +313,8 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"schedule_simulated", e.simulated},
       {"spmd_options", c.spmdOptions()},
       // The passes after part-spmd the plan is costed as compiled with.
-      {"after_spmd", afterSpmdPipeline(!inference,
-                                       c.dp, c.pp, c.microBatches, c.zero)},
+      {"after_spmd", afterSpmdPipeline(!inference, c.dp, c.pp, c.microBatches,
+                                       c.zero, gradReduceDtype)},
   };
 }
 
@@ -326,6 +332,11 @@ static bool searchOptionsFromFlags(const partition::runtime::Cluster &cluster,
   options.training.precision = precision;
   if (precision != "bf16" && precision != "f32") {
     error = "--precision " + precision + " is not bf16 or f32";
+    return false;
+  }
+  options.training.gradReduce = gradReduceDtype;
+  if (gradReduceDtype != "f32" && gradReduceDtype != "bf16") {
+    error = "--grad-reduce-dtype " + gradReduceDtype + " is not f32 or bf16";
     return false;
   }
   if (devices < 1 || globalBatch < 0 || top < 1) {

@@ -43,6 +43,10 @@ struct TrainingOptions {
   std::string optimizer = "kind=adamw";
   /// "bf16" (part-mixed-precision) or "f32".
   std::string precision = "bf16";
+  /// The type f32 gradients are reduced in where the plan buckets them
+  /// (part-grad-buckets dtype): "f32" (their own) or "bf16" (FSDP's
+  /// reduce_dtype, Megatron's --grad-reduce-in-bf16: half the bytes).
+  std::string gradReduce = "f32";
 };
 
 /// One plan: the choices the search makes.
@@ -206,7 +210,8 @@ std::string trainingPipeline(mlir::ModuleOp model,
 /// in buckets (data parallelism without ZeRO, a pipeline or micro-batches,
 /// as PyTorch DDP does), ZeRO-3's parameter prefetch; "" for none.
 std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
-                              int64_t microBatches, int64_t zero);
+                              int64_t microBatches, int64_t zero,
+                              const std::string &gradReduce = "f32");
 
 /// The passes that train `model` and partition it for `plan`, as a textual
 /// pipeline for mlir::parsePassPipeline (without the builtin.module).

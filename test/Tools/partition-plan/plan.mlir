@@ -9,6 +9,18 @@
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --explain --top 3 --json %t/plans.json | FileCheck %s
 // RUN: %python %S/Inputs/check_plans.py %t/plans.json 8 8 2e6 3 | FileCheck %s --check-prefix=JSON
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix dp=8,zero=0 2>&1 | FileCheck %s --check-prefix=PUREDP
+//
+// Gradients reduced in bf16 where the plan buckets them: the JSON names the
+// passes after part-spmd the plan is costed as compiled with (ZeRO-3: flat
+// gathers, reduce-scatters in buckets of the 25 MB minimum, in bf16), and
+// the halved bytes make the step shorter; another type is refused.
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=1,pp=1,dp=8,mbs=1,zero=3 --top 1 --json %t/z3.json > %t/z3.txt
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=1,pp=1,dp=8,mbs=1,zero=3 --grad-reduce-dtype bf16 --top 1 --json %t/z3bf16.json > %t/z3bf16.txt
+// RUN: FileCheck %s --check-prefix=AFTER < %t/z3bf16.json
+// AFTER: "after_spmd": "part-grad-buckets{bytes=32000000 dtype=bf16},part-zero-prefetch"
+// RUN: %python -c "import json,sys; s=[json.load(open(f))['plans'][0]['step_seconds'] for f in sys.argv[1:]]; sys.exit(0 if s[1] < s[0] else 1)" %t/z3.json %t/z3bf16.json
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --grad-reduce-dtype f8 2>&1 | FileCheck %s --check-prefix=REDUCE
+// REDUCE: partition-plan: --grad-reduce-dtype f8 is not f32 or bf16
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,pp=2,mbs=4,schedule=1f1b,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=FIXED
 // The batch of the model is free: a global batch of 64 on the same model.
 // RUN: partition-plan %t/gpt.mlir --cluster dgx-a100 --devices 8 --global-batch 64 --top 1 | FileCheck %s --check-prefix=BATCH

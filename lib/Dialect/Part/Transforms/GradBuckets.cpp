@@ -112,6 +112,26 @@ static std::optional<Reduction> bucketable(Operation *op) {
   return Reduction{parts, input};
 }
 
+/// The ops whose results reach a result of `function` that updates an
+/// argument (`part.updates`: the new parameters and optimizer state): the
+/// reductions among them are of gradients. The loss's reduction is not.
+static llvm::DenseSet<Operation *> feedingUpdates(func::FuncOp function) {
+  llvm::DenseSet<Operation *> seen;
+  SmallVector<Value> work;
+  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    if (function.getResultAttr(i, PartDialect::getUpdatesAttrName()))
+      work.push_back(v);
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    for (Value v : def->getOperands())
+      work.push_back(v);
+  }
+  return seen;
+}
+
 struct PartGradBucketsPass
     : public partition::part::impl::PartGradBucketsPassBase<
           PartGradBucketsPass> {
@@ -125,6 +145,13 @@ struct PartGradBucketsPass
           << int64_t(bytes);
       return signalPassFailure();
     }
+    if (dtype != "" && dtype != "bf16" && dtype != "f16") {
+      getOperation().emitError()
+          << "part-grad-buckets: dtype must be bf16 or f16 (the type "
+             "gradients are reduced in; empty: their own), got \""
+          << dtype << "\"";
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isDeclaration() || !getSpmdMesh(function))
         continue;
@@ -133,26 +160,29 @@ struct PartGradBucketsPass
   }
 
   void runOnFunction(func::FuncOp function);
-  void emitBucket(Block &block, ArrayRef<Operation *> bucket);
+  void emitBucket(Block &block, ArrayRef<Operation *> bucket, bool gradients);
 };
 
 void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
   Block &block = function.getBody().front();
   // Candidates grouped by (kind of collective, mesh, axes, element type,
-  // group size).
+  // group size, whether they are of gradients).
   llvm::MapVector<std::tuple<OperationName, Attribute, Attribute, Type,
-                             int64_t>,
+                             int64_t, int64_t>,
                   SmallVector<Operation *>>
       groups;
+  llvm::DenseSet<Operation *> feeding = feedingUpdates(function);
   for (Operation &op : block) {
     std::optional<Reduction> r = bucketable(&op);
     if (!r)
       continue;
     groups[{op.getName(), op.getAttr("mesh"), op.getAttr("axes"),
-            r->input.getElementType(), r->parts}]
+            r->input.getElementType(), r->parts,
+            int64_t(feeding.contains(&op))}]
         .push_back(&op);
   }
   for (auto &[key, ops] : groups) {
+    bool gradients = std::get<5>(key) != 0;
     // In the order their operands are produced (backward: reverse layers).
     llvm::stable_sort(ops, [](Operation *a, Operation *b) {
       Operation *x = producer(a->getOperand(0)),
@@ -172,7 +202,7 @@ void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
             usersToMove(block, joined, producer(op->getOperand(0))));
       }
       if (!fits) {
-        emitBucket(block, bucket);
+        emitBucket(block, bucket, gradients);
         bucket.clear();
         bucketBytes = 0;
       }
@@ -180,7 +210,7 @@ void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
       bucketBytes += size;
     }
     if (!bucket.empty())
-      emitBucket(block, bucket);
+      emitBucket(block, bucket, gradients);
   }
 }
 
@@ -205,6 +235,11 @@ static Value joinOperands(OpBuilder &b, ArrayRef<Operation *> bucket,
     pieces.push_back(v);
   }
   Location loc = bucket.front()->getLoc();
+  if (pieces.size() == 1) {
+    auto flat = RankedTensorType::get({total}, elementType);
+    Value v = bucket.front()->getOperand(0);
+    return v.getType() == flat ? v : ReshapeOp::create(b, loc, flat, v);
+  }
   if (!parts)
     return ConcatOp::create(b, loc, RankedTensorType::get({total}, elementType),
                             pieces, /*dim=*/0);
@@ -216,7 +251,8 @@ static Value joinOperands(OpBuilder &b, ArrayRef<Operation *> bucket,
 }
 
 void PartGradBucketsPass::emitBucket(Block &block,
-                                     ArrayRef<Operation *> bucket) {
+                                     ArrayRef<Operation *> bucket,
+                                     bool gradients) {
   // The last operand produced; the bucket runs right after it.
   Operation *point = nullptr;
   for (Operation *op : bucket)
@@ -229,7 +265,16 @@ void PartGradBucketsPass::emitBucket(Block &block,
   else
     b.setInsertionPointToStart(&block);
 
-  if (bucket.size() == 1) {
+  // The type the collective runs in: the operands' own, or for gradients
+  // `dtype` where that is narrower (f32 gradients reduced in bf16).
+  Type elementType = bucketable(bucket.front())->input.getElementType();
+  Type reduceType = elementType;
+  if (gradients && elementType.isF32() && dtype == "bf16")
+    reduceType = b.getBF16Type();
+  else if (gradients && elementType.isF32() && dtype == "f16")
+    reduceType = b.getF16Type();
+
+  if (bucket.size() == 1 && reduceType == elementType) {
     Operation *op = bucket.front();
     if (point)
       op->moveAfter(point);
@@ -246,9 +291,12 @@ void PartGradBucketsPass::emitBucket(Block &block,
   Location loc = first->getLoc();
   int64_t parts = bucketable(first)->parts;
   Value joined = joinOperands(b, bucket, parts);
+  int64_t total = cast<RankedTensorType>(joined.getType()).getNumElements();
+  int64_t share = total / std::max<int64_t>(1, parts);
+  if (reduceType != elementType)
+    joined = CastOp::create(b, loc, RankedTensorType::get({total}, reduceType),
+                            joined);
   auto joinedType = cast<RankedTensorType>(joined.getType());
-  Type elementType = joinedType.getElementType();
-  int64_t share = joinedType.getNumElements() / std::max<int64_t>(1, parts);
   Value reduced;
   if (auto ar = dyn_cast<AllReduceOp>(first))
     reduced = AllReduceOp::create(b, loc, joinedType, joined,
@@ -257,20 +305,29 @@ void PartGradBucketsPass::emitBucket(Block &block,
   else {
     auto rs = cast<ReduceScatterOp>(first);
     reduced = ReduceScatterOp::create(
-        b, loc, RankedTensorType::get({share}, elementType), joined,
+        b, loc, RankedTensorType::get({share}, reduceType), joined,
         rs.getMeshAttr(), rs.getAxesAttr(), b.getI64IntegerAttr(0),
         rs.getKindAttr());
   }
+  Operation *collective = reduced.getDefiningOp();
+  if (reduceType != elementType)
+    reduced = CastOp::create(
+        b, loc,
+        RankedTensorType::get(
+            cast<RankedTensorType>(reduced.getType()).getShape(), elementType),
+        reduced);
   std::string origin = "bucket of " + std::to_string(bucket.size()) + " " +
                        first->getName().stripDialect().str() +
-                       "s (part-grad-buckets): ";
+                       (bucket.size() == 1 ? "" : "s") + " (part-grad-buckets" +
+                       (reduceType != elementType ? ", in " + dtype : "") +
+                       "): ";
   for (auto [i, op] : llvm::enumerate(bucket)) {
     auto o = op->getAttrOfType<StringAttr>(PartDialect::getOriginAttrName());
     origin += (i ? "; " : "") +
               (o ? o.getValue().str() : op->getName().stripDialect().str());
   }
-  reduced.getDefiningOp()->setAttr(PartDialect::getOriginAttrName(),
-                                   b.getStringAttr(origin));
+  collective->setAttr(PartDialect::getOriginAttrName(),
+                      b.getStringAttr(origin));
   // Each result is its run of the reduced vector (of this device's blocks
   // for a reduce_scatter), reshaped back.
   int64_t offset = 0;

@@ -1048,6 +1048,14 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
     dimension of size above one before the scattered one) is a bucket of
     its own.
 
+    With `dtype=bf16` (or `f16`), f32 gradients are reduced in that type,
+    as FSDP's `reduce_dtype` and Megatron's `--grad-reduce-in-bf16` do: each
+    bucket (a single reduction too) is cast down before its collective and
+    back to f32 after, which halves the bytes on the links; the sum is
+    rounded to bf16 once per collective (the CPU backend adds in f32), so
+    the result differs from an f32 reduction by bf16's rounding. The
+    bucket's `part.origin` says `in bf16`.
+
     Ops that used a bucketed result and came before the bucket's all_reduce
     (the optimizer updates of earlier gradients) move below it, in their
     order. An all_reduce whose operand depends on the result of another one
@@ -1083,7 +1091,10 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
   let options = [
     Option<"bytes", "bytes", "int64_t",
            /*default=*/"::partition::part::kGradBucketBytes",
-           "the most bytes in one bucket">
+           "the most bytes in one bucket">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"",
+           "the type f32 gradients are reduced in: bf16 or f16 (empty: "
+           "their own)">
   ];
 }
 
