@@ -774,7 +774,7 @@ std::string Checker::trainingPrefix(ModuleOp m) const {
   planner::TrainingOptions training;
   training.optimizer = o.optimizer;
   training.precision = "f32";
-  return planner::trainingPipeline(m, training, /*recompute=*/false);
+  return planner::trainingPipeline(m, training, planner::Recompute::None);
 }
 
 std::string Checker::trainingSuffix(const SpmdPipelineOptions &options) const {

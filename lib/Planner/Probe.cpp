@@ -23,6 +23,25 @@ using partition::runtime::Cluster;
 
 namespace partition::planner {
 
+const char *recomputeName(Recompute r) {
+  switch (r) {
+  case Recompute::None:
+    return "none";
+  case Recompute::Selective:
+    return "selective";
+  case Recompute::Full:
+    return "full";
+  }
+  return "none";
+}
+
+std::optional<Recompute> parseRecompute(llvm::StringRef name) {
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (name == recomputeName(r))
+      return r;
+  return std::nullopt;
+}
+
 std::string PlanConfig::text() const {
   std::string s = "tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
                   " dp=" + std::to_string(dp);
@@ -31,7 +50,7 @@ std::string PlanConfig::text() const {
   s += " mbs=" + std::to_string(microBatchSize) +
        " mb=" + std::to_string(microBatches) + " schedule=" + schedule +
        " zero=" + std::to_string(zero) +
-       " recompute=" + (recompute ? "full" : "none") +
+       " recompute=" + recomputeName(recompute) +
        " sp=" + (sequenceParallel ? "1" : "0");
   if (syncPerStep)
     s += " sync=step";
@@ -98,6 +117,41 @@ double elementsOf(Value v) {
   return t && t.hasStaticShape() ? double(t.getNumElements()) : 0;
 }
 
+/// The points (fixed, scaled) at which fixed + k scaled is the most for
+/// some k >= 0: the upper convex hull in (scaled, fixed), from the point
+/// with the most fixed bytes towards the most scaled ones.
+std::vector<std::pair<double, double>>
+upperHull(std::vector<std::pair<double, double>> points) {
+  // By scaled bytes, then fixed; only the most fixed bytes per scaled.
+  llvm::sort(points, [](auto a, auto b) {
+    return a.second != b.second ? a.second < b.second : a.first > b.first;
+  });
+  std::vector<std::pair<double, double>> hull;
+  for (auto point : points) {
+    if (!hull.empty() && hull.back().second == point.second)
+      continue;
+    // Drop the last point while it lies on or below the line from the one
+    // before it to this one, or has no more fixed bytes than this one.
+    while (!hull.empty()) {
+      auto [f1, s1] = hull.back();
+      if (f1 <= point.first) {
+        hull.pop_back();
+        continue;
+      }
+      if (hull.size() < 2)
+        break;
+      auto [f0, s0] = hull[hull.size() - 2];
+      // (s1, f1) under the chord from (s0, f0) to (s, f)?
+      if ((f1 - f0) * (point.second - s0) <= (point.first - f0) * (s1 - s0))
+        hull.pop_back();
+      else
+        break;
+    }
+    hull.push_back(point);
+  }
+  return hull;
+}
+
 } // namespace
 
 namespace {
@@ -108,7 +162,7 @@ void addPass(std::string &pipeline, const std::string &pass) {
 } // namespace
 
 std::string trainingPipeline(ModuleOp model, const TrainingOptions &training,
-                             bool recompute) {
+                             Recompute recompute) {
   std::string p;
   if (!training.train)
     return p;
@@ -117,8 +171,9 @@ std::string trainingPipeline(ModuleOp model, const TrainingOptions &training,
   if (training.precision == "bf16")
     addPass(p, "part-mixed-precision{compute=bf16}");
   addPass(p, "part-autodiff");
-  if (recompute)
-    addPass(p, "part-recompute");
+  if (recompute != Recompute::None)
+    addPass(p, std::string("part-recompute{mode=") + recomputeName(recompute) +
+                   "}");
   addPass(p, "part-optimizer{" + training.optimizer + "}");
   return p;
 }
@@ -399,7 +454,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
   // by the update (gradients) and not returned, live from their op to their
   // last use: the most at once in forward and backward (grows with the
   // batch), and in the update (the optimizer's temporaries).
-  double peakPasses = 0, peakUpdate = 0, gradientBytes = 0;
+  double peakUpdate = 0, gradientBytes = 0;
   {
     auto transient = [&](Value v) {
       Operation *def = v.getDefiningOp();
@@ -426,29 +481,36 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     for (auto &[v, op] : lastUse)
       if (transient(v))
         dying[op].push_back(v);
-    double live = 0;
+    // Live bytes that do not grow with the batch and those that do.
+    double live = 0, liveScaled = 0;
+    auto add = [&](Value v, double sign) {
+      (batched.contains(v) ? liveScaled : live) += sign * bytesOf(v);
+    };
+    std::vector<std::pair<double, double>> points;
     for (Operation &op : body.without_terminator()) {
       for (Value r : op.getResults()) {
         if (transient(r))
-          live += bytesOf(r);
+          add(r, 1);
         else if (kinds[&op] != Update && !isa<ReshapeOp>(op) &&
                  llvm::any_of(r.getUsers(), [&](Operation *u) {
                    return kinds.lookup(u) == Update;
                  }))
           gradientBytes += bytesOf(r);
       }
-      double &peak = kinds[&op] == Update ? peakUpdate : peakPasses;
-      peak = std::max(peak, live);
+      if (kinds[&op] == Update)
+        peakUpdate = std::max(peakUpdate, live + liveScaled);
+      else
+        points.push_back({live, liveScaled});
       for (Value v : dying.lookup(&op))
-        live -= bytesOf(v);
+        add(v, -1);
     }
+    p.workspace = upperHull(std::move(points));
   }
   if (parameterElements > 0) {
     p.parameterBytes = parameterBytes / parameterElements;
     p.stateBytes = stateBytes / parameterElements;
     p.gradientBytes = gradientBytes / parameterElements;
   }
-  p.workspace = peakPasses;
   p.updateWorkspace = peakUpdate;
 
   // A layer's output as the next layer reads it: what crosses a stage cut.

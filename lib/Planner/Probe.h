@@ -51,9 +51,20 @@ struct Probe {
   /// Bytes forward keeps for backward, per probed layer and outside.
   std::vector<double> layerSaved;
   double preSaved = 0, postSaved = 0;
-  /// Live bytes besides those and the gradients: at the most in forward
-  /// and backward (grows with the batch), and in the update.
-  double workspace = 0, updateWorkspace = 0;
+  /// Live bytes besides those and the gradients, in forward and backward:
+  /// at each op, (bytes that do not grow with the batch, bytes that do, at
+  /// `batch`), only the points that can be the most at some batch (the
+  /// upper hull: a layer's weight casts at a small batch, its activations
+  /// at a large one). workspaceAt(k) is the most at k times `batch`.
+  std::vector<std::pair<double, double>> workspace;
+  double workspaceAt(double k) const {
+    double most = 0;
+    for (auto [fixed, scaled] : workspace)
+      most = std::max(most, fixed + k * scaled);
+    return most;
+  }
+  /// The same in the update (no batch).
+  double updateWorkspace = 0;
   double transferBytes = 0; ///< a layer's output as a stage sends it
   /// Forward FLOPs per device (only the tp = 1 probe's are the model's).
   std::vector<double> layerForwardFlops;

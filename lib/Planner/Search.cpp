@@ -89,11 +89,12 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
         c.schedule = value.str();
       }
     } else if (key == "recompute") {
-      if (value != "full" && value != "none") {
-        *error = "--fix: recompute=" + value.str() + " is not full or none";
-        ok = false;
+      if (std::optional<Recompute> r = parseRecompute(value)) {
+        c.recompute = *r;
       } else {
-        c.recompute = value == "full";
+        *error = "--fix: recompute=" + value.str() +
+                 " is not none, selective or full";
+        ok = false;
       }
     } else if (key == "sp") {
       if (value != "0" && value != "1") {
@@ -124,7 +125,7 @@ std::vector<PlanConstraint::Choice>
 PlanConstraint::choices(const PlanConfig &c) const {
   std::vector<Choice> out;
   auto n = [](int64_t v) { return std::to_string(v); };
-  auto rc = [](bool full) { return std::string(full ? "full" : "none"); };
+  auto rc = [](Recompute r) { return std::string(recomputeName(r)); };
   if (dp)
     out.push_back({"dp", n(*dp), n(c.dp)});
   if (tp)
@@ -517,7 +518,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     if (training && d > 1 && c.zero == 3) {
       double flat = 2.0 * weights * (1.0 + 1.0 / double(d)) * copy;
       s.forward[stage].compute += flat;
-      s.backward[stage].compute += flat * (c.recompute ? 2 : 1);
+      s.backward[stage].compute +=
+          flat * (c.recompute == Recompute::Full ? 2 : 1);
     }
     if (training && d > 1 && c.zero == 0) {
       double ar = allReduceTime(reduced, d, dpLink, cluster) +
@@ -540,7 +542,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       if (c.zero == 3) {
         s.forward[stage].communication +=
             ag - hidden(ag, s.forward[stage].compute);
-        backward += ag + (c.recompute ? agBytes : 0);
+        backward += ag + (c.recompute == Recompute::Full ? agBytes : 0);
       } else {
         update += ag;
       }
@@ -567,7 +569,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
             : params * probe.gradientBytes / double(c.zero >= 2 ? d : 1);
     mem.optimizerState = params * probe.stateBytes / double(c.zero >= 1 ? d : 1);
     mem.activations = s.saved[stage] / double(V) * double(inFlight);
-    mem.workspace = std::max(probe.workspace * k,
+    mem.workspace = std::max(probe.workspaceAt(k),
                              probe.updateWorkspace / double(c.zero >= 1 ? d : 1));
     return mem;
   };
@@ -718,10 +720,11 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   // forward only.
   e.modelFlops = (probe.gradientBytes > 0 ? 3 : 1) * perSequence * sequences;
   e.hardwareFlops =
-      e.modelFlops + (c.recompute ? layersForward / double(std::max<int64_t>(
-                                                        1, modelProbe.batch)) *
-                                        sequences
-                                  : 0);
+      e.modelFlops +
+      (c.recompute == Recompute::Full
+           ? layersForward / double(std::max<int64_t>(1, modelProbe.batch)) *
+                 sequences
+           : 0);
   double devices = double(p * d * t);
   e.tflopsPerDevice = e.hardwareFlops / devices / step / 1e12;
   double peak = modelProbe.ops.empty() ? 1 : 0;
@@ -849,8 +852,9 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   if (fix.sequenceParallel && *fix.sequenceParallel &&
       ((fix.tp && *fix.tp == 1) || devices == 1))
     return "sp=1 needs tp above 1 (sequence parallelism splits over tp)";
-  if (!train && fix.recompute && *fix.recompute)
-    return "recompute=full needs a training step";
+  if (!train && fix.recompute && *fix.recompute != Recompute::None)
+    return std::string("recompute=") + recomputeName(*fix.recompute) +
+           " needs a training step";
   if (!train && fix.zero && *fix.zero > 0)
     return "zero=" + n(*fix.zero) + " needs a training step";
   if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1)
@@ -887,7 +891,7 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
 /// `pruned`, what the constraint leaves out in `excluded`.
 std::vector<PlanConfig>
 listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
-               const std::vector<std::tuple<int64_t, bool, bool>> &probeKeys,
+               const std::vector<std::tuple<int64_t, bool, Recompute>> &probeKeys,
                int64_t L, int64_t globalBatch,
                std::map<std::string, int64_t> &pruned, Exclusions &excluded) {
   const PlanConstraint &fix = options.constraint;
@@ -1157,7 +1161,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     Probe probe;
     std::map<int64_t, ProbeCosts> costs; // by micro-batch size
   };
-  std::map<std::tuple<int64_t, bool, bool>, Probed> probes;
+  std::map<std::tuple<int64_t, bool, Recompute>, Probed> probes;
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          started)
@@ -1188,8 +1192,9 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
         continue;
       if (fix.sequenceParallel && *fix.sequenceParallel != sp)
         continue;
-      for (bool rc : {false, true}) {
-        if (!options.training.train && rc)
+      for (Recompute rc :
+           {Recompute::None, Recompute::Selective, Recompute::Full}) {
+        if (!options.training.train && rc != Recompute::None)
           continue;
         if (fix.recompute && *fix.recompute != rc)
           continue;
@@ -1205,26 +1210,30 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   // without recomputation: probed once more when the constraint leaves it
   // out.
   bool probesModel = llvm::any_of(toProbe, [](const PlanConfig &pc) {
-    return pc.tp == 1 && !pc.sequenceParallel && !pc.recompute;
+    return pc.tp == 1 && !pc.sequenceParallel &&
+           pc.recompute == Recompute::None;
   });
   int64_t probeCount = int64_t(toProbe.size()) + (probesModel ? 0 : 1);
   auto probeName = [](const PlanConfig &pc) {
     return "tp=" + std::to_string(pc.tp) + (pc.sequenceParallel ? " sp" : "") +
-           (pc.recompute ? " recompute" : "");
+           (pc.recompute == Recompute::None
+                ? std::string()
+                : std::string(" recompute=") + recomputeName(pc.recompute));
   };
   std::vector<int64_t> tps;
   std::optional<Probe> modelProbe;
   std::string modelWhy;
   for (const PlanConfig &pc : toProbe) {
     int64_t t = pc.tp;
-    bool sp = pc.sequenceParallel, rc = pc.recompute;
+    bool sp = pc.sequenceParallel;
+    Recompute rc = pc.recompute;
     std::string why;
     std::optional<Probe> probe =
         runProbe(*cut, options.training, pc, cluster, &why);
     ++m.summary.probes;
     report(SearchProgress::Stage::Probe, m.summary.probes, probeCount,
            probeName(pc) + (probe ? "" : " (fails)"));
-    if (t == 1 && !sp && !rc) {
+    if (t == 1 && !sp && rc == Recompute::None) {
       modelProbe = probe;
       modelWhy = why;
     }
@@ -1261,7 +1270,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   std::optional<PlanEstimate> leastMemory; // of the plans that do not fit
   std::map<std::string, int64_t> &pruned = result.pruned;
   const int64_t L = m.summary.layers;
-  std::vector<std::tuple<int64_t, bool, bool>> probeKeys;
+  std::vector<std::tuple<int64_t, bool, Recompute>> probeKeys;
   for (auto &[key, probed] : probes)
     probeKeys.push_back(key);
   Exclusions excluded;

@@ -30,8 +30,8 @@ std::string planLabel(size_t rank, const PlanConfig &c) {
     s += " " + c.schedule;
   if (c.zero)
     s += " zero" + std::to_string(c.zero);
-  if (c.recompute)
-    s += " recompute";
+  if (c.recompute != Recompute::None)
+    s += std::string(" recompute=") + recomputeName(c.recompute);
   if (c.sequenceParallel)
     s += " sp";
   return s;
@@ -177,7 +177,7 @@ report::Report partition::buildPlanReport(const SearchResult &result,
     table.rows.push_back(
         {n(int64_t(i + 1)), n(c.tp), n(c.pp), n(c.dp), n(c.virtualStages),
          n(c.microBatchSize), n(c.microBatches), c.schedule, n(c.zero),
-         c.recompute ? "full" : "none", c.sequenceParallel ? "1" : "0",
+         recomputeName(c.recompute), c.sequenceParallel ? "1" : "0",
          Cell::number(report::formatSeconds(e.seconds)),
          Cell::number(report::formatSeconds(e.compute)),
          Cell::number(report::formatSeconds(e.exposedCommunication)),

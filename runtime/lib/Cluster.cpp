@@ -52,7 +52,7 @@ Cluster dgxA100() {
 Cluster dgxH100() {
   Cluster c;
   c.name = "dgx-h100";
-  c.nodes = 384;
+  c.nodes = 3072; // 24,576 GPUs: one of Meta's Llama 3 clusters
   c.devicesPerNode = 8;
   c.deviceName = "H100-SXM5-80GB";
   c.peakFlops = {{"f32", 66.9e12}, {"tf32", 494.7e12}, {"bf16", 989.4e12},

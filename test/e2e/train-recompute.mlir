@@ -2,7 +2,9 @@
 // train.mlir, an AdamW step with `part-recompute` (every layer; for the GPT
 // between part-autodiff and part-optimizer, for the MLP after
 // part-optimizer), partitioned for meshes (dp, tp) = (1,1), (2,1), (1,2),
-// (2,2), (4,2) (8 ranks) and with zero = 1, 2, 3 on (2,2), run for 5 steps.
+// (2,2), (4,2) (8 ranks) and with zero = 1, 2, 3 on (2,2), and with
+// `mode=selective` (the matmuls' results kept, the rest recomputed) on
+// (1,1), (2,2) and (2,2) with zero 3, run for 5 steps.
 // Every run must give the per-step losses and final weights and optimizer
 // state of the single-rank run without recomputation.
 //
@@ -28,13 +30,15 @@
 // RUN:   partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" > %t/$model-step.mlir || exit 1; \
 // RUN:   if [ $model = gpt ]; then \
 // RUN:     partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-recompute --part-optimizer="kind=adamw lr=1e-3" > %t/$model-rc.mlir || exit 1; \
+// RUN:     partition-opt %t/$model.mlir --part-append-loss="kind=$loss" --part-autodiff --part-recompute="mode=selective" --part-optimizer="kind=adamw lr=1e-3" > %t/$model-sel.mlir || exit 1; \
 // RUN:   else \
 // RUN:     partition-opt %t/$model-step.mlir --part-recompute > %t/$model-rc.mlir || exit 1; \
+// RUN:     partition-opt %t/$model-step.mlir --part-recompute="mode=selective" > %t/$model-sel.mlir || exit 1; \
 // RUN:   fi; \
 // RUN:   runs=""; \
-// RUN:   for cfg in ref/dp:1/0 rc/dp:1/0 rc/dp:2/0 rc/dp:1,tp:2/0 rc/dp:2,tp:2/0 rc/dp:4,tp:2/0 rc/dp:2,tp:2/1 rc/dp:2,tp:2/2 rc/dp:2,tp:2/3; do \
+// RUN:   for cfg in ref/dp:1/0 rc/dp:1/0 rc/dp:2/0 rc/dp:1,tp:2/0 rc/dp:2,tp:2/0 rc/dp:4,tp:2/0 rc/dp:2,tp:2/1 rc/dp:2,tp:2/2 rc/dp:2,tp:2/3 sel/dp:1/0 sel/dp:2,tp:2/0 sel/dp:2,tp:2/3; do \
 // RUN:     v=${cfg%%%%/*}; z=${cfg##*/}; m=${cfg#*/}; m=${m%%/*}; n=$model-$v-$m-zero$z; \
-// RUN:     step=%t/$model-step.mlir; [ $v = rc ] && step=%t/$model-rc.mlir; \
+// RUN:     step=%t/$model-step.mlir; [ $v = ref ] || step=%t/$model-$v.mlir; \
 // RUN:     partition-opt $step --part-spmd="mesh=$m zero=$z" -o %t/$n.mlir 2>/dev/null || exit 1; \
 // RUN:     partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
 // RUN:     mkdir -p %t/$n && \

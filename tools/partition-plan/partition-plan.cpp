@@ -203,7 +203,7 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
         i + 1, (long long)c.tp, (long long)c.pp, (long long)c.dp,
         (long long)c.virtualStages, (long long)c.microBatchSize,
         (long long)c.microBatches, c.schedule.c_str(), zero.c_str(),
-        c.recompute ? "full" : "none", c.sequenceParallel ? 1 : 0,
+        recomputeName(c.recompute), c.sequenceParallel ? 1 : 0,
         secs(e.seconds).c_str(), secs(e.compute).c_str(),
         secs(e.exposedCommunication).c_str(), secs(e.bubble).c_str(),
         gib(e.memory.total()).c_str(), e.tflopsPerDevice, 100 * e.mfu);
@@ -230,8 +230,7 @@ std::string differences(const PlanConfig &a, const PlanConfig &b) {
   note("micro-batch size", n(a.microBatchSize), n(b.microBatchSize));
   note("schedule", a.schedule, b.schedule);
   note("zero", n(a.zero), n(b.zero));
-  note("recompute", a.recompute ? "full" : "none",
-       b.recompute ? "full" : "none");
+  note("recompute", recomputeName(a.recompute), recomputeName(b.recompute));
   note("sp", n(a.sequenceParallel), n(b.sequenceParallel));
   auto sync = [](bool step) {
     return std::string(step ? "once per step" : "per micro-batch");
@@ -293,7 +292,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"micro_batches", c.microBatches},
       {"schedule", c.schedule},
       {"zero", c.zero},
-      {"recompute", c.recompute ? "full" : "none"},
+      {"recompute", recomputeName(c.recompute)},
       {"sequence_parallel", c.sequenceParallel},
       {"grad_sync", c.syncPerStep ? "step" : "micro-batch"},
       {"step_seconds", e.seconds},

@@ -34,7 +34,7 @@ TEST(PlanConstraint, ParsesEveryKey) {
   EXPECT_EQ(c->microBatchSize, 1);
   EXPECT_EQ(c->schedule, "1f1b");
   EXPECT_EQ(c->zero, 1);
-  EXPECT_EQ(c->recompute, true);
+  EXPECT_EQ(c->recompute, Recompute::Full);
   EXPECT_EQ(c->sequenceParallel, true);
   EXPECT_EQ(c->syncPerStep, true);
   // Spaces around items and values are allowed; nothing given fixes nothing.
@@ -61,7 +61,8 @@ TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
            {"tp=2,tp=4", "--fix: tp is given twice (tp=2, tp=4)"},
            {"sync=often", "--fix: sync=often is not step or micro-batch"},
            {"sp=yes", "--fix: sp=yes is not 0 or 1"},
-           {"recompute=some", "--fix: recompute=some is not full or none"},
+           {"recompute=some",
+            "--fix: recompute=some is not none, selective or full"},
        }) {
     std::string error;
     EXPECT_FALSE(parse(k.text, &error)) << k.text;
@@ -83,6 +84,25 @@ TEST(PlanConstraint, AdmitsThePlansWithItsChoices) {
   EXPECT_EQ(choices[1].actual, "micro-batch");
   plan.syncPerStep = true;
   EXPECT_TRUE(c->admits(plan));
+}
+
+TEST(PlanConstraint, RecomputeHasThreeForms) {
+  std::string error;
+  for (auto [name, r] : {std::pair{"none", Recompute::None},
+                         std::pair{"selective", Recompute::Selective},
+                         std::pair{"full", Recompute::Full}}) {
+    std::optional<PlanConstraint> c =
+        parse(std::string("recompute=") + name, &error);
+    ASSERT_TRUE(c) << error;
+    EXPECT_EQ(c->recompute, r);
+    EXPECT_STREQ(recomputeName(r), name);
+    PlanConfig plan;
+    plan.recompute = r;
+    EXPECT_TRUE(c->admits(plan));
+    plan.recompute = r == Recompute::Full ? Recompute::None : Recompute::Full;
+    EXPECT_FALSE(c->admits(plan));
+  }
+  EXPECT_FALSE(parseRecompute("partial"));
 }
 
 TEST(PlanConfig, WritesPartSpmdOptions) {

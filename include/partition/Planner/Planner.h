@@ -49,6 +49,15 @@ struct TrainingOptions {
   std::string gradReduce = "f32";
 };
 
+/// What backward recomputes of forward (part-recompute): nothing, each
+/// layer's memory-bound ops (mode=selective: its matmul and attention
+/// outputs kept), or each whole layer (mode=full: only its input kept).
+enum class Recompute { None, Selective, Full };
+/// "none", "selective", "full".
+const char *recomputeName(Recompute r);
+/// The inverse of recomputeName; nullopt for another word.
+std::optional<Recompute> parseRecompute(llvm::StringRef name);
+
 /// One plan: the choices the search makes.
 struct PlanConfig {
   int64_t dp = 1, tp = 1, pp = 1;
@@ -57,7 +66,7 @@ struct PlanConfig {
   int64_t microBatches = 1;   ///< per step
   std::string schedule = "1f1b";
   int64_t zero = 0;
-  bool recompute = false; ///< every layer's forward again in backward
+  Recompute recompute = Recompute::None;
   bool sequenceParallel = false;
   /// ZeRO 1 and 2 under a pipeline: the whole gradients summed over the
   /// micro-batches and reduce-scattered once per step (part-spmd's
@@ -87,7 +96,8 @@ struct PlanConstraint {
   std::optional<int64_t> dp, tp, pp, virtualStages, microBatchSize;
   std::optional<std::string> schedule;
   std::optional<int64_t> zero;
-  std::optional<bool> recompute, sequenceParallel, syncPerStep;
+  std::optional<Recompute> recompute;
+  std::optional<bool> sequenceParallel, syncPerStep;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
   /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync, sync being
   /// step or micro-batch, each at most
@@ -202,10 +212,11 @@ std::optional<SearchResult> search(mlir::ModuleOp model,
                                    std::string *error);
 
 /// The passes planPipeline runs before part-spmd: a loss when `model`
-/// returns no scalar, mixed precision (bf16), autodiff, recomputation (with
-/// `recompute`) and the optimizer; "" without training.
+/// returns no scalar, mixed precision (bf16), autodiff, recomputation (but
+/// with Recompute::None) and the optimizer; "" without training.
 std::string trainingPipeline(mlir::ModuleOp model,
-                             const TrainingOptions &training, bool recompute);
+                             const TrainingOptions &training,
+                             Recompute recompute);
 /// The passes planPipeline runs after part-spmd: the gradients' all-reduces
 /// in buckets (data parallelism without ZeRO, a pipeline or micro-batches,
 /// as PyTorch DDP does), ZeRO-3's parameter prefetch; "" for none.

@@ -11,7 +11,7 @@
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --global-batch 9223372036854775807 2>&1 | FileCheck %s --check-prefix=BATCH
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --global-batch 1099511627776 2>&1 | FileCheck %s --check-prefix=BATCH40
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 64 2>&1 | FileCheck %s --check-prefix=CLUSTER
-// RUN: not partition-plan %t/gpt.mlir --cluster h200 --devices 4096 2>&1 | FileCheck %s --check-prefix=H200
+// RUN: not partition-plan %t/gpt.mlir --cluster h200 --devices 30000 2>&1 | FileCheck %s --check-prefix=H200
 // RUN: not partition-plan %t/gpt.mlir --cluster h200 --devices 1073741824 2>&1 | FileCheck %s --check-prefix=H200-HUGE
 // RUN: not partition-plan %t/gpt.mlir --cluster h200 --devices 8 --top 9223372036854775807 2>&1 | FileCheck %s --check-prefix=TOP
 // The model's own batch is bounded as the option is.
@@ -30,7 +30,7 @@
 // BATCH: partition-plan: --global-batch 9223372036854775807 is too large (at most 16777216)
 // BATCH40: partition-plan: --global-batch 1099511627776 is too large (at most 16777216)
 // CLUSTER: partition-plan: --devices 64 is more than the 8 devices of cluster "small" (2 nodes of 4)
-// H200: partition-plan: --devices 4096 is more than the 3072 devices of cluster "h200" (384 nodes of 8)
+// H200: partition-plan: --devices 30000 is more than the 24576 devices of cluster "h200" (3072 nodes of 8)
 // H200-HUGE: partition-plan: --devices 1073741824 is too large (at most 16777216)
 // TOP: partition-plan: --top 9223372036854775807 is too large (at most 16777216)
 // MODEL-BATCH: partition-plan: the model's batch 1099511627776 is too large for a global batch (at most 16777216); give the global batch

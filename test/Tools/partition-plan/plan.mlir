@@ -72,7 +72,7 @@
 //
 // JSON: json ok
 //
-// PUREDP: partition-plan: no plan fits: 2 considered; 2 pruned by memory
+// PUREDP: partition-plan: no plan fits: 3 considered; 3 pruned by memory
 //
 // Two probes: tp 4, and tp 1 for the model's own FLOPs.
 // FIXED: evaluated 1 plans (2 probes)

@@ -12,20 +12,21 @@
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 2>&1 | FileCheck %s --check-prefix=QUIET --implicit-check-not=compiled --implicit-check-not=simulated
 // RUN: %python %S/Inputs/pty_transcript.py partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 | FileCheck %s --check-prefix=TERMINAL
 //
-// CHECK:      partition-plan: probes compiled 1/10 (tp=1, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: probes compiled 2/10 (tp=1 recompute, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: probes compiled 3/10 (tp=2, {{[0-9.]+}} s)
-// CHECK:      partition-plan: probes compiled 10/10 (tp=4 sp recompute, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 78/772 ({{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 155/772
-// CHECK-NEXT: partition-plan: combinations evaluated 232/772
-// CHECK-NEXT: partition-plan: combinations evaluated 309/772
-// CHECK-NEXT: partition-plan: combinations evaluated 386/772
-// CHECK-NEXT: partition-plan: combinations evaluated 464/772
-// CHECK-NEXT: partition-plan: combinations evaluated 541/772
-// CHECK-NEXT: partition-plan: combinations evaluated 618/772
-// CHECK-NEXT: partition-plan: combinations evaluated 695/772
-// CHECK-NEXT: partition-plan: combinations evaluated 772/772
+// CHECK:      partition-plan: probes compiled 1/15 (tp=1, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 2/15 (tp=1 recompute=selective, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 3/15 (tp=1 recompute=full, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 4/15 (tp=2, {{[0-9.]+}} s)
+// CHECK:      partition-plan: probes compiled 15/15 (tp=4 sp recompute=full, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 116/1158 ({{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 232/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 348/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 464/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 579/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 695/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 811/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 927/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 1043/1158
+// CHECK-NEXT: partition-plan: combinations evaluated 1158/1158
 // CHECK-NEXT: partition-plan: schedules simulated {{[1-9][0-9]*}} ({{[0-9.]+}} s)
 // CHECK-NOT:  partition-plan:
 //
@@ -37,7 +38,7 @@
 //
 // QUIET: model: 4 layers
 //
-// TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/10 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 10/10 (tp=4 sp recompute, {{[0-9.]+}} s){{$}}
-// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/772 {{.*}}\r\e[Kpartition-plan: combinations evaluated 772/772 ({{[0-9.]+}} s){{$}}
+// TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/15 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 15/15 (tp=4 sp recompute=full, {{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/1158 {{.*}}\r\e[Kpartition-plan: combinations evaluated 1158/1158 ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: schedules simulated 1 {{.*}}\r\e[Kpartition-plan: schedules simulated {{[0-9]+}} ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: model: 4 layers

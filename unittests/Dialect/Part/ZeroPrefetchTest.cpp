@@ -46,21 +46,21 @@ func.func @f(%x: tensor<2x8xf32> {part.role = #part.role<input>},
 )mlir";
 
 /// The ops of @f's body by name, in order, with the gathered argument's
-/// number for a gather ("all_gather1").
+/// number for a gather of an argument ("all_gather1").
 static std::vector<std::string> order(ModuleOp module) {
   std::vector<std::string> names;
   auto f = *module.getOps<func::FuncOp>().begin();
   for (Operation &op : f.getBody().front()) {
     std::string name = op.getName().stripDialect().str();
-    if (name == "all_gather")
-      name +=
-          std::to_string(cast<BlockArgument>(op.getOperand(0)).getArgNumber());
+    if (auto arg = dyn_cast<BlockArgument>(op.getOperand(0));
+        arg && name == "all_gather")
+      name += std::to_string(arg.getArgNumber());
     names.push_back(name);
   }
   return names;
 }
 
-static std::vector<std::string> run(StringRef source) {
+static std::vector<std::string> run(StringRef source, bool flat = false) {
   MLIRContext ctx;
   ctx.getOrLoadDialect<PartDialect>();
   ctx.getOrLoadDialect<func::FuncDialect>();
@@ -70,7 +70,9 @@ static std::vector<std::string> run(StringRef source) {
     return {"parse error"};
   PassManager pm(&ctx);
   pm.enableVerifier(false);
-  pm.addPass(createPartZeroPrefetchPass());
+  PartZeroPrefetchPassOptions options;
+  options.flat = flat;
+  pm.addPass(createPartZeroPrefetchPass(options));
   if (failed(pm.run(*module)))
     return {"pass failed"};
   return order(*module);
@@ -84,6 +86,19 @@ TEST(ZeroPrefetchTest, GroupsByLayer) {
       "all_gather1", "all_gather2", "all_gather3", "all_gather4", "matmul",
       "add",         "relu",        "matmul",      "add",         "return"};
   EXPECT_EQ(run(kModule), expected);
+}
+
+TEST(ZeroPrefetchTest, FlatGathersOneBucketPerLayer) {
+  // flat=true (the pass's default): each layer's two gathers become one of
+  // their flattened, concatenated shards, sliced back to each parameter.
+  std::vector<std::string> layer = {"reshape", "reshape",  "concat",
+                                    "all_gather", "slice", "reshape",
+                                    "slice",   "reshape"};
+  std::vector<std::string> expected = layer;
+  expected.insert(expected.end(), layer.begin(), layer.end());
+  for (const char *op : {"matmul", "add", "relu", "matmul", "add", "return"})
+    expected.push_back(op);
+  EXPECT_EQ(run(kModule, /*flat=*/true), expected);
 }
 
 TEST(ZeroPrefetchTest, OneParameterAheadWithoutLayers) {

@@ -53,10 +53,20 @@ bool isRecomputable(Operation *op) {
          isMemoryEffectFree(op);
 }
 
+/// Whether `selective` recomputation keeps `op`'s results from forward
+/// instead of recomputing them: the compute-bound ops (matmuls, attention),
+/// whose outputs are worth their memory, as torchtitan's op-level selective
+/// checkpointing saves them.
+bool isKept(Operation *op, bool selective) {
+  return selective && isa<MatmulOp, BatchMatmulOp, AttentionOp>(op);
+}
+
 /// Recomputes in backward the internal values of one layer, made of the
-/// forward ops `members` (in block order). Returns the number of clones.
+/// forward ops `members` (in block order), but for those `isKept`. Returns
+/// the number of clones.
 unsigned recomputeLayer(int64_t layer, ArrayRef<Operation *> members,
-                        const llvm::DenseSet<Operation *> &forward) {
+                        const llvm::DenseSet<Operation *> &forward,
+                        bool selective) {
   llvm::SmallPtrSet<Operation *, 32> inLayer(members.begin(), members.end());
   // A value of the layer is internal when no forward op outside the layer
   // uses it; the others are the layer's outputs, the next layer's inputs.
@@ -71,19 +81,21 @@ unsigned recomputeLayer(int64_t layer, ArrayRef<Operation *> members,
   auto isBackwardUse = [&](Operation *user) { return !forward.contains(user); };
 
   // The ops to clone: those defining an internal value that backward uses,
-  // and, through internal operands, what they need.
+  // and, through internal operands, what they need; a kept op's results are
+  // read from forward, as the layer's inputs are.
   llvm::SmallPtrSet<Operation *, 32> toClone;
   SmallVector<Operation *> worklist;
   for (Operation *op : members)
     for (Value result : op->getResults())
-      if (isInternal(result) && llvm::any_of(result.getUsers(), isBackwardUse))
+      if (!isKept(op, selective) && isInternal(result) &&
+          llvm::any_of(result.getUsers(), isBackwardUse))
         worklist.push_back(op);
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     if (!toClone.insert(op).second)
       continue;
     for (Value operand : op->getOperands())
-      if (isInternal(operand))
+      if (isInternal(operand) && !isKept(operand.getDefiningOp(), selective))
         worklist.push_back(operand.getDefiningOp());
   }
   if (toClone.empty())
@@ -120,9 +132,9 @@ unsigned recomputeLayer(int64_t layer, ArrayRef<Operation *> members,
   MLIRContext *ctx = members.front()->getContext();
   StringAttr recomputedName =
       StringAttr::get(ctx, PartDialect::getRecomputedAttrName());
-  StringAttr origin =
-      StringAttr::get(ctx, "recomputation of layer " + std::to_string(layer) +
-                               " for backward (part-recompute)");
+  StringAttr origin = StringAttr::get(
+      ctx, std::string(selective ? "selective " : "") + "recomputation of layer " +
+               std::to_string(layer) + " for backward (part-recompute)");
   StringAttr locName = StringAttr::get(ctx, "recomputed");
   IRMapping mapping;
   llvm::SmallPtrSet<Operation *, 32> clones;
@@ -153,6 +165,12 @@ struct PartRecomputePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (mode != "full" && mode != "selective") {
+      module.emitError() << "part-recompute: mode=\"" << mode
+                         << "\" is not full or selective";
+      return signalPassFailure();
+    }
+    bool selective = mode == "selective";
     // The layers asked for; empty with `all`.
     std::set<int64_t> wanted;
     bool all = StringRef(layers).trim() == "all";
@@ -209,7 +227,7 @@ struct PartRecomputePass
       }
       unsigned cloned = 0;
       for (auto &[layer, ops] : members)
-        cloned += recomputeLayer(layer, ops, forward);
+        cloned += recomputeLayer(layer, ops, forward, selective);
       LLVM_DEBUG(llvm::dbgs() << "part-recompute: @" << function.getName()
                               << ": " << cloned << " clones\n");
     }

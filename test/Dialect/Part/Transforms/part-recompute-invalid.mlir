@@ -3,6 +3,8 @@
 // RUN: not partition-opt %s --split-input-file --part-recompute="layers=0,,1" 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: not partition-opt %s --split-input-file --part-recompute="layers=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not partition-opt %s --split-input-file --part-recompute="layers=0,5" 2>&1 | FileCheck %s --check-prefix=ABSENT
+// RUN: not partition-opt %s --split-input-file --part-recompute="mode=half" 2>&1 | FileCheck %s --check-prefix=MODE
+// MODE: error: part-recompute: mode="half" is not full or selective
 // WORD: error: layers="x": "x" is not a layer index (expected all, or a comma-separated list of non-negative integers such as 0,2)
 // EMPTY: error: layers="0,,1": "" is not a layer index
 // NEGATIVE: error: layers="-1": "-1" is not a layer index

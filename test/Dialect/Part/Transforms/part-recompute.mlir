@@ -12,6 +12,8 @@
 // After part-optimizer, and partitioned like the originals:
 // RUN: partition-opt %s --part-autodiff --part-optimizer="kind=sgd lr=0.1" --part-recompute | FileCheck %s --check-prefix=OPT
 // RUN: partition-opt %s --part-autodiff --part-recompute --part-spmd="mesh=dp:2" | FileCheck %s --check-prefix=SPMD
+// Selective: the matmuls' results are kept, the rest recomputed from them:
+// RUN: partition-opt %s --part-autodiff --part-recompute="mode=selective" | FileCheck %s --check-prefix=SEL
 
 // Layer 0 scales by a constant (left as it is) and takes tanh; layer 1 is
 // a tanh residual block. tanh's derivative reads tanh's result, so backward
@@ -94,3 +96,16 @@ func.func @two_layers(%x: tensor<4x8xf32> {part.name = "x", part.role = #part.ro
 // SPMD: part.tanh %{{.*}} {part.layer = 1 : i64} : tensor<2x8xf32>
 // SPMD: part.tanh %{{.*}} {part.layer = 1 : i64, {{.*}}part.recomputed} : tensor<2x8xf32>
 // SPMD: part.tanh %{{.*}} {part.layer = 0 : i64, {{.*}}part.recomputed} : tensor<2x8xf32>
+
+// SEL-LABEL: func.func @two_layers(
+// SEL: %[[M0:.*]] = part.matmul %{{.*}}, %{{.*}} {part.layer = 0 : i64} :
+// SEL: %[[M1:.*]] = part.matmul %{{.*}}, %{{.*}} {part.layer = 1 : i64} :
+// SEL-NOT: part.matmul {{.*}}part.recomputed
+// SEL: %[[RT1:.*]] = part.tanh %[[M1]] {part.layer = 1 : i64, part.origin = "selective recomputation of layer 1 for backward (part-recompute)", part.recomputed} : tensor<4x8xf32>
+// SEL-NEXT: part.mul %[[RT1]], %[[RT1]]
+// SEL-NOT: part.matmul {{.*}}part.recomputed
+// SEL: %[[RS0:.*]] = part.mul %[[M0]], %{{.*}} {part.layer = 0 : i64, part.origin = "selective {{.*}}part.recomputed}
+// SEL-NEXT: %[[RT0:.*]] = part.tanh %[[RS0]] {part.layer = 0 : i64, {{.*}}part.recomputed}
+// SEL-NEXT: part.mul %[[RT0]], %[[RT0]]
+// SEL-NOT: part.matmul {{.*}}part.recomputed
+// SEL: return

@@ -939,6 +939,18 @@ def PartRecomputePass : Pass<"part-recompute", "::mlir::ModuleOp"> {
     a recomputed row-parallel matmul under tensor parallelism repeats its
     all-reduce, and ZeRO-3 gathers a parameter again for its clone.
 
+    `mode=selective` recomputes only the memory-bound ops of each layer:
+    the results of its matmuls, batch matmuls and attention are kept from
+    forward (as the layer's inputs are) and what backward needs of the
+    other ops (norms, activations, casts, reshapes, residual adds) is
+    recomputed from them -- torchtitan's op-level selective checkpointing.
+    It saves the normalized copies, the activation function's output and
+    the casts between them for little compute (no matmul runs twice).
+    `part.attention` recomputes its probabilities in its own backward in
+    every mode, so the attention core of Korthikanti et al.'s selective
+    recomputation never holds its sequence-squared scores. `mode=full`
+    (default) recomputes the whole layer.
+
     `layers=all` (default) recomputes every layer; `layers=0,2` those
     listed. A listed layer that no function has, a bad list, a per-device
     (`part.spmd`) function and a function without gradients or updates are
@@ -964,7 +976,10 @@ def PartRecomputePass : Pass<"part-recompute", "::mlir::ModuleOp"> {
   let options = [
     Option<"layers", "layers", "std::string", /*default=*/"\"all\"",
            "the layers to recompute: all, or a comma-separated list of "
-           "layer indices such as 0,2">
+           "layer indices such as 0,2">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"full\"",
+           "full (the whole layer) or selective (all but its matmuls and "
+           "attention)">
   ];
 }
 
