@@ -28,6 +28,10 @@ With --table2 it sets SC21 Table 2 (175B and 530B, ZeRO-3 without model
 parallelism against PTD-P, at equal global batch) the same way, every
 choice fixed.
 
+With --others: Korthikanti et al. (2022) Table 5 (full recomputation
+against sequence parallelism with selective recomputation, A100) and Llama
+3 405B's pretraining MFU on H100s (Dubey et al. 2024, Table 4).
+
 Usage: python3 bench/planner_published.py --build build [--rows 1.7B,1T]
        python3 bench/planner_published.py --build build --table2
        python3 bench/planner_published.py --build build --scaling
@@ -96,6 +100,100 @@ def paper_flops(batch, layers, hidden):
     # SC21, eq. 3: with recomputation.
     return (96 * batch * SEQ * layers * hidden ** 2 *
             (1 + SEQ / (6 * hidden) + VOCAB / (16 * layers * hidden)))
+
+
+# Korthikanti et al., "Reducing Activation Recomputation in Large
+# Transformer Models" (2022), Table 5 (A100-80GB, sequence 2048, vocabulary
+# 51200, tp 8, micro-batch 1): iteration time with full recomputation
+# against sequence parallelism with selective recomputation (the attention
+# core only). name, heads, hidden, layers, tp, pp, GPUs, batch, seconds
+# (full), seconds (selective + sp).
+KORTHIKANTI = [
+    ("22B", 64, 6144, 48, 8, 1, 8, 4, 1.42, 1.10),
+    ("175B", 96, 12288, 96, 8, 8, 64, 64, 18.13, 13.75),
+    ("530B", 128, 20480, 105, 8, 35, 280, 280, 49.05, 37.83),
+    ("1T", 160, 25600, 128, 8, 64, 512, 512, 94.42, 71.49),
+]
+# Dubey et al., "The Llama 3 Herd of Models" (2024), Table 4: Llama 3 405B
+# on H100-80GB (bf16, sequence 8192, 16M tokens per batch: 2048 sequences),
+# tp 8, pp 16, no context parallelism. GPUs, dp, published BF16 MFU.
+LLAMA3 = [(8192, 64, 0.43), (16384, 128, 0.41)]
+
+
+def step_of(bin_dir, model, cluster, gpus, batch, fix, extra=()):
+    """The step seconds and the plan partition-plan gives with `fix`, or
+    None and why not."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        r = subprocess.run(
+            [os.path.join(bin_dir, "partition-plan"), model, "--cluster",
+             cluster, "--devices", str(gpus), "--global-batch", str(batch),
+             "--fix", fix, "--top", "1", "--json", out.name, *extra],
+            capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, r.stderr.strip().split("; the least memory")[-1]
+        return json.load(open(out.name))["plans"][0], ""
+
+
+def others(bin_dir):
+    """Korthikanti et al. Table 5 (A100) and Llama 3 405B (H100)."""
+    print("Korthikanti et al. (2022), Table 5, dgx-a100: step seconds, "
+          "published against predicted\n")
+    print("| model | GPUs | full recomputation | predicted | error | "
+          "selective + sp | predicted (none + sp) | error | predicted "
+          "(selective + sp) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for (name, heads, hidden, layers, tp, pp, gpus, batch, full,
+             selective) in KORTHIKANTI:
+            model = os.path.join(tmp, f"{name}.mlir")
+            run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
+                 "--layers", str(layers), "--hidden", str(hidden),
+                 "--heads", str(heads), "--vocab", str(VOCAB),
+                 "--seq", str(SEQ), "--batch", "1", "--shapes-only",
+                 "-o", model])
+            fix = f"tp={tp},pp={pp},mbs=1,zero=0"
+            if pp > 1:
+                fix += ",schedule=1f1b"
+            cells = []
+            for rc, sp, published in (("full", 0, full),
+                                      ("none", 1, selective),
+                                      ("selective", 1, selective)):
+                plan, why = step_of(bin_dir, model, "dgx-a100", gpus, batch,
+                                    fix + f",recompute={rc},sp={sp}")
+                if plan is None:
+                    cells.append(f"does not fit{why[:60]}")
+                    continue
+                t = plan["step_seconds"]
+                cells.append(f"{t:.2f} s")
+                if rc != "selective":
+                    cells.append(f"{100 * (published / t - 1):+.1f}%")
+            print(f"| {name} | {gpus} | {full} s | {cells[0]} | {cells[1]} | "
+                  f"{selective} s | {' | '.join(cells[2:])} |", flush=True)
+
+        print("\nLlama 3 405B (Dubey et al. 2024, Table 4), dgx-h100, "
+              "--fix tp=8,pp=16,mbs=1: the search's best plan's MFU against "
+              "Meta's\n")
+        print("| GPUs | dp | published MFU | predicted MFU | error | plan |")
+        print("|---|---|---|---|---|---|")
+        model = os.path.join(tmp, "llama405b.mlir")
+        run([os.path.join(bin_dir, "partition-import"), "--model", "llama",
+             "--layers", "126", "--hidden", "16384", "--heads", "128",
+             "--kv-heads", "8", "--ffn", "53248", "--vocab", "128256",
+             "--seq", "8192", "--batch", "1", "--shapes-only", "-o", model])
+        for gpus, dp, mfu in LLAMA3:
+            plan, why = step_of(bin_dir, model, "dgx-h100", gpus, 2048,
+                                f"tp=8,pp=16,dp={dp},mbs=1")
+            if plan is None:
+                print(f"| {gpus} | {dp} | {mfu:.0%} | does not fit{why} | | |")
+                continue
+            print(f"| {gpus} | {dp} | {mfu:.0%} | {plan['mfu']:.1%} | "
+                  f"{100 * (plan['mfu'] / mfu - 1):+.1f}% | "
+                  f"{plan['schedule']} zero{plan['zero']}"
+                  f"{' sync=step' if plan.get('grad_sync') == 'step' else ''}"
+                  f" rc={plan['recompute']} sp{int(plan['sequence_parallel'])}"
+                  f", {plan['step_seconds']:.1f} s, "
+                  f"{plan['memory_bytes']['total'] / 2 ** 30:.1f} GiB |",
+                  flush=True)
 
 
 def table2(bin_dir, cluster, reduce_dtype):
@@ -241,6 +339,8 @@ def main():
                     help="preset or cluster file (default dgx-a100)")
     ap.add_argument("--scaling", action="store_true")
     ap.add_argument("--consistency", action="store_true")
+    ap.add_argument("--others", action="store_true",
+                    help="Korthikanti et al. Table 5 and Llama 3 405B (H100)")
     ap.add_argument("--table2", action="store_true",
                     help="SC21 Table 2: ZeRO-3 and PTD-P at equal batch")
     args = ap.parse_args()
@@ -250,6 +350,9 @@ def main():
         return
     if args.scaling:
         scaling(bin_dir)
+        return
+    if args.others:
+        others(bin_dir)
         return
     if args.table2:
         table2(bin_dir, args.cluster, "f32")

@@ -354,7 +354,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       if (isa<AllSliceOp>(op) || c->groupSize <= 1 || c->movedBytes == 0)
         continue;
       o.commBytes = double(c->movedBytes);
-      o.commSteps = double(c->groupSize - 1) * (isa<AllReduceOp>(op) ? 2 : 1);
+      o.commSteps = c->steps;
     } else {
       int64_t bytes = memoryBytesOf(&op, cluster.fusion);
       int64_t flops = flopsOf(&op);

@@ -253,20 +253,12 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
   for (const ProbeOp &o : p.ops) {
     double scale = o.scales ? k : 1.0;
     Cost t;
-    if (o.commSteps > 0) {
+    if (o.commSteps > 0)
       t.communication =
-          o.commSteps * tpLink.latency +
-          o.commBytes * scale /
-              (tpLink.bandwidth * std::max(1e-9, cluster.collective));
-    } else {
-      double flops = o.flops * scale;
-      double efficiency = o.gemm ? cluster.gemmEfficiency(flops) : 1.0;
-      double memory = o.bytes * scale /
-                      (cluster.memoryBandwidth *
-                       std::max(1e-9, cluster.elementwise));
-      t.compute =
-          std::max(memory, flops / (o.peak * std::max(1e-9, efficiency)));
-    }
+          cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps);
+    else
+      t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
+                                        o.peak, o.gemm);
     if (o.section == kUpdate) {
       update += t.total();
       continue;
@@ -293,22 +285,20 @@ struct Model {
   std::function<int64_t(int64_t)> probedLayerOf;
 };
 
-/// ring all-reduce, reduce-scatter and all-gather over n devices of `link`.
+/// A ring collective of `bytes` over n devices of `link`, as the compiled
+/// program's collectives are costed (runtime::ringCost).
+double ringTime(runtime::Ring kind, double bytes, int64_t n, const Link &link,
+                const Cluster &cluster) {
+  runtime::RingCost r = runtime::ringCost(kind, bytes, n);
+  return r.steps > 0 ? cluster.linkSeconds(link, r.movedBytes, r.steps) : 0;
+}
 double allReduceTime(double bytes, int64_t n, const Link &link,
                      const Cluster &cluster) {
-  if (n <= 1)
-    return 0;
-  return 2.0 * double(n - 1) * link.latency +
-         2.0 * double(n - 1) / double(n) * bytes /
-             (link.bandwidth * std::max(1e-9, cluster.collective));
+  return ringTime(runtime::Ring::AllReduce, bytes, n, link, cluster);
 }
 double gatherTime(double bytes, int64_t n, const Link &link,
                   const Cluster &cluster) {
-  if (n <= 1)
-    return 0;
-  return double(n - 1) * link.latency +
-         double(n - 1) / double(n) * bytes /
-             (link.bandwidth * std::max(1e-9, cluster.collective));
+  return ringTime(runtime::Ring::AllGather, bytes, n, link, cluster);
 }
 
 struct StageCosts {
@@ -415,10 +405,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   const Link &ppLink =
       p * d * t <= perNode ? cluster.intraNode : cluster.interNode;
   double transfer =
-      p > 1 ? ppLink.latency + probe.transferBytes * k /
-                                   (ppLink.bandwidth *
-                                    std::max(1e-9, cluster.collective))
-            : 0;
+      p > 1 ? cluster.linkSeconds(ppLink, probe.transferBytes * k, 1) : 0;
 
   StageCosts s;
   s.forward.assign(p, {});
@@ -495,8 +482,11 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                                 (stage == 0 ? probe.preTensors : 0) +
                                 (stage == p - 1 ? probe.postTensors : 0))
             : perTensor;
-    double reduceLatency = (reductions - 1) * dpLink.latency;
-    double gatherLatency = (gathers - 1) * dpLink.latency;
+    // The latencies of the collectives after the first of `count`.
+    auto more = [&](double count, runtime::Ring kind) {
+      return cluster.linkSeconds(
+          dpLink, 0, (count - 1) * runtime::ringCost(kind, 0, d).steps);
+    };
     // Inference has no gradients: nothing to reduce.
     bool training = probe.gradientBytes > 0;
     // Bucketed f32 gradients reduced in bf16 (part-grad-buckets dtype) move
@@ -509,8 +499,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     // reads and writes each gradient, its slices each result (the whole
     // gradient, or its shard); a flat gather's concat its shards, its
     // slices the gathered parameters, in every pass that gathers.
-    double copy = 1.0 / (cluster.memoryBandwidth *
-                         std::max(1e-9, cluster.elementwise));
+    double copy = cluster.kernelSeconds(0, 1, 1, false);
     if (training && d > 1 && bucketed)
       s.backward[stage].compute +=
           2.0 * gradients * (1.0 + (c.zero >= 1 ? 1.0 / double(d) : 1.0)) *
@@ -523,13 +512,13 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     }
     if (training && d > 1 && c.zero == 0) {
       double ar = allReduceTime(reduced, d, dpLink, cluster) +
-                  reduceLatency * 2.0 * double(d - 1);
+                  more(reductions, runtime::Ring::AllReduce);
       update += ar - hidden(ar, s.backward[stage].compute);
     } else if (training && d > 1) {
       double rs = gatherTime(reduced, d, dpLink, cluster) +
-                  reduceLatency * double(d - 1);
+                  more(reductions, runtime::Ring::ReduceScatter);
       double agBytes = gatherTime(weights, d, dpLink, cluster);
-      double ag = agBytes + gatherLatency * double(d - 1);
+      double ag = agBytes + more(gathers, runtime::Ring::AllGather);
       // Backward's collectives share the compute that hides them: the
       // reduce-scatter, and with ZeRO-3 the gathers again (twice the bytes
       // with recomputation, whose forward gathers once more in the same
@@ -811,6 +800,12 @@ struct Exclusions {
 /// Why the fixed choices cannot all hold, from the devices, the layers and
 /// the global batch alone: "tp=8 does not divide the 12 devices"; nullopt
 /// when nothing is seen yet.
+/// The V schedules: two chunks per stage, down and back up.
+bool isVShape(pl::ScheduleKind kind) {
+  return kind == pl::ScheduleKind::ZeroBubbleV ||
+         kind == pl::ScheduleKind::VHalf || kind == pl::ScheduleKind::VMin;
+}
+
 std::optional<std::string> fixMismatch(const SearchOptions &options,
                                        int64_t layers, int64_t globalBatch) {
   const PlanConstraint &fix = options.constraint;
@@ -862,14 +857,14 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   if (fix.syncPerStep && *fix.syncPerStep && fix.zero && *fix.zero != 1)
     return "sync=step is ZeRO-1's gradients reduce-scattered once per step, "
            "not zero=" + n(*fix.zero);
-  bool vSchedule = fix.schedule && (*fix.schedule == "zb-v" ||
-                                    *fix.schedule == "v-half" ||
-                                    *fix.schedule == "v-min");
+  std::optional<pl::ScheduleKind> kind =
+      fix.schedule ? pl::parseScheduleKind(*fix.schedule) : std::nullopt;
+  bool vSchedule = kind && isVShape(*kind);
   if (vSchedule && fix.virtualStages && *fix.virtualStages != 2)
     return "schedule=" + *fix.schedule + " runs 2 chunks per stage (a V), not "
            "vpp=" + n(*fix.virtualStages);
   if (fix.virtualStages && *fix.virtualStages > 1 && !vSchedule) {
-    if (fix.schedule && *fix.schedule != "interleaved-1f1b")
+    if (kind && *kind != pl::ScheduleKind::Interleaved1F1B)
       return "vpp=" + n(*fix.virtualStages) +
              " is for the interleaved-1f1b schedule, not " + *fix.schedule;
     if (fix.pp && *fix.pp == 1)
@@ -879,7 +874,7 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
              n(*fix.pp) + " stages do not divide the " + n(layers) +
              " layers (chunks are cut evenly)";
   }
-  if (fix.schedule && *fix.schedule == "interleaved-1f1b" &&
+  if (kind && *kind == pl::ScheduleKind::Interleaved1F1B &&
       fix.virtualStages && *fix.virtualStages < 2)
     return "schedule=interleaved-1f1b needs vpp of at least 2";
   return std::nullopt;
@@ -896,9 +891,12 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
                std::map<std::string, int64_t> &pruned, Exclusions &excluded) {
   const PlanConstraint &fix = options.constraint;
   const bool train = options.training.train;
-  std::vector<std::string> schedules = {"gpipe",       "1f1b", "interleaved-1f1b",
-                                        "zero-bubble", "zb-v", "v-half",
-                                        "v-min"};
+  using pl::ScheduleKind;
+  const ScheduleKind kinds[] = {
+      ScheduleKind::GPipe,        ScheduleKind::OneFOneB,
+      ScheduleKind::Interleaved1F1B, ScheduleKind::ZeroBubbleH1,
+      ScheduleKind::ZeroBubbleV,  ScheduleKind::VHalf,
+      ScheduleKind::VMin};
   int64_t largestMicroBatch =
       std::max(options.maxMicroBatchSize, fix.microBatchSize.value_or(0));
   std::vector<PlanConfig> candidates;
@@ -937,11 +935,12 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
                  " micro-batches per step"] += 1;
           continue;
         }
-        for (const std::string &schedule : schedules) {
-          if (p == 1 && schedule != "1f1b")
+        for (ScheduleKind kind : kinds) {
+          const std::string schedule = pl::scheduleName(kind);
+          if (p == 1 && kind != ScheduleKind::OneFOneB)
             continue;
           std::vector<int64_t> vs = {1};
-          if (schedule == "interleaved-1f1b") {
+          if (kind == ScheduleKind::Interleaved1F1B) {
             vs.clear();
             for (int64_t v : divisorsOf(std::max<int64_t>(1, L / p)))
               if (v >= 2 && (v <= 8 || fix.virtualStages == v) &&
@@ -952,10 +951,10 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           }
           // The V schedules: two chunks per stage; ZB-V warms up with
           // 2p - 1 forwards.
-          if (schedule == "zb-v" || schedule == "v-half" ||
-              schedule == "v-min") {
+          if (isVShape(kind)) {
             vs = {2};
-            if (L % (2 * p) != 0 || (schedule == "zb-v" && mb < 2 * p - 1))
+            if (L % (2 * p) != 0 ||
+                (kind == ScheduleKind::ZeroBubbleV && mb < 2 * p - 1))
               vs.clear();
           }
           for (int64_t v : vs) {

@@ -228,6 +228,28 @@ double Cluster::gemmEfficiency(double flops) const {
   return lo->second + t * (hi->second - lo->second);
 }
 
+double Cluster::linkSeconds(const Link &link, double bytes,
+                            double steps) const {
+  return steps * link.latency +
+         bytes / (link.bandwidth * std::max(1e-9, collective));
+}
+
+double Cluster::kernelSeconds(double flops, double bytes, double peak,
+                              bool isGemm) const {
+  double memory = bytes / (memoryBandwidth * std::max(1e-9, elementwise));
+  double efficiency = isGemm ? gemmEfficiency(flops) : 1.0;
+  return std::max(memory, flops / (peak * std::max(1e-9, efficiency)));
+}
+
+RingCost partition::runtime::ringCost(Ring kind, double bytes, int64_t n) {
+  if (n <= 1)
+    return {};
+  double share = double(n - 1) / double(n);
+  if (kind == Ring::AllReduce)
+    return {2 * share * bytes, 2 * double(n - 1)};
+  return {share * bytes, double(n - 1)};
+}
+
 std::string Cluster::toJson() const {
   std::string out = "{\n  \"format\": ";
   detail::appendJsonString(out, kFormat);

@@ -255,6 +255,33 @@ TEST(Cluster, GemmEfficiencyIsInterpolatedInLogFlops) {
   EXPECT_NEAR(c.gemmEfficiency(std::pow(10, 9.5)), 0.3, 1e-12);
 }
 
+TEST(Cluster, OneFormulaForLinksKernelsAndRings) {
+  Cluster c;
+  c.memoryBandwidth = 1e12;
+  c.elementwise = 0.5;
+  c.collective = 0.8;
+  c.gemm = {{1e9, 0.5}};
+  Link link{100e9, 1e-5};
+  // Latency per message, bytes at the collective efficiency.
+  EXPECT_DOUBLE_EQ(c.linkSeconds(link, 8e9, 3), 3e-5 + 8e9 / 80e9);
+  // A kernel: the longer of its memory traffic and its FLOPs.
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(0, 1e9, 1e12, false), 1e9 / 0.5e12);
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, true), 1e12 / 0.5e12);
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, false), 1.0);
+  // Rings over 4 devices: an all-reduce moves 2 x 3/4 of its operand in 6
+  // steps, an all-gather or reduce-scatter 3/4 in 3; one device, nothing.
+  RingCost ar = ringCost(Ring::AllReduce, 400, 4);
+  EXPECT_DOUBLE_EQ(ar.movedBytes, 600);
+  EXPECT_DOUBLE_EQ(ar.steps, 6);
+  RingCost ag = ringCost(Ring::AllGather, 400, 4);
+  EXPECT_DOUBLE_EQ(ag.movedBytes, 300);
+  EXPECT_DOUBLE_EQ(ag.steps, 3);
+  RingCost rs = ringCost(Ring::ReduceScatter, 400, 4);
+  EXPECT_DOUBLE_EQ(rs.movedBytes, 300);
+  EXPECT_DOUBLE_EQ(rs.steps, 3);
+  EXPECT_DOUBLE_EQ(ringCost(Ring::AllReduce, 400, 1).steps, 0);
+}
+
 TEST(Calibrate, ClusterFromMeasurements) {
   // GEMMs of 2e6 and 2e9 FLOPs at 1e9 and 4e9 FLOP/s; all-reduces over 4
   // ranks of 4 bytes in 1e-4 s and 4e6 bytes in 1e-2 s.

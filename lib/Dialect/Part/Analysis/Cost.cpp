@@ -1,6 +1,7 @@
 //===- Cost.cpp - what a program moves, holds and computes per device -----===//
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/runtime/Cluster.h"
 
 #include <initializer_list>
 #include <limits>
@@ -59,14 +60,21 @@ std::optional<CollectiveCost> partition::part::collectiveCost(Operation *op,
   int64_t n = c.groupSize;
   c.operandBytes = bytesOf(op->getOperand(0).getType());
   int64_t out = bytesOf(op->getResult(0).getType());
+  auto ring = [&](runtime::Ring kind, int64_t bytes) {
+    runtime::RingCost r = runtime::ringCost(kind, double(bytes), n);
+    c.movedBytes = int64_t(r.movedBytes);
+    c.steps = r.steps;
+  };
   if (isa<AllReduceOp>(op))
-    c.movedBytes = 2 * (n - 1) * c.operandBytes / n;
+    ring(runtime::Ring::AllReduce, c.operandBytes);
   else if (isa<AllGatherOp>(op))
-    c.movedBytes = (n - 1) * out / n;
+    ring(runtime::Ring::AllGather, out);
   else if (isa<ReduceScatterOp, AllToAllOp>(op))
-    c.movedBytes = (n - 1) * c.operandBytes / n;
-  else if (isa<CollectivePermuteOp>(op))
+    ring(runtime::Ring::ReduceScatter, c.operandBytes);
+  else if (isa<CollectivePermuteOp>(op)) {
     c.movedBytes = c.operandBytes;
+    c.steps = 1;
+  }
   return c;
 }
 

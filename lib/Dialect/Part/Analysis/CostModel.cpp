@@ -64,11 +64,6 @@ bool communicates(Operation *op, MeshAttr mesh) {
          (!isa<AllSliceOp, AxisIndexOp>(op) && collectiveCost(op, mesh));
 }
 
-double linkTime(const Link &link, double bytes, double steps,
-                const Cluster &cluster) {
-  return steps * link.latency +
-         bytes / (link.bandwidth * std::max(1e-9, cluster.collective));
-}
 
 } // namespace
 
@@ -110,8 +105,7 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
     std::set<int64_t> group = groupOfFirst(mesh, c->axes, firstRank);
     const Link &link =
         oneNode(group, cluster) ? cluster.intraNode : cluster.interNode;
-    double steps = double(c->groupSize - 1) * (isa<AllReduceOp>(op) ? 2 : 1);
-    t.communication = linkTime(link, double(c->movedBytes), steps, cluster);
+    t.communication = cluster.linkSeconds(link, double(c->movedBytes), c->steps);
     return t;
   }
   if (isa<SendOp, RecvOp>(op)) {
@@ -127,18 +121,12 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
                            : cluster.interNode;
     Value v = isa<SendOp>(op) ? op->getOperand(0) : op->getResult(0);
     // Each end pays half: together one transfer.
-    t.communication = linkTime(link, double(bytesOf(v)), 1, cluster) / 2;
+    t.communication = cluster.linkSeconds(link, double(bytesOf(v)), 1) / 2;
     return t;
   }
-  double bytes = double(memoryBytesOf(op, cluster.fusion));
-  double memory =
-      bytes / (cluster.memoryBandwidth * std::max(1e-9, cluster.elementwise));
-  double flops = double(flopsOf(op));
-  double peak = peakFlopsFor(op, cluster);
-  double efficiency = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op)
-                          ? cluster.gemmEfficiency(flops)
-                          : 1.0;
-  t.compute = std::max(memory, flops / (peak * std::max(1e-9, efficiency)));
+  t.compute = cluster.kernelSeconds(
+      double(flopsOf(op)), double(memoryBytesOf(op, cluster.fusion)),
+      peakFlopsFor(op, cluster), isa<MatmulOp, BatchMatmulOp, AttentionOp>(op));
   return t;
 }
 

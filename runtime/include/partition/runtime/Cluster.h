@@ -71,6 +71,15 @@ struct Cluster {
   double peakFor(const std::string &dtype) const;
   /// The fraction of peak a GEMM of `flops` reaches.
   double gemmEfficiency(double flops) const;
+  /// Seconds one device takes to move `bytes` over `link` in `steps`
+  /// messages (each paying the latency), at the collective efficiency:
+  /// every collective, transfer and ring step the cost model counts.
+  double linkSeconds(const Link &link, double bytes, double steps) const;
+  /// Seconds of one kernel: `bytes` of memory traffic at the elementwise
+  /// efficiency or `flops` at `peak` (times the GEMM efficiency when
+  /// `gemm`), whichever takes longer.
+  double kernelSeconds(double flops, double bytes, double peak,
+                       bool gemm) const;
   /// The description as a cluster file.
   std::string toJson() const;
 
@@ -86,6 +95,17 @@ struct Cluster {
   /// `partition-run --calibrate` writes, not a preset).
   static std::vector<std::string> presetNames();
 };
+
+/// The ring algorithms the cost model counts collectives by.
+enum class Ring { AllReduce, AllGather, ReduceScatter };
+/// What one device of `n` moves and how many latency-bound steps it takes
+/// for a ring collective of `bytes` (an all-reduce's or a reduce-scatter's
+/// operand, an all-gather's result): an all-reduce 2(n-1)/n of the bytes
+/// in 2(n-1) steps, the others (n-1)/n in n-1 steps.
+struct RingCost {
+  double movedBytes = 0, steps = 0;
+};
+RingCost ringCost(Ring kind, double bytes, int64_t n);
 
 /// `text` fit for a terminal or a log line: control characters and DEL as
 /// \xNN, the rest as is. Names from cluster files go through it wherever

@@ -30,6 +30,9 @@ struct CollectiveCost {
   /// result, a reduce-scatter or all-to-all (n-1)/n of its operand, a
   /// collective permute its operand, an all-slice nothing.
   int64_t movedBytes = 0;
+  /// Latency-bound messages: 2(n-1) for an all-reduce, n-1 for the other
+  /// ring collectives, 1 for a permute (runtime::ringCost).
+  double steps = 0;
 };
 
 /// The cost of `op` when it is a collective over mesh axes; nullopt for any
