@@ -228,6 +228,8 @@ struct Cost {
 
 struct PassCost {
   Cost forward, backward;
+  /// Forward and backward FLOPs: what part-pipeline cuts stages by.
+  double flops = 0;
   /// Ops of forward or backward that read no micro-batch (a weight's cast
   /// or transpose): once per step, as a pipeline runs them.
   Cost once;
@@ -266,6 +268,8 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     PassCost &pc = o.section >= 0 ? c.layers[o.section]
                    : o.section == kPre ? c.pre
                                        : c.post;
+    if (o.commSteps == 0)
+      pc.flops += o.flops * scale;
     (!o.scales ? pc.once : o.backward ? pc.backward : pc.forward) += t;
   }
   double params = p.preParams + p.postParams;
@@ -324,13 +328,18 @@ public:
                                        std::string *pruned) const;
 
 private:
-  /// Each of `p` stages' layers, [first, end): equal runs where p divides
-  /// the layers (Megatron's cut); otherwise the compiler's own cut
-  /// (part-pipeline's balance by FLOPs, StageBalance.h), the embedding's
-  /// and the head's work counted on the first and last stage (126 layers
-  /// on 16 stages: 7 on the first and last when each weighs a layer).
-  std::optional<std::vector<std::pair<int64_t, int64_t>>>
-  stageLayers(int64_t p) const;
+  /// The layers each of `p` stages runs, in its `V` chunks placed as
+  /// `placement` places them: part-pipeline's cut (StageBalance's balance
+  /// by FLOPs over p x V groups, the embedding's and the head's work on
+  /// the first and last group), so that 126 layers on 16 stages run 7 on
+  /// the first and last when each weighs a layer, and a head as heavy as
+  /// two layers leaves its stage fewer. Made once per (p, V, placement);
+  /// nullopt when there are fewer layers than groups.
+  const std::optional<std::vector<std::vector<int64_t>>> &
+  stageLayers(int64_t p, int64_t V, pl::Placement placement) const;
+  mutable std::map<std::tuple<int64_t, int64_t, int>,
+                   std::optional<std::vector<std::vector<int64_t>>>>
+      cuts;
   /// makeSchedule's table (or why there is none), made once per kind,
   /// stages, micro-batches and chunks: the many plans that share them
   /// differ only in the costs the simulation runs it with (building V-Half
@@ -359,21 +368,23 @@ private:
   const TrainingOptions &training;
 };
 
-std::optional<std::vector<std::pair<int64_t, int64_t>>>
-Composer::stageLayers(int64_t p) const {
+const std::optional<std::vector<std::vector<int64_t>>> &
+Composer::stageLayers(int64_t p, int64_t V, pl::Placement placement) const {
+  auto key = std::make_tuple(p, V, int(placement));
+  auto it = cuts.find(key);
+  if (it != cuts.end())
+    return it->second;
+  std::optional<std::vector<std::vector<int64_t>>> &cut = cuts[key];
   const int64_t L = model.summary.layers;
-  std::vector<std::pair<int64_t, int64_t>> runs;
-  if (p <= 0 || L < p)
-    return p == 1 && L == 0 ? std::optional(decltype(runs){{0, 0}})
-                            : std::nullopt;
-  if (L % p == 0) {
-    for (int64_t stage = 0; stage < p; ++stage)
-      runs.push_back({stage * (L / p), (stage + 1) * (L / p)});
-    return runs;
+  if (p == 1 && V == 1) {
+    cut.emplace(1);
+    for (int64_t l = 0; l < L; ++l)
+      cut->front().push_back(l);
+    return cut;
   }
-  auto work = [](const PassCost &c) {
-    return c.forward.total() + c.backward.total();
-  };
+  if (p <= 0 || V <= 0 || L < p * V)
+    return cut;
+  auto work = [](const PassCost &c) { return c.flops; };
   pl::LayerCosts layers;
   for (int64_t l = 0; l < L; ++l)
     layers.layers.push_back(
@@ -382,15 +393,13 @@ Composer::stageLayers(int64_t p) const {
   layers.trailing.flops = work(costs.post);
   std::string error;
   std::optional<pl::LayerGroups> groups =
-      pl::balanceFlops(layers, {p, 1}, &error);
+      pl::balanceFlops(layers, {p, V}, &error);
   if (!groups)
-    return std::nullopt;
-  runs.assign(p, {L, 0});
-  for (auto [layer, stage] : *groups) {
-    runs[stage].first = std::min(runs[stage].first, layer);
-    runs[stage].second = std::max(runs[stage].second, layer + 1);
-  }
-  return runs;
+    return cut;
+  cut.emplace(p);
+  for (auto [layer, group] : *groups)
+    (*cut)[pl::stageChunkOf(placement, p, group).stage].push_back(layer);
+  return cut;
 }
 
 std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
@@ -415,8 +424,9 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   s.parameters.assign(p, 0);
   s.saved.assign(p, 0);
   s.tensors.assign(p, 0);
-  std::optional<std::vector<std::pair<int64_t, int64_t>>> runs =
-      stageLayers(p);
+  std::optional<pl::ScheduleKind> kind = pl::parseScheduleKind(c.schedule);
+  const std::optional<std::vector<std::vector<int64_t>>> &runs = stageLayers(
+      p, V, kind ? pl::placementOf(*kind) : pl::Placement::Interleaved);
   if (!runs) {
     if (pruned)
       *pruned = "no cut of the layers into the stages";
@@ -434,7 +444,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     s.saved[stage] += saved * k;
   };
   for (int64_t stage = 0; stage < p; ++stage) {
-    for (int64_t l = (*runs)[stage].first; l < (*runs)[stage].second; ++l) {
+    for (int64_t l : (*runs)[stage]) {
       int64_t q = model.probedLayerOf(l);
       add(stage, costs.layers[q], probe.layerParams[q], probe.layerTensors[q],
           probe.layerSaved[q]);
@@ -477,8 +487,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                  : perTensor;
     double gathers =
         c.zero == 3
-            ? std::max(1.0, double((*runs)[stage].second -
-                                   (*runs)[stage].first) +
+            ? std::max(1.0, double((*runs)[stage].size()) +
                                 (stage == 0 ? probe.preTensors : 0) +
                                 (stage == p - 1 ? probe.postTensors : 0))
             : perTensor;
@@ -548,8 +557,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
     if (c.zero == 3) // the largest layer's gathered weights
       mem.parameters += params /
-                        std::max<int64_t>(1, (*runs)[stage].second -
-                                                 (*runs)[stage].first) *
+                        std::max<size_t>(1, (*runs)[stage].size()) *
                         probe.parameterBytes;
     // Reduced once per step, the whole sum is held, and its shard.
     mem.gradients =
@@ -583,7 +591,6 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                 " steps to simulate";
       return std::nullopt;
     }
-    auto kind = pl::parseScheduleKind(c.schedule);
     const std::pair<std::optional<pl::Schedule>, std::string> &made =
         schedule(*kind, p, m, V);
     const std::optional<pl::Schedule> &schedule = made.first;
@@ -869,10 +876,11 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
              " is for the interleaved-1f1b schedule, not " + *fix.schedule;
     if (fix.pp && *fix.pp == 1)
       return "vpp=" + n(*fix.virtualStages) + " needs pp above 1";
-    if (fix.pp && layers % (*fix.pp * *fix.virtualStages))
+    if (fix.pp && layers < *fix.pp * *fix.virtualStages)
       return "vpp=" + n(*fix.virtualStages) + " chunks on each of pp=" +
-             n(*fix.pp) + " stages do not divide the " + n(layers) +
-             " layers (chunks are cut evenly)";
+             n(*fix.pp) + " stages need at least " +
+             n(*fix.pp * *fix.virtualStages) + " layers, the model has " +
+             n(layers);
   }
   if (kind && *kind == pl::ScheduleKind::Interleaved1F1B &&
       fix.virtualStages && *fix.virtualStages < 2)
@@ -940,11 +948,14 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           if (p == 1 && kind != ScheduleKind::OneFOneB)
             continue;
           std::vector<int64_t> vs = {1};
+          // Chunks are cut by FLOPs as part-pipeline cuts them: each needs
+          // a layer, none needs to divide them.
           if (kind == ScheduleKind::Interleaved1F1B) {
             vs.clear();
-            for (int64_t v : divisorsOf(std::max<int64_t>(1, L / p)))
-              if (v >= 2 && (v <= 8 || fix.virtualStages == v) &&
-                  L % (p * v) == 0)
+            for (int64_t v = 2; v <= std::max<int64_t>(
+                                         8, fix.virtualStages.value_or(0));
+                 ++v)
+              if (p * v <= L && (v <= 8 || fix.virtualStages == v))
                 vs.push_back(v);
             if (mb % p != 0)
               vs.clear();
@@ -953,7 +964,7 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           // 2p - 1 forwards.
           if (isVShape(kind)) {
             vs = {2};
-            if (L % (2 * p) != 0 ||
+            if (L < 2 * p ||
                 (kind == ScheduleKind::ZeroBubbleV && mb < 2 * p - 1))
               vs.clear();
           }

@@ -283,7 +283,18 @@ void printExplanation(llvm::raw_ostream &os, const SearchResult &r,
 
 llvm::json::Object planJson(const PlanEstimate &e) {
   const PlanConfig &c = e.config;
+  // Per pipeline stage: one micro-batch's forward and backward, the update
+  // once per step, the bytes held at the peak.
+  llvm::json::Array stages;
+  for (size_t i = 0; i < e.stageForward.size(); ++i)
+    stages.push_back(llvm::json::Object{
+        {"forward_seconds", e.stageForward[i]},
+        {"backward_seconds", e.stageBackward[i]},
+        {"update_seconds", e.stageUpdate[i]},
+        {"memory_bytes", i < e.stageMemory.size() ? e.stageMemory[i].total()
+                                                  : 0.0}});
   return llvm::json::Object{
+      {"stages", std::move(stages)},
       {"tp", c.tp},
       {"pp", c.pp},
       {"dp", c.dp},

@@ -34,7 +34,7 @@
 // PP-LAYERS: partition-plan: no plan fits: pp=8 is more than the 4 layers
 // PP-DEVICES: partition-plan: no plan fits: pp=16 does not divide the 8 devices
 // MBS: partition-plan: no plan fits: mbs=3 does not divide the 1 sequences of a dp group's share of the global batch
-// VPP: partition-plan: no plan fits: vpp=3 chunks on each of pp=2 stages do not divide the 4 layers (chunks are cut evenly)
+// VPP: partition-plan: no plan fits: vpp=3 chunks on each of pp=2 stages need at least 6 layers, the model has 4
 // ZERO: partition-plan: no plan fits: zero=2 needs dp above 1
 // SP: partition-plan: no plan fits: sp=1 needs tp above 1 (sequence parallelism splits over tp)
 // INFER: partition-plan: no plan fits: recompute=full needs a training step

@@ -45,6 +45,13 @@
 // UNEVEN: model: 5 layers
 // UNEVEN: evaluated 1 plans
 // UNEVEN: 1   2   2     2   1    2     2 1f1b                0 none       0
+// Chunks are cut as part-pipeline cuts them (by FLOPs), not evenly: 5
+// layers run as 2 x 2 chunks, interleaved or in a V (both compiled forms
+// equal one device: test/e2e/uneven-chunks.mlir).
+// RUN: partition-plan %t/gpt5.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,mbs=1,schedule=interleaved-1f1b,vpp=2,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=UNEVEN-VPP
+// UNEVEN-VPP: 1   2   2     2   2    1     4 interleaved-1f1b    0 none
+// RUN: partition-plan %t/gpt5.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,mbs=1,schedule=v-half,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=UNEVEN-V
+// UNEVEN-V: 1   2   2     2   2    1     4 v-half
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix sync=often 2>&1 | FileCheck %s --check-prefix=SYNC-BAD
 // SYNC-BAD: partition-plan: --fix: sync=often is not step or micro-batch
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix pp=2,zero=2,sync=step 2>&1 | FileCheck %s --check-prefix=SYNC-ZERO
