@@ -314,15 +314,30 @@ struct StageCosts {
   std::vector<double> tensors;         ///< parameter tensors per stage
 };
 
+/// What the plans of one search share, made once: schedule tables by
+/// (kind, stages, micro-batches, chunks) -- building V-Half for 64 stages
+/// and 512 micro-batches takes a tenth of a second -- and stage cuts by
+/// (probe costs, stages, chunks, placement).
+struct ComposerCache {
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>,
+           std::pair<std::optional<pl::Schedule>, std::string>>
+      schedules;
+  std::map<std::tuple<const void *, int64_t, int64_t, int>,
+           std::optional<std::vector<std::vector<int64_t>>>>
+      cuts;
+};
+
 /// Composes `c` from the probe's costs; the pipeline part by formula or,
 /// with `exact`, by simulating the schedule.
 class Composer {
 public:
   Composer(const Probe &probe, const ProbeCosts &costs, const Model &model,
            const Cluster &cluster, const Probe &modelProbe,
-           int64_t globalBatch, const TrainingOptions &training)
+           int64_t globalBatch, const TrainingOptions &training,
+           ComposerCache &cache)
       : probe(probe), costs(costs), model(model), cluster(cluster),
-        modelProbe(modelProbe), globalBatch(globalBatch), training(training) {}
+        modelProbe(modelProbe), globalBatch(globalBatch), training(training),
+        cache(cache) {}
 
   std::optional<PlanEstimate> estimate(const PlanConfig &c, bool exact,
                                        std::string *pruned) const;
@@ -337,27 +352,20 @@ private:
   /// nullopt when there are fewer layers than groups.
   const std::optional<std::vector<std::vector<int64_t>>> &
   stageLayers(int64_t p, int64_t V, pl::Placement placement) const;
-  mutable std::map<std::tuple<int64_t, int64_t, int>,
-                   std::optional<std::vector<std::vector<int64_t>>>>
-      cuts;
-  /// makeSchedule's table (or why there is none), made once per kind,
-  /// stages, micro-batches and chunks: the many plans that share them
-  /// differ only in the costs the simulation runs it with (building V-Half
-  /// for 64 stages and 512 micro-batches takes a tenth of a second).
+
+  /// makeSchedule's table (or why there is none), made once per search.
   const std::pair<std::optional<pl::Schedule>, std::string> &
   schedule(pl::ScheduleKind kind, int64_t p, int64_t m, int64_t V) const {
     auto key = std::make_tuple(int(kind), p, m, V);
-    auto it = schedules.find(key);
-    if (it == schedules.end()) {
+    auto it = cache.schedules.find(key);
+    if (it == cache.schedules.end()) {
       std::string why;
       std::optional<pl::Schedule> made = pl::makeSchedule(kind, p, m, V, &why);
-      it = schedules.emplace(key, std::make_pair(std::move(made), why)).first;
+      it = cache.schedules.emplace(key, std::make_pair(std::move(made), why))
+               .first;
     }
     return it->second;
   }
-  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t>,
-                   std::pair<std::optional<pl::Schedule>, std::string>>
-      schedules;
 
   const Probe &probe;
   const ProbeCosts &costs;
@@ -366,15 +374,17 @@ private:
   const Probe &modelProbe;
   int64_t globalBatch;
   const TrainingOptions &training;
+  ComposerCache &cache;
 };
 
 const std::optional<std::vector<std::vector<int64_t>>> &
 Composer::stageLayers(int64_t p, int64_t V, pl::Placement placement) const {
-  auto key = std::make_tuple(p, V, int(placement));
-  auto it = cuts.find(key);
-  if (it != cuts.end())
+  auto key =
+      std::make_tuple(static_cast<const void *>(&costs), p, V, int(placement));
+  auto it = cache.cuts.find(key);
+  if (it != cache.cuts.end())
     return it->second;
-  std::optional<std::vector<std::vector<int64_t>>> &cut = cuts[key];
+  std::optional<std::vector<std::vector<int64_t>>> &cut = cache.cuts[key];
   const int64_t L = model.summary.layers;
   if (p == 1 && V == 1) {
     cut.emplace(1);
@@ -1284,6 +1294,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   for (auto &[key, probed] : probes)
     probeKeys.push_back(key);
   Exclusions excluded;
+  ComposerCache cache;
   std::vector<PlanConfig> candidates =
       listCandidates(options, tps, probeKeys, L, globalBatch, pruned, excluded);
   result.considered = int64_t(candidates.size());
@@ -1297,7 +1308,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
           probed.costs.emplace(b, costProbe(probed.probe, double(b), cluster))
               .first;
     Composer composer(probed.probe, costs->second, m, cluster, *modelProbe,
-                      globalBatch, options.training);
+                      globalBatch, options.training, cache);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/false, &why);
     report(SearchProgress::Stage::Evaluate, int64_t(i + 1),
@@ -1337,7 +1348,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     ranked.erase(ranked.begin() + i);
     Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
-                      *modelProbe, globalBatch, options.training);
+                      *modelProbe, globalBatch, options.training, cache);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
     report(SearchProgress::Stage::Simulate, ++simulated, 0,
