@@ -28,6 +28,9 @@ struct ProbeOp {
   bool backward = false;  ///< else forward (update ops have kUpdate)
   bool scales = false;    ///< grows with the batch
   bool gemm = false;      ///< matmul, batch matmul, attention
+  /// A backward op of the weight gradients only (zero-bubble's W, as
+  /// part-pipeline splits a backward).
+  bool weight = false;
   double flops = 0, bytes = 0;
   double peak = 0;        ///< FLOP/s of its dtype on the cluster
   /// A collective: bytes a device moves, and ring steps (latencies).

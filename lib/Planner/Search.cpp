@@ -228,6 +228,8 @@ struct Cost {
 
 struct PassCost {
   Cost forward, backward;
+  /// Of backward, the weight gradients' ops (zero-bubble's W).
+  Cost weight;
   /// Forward and backward FLOPs: what part-pipeline cuts stages by.
   double flops = 0;
   /// Ops of forward or backward that read no micro-batch (a weight's cast
@@ -271,6 +273,8 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     if (o.commSteps == 0)
       pc.flops += o.flops * scale;
     (!o.scales ? pc.once : o.backward ? pc.backward : pc.forward) += t;
+    if (o.scales && o.backward && o.weight)
+      pc.weight += t;
   }
   double params = p.preParams + p.postParams;
   for (double l : p.layerParams)
@@ -307,6 +311,7 @@ double gatherTime(double bytes, int64_t n, const Link &link,
 
 struct StageCosts {
   std::vector<Cost> forward, backward; ///< per stage, one micro-batch
+  std::vector<Cost> weight;            ///< of backward, weight gradients
   std::vector<double> update;          ///< per stage, once per step
   std::vector<Cost> once;              ///< per stage, once per step
   std::vector<double> parameters;      ///< local elements per stage
@@ -429,6 +434,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   StageCosts s;
   s.forward.assign(p, {});
   s.backward.assign(p, {});
+  s.weight.assign(p, {});
   s.update.assign(p, 0);
   s.once.assign(p, {});
   s.parameters.assign(p, 0);
@@ -448,6 +454,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                  double tensors, double saved) {
     s.forward[stage] += cost.forward;
     s.backward[stage] += cost.backward;
+    s.weight[stage] += cost.weight;
     s.once[stage] += cost.once;
     s.parameters[stage] += params;
     s.tensors[stage] += tensors;
@@ -611,7 +618,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     }
     auto cost = [&](int64_t stage, const pl::Step &step) {
       return scheduleStepSeconds(s.forward[stage].total(),
-                                 s.backward[stage].total(), V, step.action);
+                                 s.backward[stage].total(),
+                                 s.weight[stage].total(), V, step.action);
     };
     std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
     if (!timeline) {
@@ -705,6 +713,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     MemoryEstimate mem = memoryOf(stage, inFlight[stage]);
     e.stageForward.push_back(s.forward[stage].total());
     e.stageBackward.push_back(s.backward[stage].total());
+    e.stageWeight.push_back(s.weight[stage].total());
     e.stageUpdate.push_back(s.update[stage]);
     e.stageMemory.push_back(mem);
     if (mem.total() > most) {
@@ -746,18 +755,20 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
 /// ZeRO, no recomputation, fewer stages).
 } // namespace
 
-double scheduleStepSeconds(double forward, double backward, int64_t chunks,
-                           pl::Action action) {
-  double f = forward / double(std::max<int64_t>(1, chunks));
-  double b = backward / double(std::max<int64_t>(1, chunks));
+double scheduleStepSeconds(double forward, double backward, double weight,
+                           int64_t chunks, pl::Action action) {
+  double n = double(std::max<int64_t>(1, chunks));
+  double f = forward / n, b = backward / n;
+  double w = weight > 0 ? std::min(weight / n, b) : b / 2;
   switch (action) {
   case pl::Action::Forward:
     return f;
   case pl::Action::Backward:
     return b;
   case pl::Action::BackwardInput:
+    return b - w;
   case pl::Action::BackwardWeight:
-    return b / 2;
+    return w;
   }
   return 0.0;
 }

@@ -72,8 +72,10 @@ std::optional<report::Timeline> scheduleTimeline(const PlanEstimate &e,
   if (!schedule)
     return std::nullopt;
   auto cost = [&](int64_t stage, const pl::Step &step) {
-    return scheduleStepSeconds(e.stageForward[stage], e.stageBackward[stage],
-                               c.virtualStages, step.action);
+    return scheduleStepSeconds(
+        e.stageForward[stage], e.stageBackward[stage],
+        stage < e.stageWeight.size() ? e.stageWeight[stage] : 0.0,
+        c.virtualStages, step.action);
   };
   std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
   if (!timeline)

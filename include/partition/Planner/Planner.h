@@ -140,6 +140,8 @@ struct PlanEstimate {
   /// forward and backward (all its chunks, communication it does not hide
   /// included), the update once per step, and the bytes held at the peak.
   std::vector<double> stageForward, stageBackward, stageUpdate;
+  /// Of each stage's backward, the weight gradients (zero-bubble's W).
+  std::vector<double> stageWeight;
   std::vector<MemoryEstimate> stageMemory;
 };
 
@@ -237,10 +239,12 @@ int64_t truncateLayers(mlir::ModuleOp model, int64_t keep, bool *alike);
 
 /// The composed seconds of one step of a pipeline schedule on a stage whose
 /// micro-batch takes `forward` and `backward` seconds over its `chunks`
-/// chunks: F a chunk's forward, B its backward, Bi and W half of that
-/// backward each -- the costs the search simulates schedules with.
-double scheduleStepSeconds(double forward, double backward, int64_t chunks,
-                           part::pipeline::Action action);
+/// chunks, `weight` of that backward being its weight gradients: F a
+/// chunk's forward, B its backward, W its weight gradients' share, Bi the
+/// rest (half each where `weight` is not known, 0) -- the costs the search
+/// simulates schedules with.
+double scheduleStepSeconds(double forward, double backward, double weight,
+                           int64_t chunks, part::pipeline::Action action);
 
 /// Registers the pass part-auto-partition.
 void registerAutoPartitionPass();
