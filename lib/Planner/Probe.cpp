@@ -275,6 +275,16 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
 
   Probe p;
   p.config = probe;
+  // How much of its own (tensor-parallel) communication the compiled probe
+  // hides behind compute it does not wait for, on part-estimate's two
+  // lanes: the rest is exposed.
+  {
+    ProgramEstimate whole = estimateProgram(function, mesh, 0, cluster);
+    double comm = whole.whole.communication;
+    if (comm > 0)
+      p.hiddenCommunication = std::clamp(
+          (whole.whole.compute + comm - whole.seconds) / comm, 0.0, 1.0);
+  }
   Block &body = function.getBody().front();
   // Batch inputs, and what depends on them.
   llvm::DenseSet<Value> batched;

@@ -259,7 +259,8 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     Cost t;
     if (o.commSteps > 0)
       t.communication =
-          cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps);
+          cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps) *
+          (1 - p.hiddenCommunication);
     else
       t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
                                         o.peak, o.gemm);
