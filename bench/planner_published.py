@@ -96,6 +96,15 @@ def run(cmd):
     return r, elapsed
 
 
+def gpt_shapes(bin_dir, path, layers, hidden, heads):
+    """Writes the shapes of a GPT of SC21's sequence and vocabulary (batch
+    1: the planner scales it to the global batch) to `path`."""
+    run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
+         "--layers", str(layers), "--hidden", str(hidden),
+         "--heads", str(heads), "--vocab", str(VOCAB), "--seq", str(SEQ),
+         "--batch", "1", "--shapes-only", "-o", path])
+
+
 def paper_flops(batch, layers, hidden):
     # SC21, eq. 3: with recomputation.
     return (96 * batch * SEQ * layers * hidden ** 2 *
@@ -146,11 +155,7 @@ def others(bin_dir):
         for (name, heads, hidden, layers, tp, pp, gpus, batch, full,
              selective) in KORTHIKANTI:
             model = os.path.join(tmp, f"{name}.mlir")
-            run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
-                 "--layers", str(layers), "--hidden", str(hidden),
-                 "--heads", str(heads), "--vocab", str(VOCAB),
-                 "--seq", str(SEQ), "--batch", "1", "--shapes-only",
-                 "-o", model])
+            gpt_shapes(bin_dir, model, layers, hidden, heads)
             fix = f"tp={tp},pp={pp},mbs=1,zero=0"
             if pp > 1:
                 fix += ",schedule=1f1b"
@@ -210,11 +215,7 @@ def table2(bin_dir, cluster, reduce_dtype):
              published) in SC21_ZERO3:
             model = os.path.join(tmp, f"gpt-{name}.mlir")
             if not os.path.exists(model):
-                run([os.path.join(bin_dir, "partition-import"), "--model",
-                     "gpt", "--layers", str(layers), "--hidden", str(hidden),
-                     "--heads", str(heads), "--vocab", str(VOCAB),
-                     "--seq", str(SEQ), "--batch", "1", "--shapes-only",
-                     "-o", model])
+                gpt_shapes(bin_dir, model, layers, hidden, heads)
             dp = gpus // (tp * pp)
             fix = (f"tp={tp},pp={pp},dp={dp},mbs={mbs},recompute=full,sp=0,"
                    f"zero={zero}")
@@ -262,11 +263,7 @@ def scaling(bin_dir):
     with tempfile.TemporaryDirectory() as tmp:
         for name, hidden, heads, layers, devices, batch in cases:
             model = os.path.join(tmp, "m.mlir")
-            run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
-                 "--layers", str(layers), "--hidden", str(hidden),
-                 "--heads", str(heads), "--vocab", str(VOCAB),
-                 "--seq", str(SEQ), "--batch", "1", "--shapes-only",
-                 "-o", model])
+            gpt_shapes(bin_dir, model, layers, hidden, heads)
             out = os.path.join(tmp, "p.json")
             best = None
             for _ in range(3):
@@ -372,11 +369,7 @@ def main():
             if wanted and name not in wanted:
                 continue
             model = os.path.join(tmp, f"gpt-{name}.mlir")
-            run([os.path.join(bin_dir, "partition-import"), "--model", "gpt",
-                 "--layers", str(layers), "--hidden", str(hidden),
-                 "--heads", str(heads), "--vocab", str(VOCAB),
-                 "--seq", str(SEQ), "--batch", "1", "--shapes-only",
-                 "-o", model])
+            gpt_shapes(bin_dir, model, layers, hidden, heads)
             dp = gpus // (tp * pp)
             base = [os.path.join(bin_dir, "partition-plan"), model,
                     "--cluster", args.cluster, "--devices", str(gpus),
