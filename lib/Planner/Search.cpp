@@ -534,8 +534,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     if (training && d > 1 && c.zero == 3) {
       double flat = 2.0 * weights * (1.0 + 1.0 / double(d)) * copy;
       s.forward[stage].compute += flat;
-      s.backward[stage].compute +=
-          flat * (c.recompute == Recompute::Full ? 2 : 1);
+      s.backward[stage].compute += flat;
     }
     if (training && d > 1 && c.zero == 0) {
       double ar = allReduceTime(reduced, d, dpLink, cluster) +
@@ -547,9 +546,10 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       double agBytes = gatherTime(weights, d, dpLink, cluster);
       double ag = agBytes + more(gathers, runtime::Ring::AllGather);
       // Backward's collectives share the compute that hides them: the
-      // reduce-scatter, and with ZeRO-3 the gathers again (twice the bytes
-      // with recomputation, whose forward gathers once more in the same
-      // layer's group). Reduced once per step (sync=step), the
+      // reduce-scatter, and with ZeRO-3 the gathers again (once per layer:
+      // a recomputed forward reads its layer's backward gather, which
+      // part-zero-prefetch makes one flat gather of each weight). Reduced
+      // once per step (sync=step), the
       // reduce-scatter runs in the last backward only, as ZeRO 0's
       // all-reduce does.
       double backward = c.syncPerStep ? 0 : rs;
@@ -558,7 +558,7 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
       if (c.zero == 3) {
         s.forward[stage].communication +=
             ag - hidden(ag, s.forward[stage].compute);
-        backward += ag + (c.recompute == Recompute::Full ? agBytes : 0);
+        backward += ag;
       } else {
         update += ag;
       }

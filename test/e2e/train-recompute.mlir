@@ -4,7 +4,9 @@
 // part-optimizer), partitioned for meshes (dp, tp) = (1,1), (2,1), (1,2),
 // (2,2), (4,2) (8 ranks) and with zero = 1, 2, 3 on (2,2), and with
 // `mode=selective` (the matmuls' results kept, the rest recomputed) on
-// (1,1), (2,2) and (2,2) with zero 3, run for 5 steps.
+// (1,1), (2,2) and (2,2) with zero 3, and full recomputation with ZeRO-3's
+// flat prefetched gathers ("3p": a layer's backward gathers each weight
+// once for its recomputed forward and its backward), run for 5 steps.
 // Every run must give the per-step losses and final weights and optimizer
 // state of the single-rank run without recomputation.
 //
@@ -36,10 +38,11 @@
 // RUN:     partition-opt %t/$model-step.mlir --part-recompute="mode=selective" > %t/$model-sel.mlir || exit 1; \
 // RUN:   fi; \
 // RUN:   runs=""; \
-// RUN:   for cfg in ref/dp:1/0 rc/dp:1/0 rc/dp:2/0 rc/dp:1,tp:2/0 rc/dp:2,tp:2/0 rc/dp:4,tp:2/0 rc/dp:2,tp:2/1 rc/dp:2,tp:2/2 rc/dp:2,tp:2/3 sel/dp:1/0 sel/dp:2,tp:2/0 sel/dp:2,tp:2/3; do \
+// RUN:   for cfg in ref/dp:1/0 rc/dp:1/0 rc/dp:2/0 rc/dp:1,tp:2/0 rc/dp:2,tp:2/0 rc/dp:4,tp:2/0 rc/dp:2,tp:2/1 rc/dp:2,tp:2/2 rc/dp:2,tp:2/3 rc/dp:2,tp:2/3p sel/dp:1/0 sel/dp:2,tp:2/0 sel/dp:2,tp:2/3; do \
 // RUN:     v=${cfg%%%%/*}; z=${cfg##*/}; m=${cfg#*/}; m=${m%%/*}; n=$model-$v-$m-zero$z; \
 // RUN:     step=%t/$model-step.mlir; [ $v = ref ] || step=%t/$model-$v.mlir; \
-// RUN:     partition-opt $step --part-spmd="mesh=$m zero=$z" -o %t/$n.mlir 2>/dev/null || exit 1; \
+// RUN:     after=""; [ $z = 3p ] && after=--part-zero-prefetch; \
+// RUN:     partition-opt $step --part-spmd="mesh=$m zero=${z%%p}" 2>/dev/null | partition-opt $after -o %t/$n.mlir || exit 1; \
 // RUN:     partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
 // RUN:     mkdir -p %t/$n && \
 // RUN:     partition-run %t/$n.plan --backend cpu --steps 5 --weights %t/$model.safetensors $feed --output-dir %t/$n > %t/$n.log || exit 1; \
@@ -94,3 +97,10 @@
 // RUN:   partition-opt %t/big-step.mlir --part-recompute --part-spmd="mesh=$m" | partition-translate --part-to-plan --part-memory-report -o %t/big.plan 2> %t/big-rc-$m.txt || exit 1; \
 // RUN:   %python %S/Inputs/arena_ratio.py 0.6 %t/big-$m.txt %t/big-rc-$m.txt || exit 1; \
 // RUN: done
+
+// The backward group of each GPT layer gathers its weights once: the flat
+// gather names no parameter twice (15 of a layer's 16; the biases' backward
+// needs no bias).
+// RUN: FileCheck %s --check-prefix=ONCE < %t/gpt-rc-dp:2,tp:2-zero3p.mlir
+// ONCE-COUNT-2: flat all_gather of 16 parameters
+// ONCE-COUNT-2: flat all_gather of 15 parameters

@@ -70,6 +70,18 @@ FailureOr<int64_t> partition::part::lookupMeshAxisSize(ModuleOp module,
   return *size;
 }
 
+int64_t partition::part::contiguousBlockCount(RankedTensorType block,
+                                              RankedTensorType whole,
+                                              int64_t dim) {
+  if (!block || !whole || !block.hasStaticShape() || !whole.hasStaticShape() ||
+      dim < 0 || dim >= block.getRank() || block.getDimSize(dim) == 0)
+    return 0;
+  for (int64_t i = 0; i < dim; ++i)
+    if (block.getDimSize(i) != 1)
+      return 0;
+  return whole.getDimSize(dim) / block.getDimSize(dim);
+}
+
 FlatSymbolRefAttr partition::part::getSpmdMesh(Operation *op) {
   StringRef name = PartDialect::getSpmdAttrName();
   for (; op; op = op->getParentOp())

@@ -100,15 +100,11 @@ static std::optional<Reduction> bucketable(Operation *op) {
       return std::nullopt;
     return Reduction{0, input};
   }
-  auto rs = dyn_cast<ReduceScatterOp>(op);
-  if (!rs || rs.getKind() != ReductionKind::Sum)
+  auto rs = cast<ReduceScatterOp>(op);
+  int64_t parts = contiguousBlockCount(
+      dyn_cast<RankedTensorType>(rs.getType()), input, rs.getDim());
+  if (rs.getKind() != ReductionKind::Sum || !parts)
     return std::nullopt;
-  int64_t dim = rs.getDim();
-  for (int64_t i = 0; i < dim; ++i)
-    if (input.getDimSize(i) != 1)
-      return std::nullopt;
-  int64_t parts =
-      input.getDimSize(dim) / rs.getType().getDimSize(dim);
   return Reduction{parts, input};
 }
 

@@ -150,39 +150,29 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
 static std::string parameterName(Value v) {
   auto arg = cast<BlockArgument>(v);
   auto function = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (auto name = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "part.name"))
+  if (auto name = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), PartDialect::getNameAttrName()))
     return name.getValue().str();
   return "arg" + std::to_string(arg.getArgNumber());
-}
-
-/// The group size of a gather whose blocks are contiguous (no dimension of
-/// size above one before the gathered one): its shard is one run of the
-/// gathered value. 0 otherwise.
-static int64_t contiguousParts(AllGatherOp op) {
-  auto input = dyn_cast<RankedTensorType>(op.getInput().getType());
-  auto result = dyn_cast<RankedTensorType>(op.getType());
-  if (!input || !result || !input.hasStaticShape() || !result.hasStaticShape())
-    return 0;
-  int64_t dim = op.getDim();
-  for (int64_t i = 0; i < dim; ++i)
-    if (input.getDimSize(i) != 1)
-      return 0;
-  return result.getDimSize(dim) / input.getDimSize(dim);
 }
 
 /// Replaces the gathers of `group` that share a mesh, axes, element type and
 /// group size (two or more) by one: their shards flattened and concatenated,
 /// gathered once over dimension 0 ([parts, n] rows: device i's shards), and
 /// each parameter's columns sliced out and reshaped to its gathered shape.
-/// It is placed where the earliest of them was, so it precedes every use.
+/// A parameter gathered twice in the group (a layer's recomputed forward and
+/// its backward) travels once, and its gathered value serves both. The
+/// gather is placed where the earliest of them was, so it precedes every
+/// use.
 void PartZeroPrefetchPass::flatten(ArrayRef<Gather> group) {
   llvm::MapVector<std::tuple<Attribute, Attribute, Type, int64_t>,
                   SmallVector<AllGatherOp>>
       sets;
   for (const Gather &g : group) {
     AllGatherOp op = g.op;
-    if (int64_t parts = contiguousParts(op))
+    if (int64_t parts = contiguousBlockCount(
+            dyn_cast<RankedTensorType>(op.getInput().getType()),
+            dyn_cast<RankedTensorType>(op.getType()), op.getDim()))
       sets[{op.getMeshAttr(), op.getAxesAttr(), op.getType().getElementType(),
             parts}]
           .push_back(op);
@@ -197,18 +187,32 @@ void PartZeroPrefetchPass::flatten(ArrayRef<Gather> group) {
     OpBuilder b(earliest);
     Type elementType = std::get<2>(key);
     int64_t parts = std::get<3>(key), total = 0;
+    // Each parameter once, with its columns' offset in the flat gather.
+    llvm::MapVector<Value, int64_t> offsets;
+    for (AllGatherOp op : ops)
+      offsets.insert({op.getInput(), 0});
+    if (offsets.size() == 1) {
+      // One parameter gathered twice: the earliest gather serves both.
+      for (AllGatherOp op : ops)
+        if (op != earliest) {
+          op.getResult().replaceAllUsesWith(earliest.getResult());
+          op.erase();
+        }
+      continue;
+    }
     SmallVector<Value> pieces;
     // The parameters' names, then where the first was prefetched from.
-    std::string origin = "flat all_gather of " + std::to_string(ops.size()) +
+    std::string origin = "flat all_gather of " +
+                         std::to_string(offsets.size()) +
                          " parameters (part-zero-prefetch):";
-    for (AllGatherOp op : ops) {
-      auto type = cast<RankedTensorType>(op.getInput().getType());
-      int64_t n = type.getNumElements();
+    for (auto &[input, offset] : offsets) {
+      int64_t n = cast<RankedTensorType>(input.getType()).getNumElements();
+      offset = total;
       total += n;
       pieces.push_back(ReshapeOp::create(
-          b, op.getLoc(), RankedTensorType::get({1, n}, elementType),
-          op.getInput()));
-      origin += " " + parameterName(op.getInput());
+          b, input.getLoc(), RankedTensorType::get({1, n}, elementType),
+          input));
+      origin += " " + parameterName(input);
     }
     if (auto o = earliest->getAttrOfType<StringAttr>(
             PartDialect::getOriginAttrName()))
@@ -221,16 +225,19 @@ void PartZeroPrefetchPass::flatten(ArrayRef<Gather> group) {
         earliest.getMeshAttr(), earliest.getAxesAttr(), b.getI64IntegerAttr(0));
     gathered->setAttr(PartDialect::getOriginAttrName(),
                       b.getStringAttr(origin));
-    int64_t offset = 0;
+    llvm::DenseMap<Value, Value> sliced;
     for (AllGatherOp op : ops) {
-      int64_t n = cast<RankedTensorType>(op.getInput().getType())
-                      .getNumElements();
-      Value columns = SliceOp::create(
-          b, op.getLoc(), RankedTensorType::get({parts, n}, elementType),
-          gathered, b.getDenseI64ArrayAttr({0, offset}), DenseI64ArrayAttr());
-      offset += n;
-      op.getResult().replaceAllUsesWith(
-          ReshapeOp::create(b, op.getLoc(), op.getType(), columns));
+      Value &value = sliced[op.getInput()];
+      if (!value) {
+        int64_t n = cast<RankedTensorType>(op.getInput().getType())
+                        .getNumElements();
+        Value columns = SliceOp::create(
+            b, op.getLoc(), RankedTensorType::get({parts, n}, elementType),
+            gathered, b.getDenseI64ArrayAttr({0, offsets[op.getInput()]}),
+            DenseI64ArrayAttr());
+        value = ReshapeOp::create(b, op.getLoc(), op.getType(), columns);
+      }
+      op.getResult().replaceAllUsesWith(value);
     }
     for (AllGatherOp op : ops)
       op.erase();

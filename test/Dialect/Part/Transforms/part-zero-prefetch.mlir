@@ -125,3 +125,27 @@ func.func @flat(
   %m = part.add %gm1, %gm1 {part.layer = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %a1, %m : tensor<2x8xf32>, tensor<4x8xf32>
 }
+
+// A parameter gathered twice in one group (a layer's recomputed forward and
+// its backward read it) travels once: the flat gather carries w0 and b0,
+// and both of w0's uses read the one gathered value.
+// CHECK-LABEL: func.func @twice(
+// CHECK: %[[G:.*]] = part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w0 b0"} : tensor<1x36xf32> -> tensor<2x36xf32>
+// CHECK-NEXT: %[[S:.*]] = part.slice %[[G]] offsets [0, 0] : tensor<2x36xf32> -> tensor<2x32xf32>
+// CHECK-NEXT: %[[W:.*]] = part.reshape %[[S]] : tensor<2x32xf32> -> tensor<8x8xf32>
+// CHECK-NOT: part.all_gather
+// CHECK: part.matmul %arg0, %[[W]]
+// CHECK: part.matmul %{{.*}}, %[[W]] transpose_b
+func.func @twice(
+    %x: tensor<2x8xf32> {part.name = "x", part.role = #part.role<input>},
+    %w0: tensor<4x8xf32> {part.name = "w0", part.role = #part.role<parameter>},
+    %b0: tensor<4xf32> {part.name = "b0", part.role = #part.role<parameter>})
+    -> tensor<2x8xf32> attributes {part.spmd = @mesh} {
+  %g1 = part.all_gather %w0 on @mesh axes ["dp"] dim 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %gb = part.all_gather %b0 on @mesh axes ["dp"] dim 0 : tensor<4xf32> -> tensor<8xf32>
+  %g2 = part.all_gather %w0 on @mesh axes ["dp"] dim 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+  %h = part.matmul %x, %g1 {part.layer = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %a = part.add %h, %gb {part.layer = 0 : i64} : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %d = part.matmul %a, %g2 transpose_b {part.layer = 0 : i64} : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  return %d : tensor<2x8xf32>
+}

@@ -83,6 +83,14 @@ mlir::FailureOr<int64_t> lookupMeshAxisSize(mlir::ModuleOp module,
 /// `op` is not (inside) such a function.
 mlir::FlatSymbolRefAttr getSpmdMesh(mlir::Operation *op);
 
+/// For an all-gather or reduce-scatter along `dim` between a device's
+/// `block` and the `whole` (static shapes): the group size when each
+/// device's block is one contiguous run of the whole (no dimension of size
+/// above one before `dim`), so that blocks of several tensors can travel
+/// side by side in one flat collective; 0 otherwise.
+int64_t contiguousBlockCount(mlir::RankedTensorType block,
+                             mlir::RankedTensorType whole, int64_t dim);
+
 /// Checks `sharding` against the mesh it names (looked up from `from`) and
 /// against `type`, which is a per-device type when `from` is or is inside a
 /// `part.spmd` function; reports through `emitError`.

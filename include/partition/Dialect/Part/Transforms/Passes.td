@@ -1008,7 +1008,9 @@ def PartZeroPrefetchPass : Pass<"part-zero-prefetch", "::mlir::ModuleOp"> {
     `part.origin` names the parameters (`flat all_gather of 4 parameters
     (part-zero-prefetch): w q k v; first: ...`). A gather whose shards are
     not one contiguous run of the gathered value (a dimension of size above
-    one before the gathered one) stays on its own. A moved gather's `part.origin`
+    one before the gathered one) stays on its own. A parameter gathered
+    twice in one group (a layer's recomputed forward and its backward) is
+    gathered once, and both read that value. A moved gather's `part.origin`
     gains `; prefetched (part-zero-prefetch) ...` with the op it was in front
     of.
 
