@@ -155,29 +155,6 @@ upperHull(std::vector<std::pair<double, double>> points) {
 } // namespace
 
 namespace {
-/// Zero-bubble's split of backward, as part-pipeline makes it: of the ops
-/// `isBackward` names, those whose every reader is such an op of the same
-/// section (`sectionOf`), an op `isBackward` does not name (the update) or
-/// the return (a gradient): the weight gradients (W), the rest being what
-/// the previous stage waits for (Bi).
-llvm::DenseSet<Operation *>
-weightGradientOps(Block &body, llvm::function_ref<bool(Operation *)> isBackward,
-                  llvm::function_ref<int32_t(Operation *)> sectionOf) {
-  llvm::DenseSet<Operation *> weight;
-  for (Operation &op : llvm::reverse(body.without_terminator())) {
-    if (!isBackward(&op) || op.use_empty())
-      continue;
-    bool onlyWeights = llvm::all_of(op.getUsers(), [&](Operation *user) {
-      if (isa<func::ReturnOp>(user) || !isBackward(user))
-        return true;
-      return weight.contains(user) && sectionOf(user) == sectionOf(&op);
-    });
-    if (onlyWeights)
-      weight.insert(&op);
-  }
-  return weight;
-}
-
 void addPass(std::string &pipeline, const std::string &pass) {
   if (!pass.empty())
     pipeline += (pipeline.empty() ? "" : ",") + pass;
@@ -369,8 +346,13 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
   p.layerTensors.assign(p.probedLayers, 0);
   p.layerSaved.assign(p.probedLayers, 0);
   p.layerForwardFlops.assign(p.probedLayers, 0);
+  // Zero-bubble's W, as part-pipeline splits a backward: a gradient ends
+  // in the update or the return (no accumulation in the probe).
   llvm::DenseSet<Operation *> weightOps = weightGradientOps(
       body, [&](Operation *op) { return kinds.lookup(op) == Backward; },
+      [&](Operation *op) {
+        return isa<func::ReturnOp>(op) || kinds.lookup(op) == Update;
+      },
       [&](Operation *op) { return sections.lookup(op); });
 
   for (Operation &op : body.without_terminator()) {

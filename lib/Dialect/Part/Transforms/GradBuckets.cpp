@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -108,26 +109,6 @@ static std::optional<Reduction> bucketable(Operation *op) {
   return Reduction{parts, input};
 }
 
-/// The ops whose results reach a result of `function` that updates an
-/// argument (`part.updates`: the new parameters and optimizer state): the
-/// reductions among them are of gradients. The loss's reduction is not.
-static llvm::DenseSet<Operation *> feedingUpdates(func::FuncOp function) {
-  llvm::DenseSet<Operation *> seen;
-  SmallVector<Value> work;
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (function.getResultAttr(i, PartDialect::getUpdatesAttrName()))
-      work.push_back(v);
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || !seen.insert(def).second)
-      continue;
-    for (Value v : def->getOperands())
-      work.push_back(v);
-  }
-  return seen;
-}
-
 struct PartGradBucketsPass
     : public partition::part::impl::PartGradBucketsPassBase<
           PartGradBucketsPass> {
@@ -167,7 +148,13 @@ void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
                              int64_t, int64_t>,
                   SmallVector<Operation *>>
       groups;
-  llvm::DenseSet<Operation *> feeding = feedingUpdates(function);
+  // The reductions the updated results (`part.updates`: new parameters and
+  // optimizer state) are computed from are of gradients; the loss's is not.
+  llvm::DenseSet<Operation *> feeding =
+      opsFeedingResults(function, [&](unsigned i) {
+        return bool(
+            function.getResultAttr(i, PartDialect::getUpdatesAttrName()));
+      });
   for (Operation &op : block) {
     std::optional<Reduction> r = bucketable(&op);
     if (!r)

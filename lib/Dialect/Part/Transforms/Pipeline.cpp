@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "partition/Dialect/Part/Analysis/Cost.h"
+#include "partition/Dialect/Part/Analysis/ForwardProgram.h"
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
 #include "partition/Dialect/Part/Analysis/StageBalance.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
@@ -542,21 +543,18 @@ LogicalResult PipelineSplit::groupStageOps() {
   // gradients (W): the backward ops whose results only other such ops and
   // the accumulation of gradients read, within the stage.
   if (splitBackward) {
-    for (Operation &op : llvm::reverse(body.without_terminator())) {
-      auto it = actionOf.find(&op);
-      if (it == actionOf.end() || it->second != pl::Action::Backward)
-        continue;
-      bool weight = !op.use_empty();
-      for (Operation *user : op.getUsers()) {
-        if (kinds.lookup(user) == Kind::Accumulate)
-          continue;
-        auto u = actionOf.find(user);
-        weight &= u != actionOf.end() && u->second == pl::Action::BackwardWeight &&
-                  opStage.lookup(user) == opStage.lookup(&op);
-      }
-      it->second = weight ? pl::Action::BackwardWeight
-                          : pl::Action::BackwardInput;
-    }
+    auto isBackward = [&](Operation *op) {
+      auto it = actionOf.find(op);
+      return it != actionOf.end() && it->second == pl::Action::Backward;
+    };
+    llvm::DenseSet<Operation *> weight = weightGradientOps(
+        body, isBackward,
+        [&](Operation *user) { return kinds.lookup(user) == Kind::Accumulate; },
+        [&](Operation *op) { return opStage.lookup(op); });
+    for (auto &[op, action] : actionOf)
+      if (action == pl::Action::Backward)
+        action = weight.contains(op) ? pl::Action::BackwardWeight
+                                     : pl::Action::BackwardInput;
   }
   stageOps.assign(groups, {});
   for (Operation &op : body.without_terminator())
