@@ -60,7 +60,8 @@ struct PartZeroPrefetchPass
   }
 
   void runOnFunction(func::FuncOp function);
-  void flatten(ArrayRef<Gather> group);
+  void flatten(ArrayRef<Gather> group,
+               const llvm::DenseMap<Operation *, int64_t> &position);
 };
 
 /// True if `v` is an argument of `function` with role parameter.
@@ -73,9 +74,25 @@ static bool isParameter(func::FuncOp function, Value v) {
   return role && role.getValue() == ArgRole::Parameter;
 }
 
+/// Each op of `block` with its index: order compared in O(1) however many
+/// ops move (a move makes the block renumber itself at the next
+/// isBeforeInBlock, which per move would be quadratic).
+static llvm::DenseMap<Operation *, int64_t> positions(Block &block) {
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (Operation &op : block)
+    position[&op] = int64_t(position.size());
+  return position;
+}
+
 void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
   Block &block = function.getBody().front();
   llvm::DenseSet<Operation *> forward = forwardProgram(function);
+  // Moving gathers up leaves the other ops' order as it is: one numbering
+  // serves the whole pass until the gathers are flattened.
+  llvm::DenseMap<Operation *, int64_t> position = positions(block);
+  auto before = [&](Operation *a, Operation *b) {
+    return position.lookup(a) < position.lookup(b);
+  };
   // The parameter gathers, in the order of their first use.
   SmallVector<Gather> gathers;
   for (auto op : block.getOps<AllGatherOp>()) {
@@ -84,7 +101,7 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
     Operation *first = nullptr;
     for (Operation *user : op->getUsers()) {
       Operation *u = block.findAncestorOpInBlock(*user);
-      if (u && (!first || u->isBeforeInBlock(first)))
+      if (u && (!first || before(u, first)))
         first = u;
     }
     if (!first)
@@ -92,9 +109,8 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
     gathers.push_back({op, first, first->getAttr(kLayerAttrName),
                        forward.contains(first)});
   }
-  llvm::stable_sort(gathers, [](const Gather &a, const Gather &b) {
-    return a.firstUser != b.firstUser &&
-           a.firstUser->isBeforeInBlock(b.firstUser);
+  llvm::stable_sort(gathers, [&](const Gather &a, const Gather &b) {
+    return before(a.firstUser, b.firstUser);
   });
 
   // Groups: consecutive gathers whose first users are in one layer, forward
@@ -109,10 +125,10 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
   }
 
   // The first use of a group's gathers.
-  auto firstUse = [](ArrayRef<Gather> group) {
+  auto firstUse = [&](ArrayRef<Gather> group) {
     Operation *point = group.front().firstUser;
     for (const Gather &g : group)
-      if (g.firstUser->isBeforeInBlock(point))
+      if (before(g.firstUser, point))
         point = g.firstUser;
     return point;
   };
@@ -122,7 +138,7 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
   for (unsigned k = 0; k < groups.size(); ++k) {
     Operation *point = firstUse(groups[k ? k - 1 : 0]);
     for (const Gather &g : groups[k]) {
-      if (!point->isBeforeInBlock(g.op))
+      if (!before(point, g.op))
         continue; // already issued early enough
       g.op->moveBefore(point);
       auto origin =
@@ -141,9 +157,12 @@ void PartZeroPrefetchPass::runOnFunction(func::FuncOp function) {
       LLVM_DEBUG(llvm::dbgs() << "prefetched " << g.op << "\n");
     }
   }
-  if (flat)
-    for (ArrayRef<Gather> group : groups)
-      flatten(group);
+  if (!flat)
+    return;
+  // Flattening adds ops but moves none: one numbering after the moves.
+  position = positions(block);
+  for (ArrayRef<Gather> group : groups)
+    flatten(group, position);
 }
 
 /// The `part.name` of a parameter argument, or "argN".
@@ -164,7 +183,9 @@ static std::string parameterName(Value v) {
 /// its backward) travels once, and its gathered value serves both. The
 /// gather is placed where the earliest of them was, so it precedes every
 /// use.
-void PartZeroPrefetchPass::flatten(ArrayRef<Gather> group) {
+void PartZeroPrefetchPass::flatten(
+    ArrayRef<Gather> group,
+    const llvm::DenseMap<Operation *, int64_t> &position) {
   llvm::MapVector<std::tuple<Attribute, Attribute, Type, int64_t>,
                   SmallVector<AllGatherOp>>
       sets;
@@ -182,7 +203,7 @@ void PartZeroPrefetchPass::flatten(ArrayRef<Gather> group) {
       continue;
     AllGatherOp earliest = ops.front();
     for (AllGatherOp op : ops)
-      if (op->isBeforeInBlock(earliest))
+      if (position.lookup(op) < position.lookup(earliest))
         earliest = op;
     OpBuilder b(earliest);
     Type elementType = std::get<2>(key);
