@@ -120,7 +120,10 @@
 // pledge once the stall limit, min(10 s, --timeout/2) = 5 s here, has passed
 // since the last one: every other rank names it, well within --timeout.
 // Rank 0 stopped: its store stops answering, and the others name rank 0
-// as soon.
+// as soon. The bound on the others' exit, under 15 s, rules out waiting for
+// 2.5 x --timeout (25 s), the stall's old detection, and leaves a loaded
+// machine room past the 5 s limit (STOP0 once took 10 s while the suite
+// ran on both cores).
 //
 // RUN: %python %S/Inputs/launch_by_hand.py torchrun 4 --stop-rank 2=joined -- \
 // RUN:   partition-run %t/4.plan --weights %t/weights.safetensors --input x=%t/x.npy --steps 1000000 --timeout 10 2>&1 \
@@ -130,14 +133,14 @@
 // RUN:   | FileCheck %s --check-prefix=STOP0
 //
 // STOP2-COUNT-3: partition-run: rank {{[013]}}: stopping: rank 2 has failed: it ended or stopped without handing over its result (it sent no heartbeat for 5000 ms: the process is stopped or hung)
-// STOP2: the others exited within {{[3-9]}} s of stopping rank 2
+// STOP2: the others exited within {{([3-9]|1[0-4])}} s of stopping rank 2
 // STOP2: rank 0: exit 1
 // STOP2: rank 1: exit 1
 // STOP2: rank 2: exit -9
 // STOP2: rank 3: exit 1
 //
 // STOP0-COUNT-3: partition-run: rank {{[1-3]}}: rank 0 has failed: its store at {{.*}} did not answer within 5{{[0-9]+}} ms: the process that serves it is stopped or hung
-// STOP0: the others exited within {{[3-9]}} s of stopping rank 0
+// STOP0: the others exited within {{([3-9]|1[0-4])}} s of stopping rank 0
 // STOP0: rank 0: exit -9
 // STOP0-COUNT-3: exit 1
 
