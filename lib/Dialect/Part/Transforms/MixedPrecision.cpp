@@ -62,7 +62,8 @@ public:
 
 private:
   /// `value` as a tensor of element type `element`: a new splat constant
-  /// for a splat constant, else a cast in front of `user`.
+  /// for a splat constant, else a cast in front of `user`, shared by the
+  /// value's later users in the same layer.
   Value convert(Value value, Type element, Operation *user);
 
   func::FuncOp function;
@@ -70,6 +71,8 @@ private:
   FloatType f32;
   /// Converted splat constants, by (constant, element type).
   llvm::DenseMap<std::pair<Value, Type>, Value> constants;
+  /// Casts made, by (value, element type, layer of their users).
+  llvm::DenseMap<std::tuple<Value, Type, Attribute>, Value> casts;
 };
 
 Value Converter::convert(Value value, Type element, Operation *user) {
@@ -93,11 +96,21 @@ Value Converter::convert(Value value, Type element, Operation *user) {
   // The cast belongs to the layer of the op it feeds: part-recompute then
   // recomputes it with the layer instead of keeping its result (a copy of
   // the layer's input in the compute type) from forward to backward, and a
-  // pipeline cuts it with the layer.
-  auto cast = CastOp::create(b, user->getLoc(), type, value);
-  if (Attribute layer = user->getAttr(PartDialect::getLayerAttrName()))
-    cast->setAttr(PartDialect::getLayerAttrName(), layer);
-  return cast;
+  // pipeline cuts it with the layer. One cast serves every user in that
+  // layer (ops are converted in order, so it precedes them): the layer's
+  // q, k and v projections read one compute-type copy of their input, so
+  // tensor parallelism gathers it once under sequence parallelism, and
+  // autodiff sums their input gradients in the compute type, before the
+  // one reduction of the sum (as Megatron's fused QKV projection does).
+  Attribute layer = user->getAttr(PartDialect::getLayerAttrName());
+  Value &slot = casts[{value, element, layer}];
+  if (!slot) {
+    auto cast = CastOp::create(b, user->getLoc(), type, value);
+    if (layer)
+      cast->setAttr(PartDialect::getLayerAttrName(), layer);
+    slot = cast;
+  }
+  return slot;
 }
 
 void Converter::run() {
@@ -157,6 +170,7 @@ void Converter::run() {
       if (original->use_empty())
         original->erase();
   constants.clear();
+  casts.clear();
 
   // Results keep their declared types.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
