@@ -71,7 +71,8 @@
 // RUN: echo "arena zero=1 $a1 zero=3 $a3 zero=3+prefetch $a3p"; [ "$a3" -lt "$a1" ] && [ "$a3p" -lt "$a1" ]
 //
 // The partitioned MLP on dp:2 (layers.0.weight is 16x32, argument 1; its
-// AdamW moments are arguments 9 and 10; the loss is the only all-reduce).
+// AdamW moments are arguments 9 and 10; the loss is the only all-reduce,
+// issued as soon as the loss is made, before backward: part-hoist-reductions).
 // RUN: FileCheck %s --check-prefix=ZERO1 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero1.mlir
 // RUN: FileCheck %s --check-prefix=ZERO2 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero2.mlir
 // RUN: FileCheck %s --check-prefix=ZERO3 --implicit-check-not=part.all_reduce < %t/mlp-dp:2-zero3.mlir
@@ -98,15 +99,16 @@
 // ZERO1-SAME: %arg10: tensor<8x32xf32> {part.name = "adam.v.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
 // The new parameter stays replicated; the new moments are shards:
 // ZERO1-SAME: -> (tensor<f32> {part.name = "loss"}, tensor<16x32xf32> {part.name = "new.layers.0.weight", {{.*}}}, tensor<8x32xf32> {part.name = "new.adam.m.layers.0.weight",
+// ZERO1: part.all_reduce {{.*}} : tensor<f32>
 // The gradient (the last matmul of backward, a pending sum over dp) is
-// reduce-scattered once, right where it is produced, for both moments:
+// reduce-scattered once, right where it is produced (the bias's update,
+// which it does not wait for, runs beside it), for both moments:
 // ZERO1: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a {{.*}}: (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
 // ZERO1-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
-// ZERO1-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+// ZERO1: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
 // ZERO1-NOT: part.reduce_scatter
 // ZERO1: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
 // ZERO1-NOT: part.reduce_scatter
-// ZERO1: part.all_reduce {{.*}} : tensor<f32>
 // The new parameter, updated shard by shard, is all-gathered:
 // ZERO1: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 
@@ -114,12 +116,12 @@
 // ZERO2-SAME: %arg9: tensor<8x32xf32> {part.name = "adam.m.layers.0.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp"}, {}]>, part.state_of = 1 : i64}
 // One reduce-scatter per gradient, before any use in the update (the same
 // program as stage 1):
+// ZERO2: part.all_reduce {{.*}} : tensor<f32>
 // ZERO2: %[[G:.*]] = part.matmul %arg0, %{{.*}} transpose_a {{.*}}: (tensor<2x16xf32>, tensor<2x32xf32>) -> tensor<16x32xf32>
 // ZERO2-NEXT: %[[S:.*]] = part.reduce_scatter %[[G]] on @mesh axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
-// ZERO2-NEXT: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
+// ZERO2: part.mul %[[S]], %{{.*}} : (tensor<8x32xf32>, tensor<f32>) -> tensor<8x32xf32>
 // ZERO2-NOT: part.reduce_scatter %[[G]]
 // ZERO2: part.mul %[[S]], %[[S]] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
-// ZERO2: part.all_reduce {{.*}} : tensor<f32>
 // ZERO2: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 
 // ZERO3-LABEL: func.func @mlp(
@@ -131,12 +133,12 @@
 // ZERO3-NEXT: part.matmul %arg0, %[[W0]]
 // ZERO3: %[[W1:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<16x32xf32> -> tensor<32x32xf32>
 // ZERO3-NEXT: part.matmul %{{.*}}, %[[W1]] {part.layer = 1 : i64} :
+// ZERO3: part.all_reduce {{.*}} : tensor<f32>
 // ZERO3: %[[W1B:.*]] = part.all_gather %arg3 on @mesh axes ["dp"] dim 0 {{.*}} : tensor<16x32xf32> -> tensor<32x32xf32>
-// ZERO3-NEXT: part.matmul %{{.*}}, %[[W1B]] transpose_b
+// ZERO3: part.matmul %{{.*}}, %[[W1B]] transpose_b
 // The update works on shards, parameters included, and nothing is gathered
 // after it: the new parameters are returned as shards.
 // ZERO3: part.reduce_scatter {{.*}} axes ["dp"] dim 0 sum {{.*}} : tensor<16x32xf32> -> tensor<8x32xf32>
-// ZERO3: part.all_reduce {{.*}} : tensor<f32>
 // ZERO3-NOT: part.all_gather
 // ZERO3: return
 // ZERO3-SAME: tensor<f32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>,

@@ -90,6 +90,12 @@ void partition::part::addSpmdPartitionPipeline(
   pm.addPass(createPartPartitionPass(
       {stages ? std::string(kMicroBatchAxis) : std::string(),
        options.testDropMatmulReduction}));
+  // Sums issued as soon as their operand is made, so that they run beside
+  // the work that does not read them.
+  pm.addPass(createPartHoistReductionsPass());
+  if (options.tpCommOverlap > 0)
+    pm.addPass(createPartCollectiveMatmulPass(
+        {options.tpCommOverlap, options.tensorParallelAxis}));
   if (stages)
     pm.addPass(createPartPipelinePass(
         {stages, options.schedule,

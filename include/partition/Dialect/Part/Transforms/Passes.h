@@ -99,6 +99,14 @@ struct SpmdPipelineOptions
                      "gradients once per step, in the last backward (step, "
                      "as Megatron's distributed optimizer)"),
       llvm::cl::init("micro-batch")};
+  Option<int64_t> tpCommOverlap{
+      *this, "tp-comm-overlap",
+      llvm::cl::desc("with a tensor-parallel axis: split each matmul that "
+                     "feeds or reads a collective over it into this many "
+                     "chunks of rows, each chunk's collective overlapping "
+                     "the next chunk's product (part-collective-matmul; "
+                     "Megatron-Core's --tp-comm-overlap); 0: off"),
+      llvm::cl::init(0)};
   /// TEST ONLY: part-partition's test-drop-matmul-reduction (a wrong
   /// program on purpose, for partition-check's tests).
   Option<bool> testDropMatmulReduction{

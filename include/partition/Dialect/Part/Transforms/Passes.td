@@ -114,6 +114,84 @@ def PartPropagateShardingsPass
   let dependentDialects = ["::partition::part::PartDialect"];
 }
 
+def PartCollectiveMatmulPass : Pass<"part-collective-matmul", "::mlir::ModuleOp"> {
+  let summary = "splits tensor-parallel matmuls and their collectives into chunks that overlap";
+  let description = [{
+    On per-device (`part.spmd`) functions, splits the matmuls next to a
+    collective over `axis` into `chunks` matmuls of their rows, each chunk
+    with its own collective, issued so that one chunk's collective runs on
+    the runtime's communication lane while the next chunk's product
+    computes (Megatron-Core's `--tp-comm-overlap` in its split-pipelined
+    form; XLA's collective matmul). Without it a collective that a matmul
+    feeds, or whose result a matmul reads, waits for the whole product or
+    holds it up.
+
+    - `matmul -> all_reduce sum`: chunks of any row dimension of the lhs
+      that `chunks` divides; the sums are concatenated.
+    - `matmul -> reduce_scatter sum` over row dimension `d` of `parts`
+      devices: device j keeps rows [j, j + 1) / parts, so chunk i takes,
+      of every device's block, its i-th part (the rows viewed as `[parts,
+      chunks, r]`, slice i of the middle dimension); the scattered chunks
+      concatenated are the device's block in order.
+    - `all_gather` over row dimension `d` read by matmuls (lhs, not
+      transposed, weight made before the gather): chunk i of the local rows
+      gathered (`[parts, r]`: rows (j, i) of the `[parts, chunks, r]` view),
+      gather i + 1 issued before chunk i's products; each product, and the
+      gathered value where anything else reads it (a weight gradient),
+      reassembled in row order.
+
+    Shapes the chunks do not divide are left as they are. Every result is
+    the same numbers as before (each row's product is computed alone; sums
+    and gathers are elementwise across devices). `part-spmd` runs it with
+    `tp-comm-overlap=N`.
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"4",
+           "chunks of rows per matmul (at least 2)">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"tp\"",
+           "the mesh axis whose collectives are split">
+  ];
+}
+
+def PartHoistReductionsPass : Pass<"part-hoist-reductions", "::mlir::ModuleOp"> {
+  let summary = "issues each all-reduce and reduce-scatter right after its operand is made";
+  let description = [{
+    On per-device (`part.spmd`) functions, moves every `part.all_reduce`
+    and `part.reduce_scatter` up to right after the op that makes its
+    operand (several sums of one value keep their order). `part-partition`
+    reshards an operand right before the op that reads it, so a sum pending
+    over the tensor-parallel axis -- the input gradient of a column-parallel
+    matmul in backward -- was issued only where it is read, after
+    independent work (the weight gradient, an interleaved update). Issued
+    early, it runs on the runtime's communication lane while that work
+    computes, as Megatron's asynchronous input-gradient all-reduce does.
+    Then, for each sum, the ops since the previous collective (or op with
+    effects) that it does not wait for move to right after it, in their
+    order: a layer's weight gradients and their updates, which autodiff
+    wrote before the input gradients they do not feed, run beside the sum
+    instead of ahead of it. Ops move only past ops they do not read; what
+    anything computes is unchanged. `part-spmd` runs it after
+    `part-partition`.
+
+    ```mlir
+    // Before
+    %dx = part.matmul %dy, %w : ...
+    %dw = part.matmul %x, %dy transpose_a : ...
+    %s = part.all_reduce %dx on @mesh axes ["tp"] sum : ...
+    // After: the sum runs beside the weight gradient
+    %dx = part.matmul %dy, %w : ...
+    %s = part.all_reduce %dx on @mesh axes ["tp"] sum : ...
+    %dw = part.matmul %x, %dy transpose_a : ...
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"defer", "defer", "bool", /*default=*/"true",
+           "also move the layer's ops a sum does not wait for below it">
+  ];
+}
+
 def PartPartitionPass : Pass<"part-partition", "::mlir::ModuleOp"> {
   let summary = "rewrites each annotated global function into its per-device program";
   let description = [{

@@ -1,0 +1,154 @@
+//===- HoistReductions.cpp - issue sums as soon as their operand is made --===//
+//
+// On a per-device (`part.spmd`) function, moves each `part.all_reduce` and
+// `part.reduce_scatter` up to right after the op that makes its operand.
+// part-partition reshards an operand right before the op that reads it, so
+// a sum pending over the tensor-parallel axis (a backward input gradient)
+// was issued only where it is read, after independent work (the weight
+// gradient, an interleaved update) that could have run beside it. Issued
+// early, it runs on the communication lane while that work computes:
+// Megatron's asynchronous input-gradient all-reduce. The work since the
+// previous collective that a sum does not wait for is then deferred to
+// right after it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTHOISTREDUCTIONSPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+namespace {
+
+/// True if `op` is a collective over one device (an axis of size 1 in the
+/// probe of a plan without it): nothing to run beside, so nothing moves.
+static bool overOneDevice(Operation *op) {
+  auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
+  MeshOp mesh = meshRef ? lookupMesh(op, meshRef) : MeshOp();
+  if (!mesh || !axes)
+    return false;
+  int64_t devices = 1;
+  for (Attribute axis : axes) {
+    auto name = dyn_cast<StringAttr>(axis);
+    std::optional<int64_t> size =
+        name ? mesh.getMesh().getAxisSize(name.getValue()) : std::nullopt;
+    if (!size)
+      return false;
+    devices *= *size;
+  }
+  return devices == 1;
+}
+
+/// The sums the pass moves: all-reduces and reduce-scatters over more than
+/// one device.
+static bool isSum(Operation &op) {
+  return isa<AllReduceOp, ReduceScatterOp>(op) && !overOneDevice(&op);
+}
+
+struct PartHoistReductionsPass
+    : public partition::part::impl::PartHoistReductionsPassBase<
+          PartHoistReductionsPass> {
+  using PartHoistReductionsPassBase::PartHoistReductionsPassBase;
+
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (!function.isDeclaration() && getSpmdMesh(function)) {
+        hoist(function.getBody().front());
+        if (defer)
+          deferIndependent(function.getBody().front());
+      }
+  }
+
+  /// Moves each sum of `block` right after its operand's op (after the sums
+  /// already moved there, in their order). Moving an op up past ops that do
+  /// not make its operand keeps every use dominated: its results are read
+  /// only below its old place.
+  static void hoist(Block &block) {
+    llvm::DenseMap<Operation *, Operation *> lastPlaced;
+    SmallVector<Operation *> sums;
+    for (Operation &op : block)
+      if (isSum(op))
+        sums.push_back(&op);
+    for (Operation *op : sums) {
+      Operation *def = op->getOperand(0).getDefiningOp();
+      if (!def || def->getBlock() != &block)
+        continue;
+      Operation *&after = lastPlaced[def];
+      Operation *point = after ? after : def;
+      if (point->getNextNode() != op)
+        op->moveAfter(point);
+      after = op;
+    }
+  }
+
+  /// Defers, for each sum a layer's op reads, the layer's ops since the
+  /// previous collective (or op with effects) that the sum does not wait
+  /// for to right after it, in their order, with the ops that read them:
+  /// the sum then runs beside them. In backward this puts a layer's
+  /// input-gradient chain (and its sum) before its weight gradients and
+  /// their updates, as Megatron issues the input gradient's all-reduce
+  /// before the weight gradient's GEMM. Deferred ops read only ops before
+  /// them or other deferred ops (an op the sum waits for reads only such
+  /// ops), so the order stays valid.
+  static void deferIndependent(Block &block) {
+    SmallVector<Operation *> window;
+    llvm::DenseSet<Operation *> cone;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      bool collective = isa<AllReduceOp, ReduceScatterOp, AllGatherOp,
+                            AllToAllOp>(op) &&
+                        !overOneDevice(&op);
+      // Only sums a layer's compute waits for (a tensor-parallel input
+      // gradient): a gradient's reduction over dp, read by the update
+      // alone, is part-grad-buckets' to place, with backward after it.
+      bool layerWaits = llvm::any_of(op.getUsers(), [](Operation *u) {
+        return u->hasAttr(PartDialect::getLayerAttrName());
+      });
+      if (isSum(op) && layerWaits && !window.empty()) {
+        // The ops of the window the sum waits for.
+        cone.clear();
+        cone.insert(&op);
+        for (Operation *w : llvm::reverse(window))
+          if (llvm::any_of(w->getUsers(), [&](Operation *u) {
+                return cone.contains(block.findAncestorOpInBlock(*u));
+              }))
+            cone.insert(w);
+        // A layer's ops (part.layer) move, and what reads them; untagged
+        // ops that read none stay (where they are, between two layers, is
+        // what names the section the planner's probe gives them).
+        Operation *point = &op;
+        llvm::DenseSet<Operation *> deferred;
+        for (Operation *w : window) {
+          if (cone.contains(w))
+            continue;
+          bool reads = llvm::any_of(w->getOperands(), [&](Value v) {
+            return deferred.contains(v.getDefiningOp());
+          });
+          if (!reads && !w->hasAttr(PartDialect::getLayerAttrName()))
+            continue;
+          deferred.insert(w);
+          w->moveAfter(point);
+          point = w;
+        }
+      }
+      if (collective || !isMemoryEffectFree(&op)) {
+        window.clear();
+        continue;
+      }
+      window.push_back(&op);
+    }
+  }
+};
+
+} // namespace
