@@ -196,6 +196,7 @@ def others(bin_dir):
                   f"{plan['schedule']} zero{plan['zero']}"
                   f"{' sync=step' if plan.get('grad_sync') == 'step' else ''}"
                   f" rc={plan['recompute']} sp{int(plan['sequence_parallel'])}"
+                  f"{' tp-overlap=' + str(plan['tp_overlap']) if plan.get('tp_overlap') else ''}"
                   f", {plan['step_seconds']:.1f} s, "
                   f"{plan['memory_bytes']['total'] / 2 ** 30:.1f} GiB |",
                   flush=True)
@@ -412,7 +413,8 @@ def main():
                     f" zero{best['zero']}"
                     f"{' sync=step' if best.get('grad_sync') == 'step' else ''}"
                     f" rc={best['recompute']}"
-                    f" sp{int(best['sequence_parallel'])}")
+                    f" sp{int(best['sequence_parallel'])}"
+                    f"{' tp-overlap=' + str(best['tp_overlap']) if best.get('tp_overlap') else ''}")
             print(f"| {name} | {tp} | {pp} | {dp} | {gpus} | {batch} | "
                   f"{published} | {predicted:.1f} | {100 * error:+.1f}% | "
                   f"{speedup:.2f}x{'' if ok else ' (SLOWER)'}"

@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -54,6 +55,8 @@ std::string PlanConfig::text() const {
        " sp=" + (sequenceParallel ? "1" : "0");
   if (syncPerStep)
     s += " sync=step";
+  if (tpOverlap)
+    s += " tp-overlap=" + std::to_string(tpOverlap);
   return s;
 }
 
@@ -85,6 +88,8 @@ std::string PlanConfig::spmdOptions() const {
     s += " sequence-parallel=true";
   if (syncPerStep)
     s += " grad-sync=step";
+  if (tpOverlap)
+    s += " tp-comm-overlap=" + std::to_string(tpOverlap);
   return s;
 }
 
@@ -398,14 +403,19 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       }
     }
     p.ops.push_back(o);
-    // What forward keeps for backward.
+    // What forward keeps for backward: a result backward reads, itself or
+    // through reshapes (views of its buffer, not counted on their own).
+    std::function<bool(Value)> readInBackward = [&](Value v) {
+      return llvm::any_of(v.getUsers(), [&](Operation *u) {
+        auto it = kinds.find(u);
+        if (it != kinds.end() && it->second == Backward)
+          return true;
+        return isa<ReshapeOp>(u) && readInBackward(u->getResult(0));
+      });
+    };
     if (kind == Forward)
       for (Value r : op.getResults()) {
-        bool keptForBackward = llvm::any_of(r.getUsers(), [&](Operation *u) {
-          auto it = kinds.find(u);
-          return it != kinds.end() && it->second == Backward;
-        });
-        if (!keptForBackward)
+        if (!readInBackward(r))
           continue;
         if (o.section >= 0)
           p.layerSaved[o.section] += bytesOf(r);

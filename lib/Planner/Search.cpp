@@ -1,5 +1,6 @@
 //===- Search.cpp - plans composed from probes, searched ------------------===//
 
+#include "Composer.h"
 #include "Probe.h"
 
 #include "partition/Dialect/Part/Analysis/PipelineSchedule.h"
@@ -103,6 +104,13 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       } else {
         c.sequenceParallel = value == "1";
       }
+    } else if (key == "tp-overlap") {
+      ok = number(c.tpOverlap, 0, 64);
+      if (ok && n == 1) {
+        *error = "--fix: tp-overlap=1 is not 0 (off) or a number of chunks "
+                 "(at least 2)";
+        ok = false;
+      }
     } else if (key == "sync") {
       if (value != "step" && value != "micro-batch") {
         *error = "--fix: sync=" + value.str() + " is not step or micro-batch";
@@ -112,7 +120,8 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       }
     } else {
       *error = "--fix: unknown key \"" + key.str() +
-               "\" (known: dp tp pp vpp mbs schedule zero recompute sp sync)";
+               "\" (known: dp tp pp vpp mbs schedule zero recompute sp sync "
+               "tp-overlap)";
       ok = false;
     }
     if (!ok)
@@ -149,6 +158,8 @@ PlanConstraint::choices(const PlanConfig &c) const {
   };
   if (syncPerStep)
     out.push_back({"sync", sync(*syncPerStep), sync(c.syncPerStep)});
+  if (tpOverlap)
+    out.push_back({"tp-overlap", n(*tpOverlap), n(c.tpOverlap)});
   return out;
 }
 
@@ -208,554 +219,6 @@ bool checkSearchOptions(const SearchOptions &options, std::string *error) {
   return true;
 }
 
-namespace {
-
-//===----------------------------------------------------------------------===//
-// Costs of a probe at one micro-batch size
-//===----------------------------------------------------------------------===//
-
-/// Seconds of one part of a step: kernels and the collectives they wait for.
-struct Cost {
-  double compute = 0, communication = 0;
-  double total() const { return compute + communication; }
-  Cost &operator+=(const Cost &o) {
-    compute += o.compute;
-    communication += o.communication;
-    return *this;
-  }
-  Cost operator*(double k) const { return {compute * k, communication * k}; }
-};
-
-struct PassCost {
-  Cost forward, backward;
-  /// Of backward, the weight gradients' ops (zero-bubble's W).
-  Cost weight;
-  /// Forward and backward FLOPs: what part-pipeline cuts stages by.
-  double flops = 0;
-  /// Ops of forward or backward that read no micro-batch (a weight's cast
-  /// or transpose): once per step, as a pipeline runs them.
-  Cost once;
-};
-
-/// A probe's costs at micro-batch size b: per probed layer, outside them,
-/// and the update per local parameter element.
-struct ProbeCosts {
-  std::vector<PassCost> layers;
-  PassCost pre, post;
-  double updatePerParameter = 0;
-};
-
-ProbeCosts costProbe(const Probe &p, double microBatchSize,
-                     const Cluster &cluster) {
-  ProbeCosts c;
-  c.layers.assign(p.probedLayers, {});
-  double k = microBatchSize / double(std::max<int64_t>(1, p.batch));
-  const Link &tpLink = p.config.tp <= cluster.devicesPerNode
-                           ? cluster.intraNode
-                           : cluster.interNode;
-  double update = 0;
-  for (const ProbeOp &o : p.ops) {
-    double scale = o.scales ? k : 1.0;
-    Cost t;
-    if (o.commSteps > 0)
-      t.communication =
-          cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps) *
-          (1 - p.hiddenCommunication);
-    else
-      t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
-                                        o.peak, o.gemm);
-    if (o.section == kUpdate) {
-      update += t.total();
-      continue;
-    }
-    PassCost &pc = o.section >= 0 ? c.layers[o.section]
-                   : o.section == kPre ? c.pre
-                                       : c.post;
-    if (o.commSteps == 0)
-      pc.flops += o.flops * scale;
-    (!o.scales ? pc.once : o.backward ? pc.backward : pc.forward) += t;
-    if (o.scales && o.backward && o.weight)
-      pc.weight += t;
-  }
-  double params = p.preParams + p.postParams;
-  for (double l : p.layerParams)
-    params += l;
-  c.updatePerParameter = params > 0 ? update / params : 0;
-  return c;
-}
-
-//===----------------------------------------------------------------------===//
-// The model: probes by (tp, sp, recompute), layers
-//===----------------------------------------------------------------------===//
-
-struct Model {
-  ModelSummary summary;
-  /// The probed layer a layer of the model costs as.
-  std::function<int64_t(int64_t)> probedLayerOf;
-};
-
-/// A ring collective of `bytes` over n devices of `link`, as the compiled
-/// program's collectives are costed (runtime::ringCost).
-double ringTime(runtime::Ring kind, double bytes, int64_t n, const Link &link,
-                const Cluster &cluster) {
-  runtime::RingCost r = runtime::ringCost(kind, bytes, n);
-  return r.steps > 0 ? cluster.linkSeconds(link, r.movedBytes, r.steps) : 0;
-}
-double allReduceTime(double bytes, int64_t n, const Link &link,
-                     const Cluster &cluster) {
-  return ringTime(runtime::Ring::AllReduce, bytes, n, link, cluster);
-}
-double gatherTime(double bytes, int64_t n, const Link &link,
-                  const Cluster &cluster) {
-  return ringTime(runtime::Ring::AllGather, bytes, n, link, cluster);
-}
-
-struct StageCosts {
-  std::vector<Cost> forward, backward; ///< per stage, one micro-batch
-  std::vector<Cost> weight;            ///< of backward, weight gradients
-  std::vector<double> update;          ///< per stage, once per step
-  std::vector<Cost> once;              ///< per stage, once per step
-  std::vector<double> parameters;      ///< local elements per stage
-  std::vector<double> saved;           ///< bytes per micro-batch per stage
-  std::vector<double> tensors;         ///< parameter tensors per stage
-};
-
-/// What the plans of one search share, made once: schedule tables by
-/// (kind, stages, micro-batches, chunks) -- building V-Half for 64 stages
-/// and 512 micro-batches takes a tenth of a second -- and stage cuts by
-/// (probe costs, stages, chunks, placement).
-struct ComposerCache {
-  std::map<std::tuple<int, int64_t, int64_t, int64_t>,
-           std::pair<std::optional<pl::Schedule>, std::string>>
-      schedules;
-  std::map<std::tuple<const void *, int64_t, int64_t, int>,
-           std::optional<std::vector<std::vector<int64_t>>>>
-      cuts;
-};
-
-/// Composes `c` from the probe's costs; the pipeline part by formula or,
-/// with `exact`, by simulating the schedule.
-class Composer {
-public:
-  Composer(const Probe &probe, const ProbeCosts &costs, const Model &model,
-           const Cluster &cluster, const Probe &modelProbe,
-           int64_t globalBatch, const TrainingOptions &training,
-           ComposerCache &cache)
-      : probe(probe), costs(costs), model(model), cluster(cluster),
-        modelProbe(modelProbe), globalBatch(globalBatch), training(training),
-        cache(cache) {}
-
-  std::optional<PlanEstimate> estimate(const PlanConfig &c, bool exact,
-                                       std::string *pruned) const;
-
-private:
-  /// The layers each of `p` stages runs, in its `V` chunks placed as
-  /// `placement` places them: part-pipeline's cut (StageBalance's balance
-  /// by FLOPs over p x V groups, the embedding's and the head's work on
-  /// the first and last group), so that 126 layers on 16 stages run 7 on
-  /// the first and last when each weighs a layer, and a head as heavy as
-  /// two layers leaves its stage fewer. Made once per (p, V, placement);
-  /// nullopt when there are fewer layers than groups.
-  const std::optional<std::vector<std::vector<int64_t>>> &
-  stageLayers(int64_t p, int64_t V, pl::Placement placement) const;
-
-  /// makeSchedule's table (or why there is none), made once per search.
-  const std::pair<std::optional<pl::Schedule>, std::string> &
-  schedule(pl::ScheduleKind kind, int64_t p, int64_t m, int64_t V) const {
-    auto key = std::make_tuple(int(kind), p, m, V);
-    auto it = cache.schedules.find(key);
-    if (it == cache.schedules.end()) {
-      std::string why;
-      std::optional<pl::Schedule> made = pl::makeSchedule(kind, p, m, V, &why);
-      it = cache.schedules.emplace(key, std::make_pair(std::move(made), why))
-               .first;
-    }
-    return it->second;
-  }
-
-  const Probe &probe;
-  const ProbeCosts &costs;
-  const Model &model;
-  const Cluster &cluster;
-  const Probe &modelProbe;
-  int64_t globalBatch;
-  const TrainingOptions &training;
-  ComposerCache &cache;
-};
-
-const std::optional<std::vector<std::vector<int64_t>>> &
-Composer::stageLayers(int64_t p, int64_t V, pl::Placement placement) const {
-  auto key =
-      std::make_tuple(static_cast<const void *>(&costs), p, V, int(placement));
-  auto it = cache.cuts.find(key);
-  if (it != cache.cuts.end())
-    return it->second;
-  std::optional<std::vector<std::vector<int64_t>>> &cut = cache.cuts[key];
-  const int64_t L = model.summary.layers;
-  if (p == 1 && V == 1) {
-    cut.emplace(1);
-    for (int64_t l = 0; l < L; ++l)
-      cut->front().push_back(l);
-    return cut;
-  }
-  if (p <= 0 || V <= 0 || L < p * V)
-    return cut;
-  auto work = [](const PassCost &c) { return c.flops; };
-  pl::LayerCosts layers;
-  for (int64_t l = 0; l < L; ++l)
-    layers.layers.push_back(
-        {l, work(costs.layers[model.probedLayerOf(l)]), 0, 0});
-  layers.leading.flops = work(costs.pre);
-  layers.trailing.flops = work(costs.post);
-  std::string error;
-  std::optional<pl::LayerGroups> groups =
-      pl::balanceFlops(layers, {p, V}, &error);
-  if (!groups)
-    return cut;
-  cut.emplace(p);
-  for (auto [layer, group] : *groups)
-    (*cut)[pl::stageChunkOf(placement, p, group).stage].push_back(layer);
-  return cut;
-}
-
-std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
-                                               std::string *pruned) const {
-  const int64_t p = c.pp, d = c.dp, t = c.tp, V = c.virtualStages;
-  const int64_t L = model.summary.layers;
-  const int64_t m = c.microBatches;
-  const double k = double(c.microBatchSize) /
-                   double(std::max<int64_t>(1, probe.batch));
-  const int64_t perNode = std::max<int64_t>(1, cluster.devicesPerNode);
-  const Link &dpLink = d * t <= perNode ? cluster.intraNode : cluster.interNode;
-  const Link &ppLink =
-      p * d * t <= perNode ? cluster.intraNode : cluster.interNode;
-  double transfer =
-      p > 1 ? cluster.linkSeconds(ppLink, probe.transferBytes * k, 1) : 0;
-
-  StageCosts s;
-  s.forward.assign(p, {});
-  s.backward.assign(p, {});
-  s.weight.assign(p, {});
-  s.update.assign(p, 0);
-  s.once.assign(p, {});
-  s.parameters.assign(p, 0);
-  s.saved.assign(p, 0);
-  s.tensors.assign(p, 0);
-  std::optional<pl::ScheduleKind> kind = pl::parseScheduleKind(c.schedule);
-  const std::optional<std::vector<std::vector<int64_t>>> &runs = stageLayers(
-      p, V, kind ? pl::placementOf(*kind) : pl::Placement::Interleaved);
-  if (!runs) {
-    if (pruned)
-      *pruned = "no cut of the layers into the stages";
-    return std::nullopt;
-  }
-  // What a stage runs per micro-batch and holds: its layers, the embedding
-  // on the first, the head on the last.
-  auto add = [&](int64_t stage, const PassCost &cost, double params,
-                 double tensors, double saved) {
-    s.forward[stage] += cost.forward;
-    s.backward[stage] += cost.backward;
-    s.weight[stage] += cost.weight;
-    s.once[stage] += cost.once;
-    s.parameters[stage] += params;
-    s.tensors[stage] += tensors;
-    s.saved[stage] += saved * k;
-  };
-  for (int64_t stage = 0; stage < p; ++stage) {
-    for (int64_t l : (*runs)[stage]) {
-      int64_t q = model.probedLayerOf(l);
-      add(stage, costs.layers[q], probe.layerParams[q], probe.layerTensors[q],
-          probe.layerSaved[q]);
-    }
-    if (stage == 0)
-      add(stage, costs.pre, probe.preParams, probe.preTensors, probe.preSaved);
-    if (stage == p - 1)
-      add(stage, costs.post, probe.postParams, probe.postTensors,
-          probe.postSaved);
-    // Pipeline transfers: a stage waits for its input's (and its output
-    // gradient's) transfer, V times per micro-batch when interleaved.
-    if (stage > 0 || V > 1)
-      s.forward[stage].communication += transfer * double(V);
-    if (stage < p - 1 || V > 1)
-      s.backward[stage].communication += transfer * double(V);
-    // Data parallelism and ZeRO as the compiler places them: the gradient
-    // all-reduce once per step, in the last micro-batch's backward (ZeRO 0);
-    // a reduce-scatter in every micro-batch's backward and the parameters'
-    // all-gather after the update (1, 2); with 3 also the parameters'
-    // all-gather in every forward and again in backward. What runs beside
-    // backward is hidden up to the cluster's overlap.
-    double gradients = s.parameters[stage] * probe.gradientBytes;
-    double weights = s.parameters[stage] * probe.parameterBytes;
-    auto hidden = [&](double comm, double besides) {
-      return std::min(comm, besides) * cluster.overlap;
-    };
-    double update = s.parameters[stage] * costs.updatePerParameter /
-                    double(c.zero >= 1 ? d : 1);
-    // Collectives as the plan compiles them, each paying the ring's
-    // latencies: gradient reductions in buckets of gradBucketBytes(dp)
-    // (part-grad-buckets) where neither a pipeline nor micro-batches split
-    // backward, otherwise one per parameter tensor; ZeRO-3's gathers one
-    // flat bucket per layer (part-zero-prefetch), one per tensor outside
-    // the layers; ZeRO-1/2's gathers after the update one per tensor.
-    bool bucketed = p == 1 && m == 1;
-    double perTensor = std::max(1.0, s.tensors[stage]);
-    double reductions =
-        bucketed ? std::max(1.0, std::ceil(gradients / double(
-                                               part::gradBucketBytes(d))))
-                 : perTensor;
-    double gathers =
-        c.zero == 3
-            ? std::max(1.0, double((*runs)[stage].size()) +
-                                (stage == 0 ? probe.preTensors : 0) +
-                                (stage == p - 1 ? probe.postTensors : 0))
-            : perTensor;
-    // The latencies of the collectives after the first of `count`.
-    auto more = [&](double count, runtime::Ring kind) {
-      return cluster.linkSeconds(
-          dpLink, 0, (count - 1) * runtime::ringCost(kind, 0, d).steps);
-    };
-    // Inference has no gradients: nothing to reduce.
-    bool training = probe.gradientBytes > 0;
-    // Bucketed f32 gradients reduced in bf16 (part-grad-buckets dtype) move
-    // half the bytes (the copies stay f32).
-    double reduced = gradients;
-    if (bucketed && this->training.gradReduce == "bf16" &&
-        probe.gradientBytes >= 4)
-      reduced = gradients / 2;
-    // The copies those buckets compile to, memory-bound: a bucket's concat
-    // reads and writes each gradient, its slices each result (the whole
-    // gradient, or its shard); a flat gather's concat its shards, its
-    // slices the gathered parameters, in every pass that gathers.
-    double copy = cluster.kernelSeconds(0, 1, 1, false);
-    if (training && d > 1 && bucketed)
-      s.backward[stage].compute +=
-          2.0 * gradients * (1.0 + (c.zero >= 1 ? 1.0 / double(d) : 1.0)) *
-          copy;
-    if (training && d > 1 && c.zero == 3) {
-      double flat = 2.0 * weights * (1.0 + 1.0 / double(d)) * copy;
-      s.forward[stage].compute += flat;
-      s.backward[stage].compute += flat;
-    }
-    if (training && d > 1 && c.zero == 0) {
-      double ar = allReduceTime(reduced, d, dpLink, cluster) +
-                  more(reductions, runtime::Ring::AllReduce);
-      update += ar - hidden(ar, s.backward[stage].compute);
-    } else if (training && d > 1) {
-      double rs = gatherTime(reduced, d, dpLink, cluster) +
-                  more(reductions, runtime::Ring::ReduceScatter);
-      double agBytes = gatherTime(weights, d, dpLink, cluster);
-      double ag = agBytes + more(gathers, runtime::Ring::AllGather);
-      // Backward's collectives share the compute that hides them: the
-      // reduce-scatter, and with ZeRO-3 the gathers again (once per layer:
-      // a recomputed forward reads its layer's backward gather, which
-      // part-zero-prefetch makes one flat gather of each weight). Reduced
-      // once per step (sync=step), the
-      // reduce-scatter runs in the last backward only, as ZeRO 0's
-      // all-reduce does.
-      double backward = c.syncPerStep ? 0 : rs;
-      if (c.syncPerStep)
-        update += rs - hidden(rs, s.backward[stage].compute);
-      if (c.zero == 3) {
-        s.forward[stage].communication +=
-            ag - hidden(ag, s.forward[stage].compute);
-        backward += ag;
-      } else {
-        update += ag;
-      }
-      s.backward[stage].communication +=
-          backward - hidden(backward, s.backward[stage].compute);
-    }
-    s.update[stage] = update + s.once[stage].total();
-  }
-
-  // Memory: the stage with the most.
-  auto memoryOf = [&](int64_t stage, int64_t inFlight) {
-    MemoryEstimate mem;
-    double params = s.parameters[stage];
-    mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
-    if (c.zero == 3) // the largest layer's gathered weights
-      mem.parameters += params /
-                        std::max<size_t>(1, (*runs)[stage].size()) *
-                        probe.parameterBytes;
-    // Reduced once per step, the whole sum is held, and its shard.
-    mem.gradients =
-        c.syncPerStep
-            ? params * probe.gradientBytes * (1.0 + 1.0 / double(d))
-            : params * probe.gradientBytes / double(c.zero >= 2 ? d : 1);
-    mem.optimizerState = params * probe.stateBytes / double(c.zero >= 1 ? d : 1);
-    mem.activations = s.saved[stage] / double(V) * double(inFlight);
-    mem.workspace = std::max(probe.workspaceAt(k),
-                             probe.updateWorkspace / double(c.zero >= 1 ? d : 1));
-    return mem;
-  };
-
-  PlanEstimate e;
-  e.config = c;
-  double pipeline = 0;
-  std::vector<int64_t> inFlight(p, 1);
-  std::vector<double> bubble(p, 0);
-  auto work = [&](int64_t stage) {
-    return double(m) * (s.forward[stage].total() + s.backward[stage].total());
-  };
-  if (p == 1) {
-    pipeline = work(0);
-    inFlight[0] = 1;
-  } else if (exact) {
-    // p, m, V: each bounded (kMaxDevices, kMaxMicroBatches, layers), their
-    // product in double.
-    double steps = double(p) * double(m) * double(V);
-    if (steps > double(kMaxScheduleSteps)) {
-      *pruned = "schedule: more than " + std::to_string(kMaxScheduleSteps) +
-                " steps to simulate";
-      return std::nullopt;
-    }
-    const std::pair<std::optional<pl::Schedule>, std::string> &made =
-        schedule(*kind, p, m, V);
-    const std::optional<pl::Schedule> &schedule = made.first;
-    std::string why;
-    if (!schedule) {
-      *pruned = "schedule: " + made.second;
-      return std::nullopt;
-    }
-    auto cost = [&](int64_t stage, const pl::Step &step) {
-      return scheduleStepSeconds(s.forward[stage].total(),
-                                 s.backward[stage].total(),
-                                 s.weight[stage].total(), V, step.action);
-    };
-    std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
-    if (!timeline) {
-      *pruned = "schedule: " + why;
-      return std::nullopt;
-    }
-    pipeline = timeline->makespan;
-    for (int64_t stage = 0; stage < p; ++stage) {
-      inFlight[stage] = timeline->peakInFlight[stage];
-      bubble[stage] = timeline->makespan - work(stage);
-    }
-    e.simulated = true;
-  } else {
-    using Kind = pl::ScheduleKind;
-    Kind kind = pl::parseScheduleKind(c.schedule).value_or(Kind::OneFOneB);
-    // (m - 1) micro-batches at the slowest stage's pace, plus filling and
-    // draining through every stage (a chunk's worth when interleaved; the
-    // forward only for zero-bubble, whose weight gradients fill the rest).
-    double slowest = 0, fill = 0;
-    for (int64_t stage = 0; stage < p; ++stage) {
-      double one = s.forward[stage].total() + s.backward[stage].total();
-      slowest = std::max(slowest, one);
-      fill += kind == Kind::ZeroBubbleH1 ? s.forward[stage].total() : one;
-    }
-    if (kind == Kind::Interleaved1F1B)
-      fill /= double(V);
-    pipeline = double(m - 1) * slowest + fill;
-    // The V schedules, as their simulation under equal F, B and W costs
-    // gives them (PipelineScheduleTest): ZB-V idles not at all, V-Half
-    // about p / 3 of a micro-batch's stage time, V-Min about 0.6 p; they
-    // hold 2p, about p + 2 and about (2p + 8) / 3 chunks.
-    switch (kind) {
-    case Kind::ZeroBubbleH1:
-      pipeline = std::max(pipeline, double(m) * slowest);
-      break;
-    case Kind::ZeroBubbleV:
-      pipeline = double(m) * slowest;
-      break;
-    case Kind::VHalf:
-      pipeline = double(m) * slowest + slowest * double(p) / 3;
-      break;
-    case Kind::VMin:
-      pipeline = double(m) * slowest + slowest * 0.6 * double(p);
-      break;
-    case Kind::GPipe:
-    case Kind::OneFOneB:
-    case Kind::Interleaved1F1B:
-      break;
-    }
-    for (int64_t stage = 0; stage < p; ++stage) {
-      bubble[stage] = std::max(0.0, pipeline - work(stage));
-      int64_t held = std::min(m, p - stage);
-      switch (kind) {
-      case Kind::GPipe:
-        held = m;
-        break;
-      case Kind::Interleaved1F1B:
-        held = std::min(m * V, (p - stage) * 2 + (V - 1) * p);
-        break;
-      case Kind::ZeroBubbleV:
-        held = std::min(2 * m, 2 * p);
-        break;
-      case Kind::VHalf:
-        held = std::min(2 * m, 2 * ((p + 2) / 2));
-        break;
-      case Kind::VMin:
-        held = std::min(2 * m, 2 * ((p + 4) / 3));
-        break;
-      case Kind::OneFOneB:
-      case Kind::ZeroBubbleH1:
-        break;
-      }
-      inFlight[stage] = held;
-    }
-  }
-  double step = 0;
-  int64_t busiest = 0;
-  for (int64_t stage = 0; stage < p; ++stage)
-    if (pipeline + s.update[stage] > step) {
-      step = pipeline + s.update[stage];
-      busiest = stage;
-    }
-  e.seconds = step;
-  e.compute = double(m) * (s.forward[busiest].compute +
-                           s.backward[busiest].compute) +
-              s.once[busiest].compute;
-  e.bubble = std::max(0.0, bubble[busiest]);
-  e.exposedCommunication = std::max(0.0, step - e.compute - e.bubble);
-  double most = -1;
-  for (int64_t stage = 0; stage < p; ++stage) {
-    MemoryEstimate mem = memoryOf(stage, inFlight[stage]);
-    e.stageForward.push_back(s.forward[stage].total());
-    e.stageBackward.push_back(s.backward[stage].total());
-    e.stageWeight.push_back(s.weight[stage].total());
-    e.stageUpdate.push_back(s.update[stage]);
-    e.stageMemory.push_back(mem);
-    if (mem.total() > most) {
-      most = mem.total();
-      e.memory = mem;
-      e.memoryStage = stage;
-    }
-  }
-  e.fits = most <= cluster.memoryBytes;
-  // FLOPs from the tp = 1 probe: the model's, not a device's share.
-  double forward = modelProbe.outsideForwardFlops;
-  double layersForward = 0;
-  for (int64_t l = 0; l < L; ++l)
-    layersForward += modelProbe.layerForwardFlops[model.probedLayerOf(l)];
-  forward += layersForward;
-  double perSequence = forward / double(std::max<int64_t>(1, modelProbe.batch));
-  double sequences = double(globalBatch);
-  // Training: forward and a backward of twice its FLOPs; inference:
-  // forward only.
-  e.modelFlops = (probe.gradientBytes > 0 ? 3 : 1) * perSequence * sequences;
-  e.hardwareFlops =
-      e.modelFlops +
-      (c.recompute == Recompute::Full
-           ? layersForward / double(std::max<int64_t>(1, modelProbe.batch)) *
-                 sequences
-           : 0);
-  double devices = double(p * d * t);
-  e.tflopsPerDevice = e.hardwareFlops / devices / step / 1e12;
-  double peak = modelProbe.ops.empty() ? 1 : 0;
-  for (const ProbeOp &o : modelProbe.ops)
-    if (o.gemm)
-      peak = std::max(peak, o.peak);
-  e.mfu = peak > 0 ? e.modelFlops / devices / step / peak : 0;
-  return e;
-}
-
-/// The ranking: faster first; between plans equally fast (within a
-/// millionth), the one that needs less memory, then the simpler (less
-/// ZeRO, no recomputation, fewer stages).
-} // namespace
-
 double scheduleStepSeconds(double forward, double backward, double weight,
                            int64_t chunks, pl::Action action) {
   double n = double(std::max<int64_t>(1, chunks));
@@ -776,6 +239,13 @@ double scheduleStepSeconds(double forward, double backward, double weight,
 
 namespace {
 
+/// What a probe is compiled for: (tp, sequence parallelism, recomputation,
+/// tp-overlap chunks).
+using ProbeKey = std::tuple<int64_t, bool, Recompute, int64_t>;
+
+/// The ranking: faster first; between plans equally fast (within a
+/// millionth), the one that needs less memory, then the simpler (less
+/// ZeRO, no recomputation, fewer stages).
 bool faster(const PlanEstimate &a, const PlanEstimate &b) {
   double tie = 1e-6 * std::max(a.seconds, b.seconds);
   if (std::abs(a.seconds - b.seconds) > tie)
@@ -785,7 +255,7 @@ bool faster(const PlanEstimate &a, const PlanEstimate &b) {
     return ma < mb;
   auto simple = [](const PlanConfig &c) {
     return std::make_tuple(c.zero, c.recompute, c.pp, c.virtualStages,
-                           c.sequenceParallel, c.syncPerStep);
+                           c.sequenceParallel, c.syncPerStep, c.tpOverlap);
   };
   return simple(a.config) < simple(b.config);
 }
@@ -876,6 +346,10 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   if (fix.sequenceParallel && *fix.sequenceParallel &&
       ((fix.tp && *fix.tp == 1) || devices == 1))
     return "sp=1 needs tp above 1 (sequence parallelism splits over tp)";
+  if (fix.tpOverlap && *fix.tpOverlap > 0 &&
+      ((fix.tp && *fix.tp == 1) || devices == 1))
+    return "tp-overlap=" + n(*fix.tpOverlap) +
+           " needs tp above 1 (it splits tensor-parallel collectives)";
   if (!train && fix.recompute && *fix.recompute != Recompute::None)
     return std::string("recompute=") + recomputeName(*fix.recompute) +
            " needs a training step";
@@ -916,7 +390,7 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
 /// `pruned`, what the constraint leaves out in `excluded`.
 std::vector<PlanConfig>
 listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
-               const std::vector<std::tuple<int64_t, bool, Recompute>> &probeKeys,
+               const std::vector<ProbeKey> &probeKeys,
                int64_t L, int64_t globalBatch,
                std::map<std::string, int64_t> &pruned, Exclusions &excluded) {
   const PlanConstraint &fix = options.constraint;
@@ -997,7 +471,7 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
               // distributed optimizer). ZeRO-2's once-per-step form holds
               // the whole gradients too: the same plan, left out.
               bool pipelined = train && (p > 1 || mb > 1);
-              for (auto [pt, sp, rc] : probeKeys)
+              for (auto [pt, sp, rc, ov] : probeKeys)
               for (bool sync : {false, true}) {
                 if (pt != t || (sync && !(pipelined && mb > 1 && z == 1)))
                   continue;
@@ -1013,6 +487,7 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
                 c.zero = z;
                 c.recompute = rc;
                 c.sequenceParallel = sp;
+                c.tpOverlap = ov;
                 bool admitted = true;
                 for (const PlanConstraint::Choice &x : fix.choices(c)) {
                   std::string item = x.key + "=" + x.fixed;
@@ -1193,7 +668,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     Probe probe;
     std::map<int64_t, ProbeCosts> costs; // by micro-batch size
   };
-  std::map<std::tuple<int64_t, bool, Recompute>, Probed> probes;
+  std::map<ProbeKey, Probed> probes;
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          started)
@@ -1230,11 +705,21 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
           continue;
         if (fix.recompute && *fix.recompute != rc)
           continue;
-        PlanConfig pc;
-        pc.tp = t;
-        pc.sequenceParallel = sp;
-        pc.recompute = rc;
-        toProbe.push_back(pc);
+        // Chunked tensor-parallel collectives: searched with sequence
+        // parallelism (Megatron-Core's overlap needs it), or as fixed.
+        std::vector<int64_t> overlaps = {0};
+        if (fix.tpOverlap)
+          overlaps = {t > 1 ? *fix.tpOverlap : 0};
+        else if (sp)
+          overlaps.push_back(kTpOverlapChunks);
+        for (int64_t ov : overlaps) {
+          PlanConfig pc;
+          pc.tp = t;
+          pc.sequenceParallel = sp;
+          pc.recompute = rc;
+          pc.tpOverlap = ov;
+          toProbe.push_back(pc);
+        }
       }
     }
   }
@@ -1248,6 +733,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   int64_t probeCount = int64_t(toProbe.size()) + (probesModel ? 0 : 1);
   auto probeName = [](const PlanConfig &pc) {
     return "tp=" + std::to_string(pc.tp) + (pc.sequenceParallel ? " sp" : "") +
+           (pc.tpOverlap ? " tp-overlap=" + std::to_string(pc.tpOverlap)
+                         : std::string()) +
            (pc.recompute == Recompute::None
                 ? std::string()
                 : std::string(" recompute=") + recomputeName(pc.recompute));
@@ -1276,7 +763,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     }
     if (tps.empty() || tps.back() != t)
       tps.push_back(t);
-    probes[{t, sp, rc}].probe = std::move(*probe);
+    probes[{t, sp, rc, pc.tpOverlap}].probe = std::move(*probe);
   }
   if (!probesModel) {
     PlanConfig pc;
@@ -1302,7 +789,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   std::optional<PlanEstimate> leastMemory; // of the plans that do not fit
   std::map<std::string, int64_t> &pruned = result.pruned;
   const int64_t L = m.summary.layers;
-  std::vector<std::tuple<int64_t, bool, Recompute>> probeKeys;
+  std::vector<ProbeKey> probeKeys;
   for (auto &[key, probed] : probes)
     probeKeys.push_back(key);
   Exclusions excluded;
@@ -1312,7 +799,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   result.considered = int64_t(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const PlanConfig &c = candidates[i];
-    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
+    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute, c.tpOverlap}];
     int64_t b = c.microBatchSize;
     auto costs = probed.costs.find(b);
     if (costs == probed.costs.end())
@@ -1358,7 +845,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
       break;
     const PlanConfig c = ranked[i].config;
     ranked.erase(ranked.begin() + i);
-    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute}];
+    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute, c.tpOverlap}];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
                       *modelProbe, globalBatch, options.training, cache);
     std::string why;

@@ -34,6 +34,8 @@ std::string planLabel(size_t rank, const PlanConfig &c) {
     s += std::string(" recompute=") + recomputeName(c.recompute);
   if (c.sequenceParallel)
     s += " sp";
+  if (c.tpOverlap)
+    s += " tp-overlap=" + std::to_string(c.tpOverlap);
   return s;
 }
 
@@ -179,7 +181,8 @@ report::Report partition::buildPlanReport(const SearchResult &result,
     table.rows.push_back(
         {n(int64_t(i + 1)), n(c.tp), n(c.pp), n(c.dp), n(c.virtualStages),
          n(c.microBatchSize), n(c.microBatches), c.schedule, n(c.zero),
-         recomputeName(c.recompute), c.sequenceParallel ? "1" : "0",
+         recomputeName(c.recompute),
+         std::string(c.sequenceParallel ? "1" : "0") + (c.tpOverlap ? "o" : ""),
          Cell::number(report::formatSeconds(e.seconds)),
          Cell::number(report::formatSeconds(e.compute)),
          Cell::number(report::formatSeconds(e.exposedCommunication)),

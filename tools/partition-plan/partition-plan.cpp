@@ -72,9 +72,11 @@ cl::opt<bool> explain("explain",
 cl::opt<std::string>
     fix("fix",
         cl::desc("fixed choices: dp, tp, pp, vpp, mbs, schedule, zero, "
-                 "recompute (full|none), sp (0|1), sync (step|micro-batch: "
-                 "ZeRO-1/2 gradients reduce-scattered once per step or per "
-                 "micro-batch); e.g. "
+                 "recompute (none|selective|full), sp (0|1), sync "
+                 "(step|micro-batch: ZeRO-1/2 gradients reduce-scattered once "
+                 "per step or per micro-batch), tp-overlap (0, or chunks: "
+                 "tensor-parallel collectives split with their matmuls to "
+                 "overlap, part-spmd tp-comm-overlap); e.g. "
                  "tp=8,pp=8,mbs=1,schedule=1f1b"),
         cl::cat(category));
 cl::opt<std::string> optimizer("optimizer",
@@ -190,20 +192,24 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
                      "#", "tp", "pp", "dp", "vpp", "mbs", "mb", "schedule",
                      "zero", "recompute", "sp", "step", "compute",
                      "exp. comm", "bubble", "memory", "TFLOP/s", "MFU");
-  bool perStep = false;
+  bool perStep = false, overlapped = false;
   for (size_t i = 0; i < count && i < r.plans.size(); ++i) {
     const PlanEstimate &e = r.plans[i];
     const PlanConfig &c = e.config;
     // "1s": ZeRO's gradients reduce-scattered once per step.
     std::string zero = std::to_string(c.zero) + (c.syncPerStep ? "s" : "");
     perStep |= c.syncPerStep;
+    // "1o": tensor-parallel collectives in chunks beside their matmuls.
+    std::string sp = std::string(c.sequenceParallel ? "1" : "0") +
+                     (c.tpOverlap ? "o" : "");
+    overlapped |= c.tpOverlap > 0;
     os << llvm::format(
-        "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4s %-9s %2d %11s "
+        "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4s %-9s %2s %11s "
         "%11s %11s %11s %9s %8.1f %4.1f%%\n",
         i + 1, (long long)c.tp, (long long)c.pp, (long long)c.dp,
         (long long)c.virtualStages, (long long)c.microBatchSize,
         (long long)c.microBatches, c.schedule.c_str(), zero.c_str(),
-        recomputeName(c.recompute), c.sequenceParallel ? 1 : 0,
+        recomputeName(c.recompute), sp.c_str(),
         secs(e.seconds).c_str(), secs(e.compute).c_str(),
         secs(e.exposedCommunication).c_str(), secs(e.bubble).c_str(),
         gib(e.memory.total()).c_str(), e.tflopsPerDevice, 100 * e.mfu);
@@ -211,6 +217,9 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
   if (perStep)
     os << "zero 1s: the gradients summed over the micro-batches and "
           "reduce-scattered once per step (part-spmd grad-sync=step)\n";
+  if (overlapped)
+    os << "sp 1o: each tensor-parallel collective split with its matmul into "
+          "chunks that overlap (part-spmd tp-comm-overlap)\n";
 }
 
 /// The choices two plans differ in, as "tp 8 -> 4".
@@ -232,6 +241,7 @@ std::string differences(const PlanConfig &a, const PlanConfig &b) {
   note("zero", n(a.zero), n(b.zero));
   note("recompute", recomputeName(a.recompute), recomputeName(b.recompute));
   note("sp", n(a.sequenceParallel), n(b.sequenceParallel));
+  note("tp-overlap", n(a.tpOverlap), n(b.tpOverlap));
   auto sync = [](bool step) {
     return std::string(step ? "once per step" : "per micro-batch");
   };
@@ -305,6 +315,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"zero", c.zero},
       {"recompute", recomputeName(c.recompute)},
       {"sequence_parallel", c.sequenceParallel},
+      {"tp_overlap", c.tpOverlap},
       {"grad_sync", c.syncPerStep ? "step" : "micro-batch"},
       {"step_seconds", e.seconds},
       {"compute_seconds", e.compute},

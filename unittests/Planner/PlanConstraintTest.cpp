@@ -24,7 +24,7 @@ TEST(PlanConstraint, ParsesEveryKey) {
   std::string error;
   std::optional<PlanConstraint> c =
       parse("dp=16,tp=8,pp=8,vpp=2,mbs=1,schedule=1f1b,zero=1,"
-            "recompute=full,sp=1,sync=step",
+            "recompute=full,sp=1,sync=step,tp-overlap=4",
             &error);
   ASSERT_TRUE(c) << error;
   EXPECT_EQ(c->dp, 16);
@@ -37,6 +37,7 @@ TEST(PlanConstraint, ParsesEveryKey) {
   EXPECT_EQ(c->recompute, Recompute::Full);
   EXPECT_EQ(c->sequenceParallel, true);
   EXPECT_EQ(c->syncPerStep, true);
+  EXPECT_EQ(c->tpOverlap, 4);
   // Spaces around items and values are allowed; nothing given fixes nothing.
   c = parse(" tp = 4 , sync=micro-batch ", &error);
   ASSERT_TRUE(c) << error;
@@ -54,7 +55,11 @@ TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
   };
   for (const Case &k : std::initializer_list<Case>{
            {"ep=2", "--fix: unknown key \"ep\" (known: dp tp pp vpp mbs "
-                    "schedule zero recompute sp sync)"},
+                    "schedule zero recompute sp sync tp-overlap)"},
+           {"tp-overlap=1", "--fix: tp-overlap=1 is not 0 (off) or a number "
+                            "of chunks (at least 2)"},
+           {"tp-overlap=65",
+            "--fix: tp-overlap=65 is too large (at most 64)"},
            {"zero=5", "--fix: zero=5 is not a ZeRO stage (0-3)"},
            {"tp=0", "--fix: tp=0 is not a whole number of at least 1"},
            {"tp=x", "--fix: tp=x is not a whole number of at least 1"},
@@ -121,6 +126,13 @@ TEST(PlanConfig, WritesPartSpmdOptions) {
   c.syncPerStep = false;
   EXPECT_EQ(c.spmdOptions(),
             "mesh=\"pp:8,dp:16,tp:8\" micro-batches=96 schedule=1f1b zero=1");
+  c.sequenceParallel = true;
+  c.tpOverlap = 4;
+  EXPECT_EQ(c.spmdOptions(),
+            "mesh=\"pp:8,dp:16,tp:8\" micro-batches=96 schedule=1f1b zero=1 "
+            "sequence-parallel=true tp-comm-overlap=4");
+  EXPECT_EQ(c.text(), "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 "
+                      "recompute=none sp=1 tp-overlap=4");
 }
 
 } // namespace

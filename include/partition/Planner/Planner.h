@@ -72,12 +72,20 @@ struct PlanConfig {
   /// micro-batches and reduce-scattered once per step (part-spmd's
   /// grad-sync=step) rather than each micro-batch's.
   bool syncPerStep = false;
+  /// Tensor-parallel collectives split with their matmuls into this many
+  /// chunks that overlap (part-spmd tp-comm-overlap, Megatron-Core's
+  /// --tp-comm-overlap); 0: not split.
+  int64_t tpOverlap = 0;
 
   /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1".
   std::string text() const;
   /// part-spmd's options for this plan.
   std::string spmdOptions() const;
 };
+
+/// The chunks the search tries for tp-overlap, with sequence parallelism
+/// (as Megatron-Core's overlap needs it), beside 0.
+constexpr int64_t kTpOverlapChunks = 4;
 
 /// Bounds of the counts the planner takes (options, --fix, the model's
 /// batch): the search's loops, schedules and sums stay within them.
@@ -98,9 +106,11 @@ struct PlanConstraint {
   std::optional<int64_t> zero;
   std::optional<Recompute> recompute;
   std::optional<bool> sequenceParallel, syncPerStep;
+  std::optional<int64_t> tpOverlap;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
-  /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync, sync being
-  /// step or micro-batch, each at most
+  /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap,
+  /// sync being step or micro-batch, tp-overlap 0 or the chunks, each at
+  /// most
   /// once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
   /// `error` naming the bad key or value.
   static std::optional<PlanConstraint> parse(const std::string &text,

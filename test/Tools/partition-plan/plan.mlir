@@ -37,14 +37,23 @@
 // SYNC: 1   2   2     2   1    2     2 1f1b               1s none
 // SYNC-NEXT: zero 1s: the gradients summed over the micro-batches and reduce-scattered once per step (part-spmd grad-sync=step)
 // SYNC: gradients 319 KiB
+// Tensor-parallel collectives in chunks (tp-overlap, part-spmd
+// tp-comm-overlap): the table marks sp "1o"; without tp there is nothing to
+// split.
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,dp=4,mbs=2,zero=1,recompute=none,sp=1,tp-overlap=2 --json %t/overlap.json | FileCheck %s --check-prefix=OVERLAP
+// OVERLAP: 1   2   1     4   1    2     1 none                1 none      1o
+// OVERLAP-NEXT: sp 1o: each tensor-parallel collective split with its matmul into chunks that overlap (part-spmd tp-comm-overlap)
+// RUN: %python -c "import json; p = json.load(open('%t/overlap.json'))['plans'][0]; assert p['tp_overlap'] == 2 and 'tp-comm-overlap=2' in p['spmd_options'], p"
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=1,tp-overlap=2 2>&1 | FileCheck %s --check-prefix=OVERLAP-TP1
+// OVERLAP-TP1: tp-overlap=2 needs tp above 1 (it splits tensor-parallel collectives)
 // A pp that does not divide the layers cuts them as part-pipeline does (by
 // FLOPs, the embedding and the head on the first and last stage): 5 layers
 // on 2 stages, as Llama 3 405B ran 126 layers on 16.
 // RUN: partition-import --model gpt --layers 5 --hidden 64 --heads 4 --vocab 128 --seq 16 --batch 8 --shapes-only -o %t/gpt5.mlir
-// RUN: partition-plan %t/gpt5.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,mbs=2,schedule=1f1b,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=UNEVEN
+// RUN: partition-plan %t/gpt5.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,mbs=1,schedule=1f1b,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: model: 5 layers
 // UNEVEN: evaluated 1 plans
-// UNEVEN: 1   2   2     2   1    2     2 1f1b                0 none       0
+// UNEVEN: 1   2   2     2   1    1     4 1f1b                0 none       0
 // Chunks are cut as part-pipeline cuts them (by FLOPs), not evenly: 5
 // layers run as 2 x 2 chunks, interleaved or in a V (both compiled forms
 // equal one device: test/e2e/uneven-chunks.mlir).
@@ -100,7 +109,7 @@
 // HELP: --global-batch=
 // HELP-NOT: --mlir-
 //
-// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp sync)
+// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap)
 // ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
 // DEVICES: partition-plan: --devices and --top must be at least 1
 // CLUSTER: partition-plan: {{.*}}none.json

@@ -1,5 +1,6 @@
 // partition-plan --progress reports the search on stderr: each probe
-// compiled (k of n, with the extra unpartitioned probe that --fix can add),
+// compiled (k of n, with the extra unpartitioned probe that --fix can add;
+// with sequence parallelism, each also with tp-overlap),
 // every tenth of the combinations evaluated, and the schedules simulated.
 // Without the flag and with stderr not a terminal (as here) it says
 // nothing, so that outputs captured with 2>&1 stay as they were; on a
@@ -12,21 +13,22 @@
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 2>&1 | FileCheck %s --check-prefix=QUIET --implicit-check-not=compiled --implicit-check-not=simulated
 // RUN: %python %S/Inputs/pty_transcript.py partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 | FileCheck %s --check-prefix=TERMINAL
 //
-// CHECK:      partition-plan: probes compiled 1/15 (tp=1, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: probes compiled 2/15 (tp=1 recompute=selective, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: probes compiled 3/15 (tp=1 recompute=full, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: probes compiled 4/15 (tp=2, {{[0-9.]+}} s)
-// CHECK:      partition-plan: probes compiled 15/15 (tp=4 sp recompute=full, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 116/1158 ({{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 232/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 348/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 464/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 579/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 695/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 811/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 927/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 1043/1158
-// CHECK-NEXT: partition-plan: combinations evaluated 1158/1158
+// CHECK:      partition-plan: probes compiled 1/21 (tp=1, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 2/21 (tp=1 recompute=selective, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 3/21 (tp=1 recompute=full, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: probes compiled 4/21 (tp=2, {{[0-9.]+}} s)
+// CHECK:      partition-plan: probes compiled 8/21 (tp=2 sp tp-overlap=4, {{[0-9.]+}} s)
+// CHECK:      partition-plan: probes compiled 21/21 (tp=4 sp tp-overlap=4 recompute=full, {{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 160/1593 ({{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 319/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 478/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 638/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 797/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 956/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 1116/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 1275/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 1434/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 1593/1593
 // CHECK-NEXT: partition-plan: schedules simulated {{[1-9][0-9]*}} ({{[0-9.]+}} s)
 // CHECK-NOT:  partition-plan:
 //
@@ -38,7 +40,7 @@
 //
 // QUIET: model: 4 layers
 //
-// TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/15 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 15/15 (tp=4 sp recompute=full, {{[0-9.]+}} s){{$}}
-// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/1158 {{.*}}\r\e[Kpartition-plan: combinations evaluated 1158/1158 ({{[0-9.]+}} s){{$}}
+// TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/21 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 21/21 (tp=4 sp tp-overlap=4 recompute=full, {{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/1593 {{.*}}\r\e[Kpartition-plan: combinations evaluated 1593/1593 ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: schedules simulated 1 {{.*}}\r\e[Kpartition-plan: schedules simulated {{[0-9]+}} ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: model: 4 layers

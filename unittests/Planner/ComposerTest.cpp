@@ -1,0 +1,175 @@
+//===- ComposerTest.cpp - composition rules on a synthetic probe ---------===//
+//
+// Composer::estimate on a probe written by hand (one probed layer: a 1 ms
+// forward GEMM, a 2 ms backward of which half is weight gradients, a 1 ms
+// update; 1M parameters of 4 bytes) and a cluster of round numbers (1
+// TFLOP/s, 1 TB/s memory, 1 GB/s links without latency), so that each
+// composition rule -- layers per stage, the update, the data-parallel
+// collectives and what hides them, ZeRO's shards, the pipeline's formula
+// and its simulation, memory -- gives a figure worked out by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../../lib/Planner/Composer.h"
+
+#include <gtest/gtest.h>
+
+using namespace partition::planner;
+using partition::runtime::Cluster;
+
+namespace {
+
+Cluster roundCluster() {
+  Cluster c;
+  c.nodes = 1;
+  c.devicesPerNode = 8;
+  c.peakFlops = {{"f32", 1e12}};
+  c.memoryBytes = 1e12;
+  c.memoryBandwidth = 1e12;
+  c.intraNode = {1e9, 0};
+  c.interNode = {1e9, 0};
+  return c;
+}
+
+ProbeOp op(int32_t section, bool backward, double flops, double bytes,
+           bool weight = false) {
+  ProbeOp o;
+  o.section = section;
+  o.backward = backward;
+  o.scales = section != kUpdate;
+  o.gemm = flops > 0;
+  o.weight = weight;
+  o.flops = flops;
+  o.bytes = bytes;
+  o.peak = 1e12;
+  return o;
+}
+
+Probe roundProbe() {
+  Probe p;
+  p.batch = 1;
+  p.probedLayers = 1;
+  p.ops = {op(0, false, 1e9, 0), op(0, true, 1e9, 0),
+           op(0, true, 1e9, 0, /*weight=*/true), op(kUpdate, false, 0, 1e9)};
+  p.layerParams = {1e6};
+  p.layerTensors = {2};
+  p.layerSaved = {1e6};
+  p.parameterBytes = 4;
+  p.stateBytes = 8;
+  p.gradientBytes = 4;
+  p.layerForwardFlops = {1e9};
+  return p;
+}
+
+struct Fixture {
+  Cluster cluster = roundCluster();
+  Probe probe = roundProbe();
+  ProbeCosts costs = costProbe(probe, 1, cluster);
+  Model model;
+  TrainingOptions training;
+  ComposerCache cache;
+  Fixture() {
+    model.summary.layers = 4;
+    model.probedLayerOf = [](int64_t) { return int64_t(0); };
+  }
+  PlanEstimate estimate(PlanConfig c, bool exact = false) {
+    Composer composer(probe, costs, model, cluster, probe, 8, training, cache);
+    std::string why;
+    std::optional<PlanEstimate> e = composer.estimate(c, exact, &why);
+    EXPECT_TRUE(e) << why;
+    return e.value_or(PlanEstimate());
+  }
+};
+
+PlanConfig plan(int64_t dp, int64_t pp, int64_t m, int64_t zero,
+                std::string schedule = "none") {
+  PlanConfig c;
+  c.dp = dp;
+  c.pp = pp;
+  c.microBatches = m;
+  c.zero = zero;
+  c.schedule = std::move(schedule);
+  return c;
+}
+
+TEST(Composer, OneDevice) {
+  Fixture f;
+  PlanEstimate e = f.estimate(plan(1, 1, 1, 0));
+  // 4 layers of 1 + 2 ms, then the update of 4M parameters at 1 ns each.
+  EXPECT_NEAR(e.compute, 12e-3, 1e-12);
+  EXPECT_NEAR(e.seconds, 16e-3, 1e-12);
+  EXPECT_NEAR(e.bubble, 0, 1e-12);
+  EXPECT_DOUBLE_EQ(e.memory.parameters, 16e6);
+  EXPECT_DOUBLE_EQ(e.memory.gradients, 16e6);
+  EXPECT_DOUBLE_EQ(e.memory.optimizerState, 32e6);
+  EXPECT_DOUBLE_EQ(e.memory.activations, 4e6);
+  EXPECT_TRUE(e.fits);
+  // Model FLOPs: forward and twice it backward, 8 sequences of 4 layers.
+  EXPECT_DOUBLE_EQ(e.modelFlops, 3 * 4e9 * 8);
+}
+
+TEST(Composer, DataParallelAllReduceHiddenByBackward) {
+  Fixture f;
+  PlanEstimate e = f.estimate(plan(2, 1, 1, 0));
+  // 16 MB of gradients in one bucket: the ring moves 2 x 1/2 x 16 MB at
+  // 1 GB/s, 16 ms, of which backward (8 ms and the bucket's copies, 64 MB
+  // at 1 TB/s) hides 8.064 ms.
+  double backward = 8e-3 + 64e-6;
+  EXPECT_NEAR(e.compute, 4e-3 + backward, 1e-12);
+  EXPECT_NEAR(e.seconds, 4e-3 + backward + 4e-3 + (16e-3 - backward), 1e-12);
+  EXPECT_DOUBLE_EQ(e.memory.optimizerState, 32e6);
+}
+
+TEST(Composer, ZeroOneShardsStateAndGathersAfterTheUpdate) {
+  Fixture f;
+  PlanEstimate e = f.estimate(plan(2, 1, 1, 1));
+  // The reduce-scatter (8 ms) hides behind backward; the update of half
+  // the parameters (2 ms) and the all-gather of the new ones (8 ms) do not.
+  double backward = 8e-3 + 48e-6;
+  EXPECT_NEAR(e.seconds, 4e-3 + backward + 2e-3 + 8e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(e.memory.optimizerState, 16e6);
+  EXPECT_DOUBLE_EQ(e.memory.gradients, 16e6);
+  EXPECT_DOUBLE_EQ(f.estimate(plan(2, 1, 1, 2)).memory.gradients, 8e6);
+}
+
+TEST(Composer, ZeroThreeHoldsShardsAndOneGatheredLayer) {
+  Fixture f;
+  PlanEstimate e = f.estimate(plan(2, 1, 1, 3));
+  EXPECT_DOUBLE_EQ(e.memory.parameters, 16e6 / 2 + 4e6);
+  EXPECT_DOUBLE_EQ(e.memory.optimizerState, 16e6);
+  // Forward gathers each layer's weights beside its compute.
+  EXPECT_GT(e.stageForward[0], 4e-3);
+}
+
+TEST(Composer, OneFOneBFormulaAndSimulationAgree) {
+  Fixture f;
+  // 2 stages of 2 layers (6 ms per micro-batch each), 4 micro-batches:
+  // 3 x 6 ms at the slowest stage's pace and 12 ms to fill and drain.
+  PlanEstimate formula = f.estimate(plan(1, 2, 4, 0, "1f1b"));
+  EXPECT_FALSE(formula.simulated);
+  EXPECT_NEAR(formula.seconds, 30e-3 + 2e-3, 1e-12);
+  EXPECT_NEAR(formula.bubble, 30e-3 - 24e-3, 1e-12);
+  // The first stage holds 2 micro-batches' activations of its 2 layers.
+  EXPECT_DOUBLE_EQ(formula.stageMemory[0].activations, 2 * 2e6);
+  PlanEstimate simulated = f.estimate(plan(1, 2, 4, 0, "1f1b"), true);
+  EXPECT_TRUE(simulated.simulated);
+  EXPECT_NEAR(simulated.seconds, formula.seconds, 1e-12);
+  EXPECT_DOUBLE_EQ(simulated.stageMemory[0].activations, 2 * 2e6);
+}
+
+TEST(Composer, GPipeHoldsEveryMicroBatch) {
+  Fixture f;
+  PlanEstimate e = f.estimate(plan(1, 2, 4, 0, "gpipe"), true);
+  EXPECT_DOUBLE_EQ(e.stageMemory[0].activations, 4 * 2e6);
+}
+
+TEST(Composer, MoreStagesThanLayersIsPruned) {
+  Fixture f;
+  Composer composer(f.probe, f.costs, f.model, f.cluster, f.probe, 8,
+                    f.training, f.cache);
+  std::string why;
+  EXPECT_FALSE(composer.estimate(plan(1, 8, 8, 0, "1f1b"), false, &why));
+  EXPECT_EQ(why, "no cut of the layers into the stages");
+}
+
+} // namespace
