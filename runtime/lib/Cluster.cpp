@@ -21,12 +21,13 @@ namespace {
 // kernels and NCCL bus bandwidth on these parts, with memory-bound ops
 // fused as tuned GPU stacks fuse them. Checked on Narayanan et al. (SC21),
 // Table 1 (GPT 1.7B-1T on up to 3072 A100s; bench/planner_published.py):
-// the planner's --fix predictions are within -2.4%..+13.4% of the ten
+// the planner's --fix predictions were within -2.4%..+13.4% of the ten
 // published rows; changing the elementwise, collective or large-GEMM
 // factor by 0.05-0.1 either way made the mean error no smaller, so these
-// stay. The H100 and H200 presets take the same factors, not fitted: set
+// stay (since partition's program overlaps its tensor-parallel sums as
+// Megatron's later code does, +2.3%..+14.9%). The H100 and H200 presets take the same factors, not fitted: set
 // against Llama 3 405B's published MFU on H100s (Dubey et al. 2024, Table
-// 4), the planner's best plan is 12-18% below it (docs/benchmarks.md says
+// 4), the planner's best plan is 4-12% below it (docs/benchmarks.md says
 // which mechanisms it lacks).
 const std::vector<std::pair<double, double>> kGemmEfficiency = {
     {1e8, 0.10}, {1e9, 0.30}, {1e10, 0.55}, {1e11, 0.70}, {1e12, 0.78},
