@@ -2,6 +2,7 @@
 
 #include "Probe.h"
 
+#include "partition/Conversion/PartToPlan/Fusion.h"
 #include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/Analysis/CostModel.h"
 #include "partition/Dialect/Part/Analysis/ForwardProgram.h"
@@ -502,6 +503,17 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       }
       return true;
     };
+    // Values inside part-to-plan's fused kernels never reach memory (a
+    // chain of elementwise ops -- GELU's derivative, AdamW's update -- runs
+    // as one kernel): the compiled plan gives them no arena bytes.
+    llvm::DenseSet<Value> fusedAway;
+    for (const FusionGroup &group : findFusionGroups(body, isFusedKernelOp)) {
+      llvm::SmallPtrSet<Value, 8> outside(group.results.begin(),
+                                          group.results.end());
+      for (Operation *member : group.ops)
+        if (!outside.count(member->getResult(0)))
+          fusedAway.insert(member->getResult(0));
+    }
     llvm::DenseMap<Operation *, SmallVector<Value>> dying;
     llvm::DenseMap<Value, Operation *> lastUse;
     for (Operation &op : body.without_terminator())
@@ -513,7 +525,8 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     // Live bytes that do not grow with the batch and those that do.
     double live = 0, liveScaled = 0;
     auto add = [&](Value v, double sign) {
-      (batched.contains(v) ? liveScaled : live) += sign * bytesOf(v);
+      if (!fusedAway.contains(v))
+        (batched.contains(v) ? liveScaled : live) += sign * bytesOf(v);
     };
     std::vector<std::pair<double, double>> points;
     for (Operation &op : body.without_terminator()) {

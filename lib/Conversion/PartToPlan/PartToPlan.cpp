@@ -696,6 +696,12 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+bool partition::isFusedKernelOp(Operation *op) {
+  plan::KernelAttrsUnion attrs;
+  std::optional<plan::OpKind> kind = kernelOf(op, attrs);
+  return kind && runtime::isFusedStepOp(*kind);
+}
+
 /// Plan reduction of a dialect reduction kind.
 static plan::ReduceOp reduceOf(ReductionKind kind) {
   switch (kind) {
@@ -1177,13 +1183,7 @@ ProgramLowering::lower(ProgramMemory &memory) {
       for (const LinkedStage::Slot &slot : linked->slots)
         slotValues.insert(slot.values.begin(), slot.values.end());
     groups = findFusionGroups(
-        function.getBody().front(),
-        [](Operation *op) {
-          plan::KernelAttrsUnion attrs;
-          std::optional<plan::OpKind> kind = kernelOf(op, attrs);
-          return kind && runtime::isFusedStepOp(*kind);
-        },
-        limits,
+        function.getBody().front(), isFusedKernelOp, limits,
         linked ? function_ref<bool(Operation *)>([&](Operation *op) {
           return linked->firstOps.contains(op);
         })

@@ -64,6 +64,12 @@ findFusionGroups(mlir::Block &block,
 /// kernel reads them: the same shape, one element, or a trailing-shape
 /// broadcast (leading ones dropped, what is left is result's last
 /// dimensions).
+/// True if part-to-plan can run `op` as a step of a fused kernel (an
+/// elementwise float op of the plan's fused-step table): what its fusion
+/// groups are made of, and what the planner's probe counts as never
+/// reaching memory inside them.
+bool isFusedKernelOp(mlir::Operation *op);
+
 bool isCyclicBroadcast(llvm::ArrayRef<int64_t> operand,
                        llvm::ArrayRef<int64_t> result);
 
