@@ -106,13 +106,14 @@ struct Chunker {
   }
 };
 
-/// True if `op`'s axes are exactly `axis`.
+/// True if `op`'s axes include `axis` (with GQA's copies of kv heads the
+/// tensor-parallel group is `axis` and its replica axis together).
 bool overAxis(Operation *op, StringRef axis) {
   auto axes = op->getAttrOfType<ArrayAttr>("axes");
-  if (!axes || axes.size() != 1)
-    return false;
-  auto name = dyn_cast<StringAttr>(axes[0]);
-  return name && name.getValue() == axis;
+  return axes && llvm::any_of(axes, [&](Attribute a) {
+           auto name = dyn_cast<StringAttr>(a);
+           return name && name.getValue() == axis;
+         });
 }
 
 /// The first row dimension of `type` (not the contracted last one) that

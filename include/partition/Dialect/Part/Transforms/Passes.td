@@ -150,7 +150,7 @@ def PartCollectiveMatmulPass : Pass<"part-collective-matmul", "::mlir::ModuleOp"
     Option<"chunks", "chunks", "int64_t", /*default=*/"4",
            "chunks of rows per matmul (at least 2)">,
     Option<"axis", "axis", "std::string", /*default=*/"\"tp\"",
-           "the mesh axis whose collectives are split">
+           "the mesh axis whose collectives (over it and any other axes) are split">
   ];
 }
 
