@@ -39,6 +39,8 @@ PlanConfig planOf(const PlanConstraint &c) {
   p.zero = c.zero.value_or(p.zero);
   p.recompute = c.recompute.value_or(p.recompute);
   p.sequenceParallel = c.sequenceParallel.value_or(p.sequenceParallel);
+  p.syncPerStep = c.syncPerStep.value_or(p.syncPerStep);
+  p.tpOverlap = c.tpOverlap.value_or(p.tpOverlap);
   return p;
 }
 
@@ -66,6 +68,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::optional<PlanConstraint> again = PlanConstraint::parse(written, &error);
   FUZZ_CHECK(again.has_value(), "a written --fix does not parse");
   FUZZ_CHECK(textOf(*again) == written, "--fix changed in a write and read");
+  FUZZ_CHECK(!fix->tpOverlap ||
+                 (*fix->tpOverlap != 1 && *fix->tpOverlap >= 0 &&
+                  *fix->tpOverlap <= 64),
+             "tp-overlap's bounds (0, or 2 to 64 chunks)");
   FUZZ_CHECK(fix->admits(planOf(*fix)),
              "a constraint does not admit its own choices");
   return 0;
