@@ -601,18 +601,16 @@ std::string noPlanMessage(const SearchResult &result,
   return text;
 }
 
-} // namespace
+/// A probe and its costs by micro-batch size, made as plans ask for them.
+struct Probed {
+  Probe probe;
+  std::map<int64_t, ProbeCosts> costs;
+};
 
-std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
-                                   std::string *error) {
-  auto started = std::chrono::steady_clock::now();
-  SearchResult result;
-  const Cluster &cluster = options.cluster;
-  if (!checkSearchOptions(options, error))
-    return std::nullopt;
-  OwningOpRef<ModuleOp> cut(model.clone());
-  bool alike = false;
-  int64_t layers = truncateLayers(*cut, 3, &alike);
+/// The summary of `model` (`layers` of it, `alike` or not) and the probed
+/// layer each layer costs as; the batch is its first input's first
+/// dimension.
+Model modelOf(ModuleOp model, int64_t layers, bool alike) {
   Model m;
   m.summary.layers = layers;
   m.summary.layersAlike = alike;
@@ -642,51 +640,14 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     }
     break;
   }
-  int64_t globalBatch =
-      options.globalBatch ? options.globalBatch : m.summary.batch;
-  if (globalBatch < 1) {
-    *error = "the global batch is unknown: the model has no input with a "
-             "batch dimension; give the global batch";
-    return std::nullopt;
-  }
-  if (globalBatch > kMaxGlobalBatch) {
-    *error = "the model's batch " + std::to_string(globalBatch) +
-             " is too large for a global batch (at most " +
-             std::to_string(kMaxGlobalBatch) + "); give the global batch";
-    return std::nullopt;
-  }
-  if (std::optional<std::string> why =
-          fixMismatch(options, layers, globalBatch)) {
-    *error = "no plan fits: " + *why;
-    return std::nullopt;
-  }
+  return m;
+}
 
-  // Probes: tp degrees that divide the devices, with and without sequence
-  // parallelism and recomputation. A degree the model cannot be split by
-  // fails in the compiler, whose message is the reason it is pruned.
-  struct Probed {
-    Probe probe;
-    std::map<int64_t, ProbeCosts> costs; // by micro-batch size
-  };
-  std::map<ProbeKey, Probed> probes;
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         started)
-        .count();
-  };
-  auto report = [&](SearchProgress::Stage stage, int64_t done, int64_t total,
-                    std::string detail = "") {
-    if (!options.progress)
-      return;
-    SearchProgress p;
-    p.stage = stage;
-    p.done = done;
-    p.total = total;
-    p.detail = std::move(detail);
-    p.seconds = elapsed();
-    options.progress(p);
-  };
-  // The probes to compile, listed first so that progress can say "k of n".
+/// The probes a search compiles: tp degrees that divide the devices (within
+/// a node unless fixed), with and without sequence parallelism (and with it
+/// the chunked tensor-parallel collectives), and each recomputation.
+std::vector<PlanConfig> probeConfigs(const SearchOptions &options) {
+  const Cluster &cluster = options.cluster;
   std::vector<PlanConfig> toProbe;
   const PlanConstraint &fix = options.constraint;
   for (int64_t t : divisorsOf(options.devices)) {
@@ -723,6 +684,62 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
       }
     }
   }
+  return toProbe;
+}
+
+/// Until the first `options.exactSchedules` plans of `ranked` are all final
+/// (simulated, or without a pipeline), the first that is not is simulated
+/// and put back where it now ranks -- or dropped, when the simulation's
+/// activation sets do not fit or it cannot be simulated. False with `error`
+/// set when a simulated figure is not finite.
+bool rankBySimulation(
+    std::vector<PlanEstimate> &ranked, const SearchOptions &options,
+    llvm::function_ref<std::optional<PlanEstimate>(const PlanConfig &)>
+        simulate,
+    std::map<std::string, int64_t> &pruned, std::string *error) {
+  size_t exact = size_t(std::max<int64_t>(1, options.exactSchedules));
+  auto final = [](const PlanEstimate &e) {
+    return e.simulated || e.config.pp == 1;
+  };
+  for (;;) {
+    size_t i = 0;
+    while (i < ranked.size() && i < exact && final(ranked[i]))
+      ++i;
+    if (i >= ranked.size() || i >= exact)
+      return true;
+    const PlanConfig c = ranked[i].config;
+    ranked.erase(ranked.begin() + i);
+    std::optional<PlanEstimate> e = simulate(c);
+    if (e && !checkFinite(*e, options.cluster, error))
+      return false;
+    if (!e)
+      continue;
+    if (!e->fits) {
+      pruned["memory"] += 1;
+      continue;
+    }
+    ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), *e, faster),
+                  *e);
+  }
+}
+
+/// Reports a search's progress.
+using ReportFn = llvm::function_ref<void(SearchProgress::Stage, int64_t,
+                                         int64_t, std::string)>;
+
+/// Compiles the probes probeConfigs lists for `cut` into `probes` (the tp
+/// degrees that compile into `tps`, those that fail into `pruned` with the
+/// compiler's reason), counting them in `compiled`; returns the
+/// unpartitioned probe (tp 1, no recomputation: compiled once more when the
+/// constraint leaves it out), or nullopt with its error in `modelWhy`.
+std::optional<Probe> compileProbes(ModuleOp cut, const SearchOptions &options,
+                                   std::map<ProbeKey, Probed> &probes,
+                                   std::vector<int64_t> &tps,
+                                   std::map<std::string, int64_t> &pruned,
+                                   int64_t &compiled, ReportFn report,
+                                   std::string *modelWhy) {
+  const Cluster &cluster = options.cluster;
+  const std::vector<PlanConfig> toProbe = probeConfigs(options);
   // The model's own FLOPs and parameters come from the tp = 1 probe
   // without recomputation: probed once more when the constraint leaves it
   // out.
@@ -739,25 +756,23 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
                 ? std::string()
                 : std::string(" recompute=") + recomputeName(pc.recompute));
   };
-  std::vector<int64_t> tps;
   std::optional<Probe> modelProbe;
-  std::string modelWhy;
   for (const PlanConfig &pc : toProbe) {
     int64_t t = pc.tp;
     bool sp = pc.sequenceParallel;
     Recompute rc = pc.recompute;
     std::string why;
     std::optional<Probe> probe =
-        runProbe(*cut, options.training, pc, cluster, &why);
-    ++m.summary.probes;
-    report(SearchProgress::Stage::Probe, m.summary.probes, probeCount,
+        runProbe(cut, options.training, pc, cluster, &why);
+    ++compiled;
+    report(SearchProgress::Stage::Probe, compiled, probeCount,
            probeName(pc) + (probe ? "" : " (fails)"));
     if (t == 1 && !sp && rc == Recompute::None) {
       modelProbe = probe;
-      modelWhy = why;
+      *modelWhy = why;
     }
     if (!probe) {
-      result.pruned["tp=" + std::to_string(t) + (sp ? " sp" : "") + ": " +
+      pruned["tp=" + std::to_string(t) + (sp ? " sp" : "") + ": " +
                     why] += 1;
       continue;
     }
@@ -767,11 +782,74 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   }
   if (!probesModel) {
     PlanConfig pc;
-    modelProbe = runProbe(*cut, options.training, pc, cluster, &modelWhy);
-    ++m.summary.probes;
-    report(SearchProgress::Stage::Probe, m.summary.probes, probeCount,
+    modelProbe = runProbe(cut, options.training, pc, cluster, modelWhy);
+    ++compiled;
+    report(SearchProgress::Stage::Probe, compiled, probeCount,
            probeName(pc) + (modelProbe ? "" : " (fails)"));
   }
+  return modelProbe;
+}
+
+} // namespace
+
+std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
+                                   std::string *error) {
+  auto started = std::chrono::steady_clock::now();
+  SearchResult result;
+  const Cluster &cluster = options.cluster;
+  if (!checkSearchOptions(options, error))
+    return std::nullopt;
+  OwningOpRef<ModuleOp> cut(model.clone());
+  bool alike = false;
+  int64_t layers = truncateLayers(*cut, 3, &alike);
+  Model m = modelOf(model, layers, alike);
+  int64_t globalBatch =
+      options.globalBatch ? options.globalBatch : m.summary.batch;
+  if (globalBatch < 1) {
+    *error = "the global batch is unknown: the model has no input with a "
+             "batch dimension; give the global batch";
+    return std::nullopt;
+  }
+  if (globalBatch > kMaxGlobalBatch) {
+    *error = "the model's batch " + std::to_string(globalBatch) +
+             " is too large for a global batch (at most " +
+             std::to_string(kMaxGlobalBatch) + "); give the global batch";
+    return std::nullopt;
+  }
+  if (std::optional<std::string> why =
+          fixMismatch(options, layers, globalBatch)) {
+    *error = "no plan fits: " + *why;
+    return std::nullopt;
+  }
+
+  // Probes: tp degrees that divide the devices, with and without sequence
+  // parallelism and recomputation. A degree the model cannot be split by
+  // fails in the compiler, whose message is the reason it is pruned.
+  std::map<ProbeKey, Probed> probes;
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         started)
+        .count();
+  };
+  auto report = [&](SearchProgress::Stage stage, int64_t done, int64_t total,
+                    std::string detail = "") {
+    if (!options.progress)
+      return;
+    SearchProgress p;
+    p.stage = stage;
+    p.done = done;
+    p.total = total;
+    p.detail = std::move(detail);
+    p.seconds = elapsed();
+    options.progress(p);
+  };
+  // The probes, compiled; the unpartitioned one gives the model's own
+  // FLOPs and parameters.
+  std::vector<int64_t> tps;
+  std::string modelWhy;
+  std::optional<Probe> modelProbe = compileProbes(
+      *cut, options, probes, tps, result.pruned, m.summary.probes, report,
+      &modelWhy);
   if (!modelProbe) {
     *error = "the model does not compile unpartitioned: " + modelWhy;
     return std::nullopt;
@@ -827,40 +905,22 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     fitting.push_back(*e);
   }
   std::sort(fitting.begin(), fitting.end(), faster);
-  // The best by formula, simulated: until the first `exact` plans are all
-  // final (simulated, or without a pipeline), the first that is not is
-  // simulated and put back where it now ranks -- or dropped, when the
-  // simulation's activation sets do not fit.
-  std::vector<PlanEstimate> ranked = std::move(fitting);
-  size_t exact = size_t(std::max<int64_t>(1, options.exactSchedules));
-  auto final = [](const PlanEstimate &e) {
-    return e.simulated || e.config.pp == 1;
-  };
+  // The best by formula, simulated.
   int64_t simulated = 0;
-  for (;;) {
-    size_t i = 0;
-    while (i < ranked.size() && i < exact && final(ranked[i]))
-      ++i;
-    if (i >= ranked.size() || i >= exact)
-      break;
-    const PlanConfig c = ranked[i].config;
-    ranked.erase(ranked.begin() + i);
+  std::vector<PlanEstimate> ranked = std::move(fitting);
+  auto simulate = [&](const PlanConfig &c) {
     Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute, c.tpOverlap}];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
                       *modelProbe, globalBatch, options.training, cache);
     std::string why;
     std::optional<PlanEstimate> e = composer.estimate(c, /*exact=*/true, &why);
-    report(SearchProgress::Stage::Simulate, ++simulated, 0,
-           c.text());
-    if (e && !checkFinite(*e, cluster, error))
-      return std::nullopt;
-    if (!e || !e->fits) {
-      pruned[e ? std::string("memory") : why] += 1;
-      continue;
-    }
-    ranked.insert(std::upper_bound(ranked.begin(), ranked.end(), *e, faster),
-                  *e);
-  }
+    report(SearchProgress::Stage::Simulate, ++simulated, 0, c.text());
+    if (!e)
+      pruned[why] += 1;
+    return e;
+  };
+  if (!rankBySimulation(ranked, options, simulate, pruned, error))
+    return std::nullopt;
   report(SearchProgress::Stage::Simulate, simulated, simulated);
   result.plans = std::move(ranked);
   result.model = m.summary;
