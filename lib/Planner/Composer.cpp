@@ -74,7 +74,6 @@ double ringTime(runtime::Ring kind, double bytes, int64_t n, const Link &link,
 //===----------------------------------------------------------------------===//
 
 struct Composer::Layout {
-  int64_t p, d, t, V, m;
   /// The micro-batch against the probe's batch.
   double k;
   const Link *dpLink;
@@ -135,7 +134,7 @@ Composer::schedule(pl::ScheduleKind kind, int64_t p, int64_t m,
 }
 
 StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
-  const int64_t p = x.p, V = x.V;
+  const int64_t p = c.pp, V = c.virtualStages;
   StageCosts s;
   s.forward.assign(p, {});
   s.backward.assign(p, {});
@@ -181,7 +180,7 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
 
 void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
                                int64_t stage, StageCosts &s) const {
-  const int64_t p = x.p, d = x.d;
+  const int64_t p = c.pp, d = c.dp;
   const Link &dpLink = *x.dpLink;
   // Data parallelism and ZeRO as the compiler places them: the gradient
   // all-reduce once per step, in the last micro-batch's backward (ZeRO 0);
@@ -202,7 +201,7 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
   // backward, otherwise one per parameter tensor; ZeRO-3's gathers one
   // flat bucket per layer (part-zero-prefetch), one per tensor outside
   // the layers; ZeRO-1/2's gathers after the update one per tensor.
-  bool bucketed = p == 1 && x.m == 1;
+  bool bucketed = p == 1 && c.microBatches == 1;
   double perTensor = std::max(1.0, s.tensors[stage]);
   double reductions =
       bucketed ? std::max(1.0, std::ceil(gradients /
@@ -278,7 +277,7 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
 MemoryEstimate Composer::memoryOf(const PlanConfig &c, const Layout &x,
                                   const StageCosts &s, int64_t stage,
                                   int64_t inFlight) const {
-  const int64_t d = x.d;
+  const int64_t d = c.dp;
   MemoryEstimate mem;
   double params = s.parameters[stage];
   mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
@@ -292,7 +291,7 @@ MemoryEstimate Composer::memoryOf(const PlanConfig &c, const Layout &x,
                       : params * probe.gradientBytes /
                             double(c.zero >= 2 ? d : 1);
   mem.optimizerState = params * probe.stateBytes / double(c.zero >= 1 ? d : 1);
-  mem.activations = s.saved[stage] / double(x.V) * double(inFlight);
+  mem.activations = s.saved[stage] / double(c.virtualStages) * double(inFlight);
   mem.workspace =
       std::max(probe.workspaceAt(x.k),
                probe.updateWorkspace / double(c.zero >= 1 ? d : 1));
@@ -303,7 +302,7 @@ std::optional<Composer::PipelineTime>
 Composer::pipelineTime(const PlanConfig &c, const Layout &x,
                        const StageCosts &s, bool exact,
                        std::string *pruned) const {
-  const int64_t p = x.p, m = x.m, V = x.V;
+  const int64_t p = c.pp, m = c.microBatches, V = c.virtualStages;
   auto work = [&](int64_t stage) {
     return double(m) * (s.forward[stage].total() + s.backward[stage].total());
   };
@@ -355,7 +354,7 @@ Composer::PipelineTime Composer::pipelineFormula(const PlanConfig &c,
                                                  const Layout &x,
                                                  const StageCosts &s) const {
   using Kind = pl::ScheduleKind;
-  const int64_t p = x.p, m = x.m, V = x.V;
+  const int64_t p = c.pp, m = c.microBatches, V = c.virtualStages;
   Kind kind = x.kind.value_or(Kind::OneFOneB);
   // (m - 1) micro-batches at the slowest stage's pace, plus filling and
   // draining through every stage (a chunk's worth when interleaved; the
@@ -452,21 +451,16 @@ void Composer::addFlops(const PlanConfig &c, PlanEstimate &e) const {
 std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
                                                std::string *pruned) const {
   Layout x;
-  x.p = c.pp;
-  x.d = c.dp;
-  x.t = c.tp;
-  x.V = c.virtualStages;
-  x.m = c.microBatches;
   x.k = double(c.microBatchSize) / double(std::max<int64_t>(1, probe.batch));
   const int64_t perNode = std::max<int64_t>(1, cluster.devicesPerNode);
-  x.dpLink = x.d * x.t <= perNode ? &cluster.intraNode : &cluster.interNode;
+  x.dpLink = c.dp * c.tp <= perNode ? &cluster.intraNode : &cluster.interNode;
   const Link &ppLink =
-      x.p * x.d * x.t <= perNode ? cluster.intraNode : cluster.interNode;
+      c.pp * c.dp * c.tp <= perNode ? cluster.intraNode : cluster.interNode;
   x.transfer =
-      x.p > 1 ? cluster.linkSeconds(ppLink, probe.transferBytes * x.k, 1) : 0;
+      c.pp > 1 ? cluster.linkSeconds(ppLink, probe.transferBytes * x.k, 1) : 0;
   x.kind = pl::parseScheduleKind(c.schedule);
   const std::optional<std::vector<std::vector<int64_t>>> &runs = stageLayers(
-      x.p, x.V, x.kind ? pl::placementOf(*x.kind) : pl::Placement::Interleaved);
+      c.pp, c.virtualStages, x.kind ? pl::placementOf(*x.kind) : pl::Placement::Interleaved);
   if (!runs) {
     if (pruned)
       *pruned = "no cut of the layers into the stages";
@@ -484,19 +478,19 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   // The step: the pipeline, then the update of the stage that ends last.
   int64_t busiest = 0;
   e.seconds = 0;
-  for (int64_t stage = 0; stage < x.p; ++stage)
+  for (int64_t stage = 0; stage < c.pp; ++stage)
     if (pipeline->seconds + s.update[stage] > e.seconds) {
       e.seconds = pipeline->seconds + s.update[stage];
       busiest = stage;
     }
-  e.compute = double(x.m) * (s.forward[busiest].compute +
+  e.compute = double(c.microBatches) * (s.forward[busiest].compute +
                              s.backward[busiest].compute) +
               s.once[busiest].compute;
   e.bubble = std::max(0.0, pipeline->bubble[busiest]);
   e.exposedCommunication = std::max(0.0, e.seconds - e.compute - e.bubble);
   // Memory: the stage with the most.
   double most = -1;
-  for (int64_t stage = 0; stage < x.p; ++stage) {
+  for (int64_t stage = 0; stage < c.pp; ++stage) {
     MemoryEstimate mem =
         memoryOf(c, x, s, stage, pipeline->inFlight[stage]);
     e.stageForward.push_back(s.forward[stage].total());

@@ -361,6 +361,16 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       },
       [&](Operation *op) { return sections.lookup(op); });
 
+  // A result backward reads, itself or through reshapes (views of its
+  // buffer, not counted on their own).
+  std::function<bool(Value)> readInBackward = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *u) {
+      auto it = kinds.find(u);
+      if (it != kinds.end() && it->second == Backward)
+        return true;
+      return isa<ReshapeOp>(u) && readInBackward(u->getResult(0));
+    });
+  };
   for (Operation &op : body.without_terminator()) {
     Kind kind = kinds[&op];
     bool dependsOnBatch = llvm::any_of(
@@ -404,16 +414,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       }
     }
     p.ops.push_back(o);
-    // What forward keeps for backward: a result backward reads, itself or
-    // through reshapes (views of its buffer, not counted on their own).
-    std::function<bool(Value)> readInBackward = [&](Value v) {
-      return llvm::any_of(v.getUsers(), [&](Operation *u) {
-        auto it = kinds.find(u);
-        if (it != kinds.end() && it->second == Backward)
-          return true;
-        return isa<ReshapeOp>(u) && readInBackward(u->getResult(0));
-      });
-    };
+    // What forward keeps for backward.
     if (kind == Forward)
       for (Value r : op.getResults()) {
         if (!readInBackward(r))
@@ -507,13 +508,8 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     // chain of elementwise ops -- GELU's derivative, AdamW's update -- runs
     // as one kernel): the compiled plan gives them no arena bytes.
     llvm::DenseSet<Value> fusedAway;
-    for (const FusionGroup &group : findFusionGroups(body, isFusedKernelOp)) {
-      llvm::SmallPtrSet<Value, 8> outside(group.results.begin(),
-                                          group.results.end());
-      for (Operation *member : group.ops)
-        if (!outside.count(member->getResult(0)))
-          fusedAway.insert(member->getResult(0));
-    }
+    for (const FusionGroup &group : findFusionGroups(body, isFusedKernelOp))
+      addInternalValues(group, fusedAway);
     llvm::DenseMap<Operation *, SmallVector<Value>> dying;
     llvm::DenseMap<Value, Operation *> lastUse;
     for (Operation &op : body.without_terminator())

@@ -77,6 +77,15 @@ void boundary(ArrayRef<Operation *> ops,
 
 } // namespace
 
+void partition::addInternalValues(const FusionGroup &group,
+                                  llvm::DenseSet<Value> &values) {
+  llvm::SmallPtrSet<Value, 8> outside(group.results.begin(),
+                                      group.results.end());
+  for (Operation *member : group.ops)
+    if (!outside.count(member->getResult(0)))
+      values.insert(member->getResult(0));
+}
+
 std::vector<FusionGroup>
 partition::findFusionGroups(Block &block,
                             function_ref<bool(Operation *)> fusible,

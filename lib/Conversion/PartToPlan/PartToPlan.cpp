@@ -1192,11 +1192,7 @@ ProgramLowering::lower(ProgramMemory &memory) {
     for (const FusionGroup &group : groups) {
       groupAt[group.ops.back()] = &group;
       fusedAway.insert(group.ops.begin(), group.ops.end() - 1);
-      llvm::SmallPtrSet<Value, 8> outside(group.results.begin(),
-                                          group.results.end());
-      for (Operation *member : group.ops)
-        if (!outside.count(member->getResult(0)))
-          internal.insert(member->getResult(0));
+      addInternalValues(group, internal);
     }
   }
   if (failed(numberValues()))

@@ -14,6 +14,7 @@
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstddef>
@@ -52,6 +53,11 @@ struct FusionLimits {
 /// `kept`, a value for which it holds is a result of its group even where
 /// no op of the block reads it (a pipeline slot that a later step of the
 /// schedule reads).
+/// Adds to `values` the results of `group`'s members that nothing outside
+/// it reads: the values its kernel keeps on chip, which get no arena bytes.
+void addInternalValues(const FusionGroup &group,
+                       llvm::DenseSet<mlir::Value> &values);
+
 std::vector<FusionGroup>
 findFusionGroups(mlir::Block &block,
                  llvm::function_ref<bool(mlir::Operation *)> fusible,

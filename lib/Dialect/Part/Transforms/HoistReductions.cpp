@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "partition/Dialect/Part/Analysis/Cost.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -31,31 +32,40 @@ using namespace partition::part;
 
 namespace {
 
-/// True if `op` is a collective over one device (an axis of size 1 in the
-/// probe of a plan without it): nothing to run beside, so nothing moves.
-static bool overOneDevice(Operation *op) {
-  auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-  auto axes = op->getAttrOfType<ArrayAttr>("axes");
-  MeshOp mesh = meshRef ? lookupMesh(op, meshRef) : MeshOp();
-  if (!mesh || !axes)
-    return false;
-  int64_t devices = 1;
-  for (Attribute axis : axes) {
-    auto name = dyn_cast<StringAttr>(axis);
-    std::optional<int64_t> size =
-        name ? mesh.getMesh().getAxisSize(name.getValue()) : std::nullopt;
-    if (!size)
-      return false;
-    devices *= *size;
+/// What the pass asks of an op of one per-device function: whether it
+/// communicates (a collective over more than one device, as the cost model
+/// counts it), and whether it is a sum the pass moves. Collectives over one
+/// device (an axis of size 1 in the probe of a plan without it) have
+/// nothing to run beside, so nothing moves for them.
+class Collectives {
+public:
+  explicit Collectives(func::FuncOp function) {
+    if (FlatSymbolRefAttr ref = getSpmdMesh(function))
+      if (MeshOp mesh = lookupMesh(function, ref))
+        meshes[ref] = mesh.getMesh();
   }
-  return devices == 1;
-}
+  bool communicates(Operation *op) {
+    std::optional<CollectiveCost> c = collectiveCost(op, meshOf(op));
+    return c && c->groupSize > 1 && !isa<AllSliceOp>(op);
+  }
+  bool isSum(Operation *op) {
+    return isa<AllReduceOp, ReduceScatterOp>(op) && communicates(op);
+  }
 
-/// The sums the pass moves: all-reduces and reduce-scatters over more than
-/// one device.
-static bool isSum(Operation &op) {
-  return isa<AllReduceOp, ReduceScatterOp>(op) && !overOneDevice(&op);
-}
+private:
+  /// The mesh `op` names, looked up once per name.
+  MeshAttr meshOf(Operation *op) {
+    auto ref = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+    if (!ref)
+      return {};
+    auto [it, fresh] = meshes.try_emplace(ref);
+    if (fresh)
+      if (MeshOp mesh = lookupMesh(op, ref))
+        it->second = mesh.getMesh();
+    return it->second;
+  }
+  llvm::DenseMap<Attribute, MeshAttr> meshes;
+};
 
 struct PartHoistReductionsPass
     : public partition::part::impl::PartHoistReductionsPassBase<
@@ -65,9 +75,10 @@ struct PartHoistReductionsPass
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>())
       if (!function.isDeclaration() && getSpmdMesh(function)) {
-        hoist(function.getBody().front());
+        Collectives collectives(function);
+        hoist(function.getBody().front(), collectives);
         if (defer)
-          deferIndependent(function.getBody().front());
+          deferIndependent(function.getBody().front(), collectives);
       }
   }
 
@@ -75,11 +86,11 @@ struct PartHoistReductionsPass
   /// already moved there, in their order). Moving an op up past ops that do
   /// not make its operand keeps every use dominated: its results are read
   /// only below its old place.
-  static void hoist(Block &block) {
+  static void hoist(Block &block, Collectives &collectives) {
     llvm::DenseMap<Operation *, Operation *> lastPlaced;
     SmallVector<Operation *> sums;
     for (Operation &op : block)
-      if (isSum(op))
+      if (collectives.isSum(&op))
         sums.push_back(&op);
     for (Operation *op : sums) {
       Operation *def = op->getOperand(0).getDefiningOp();
@@ -102,20 +113,21 @@ struct PartHoistReductionsPass
   /// before the weight gradient's GEMM. Deferred ops read only ops before
   /// them or other deferred ops (an op the sum waits for reads only such
   /// ops), so the order stays valid.
-  static void deferIndependent(Block &block) {
+  static void deferIndependent(Block &block, Collectives &collectives) {
     SmallVector<Operation *> window;
     llvm::DenseSet<Operation *> cone;
     for (Operation &op : llvm::make_early_inc_range(block)) {
-      bool collective = isa<AllReduceOp, ReduceScatterOp, AllGatherOp,
-                            AllToAllOp>(op) &&
-                        !overOneDevice(&op);
+      bool communicates = collectives.communicates(&op);
       // Only sums a layer's compute waits for (a tensor-parallel input
       // gradient): a gradient's reduction over dp, read by the update
       // alone, is part-grad-buckets' to place, with backward after it.
-      bool layerWaits = llvm::any_of(op.getUsers(), [](Operation *u) {
-        return u->hasAttr(PartDialect::getLayerAttrName());
-      });
-      if (isSum(op) && layerWaits && !window.empty()) {
+      auto layerWaits = [&] {
+        return llvm::any_of(op.getUsers(), [](Operation *u) {
+          return u->hasAttr(PartDialect::getLayerAttrName());
+        });
+      };
+      if (communicates && isa<AllReduceOp, ReduceScatterOp>(op) &&
+          !window.empty() && layerWaits()) {
         // The ops of the window the sum waits for.
         cone.clear();
         cone.insert(&op);
@@ -142,7 +154,7 @@ struct PartHoistReductionsPass
           point = w;
         }
       }
-      if (collective || !isMemoryEffectFree(&op)) {
+      if (communicates || !isMemoryEffectFree(&op)) {
         window.clear();
         continue;
       }
