@@ -41,6 +41,7 @@ PlanConfig planOf(const PlanConstraint &c) {
   p.sequenceParallel = c.sequenceParallel.value_or(p.sequenceParallel);
   p.syncPerStep = c.syncPerStep.value_or(p.syncPerStep);
   p.tpOverlap = c.tpOverlap.value_or(p.tpOverlap);
+  p.dpOverlap = c.dpOverlap.value_or(p.dpOverlap);
   return p;
 }
 

@@ -778,7 +778,7 @@ std::string Checker::trainingPrefix(ModuleOp m) const {
 }
 
 std::string Checker::trainingSuffix(const SpmdPipelineOptions &options) const {
-  int64_t dp = 1, pp = 1;
+  int64_t dp = 1;
   SmallVector<StringRef> parts;
   StringRef(options.mesh).split(parts, ',', -1, false);
   for (StringRef part : parts) {
@@ -787,13 +787,8 @@ std::string Checker::trainingSuffix(const SpmdPipelineOptions &options) const {
     (void)size.trim().getAsInteger(10, n);
     if (name.trim() == options.dataParallelAxis)
       dp = n;
-    else if (name.trim() == "pp")
-      pp = n;
   }
-  // micro-batches only counts with a pp axis (0 there: one per stage).
-  return planner::afterSpmdPipeline(/*train=*/true, dp, pp,
-                                    pp > 1 ? options.microBatches : 1,
-                                    options.zero);
+  return planner::afterSpmdPipeline(/*train=*/true, dp, options.zero);
 }
 
 PassBuilder Checker::referenceSpmd(bool training) {

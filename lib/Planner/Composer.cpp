@@ -193,20 +193,25 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
   auto hidden = [&](double comm, double besides) {
     return std::min(comm, besides) * cluster.overlap;
   };
+  // The gradients are reduced in one backward (ZeRO 0's all-reduce and a
+  // once-per-step reduce-scatter in the last micro-batch's, or the only
+  // one), or in every micro-batch's (ZeRO's reduce-scatter otherwise).
+  bool pipelined = p > 1 || c.microBatches > 1;
+  bool oneBackward = c.zero == 0 || c.syncPerStep || !pipelined;
+  // dp-overlap=0: the reductions of one backward wait for its end; a
+  // pipeline's per-micro-batch reduce-scatters still run beside the
+  // micro-batches after them.
+  bool waitForBackward = !c.dpOverlap && oneBackward;
   double update = s.parameters[stage] * costs.updatePerParameter /
                   double(c.zero >= 1 ? d : 1);
   // Collectives as the plan compiles them, each paying the ring's
   // latencies: gradient reductions in buckets of gradBucketBytes(dp)
-  // (part-grad-buckets) where neither a pipeline nor micro-batches split
-  // backward, otherwise one per parameter tensor; ZeRO-3's gathers one
-  // flat bucket per layer (part-zero-prefetch), one per tensor outside
-  // the layers; ZeRO-1/2's gathers after the update one per tensor.
-  bool bucketed = p == 1 && c.microBatches == 1;
+  // (part-grad-buckets, in a pipeline's backward fragments too); ZeRO-3's
+  // gathers one flat bucket per layer (part-zero-prefetch), one per tensor
+  // outside the layers; ZeRO-1/2's gathers after the update one per tensor.
   double perTensor = std::max(1.0, s.tensors[stage]);
   double reductions =
-      bucketed ? std::max(1.0, std::ceil(gradients /
-                                         double(part::gradBucketBytes(d))))
-               : perTensor;
+      std::max(1.0, std::ceil(gradients / double(part::gradBucketBytes(d))));
   double gathers =
       c.zero == 3
           ? std::max(1.0, double((*x.runs)[stage].size()) +
@@ -223,18 +228,20 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
   // Bucketed f32 gradients reduced in bf16 (part-grad-buckets dtype) move
   // half the bytes (the copies stay f32).
   double reduced = gradients;
-  if (bucketed && this->training.gradReduce == "bf16" &&
-      probe.gradientBytes >= 4)
+  if (this->training.gradReduce == "bf16" && probe.gradientBytes >= 4)
     reduced = gradients / 2;
   // The copies those buckets compile to, memory-bound: a bucket's concat
   // reads and writes each gradient, its slices each result (the whole
   // gradient, or its shard); a flat gather's concat its shards, its
-  // slices the gathered parameters, in every pass that gathers.
+  // slices the gathered parameters, in every pass that gathers. A
+  // pipeline's last backward only is once per step.
   double copy = cluster.kernelSeconds(0, 1, 1, false);
-  if (training && d > 1 && bucketed)
-    s.backward[stage].compute +=
-        2.0 * gradients * (1.0 + (c.zero >= 1 ? 1.0 / double(d) : 1.0)) *
-        copy;
+  double bucketCopies =
+      2.0 * gradients * (1.0 + (c.zero >= 1 ? 1.0 / double(d) : 1.0)) * copy;
+  if (training && d > 1 && oneBackward && pipelined)
+    update += bucketCopies;
+  else if (training && d > 1)
+    s.backward[stage].compute += bucketCopies;
   if (training && d > 1 && c.zero == 3) {
     double flat = 2.0 * weights * (1.0 + 1.0 / double(d)) * copy;
     s.forward[stage].compute += flat;
@@ -244,7 +251,7 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
     double ar = ringTime(runtime::Ring::AllReduce, reduced, d, dpLink,
                          cluster) +
                 more(reductions, runtime::Ring::AllReduce);
-    update += ar - hidden(ar, s.backward[stage].compute);
+    update += ar - (waitForBackward ? 0 : hidden(ar, s.backward[stage].compute));
   } else if (training && d > 1) {
     double rs = ringTime(runtime::Ring::AllGather, reduced, d, dpLink,
                          cluster) +
@@ -258,8 +265,10 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
     // part-zero-prefetch makes one flat gather of each weight). Reduced
     // once per step (sync=step), the reduce-scatter runs in the last
     // backward only, as ZeRO 0's all-reduce does.
-    double backward = c.syncPerStep ? 0 : rs;
-    if (c.syncPerStep)
+    double backward = c.syncPerStep || waitForBackward ? 0 : rs;
+    if (waitForBackward)
+      update += rs;
+    else if (c.syncPerStep)
       update += rs - hidden(rs, s.backward[stage].compute);
     if (c.zero == 3) {
       s.forward[stage].communication +=

@@ -58,6 +58,8 @@ std::string PlanConfig::text() const {
     s += " sync=step";
   if (tpOverlap)
     s += " tp-overlap=" + std::to_string(tpOverlap);
+  if (!dpOverlap)
+    s += " dp-overlap=0";
   return s;
 }
 
@@ -184,17 +186,18 @@ std::string trainingPipeline(ModuleOp model, const TrainingOptions &training,
   return p;
 }
 
-std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
-                              int64_t microBatches, int64_t zero,
-                              const std::string &gradReduce) {
+std::string afterSpmdPipeline(bool train, int64_t dp, int64_t zero,
+                              const std::string &gradReduce, bool dpOverlap) {
   std::string p;
-  // Data parallelism without a pipeline: gradient reductions (all-reduces,
-  // ZeRO's reduce-scatters) in buckets inside backward, as PyTorch DDP and
-  // FSDP do, of gradBucketBytes(dp).
-  if (train && dp > 1 && pp == 1 && microBatches == 1)
+  // Data parallelism: gradient reductions (all-reduces, ZeRO's
+  // reduce-scatters) in buckets of gradBucketBytes(dp) inside backward (a
+  // pipeline's: in its backward fragments), as PyTorch DDP, FSDP and
+  // Megatron-Core do; without overlap, after backward.
+  if (train && dp > 1)
     addPass(p, "part-grad-buckets{bytes=" +
                    std::to_string(part::gradBucketBytes(dp)) +
-                   (gradReduce == "f32" ? "" : " dtype=" + gradReduce) + "}");
+                   (gradReduce == "f32" ? "" : " dtype=" + gradReduce) +
+                   (dpOverlap ? "" : " overlap=false") + "}");
   // ZeRO-3: each layer's parameters gathered as one flat bucket, a layer
   // ahead.
   if (zero == 3)
@@ -206,9 +209,8 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
                          const PlanConfig &plan) {
   std::string p = trainingPipeline(model, training, plan.recompute);
   addPass(p, "part-spmd{" + plan.spmdOptions() + "}");
-  addPass(p, afterSpmdPipeline(training.train, plan.dp, plan.pp,
-                               plan.microBatches, plan.zero,
-                               training.gradReduce));
+  addPass(p, afterSpmdPipeline(training.train, plan.dp, plan.zero,
+                               training.gradReduce, plan.dpOverlap));
   return p;
 }
 

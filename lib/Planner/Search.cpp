@@ -111,6 +111,13 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
                  "(at least 2)";
         ok = false;
       }
+    } else if (key == "dp-overlap") {
+      if (value != "0" && value != "1") {
+        *error = "--fix: dp-overlap=" + value.str() + " is not 0 or 1";
+        ok = false;
+      } else {
+        c.dpOverlap = value == "1";
+      }
     } else if (key == "sync") {
       if (value != "step" && value != "micro-batch") {
         *error = "--fix: sync=" + value.str() + " is not step or micro-batch";
@@ -121,7 +128,7 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
     } else {
       *error = "--fix: unknown key \"" + key.str() +
                "\" (known: dp tp pp vpp mbs schedule zero recompute sp sync "
-               "tp-overlap)";
+               "tp-overlap dp-overlap)";
       ok = false;
     }
     if (!ok)
@@ -160,6 +167,8 @@ PlanConstraint::choices(const PlanConfig &c) const {
     out.push_back({"sync", sync(*syncPerStep), sync(c.syncPerStep)});
   if (tpOverlap)
     out.push_back({"tp-overlap", n(*tpOverlap), n(c.tpOverlap)});
+  if (dpOverlap)
+    out.push_back({"dp-overlap", n(*dpOverlap), n(c.dpOverlap)});
   return out;
 }
 
@@ -357,6 +366,9 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
     return "zero=" + n(*fix.zero) + " needs a training step";
   if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1)
     return "zero=" + n(*fix.zero) + " needs dp above 1";
+  if (!train && fix.dpOverlap && !*fix.dpOverlap)
+    return "dp-overlap=0 needs a training step (it places the gradients' "
+           "reductions)";
   if (fix.syncPerStep && *fix.syncPerStep && fix.zero && *fix.zero != 1)
     return "sync=step is ZeRO-1's gradients reduce-scattered once per step, "
            "not zero=" + n(*fix.zero);
@@ -488,6 +500,7 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
                 c.recompute = rc;
                 c.sequenceParallel = sp;
                 c.tpOverlap = ov;
+                c.dpOverlap = fix.dpOverlap.value_or(true);
                 bool admitted = true;
                 for (const PlanConstraint::Choice &x : fix.choices(c)) {
                   std::string item = x.key + "=" + x.fixed;

@@ -36,6 +36,8 @@ std::string planLabel(size_t rank, const PlanConfig &c) {
     s += " sp";
   if (c.tpOverlap)
     s += " tp-overlap=" + std::to_string(c.tpOverlap);
+  if (!c.dpOverlap)
+    s += " dp-overlap=0";
   return s;
 }
 

@@ -59,6 +59,48 @@
 // PLAIN: part.matmul
 // PLAIN: return
 
+// Reductions after backward (`overlap=false`: Megatron's DDP without
+// --overlap-grad-reduce) and buckets in a pipeline's backward fragments:
+// the same 5 AdamW steps as the single-rank run, on dp:2 and dp:2,tp:2
+// (after backward), pp:2,dp:2 (bucketed in the fragments, beside backward
+// and after it) and pp:2,dp:2 with ZeRO-1 reduce-scattered once per step
+// (after backward).
+// RUN: runs=""; \
+// RUN: for n in dp2-after dptp-after pp-buckets pp-after ppz1-after; do \
+// RUN:   s="mesh=dp:2"; [ $n = dptp-after ] && s="mesh=dp:2,tp:2"; \
+// RUN:   [ $n = pp-buckets ] || [ $n = pp-after ] && s="mesh=pp:2,dp:2"; \
+// RUN:   [ $n = ppz1-after ] && s="mesh=pp:2,dp:2 zero=1 grad-sync=step"; \
+// RUN:   o="bytes=4096 overlap=false"; [ $n = pp-buckets ] && o="bytes=4096"; \
+// RUN:   partition-opt %t/step.mlir --part-spmd="$s" | partition-opt --part-grad-buckets="$o" -o %t/$n.mlir || exit 1; \
+// RUN:   partition-translate --part-to-plan %t/$n.mlir -o %t/$n.plan 2>/dev/null || exit 1; \
+// RUN:   mkdir -p %t/$n && \
+// RUN:   partition-run %t/$n.plan --backend cpu --steps 5 --weights %t/gpt.safetensors $feed --output-dir %t/$n > %t/$n.log || exit 1; \
+// RUN:   runs="$runs $n"; \
+// RUN: done; \
+// RUN: %python %S/Inputs/losses_agree.py 2e-5 2e-5 %t/ref.log $(for r in $runs; do echo %t/$r.log; done) && \
+// RUN: %python %S/Inputs/compare_dirs.py 1e-5 1e-3 %t/ref $(for r in $runs; do echo %t/$r; done)
+// RUN: FileCheck %s --check-prefix=AFTER < %t/dp2-after.mlir
+// RUN: FileCheck %s --check-prefix=PPAFTER < %t/pp-after.mlir
+// RUN: FileCheck %s --check-prefix=PPBUCKETS < %t/pp-buckets.mlir
+//
+// After backward, the buckets' all-reduces come after the last matmul,
+// the updates after them.
+// AFTER-LABEL: func.func @gpt
+// AFTER: part.all_reduce {{.*}} axes ["dp"] sum {part.origin = "bucket of
+// AFTER-NOT: part.matmul
+// AFTER: return
+// A pipeline's last backward buckets its accumulated gradients: beside
+// backward, a bucket before a later matmul; after it, no matmul after the
+// first bucket.
+// PPBUCKETS-LABEL: func.func private @gpt_stage0_B_final
+// PPBUCKETS: part.all_reduce {{.*}} axes ["dp"] sum {part.origin = "bucket of
+// PPBUCKETS: part.matmul
+// PPBUCKETS: return
+// PPAFTER-LABEL: func.func private @gpt_stage0_B_final
+// PPAFTER: part.all_reduce {{.*}} axes ["dp"] sum {part.origin = "bucket of
+// PPAFTER-NOT: part.matmul
+// PPAFTER: return
+
 // Gradients reduced in bf16 (`dtype=bf16`, as FSDP's reduce_dtype and
 // Megatron's --grad-reduce-in-bf16): one SGD step (lr 0.1) on dp:2 without
 // ZeRO and with ZeRO-3 (flat gathers, reduce-scatters in buckets) moves

@@ -76,7 +76,10 @@ cl::opt<std::string>
                  "(step|micro-batch: ZeRO-1/2 gradients reduce-scattered once "
                  "per step or per micro-batch), tp-overlap (0, or chunks: "
                  "tensor-parallel collectives split with their matmuls to "
-                 "overlap, part-spmd tp-comm-overlap); e.g. "
+                 "overlap, part-spmd tp-comm-overlap), dp-overlap (1, or 0: "
+                 "the gradients' reductions after backward, as Megatron "
+                 "without --overlap-grad-reduce; part-grad-buckets "
+                 "overlap=false); e.g. "
                  "tp=8,pp=8,mbs=1,schedule=1f1b"),
         cl::cat(category));
 cl::opt<std::string> optimizer("optimizer",
@@ -242,6 +245,7 @@ std::string differences(const PlanConfig &a, const PlanConfig &b) {
   note("recompute", recomputeName(a.recompute), recomputeName(b.recompute));
   note("sp", n(a.sequenceParallel), n(b.sequenceParallel));
   note("tp-overlap", n(a.tpOverlap), n(b.tpOverlap));
+  note("dp-overlap", n(a.dpOverlap), n(b.dpOverlap));
   auto sync = [](bool step) {
     return std::string(step ? "once per step" : "per micro-batch");
   };
@@ -316,6 +320,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"recompute", recomputeName(c.recompute)},
       {"sequence_parallel", c.sequenceParallel},
       {"tp_overlap", c.tpOverlap},
+      {"dp_overlap", c.dpOverlap},
       {"grad_sync", c.syncPerStep ? "step" : "micro-batch"},
       {"step_seconds", e.seconds},
       {"compute_seconds", e.compute},
@@ -334,8 +339,8 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"schedule_simulated", e.simulated},
       {"spmd_options", c.spmdOptions()},
       // The passes after part-spmd the plan is costed as compiled with.
-      {"after_spmd", afterSpmdPipeline(!inference, c.dp, c.pp, c.microBatches,
-                                       c.zero, gradReduceDtype)},
+      {"after_spmd", afterSpmdPipeline(!inference, c.dp, c.zero,
+                                       gradReduceDtype, c.dpOverlap)},
   };
 }
 

@@ -24,7 +24,7 @@ TEST(PlanConstraint, ParsesEveryKey) {
   std::string error;
   std::optional<PlanConstraint> c =
       parse("dp=16,tp=8,pp=8,vpp=2,mbs=1,schedule=1f1b,zero=1,"
-            "recompute=full,sp=1,sync=step,tp-overlap=4",
+            "recompute=full,sp=1,sync=step,tp-overlap=4,dp-overlap=0",
             &error);
   ASSERT_TRUE(c) << error;
   EXPECT_EQ(c->dp, 16);
@@ -38,6 +38,7 @@ TEST(PlanConstraint, ParsesEveryKey) {
   EXPECT_EQ(c->sequenceParallel, true);
   EXPECT_EQ(c->syncPerStep, true);
   EXPECT_EQ(c->tpOverlap, 4);
+  EXPECT_EQ(c->dpOverlap, false);
   // Spaces around items and values are allowed; nothing given fixes nothing.
   c = parse(" tp = 4 , sync=micro-batch ", &error);
   ASSERT_TRUE(c) << error;
@@ -55,7 +56,8 @@ TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
   };
   for (const Case &k : std::initializer_list<Case>{
            {"ep=2", "--fix: unknown key \"ep\" (known: dp tp pp vpp mbs "
-                    "schedule zero recompute sp sync tp-overlap)"},
+                    "schedule zero recompute sp sync tp-overlap dp-overlap)"},
+           {"dp-overlap=2", "--fix: dp-overlap=2 is not 0 or 1"},
            {"tp-overlap=1", "--fix: tp-overlap=1 is not 0 (off) or a number "
                             "of chunks (at least 2)"},
            {"tp-overlap=65",
@@ -133,6 +135,22 @@ TEST(PlanConfig, WritesPartSpmdOptions) {
             "sequence-parallel=true tp-comm-overlap=4");
   EXPECT_EQ(c.text(), "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 "
                       "recompute=none sp=1 tp-overlap=4");
+  c.dpOverlap = false;
+  EXPECT_EQ(c.text(), "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 "
+                      "recompute=none sp=1 tp-overlap=4 dp-overlap=0");
+}
+
+// The gradients' reductions over dp in buckets (a pipeline's too); with
+// dp-overlap=0 after backward; nothing without dp.
+TEST(PlanConfig, PlacesGradientReductions) {
+  std::string buckets = afterSpmdPipeline(true, 8, 0);
+  EXPECT_NE(buckets.find("part-grad-buckets{bytes="), std::string::npos)
+      << buckets;
+  EXPECT_EQ(buckets.find("overlap"), std::string::npos) << buckets;
+  std::string after = afterSpmdPipeline(true, 8, 0, "f32", false);
+  EXPECT_NE(after.find(" overlap=false}"), std::string::npos) << after;
+  EXPECT_EQ(afterSpmdPipeline(true, 1, 0, "f32", false), "");
+  EXPECT_EQ(afterSpmdPipeline(false, 8, 0), "");
 }
 
 } // namespace

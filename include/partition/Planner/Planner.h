@@ -76,6 +76,10 @@ struct PlanConfig {
   /// chunks that overlap (part-spmd tp-comm-overlap, Megatron-Core's
   /// --tp-comm-overlap); 0: not split.
   int64_t tpOverlap = 0;
+  /// The gradients' reductions over dp run beside backward (true), or wait
+  /// for its end (part-grad-buckets overlap=false: Megatron's DDP without
+  /// --overlap-grad-reduce, as SC21's runs were made); only as fixed.
+  bool dpOverlap = true;
 
   /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1".
   std::string text() const;
@@ -107,11 +111,11 @@ struct PlanConstraint {
   std::optional<Recompute> recompute;
   std::optional<bool> sequenceParallel, syncPerStep;
   std::optional<int64_t> tpOverlap;
+  std::optional<bool> dpOverlap;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
-  /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap,
-  /// sync being step or micro-batch, tp-overlap 0 or the chunks, each at
-  /// most
-  /// once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
+  /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap
+  /// dp-overlap, sync being step or micro-batch, tp-overlap 0 or the
+  /// chunks, dp-overlap 0 or 1, each at most once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
   /// `error` naming the bad key or value.
   static std::optional<PlanConstraint> parse(const std::string &text,
                                              std::string *error);
@@ -229,12 +233,14 @@ std::optional<SearchResult> search(mlir::ModuleOp model,
 std::string trainingPipeline(mlir::ModuleOp model,
                              const TrainingOptions &training,
                              Recompute recompute);
-/// The passes planPipeline runs after part-spmd: the gradients' all-reduces
-/// in buckets (data parallelism without ZeRO, a pipeline or micro-batches,
-/// as PyTorch DDP does), ZeRO-3's parameter prefetch; "" for none.
-std::string afterSpmdPipeline(bool train, int64_t dp, int64_t pp,
-                              int64_t microBatches, int64_t zero,
-                              const std::string &gradReduce = "f32");
+/// The passes planPipeline runs after part-spmd: the gradients' reductions
+/// over dp in buckets (as PyTorch DDP, FSDP and Megatron-Core do), ZeRO-3's
+/// parameter prefetch; "" for none. With `dpOverlap` false the gradients'
+/// reductions wait for the end of backward (part-grad-buckets
+/// overlap=false).
+std::string afterSpmdPipeline(bool train, int64_t dp, int64_t zero,
+                              const std::string &gradReduce = "f32",
+                              bool dpOverlap = true);
 
 /// The passes that train `model` and partition it for `plan`, as a textual
 /// pipeline for mlir::parsePassPipeline (without the builtin.module).

@@ -19,6 +19,15 @@
 // RUN: FileCheck %s --check-prefix=AFTER < %t/z3bf16.json
 // AFTER: "after_spmd": "part-grad-buckets{bytes=32000000 dtype=bf16},part-zero-prefetch"
 // RUN: %python -c "import json,sys; s=[json.load(open(f))['plans'][0]['step_seconds'] for f in sys.argv[1:]]; sys.exit(0 if s[1] < s[0] else 1)" %t/z3.json %t/z3bf16.json
+// dp-overlap=0 (Megatron's DDP without --overlap-grad-reduce): the same
+// plan with its gradients' reductions after backward, a pipeline's too
+// (part-grad-buckets overlap=false), so the step is longer.
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,zero=0 --top 1 --json %t/ov.json > %t/ov.txt
+// RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,zero=0,dp-overlap=0 --top 1 --json %t/after.json > %t/after.txt
+// RUN: FileCheck %s --check-prefix=DPOV < %t/after.json
+// DPOV: "after_spmd": "part-grad-buckets{bytes=25000000 overlap=false}"
+// DPOV: "dp_overlap": false
+// RUN: %python -c "import json,sys; s=[json.load(open(f))['plans'][0]['step_seconds'] for f in sys.argv[1:]]; sys.exit(0 if s[1] > s[0] else 1)" %t/ov.json %t/after.json
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --grad-reduce-dtype f8 2>&1 | FileCheck %s --check-prefix=REDUCE
 // REDUCE: partition-plan: --grad-reduce-dtype f8 is not f32 or bf16
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,pp=2,mbs=4,schedule=1f1b,zero=0,recompute=none,sp=0 | FileCheck %s --check-prefix=FIXED
@@ -109,7 +118,7 @@
 // HELP: --global-batch=
 // HELP-NOT: --mlir-
 //
-// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap)
+// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap dp-overlap)
 // ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
 // DEVICES: partition-plan: --devices and --top must be at least 1
 // CLUSTER: partition-plan: {{.*}}none.json

@@ -130,14 +130,25 @@ struct PartGradBucketsPass
       return signalPassFailure();
     }
     for (auto function : getOperation().getOps<func::FuncOp>()) {
-      if (function.isDeclaration() || !getSpmdMesh(function))
+      // Per-device functions and a pipeline's fragments (part-pipeline's
+      // micro-batch steps).
+      if (function.isDeclaration() ||
+          !(getSpmdMesh(function) ||
+            function->hasAttr(PartDialect::getFragmentAttrName())))
         continue;
       runOnFunction(function);
+      if (!overlap)
+        sinkUnwaitedSums(function.getBody().front());
     }
   }
 
   void runOnFunction(func::FuncOp function);
   void emitBucket(Block &block, ArrayRef<Operation *> bucket, bool gradients);
+  /// overlap=false: every sum that no layer's op and no other sum waits
+  /// for (a gradient's reduction, read by the update or returned) moves
+  /// to the end of `block`, in order, followed by the ops that read it:
+  /// the whole backward runs before the first of them.
+  void sinkUnwaitedSums(Block &block);
 };
 
 void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
@@ -150,10 +161,19 @@ void PartGradBucketsPass::runOnFunction(func::FuncOp function) {
       groups;
   // The reductions the updated results (`part.updates`: new parameters and
   // optimizer state) are computed from are of gradients; the loss's is not.
+  // A pipeline's backward fragments ("B", "Bi", "W", "B.1") return
+  // gradients (accumulated, reduced in the last); its forward ones the
+  // loss.
+  auto fragment =
+      function->getAttrOfType<StringAttr>(PartDialect::getFragmentAttrName());
+  bool backwardFragment =
+      fragment && (fragment.getValue().starts_with("B") ||
+                   fragment.getValue().starts_with("W"));
   llvm::DenseSet<Operation *> feeding =
       opsFeedingResults(function, [&](unsigned i) {
-        return bool(
-            function.getResultAttr(i, PartDialect::getUpdatesAttrName()));
+        return backwardFragment ||
+               bool(function.getResultAttr(
+                   i, PartDialect::getUpdatesAttrName()));
       });
   for (Operation &op : block) {
     std::optional<Reduction> r = bucketable(&op);
@@ -340,5 +360,56 @@ void PartGradBucketsPass::emitBucket(Block &block,
   }
   for (Operation *op : bucket)
     op->erase();
+}
+
+/// A sum (all_reduce or reduce_scatter) that crosses devices.
+static bool isSum(Operation *op) {
+  if (auto ar = dyn_cast<AllReduceOp>(op))
+    return ar.getKind() == ReductionKind::Sum;
+  if (auto rs = dyn_cast<ReduceScatterOp>(op))
+    return rs.getKind() == ReductionKind::Sum;
+  return false;
+}
+
+void PartGradBucketsPass::sinkUnwaitedSums(Block &block) {
+  // The ops a layer's op or a sum reads, directly or through others: the
+  // sums among them are backward's own (a tensor-parallel input gradient),
+  // and stay where they are.
+  llvm::DenseSet<Operation *> waited;
+  for (Operation &op : llvm::reverse(block))
+    for (Operation *user : op.getUsers()) {
+      Operation *u = block.findAncestorOpInBlock(*user);
+      if (u && (u->hasAttr(PartDialect::getLayerAttrName()) || isSum(u) ||
+                waited.contains(u))) {
+        waited.insert(&op);
+        break;
+      }
+    }
+  // The other sums (gradients, read by the update or returned), in their
+  // order, then what reads them, in its order, at the end.
+  SmallVector<Operation *> sums, readers;
+  llvm::DenseSet<Operation *> sunk;
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    bool reads = llvm::any_of(op.getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def && sunk.contains(block.findAncestorOpInBlock(*def));
+    });
+    if (reads)
+      readers.push_back(&op);
+    else if (isSum(&op) && !waited.contains(&op))
+      sums.push_back(&op);
+    else
+      continue;
+    sunk.insert(&op);
+  }
+  Operation *end = block.getTerminator();
+  for (Operation *op : sums)
+    op->moveBefore(end);
+  for (Operation *op : readers)
+    op->moveBefore(end);
+  LLVM_DEBUG(llvm::dbgs() << "after backward: " << sums.size() << " sums, "
+                          << readers.size() << " readers\n");
 }
 } // namespace

@@ -1121,7 +1121,9 @@ def PartZeroPrefetchPass : Pass<"part-zero-prefetch", "::mlir::ModuleOp"> {
 def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
   let summary = "groups gradient all-reduces and reduce-scatters into buckets that overlap backward";
   let description = [{
-    On per-device (`part.spmd`) functions, takes the `part.all_reduce ...
+    On per-device (`part.spmd`) functions and a pipeline's fragments
+    (`part.fragment`: the reductions of gradients accumulated over the
+    micro-batches sit in the last backward's), takes the `part.all_reduce ...
     sum` ops -- after `part-spmd` on a data-parallel mesh these are mostly
     the reductions of gradients over `dp` -- and groups those over the same
     mesh axes and element type, in the order their operands are produced
@@ -1158,6 +1160,16 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
     `part.origin = "bucket of N all_reduces (part-grad-buckets): o1; o2"`,
     listing the `part.origin` of every reduction it carries, in order.
 
+    With `overlap=false` the reductions wait for the end of backward, as
+    Megatron's data-parallel all-reduce of its whole gradient buffer does
+    without `--overlap-grad-reduce` (and DeepSpeed's with
+    `overlap_comm=false`): each sum that no layer's op (`part.layer`) and
+    no other sum waits for, directly or through other ops -- a gradient's
+    reduction, read by the update, or returned by a pipeline's backward
+    fragment -- moves, in order, to the end of its function, and the ops
+    that read it follow. Sums backward waits for (a tensor-parallel input
+    gradient) stay.
+
     It is not part of `part-spmd`; add it after:
     `partition-opt --part-spmd="mesh=dp:2" --part-grad-buckets="bytes=4096"`.
 
@@ -1189,7 +1201,11 @@ def PartGradBucketsPass : Pass<"part-grad-buckets", "::mlir::ModuleOp"> {
            "the most bytes in one bucket">,
     Option<"dtype", "dtype", "std::string", /*default=*/"",
            "the type f32 gradients are reduced in: bf16 or f16 (empty: "
-           "their own)">
+           "their own)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "reduce each bucket beside the rest of backward (false: every "
+           "gradient's reduction after the whole backward, as Megatron's "
+           "DDP without --overlap-grad-reduce)">
   ];
 }
 
