@@ -406,7 +406,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       }
       o.bytes = double(bytes);
       o.flops = double(flops);
-      o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp>(op);
+      o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(op);
       o.peak = peakFlopsFor(&op, cluster);
       if (kind == Forward) {
         if (o.section >= 0)

@@ -342,12 +342,14 @@ PARTITION_SIMD_CLONES void softmaxRow(const float *x, float *y, int64_t n) {
 
 /// C[m, n] = alpha * op(A) op(B) with row-major A ([m, k] or [k, m] with
 /// `ta`) and B ([k, n] or [n, k] with `tb`), through OpenBLAS.
+/// c = alpha a b + beta c (row-major; beta 0 or 1).
 Status gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-            const float *a, const float *b, float *c) {
+            const float *a, const float *b, float *c, float beta = 0.0f) {
   if (m == 0 || n == 0)
     return Status::ok();
   if (k == 0) { // an empty sum; BLAS rejects the leading dimensions
-    std::fill(c, c + m * n, 0.0f);
+    if (beta == 0.0f)
+      std::fill(c, c + m * n, 0.0f);
     return Status::ok();
   }
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
@@ -357,7 +359,7 @@ Status gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
       ik = static_cast<int>(k);
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, im, in, ik, alpha, a,
-              ta ? im : ik, b, tb ? ik : in, 0.0f, c, in);
+              ta ? im : ik, b, tb ? ik : in, beta, c, in);
   return Status::ok();
 }
 
@@ -1228,6 +1230,23 @@ Status batchMatmul(const KernelAttrs &attrs, const TensorRef &lhs,
   });
 }
 
+/// The probabilities of `rows` rows of scores [rows, sk] in place: row i is
+/// the query at position `position(i)`; causal, it sees keys 0..p, or with
+/// a window p + 1 - window..p, and the keys it does not see get
+/// probability exactly 0.
+template <typename Position>
+void maskedSoftmaxRows(float *scores, int64_t rows, int64_t sk, bool causal,
+                       int64_t window, Position position) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = scores + i * sk;
+    int64_t seen = causal ? position(i) + 1 : sk;
+    int64_t first = window > 0 ? std::max<int64_t>(0, seen - window) : 0;
+    softmaxRow(row + first, row + first, seen - first);
+    std::fill(row, row + first, 0.0f);
+    std::fill(row + seen, row + sk, 0.0f);
+  }
+}
+
 /// softmax(scale * Q K^T + mask) V per (batch, head). The query heads that
 /// share a kv head (h / (H / Hkv)) are adjacent in memory, so their rows form
 /// one [group * Sq, D] matrix and take one GEMM against that kv head. A
@@ -1258,21 +1277,81 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
         const float *queries = rq.read((firstRow + r0) * d, nr * d);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, true, nr, sk, d, scale, queries, keys, scores.data()));
-        for (int64_t i = 0; i < nr; ++i) {
-          float *row = scores.data() + i * sk;
-          // Causal: query position p sees keys 0..p, or with a window
-          // p + 1 - window..p; the masked keys get probability exactly 0.
-          int64_t seen = causal ? (r0 + i) % sq + 1 : sk;
-          int64_t first = window > 0 ? std::max<int64_t>(0, seen - window) : 0;
-          softmaxRow(row + first, row + first, seen - first);
-          std::fill(row, row + first, 0.0f);
-          std::fill(row + seen, row + sk, 0.0f);
-        }
+        maskedSoftmaxRows(scores.data(), nr, sk, causal, window,
+                          [&](int64_t i) { return (r0 + i) % sq; });
         float *o = w.begin((firstRow + r0) * dv, nr * dv);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, false, nr, dv, sk, 1.0f, scores.data(), values, o));
         w.commit();
       }
+    }
+  }
+  return Status::ok();
+}
+
+/// Attention's gradients per (batch, query head), in blocks of query rows
+/// (at most kScoreBlock scores at once): the probabilities recomputed,
+///   dv += p^T do, dp = do v^T, ds = scale * p * (dp - rowsum(dp * p)),
+///   dq = ds k, dk += ds^T q,
+/// the key's and value's gradients per query head ([B, H, Sk, D / Dv]),
+/// summed over the blocks in f32.
+Status attentionGrad(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
+                     const std::vector<TensorRef> &out) {
+  const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+          d = q.shape[3];
+  int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+  int64_t group = heads / kvHeads;
+  bool causal = attrs.AsAttentionAttrs()->causal;
+  float scale = attrs.AsAttentionAttrs()->scale;
+  int64_t window = attrs.AsAttentionAttrs()->window;
+  int64_t blockRows = std::max<int64_t>(
+      1, std::min(sq, kScoreBlock / std::max<int64_t>(sk, 1)));
+  F32Reader rq(q), rk(k), rv(v), rdy(dy);
+  F32Writer wq(out[0]), wk(out[1]), wv(out[2]);
+  std::vector<float> p(blockRows * sk), dp(blockRows * sk);
+  std::vector<float> dk(sk * d), dvalue(sk * dv);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kv = b * kvHeads + h / group, head = b * heads + h;
+      const float *keys = rk.read(kv * sk * d, sk * d);
+      const float *values = rv.read(kv * sk * dv, sk * dv);
+      std::fill(dk.begin(), dk.end(), 0.0f);
+      std::fill(dvalue.begin(), dvalue.end(), 0.0f);
+      for (int64_t r0 = 0; r0 < sq; r0 += blockRows) {
+        int64_t nr = std::min(blockRows, sq - r0);
+        const float *queries = rq.read((head * sq + r0) * d, nr * d);
+        const float *grad = rdy.read((head * sq + r0) * dv, nr * dv);
+        PARTITION_RETURN_IF_ERROR(
+            gemm(false, true, nr, sk, d, scale, queries, keys, p.data()));
+        maskedSoftmaxRows(p.data(), nr, sk, causal, window,
+                          [&](int64_t i) { return r0 + i; });
+        PARTITION_RETURN_IF_ERROR(
+            gemm(true, false, sk, dv, nr, 1.0f, p.data(), grad,
+                 dvalue.data(), 1.0f));
+        PARTITION_RETURN_IF_ERROR(
+            gemm(false, true, nr, sk, dv, 1.0f, grad, values, dp.data()));
+        for (int64_t i = 0; i < nr; ++i) {
+          const float *pi = p.data() + i * sk;
+          float *di = dp.data() + i * sk;
+          double dot = 0;
+          for (int64_t j = 0; j < sk; ++j)
+            dot += double(di[j]) * double(pi[j]);
+          for (int64_t j = 0; j < sk; ++j)
+            di[j] = scale * pi[j] * (di[j] - float(dot));
+        }
+        float *dq = wq.begin((head * sq + r0) * d, nr * d);
+        PARTITION_RETURN_IF_ERROR(
+            gemm(false, false, nr, d, sk, 1.0f, dp.data(), keys, dq));
+        wq.commit();
+        PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, d, nr, 1.0f,
+                                       dp.data(), queries, dk.data(), 1.0f));
+      }
+      std::copy(dk.begin(), dk.end(), wk.begin(head * sk * d, sk * d));
+      wk.commit();
+      std::copy(dvalue.begin(), dvalue.end(),
+                wv.begin(head * sk * dv, sk * dv));
+      wv.commit();
     }
   }
   return Status::ok();
@@ -1770,6 +1849,8 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
     return rotaryEmbedding(in, out[0]);
   case OpKind::Attention:
     return attention(attrs, in[0], in[1], in[2], out[0]);
+  case OpKind::AttentionGrad:
+    return attentionGrad(attrs, in, out);
   case OpKind::SoftmaxCrossEntropy:
     return softmaxCrossEntropy(attrs, in[0], in[1], out[0]);
   case OpKind::ReduceSum:

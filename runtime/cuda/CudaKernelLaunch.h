@@ -225,6 +225,14 @@ cudaError_t launchAttentionSoftmax(const LaunchConfig &config, DType dtype,
                                    int64_t rowOffset, int64_t causalPeriod,
                                    int64_t window);
 
+/// Attention's score gradients per row of [rows, cols]: ds = scale * p *
+/// (dp - rowsum(dp * p)), from `dp` (f32) and the probabilities `p` in
+/// `dtype`, written to `out` in `dtype` (`out` may be `dp` when f32).
+cudaError_t launchAttentionGradScores(const LaunchConfig &config, DType dtype,
+                                      void *out, const float *dp,
+                                      const void *p, int64_t rows,
+                                      int64_t cols, float scale);
+
 /// Layer norm (biased variance; `bias` may be null) or, with `rms`, RMS norm
 /// over the last dimension of in [rows, cols].
 cudaError_t launchNorm(const LaunchConfig &config, bool rms, DType dtype,

@@ -266,6 +266,8 @@ private:
       return rotary(in, out[0], config);
     case OpKind::Attention:
       return attention(attrs, in[0], in[1], in[2], out[0], stream, config);
+    case OpKind::AttentionGrad:
+      return attentionGrad(attrs, in, out, stream, config);
     case OpKind::SoftmaxCrossEntropy:
       return crossEntropy(attrs.AsCrossEntropyAttrs()->reduction, in[0], in[1],
                           out[0], config);
@@ -623,6 +625,127 @@ private:
                        outData + (p0 * rowsPerPair + r0) * dv * elt,
                        stream.get(), workspace, CudaStream::kWorkspaceBytes));
       }
+    }
+    return Status::ok();
+  }
+
+  /// Attention's gradients per (batch, query head), in chunks of query
+  /// rows that fit kAttentionScratchBytes: the probabilities recomputed
+  /// (f32 scores, then in the storage type), dv += p^T do, dp = do v^T
+  /// (f32), ds = scale * p * (dp - rowsum(dp * p)) over p, dq = ds k,
+  /// dk += ds^T q; dk and dv summed over the chunks in f32 and stored per
+  /// query head ([B, H, Sk, D / Dv]).
+  Status attentionGrad(const KernelAttrs &attrs,
+                       const std::vector<TensorRef> &in,
+                       const std::vector<TensorRef> &out, CudaStream &stream,
+                       const LaunchConfig &config) {
+    const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
+    bool causal = attrs.AsAttentionAttrs()->causal;
+    float scale = attrs.AsAttentionAttrs()->scale;
+    int64_t window = attrs.AsAttentionAttrs()->window;
+    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+            d = q.shape[3];
+    int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+    int64_t group = heads / kvHeads;
+    if (batch * heads == 0)
+      return Status::ok();
+    if (sq == 0 || sk == 0) { // no products: every gradient is 0
+      for (const TensorRef &t : out)
+        PARTITION_RETURN_IF_ERROR(copyZeros(t, config));
+      return Status::ok();
+    }
+    DType t = q.dtype;
+    int64_t elt = dtypeSize(t);
+    bool f32 = t == DType::F32;
+    // Per row: f32 scores (then probabilities when f32), f32 dp, and the
+    // probabilities (then ds) in the storage type otherwise.
+    int64_t bytesPerRow = sk * (8 + (f32 ? 0 : elt));
+    int64_t accBytes = 4 * sk * (2 * d + 2 * dv);
+    int64_t rowsPerChunk = std::max<int64_t>(
+        1, std::min<int64_t>(sq, (kAttentionScratchBytes - accBytes) /
+                                     bytesPerRow));
+    Scratch scratch(stream.get());
+    PARTITION_RETURN_IF_ERROR(scratch.allocate(
+        static_cast<size_t>(rowsPerChunk * bytesPerRow + accBytes),
+        state_->scratchPool()));
+    auto *scores = static_cast<float *>(scratch.data());
+    float *dp = scores + rowsPerChunk * sk;
+    void *probs = f32 ? static_cast<void *>(scores)
+                      : static_cast<void *>(dp + rowsPerChunk * sk);
+    auto *dkAcc = reinterpret_cast<float *>(
+        static_cast<char *>(scratch.data()) + rowsPerChunk * bytesPerRow);
+    float *dvAcc = dkAcc + sk * d, *partial = dvAcc + sk * dv;
+    PARTITION_ASSIGN_OR_RETURN(void *workspace, stream.workspace());
+    auto gemm = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
+                    float alpha, DType cType, const void *a, const void *b,
+                    void *c) {
+      RowMajorGemm g;
+      g.abType = t;
+      g.cType = cType;
+      g.transposeA = ta;
+      g.transposeB = tb;
+      g.m = m;
+      g.n = n;
+      g.k = kk;
+      g.alpha = alpha;
+      return gemm_->run(g, a, b, c, stream.get(), workspace,
+                        CudaStream::kWorkspaceBytes);
+    };
+    // acc (+)= the partial sum just written (the first chunk writes acc).
+    auto accumulate = [&](float *acc, int64_t n) -> Status {
+      BroadcastView view;
+      view.rank = 1;
+      view.shape[0] = n;
+      view.lhsStrides[0] = view.rhsStrides[0] = 1;
+      PARTITION_CUDA_CHECK(launchBinary(config, BinaryKind::Add, DType::F32,
+                                        acc, acc, partial, view, n));
+      return Status::ok();
+    };
+    const char *qData = static_cast<const char *>(q.data),
+               *kData = static_cast<const char *>(k.data),
+               *vData = static_cast<const char *>(v.data),
+               *dyData = static_cast<const char *>(dy.data);
+    for (int64_t bh = 0; bh < batch * heads; ++bh) {
+      int64_t kv = (bh / heads) * kvHeads + (bh % heads) / group;
+      const char *keys = kData + kv * sk * d * elt;
+      const char *values = vData + kv * sk * dv * elt;
+      for (int64_t r0 = 0; r0 < sq; r0 += rowsPerChunk) {
+        int64_t nr = std::min(rowsPerChunk, sq - r0);
+        const char *queries = qData + (bh * sq + r0) * d * elt;
+        const char *grad = dyData + (bh * sq + r0) * dv * elt;
+        bool first = r0 == 0;
+        PARTITION_RETURN_IF_ERROR(gemm(false, true, nr, sk, d, scale,
+                                       DType::F32, queries, keys, scores));
+        PARTITION_CUDA_CHECK(launchAttentionSoftmax(config, t, probs, scores,
+                                                    nr, sk, nr, r0,
+                                                    causal ? sq : 0, window));
+        PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, nr, 1.0f,
+                                       DType::F32, probs, grad,
+                                       first ? dvAcc : partial));
+        if (!first)
+          PARTITION_RETURN_IF_ERROR(accumulate(dvAcc, sk * dv));
+        PARTITION_RETURN_IF_ERROR(
+            gemm(false, true, nr, sk, dv, 1.0f, DType::F32, grad, values, dp));
+        // ds over the probabilities (in place: each thread its columns).
+        PARTITION_CUDA_CHECK(launchAttentionGradScores(config, t, probs, dp,
+                                                       probs, nr, sk, scale));
+        PARTITION_RETURN_IF_ERROR(
+            gemm(false, false, nr, d, sk, 1.0f, t, probs, keys,
+                 static_cast<char *>(out[0].data) + (bh * sq + r0) * d * elt));
+        PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, d, nr, 1.0f,
+                                       DType::F32, probs, queries,
+                                       first ? dkAcc : partial));
+        if (!first)
+          PARTITION_RETURN_IF_ERROR(accumulate(dkAcc, sk * d));
+      }
+      PARTITION_CUDA_CHECK(launchCast(config, DType::F32, t,
+                                      static_cast<char *>(out[1].data) +
+                                          bh * sk * d * elt,
+                                      dkAcc, sk * d));
+      PARTITION_CUDA_CHECK(launchCast(config, DType::F32, t,
+                                      static_cast<char *>(out[2].data) +
+                                          bh * sk * dv * elt,
+                                      dvAcc, sk * dv));
     }
     return Status::ok();
   }

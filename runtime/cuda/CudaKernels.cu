@@ -743,6 +743,28 @@ __global__ void softmaxRowsKernel(Out *out, const In *in, int64_t rows,
   }
 }
 
+/// Attention's score gradients, one block per row: ds = scale * p * (dp -
+/// sum_j dp_j p_j), from `dp` (f32) and the probabilities `p`, written in
+/// Out (`out` may be `dp` when Out is float: each thread reads and writes
+/// the same columns, after the row's sum).
+template <typename Out>
+__global__ void attentionGradScoresKernel(Out *out, const float *dp,
+                                          const Out *p, int64_t rows,
+                                          int64_t cols, float scale) {
+  __shared__ float shared[32];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float *g = dp + row * cols;
+    const Out *pr = p + row * cols;
+    Out *y = out + row * cols;
+    float dot = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      dot += g[j] * Elem<Out>::up(pr[j]);
+    dot = blockReduce<false>(dot, shared);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      y[j] = Elem<Out>::down(scale * Elem<Out>::up(pr[j]) * (g[j] - dot));
+  }
+}
+
 /// Softmax along a middle dimension of [outer, dim, inner]: one thread per
 /// (outer, inner) column, coalesced along inner.
 template <typename T>
@@ -1246,6 +1268,23 @@ cudaError_t cuda::launchAttentionSoftmax(const LaunchConfig &config,
         <<<rowGrid(config, rows), rowThreads(cols), 0, config.stream>>>(
             static_cast<T *>(out), scores, rows, cols, rowsPerGroup, rowOffset,
             causalPeriod, window);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t cuda::launchAttentionGradScores(const LaunchConfig &config,
+                                            DType dtype, void *out,
+                                            const float *dp, const void *p,
+                                            int64_t rows, int64_t cols,
+                                            float scale) {
+  if (rows * cols == 0)
+    return cudaSuccess;
+  return withFloatType(dtype, [&](auto tag) {
+    using T = Pointee<decltype(tag)>;
+    attentionGradScoresKernel<T>
+        <<<rowGrid(config, rows), rowThreads(cols), 0, config.stream>>>(
+            static_cast<T *>(out), dp, static_cast<const T *>(p), rows, cols,
+            scale);
     return cudaGetLastError();
   });
 }

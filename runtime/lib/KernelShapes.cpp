@@ -34,6 +34,7 @@ plan::KernelAttrs partition::runtime::kernelAttrsKind(OpKind op) {
   case OpKind::RmsNorm:
     return A::NormAttrs;
   case OpKind::Attention:
+  case OpKind::AttentionGrad:
     return A::AttentionAttrs;
   case OpKind::SoftmaxCrossEntropy:
     return A::CrossEntropyAttrs;
@@ -410,6 +411,38 @@ Status checkMatmul(const Checker &c, bool batched) {
 /// A Fused kernel: every operand and result a float tensor, the results of
 /// one shape, each operand as many elements or a divisor of that many, and
 /// every step reading only slots defined before it.
+/// What Attention and AttentionGrad check alike: query, key and value of
+/// one float dtype (the first result's too), rank 4, shapes that fit, and
+/// the mask's attributes.
+Status checkAttentionOperands(const Checker &c,
+                              const std::vector<TensorRef> &in,
+                              const std::vector<TensorRef> &outputs) {
+  const TensorRef &q = in[0], &k = in[1], &v = in[2];
+  PARTITION_RETURN_IF_ERROR(c.floatDType(q, "query"));
+  PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", k, "key"));
+  PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", v, "value"));
+  PARTITION_RETURN_IF_ERROR(
+      c.sameDType(q, "query", outputs[0], "the result"));
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+    return c.fail("query, key and value must have rank 4");
+  if (q.shape[0] != k.shape[0] || k.shape[0] != v.shape[0] ||
+      k.shape[1] != v.shape[1] || k.shape[2] != v.shape[2] ||
+      q.shape[3] != k.shape[3] || k.shape[1] == 0 ||
+      q.shape[1] % k.shape[1] != 0)
+    return c.fail("incompatible query ", formatShape(q.shape), ", key ",
+                  formatShape(k.shape), " and value ", formatShape(v.shape));
+  if (c.attrs.AsAttentionAttrs()->causal && q.shape[2] != k.shape[2])
+    return c.fail("causal attention needs equal sequence lengths, got ",
+                  q.shape[2], " and ", k.shape[2]);
+  if (int64_t window = c.attrs.AsAttentionAttrs()->window; window != 0) {
+    if (window < 0)
+      return c.fail("the attention window must be positive, got ", window);
+    if (!c.attrs.AsAttentionAttrs()->causal)
+      return c.fail("an attention window (", window, ") needs causal");
+  }
+  return Status::ok();
+}
+
 Status checkFused(const Checker &c) {
   const plan::FusedAttrsT &f = *c.attrs.AsFusedAttrs();
   if (c.in.empty() || c.out.empty())
@@ -631,30 +664,31 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
   }
   case OpKind::Attention: {
     PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
-    const TensorRef &q = in[0], &k = in[1], &v = in[2];
-    PARTITION_RETURN_IF_ERROR(c.floatDType(q, "query"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", k, "key"));
-    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", v, "value"));
-    PARTITION_RETURN_IF_ERROR(
-        c.sameDType(q, "query", outputs[0], "the result"));
-    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-      return c.fail("query, key and value must have rank 4");
-    if (q.shape[0] != k.shape[0] || k.shape[0] != v.shape[0] ||
-        k.shape[1] != v.shape[1] || k.shape[2] != v.shape[2] ||
-        q.shape[3] != k.shape[3] || k.shape[1] == 0 ||
-        q.shape[1] % k.shape[1] != 0)
-      return c.fail("incompatible query ", formatShape(q.shape), ", key ",
-                    formatShape(k.shape), " and value ", formatShape(v.shape));
-    if (attrs.AsAttentionAttrs()->causal && q.shape[2] != k.shape[2])
-      return c.fail("causal attention needs equal sequence lengths, got ",
-                    q.shape[2], " and ", k.shape[2]);
-    if (int64_t window = attrs.AsAttentionAttrs()->window; window != 0) {
-      if (window < 0)
-        return c.fail("the attention window must be positive, got ", window);
-      if (!attrs.AsAttentionAttrs()->causal)
-        return c.fail("an attention window (", window, ") needs causal");
-    }
+    PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs));
+    const TensorRef &q = in[0], &v = in[2];
     return c.resultShape({q.shape[0], q.shape[1], q.shape[2], v.shape[3]});
+  }
+  case OpKind::AttentionGrad: {
+    PARTITION_RETURN_IF_ERROR(c.arity(4, 3));
+    PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs));
+    const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
+    PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", dy, "result_grad"));
+    Shape result = {q.shape[0], q.shape[1], q.shape[2], v.shape[3]};
+    if (dy.shape != result)
+      return c.fail("result_grad has shape ", formatShape(dy.shape),
+                    " but the attention's result has ", formatShape(result));
+    Shape expected[3] = {q.shape,
+                         {q.shape[0], q.shape[1], k.shape[2], k.shape[3]},
+                         {q.shape[0], q.shape[1], k.shape[2], v.shape[3]}};
+    for (int i = 0; i < 3; ++i) {
+      PARTITION_RETURN_IF_ERROR(
+          c.sameDType(q, "query", outputs[i], "a gradient"));
+      if (outputs[i].shape != expected[i])
+        return c.fail("gradient ", i, " has shape ",
+                      formatShape(outputs[i].shape), " but must be ",
+                      formatShape(expected[i]));
+    }
+    return Status::ok();
   }
   case OpKind::SoftmaxCrossEntropy: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));

@@ -68,7 +68,8 @@ partition::runtime::instructionFlops(const plan::Program &program,
     double n = double(rhs.Get(tb ? rr - 2 : rr - 1));
     return 2 * product(lhs, 0, lr - 2) * m * n * kk;
   }
-  case plan::OpKind::Attention: {
+  case plan::OpKind::Attention:
+  case plan::OpKind::AttentionGrad: {
     if (instruction.operands()->size() < 3)
       return 0;
     const auto &q = *operand(program, instruction, 0).shape();
@@ -80,7 +81,13 @@ partition::runtime::instructionFlops(const plan::Program &program,
     // head takes q k^T (Sq x Sk x D) and p v (Sq x Dv x Sk).
     double rows = double(q.Get(0)) * double(q.Get(1)) * double(q.Get(2));
     double sk = double(key.Get(2));
-    return 2 * rows * sk * double(q.Get(3)) + 2 * rows * sk * double(v.Get(3));
+    double forward =
+        2 * rows * sk * double(q.Get(3)) + 2 * rows * sk * double(v.Get(3));
+    // Its backward: q k^T again, do v^T and p^T do, ds k and ds^T q.
+    if (k->op() == plan::OpKind::AttentionGrad)
+      return forward + 2 * rows * sk * double(q.Get(3)) +
+             2 * rows * sk * (double(q.Get(3)) + double(v.Get(3)));
+    return forward;
   }
   default:
     return 0;

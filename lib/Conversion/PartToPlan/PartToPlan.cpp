@@ -506,6 +506,19 @@ static plan::KernelAttrsUnion wrap(T table) {
   return attrs;
 }
 
+/// part.attention's and part.attention_grad's attributes; the scale
+/// defaults to 1 / sqrt(head size).
+template <typename AttentionLike>
+static plan::AttentionAttrsT attentionAttrs(AttentionLike a) {
+  plan::AttentionAttrsT t;
+  t.causal = a.getCausal();
+  t.window = a.getWindow().value_or(0);
+  int64_t d = cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
+  t.scale = a.getScale() ? a.getScale()->convertToFloat()
+                         : static_cast<float>(1.0 / std::sqrt(double(d)));
+  return t;
+}
+
 static plan::MatmulAttrsT matmulAttrs(bool transposeA, bool transposeB) {
   plan::MatmulAttrsT t;
   t.transpose_a = transposeA;
@@ -602,15 +615,12 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
       })
       .Case([](RotaryEmbeddingOp) { return K::RotaryEmbedding; })
       .Case([&](AttentionOp a) {
-        plan::AttentionAttrsT t;
-        t.causal = a.getCausal();
-        t.window = a.getWindow().value_or(0);
-        int64_t d =
-            cast<RankedTensorType>(a.getQuery().getType()).getShape()[3];
-        t.scale = a.getScale() ? a.getScale()->convertToFloat()
-                               : static_cast<float>(1.0 / std::sqrt(double(d)));
-        attrs = wrap(t);
+        attrs = wrap(attentionAttrs(a));
         return K::Attention;
+      })
+      .Case([&](AttentionGradOp a) {
+        attrs = wrap(attentionAttrs(a));
+        return K::AttentionGrad;
       })
       .Case([&](SoftmaxCrossEntropyOp c) {
         plan::CrossEntropyAttrsT t;

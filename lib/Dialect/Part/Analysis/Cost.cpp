@@ -146,7 +146,8 @@ ResidentBytes partition::part::residentBytes(func::FuncOp function,
 
 bool partition::part::isFusible(Operation *op) {
   return isa<PartDialect>(op->getDialect()) && op->getNumRegions() == 0 &&
-         !isa<MatmulOp, BatchMatmulOp, AttentionOp, ConstantOp, ReshapeOp,
+         !isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp, ConstantOp,
+              ReshapeOp,
               AxisIndexOp, SendOp, RecvOp, ShardingConstraintOp>(op) &&
          !isCollective(op);
 }
@@ -199,6 +200,17 @@ int64_t partition::part::flopsOf(Operation *op) {
                      .getShape()[3];
     return saturatingSum(saturatingProduct({2, b, h, sq, sk, d}),
                          saturatingProduct({2, b, h, sq, sk, dv}));
+  }
+  if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    // Per query head: q k^T again (D), dp = do v^T and dv = p^T do (Dv
+    // each), dq = ds k and dk = ds^T q (D each).
+    auto q = cast<RankedTensorType>(grad.getQuery().getType());
+    auto v = cast<RankedTensorType>(grad.getValue().getType());
+    int64_t b = q.getShape()[0], h = q.getShape()[1], sq = q.getShape()[2],
+            d = q.getShape()[3], dv = v.getShape()[3],
+            sk = cast<RankedTensorType>(grad.getKey().getType()).getShape()[2];
+    return saturatingSum(saturatingProduct({6, b, h, sq, sk, d}),
+                         saturatingProduct({4, b, h, sq, sk, dv}));
   }
   if (isa<ConstantOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp,
           PadOp, GatherOp, ShardingConstraintOp, AxisIndexOp>(op) ||

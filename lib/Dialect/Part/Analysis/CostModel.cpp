@@ -126,7 +126,7 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
   }
   t.compute = cluster.kernelSeconds(
       double(flopsOf(op)), double(memoryBytesOf(op, cluster.fusion)),
-      peakFlopsFor(op, cluster), isa<MatmulOp, BatchMatmulOp, AttentionOp>(op));
+      peakFlopsFor(op, cluster), isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(op));
   return t;
 }
 

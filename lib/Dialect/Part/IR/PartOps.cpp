@@ -525,14 +525,13 @@ LogicalResult RotaryEmbeddingOp::verify() {
 // AttentionOp, SoftmaxCrossEntropyOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &inferred) {
-  Reporter report{loc, AttentionOp::getOperationName()};
-  auto q = getTensorType(adaptor.getQuery().getType());
-  auto k = getTensorType(adaptor.getKey().getType());
-  auto v = getTensorType(adaptor.getValue().getType());
+/// The constraints part.attention and part.attention_grad share on the
+/// query, key, value and attributes.
+static LogicalResult checkAttentionOperands(const Reporter &report,
+                                            RankedTensorType q,
+                                            RankedTensorType k,
+                                            RankedTensorType v, bool causal,
+                                            std::optional<int64_t> window) {
   if (!q || !k || !v)
     return report("operands must be ranked tensors");
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
@@ -558,21 +557,63 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (q.getDimSize(3) != k.getDimSize(3))
     return report("head sizes differ: query ", q.getDimSize(3), ", key ",
                   k.getDimSize(3));
-  if (adaptor.getCausal() && q.getDimSize(2) != k.getDimSize(2))
+  if (causal && q.getDimSize(2) != k.getDimSize(2))
     return report("causal attention needs equal query and key "
                   "sequence lengths, got ",
                   q.getDimSize(2), " and ", k.getDimSize(2));
-  if (std::optional<int64_t> window = adaptor.getWindow()) {
+  if (window) {
     if (*window < 1)
       return report("window must be at least 1, got ", *window);
-    if (!adaptor.getCausal())
+    if (!causal)
       return report("window ", *window,
                     " needs causal: a sliding window ends at the query's "
                     "own position");
   }
+  return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, AttentionOp::getOperationName()};
+  auto q = getTensorType(adaptor.getQuery().getType());
+  auto k = getTensorType(adaptor.getKey().getType());
+  auto v = getTensorType(adaptor.getValue().getType());
+  if (failed(checkAttentionOperands(report, q, k, v, adaptor.getCausal(),
+                                    adaptor.getWindow())))
+    return failure();
   inferred.push_back(RankedTensorType::get(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
       q.getElementType()));
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, AttentionGradOp::getOperationName()};
+  auto q = getTensorType(adaptor.getQuery().getType());
+  auto k = getTensorType(adaptor.getKey().getType());
+  auto v = getTensorType(adaptor.getValue().getType());
+  auto dy = getTensorType(adaptor.getResultGrad().getType());
+  if (failed(checkAttentionOperands(report, q, k, v, adaptor.getCausal(),
+                                    adaptor.getWindow())))
+    return failure();
+  if (!dy)
+    return report("operands must be ranked tensors");
+  SmallVector<int64_t> result = {q.getDimSize(0), q.getDimSize(1),
+                                 q.getDimSize(2), v.getDimSize(3)};
+  if (dy.getShape() != ArrayRef<int64_t>(result))
+    return report("result_grad has shape ", formatShape(dy.getShape()),
+                  " but the attention's result has ", formatShape(result));
+  if (failed(checkSameElementType(report, q, "query", dy, "result_grad")))
+    return failure();
+  Type t = q.getElementType();
+  int64_t b = q.getDimSize(0), h = q.getDimSize(1), sk = k.getDimSize(2);
+  inferred.push_back(q);
+  inferred.push_back(RankedTensorType::get({b, h, sk, k.getDimSize(3)}, t));
+  inferred.push_back(RankedTensorType::get({b, h, sk, v.getDimSize(3)}, t));
   return success();
 }
 

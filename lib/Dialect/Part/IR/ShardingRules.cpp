@@ -314,6 +314,33 @@ ShardingRule AttentionOp::getShardingRule() {
   return rule;
 }
 
+ShardingRule AttentionGradOp::getShardingRule() {
+  // Each query head's gradients are its own (the key's and value's too:
+  // per query head, summed over each group by the caller), so batch and
+  // heads are parallel; every sum runs over positions and head sizes,
+  // which stay whole.
+  ShardingRule rule;
+  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
+                    v = shapeOf(getValue());
+  int64_t b = rule.addFactor(q[0]);
+  int64_t hkv = rule.addFactor(k[1]);
+  SmallVector<int64_t, 2> qHeads = {hkv};
+  if (q[1] != k[1])
+    qHeads.push_back(rule.addFactor(q[1] / k[1]));
+  int64_t sq = rule.addFactor(q[2], FactorKind::NeedReplication);
+  int64_t sk = rule.addFactor(k[2], FactorKind::NeedReplication);
+  int64_t d = rule.addFactor(q[3], FactorKind::NeedReplication);
+  int64_t dv = rule.addFactor(v[3], FactorKind::NeedReplication);
+  rule.addOperand({{b}, qHeads, {sq}, {d}});
+  rule.addOperand({{b}, {hkv}, {sk}, {d}});
+  rule.addOperand({{b}, {hkv}, {sk}, {dv}});
+  rule.addOperand({{b}, qHeads, {sq}, {dv}});
+  rule.addResult({{b}, qHeads, {sq}, {d}});
+  rule.addResult({{b}, qHeads, {sk}, {d}});
+  rule.addResult({{b}, qHeads, {sk}, {dv}});
+  return rule;
+}
+
 ShardingRule SoftmaxCrossEntropyOp::getShardingRule() {
   // Positions are parallel with no reduction, and reduction factors of the
   // (scalar) mean or sum; classes stay whole. For a mean, the partitioner

@@ -573,36 +573,20 @@ SmallVector<Value> RotaryEmbeddingOp::buildVjp(OpBuilder &b,
 //===----------------------------------------------------------------------===//
 
 SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
-  // The forward probabilities are recomputed from the operands:
-  //   s = scale * q k^T (+ causal or window mask), p = softmax(s), o = p v
-  //   dv = p^T do, dp = do v^T, ds = p (dp - sum(dp p)),
-  //   dq = scale * ds k, dk = scale * ds^T q.
-  // Grouped-query: key and value heads are repeated to the query heads
-  // (query head h uses key/value head h / G), and their cotangents summed
-  // back over the G query heads of each group.
+  // One part.attention_grad, which recomputes the probabilities block by
+  // block; its key and value gradients are per query head. Grouped-query:
+  // query head h uses key/value head h / G, so each group's G heads are
+  // summed back into the head they share.
   Value dy = cot[0];
   if (!dy)
     return none(*this);
   Emitter e(b, getLoc());
   Value q = getQuery(), k = getKey(), v = getValue();
-  ArrayRef<int64_t> qShape = typeOf(q).getShape(),
-                    kShape = typeOf(k).getShape();
-  int64_t heads = qShape[1], sq = qShape[2];
-  int64_t kvHeads = kShape[1], sk = kShape[2];
+  auto grad = AttentionGradOp::create(b, getLoc(), q, k, v, dy, getCausal(),
+                                      getScaleAttr(), getWindowAttr());
+  int64_t heads = typeOf(q).getShape()[1], kvHeads = typeOf(k).getShape()[1];
   int64_t group = heads / kvHeads;
-  double scale = getScale() ? getScale()->convertToDouble()
-                            : 1.0 / std::sqrt(double(qShape[3]));
-
-  // [B, Hkv, S, D] -> [B, H, S, D], each head repeated G times in place.
-  auto expand = [&](Value t) {
-    if (group == 1)
-      return t;
-    ArrayRef<int64_t> s = typeOf(t).getShape();
-    Value r = e.reshape(t, {s[0], s[1], 1, s[2], s[3]});
-    r = e.broadcast(r, {s[0], s[1], group, s[2], s[3]});
-    return e.reshape(r, {s[0], heads, s[2], s[3]});
-  };
-  // The reverse: [B, H, S, D] -> [B, Hkv, S, D], summing each group.
+  // [B, H, S, D] -> [B, Hkv, S, D], summing each group.
   auto collapse = [&](Value t) {
     if (group == 1)
       return t;
@@ -610,38 +594,8 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
     Value r = e.reshape(t, {s[0], kvHeads, group, s[2], s[3]});
     return e.sum(r, {2}, /*keepDims=*/false);
   };
-  Value ke = expand(k), ve = expand(v);
-  // q k^T again: a recomputation of forward's, marked so (model FLOPs leave
-  // it out, as they leave out what part-recompute adds).
-  Value qk = e.batchMatmul(q, ke, false, true);
-  qk.getDefiningOp()->setAttr(PartDialect::getRecomputedAttrName(),
-                              b.getUnitAttr());
-  Value scores = e.mul(qk, scale);
-  if (getCausal()) {
-    // -inf where the key position is after the query position and, with a
-    // window w, where it is w or more before it (key + w <= query).
-    Type i32 = b.getI32Type();
-    Value positions = e.iota(sq, i32);
-    Value rows = e.reshape(positions, {sq, 1});
-    Value cols = e.reshape(sk == sq ? positions : e.iota(sk, i32), {1, sk});
-    Value after = e.compare(ComparisonDirection::GT, cols, rows);
-    Value masked = e.scalar(scores, -std::numeric_limits<double>::infinity());
-    scores = e.select(after, masked, scores);
-    // (A window of at least sq masks nothing more.)
-    if (std::optional<int64_t> window = getWindow(); window && *window < sq) {
-      Value reach = e.reshape(e.iota(sk, i32, *window), {1, sk});
-      Value before = e.compare(ComparisonDirection::LE, reach, rows);
-      scores = e.select(before, masked, scores);
-    }
-  }
-  Value p = SoftmaxOp::create(b, getLoc(), scores, uint64_t(3));
-  Value dp = e.batchMatmul(dy, ve, false, true);
-  Value ds = e.mul(p, e.sub(dp, e.sumLast(e.mul(dp, p))));
-  ds = e.mul(ds, scale);
-  Value dq = e.batchMatmul(ds, ke, false, false);
-  Value dk = collapse(e.batchMatmul(ds, q, true, false));
-  Value dv = collapse(e.batchMatmul(p, dy, true, false));
-  return {dq, dk, dv};
+  return {grad.getQueryGrad(), collapse(grad.getKeyGrad()),
+          collapse(grad.getValueGrad())};
 }
 
 SmallVector<Value> SoftmaxCrossEntropyOp::buildVjp(OpBuilder &b,

@@ -84,6 +84,23 @@ FailureOr<llvm::APInt> productFlops(Operation *op) {
     if (overflow)
       flops = std::nullopt;
   }
+  if (auto grad = dyn_cast<AttentionGradOp>(op)) {
+    // dp = do v^T and dv = p^T do (Sq x Sk x Dv each), dq = ds k and
+    // dk = ds^T q (Sq x Sk x D each), per query head; its q k^T again is
+    // recomputation, not model FLOPs.
+    ArrayRef<int64_t> q =
+        cast<RankedTensorType>(grad.getQuery().getType()).getShape();
+    int64_t sk = cast<RankedTensorType>(grad.getKey().getType()).getShape()[2];
+    int64_t dv =
+        cast<RankedTensorType>(grad.getValue().getType()).getShape()[3];
+    std::optional<llvm::APInt> scores = twice({2, productOf(q), sk});
+    std::optional<llvm::APInt> values = twice({2, q[0] * q[1] * q[2], sk, dv});
+    bool overflow = !scores || !values;
+    if (!overflow)
+      flops = scores->uadd_ov(*values, overflow);
+    if (overflow)
+      flops = std::nullopt;
+  }
   if (!flops)
     return failure();
   return *flops;

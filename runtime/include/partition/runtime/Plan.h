@@ -38,8 +38,9 @@ namespace partition::runtime {
 /// version 11 made the pipeline schedule data: Program.fragments,
 /// ScheduleStep.fragment, Value.slots (stash slots per micro-batch in
 /// flight) and Binding.micro_batches (an input fed whole, read one
-/// micro-batch per step).
-constexpr uint32_t kFormatVersion = 11;
+/// micro-batch per step); version 12 added the AttentionGrad opcode
+/// (attention's backward in blocks of query rows).
+constexpr uint32_t kFormatVersion = 12;
 
 /// Limits of what a plan describes, far from overflow in any arithmetic on
 /// sizes: a dimension, the elements or bytes of a value (and of a binding's

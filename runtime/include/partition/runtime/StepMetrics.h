@@ -23,9 +23,10 @@
 namespace partition::runtime {
 
 /// The model FLOPs of one kernel instruction of `program`: 2*M*N*K per
-/// product for Matmul and BatchMatmul (times the batch), and Attention's
+/// product for Matmul and BatchMatmul (times the batch), Attention's
 /// two products (q k^T and p v, counted whole: a causal mask does not halve
-/// them, as model-FLOP counts do not). 0 for every other instruction.
+/// them, as model-FLOP counts do not) and AttentionGrad's five (q k^T
+/// again, do v^T, p^T do, ds k, ds^T q). 0 for every other instruction.
 double instructionFlops(const plan::Program &program,
                         const plan::Instruction &instruction);
 

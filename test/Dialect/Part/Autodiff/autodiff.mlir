@@ -117,34 +117,23 @@ func.func @pow(%x: tensor<4xf32> {part.name = "x", part.role = #part.role<parame
 
 // -----
 
-// Grouped-query causal attention: keys and values are repeated to the query
-// heads, the probabilities recomputed under an iota-built causal mask, and
-// the key and value cotangents summed over each group's query heads; slices
+// Grouped-query causal attention: one part.attention_grad (which
+// recomputes the probabilities block by block) gives the key and value
+// cotangents per query head, summed over each group's query heads; slices
 // become pads, accumulated where they share a source.
 // CHECK-LABEL: func.func @slice_gqa
 // CHECK: %[[K:.*]] = part.slice %[[KV:.*]] offsets [0, 0, 0, 0]
 // CHECK: %[[V:.*]] = part.slice %[[KV]] offsets [0, 0, 0, 2]
 // CHECK: part.attention
-// CHECK: %[[K5:.*]] = part.reshape %[[K]] : tensor<1x2x8x2xf32> -> tensor<1x2x1x8x2xf32>
-// CHECK: %[[KB:.*]] = part.broadcast %[[K5]] : tensor<1x2x1x8x2xf32> -> tensor<1x2x2x8x2xf32>
-// CHECK: %[[KE:.*]] = part.reshape %[[KB]] : tensor<1x2x2x8x2xf32> -> tensor<1x4x8x2xf32>
-// CHECK: %[[S:.*]] = part.batch_matmul %[[Q:.*]], %[[KE]] transpose_b
-// CHECK: %[[IOTA:.*]] = part.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi32>
-// CHECK: %[[ROWS:.*]] = part.reshape %[[IOTA]] : tensor<8xi32> -> tensor<8x1xi32>
-// CHECK: %[[COLS:.*]] = part.reshape %[[IOTA]] : tensor<8xi32> -> tensor<1x8xi32>
-// CHECK: %[[AFTER:.*]] = part.compare gt, %[[COLS]], %[[ROWS]] : (tensor<1x8xi32>, tensor<8x1xi32>) -> tensor<8x8xi32>
-// CHECK: %[[NEGINF:.*]] = part.constant dense<0xFF800000> : tensor<f32>
-// CHECK: part.select %[[AFTER]], %[[NEGINF]], %{{.*}} : (tensor<8x8xi32>, tensor<f32>, tensor<1x4x8x8xf32>)
-// CHECK: part.softmax %{{.*}} dim 3
-// CHECK: %[[DKE:.*]] = part.batch_matmul %{{.*}}, %[[Q]] transpose_a
+// CHECK: %[[DQ:.*]], %[[DKE:.*]], %[[DVE:.*]] = part.attention_grad %arg0, %[[K]], %[[V]], %{{.*}} causal : (tensor<1x4x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x4x8x2xf32>) -> (tensor<1x4x8x2xf32>, tensor<1x4x8x2xf32>, tensor<1x4x8x2xf32>)
 // CHECK: %[[DK5:.*]] = part.reshape %[[DKE]] : tensor<1x4x8x2xf32> -> tensor<1x2x2x8x2xf32>
 // CHECK: %[[DK:.*]] = part.reduce_sum %[[DK5]] dims [2] : tensor<1x2x2x8x2xf32> -> tensor<1x2x8x2xf32>
-// CHECK: %[[DV5:.*]] = part.reshape %{{.*}} : tensor<1x4x8x2xf32> -> tensor<1x2x2x8x2xf32>
+// CHECK: %[[DV5:.*]] = part.reshape %[[DVE]] : tensor<1x4x8x2xf32> -> tensor<1x2x2x8x2xf32>
 // CHECK: %[[DV:.*]] = part.reduce_sum %[[DV5]] dims [2]
 // CHECK: %[[PV:.*]] = part.pad %[[DV]] offsets [0, 0, 0, 2] : tensor<1x2x8x2xf32> -> tensor<1x2x8x4xf32>
 // CHECK: %[[PK:.*]] = part.pad %[[DK]] offsets [0, 0, 0, 0] : tensor<1x2x8x2xf32> -> tensor<1x2x8x4xf32>
 // CHECK: %[[DKV:.*]] = part.add %[[PV]], %[[PK]]
-// CHECK: return %{{.*}}, %{{.*}}, %[[DKV]]
+// CHECK: return %{{.*}}, %[[DQ]], %[[DKV]]
 func.func @slice_gqa(%q: tensor<1x4x8x2xf32> {part.name = "q", part.role = #part.role<parameter>},
                      %kv: tensor<1x2x8x4xf32> {part.name = "kv", part.role = #part.role<parameter>}) -> tensor<f32> {
   %k = part.slice %kv offsets [0, 0, 0, 0] : tensor<1x2x8x4xf32> -> tensor<1x2x8x2xf32>

@@ -444,6 +444,49 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
   }];
 }
 
+def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+  let summary = "the gradients of part.attention, computed in blocks of query rows";
+  let description = [{
+    The vector-Jacobian product of `part.attention` (same operands and
+    attributes) for the result's gradient `result_grad` `[B, H, Sq, Dv]`:
+    the gradients of the query `[B, H, Sq, D]`, and of the key and value
+    per query head, `[B, H, Sk, D]` and `[B, H, Sk, Dv]` (with grouped-query
+    attention the caller sums each group's `H / Hkv` heads into the key and
+    value head they share).
+
+    Per head, with `p = softmax(scale * q k^T + mask)` recomputed from the
+    operands:
+    ```
+    dv = p^T do,  dp = do v^T,  ds = scale * p * (dp - rowsum(dp * p)),
+    dq = ds k,    dk = ds^T q
+    ```
+    The kernels compute this in blocks of query rows, so that no `[Sq, Sk]`
+    matrix of scores or probabilities is ever held for more than a block
+    (memory-efficient attention, as FlashAttention's backward); written as
+    separate ops, autodiff's expansion holds several `[B, H, Sq, Sk]`
+    tensors at once.
+
+    ```mlir
+    %dq, %dk, %dv = part.attention_grad %q, %k, %v, %do causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+    ```
+
+    **Constraints:** those of `part.attention` on `query`, `key`, `value`
+    and its attributes; `result_grad` has the shape and element type of
+    `part.attention`'s result.
+  }];
+  let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
+                   Part_FloatTensor:$value, Part_FloatTensor:$result_grad,
+                   UnitAttr:$causal, OptionalAttr<F32Attr>:$scale,
+                   OptionalAttr<I64Attr>:$window);
+  let results = (outs Part_FloatTensor:$query_grad, Part_FloatTensor:$key_grad,
+                      Part_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $result_grad (`causal` $causal^)?
+    (`window` $window^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Part_SoftmaxCrossEntropyOp : Part_Op<"softmax_cross_entropy",
     [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition", "meansOverReductionFactors", "getPaddingRule", "rewritePadded"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
   let summary = "softmax cross-entropy with integer class labels";
