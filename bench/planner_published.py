@@ -7,10 +7,13 @@ Training on GPU Clusters Using Megatron-LM" (SC21), Table 1 (GPT, sequence
 - builds the model's graph (`partition-import --model gpt --shapes-only`,
   batch 1: the planner scales it to the global batch);
 - runs `partition-plan --cluster dgx-a100 --fix` with the published tp, pp
-  and data parallelism (the rest of the published configuration: micro-batch
-  1, full recomputation, 1F1B, no ZeRO, no sequence parallelism) and
-  compares the predicted TFLOP/s per GPU (the paper's FLOP count, which
-  includes recomputation's extra forward) with the published one;
+  and data parallelism and the rest of SC21's program (full recomputation,
+  1F1B, no ZeRO, no sequence parallelism, and -- Megatron's DDP of 2021 --
+  the fp16 gradients all-reduced after backward: `dp-overlap=0` and
+  `--grad-reduce-dtype bf16`, partition's 16-bit type; the micro-batch
+  size, which the table does not give, searched) and compares the
+  predicted TFLOP/s per GPU (the paper's FLOP count, which includes
+  recomputation's extra forward) with the published one;
 - runs the unconstrained search and checks that its best plan's predicted
   throughput is at least the published configuration's and that it fits;
 - times the search (best of 3 for the largest rows).
@@ -79,6 +82,12 @@ SC21_ZERO3 = [
     ("529.6B", 128, 20480, 105, 8, 35, 1120, 2240, 1, 0, 167),
     ("529.6B", 128, 20480, 105, 8, 35, 2240, 2240, 1, 0, 159),
 ]
+# SC21's Megatron (fp16 mixed precision, DDP-impl local) all-reduced its
+# fp16 gradient buffer once after backward (no --overlap-grad-reduce, which
+# came later; --accumulate-allreduce-grads-in-fp32 off for fp16): the same
+# program is fixed with dp-overlap=0 and 16-bit reductions.
+MEGATRON_2021 = ["--grad-reduce-dtype", "bf16"]
+
 # Checks, not used to calibrate: Smith et al., "Using DeepSpeed and
 # Megatron to Train Megatron-Turing NLG 530B" (2022), 530B on 280 DGX A100
 # nodes: 113-126 TFLOP/s per GPU; the 2240-GPU run is the 126.
@@ -222,6 +231,8 @@ def table2(bin_dir, cluster, reduce_dtype):
                    f"zero={zero}")
             if pp > 1:
                 fix += ",schedule=1f1b"
+            if zero == 0:  # Megatron's gradients all-reduced after backward
+                fix += ",dp-overlap=0"
             out = os.path.join(tmp, "fixed.json")
             # DeepSpeed reduced the ZeRO-3 runs' fp16 gradients in fp16;
             # Megatron (PTD-P) reduces in fp32.
@@ -376,12 +387,12 @@ def main():
                     "--cluster", args.cluster, "--devices", str(gpus),
                     "--global-batch", str(batch)]
             fixed_json = os.path.join(tmp, "fixed.json")
-            fix = f"tp={tp},pp={pp},recompute=full,sp=0,zero=0"
+            fix = f"tp={tp},pp={pp},recompute=full,sp=0,zero=0,dp-overlap=0"
             if pp > 1:
                 fix += ",schedule=1f1b"
             r = subprocess.run(base + ["--fix", fix, "--top", "1", "--json",
-                                       fixed_json], capture_output=True,
-                               text=True)
+                                       fixed_json] + MEGATRON_2021,
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 why = r.stderr.strip().split("; the least memory")[-1]
                 print(f"| {name} | {tp} | {pp} | {dp} | {gpus} | {batch} | "
@@ -399,7 +410,8 @@ def main():
             search_json = os.path.join(tmp, "search.json")
             best_time = None
             for _ in range(3 if layers >= 96 else 1):
-                _, elapsed = run(base + ["--top", "1", "--json", search_json])
+                _, elapsed = run(base + ["--top", "1", "--json", search_json] +
+                                 MEGATRON_2021)
                 best_time = elapsed if best_time is None else min(
                     best_time, elapsed)
             searched = json.load(open(search_json))

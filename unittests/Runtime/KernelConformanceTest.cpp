@@ -1264,6 +1264,174 @@ TEST_P(KernelConformanceTest, Attention) {
   }
 }
 
+// Attention's gradients (AttentionGrad) per (batch, query head), the key's
+// and value's per query head, against a double reference of the same
+// decomposition: p = softmax(scale q k^T + mask), dv = p^T do,
+// dp = do v^T, delta = rowsum(dp * p), ds = scale p (dp - delta),
+// dq = ds k, dk = ds^T q. Tolerance, first order, from the same parts as
+// Attention's: the probabilities' relative error relP (scores and
+// softmax); dp's GEMM bound (Dv + 1) u sum|do v|; delta's (Sk + 1) u over
+// its terms' magnitudes and their errors; each ds term's error from
+// those, plus its storage rounding (a backend may hold p and ds in the
+// operands' type: CUDA does); then each gradient's GEMM bound over its
+// terms and the propagated ds or p errors, and the result's rounding.
+TEST_P(KernelConformanceTest, AttentionGrad) {
+  struct Case {
+    int64_t b, h, hkv, sq, sk, d, dv;
+    bool causal;
+    int64_t window = 0;
+  };
+  const Case cases[] = {{1, 1, 1, 1, 1, 1, 1, false},
+                        {1, 1, 1, 1, 1, 1, 1, true},
+                        {2, 4, 4, 7, 7, 8, 8, true},
+                        {2, 4, 2, 7, 7, 8, 8, false},
+                        {1, 8, 2, 17, 17, 16, 16, true},
+                        {2, 4, 1, 5, 17, 8, 3, false},
+                        {1, 6, 3, 65, 65, 64, 64, true},
+                        {2, 4, 2, 7, 7, 8, 8, true, 3},
+                        {1, 6, 3, 65, 65, 64, 64, true, 16}};
+  Random rng(11);
+  for (DType dtype : kFloatTypes) {
+    double store = dtype == DType::F32 ? kU : unitRoundoff(dtype);
+    for (const Case &c : cases) {
+      std::ostringstream name;
+      name << "B=" << c.b << " H=" << c.h << " Hkv=" << c.hkv << " Sq=" << c.sq
+           << " Sk=" << c.sk << " D=" << c.d << " Dv=" << c.dv
+           << (c.causal ? " causal" : "")
+           << (c.window ? " window=" + std::to_string(c.window) : "");
+      SCOPED_TRACE(describe(OpKind::AttentionGrad, dtype, name.str()));
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, c.sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, c.sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, c.sk, c.dv}, -1, 1);
+      HostTensor dy = randomTensor(rng, dtype, {c.b, c.h, c.sq, c.dv}, -1, 1);
+      std::vector<HostTensor> out = {emptyTensor(dtype, {c.b, c.h, c.sq, c.d}),
+                                     emptyTensor(dtype, {c.b, c.h, c.sk, c.d}),
+                                     emptyTensor(dtype, {c.b, c.h, c.sk, c.dv})};
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
+      if (!runOk(OpKind::AttentionGrad, attrs, {q, k, v, dy}, out))
+        continue;
+      std::vector<std::vector<double>> expected(3), tol(3);
+      for (int r = 0; r < 3; ++r) {
+        expected[r].assign(out[r].values.size(), 0.0);
+        tol[r].assign(out[r].values.size(), 0.0);
+      }
+      int64_t group = c.h / c.hkv;
+      auto at = [](const HostTensor &t, std::initializer_list<int64_t> i) {
+        return t.values[ravel(i, t.shape)];
+      };
+      for (int64_t b = 0; b < c.b; ++b) {
+        for (int64_t h = 0; h < c.h; ++h) {
+          int64_t kvh = h / group;
+          // Per row i: p, ds and ds's error bound over the keys it sees.
+          std::vector<std::vector<double>> p(c.sq), ds(c.sq), eDs(c.sq);
+          std::vector<double> relP(c.sq);
+          for (int64_t i = 0; i < c.sq; ++i) {
+            int64_t seen = c.causal ? i + 1 : c.sk;
+            int64_t first =
+                c.window ? std::max<int64_t>(0, seen - c.window) : 0;
+            std::vector<double> s(c.sk, 0), err(c.sk, 0);
+            double m = -INFINITY, maxErr = 0;
+            for (int64_t j = first; j < seen; ++j) {
+              double dot = 0, abs = 0;
+              for (int64_t d = 0; d < c.d; ++d) {
+                double x = at(q, {b, h, i, d}), y = at(k, {b, kvh, j, d});
+                dot += x * y;
+                abs += std::fabs(x * y);
+              }
+              s[j] = scale * dot;
+              err[j] = (c.d + 2) * kU * std::fabs(scale) * abs;
+              m = std::max(m, s[j]);
+              maxErr = std::max(maxErr, err[j]);
+            }
+            double maxDev = 0, sum = 0;
+            for (int64_t j = first; j < seen; ++j) {
+              maxDev = std::max(maxDev, m - s[j]);
+              sum += std::exp(s[j] - m);
+            }
+            relP[i] = 2 * maxErr + softmaxRelError(maxDev, maxDev, c.sk) +
+                      (dtype == DType::F32 ? 0 : store);
+            p[i].assign(c.sk, 0);
+            std::vector<double> dp(c.sk, 0), absDp(c.sk, 0);
+            double delta = 0, absDelta = 0;
+            for (int64_t j = first; j < seen; ++j) {
+              p[i][j] = std::exp(s[j] - m) / sum;
+              for (int64_t e = 0; e < c.dv; ++e) {
+                double x = at(dy, {b, h, i, e}) * at(v, {b, kvh, j, e});
+                dp[j] += x;
+                absDp[j] += std::fabs(x);
+              }
+              delta += dp[j] * p[i][j];
+              absDelta += (std::fabs(dp[j]) + (c.dv + 1) * kU * absDp[j]) *
+                          p[i][j] * (1 + relP[i]);
+            }
+            double eDelta = (c.sk + 1) * kU * absDelta +
+                            relP[i] * absDelta;
+            for (int64_t j = first; j < seen; ++j)
+              eDelta += p[i][j] * (c.dv + 1) * kU * absDp[j];
+            ds[i].assign(c.sk, 0);
+            eDs[i].assign(c.sk, 0);
+            for (int64_t j = first; j < seen; ++j) {
+              double diff = dp[j] - delta;
+              ds[i][j] = scale * p[i][j] * diff;
+              eDs[i][j] = std::fabs(scale) * p[i][j] *
+                              (relP[i] * std::fabs(diff) +
+                               (c.dv + 1) * kU * absDp[j] + eDelta +
+                               kU * (std::fabs(dp[j]) + std::fabs(delta))) +
+                          store * std::fabs(ds[i][j]);
+            }
+          }
+          // dq = ds k.
+          for (int64_t i = 0; i < c.sq; ++i)
+            for (int64_t d = 0; d < c.d; ++d) {
+              double x = 0, abs = 0, e = 0;
+              for (int64_t j = 0; j < c.sk; ++j) {
+                double kk = at(k, {b, kvh, j, d});
+                x += ds[i][j] * kk;
+                abs += std::fabs(ds[i][j] * kk);
+                e += eDs[i][j] * std::fabs(kk);
+              }
+              int64_t o = ravel({b, h, i, d}, out[0].shape);
+              expected[0][o] = x;
+              tol[0][o] = stored(dtype, x, (c.sk + 1) * kU * abs + e);
+            }
+          // dk = ds^T q and dv = p^T do, per query head.
+          for (int64_t j = 0; j < c.sk; ++j) {
+            for (int64_t d = 0; d < c.d; ++d) {
+              double x = 0, abs = 0, e = 0;
+              for (int64_t i = 0; i < c.sq; ++i) {
+                double qq = at(q, {b, h, i, d});
+                x += ds[i][j] * qq;
+                abs += std::fabs(ds[i][j] * qq);
+                e += eDs[i][j] * std::fabs(qq);
+              }
+              int64_t o = ravel({b, h, j, d}, out[1].shape);
+              expected[1][o] = x;
+              tol[1][o] = stored(dtype, x, (c.sq + 1) * kU * abs + e);
+            }
+            for (int64_t e = 0; e < c.dv; ++e) {
+              double x = 0, weight = 0, err = 0;
+              for (int64_t i = 0; i < c.sq; ++i) {
+                double g = at(dy, {b, h, i, e});
+                x += p[i][j] * g;
+                weight += p[i][j] * std::fabs(g);
+                err += relP[i] * p[i][j] * std::fabs(g);
+              }
+              int64_t o = ravel({b, h, j, e}, out[2].shape);
+              expected[2][o] = x;
+              tol[2][o] = stored(dtype, x, (c.sq + 1) * kU * weight + err);
+            }
+          }
+        }
+      }
+      for (int r = 0; r < 3; ++r) {
+        SCOPED_TRACE("gradient " + std::to_string(r));
+        expectClose(out[r], expected[r], tol[r]);
+      }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax, normalisation, rotary embedding, loss
 //===----------------------------------------------------------------------===//
@@ -2080,6 +2248,7 @@ TEST(KernelConformanceCoverage, EveryOpKindIsTested) {
                                    OpKind::RmsNorm, // Normalization
                                    OpKind::RotaryEmbedding,
                                    OpKind::Attention,
+                                   OpKind::AttentionGrad,
                                    OpKind::SoftmaxCrossEntropy,
                                    OpKind::ReduceSum,
                                    OpKind::ReduceMean,
