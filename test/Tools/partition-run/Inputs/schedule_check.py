@@ -1,4 +1,4 @@
-"""Helpers of schedule.mlir (a plan of format 11 written by hand).
+"""Helpers of schedule.mlir (a plan of format 12 written by hand).
 
 usage: schedule_check.py checksum FLATBUFFER PLAN   append the plan checksum
        schedule_check.py inputs DIR                 write x.npy and c.npy
