@@ -214,6 +214,36 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
   return p;
 }
 
+/// Whether `op`'s results have a batch-sized shape, given which values do:
+/// those of an op that reads one, except what sums the tokens away -- a
+/// weight gradient (a 2-d matmul contracting its rows, a scatter-add into
+/// a table), a reduction over the leading dimension, a scalar.
+static bool keepsBatchSize(Operation &op,
+                           const llvm::DenseSet<Value> &batchSized) {
+  if (llvm::none_of(op.getOperands(),
+                    [&](Value v) { return batchSized.contains(v); }))
+    return false;
+  if (auto m = dyn_cast<MatmulOp>(op);
+      m && m.getTransposeA() &&
+      cast<RankedTensorType>(m.getLhs().getType()).getRank() == 2)
+    return false;
+  if (isa<ScatterAddOp>(op))
+    return false;
+  auto reducesLeading = [](ArrayRef<int64_t> dims) {
+    return llvm::is_contained(dims, int64_t(0));
+  };
+  if (auto r = dyn_cast<ReduceSumOp>(op); r && reducesLeading(r.getDims()))
+    return false;
+  if (auto r = dyn_cast<ReduceMeanOp>(op); r && reducesLeading(r.getDims()))
+    return false;
+  if (auto r = dyn_cast<ReduceMaxOp>(op); r && reducesLeading(r.getDims()))
+    return false;
+  return llvm::all_of(op.getResultTypes(), [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return r && r.getRank() > 0;
+  });
+}
+
 std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
                               const PlanConfig &config, const Cluster &cluster,
                               std::string *error) {
@@ -271,14 +301,17 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
           (whole.whole.compute + comm - whole.seconds) / comm, 0.0, 1.0);
   }
   Block &body = function.getBody().front();
-  // Batch inputs, and what depends on them.
-  llvm::DenseSet<Value> batched;
+  // Batch inputs, and what depends on them (its time grows with the
+  // batch); `batchSized`: what also has a batch-sized shape (its bytes grow
+  // with the batch: not a weight gradient, which contracts the tokens).
+  llvm::DenseSet<Value> batched, batchSized;
   for (auto [i, arg] : llvm::enumerate(function.getArguments())) {
     auto role =
         function.getArgAttrOfType<ArgRoleAttr>(i, PartDialect::getRoleAttrName());
     if (role && (role.getValue() == ArgRole::Input ||
                  role.getValue() == ArgRole::Label)) {
       batched.insert(arg);
+      batchSized.insert(arg);
       if (auto t = dyn_cast<RankedTensorType>(arg.getType());
           t && t.getRank() > 0 && p.batch == 0)
         p.batch = t.getDimSize(0);
@@ -380,6 +413,9 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     if (dependsOnBatch && kind != Update)
       for (Value r : op.getResults())
         batched.insert(r);
+    if (kind != Update && keepsBatchSize(op, batchSized))
+      for (Value r : op.getResults())
+        batchSized.insert(r);
     if (isa<ReshapeOp, ConstantOp, AxisIndexOp>(op))
       continue;
     ProbeOp o;
@@ -524,7 +560,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     double live = 0, liveScaled = 0;
     auto add = [&](Value v, double sign) {
       if (!fusedAway.contains(v))
-        (batched.contains(v) ? liveScaled : live) += sign * bytesOf(v);
+        (batchSized.contains(v) ? liveScaled : live) += sign * bytesOf(v);
     };
     std::vector<std::pair<double, double>> points;
     for (Operation &op : body.without_terminator()) {
