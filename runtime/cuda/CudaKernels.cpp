@@ -629,16 +629,138 @@ private:
     return Status::ok();
   }
 
-  /// Attention's gradients per (batch, query head), in chunks of query
-  /// rows that fit kAttentionScratchBytes: the probabilities recomputed
-  /// (f32 scores, then in the storage type), dv += p^T do, dp = do v^T
-  /// (f32), ds = scale * p * (dp - rowsum(dp * p)) over p, dq = ds k,
-  /// dk += ds^T q; dk and dv summed over the chunks in f32 and stored per
-  /// query head ([B, H, Sk, D / Dv]).
+  /// Attention's gradients: batched over (batch, kv head) pairs where a
+  /// pair's scores fit kAttentionScratchBytes (every sequence in practice),
+  /// in chunks of query rows otherwise.
   Status attentionGrad(const KernelAttrs &attrs,
                        const std::vector<TensorRef> &in,
                        const std::vector<TensorRef> &out, CudaStream &stream,
                        const LaunchConfig &config) {
+    const TensorRef &q = in[0], &k = in[1];
+    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2];
+    int64_t kvHeads = k.shape[1], sk = k.shape[2];
+    if (batch * heads == 0)
+      return Status::ok();
+    if (sq == 0 || sk == 0) { // no products: every gradient is 0
+      for (const TensorRef &t : out)
+        PARTITION_RETURN_IF_ERROR(copyZeros(t, config));
+      return Status::ok();
+    }
+    int64_t rowsPerPair = (heads / kvHeads) * sq;
+    int64_t bytesPerRow = sk * (8 + (q.dtype == DType::F32 ? 0 : dtypeSize(q.dtype)));
+    if (rowsPerPair * bytesPerRow <= kAttentionScratchBytes)
+      return attentionGradBatched(attrs, in, out, stream, config);
+    return attentionGradChunked(attrs, in, out, stream, config);
+  }
+
+  /// attentionGrad over chunks of whole (batch, kv head) pairs: the G query
+  /// heads sharing a kv head are G * Sq adjacent rows, so the products with
+  /// that head's keys and values are one GEMM per pair, and those per
+  /// query head one per head, each batched over the chunk.
+  Status attentionGradBatched(const KernelAttrs &attrs,
+                              const std::vector<TensorRef> &in,
+                              const std::vector<TensorRef> &out,
+                              CudaStream &stream, const LaunchConfig &config) {
+    const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
+    bool causal = attrs.AsAttentionAttrs()->causal;
+    float scale = attrs.AsAttentionAttrs()->scale;
+    int64_t window = attrs.AsAttentionAttrs()->window;
+    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+            d = q.shape[3];
+    int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+    int64_t group = heads / kvHeads, pairs = batch * kvHeads;
+    int64_t rowsPerPair = group * sq;
+    DType t = q.dtype;
+    int64_t elt = dtypeSize(t);
+    bool f32 = t == DType::F32;
+    int64_t bytesPerRow = sk * (8 + (f32 ? 0 : elt));
+    int64_t pairsPerChunk = std::max<int64_t>(
+        1, std::min<int64_t>(pairs, kAttentionScratchBytes /
+                                        (rowsPerPair * bytesPerRow)));
+    int64_t chunkRows = pairsPerChunk * rowsPerPair;
+    Scratch scratch(stream.get());
+    PARTITION_RETURN_IF_ERROR(scratch.allocate(
+        static_cast<size_t>(chunkRows * bytesPerRow), state_->scratchPool()));
+    auto *scores = static_cast<float *>(scratch.data());
+    float *dp = scores + chunkRows * sk;
+    void *probs = f32 ? static_cast<void *>(scores)
+                      : static_cast<void *>(dp + chunkRows * sk);
+    PARTITION_ASSIGN_OR_RETURN(void *workspace, stream.workspace());
+    // One GEMM batched `count` times with the given strides (elements).
+    auto gemm = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
+                    float alpha, DType cType, int64_t count, const void *a,
+                    int64_t sa, const void *b, int64_t sb, void *c,
+                    int64_t sc) {
+      RowMajorGemm g;
+      g.abType = t;
+      g.cType = cType;
+      g.transposeA = ta;
+      g.transposeB = tb;
+      g.m = m;
+      g.n = n;
+      g.k = kk;
+      g.batch = count;
+      g.strideA = sa;
+      g.strideB = sb;
+      g.strideC = sc;
+      g.alpha = alpha;
+      return gemm_->run(g, a, b, c, stream.get(), workspace,
+                        CudaStream::kWorkspaceBytes);
+    };
+    const char *qData = static_cast<const char *>(q.data),
+               *kData = static_cast<const char *>(k.data),
+               *vData = static_cast<const char *>(v.data),
+               *dyData = static_cast<const char *>(dy.data);
+    char *dq = static_cast<char *>(out[0].data),
+         *dk = static_cast<char *>(out[1].data),
+         *dvOut = static_cast<char *>(out[2].data);
+    for (int64_t p0 = 0; p0 < pairs; p0 += pairsPerChunk) {
+      int64_t np = std::min(pairsPerChunk, pairs - p0);
+      int64_t h0 = p0 * group; // the chunk's first query head
+      const char *queries = qData + p0 * rowsPerPair * d * elt;
+      const char *grad = dyData + p0 * rowsPerPair * dv * elt;
+      const char *keys = kData + p0 * sk * d * elt;
+      const char *values = vData + p0 * sk * dv * elt;
+      // Scores and probabilities per pair: [G * Sq, Sk].
+      PARTITION_RETURN_IF_ERROR(gemm(false, true, rowsPerPair, sk, d, scale,
+                                     DType::F32, np, queries, rowsPerPair * d,
+                                     keys, sk * d, scores, rowsPerPair * sk));
+      PARTITION_CUDA_CHECK(launchAttentionSoftmax(
+          config, t, probs, scores, np * rowsPerPair, sk, np * rowsPerPair, 0,
+          causal ? sq : 0, window));
+      // dv = p^T do per query head: [Sk, Dv].
+      PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, sq, 1.0f, t,
+                                     np * group, probs, sq * sk, grad, sq * dv,
+                                     dvOut + h0 * sk * dv * elt, sk * dv));
+      // dp = do v^T per pair, then ds over the probabilities.
+      PARTITION_RETURN_IF_ERROR(gemm(false, true, rowsPerPair, sk, dv, 1.0f,
+                                     DType::F32, np, grad, rowsPerPair * dv,
+                                     values, sk * dv, dp, rowsPerPair * sk));
+      PARTITION_CUDA_CHECK(launchAttentionGradScores(
+          config, t, probs, dp, probs, np * rowsPerPair, sk, scale));
+      // dq = ds k per pair; dk = ds^T q per query head.
+      PARTITION_RETURN_IF_ERROR(gemm(false, false, rowsPerPair, d, sk, 1.0f, t,
+                                     np, probs, rowsPerPair * sk, keys, sk * d,
+                                     dq + p0 * rowsPerPair * d * elt,
+                                     rowsPerPair * d));
+      PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, d, sq, 1.0f, t,
+                                     np * group, probs, sq * sk, queries,
+                                     sq * d, dk + h0 * sk * d * elt, sk * d));
+    }
+    return Status::ok();
+  }
+
+  /// Attention's gradients per (batch, query head), in chunks of query
+  /// rows (for sequences whose scores do not fit kAttentionScratchBytes
+  /// per kv head): the probabilities recomputed
+  /// (f32 scores, then in the storage type), dv += p^T do, dp = do v^T
+  /// (f32), ds = scale * p * (dp - rowsum(dp * p)) over p, dq = ds k,
+  /// dk += ds^T q; dk and dv summed over the chunks in f32 and stored per
+  /// query head ([B, H, Sk, D / Dv]).
+  Status attentionGradChunked(const KernelAttrs &attrs,
+                              const std::vector<TensorRef> &in,
+                              const std::vector<TensorRef> &out,
+                              CudaStream &stream, const LaunchConfig &config) {
     const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
     bool causal = attrs.AsAttentionAttrs()->causal;
     float scale = attrs.AsAttentionAttrs()->scale;
@@ -647,13 +769,6 @@ private:
             d = q.shape[3];
     int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
     int64_t group = heads / kvHeads;
-    if (batch * heads == 0)
-      return Status::ok();
-    if (sq == 0 || sk == 0) { // no products: every gradient is 0
-      for (const TensorRef &t : out)
-        PARTITION_RETURN_IF_ERROR(copyZeros(t, config));
-      return Status::ok();
-    }
     DType t = q.dtype;
     int64_t elt = dtypeSize(t);
     bool f32 = t == DType::F32;

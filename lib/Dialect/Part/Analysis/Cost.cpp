@@ -173,7 +173,25 @@ int64_t partition::part::memoryBytesOf(Operation *op, bool fuse) {
   for (Value v : op->getResults())
     if (isa<RankedTensorType>(v.getType()) && !fusedAway(v))
       bytes = saturatingSum(bytes, bytesOf(v.getType()));
-  return bytes;
+  return saturatingSum(bytes, attentionScratchBytes(op));
+}
+
+int64_t partition::part::attentionScratchBytes(Operation *op) {
+  // The kernels hold a block of scores at a time in memory, not on chip:
+  // per score, forward writes the f32 scores, the softmax reads them and
+  // writes the probabilities (in the operands' type) that the second
+  // product reads; backward writes and reads the f32 scores and the f32
+  // probabilities' gradient, writes the probabilities and reads them twice
+  // (p^T do, ds), and writes ds and reads it twice (ds k, ds^T q).
+  bool grad = isa<AttentionGradOp>(op);
+  if (!grad && !isa<AttentionOp>(op))
+    return 0;
+  auto q = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto k = cast<RankedTensorType>(op->getOperand(1).getType());
+  int64_t elt = (q.getElementTypeBitWidth() + 7) / 8;
+  int64_t scores = saturatingProduct(
+      {q.getShape()[0], q.getShape()[1], q.getShape()[2], k.getShape()[2]});
+  return saturatingProduct({scores, grad ? 16 + 6 * elt : 8 + 2 * elt});
 }
 
 int64_t partition::part::flopsOf(Operation *op) {

@@ -72,11 +72,18 @@ int64_t flopsOf(mlir::Operation *op);
 /// fuses with its neighbours.
 bool isFusible(mlir::Operation *op);
 
-/// The bytes `op` reads and writes: its operands and results; with `fuse`,
+/// The bytes `op` reads and writes: its operands and results (and
+/// attention's blocks of scores, attentionScratchBytes); with `fuse`,
 /// less each value that a fusible op hands to a single fusible user (that
 /// value stays in registers: neither written by its producer nor read by
 /// its user). Saturates at INT64_MAX.
 int64_t memoryBytesOf(mlir::Operation *op, bool fuse);
+
+/// The bytes attention's kernels move through memory for their blocks of
+/// scores (part.attention, part.attention_grad; 0 for other ops): they
+/// keep a block of query rows' scores and probabilities in scratch, not on
+/// chip, so each score is written and read a few times.
+int64_t attentionScratchBytes(mlir::Operation *op);
 
 } // namespace partition::part
 
