@@ -78,6 +78,33 @@ TEST_F(CostTest, MatmulFlops) {
   EXPECT_EQ(flopsOf(&matmul), 2 * 2 * 4 * 32 * 16);
 }
 
+// Attention's FLOPs and bytes as its kernels run: a block of scores goes
+// through memory (forward 8 + 2 e bytes per score, backward 16 + 6 e, e
+// the element size), on top of the operands and results; the backward's
+// FLOPs are q k^T again, do v^T, p^T do, ds k and ds^T q.
+TEST_F(CostTest, AttentionFlopsAndScoreBlocks) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"(
+    func.func @f(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x2x8x16xbf16>, %v: tensor<2x2x8x32xbf16>, %dy: tensor<2x4x8x32xbf16>)
+        -> (tensor<2x4x8x32xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x32xbf16>) {
+      %o = part.attention %q, %k, %v causal : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x32xbf16>) -> tensor<2x4x8x32xbf16>
+      %dq, %dk, %dv = part.attention_grad %q, %k, %v, %dy causal : (tensor<2x4x8x16xbf16>, tensor<2x2x8x16xbf16>, tensor<2x2x8x32xbf16>, tensor<2x4x8x32xbf16>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x32xbf16>)
+      return %o, %dq, %dk, %dv : tensor<2x4x8x32xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x32xbf16>
+    })",
+                                                             &ctx);
+  ASSERT_TRUE(module);
+  auto f = module->lookupSymbol<func::FuncOp>("f");
+  Operation &forward = f.getBody().front().front();
+  Operation &backward = *std::next(f.getBody().front().begin());
+  int64_t scores = 2 * 4 * 8 * 8; // B H Sq Sk
+  EXPECT_EQ(flopsOf(&forward), 2 * scores * 16 + 2 * scores * 32);
+  EXPECT_EQ(flopsOf(&backward), 6 * scores * 16 + 4 * scores * 32);
+  EXPECT_EQ(attentionScratchBytes(&forward), scores * (8 + 2 * 2));
+  EXPECT_EQ(attentionScratchBytes(&backward), scores * (16 + 6 * 2));
+  // q, k, v and the result: 2 * (1024 + 512 + 1024 + 2048) bytes.
+  EXPECT_EQ(memoryBytesOf(&forward, /*fuse=*/false),
+            2 * (1024 + 512 + 1024 + 2048) + scores * 12);
+}
+
 /// The resident bytes of a Megatron MLP block (x [8, 16] -> 64 -> 16, a mean
 /// loss) trained with AdamW, partitioned on dp:2,tp:4 with ZeRO `stage`.
 ResidentBytes mlpBlock(MLIRContext &ctx, unsigned stage) {
