@@ -629,51 +629,91 @@ private:
     return Status::ok();
   }
 
+  /// The sizes and attributes attention's backward works with.
+  struct AttentionDims {
+    bool causal;
+    float scale;
+    int64_t window, batch, heads, sq, d, kvHeads, sk, dv, group, elt;
+    DType t;
+    bool f32;
+  };
+  static AttentionDims attentionDims(const KernelAttrs &attrs,
+                                     const std::vector<TensorRef> &in) {
+    const TensorRef &q = in[0], &k = in[1], &v = in[2];
+    AttentionDims a;
+    a.causal = attrs.AsAttentionAttrs()->causal;
+    a.scale = attrs.AsAttentionAttrs()->scale;
+    a.window = attrs.AsAttentionAttrs()->window;
+    a.batch = q.shape[0];
+    a.heads = q.shape[1];
+    a.sq = q.shape[2];
+    a.d = q.shape[3];
+    a.kvHeads = k.shape[1];
+    a.sk = k.shape[2];
+    a.dv = v.shape[3];
+    a.group = a.heads / a.kvHeads;
+    a.t = q.dtype;
+    a.elt = dtypeSize(q.dtype);
+    a.f32 = q.dtype == DType::F32;
+    return a;
+  }
+
+  /// A GEMM of `t` operands (into `cType`), batched `count` times with the
+  /// given element strides, on `stream`.
+  Status gemmOf(DType t, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                float alpha, DType cType, int64_t count, const void *a,
+                int64_t sa, const void *b, int64_t sb, void *c, int64_t sc,
+                CudaStream &stream, void *workspace) {
+    RowMajorGemm g;
+    g.abType = t;
+    g.cType = cType;
+    g.transposeA = ta;
+    g.transposeB = tb;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.batch = count;
+    g.strideA = sa;
+    g.strideB = sb;
+    g.strideC = sc;
+    g.alpha = alpha;
+    return gemm_->run(g, a, b, c, stream.get(), workspace,
+                      CudaStream::kWorkspaceBytes);
+  }
+
   /// Attention's gradients: batched over (batch, kv head) pairs where a
   /// pair's scores fit kAttentionScratchBytes (every sequence in practice),
-  /// in chunks of query rows otherwise.
+  /// in chunks of query rows otherwise. Per row of scores: f32 scores (the
+  /// probabilities in place when f32), f32 dp, and the probabilities (then
+  /// ds) in the storage type otherwise.
   Status attentionGrad(const KernelAttrs &attrs,
                        const std::vector<TensorRef> &in,
                        const std::vector<TensorRef> &out, CudaStream &stream,
                        const LaunchConfig &config) {
-    const TensorRef &q = in[0], &k = in[1];
-    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2];
-    int64_t kvHeads = k.shape[1], sk = k.shape[2];
-    if (batch * heads == 0)
+    AttentionDims a = attentionDims(attrs, in);
+    if (a.batch * a.heads == 0)
       return Status::ok();
-    if (sq == 0 || sk == 0) { // no products: every gradient is 0
+    if (a.sq == 0 || a.sk == 0) { // no products: every gradient is 0
       for (const TensorRef &t : out)
         PARTITION_RETURN_IF_ERROR(copyZeros(t, config));
       return Status::ok();
     }
-    int64_t rowsPerPair = (heads / kvHeads) * sq;
-    int64_t bytesPerRow = sk * (8 + (q.dtype == DType::F32 ? 0 : dtypeSize(q.dtype)));
-    if (rowsPerPair * bytesPerRow <= kAttentionScratchBytes)
-      return attentionGradBatched(attrs, in, out, stream, config);
-    return attentionGradChunked(attrs, in, out, stream, config);
+    int64_t bytesPerRow = a.sk * (8 + (a.f32 ? 0 : a.elt));
+    if (a.group * a.sq * bytesPerRow <= kAttentionScratchBytes)
+      return attentionGradBatched(a, bytesPerRow, in, out, stream, config);
+    return attentionGradChunked(a, bytesPerRow, in, out, stream, config);
   }
 
   /// attentionGrad over chunks of whole (batch, kv head) pairs: the G query
   /// heads sharing a kv head are G * Sq adjacent rows, so the products with
   /// that head's keys and values are one GEMM per pair, and those per
   /// query head one per head, each batched over the chunk.
-  Status attentionGradBatched(const KernelAttrs &attrs,
+  Status attentionGradBatched(const AttentionDims &a, int64_t bytesPerRow,
                               const std::vector<TensorRef> &in,
                               const std::vector<TensorRef> &out,
                               CudaStream &stream, const LaunchConfig &config) {
-    const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
-    bool causal = attrs.AsAttentionAttrs()->causal;
-    float scale = attrs.AsAttentionAttrs()->scale;
-    int64_t window = attrs.AsAttentionAttrs()->window;
-    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
-            d = q.shape[3];
-    int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
-    int64_t group = heads / kvHeads, pairs = batch * kvHeads;
-    int64_t rowsPerPair = group * sq;
-    DType t = q.dtype;
-    int64_t elt = dtypeSize(t);
-    bool f32 = t == DType::F32;
-    int64_t bytesPerRow = sk * (8 + (f32 ? 0 : elt));
+    int64_t pairs = a.batch * a.kvHeads, rowsPerPair = a.group * a.sq;
+    int64_t sq = a.sq, sk = a.sk, d = a.d, dv = a.dv, elt = a.elt;
     int64_t pairsPerChunk = std::max<int64_t>(
         1, std::min<int64_t>(pairs, kAttentionScratchBytes /
                                         (rowsPerPair * bytesPerRow)));
@@ -683,98 +723,69 @@ private:
         static_cast<size_t>(chunkRows * bytesPerRow), state_->scratchPool()));
     auto *scores = static_cast<float *>(scratch.data());
     float *dp = scores + chunkRows * sk;
-    void *probs = f32 ? static_cast<void *>(scores)
-                      : static_cast<void *>(dp + chunkRows * sk);
+    void *probs = a.f32 ? static_cast<void *>(scores)
+                        : static_cast<void *>(dp + chunkRows * sk);
     PARTITION_ASSIGN_OR_RETURN(void *workspace, stream.workspace());
-    // One GEMM batched `count` times with the given strides (elements).
     auto gemm = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
-                    float alpha, DType cType, int64_t count, const void *a,
-                    int64_t sa, const void *b, int64_t sb, void *c,
-                    int64_t sc) {
-      RowMajorGemm g;
-      g.abType = t;
-      g.cType = cType;
-      g.transposeA = ta;
-      g.transposeB = tb;
-      g.m = m;
-      g.n = n;
-      g.k = kk;
-      g.batch = count;
-      g.strideA = sa;
-      g.strideB = sb;
-      g.strideC = sc;
-      g.alpha = alpha;
-      return gemm_->run(g, a, b, c, stream.get(), workspace,
-                        CudaStream::kWorkspaceBytes);
+                    float alpha, DType cType, int64_t count, const void *x,
+                    int64_t sx, const void *y, int64_t sy, void *z,
+                    int64_t sz) {
+      return gemmOf(a.t, ta, tb, m, n, kk, alpha, cType, count, x, sx, y, sy,
+                    z, sz, stream, workspace);
     };
-    const char *qData = static_cast<const char *>(q.data),
-               *kData = static_cast<const char *>(k.data),
-               *vData = static_cast<const char *>(v.data),
-               *dyData = static_cast<const char *>(dy.data);
+    const char *qData = static_cast<const char *>(in[0].data),
+               *kData = static_cast<const char *>(in[1].data),
+               *vData = static_cast<const char *>(in[2].data),
+               *dyData = static_cast<const char *>(in[3].data);
     char *dq = static_cast<char *>(out[0].data),
          *dk = static_cast<char *>(out[1].data),
          *dvOut = static_cast<char *>(out[2].data);
     for (int64_t p0 = 0; p0 < pairs; p0 += pairsPerChunk) {
       int64_t np = std::min(pairsPerChunk, pairs - p0);
-      int64_t h0 = p0 * group; // the chunk's first query head
+      int64_t h0 = p0 * a.group; // the chunk's first query head
       const char *queries = qData + p0 * rowsPerPair * d * elt;
       const char *grad = dyData + p0 * rowsPerPair * dv * elt;
       const char *keys = kData + p0 * sk * d * elt;
       const char *values = vData + p0 * sk * dv * elt;
       // Scores and probabilities per pair: [G * Sq, Sk].
-      PARTITION_RETURN_IF_ERROR(gemm(false, true, rowsPerPair, sk, d, scale,
+      PARTITION_RETURN_IF_ERROR(gemm(false, true, rowsPerPair, sk, d, a.scale,
                                      DType::F32, np, queries, rowsPerPair * d,
                                      keys, sk * d, scores, rowsPerPair * sk));
       PARTITION_CUDA_CHECK(launchAttentionSoftmax(
-          config, t, probs, scores, np * rowsPerPair, sk, np * rowsPerPair, 0,
-          causal ? sq : 0, window));
+          config, a.t, probs, scores, np * rowsPerPair, sk, np * rowsPerPair,
+          0, a.causal ? sq : 0, a.window));
       // dv = p^T do per query head: [Sk, Dv].
-      PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, sq, 1.0f, t,
-                                     np * group, probs, sq * sk, grad, sq * dv,
-                                     dvOut + h0 * sk * dv * elt, sk * dv));
+      PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, sq, 1.0f, a.t,
+                                     np * a.group, probs, sq * sk, grad,
+                                     sq * dv, dvOut + h0 * sk * dv * elt,
+                                     sk * dv));
       // dp = do v^T per pair, then ds over the probabilities.
       PARTITION_RETURN_IF_ERROR(gemm(false, true, rowsPerPair, sk, dv, 1.0f,
                                      DType::F32, np, grad, rowsPerPair * dv,
                                      values, sk * dv, dp, rowsPerPair * sk));
       PARTITION_CUDA_CHECK(launchAttentionGradScores(
-          config, t, probs, dp, probs, np * rowsPerPair, sk, scale));
+          config, a.t, probs, dp, probs, np * rowsPerPair, sk, a.scale));
       // dq = ds k per pair; dk = ds^T q per query head.
-      PARTITION_RETURN_IF_ERROR(gemm(false, false, rowsPerPair, d, sk, 1.0f, t,
-                                     np, probs, rowsPerPair * sk, keys, sk * d,
-                                     dq + p0 * rowsPerPair * d * elt,
+      PARTITION_RETURN_IF_ERROR(gemm(false, false, rowsPerPair, d, sk, 1.0f,
+                                     a.t, np, probs, rowsPerPair * sk, keys,
+                                     sk * d, dq + p0 * rowsPerPair * d * elt,
                                      rowsPerPair * d));
-      PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, d, sq, 1.0f, t,
-                                     np * group, probs, sq * sk, queries,
+      PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, d, sq, 1.0f, a.t,
+                                     np * a.group, probs, sq * sk, queries,
                                      sq * d, dk + h0 * sk * d * elt, sk * d));
     }
     return Status::ok();
   }
 
-  /// Attention's gradients per (batch, query head), in chunks of query
-  /// rows (for sequences whose scores do not fit kAttentionScratchBytes
-  /// per kv head): the probabilities recomputed
-  /// (f32 scores, then in the storage type), dv += p^T do, dp = do v^T
-  /// (f32), ds = scale * p * (dp - rowsum(dp * p)) over p, dq = ds k,
-  /// dk += ds^T q; dk and dv summed over the chunks in f32 and stored per
-  /// query head ([B, H, Sk, D / Dv]).
-  Status attentionGradChunked(const KernelAttrs &attrs,
+  /// attentionGrad per (batch, query head) in chunks of query rows, for
+  /// sequences whose scores per kv head do not fit kAttentionScratchBytes:
+  /// the steps of attentionGradBatched per chunk, dk and dv summed over the
+  /// chunks in f32 and stored per query head ([B, H, Sk, D / Dv]).
+  Status attentionGradChunked(const AttentionDims &a, int64_t bytesPerRow,
                               const std::vector<TensorRef> &in,
                               const std::vector<TensorRef> &out,
                               CudaStream &stream, const LaunchConfig &config) {
-    const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
-    bool causal = attrs.AsAttentionAttrs()->causal;
-    float scale = attrs.AsAttentionAttrs()->scale;
-    int64_t window = attrs.AsAttentionAttrs()->window;
-    int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
-            d = q.shape[3];
-    int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
-    int64_t group = heads / kvHeads;
-    DType t = q.dtype;
-    int64_t elt = dtypeSize(t);
-    bool f32 = t == DType::F32;
-    // Per row: f32 scores (then probabilities when f32), f32 dp, and the
-    // probabilities (then ds) in the storage type otherwise.
-    int64_t bytesPerRow = sk * (8 + (f32 ? 0 : elt));
+    int64_t sq = a.sq, sk = a.sk, d = a.d, dv = a.dv, elt = a.elt;
     int64_t accBytes = 4 * sk * (2 * d + 2 * dv);
     int64_t rowsPerChunk = std::max<int64_t>(
         1, std::min<int64_t>(sq, (kAttentionScratchBytes - accBytes) /
@@ -785,28 +796,19 @@ private:
         state_->scratchPool()));
     auto *scores = static_cast<float *>(scratch.data());
     float *dp = scores + rowsPerChunk * sk;
-    void *probs = f32 ? static_cast<void *>(scores)
-                      : static_cast<void *>(dp + rowsPerChunk * sk);
+    void *probs = a.f32 ? static_cast<void *>(scores)
+                        : static_cast<void *>(dp + rowsPerChunk * sk);
     auto *dkAcc = reinterpret_cast<float *>(
         static_cast<char *>(scratch.data()) + rowsPerChunk * bytesPerRow);
     float *dvAcc = dkAcc + sk * d, *partial = dvAcc + sk * dv;
     PARTITION_ASSIGN_OR_RETURN(void *workspace, stream.workspace());
     auto gemm = [&](bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
-                    float alpha, DType cType, const void *a, const void *b,
-                    void *c) {
-      RowMajorGemm g;
-      g.abType = t;
-      g.cType = cType;
-      g.transposeA = ta;
-      g.transposeB = tb;
-      g.m = m;
-      g.n = n;
-      g.k = kk;
-      g.alpha = alpha;
-      return gemm_->run(g, a, b, c, stream.get(), workspace,
-                        CudaStream::kWorkspaceBytes);
+                    float alpha, DType cType, const void *x, const void *y,
+                    void *z) {
+      return gemmOf(a.t, ta, tb, m, n, kk, alpha, cType, 1, x, 0, y, 0, z, 0,
+                    stream, workspace);
     };
-    // acc (+)= the partial sum just written (the first chunk writes acc).
+    // acc += the partial sum just written (the first chunk writes acc).
     auto accumulate = [&](float *acc, int64_t n) -> Status {
       BroadcastView view;
       view.rank = 1;
@@ -816,12 +818,12 @@ private:
                                         acc, acc, partial, view, n));
       return Status::ok();
     };
-    const char *qData = static_cast<const char *>(q.data),
-               *kData = static_cast<const char *>(k.data),
-               *vData = static_cast<const char *>(v.data),
-               *dyData = static_cast<const char *>(dy.data);
-    for (int64_t bh = 0; bh < batch * heads; ++bh) {
-      int64_t kv = (bh / heads) * kvHeads + (bh % heads) / group;
+    const char *qData = static_cast<const char *>(in[0].data),
+               *kData = static_cast<const char *>(in[1].data),
+               *vData = static_cast<const char *>(in[2].data),
+               *dyData = static_cast<const char *>(in[3].data);
+    for (int64_t bh = 0; bh < a.batch * a.heads; ++bh) {
+      int64_t kv = (bh / a.heads) * a.kvHeads + (bh % a.heads) / a.group;
       const char *keys = kData + kv * sk * d * elt;
       const char *values = vData + kv * sk * dv * elt;
       for (int64_t r0 = 0; r0 < sq; r0 += rowsPerChunk) {
@@ -829,38 +831,37 @@ private:
         const char *queries = qData + (bh * sq + r0) * d * elt;
         const char *grad = dyData + (bh * sq + r0) * dv * elt;
         bool first = r0 == 0;
-        PARTITION_RETURN_IF_ERROR(gemm(false, true, nr, sk, d, scale,
+        PARTITION_RETURN_IF_ERROR(gemm(false, true, nr, sk, d, a.scale,
                                        DType::F32, queries, keys, scores));
-        PARTITION_CUDA_CHECK(launchAttentionSoftmax(config, t, probs, scores,
-                                                    nr, sk, nr, r0,
-                                                    causal ? sq : 0, window));
+        PARTITION_CUDA_CHECK(launchAttentionSoftmax(
+            config, a.t, probs, scores, nr, sk, nr, r0, a.causal ? sq : 0,
+            a.window));
         PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, nr, 1.0f,
                                        DType::F32, probs, grad,
                                        first ? dvAcc : partial));
         if (!first)
           PARTITION_RETURN_IF_ERROR(accumulate(dvAcc, sk * dv));
-        PARTITION_RETURN_IF_ERROR(
-            gemm(false, true, nr, sk, dv, 1.0f, DType::F32, grad, values, dp));
+        PARTITION_RETURN_IF_ERROR(gemm(false, true, nr, sk, dv, 1.0f,
+                                       DType::F32, grad, values, dp));
         // ds over the probabilities (in place: each thread its columns).
-        PARTITION_CUDA_CHECK(launchAttentionGradScores(config, t, probs, dp,
-                                                       probs, nr, sk, scale));
-        PARTITION_RETURN_IF_ERROR(
-            gemm(false, false, nr, d, sk, 1.0f, t, probs, keys,
-                 static_cast<char *>(out[0].data) + (bh * sq + r0) * d * elt));
+        PARTITION_CUDA_CHECK(launchAttentionGradScores(
+            config, a.t, probs, dp, probs, nr, sk, a.scale));
+        PARTITION_RETURN_IF_ERROR(gemm(
+            false, false, nr, d, sk, 1.0f, a.t, probs, keys,
+            static_cast<char *>(out[0].data) + (bh * sq + r0) * d * elt));
         PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, d, nr, 1.0f,
                                        DType::F32, probs, queries,
                                        first ? dkAcc : partial));
         if (!first)
           PARTITION_RETURN_IF_ERROR(accumulate(dkAcc, sk * d));
       }
-      PARTITION_CUDA_CHECK(launchCast(config, DType::F32, t,
-                                      static_cast<char *>(out[1].data) +
-                                          bh * sk * d * elt,
-                                      dkAcc, sk * d));
-      PARTITION_CUDA_CHECK(launchCast(config, DType::F32, t,
-                                      static_cast<char *>(out[2].data) +
-                                          bh * sk * dv * elt,
-                                      dvAcc, sk * dv));
+      PARTITION_CUDA_CHECK(launchCast(
+          config, DType::F32, a.t,
+          static_cast<char *>(out[1].data) + bh * sk * d * elt, dkAcc, sk * d));
+      PARTITION_CUDA_CHECK(launchCast(
+          config, DType::F32, a.t,
+          static_cast<char *>(out[2].data) + bh * sk * dv * elt, dvAcc,
+          sk * dv));
     }
     return Status::ok();
   }

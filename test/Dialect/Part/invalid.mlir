@@ -514,6 +514,24 @@ func.func @attention_element_types(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8
 
 // -----
 
+func.func @attention_grad_result_grad(%q: tensor<2x4x16x8xf32>, %dy: tensor<2x4x16x4xf32>) {
+  // expected-error @+2 {{'part.attention_grad' op result_grad has shape [2, 4, 16, 4] but the attention's result has [2, 4, 16, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %dq, %dk, %dv = part.attention_grad %q, %q, %q, %dy : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x4xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_no_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x0x8x16xf32>) {
+  // expected-error @+2 {{'part.attention_grad' op key/value heads must be at least 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %dq, %dk, %dv = part.attention_grad %q, %k, %k, %q : (tensor<2x4x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>)
+  return
+}
+
+// -----
+
 func.func @attention_window_zero(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
   // expected-error @+2 {{'part.attention' op window must be at least 1, got 0}}
   // expected-error @+1 {{failed to infer returned types}}

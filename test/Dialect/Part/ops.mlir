@@ -133,6 +133,9 @@ func.func @normalisation_and_attention(%x: tensor<2x16x64xf32>, %g: tensor<64xf3
   %7 = part.attention %q, %q, %q scale 0.125 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   // CHECK: part.attention %{{.*}}, %{{.*}}, %{{.*}} causal window 4 scale 5.000000e-01 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   %win = part.attention %q, %q, %q causal window 4 scale 0.5 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  // Its gradients, the key's and value's per query head.
+  // CHECK: part.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} causal window 4 : (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+  %dq, %dk, %dv = part.attention_grad %5, %kv, %kv, %6 causal window 4 : (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
   // CHECK: part.softmax_cross_entropy %{{.*}}, %{{.*}} none : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<2x16xf32>
   %8 = part.softmax_cross_entropy %logits, %labels none : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<2x16xf32>
   // CHECK: part.softmax_cross_entropy %{{.*}}, %{{.*}} mean : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<f32>

@@ -289,28 +289,43 @@ ShardingRule RotaryEmbeddingOp::getShardingRule() {
   return rule;
 }
 
-ShardingRule AttentionOp::getShardingRule() {
-  // Query heads H = Hkv * G: query head h uses key/value head h / G, so the
-  // query's head dimension is [hkv g] and the key's [hkv]. Keys, head size
-  // and (with a causal mask, whose positions are global) query positions stay
-  // whole.
-  ShardingRule rule;
-  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
-                    v = shapeOf(getValue());
-  int64_t b = rule.addFactor(q[0]);
-  int64_t hkv = rule.addFactor(k[1]);
-  SmallVector<int64_t, 2> qHeads = {hkv};
+/// The factors of an attention's operands: batch, key/value heads, the
+/// query heads as [hkv g] (query head h uses key/value head h / G),
+/// positions and head sizes, those but batch and heads of the given kinds.
+struct AttentionFactors {
+  int64_t b, hkv, sq, sk, d, dv;
+  SmallVector<int64_t, 2> qHeads;
+};
+static AttentionFactors attentionFactors(ShardingRule &rule, Value query,
+                                         Value key, Value value,
+                                         FactorKind queryPositions,
+                                         FactorKind valueSize) {
+  ArrayRef<int64_t> q = shapeOf(query), k = shapeOf(key), v = shapeOf(value);
+  AttentionFactors f;
+  f.b = rule.addFactor(q[0]);
+  f.hkv = rule.addFactor(k[1]);
+  f.qHeads = {f.hkv};
   if (q[1] != k[1])
-    qHeads.push_back(rule.addFactor(q[1] / k[1]));
-  int64_t sq = rule.addFactor(q[2], getCausal() ? FactorKind::NeedReplication
-                                                : FactorKind::Parallel);
-  int64_t sk = rule.addFactor(k[2], FactorKind::NeedReplication);
-  int64_t d = rule.addFactor(q[3], FactorKind::NeedReplication);
-  int64_t dv = rule.addFactor(v[3]);
-  rule.addOperand({{b}, qHeads, {sq}, {d}});
-  rule.addOperand({{b}, {hkv}, {sk}, {d}});
-  rule.addOperand({{b}, {hkv}, {sk}, {dv}});
-  rule.addResult({{b}, qHeads, {sq}, {dv}});
+    f.qHeads.push_back(rule.addFactor(q[1] / k[1]));
+  f.sq = rule.addFactor(q[2], queryPositions);
+  f.sk = rule.addFactor(k[2], FactorKind::NeedReplication);
+  f.d = rule.addFactor(q[3], FactorKind::NeedReplication);
+  f.dv = rule.addFactor(v[3], valueSize);
+  rule.addOperand({{f.b}, f.qHeads, {f.sq}, {f.d}});
+  rule.addOperand({{f.b}, {f.hkv}, {f.sk}, {f.d}});
+  rule.addOperand({{f.b}, {f.hkv}, {f.sk}, {f.dv}});
+  return f;
+}
+
+ShardingRule AttentionOp::getShardingRule() {
+  // Keys, head size and (with a causal mask, whose positions are global)
+  // query positions stay whole.
+  ShardingRule rule;
+  AttentionFactors f = attentionFactors(
+      rule, getQuery(), getKey(), getValue(),
+      getCausal() ? FactorKind::NeedReplication : FactorKind::Parallel,
+      FactorKind::Parallel);
+  rule.addResult({{f.b}, f.qHeads, {f.sq}, {f.dv}});
   return rule;
 }
 
@@ -320,24 +335,13 @@ ShardingRule AttentionGradOp::getShardingRule() {
   // heads are parallel; every sum runs over positions and head sizes,
   // which stay whole.
   ShardingRule rule;
-  ArrayRef<int64_t> q = shapeOf(getQuery()), k = shapeOf(getKey()),
-                    v = shapeOf(getValue());
-  int64_t b = rule.addFactor(q[0]);
-  int64_t hkv = rule.addFactor(k[1]);
-  SmallVector<int64_t, 2> qHeads = {hkv};
-  if (q[1] != k[1])
-    qHeads.push_back(rule.addFactor(q[1] / k[1]));
-  int64_t sq = rule.addFactor(q[2], FactorKind::NeedReplication);
-  int64_t sk = rule.addFactor(k[2], FactorKind::NeedReplication);
-  int64_t d = rule.addFactor(q[3], FactorKind::NeedReplication);
-  int64_t dv = rule.addFactor(v[3], FactorKind::NeedReplication);
-  rule.addOperand({{b}, qHeads, {sq}, {d}});
-  rule.addOperand({{b}, {hkv}, {sk}, {d}});
-  rule.addOperand({{b}, {hkv}, {sk}, {dv}});
-  rule.addOperand({{b}, qHeads, {sq}, {dv}});
-  rule.addResult({{b}, qHeads, {sq}, {d}});
-  rule.addResult({{b}, qHeads, {sk}, {d}});
-  rule.addResult({{b}, qHeads, {sk}, {dv}});
+  AttentionFactors f =
+      attentionFactors(rule, getQuery(), getKey(), getValue(),
+                       FactorKind::NeedReplication, FactorKind::NeedReplication);
+  rule.addOperand({{f.b}, f.qHeads, {f.sq}, {f.dv}});
+  rule.addResult({{f.b}, f.qHeads, {f.sq}, {f.d}});
+  rule.addResult({{f.b}, f.qHeads, {f.sk}, {f.d}});
+  rule.addResult({{f.b}, f.qHeads, {f.sk}, {f.dv}});
   return rule;
 }
 
