@@ -33,7 +33,7 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     if (o.commSteps > 0)
       t.communication =
           cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps) *
-          (1 - p.hiddenCommunication);
+          (1 - (o.backward ? p.hiddenBackward : p.hiddenForward));
     else
       t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
                                         o.peak, o.gemm);

@@ -290,16 +290,6 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
 
   Probe p;
   p.config = probe;
-  // How much of its own (tensor-parallel) communication the compiled probe
-  // hides behind compute it does not wait for, on part-estimate's two
-  // lanes: the rest is exposed.
-  {
-    ProgramEstimate whole = estimateProgram(function, mesh, 0, cluster);
-    double comm = whole.whole.communication;
-    if (comm > 0)
-      p.hiddenCommunication = std::clamp(
-          (whole.whole.compute + comm - whole.seconds) / comm, 0.0, 1.0);
-  }
   Block &body = function.getBody().front();
   // Batch inputs, and what depends on them (its time grows with the
   // batch); `batchSized`: what also has a batch-sized shape (its bytes grow
@@ -357,6 +347,20 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
   // what one layer hands the next) go with the next layer op of the same
   // pass; before the first, forward's are the embedding's (pre) and
   // backward's the head's (post); after the last, the other way round.
+  // How much of its own (tensor-parallel) communication the compiled probe
+  // hides behind compute it does not wait for, on part-estimate's two
+  // lanes, in forward and in backward apart (a forward's sums are read by
+  // the next op at once; backward's run beside the weight gradients): the
+  // rest is exposed.
+  for (Kind pass : {Forward, Backward}) {
+    ProgramEstimate e = estimateProgram(
+        function, mesh, 0, cluster, nullptr,
+        [&](Operation *op) { return kinds.lookup(op) == pass; });
+    double comm = e.whole.communication;
+    if (comm > 0)
+      (pass == Forward ? p.hiddenForward : p.hiddenBackward) = std::clamp(
+          (e.whole.compute + comm - e.seconds) / comm, 0.0, 1.0);
+  }
   for (Kind pass : {Forward, Backward}) {
     SmallVector<Operation *> pending;
     bool seenLayer = false;

@@ -69,10 +69,10 @@ struct Probe {
   /// The same in the update (no batch).
   double updateWorkspace = 0;
   double transferBytes = 0; ///< a layer's output as a stage sends it
-  /// Of the probe's own communication, the fraction its compiled program
-  /// runs beside compute that does not wait for it (part-estimate's two
-  /// lanes).
-  double hiddenCommunication = 0;
+  /// Of the probe's own communication in forward and in backward, the
+  /// fraction its compiled program runs beside compute that does not wait
+  /// for it (part-estimate's two lanes).
+  double hiddenForward = 0, hiddenBackward = 0;
   /// Forward FLOPs per device (only the tp = 1 probe's are the model's).
   std::vector<double> layerForwardFlops;
   double outsideForwardFlops = 0;

@@ -130,11 +130,10 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
   return t;
 }
 
-ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
-                                                 MeshAttr mesh,
-                                                 int64_t firstRank,
-                                                 const Cluster &cluster,
-                                                 const FirstRanks *ranks) {
+ProgramEstimate partition::part::estimateProgram(
+    func::FuncOp function, MeshAttr mesh, int64_t firstRank,
+    const Cluster &cluster, const FirstRanks *ranks,
+    llvm::function_ref<bool(Operation *)> include) {
   ProgramEstimate p;
   p.function = function.getName().str();
   p.devices = mesh.getNumDevices();
@@ -143,6 +142,8 @@ ProgramEstimate partition::part::estimateProgram(func::FuncOp function,
   std::map<std::string, std::pair<double, double>> spans; // label: start, end
   std::map<std::string, TimeEstimate> sums;               // label: work
   for (Operation &op : function.getBody().front().without_terminator()) {
+    if (include && !include(&op))
+      continue;
     TimeEstimate t = estimateOp(&op, mesh, firstRank, cluster, ranks);
     p.whole += t;
     double start = 0;

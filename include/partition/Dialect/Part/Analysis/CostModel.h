@@ -99,11 +99,14 @@ TimeEstimate estimateOp(mlir::Operation *op, MeshAttr mesh, int64_t firstRank,
                         const runtime::Cluster &cluster,
                         const FirstRanks *ranks = nullptr);
 
-/// Every op of `function` once, and per `part.step` label.
-ProgramEstimate estimateProgram(mlir::func::FuncOp function, MeshAttr mesh,
-                                int64_t firstRank,
-                                const runtime::Cluster &cluster,
-                                const FirstRanks *ranks = nullptr);
+/// Every op of `function` once, and per `part.step` label; with `include`,
+/// only the ops it selects (the others take no time, their results ready
+/// at once).
+ProgramEstimate
+estimateProgram(mlir::func::FuncOp function, MeshAttr mesh, int64_t firstRank,
+                const runtime::Cluster &cluster,
+                const FirstRanks *ranks = nullptr,
+                llvm::function_ref<bool(mlir::Operation *)> include = nullptr);
 
 /// The step of `module`'s per-device programs; nullopt with `error` when it
 /// has none, or stages whose schedules do not fit together.
