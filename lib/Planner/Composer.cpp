@@ -50,7 +50,8 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     if (o.scales && o.backward && o.weight)
       pc.weight += t;
   }
-  double params = p.preParams + p.postParams;
+  // The probe updates a tied embedding once.
+  double params = p.preParams + p.postParams - p.tiedParams;
   for (double l : p.layerParams)
     params += l;
   c.updatePerParameter = params > 0 ? update / params : 0;
@@ -167,6 +168,10 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
     if (stage == p - 1)
       add(stage, costs.post, probe.postParams, probe.postTensors,
           probe.postSaved);
+    if (stage == 0 && stage == p - 1) { // one copy of a tied embedding
+      s.parameters[stage] -= probe.tiedParams;
+      s.tensors[stage] -= probe.tiedTensors;
+    }
     // Pipeline transfers: a stage waits for its input's (and its output
     // gradient's) transfer, V times per micro-batch when interleaved.
     if (stage > 0 || V > 1)

@@ -521,6 +521,10 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
         p.postParams += elements;
         p.postTensors += 1;
       }
+      if (pre && post) {
+        p.tiedParams += elements;
+        p.tiedTensors += 1;
+      }
     }
   }
   // Transient bytes: op results that are not kept for backward, not read

@@ -49,6 +49,11 @@ struct Probe {
   /// where gradients are not bucketed.
   std::vector<double> layerTensors;
   double preTensors = 0, postTensors = 0;
+  /// Of those, what the embedding and the head both read (a tied
+  /// embedding): counted before and after the layers, as the first and the
+  /// last stage of a pipeline each hold a copy; one copy where one stage
+  /// holds both.
+  double tiedParams = 0, tiedTensors = 0;
   /// Bytes per local parameter element.
   double parameterBytes = 0, stateBytes = 0, gradientBytes = 0;
   /// Bytes forward keeps for backward, per probed layer and outside.

@@ -141,6 +141,26 @@ TEST(Composer, ZeroThreeHoldsShardsAndOneGatheredLayer) {
   EXPECT_GT(e.stageForward[0], 4e-3);
 }
 
+// A tied embedding (the head reads the embedding's table): the probe
+// counts its 2M parameters before and after the layers, and updates them
+// once. One stage holds one copy; a pipeline's first and last stage each
+// hold one; the update costs its 1 ns per parameter either way.
+TEST(Composer, TiedEmbeddingIsOneCopyPerStage) {
+  Fixture f;
+  f.probe.preParams = f.probe.postParams = f.probe.tiedParams = 2e6;
+  f.probe.preTensors = f.probe.postTensors = f.probe.tiedTensors = 1;
+  // The probe's update ran over its 1M layer and 2M tied parameters.
+  f.probe.ops.back().bytes = 3e9;
+  f.costs = costProbe(f.probe, 1, f.cluster);
+  EXPECT_DOUBLE_EQ(f.costs.updatePerParameter, 1e-9);
+  PlanEstimate one = f.estimate(plan(1, 1, 1, 0));
+  EXPECT_DOUBLE_EQ(one.memory.parameters, 4 * (4e6 + 2e6));
+  PlanEstimate two = f.estimate(plan(1, 2, 2, 0, "1f1b"));
+  EXPECT_EQ(two.stageMemory.size(), 2u);
+  EXPECT_DOUBLE_EQ(two.stageMemory[0].parameters, 4 * (2e6 + 2e6));
+  EXPECT_DOUBLE_EQ(two.stageMemory[1].parameters, 4 * (2e6 + 2e6));
+}
+
 TEST(Composer, OneFOneBFormulaAndSimulationAgree) {
   Fixture f;
   // 2 stages of 2 layers (6 ms per micro-batch each), 4 micro-batches:
