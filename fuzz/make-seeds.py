@@ -369,7 +369,15 @@ def tool_seeds(build):
            "partition-translate --part-to-plan -o cos-sin.plan 2>/dev/null")
         put("plan", open(os.path.join(tmp, "cos-sin.plan"), "rb").read()[:-8], "cos-sin.plan")
         stored_shape_seeds(sh, tmp)
-        # A plan of format 11 written by hand: fragments run by a schedule
+        # A grouped-query attention layer's training step: Attention and
+        # AttentionGrad kernels (key and value gradients per query head).
+        sh("partition-import --model llama --layers 1 --hidden 16 --heads 2 "
+           "--kv-heads 1 --ffn 32 --vocab 16 --seq 4 --batch 1 -o attn.mlir && "
+           "partition-opt attn.mlir --part-append-loss --part-autodiff "
+           "--part-optimizer='kind=sgd lr=0.01' | partition-opt --part-spmd=mesh=dp:1 | "
+           "partition-translate --part-to-plan -o attn.plan 2>/dev/null")
+        put("plan", open(os.path.join(tmp, "attn.plan"), "rb").read()[:-8], "gqa-attention-grad.plan")
+        # A plan of format 12 written by hand: fragments run by a schedule
         # table per micro-batch, stash slots, micro-batched inputs.
         sh(f"flatc -b --size-prefixed {ROOT}/runtime/plan/plan.fbs "
            f"{ROOT}/test/Tools/partition-run/Inputs/schedule-plan.json")

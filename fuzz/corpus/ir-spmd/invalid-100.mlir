@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @collective_unknown_mesh(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.all_reduce %x on @other axes ["tp"] sum : tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @concat_shapes(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>) -> tensor<4x16xf32> {
+  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

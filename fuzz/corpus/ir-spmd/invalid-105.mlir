@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_gather_element_type(%x: tensor<8xf32>) -> tensor<32xf16> {
-  %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<8xf32> -> tensor<32xf16>
-  return %0 : tensor<32xf16>
+func.func @collective_axis_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.all_reduce %x on @mesh axes ["tp", "tp"] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

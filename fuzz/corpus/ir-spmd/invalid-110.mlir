@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @reduce_scatter_shape(%x: tensor<16xf32>) -> tensor<8xf32> {
-  %0 = part.reduce_scatter %x on @mesh axes ["dp", "tp"] dim 0 sum : tensor<16xf32> -> tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @all_gather_shape(%x: tensor<8x2xf32>) -> tensor<16x2xf32> {
+  %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<8x2xf32> -> tensor<16x2xf32>
+  return %0 : tensor<16x2xf32>
 }

@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @permute_odd(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = "part.collective_permute"(%x) {mesh = @mesh, axes = ["tp"], pairs = array<i64: 0, 1, 2>} : (tensor<8xf32>) -> tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @all_to_all_divisible(%x: tensor<6x4xf32>) -> tensor<2x16xf32> {
+  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 1 : tensor<6x4xf32> -> tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
 }

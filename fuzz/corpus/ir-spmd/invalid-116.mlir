@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @permute_range(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.collective_permute %x on @mesh axes ["tp"] pairs [[0, 1], [1, 4]] : tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @all_to_all_shape(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 1 : tensor<8x4xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
 }

@@ -1,5 +1,5 @@
-part.mesh @stage0 = <["dp"=2]>
-func.func @recv_channel() -> tensor<8xf32> {
-  %0 = part.recv from @stage0 channel -1 : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @permute_target_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.collective_permute %x on @mesh axes ["tp"] pairs [[0, 2], [1, 2]] : tensor<8xf32>
   return %0 : tensor<8xf32>
 }

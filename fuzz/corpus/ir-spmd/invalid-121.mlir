@@ -1,4 +1,5 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @spmd_not_a_mesh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {part.spmd = @other} {
-  return %x : tensor<8xf32>
+part.mesh @stage0 = <["dp"=2]>
+func.func @send_unknown_mesh(%x: tensor<8xf32>) {
+  part.send %x to @stage1 channel 0 : tensor<8xf32>
+  return
 }

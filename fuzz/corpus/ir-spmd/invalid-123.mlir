@@ -1,2 +1,4 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @spmd_checks_axes(%x: tensor<3xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>}) attributes {part.spmd = @mesh}
+func.func @spmd_not_a_mesh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {part.spmd = @other} {
+  return %x : tensor<8xf32>
+}

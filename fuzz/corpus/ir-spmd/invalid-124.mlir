@@ -1,1 +1,5 @@
-func.func private @empty_name(%x: tensor<8xf32> {part.name = ""})
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @spmd_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.spmd = @mesh} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -1,1 +1,2 @@
-func.func private @name_not_string(%x: tensor<8xf32>) -> (tensor<8xf32> {part.name = 3})
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func private @spmd_checks_axes(%x: tensor<3xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>}) attributes {part.spmd = @mesh}

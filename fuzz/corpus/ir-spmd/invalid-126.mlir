@@ -1,1 +1,1 @@
-func.func private @grad_of_not_index(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = "w"})
+func.func private @empty_name(%x: tensor<8xf32> {part.name = ""})

@@ -1,1 +1,1 @@
-func.func private @grad_of_range(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = 1 : i64})
+func.func private @name_not_string(%x: tensor<8xf32>) -> (tensor<8xf32> {part.name = 3})

@@ -1,1 +1,4 @@
-func.func private @arg_origin_not_string(%x: tensor<8xf32> {part.sharding_origin = 3})
+func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.name = "y"} : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

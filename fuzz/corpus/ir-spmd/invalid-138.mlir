@@ -1,3 +1,4 @@
-func.func @init_on_parameter(%w: tensor<4xf32> {part.role = #part.role<parameter>, part.init = 1.0 : f32}) {
-  return
+func.func @softmax_negative_dim(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = part.softmax %x dim -1 : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

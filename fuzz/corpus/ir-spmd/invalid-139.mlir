@@ -1,3 +1,5 @@
-func.func @float_init_on_integers(%s: tensor<4xi32> {part.role = #part.role<state>, part.init = 1.0 : f32}) {
-  return
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @axis_index_axis() -> tensor<i32> {
+  %0 = part.axis_index on @mesh axes ["pp"] : tensor<i32>
+  return %0 : tensor<i32>
 }

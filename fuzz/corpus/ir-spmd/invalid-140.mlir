@@ -1,3 +1,3 @@
-func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<state>, part.init = 3}) {
+func.func @init_on_parameter(%w: tensor<4xf32> {part.role = #part.role<parameter>, part.init = 1.0 : f32}) {
   return
 }

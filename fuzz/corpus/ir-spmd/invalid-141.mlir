@@ -1,3 +1,3 @@
-func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
+func.func @float_init_on_integers(%s: tensor<4xi32> {part.role = #part.role<state>, part.init = 1.0 : f32}) {
   return
 }

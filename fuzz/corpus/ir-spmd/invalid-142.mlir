@@ -1,3 +1,3 @@
-func.func @stored_shape_on_input(%x: tensor<2x3xf32> {part.stored_shape = array<i64: 6>}) {
+func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<state>, part.init = 3}) {
   return
 }

@@ -1,4 +1,4 @@
-func.func @bad_state_of(%w: tensor<8xf32> {part.role = #part.role<parameter>},
-                        %m: tensor<8xf32> {part.role = #part.role<state>, part.state_of = 7 : i64}) {
+func.func @elements_overflow(%a: tensor<1099511627776x1099511627776xf32>) {
+  %0 = part.neg %a : tensor<1099511627776x1099511627776xf32>
   return
 }

@@ -1,3 +1,4 @@
-func.func @logical_size(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {part.logical_shape = array<i64: 4, 9>}) {
-  return %x : tensor<4x8xf32>
+func.func @bad_gradient_of(%w: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.add %w, %w {part.gradient_of = -1 : i64} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @attention_window_zero(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
-  %0 = part.attention %q, %q, %q causal window 0 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
-  return %0 : tensor<2x4x16x8xf32>
+func.func @attention_grad_result_grad(%q: tensor<2x4x16x8xf32>, %dy: tensor<2x4x16x4xf32>) {
+  %dq, %dk, %dv = part.attention_grad %q, %q, %q, %dy : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x4xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+  return
 }

@@ -1,4 +1,4 @@
-func.func @attention_window_not_causal(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
-  %0 = part.attention %q, %q, %q window 4 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
-  return %0 : tensor<2x4x16x8xf32>
+func.func @attention_grad_no_heads(%q: tensor<2x4x8x16xf32>, %k: tensor<2x0x8x16xf32>) {
+  %dq, %dk, %dv = part.attention_grad %q, %k, %k, %q : (tensor<2x4x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>)
+  return
 }

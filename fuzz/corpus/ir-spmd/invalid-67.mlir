@@ -1,4 +1,4 @@
-func.func @attention_heads(%q: tensor<2x4x16x8xf32>, %k: tensor<2x3x16x8xf32>) -> tensor<2x4x16x8xf32> {
-  %0 = part.attention %q, %k, %k : (tensor<2x4x16x8xf32>, tensor<2x3x16x8xf32>, tensor<2x3x16x8xf32>) -> tensor<2x4x16x8xf32>
+func.func @attention_batch(%q: tensor<2x4x16x8xf32>, %k: tensor<3x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %0 = part.attention %q, %k, %k : (tensor<2x4x16x8xf32>, tensor<3x4x16x8xf32>, tensor<3x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   return %0 : tensor<2x4x16x8xf32>
 }

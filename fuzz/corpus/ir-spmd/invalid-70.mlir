@@ -1,4 +1,4 @@
-func.func @cross_entropy_labels(%l: tensor<2x16x100xf32>, %y: tensor<2x8xi32>) -> tensor<f32> {
-  %0 = part.softmax_cross_entropy %l, %y mean : (tensor<2x16x100xf32>, tensor<2x8xi32>) -> tensor<f32>
-  return %0 : tensor<f32>
+func.func @attention_head_size(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x4xf32>) -> tensor<2x4x16x4xf32> {
+  %0 = part.attention %q, %k, %k : (tensor<2x4x16x8xf32>, tensor<2x4x16x4xf32>, tensor<2x4x16x4xf32>) -> tensor<2x4x16x4xf32>
+  return %0 : tensor<2x4x16x4xf32>
 }

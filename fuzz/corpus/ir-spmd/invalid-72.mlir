@@ -1,4 +1,4 @@
-func.func @reduce_no_dims(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = part.reduce_sum %x dims [] : tensor<4x8xf32> -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @cross_entropy_labels(%l: tensor<2x16x100xf32>, %y: tensor<2x8xi32>) -> tensor<f32> {
+  %0 = part.softmax_cross_entropy %l, %y mean : (tensor<2x16x100xf32>, tensor<2x8xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
 }

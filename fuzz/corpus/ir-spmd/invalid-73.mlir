@@ -1,4 +1,4 @@
-func.func @reduce_dim_range(%x: tensor<4x8xf32>) -> tensor<4xf32> {
-  %0 = part.reduce_mean %x dims [2] : tensor<4x8xf32> -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+func.func @cross_entropy_float_labels(%l: tensor<2x100xf32>, %y: tensor<2xf32>) -> tensor<f32> {
+  %0 = part.softmax_cross_entropy %l, %y mean : (tensor<2x100xf32>, tensor<2xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
 }

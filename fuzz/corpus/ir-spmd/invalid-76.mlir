@@ -1,4 +1,4 @@
-func.func @reshape_element_type(%x: tensor<4x8xf32>) -> tensor<32xf16> {
-  %0 = part.reshape %x : tensor<4x8xf32> -> tensor<32xf16>
-  return %0 : tensor<32xf16>
+func.func @reduce_dim_twice(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = part.reduce_max %x dims [1, 1] : tensor<4x8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

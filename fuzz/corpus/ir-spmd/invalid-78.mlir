@@ -1,4 +1,4 @@
-func.func @transpose_not_permutation(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
-  %0 = part.transpose %x [1, 1] : tensor<4x8xf32> -> tensor<8x8xf32>
-  return %0 : tensor<8x8xf32>
+func.func @reshape_element_type(%x: tensor<4x8xf32>) -> tensor<32xf16> {
+  %0 = part.reshape %x : tensor<4x8xf32> -> tensor<32xf16>
+  return %0 : tensor<32xf16>
 }

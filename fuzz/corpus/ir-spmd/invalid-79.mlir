@@ -1,4 +1,4 @@
-func.func @broadcast_element_type(%x: tensor<8xf32>) -> tensor<4x8xf16> {
-  %0 = part.broadcast %x : tensor<8xf32> -> tensor<4x8xf16>
-  return %0 : tensor<4x8xf16>
+func.func @transpose_size(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %0 = part.transpose %x [1, 0, 2] : tensor<4x8xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
 }

@@ -1,4 +1,4 @@
-func.func @broadcast_rank(%x: tensor<4x8xf32>) -> tensor<8xf32> {
-  %0 = part.broadcast %x : tensor<4x8xf32> -> tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @transpose_not_permutation(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  %0 = part.transpose %x [1, 1] : tensor<4x8xf32> -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @slice_offsets(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
-  %0 = part.slice %x offsets [0] : tensor<4x8xf32> -> tensor<4x4xf32>
-  return %0 : tensor<4x4xf32>
+func.func @broadcast_dim(%x: tensor<3xf32>) -> tensor<4x8xf32> {
+  %0 = part.broadcast %x : tensor<3xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }

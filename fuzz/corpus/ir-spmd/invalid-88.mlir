@@ -1,4 +1,4 @@
-func.func @pad_offsets(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
-  %0 = part.pad %x offsets [0] : tensor<4x8xf32> -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
+func.func @slice_overflow(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
+  %0 = part.slice %x offsets [0, 1] strides [1, 9223372036854775807] : tensor<4x8xf32> -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
 }

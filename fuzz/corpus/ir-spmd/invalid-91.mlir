@@ -1,4 +1,4 @@
-func.func @scatter_add_axis(%u: tensor<4x8xf32>, %i: tensor<4xi32>) -> tensor<100x8xf32> {
-  %0 = part.scatter_add %u, %i axis 2 : (tensor<4x8xf32>, tensor<4xi32>) -> tensor<100x8xf32>
-  return %0 : tensor<100x8xf32>
+func.func @pad_offset_negative(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %0 = part.pad %x offsets [0, -1] : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

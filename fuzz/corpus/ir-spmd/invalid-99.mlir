@@ -1,4 +1,4 @@
-func.func @gather_axis(%t: tensor<100x8xf32>, %i: tensor<4xi32>) -> tensor<4x8xf32> {
-  %0 = part.gather %t, %i axis 2 : (tensor<100x8xf32>, tensor<4xi32>) -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @concat_element_types(%x: tensor<4x8xf32>, %y: tensor<4x8xf16>) -> tensor<4x16xf32> {
+  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

@@ -13,6 +13,7 @@ func.func @normalisation_and_attention(%x: tensor<2x16x64xf32>, %g: tensor<64xf3
   %6 = part.attention %5, %kv, %kv causal : (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>) -> tensor<2x4x16x8xf32>
   %7 = part.attention %q, %q, %q scale 0.125 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   %win = part.attention %q, %q, %q causal window 4 scale 0.5 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %dq, %dk, %dv = part.attention_grad %5, %kv, %kv, %6 causal window 4 : (tensor<2x4x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
   %8 = part.softmax_cross_entropy %logits, %labels none : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<2x16xf32>
   %9 = part.softmax_cross_entropy %logits, %labels mean : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<f32>
   %10 = part.softmax_cross_entropy %logits, %labels sum : (tensor<2x16x1000xf32>, tensor<2x16xi32>) -> tensor<f32>
