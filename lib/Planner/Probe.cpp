@@ -214,6 +214,19 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
   return p;
 }
 
+/// Of the communication of the ops `include` selects, the share
+/// part-estimate's two lanes run beside compute that does not wait for it.
+static double hiddenShare(func::FuncOp function, MeshAttr mesh,
+                          const Cluster &cluster,
+                          llvm::function_ref<bool(Operation *)> include) {
+  ProgramEstimate e = estimateProgram(function, mesh, 0, cluster, nullptr,
+                                      include);
+  double comm = e.whole.communication;
+  if (comm <= 0)
+    return 0;
+  return std::clamp((e.whole.compute + comm - e.seconds) / comm, 0.0, 1.0);
+}
+
 /// Whether `op`'s results have a batch-sized shape, given which values do:
 /// those of an op that reads one, except what sums the tokens away -- a
 /// weight gradient (a 2-d matmul contracting its rows, a scatter-add into
@@ -343,24 +356,19 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     kinds[&op] = forward.contains(&op)  ? Forward
                  : update.contains(&op) ? Update
                                         : Backward;
+  // How much of its own (tensor-parallel) communication the compiled probe
+  // hides behind compute it does not wait for, in forward and in backward
+  // apart (a forward's sums are read by the next op at once; backward's
+  // run beside the weight gradients): the rest is exposed.
+  auto inPass = [&](Kind pass) {
+    return [&kinds, pass](Operation *op) { return kinds.lookup(op) == pass; };
+  };
+  p.hiddenForward = hiddenShare(function, mesh, cluster, inPass(Forward));
+  p.hiddenBackward = hiddenShare(function, mesh, cluster, inPass(Backward));
   // Untagged ops between a pass's layer ops (mixed precision's casts of
   // what one layer hands the next) go with the next layer op of the same
   // pass; before the first, forward's are the embedding's (pre) and
   // backward's the head's (post); after the last, the other way round.
-  // How much of its own (tensor-parallel) communication the compiled probe
-  // hides behind compute it does not wait for, on part-estimate's two
-  // lanes, in forward and in backward apart (a forward's sums are read by
-  // the next op at once; backward's run beside the weight gradients): the
-  // rest is exposed.
-  for (Kind pass : {Forward, Backward}) {
-    ProgramEstimate e = estimateProgram(
-        function, mesh, 0, cluster, nullptr,
-        [&](Operation *op) { return kinds.lookup(op) == pass; });
-    double comm = e.whole.communication;
-    if (comm > 0)
-      (pass == Forward ? p.hiddenForward : p.hiddenBackward) = std::clamp(
-          (e.whole.compute + comm - e.seconds) / comm, 0.0, 1.0);
-  }
   for (Kind pass : {Forward, Backward}) {
     SmallVector<Operation *> pending;
     bool seenLayer = false;

@@ -195,7 +195,7 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
                      "#", "tp", "pp", "dp", "vpp", "mbs", "mb", "schedule",
                      "zero", "recompute", "sp", "step", "compute",
                      "exp. comm", "bubble", "memory", "TFLOP/s", "MFU");
-  bool perStep = false, overlapped = false;
+  bool perStep = false, overlapped = false, afterBackward = false;
   for (size_t i = 0; i < count && i < r.plans.size(); ++i) {
     const PlanEstimate &e = r.plans[i];
     const PlanConfig &c = e.config;
@@ -206,6 +206,7 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
     std::string sp = std::string(c.sequenceParallel ? "1" : "0") +
                      (c.tpOverlap ? "o" : "");
     overlapped |= c.tpOverlap > 0;
+    afterBackward |= !c.dpOverlap && c.dp > 1;
     os << llvm::format(
         "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4s %-9s %2s %11s "
         "%11s %11s %11s %9s %8.1f %4.1f%%\n",
@@ -223,6 +224,9 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
   if (overlapped)
     os << "sp 1o: each tensor-parallel collective split with its matmul into "
           "chunks that overlap (part-spmd tp-comm-overlap)\n";
+  if (afterBackward)
+    os << "dp-overlap=0: the gradients reduced over dp after backward "
+          "(part-grad-buckets overlap=false)\n";
 }
 
 /// The choices two plans differ in, as "tp 8 -> 4".

@@ -24,6 +24,8 @@
 // (part-grad-buckets overlap=false), so the step is longer.
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,zero=0 --top 1 --json %t/ov.json > %t/ov.txt
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,zero=0,dp-overlap=0 --top 1 --json %t/after.json > %t/after.txt
+// RUN: FileCheck %s --check-prefix=DPOVTABLE < %t/after.txt
+// DPOVTABLE: dp-overlap=0: the gradients reduced over dp after backward (part-grad-buckets overlap=false)
 // RUN: FileCheck %s --check-prefix=DPOV < %t/after.json
 // DPOV: "after_spmd": "part-grad-buckets{bytes=25000000 overlap=false}"
 // DPOV: "dp_overlap": false

@@ -90,21 +90,27 @@ struct Reduction {
   RankedTensorType input;
 };
 
+/// An all_reduce or reduce_scatter that sums.
+static bool isSum(Operation *op) {
+  if (auto ar = dyn_cast<AllReduceOp>(op))
+    return ar.getKind() == ReductionKind::Sum;
+  if (auto rs = dyn_cast<ReduceScatterOp>(op))
+    return rs.getKind() == ReductionKind::Sum;
+  return false;
+}
+
 static std::optional<Reduction> bucketable(Operation *op) {
-  if (!isa<AllReduceOp, ReduceScatterOp>(op))
+  if (!isSum(op))
     return std::nullopt;
   auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (!input || !input.hasStaticShape())
     return std::nullopt;
-  if (auto ar = dyn_cast<AllReduceOp>(op)) {
-    if (ar.getKind() != ReductionKind::Sum)
-      return std::nullopt;
+  if (isa<AllReduceOp>(op))
     return Reduction{0, input};
-  }
   auto rs = cast<ReduceScatterOp>(op);
   int64_t parts = contiguousBlockCount(
       dyn_cast<RankedTensorType>(rs.getType()), input, rs.getDim());
-  if (rs.getKind() != ReductionKind::Sum || !parts)
+  if (!parts)
     return std::nullopt;
   return Reduction{parts, input};
 }
@@ -360,15 +366,6 @@ void PartGradBucketsPass::emitBucket(Block &block,
   }
   for (Operation *op : bucket)
     op->erase();
-}
-
-/// A sum (all_reduce or reduce_scatter) that crosses devices.
-static bool isSum(Operation *op) {
-  if (auto ar = dyn_cast<AllReduceOp>(op))
-    return ar.getKind() == ReductionKind::Sum;
-  if (auto rs = dyn_cast<ReduceScatterOp>(op))
-    return rs.getKind() == ReductionKind::Sum;
-  return false;
 }
 
 void PartGradBucketsPass::sinkUnwaitedSums(Block &block) {
