@@ -151,10 +151,14 @@
 // forward group (layer 1's weight, argument 3, above the backward matmul
 // that uses layer 2's); each still has a single use.
 // PREFETCH-LABEL: func.func @mlp(
+// The slices of a flat gather sit right before their parameter's first use,
+// after the next group's gather: the compute stream does not wait for it.
 // PREFETCH: %[[F0:.*]] = part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): layers.0.weight layers.0.bias; first:
-// PREFETCH: %[[W0:.*]] = part.slice %[[F0]] offsets [0, 0] : tensor<2x272xf32> -> tensor<2x256xf32>
+// PREFETCH-NOT: part.slice
 // PREFETCH: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): layers.1.weight layers.1.bias; first: {{.*}}; prefetched (part-zero-prefetch) above the compute of the previous group
-// PREFETCH: part.matmul %arg0, %{{.*}} {part.layer = 0 : i64}
+// PREFETCH-NEXT: %[[W0:.*]] = part.slice %[[F0]] offsets [0, 0] : tensor<2x272xf32> -> tensor<2x256xf32>
+// PREFETCH-NEXT: %[[W0R:.*]] = part.reshape %[[W0]]
+// PREFETCH-NEXT: part.matmul %arg0, %[[W0R]] {part.layer = 0 : i64}
 // Layer 2's weight and bias gathered for forward, its weight again for
 // backward (a group of one, as it is: backward needs no bias):
 // PREFETCH: part.all_gather %{{.*}} {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): layers.2.weight layers.2.bias; first: {{.*}}; prefetched

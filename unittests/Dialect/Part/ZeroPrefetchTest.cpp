@@ -90,13 +90,16 @@ TEST(ZeroPrefetchTest, GroupsByLayer) {
 
 TEST(ZeroPrefetchTest, FlatGathersOneBucketPerLayer) {
   // flat=true (the pass's default): each layer's two gathers become one of
-  // their flattened, concatenated shards, sliced back to each parameter.
-  std::vector<std::string> layer = {"reshape", "reshape",  "concat",
-                                    "all_gather", "slice", "reshape",
-                                    "slice",   "reshape"};
-  std::vector<std::string> expected = layer;
-  expected.insert(expected.end(), layer.begin(), layer.end());
-  for (const char *op : {"matmul", "add", "relu", "matmul", "add", "return"})
+  // their flattened, concatenated shards, sliced back to each parameter
+  // right before its first use (after the next layer's gather: the compute
+  // stream runs in order and would wait there for the gather).
+  std::vector<std::string> gather = {"reshape", "reshape", "concat",
+                                     "all_gather"};
+  std::vector<std::string> expected = gather;
+  expected.insert(expected.end(), gather.begin(), gather.end());
+  for (const char *op :
+       {"slice", "reshape", "matmul", "slice", "reshape", "add", "relu",
+        "slice", "reshape", "matmul", "slice", "reshape", "add", "return"})
     expected.push_back(op);
   EXPECT_EQ(run(kModule, /*flat=*/true), expected);
 }

@@ -246,10 +246,27 @@ void PartZeroPrefetchPass::flatten(
         earliest.getMeshAttr(), earliest.getAxesAttr(), b.getI64IntegerAttr(0));
     gathered->setAttr(PartDialect::getOriginAttrName(),
                       b.getStringAttr(origin));
+    // Each parameter's columns are sliced out right before its first use,
+    // not after the gather: the compute stream runs in order, and a slice
+    // there would wait for the gather that was prefetched to run beside
+    // the previous group's compute.
+    llvm::DenseMap<Value, Operation *> firstUse;
+    Block *block = gathered->getBlock();
+    for (AllGatherOp op : ops)
+      for (Operation *user : op->getUsers()) {
+        Operation *u = block->findAncestorOpInBlock(*user);
+        Operation *&first = firstUse[op.getInput()];
+        if (u && (!first || position.lookup(u) < position.lookup(first)))
+          first = u;
+      }
     llvm::DenseMap<Value, Value> sliced;
     for (AllGatherOp op : ops) {
       Value &value = sliced[op.getInput()];
       if (!value) {
+        if (Operation *first = firstUse.lookup(op.getInput()))
+          b.setInsertionPoint(first);
+        else
+          b.setInsertionPointAfter(gathered);
         int64_t n = cast<RankedTensorType>(op.getInput().getType())
                         .getNumElements();
         Value columns = SliceOp::create(

@@ -93,13 +93,19 @@ func.func @global(
 // CHECK-NEXT: %[[B0:.*]] = part.reshape %arg2 : tensor<4xf32> -> tensor<1x4xf32>
 // CHECK-NEXT: %[[C0:.*]] = part.concat %[[W0]], %[[B0]] dim 1 : (tensor<1x32xf32>, tensor<1x4xf32>) -> tensor<1x36xf32>
 // CHECK-NEXT: %[[G0:.*]] = part.all_gather %[[C0]] on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w0 b0"} : tensor<1x36xf32> -> tensor<2x36xf32>
+// CHECK-NOT: part.slice
+// CHECK: %[[G1:.*]] = part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w1 b1; first: all_gather; prefetched (part-zero-prefetch) above the compute of the previous group{{.*}}"} : tensor<1x36xf32> -> tensor<2x36xf32>
+// CHECK-NEXT: part.all_gather %arg5 on @mesh axes ["dp"] dim 1
+// Each parameter's columns are sliced out right before their first use, so
+// that the compute stream, which runs in order, does not wait for a gather
+// before the compute it was prefetched to run beside:
 // CHECK-NEXT: %[[S0:.*]] = part.slice %[[G0]] offsets [0, 0] : tensor<2x36xf32> -> tensor<2x32xf32>
 // CHECK-NEXT: %[[GW0:.*]] = part.reshape %[[S0]] : tensor<2x32xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: %[[H0:.*]] = part.matmul %arg0, %[[GW0]]
 // CHECK-NEXT: %[[T0:.*]] = part.slice %[[G0]] offsets [0, 32] : tensor<2x36xf32> -> tensor<2x4xf32>
 // CHECK-NEXT: %[[GB0:.*]] = part.reshape %[[T0]] : tensor<2x4xf32> -> tensor<8xf32>
-// CHECK: part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w1 b1; first: all_gather; prefetched (part-zero-prefetch) above the compute of the previous group{{.*}}"} : tensor<1x36xf32> -> tensor<2x36xf32>
-// CHECK: part.all_gather %arg5 on @mesh axes ["dp"] dim 1
-// CHECK: part.matmul %arg0, %[[GW0]]
+// CHECK-NEXT: part.add %[[H0]], %[[GB0]]
+// CHECK-NEXT: part.slice %[[G1]] offsets [0, 0]
 // CHECK-NOT: part.all_gather
 // CHECK: return
 // APART-LABEL: func.func @flat(
@@ -133,8 +139,8 @@ func.func @flat(
 // CHECK: %[[G:.*]] = part.all_gather %{{.*}} on @mesh axes ["dp"] dim 0 {part.origin = "flat all_gather of 2 parameters (part-zero-prefetch): w0 b0"} : tensor<1x36xf32> -> tensor<2x36xf32>
 // CHECK-NEXT: %[[S:.*]] = part.slice %[[G]] offsets [0, 0] : tensor<2x36xf32> -> tensor<2x32xf32>
 // CHECK-NEXT: %[[W:.*]] = part.reshape %[[S]] : tensor<2x32xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: part.matmul %arg0, %[[W]]
 // CHECK-NOT: part.all_gather
-// CHECK: part.matmul %arg0, %[[W]]
 // CHECK: part.matmul %{{.*}}, %[[W]] transpose_b
 func.func @twice(
     %x: tensor<2x8xf32> {part.name = "x", part.role = #part.role<input>},
