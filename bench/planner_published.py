@@ -44,6 +44,7 @@ Usage: python3 bench/planner_published.py --build build [--rows 1.7B,1T]
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -175,7 +176,9 @@ def others(bin_dir):
                 plan, why = step_of(bin_dir, model, "dgx-a100", gpus, batch,
                                     fix + f",recompute={rc},sp={sp}")
                 if plan is None:
-                    cells.append(f"does not fit{why[:60]}")
+                    need = re.search(r"needs is ([0-9.]+) GiB", why)
+                    cells.append("does not fit" + (
+                        f": {float(need.group(1)):.1f} GiB" if need else ""))
                     continue
                 t = plan["step_seconds"]
                 cells.append(f"{t:.2f} s")

@@ -33,7 +33,7 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
     if (o.commSteps > 0)
       t.communication =
           cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps) *
-          (1 - (o.backward ? p.hiddenBackward : p.hiddenForward));
+          (1 - p.hiddenAt(o.backward, microBatchSize));
     else
       t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
                                         o.peak, o.gemm);

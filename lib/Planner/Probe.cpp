@@ -215,12 +215,14 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
 }
 
 /// Of the communication of the ops `include` selects, the share
-/// part-estimate's two lanes run beside compute that does not wait for it.
+/// part-estimate's two lanes run beside compute that does not wait for it,
+/// each op at the scale `scaleOf` gives it.
 static double hiddenShare(func::FuncOp function, MeshAttr mesh,
                           const Cluster &cluster,
-                          llvm::function_ref<bool(Operation *)> include) {
+                          llvm::function_ref<bool(Operation *)> include,
+                          llvm::function_ref<double(Operation *)> scaleOf) {
   ProgramEstimate e = estimateProgram(function, mesh, 0, cluster, nullptr,
-                                      include);
+                                      include, scaleOf);
   double comm = e.whole.communication;
   if (comm <= 0)
     return 0;
@@ -356,29 +358,32 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     kinds[&op] = forward.contains(&op)  ? Forward
                  : update.contains(&op) ? Update
                                         : Backward;
-  // How much of its own (tensor-parallel) communication the compiled probe
-  // hides behind compute it does not wait for, in forward and in backward
-  // apart (a forward's sums are read by the next op at once; backward's
-  // run beside the weight gradients): the rest is exposed.
-  auto inPass = [&](Kind pass) {
-    return [&kinds, pass](Operation *op) { return kinds.lookup(op) == pass; };
-  };
-  p.hiddenForward = hiddenShare(function, mesh, cluster, inPass(Forward));
-  p.hiddenBackward = hiddenShare(function, mesh, cluster, inPass(Backward));
   // Untagged ops between a pass's layer ops (mixed precision's casts of
   // what one layer hands the next) go with the next layer op of the same
   // pass; before the first, forward's are the embedding's (pre) and
   // backward's the head's (post); after the last, the other way round.
+  // Backward ops computed among forward's (what a layer keeps for its
+  // weight gradients, such as an all-gathered input) keep their own layer
+  // but place none of the untagged ops: the head's backward comes after
+  // forward ends, before the last layer's.
+  Operation *lastForward = nullptr;
+  for (Operation &op : body.without_terminator())
+    if (kinds[&op] == Forward)
+      lastForward = &op;
   for (Kind pass : {Forward, Backward}) {
     SmallVector<Operation *> pending;
-    bool seenLayer = false;
+    bool seenLayer = false, afterForward = pass == Forward || !lastForward;
     for (Operation &op : body.without_terminator()) {
+      if (&op == lastForward)
+        afterForward = true;
       if (kinds[&op] != pass)
         continue;
       if (auto layer = op.getAttrOfType<IntegerAttr>("part.layer")) {
         int32_t l = int32_t(layer.getInt());
         maxLayer = std::max<int64_t>(maxLayer, l);
         sections[&op] = l;
+        if (!afterForward)
+          continue;
         for (Operation *o : pending)
           sections[o] = seenLayer ? l : (pass == Forward ? kPre : kPost);
         pending.clear();
@@ -418,13 +423,16 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       return isa<ReshapeOp>(u) && readInBackward(u->getResult(0));
     });
   };
+  llvm::DenseSet<Operation *> scaled; // grows with the batch
   for (Operation &op : body.without_terminator()) {
     Kind kind = kinds[&op];
     bool dependsOnBatch = llvm::any_of(
         op.getOperands(), [&](Value v) { return batched.contains(v); });
-    if (dependsOnBatch && kind != Update)
+    if (dependsOnBatch && kind != Update) {
+      scaled.insert(&op);
       for (Value r : op.getResults())
         batched.insert(r);
+    }
     if (kind != Update && keepsBatchSize(op, batchSized))
       for (Value r : op.getResults())
         batchSized.insert(r);
@@ -476,6 +484,24 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
         else
           p.postSaved += bytesOf(r);
       }
+  }
+
+  // How much of its own (tensor-parallel) communication the compiled probe
+  // hides behind compute it does not wait for, in forward and in backward
+  // apart (a forward's sums are read by the next op at once; backward's
+  // run beside the weight gradients), at each micro-batch size the
+  // composition interpolates between: the compute beside a collective
+  // grows with the micro-batch, its latencies do not.
+  for (Kind pass : {Forward, Backward}) {
+    std::vector<double> &shares =
+        pass == Forward ? p.hiddenForward : p.hiddenBackward;
+    for (int64_t i = 0; i < Probe::kHiddenSizes; ++i) {
+      double k = double(int64_t(1) << i) / double(std::max<int64_t>(1, p.batch));
+      shares.push_back(hiddenShare(
+          function, mesh, cluster,
+          [&](Operation *op) { return kinds.lookup(op) == pass; },
+          [&](Operation *op) { return scaled.contains(op) ? k : 1.0; }));
+    }
   }
 
   // Parameters: by the layer of the first layer op that reads them (through

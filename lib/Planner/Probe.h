@@ -15,6 +15,8 @@
 
 #include "partition/Planner/Planner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -76,8 +78,23 @@ struct Probe {
   double transferBytes = 0; ///< a layer's output as a stage sends it
   /// Of the probe's own communication in forward and in backward, the
   /// fraction its compiled program runs beside compute that does not wait
-  /// for it (part-estimate's two lanes).
-  double hiddenForward = 0, hiddenBackward = 0;
+  /// for it (part-estimate's two lanes), at micro-batch sizes 1, 2, 4, ...
+  /// (kHiddenSizes of them): the compute beside a collective grows with
+  /// the micro-batch, its latencies do not.
+  static constexpr int64_t kHiddenSizes = 7;
+  std::vector<double> hiddenForward, hiddenBackward;
+  /// The share at `microBatchSize`: interpolated between the powers of two
+  /// around it, the first or last beyond them.
+  double hiddenAt(bool backward, double microBatchSize) const {
+    const std::vector<double> &s = backward ? hiddenBackward : hiddenForward;
+    if (s.empty())
+      return 0;
+    double x = std::clamp(std::log2(std::max(1.0, microBatchSize)), 0.0,
+                          double(s.size() - 1));
+    size_t i = std::min(size_t(x), s.size() - 1);
+    size_t j = std::min(i + 1, s.size() - 1);
+    return s[i] + (x - double(i)) * (s[j] - s[i]);
+  }
   /// Forward FLOPs per device (only the tp = 1 probe's are the model's).
   std::vector<double> layerForwardFlops;
   double outsideForwardFlops = 0;

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace partition::planner;
 using partition::runtime::Cluster;
 
@@ -106,6 +108,30 @@ TEST(Composer, OneDevice) {
   EXPECT_TRUE(e.fits);
   // Model FLOPs: forward and twice it backward, 8 sequences of 4 layers.
   EXPECT_DOUBLE_EQ(e.modelFlops, 3 * 4e9 * 8);
+}
+
+TEST(Composer, TensorParallelShareHiddenAtTheMicroBatch) {
+  // A forward tp collective of 1 MB per sequence (1 ms at 1 GB/s), of which
+  // the probe's program hid half at micro-batch 1 and a quarter at 2 (the
+  // compute beside it grows with the micro-batch, its latencies do not):
+  // what is exposed is interpolated between the sizes measured, and the
+  // last measured share holds beyond them.
+  Cluster cluster = roundCluster();
+  Probe p = roundProbe();
+  ProbeOp sum = op(0, false, 0, 0);
+  sum.commBytes = 1e6;
+  sum.commSteps = 1;
+  p.ops.push_back(sum);
+  p.hiddenForward = {0.5, 0.25};
+  auto exposed = [&](double mbs) {
+    ProbeCosts c = costProbe(p, mbs, cluster);
+    return c.layers[0].forward.communication;
+  };
+  EXPECT_NEAR(exposed(1), 0.5e-3, 1e-12);
+  EXPECT_NEAR(exposed(2), 2 * 0.75e-3, 1e-12);
+  EXPECT_NEAR(p.hiddenAt(false, std::sqrt(2.0)), 0.375, 1e-12);
+  EXPECT_NEAR(exposed(8), 8 * 0.75e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(p.hiddenAt(true, 4), 0); // backward measured nothing
 }
 
 TEST(Composer, DataParallelAllReduceHiddenByBackward) {

@@ -95,7 +95,8 @@ FirstRanks partition::part::firstRanksOf(ModuleOp module) {
 TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
                                          int64_t firstRank,
                                          const Cluster &cluster,
-                                         const FirstRanks *ranks) {
+                                         const FirstRanks *ranks,
+                                         double scale) {
   TimeEstimate t;
   if (isa<ReshapeOp, ConstantOp, AxisIndexOp>(op))
     return t;
@@ -105,7 +106,8 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
     std::set<int64_t> group = groupOfFirst(mesh, c->axes, firstRank);
     const Link &link =
         oneNode(group, cluster) ? cluster.intraNode : cluster.interNode;
-    t.communication = cluster.linkSeconds(link, double(c->movedBytes), c->steps);
+    t.communication =
+        cluster.linkSeconds(link, scale * double(c->movedBytes), c->steps);
     return t;
   }
   if (isa<SendOp, RecvOp>(op)) {
@@ -121,19 +123,23 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
                            : cluster.interNode;
     Value v = isa<SendOp>(op) ? op->getOperand(0) : op->getResult(0);
     // Each end pays half: together one transfer.
-    t.communication = cluster.linkSeconds(link, double(bytesOf(v)), 1) / 2;
+    t.communication =
+        cluster.linkSeconds(link, scale * double(bytesOf(v)), 1) / 2;
     return t;
   }
   t.compute = cluster.kernelSeconds(
-      double(flopsOf(op)), double(memoryBytesOf(op, cluster.fusion)),
-      peakFlopsFor(op, cluster), isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(op));
+      scale * double(flopsOf(op)),
+      scale * double(memoryBytesOf(op, cluster.fusion)),
+      peakFlopsFor(op, cluster),
+      isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(op));
   return t;
 }
 
 ProgramEstimate partition::part::estimateProgram(
     func::FuncOp function, MeshAttr mesh, int64_t firstRank,
     const Cluster &cluster, const FirstRanks *ranks,
-    llvm::function_ref<bool(Operation *)> include) {
+    llvm::function_ref<bool(Operation *)> include,
+    llvm::function_ref<double(Operation *)> scaleOf) {
   ProgramEstimate p;
   p.function = function.getName().str();
   p.devices = mesh.getNumDevices();
@@ -144,7 +150,8 @@ ProgramEstimate partition::part::estimateProgram(
   for (Operation &op : function.getBody().front().without_terminator()) {
     if (include && !include(&op))
       continue;
-    TimeEstimate t = estimateOp(&op, mesh, firstRank, cluster, ranks);
+    TimeEstimate t = estimateOp(&op, mesh, firstRank, cluster, ranks,
+                                scaleOf ? scaleOf(&op) : 1.0);
     p.whole += t;
     double start = 0;
     for (Value v : op.getOperands())

@@ -94,19 +94,22 @@ FirstRanks firstRanksOf(mlir::ModuleOp module);
 
 /// The time of `op` on one device of `cluster`, in a program on `mesh`
 /// whose device 0 is world rank `firstRank`; a transfer's peer is placed by
-/// `ranks` (without, on this device's node).
+/// `ranks` (without, on this device's node). With `scale`, as if its FLOPs
+/// and bytes (moved or sent) were `scale` times its own: the op at another
+/// batch, its latencies unchanged.
 TimeEstimate estimateOp(mlir::Operation *op, MeshAttr mesh, int64_t firstRank,
                         const runtime::Cluster &cluster,
-                        const FirstRanks *ranks = nullptr);
+                        const FirstRanks *ranks = nullptr, double scale = 1);
 
 /// Every op of `function` once, and per `part.step` label; with `include`,
 /// only the ops it selects (the others take no time, their results ready
-/// at once).
+/// at once); with `scaleOf`, each op at that scale (estimateOp).
 ProgramEstimate
 estimateProgram(mlir::func::FuncOp function, MeshAttr mesh, int64_t firstRank,
                 const runtime::Cluster &cluster,
                 const FirstRanks *ranks = nullptr,
-                llvm::function_ref<bool(mlir::Operation *)> include = nullptr);
+                llvm::function_ref<bool(mlir::Operation *)> include = nullptr,
+                llvm::function_ref<double(mlir::Operation *)> scaleOf = nullptr);
 
 /// The step of `module`'s per-device programs; nullopt with `error` when it
 /// has none, or stages whose schedules do not fit together.
