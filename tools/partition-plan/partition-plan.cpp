@@ -43,14 +43,20 @@ namespace {
 
 cl::OptionCategory category("partition-plan options");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
-                               cl::Required, cl::cat(category));
+                               cl::cat(category));
 cl::opt<std::string>
     clusterName("cluster",
                 cl::desc("a preset (dgx-a100, dgx-h100, h200) or a file from "
                          "partition-run --calibrate"),
                 cl::Required, cl::cat(category));
 cl::opt<int64_t> devices("devices", cl::desc("devices to partition over"),
-                         cl::Required, cl::cat(category));
+                         cl::init(0), cl::cat(category));
+cl::opt<bool> printCluster(
+    "print-cluster",
+    cl::desc("write --cluster (a preset or a file, checked) as a cluster "
+             "file on standard output and exit: a start for one's own "
+             "cluster file; no model or --devices needed"),
+    cl::cat(category));
 cl::opt<int64_t> globalBatch(
     "global-batch",
     cl::desc("sequences per step (default: the model's batch)"), cl::init(0),
@@ -460,6 +466,17 @@ int main(int argc, char **argv) {
   auto loaded = partition::runtime::Cluster::load(clusterName);
   if (!loaded.isOk()) {
     llvm::errs() << "partition-plan: " << loaded.status().message() << "\n";
+    return 1;
+  }
+  if (printCluster) {
+    llvm::outs() << loaded->toJson();
+    return 0;
+  }
+  if (inputFile.empty() || devices.getNumOccurrences() == 0) {
+    llvm::errs() << "partition-plan: "
+                 << (inputFile.empty() ? "no model given (<model.mlir>)"
+                                       : "--devices is not given")
+                 << "; see --help\n";
     return 1;
   }
   SearchOptions options;
