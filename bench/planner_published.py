@@ -32,8 +32,9 @@ parallelism against PTD-P, at equal global batch) the same way, every
 choice fixed.
 
 With --others: Korthikanti et al. (2022) Table 5 (full recomputation
-against sequence parallelism with selective recomputation, A100) and Llama
-3 405B's pretraining MFU on H100s (Dubey et al. 2024, Table 4).
+against sequence parallelism with selective recomputation, A100), Llama
+3 405B's pretraining MFU on H100s (Dubey et al. 2024, Table 4) and
+torchtitan's Llama 3.1 8B with FSDP on H100s (its docs/performance.md).
 
 Usage: python3 bench/planner_published.py --build build [--rows 1.7B,1T]
        python3 bench/planner_published.py --build build --table2
@@ -137,6 +138,13 @@ KORTHIKANTI = [
 # on H100-80GB (bf16, sequence 8192, 16M tokens per batch: 2048 sequences),
 # tp 8, pp 16, no context parallelism. GPUs, dp, published BF16 MFU.
 LLAMA3 = [(8192, 64, 0.43), (16384, 128, 0.41)]
+# torchtitan's docs/performance.md (2024-12): Llama 3.1 8B (sequence 8192)
+# with FSDP (ZeRO-3), local batch 2, selective activation checkpointing,
+# bf16 parameters and f32 reductions, eager (the rows without torch.compile
+# or Float8) on Grand Teton H100s: HBM2e, 96 GB at 2.4 TB/s, 500 W (a peak
+# between the SXM's and the NVL's, unknown: the SXM preset's is used, as
+# torchtitan's MFU does). GPUs, published tokens/s per GPU, GiB.
+TORCHTITAN = [(8, 5762, 82.4), (128, 5605, 67.0)]
 
 
 def step_of(bin_dir, model, cluster, gpus, batch, fix, extra=()):
@@ -179,6 +187,8 @@ def others(bin_dir):
                     need = re.search(r"needs is ([0-9.]+) GiB", why)
                     cells.append("does not fit" + (
                         f": {float(need.group(1)):.1f} GiB" if need else ""))
+                    if rc != "selective":
+                        cells.append("")
                     continue
                 t = plan["step_seconds"]
                 cells.append(f"{t:.2f} s")
@@ -212,6 +222,51 @@ def others(bin_dir):
                   f", {plan['step_seconds']:.1f} s, "
                   f"{plan['memory_bytes']['total'] / 2 ** 30:.1f} GiB |",
                   flush=True)
+        torchtitan(bin_dir, tmp)
+
+
+def grand_teton(bin_dir, path):
+    """The dgx-h100 preset with torchtitan's H100 part: HBM2e, 96 GB (as
+    the 80 GB part, less what the driver keeps), 2.4 TB/s."""
+    r, _ = run([os.path.join(bin_dir, "partition-plan"), "--cluster",
+                "dgx-h100", "--print-cluster"])
+    c = json.loads(r.stdout)
+    c["name"] = "grand-teton-h100"
+    c["device"]["name"] = "H100-SXM5-96GB-HBM2e-500W"
+    c["device"]["memory_bytes"] *= 96 / 80
+    c["device"]["memory_bandwidth"] = 2.4e12
+    with open(path, "w") as f:
+        json.dump(c, f)
+
+
+def torchtitan(bin_dir, tmp):
+    print("\ntorchtitan (docs/performance.md, 2024-12), Llama 3.1 8B, FSDP, "
+          "local batch 2, selective checkpointing, on H100 HBM2e 96 GB: "
+          "tokens/s per GPU and memory, published against predicted\n")
+    print("| GPUs | published TPS/GPU | predicted | error | published memory "
+          "| predicted memory |")
+    print("|---|---|---|---|---|---|")
+    model = os.path.join(tmp, "llama8b.mlir")
+    run([os.path.join(bin_dir, "partition-import"), "--model", "llama",
+         "--layers", "32", "--hidden", "4096", "--heads", "32",
+         "--kv-heads", "8", "--ffn", "14336", "--vocab", "128256",
+         "--seq", "8192", "--batch", "1", "--shapes-only", "-o", model])
+    cluster = os.path.join(tmp, "grand-teton.json")
+    grand_teton(bin_dir, cluster)
+    for gpus, tps, gib in TORCHTITAN:
+        plan, why = step_of(bin_dir, model, cluster, gpus, 2 * gpus,
+                            f"tp=1,pp=1,dp={gpus},mbs=2,zero=3,"
+                            f"recompute=selective,sp=0")
+        if plan is None:
+            need = re.search(r"needs is ([0-9.]+) GiB", why)
+            print(f"| {gpus} | {tps} | does not fit | | {gib} GiB | "
+                  f"{need.group(1) if need else '?'} GiB |")
+            continue
+        predicted = 2 * 8192 / plan["step_seconds"]
+        print(f"| {gpus} | {tps} | {predicted:.0f} | "
+              f"{100 * (predicted / tps - 1):+.1f}% | {gib} GiB | "
+              f"{plan['memory_bytes']['total'] / 2 ** 30:.1f} GiB |",
+              flush=True)
 
 
 def table2(bin_dir, cluster, reduce_dtype):
