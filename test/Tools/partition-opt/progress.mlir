@@ -8,7 +8,8 @@
 // CHECK: partition-opt: pass {{[0-9]+}} of [[N]]: part-define-mesh (
 // CHECK-NEXT: partition-opt: pass {{[0-9]+}} of [[N]]: part-data-parallel (
 // CHECK: partition-opt: pass {{[0-9]+}} of [[N]]: part-partition (
-// CHECK-NEXT: partition-opt: pass [[N]] of [[N]]: part-hoist-reductions (
+// CHECK-NEXT: partition-opt: pass {{[0-9]+}} of [[N]]: part-hoist-reductions (
+// CHECK-NEXT: partition-opt: pass [[N]] of [[N]]: part-remake-in-backward (
 //
 // RUN: partition-opt %s --part-spmd="mesh=dp:2" -o /dev/null 2>&1 | count 0
 // RUN: %python %S/../partition-plan/Inputs/pty_transcript.py partition-opt %s --part-spmd="mesh=dp:2" -o /dev/null | count 0

@@ -93,6 +93,9 @@ void partition::part::addSpmdPartitionPipeline(
   // Sums issued as soon as their operand is made, so that they run beside
   // the work that does not read them.
   pm.addPass(createPartHoistReductionsPass());
+  // What backward can remake cheaper than forward can keep: a gathered
+  // activation (the shard is kept, as Megatron keeps it) and an f32 copy.
+  pm.addPass(createPartRemakeInBackwardPass());
   if (options.tpCommOverlap > 0)
     pm.addPass(createPartCollectiveMatmulPass(
         {options.tpCommOverlap, options.tensorParallelAxis}));

@@ -154,6 +154,46 @@ def PartCollectiveMatmulPass : Pass<"part-collective-matmul", "::mlir::ModuleOp"
   ];
 }
 
+def PartRemakeInBackwardPass : Pass<"part-remake-in-backward", "::mlir::ModuleOp"> {
+  let summary = "backward remakes gathered activations and widened casts instead of keeping them";
+  let description = [{
+    On per-device (`part.spmd`) functions of a training step: a value made
+    in forward (the ops the step's plain results need) and read by backward
+    after another layer's work (an op of another `part.layer` between) is
+    remade for backward when remaking it is cheaper than keeping it
+    (docs/design/2026-12-07-remake-in-backward.md):
+    - a `part.all_gather` of an activation (not of a parameter or optimizer
+      state): sequence parallelism's gathered matmul input, `t` times its
+      shard, which the weight gradient reads. As Megatron-LM does, the shard
+      is kept and gathered again, as part of the reader's layer, above the
+      GEMM of that layer's backward before the reader (where the layer's
+      backward begins without one; right before the reader without
+      `part.layer`), so that the gather runs beside that GEMM;
+    - a `part.cast` to a wider float type (mixed precision's f32 copy of a
+      bf16 value, read by a norm's backward): cast again right before its
+      first backward reader, keeping the 2-byte value.
+    Backward's readers read the clone, forward's the original: the same
+    bits, so nothing computed changes. `part-spmd` runs it after
+    `part-partition`.
+
+    ```mlir
+    // Before: the gathered %g (t x the shard) lives until the weight gradient
+    %g = part.all_gather %x on @mesh axes ["tp"] dim 1 : ...
+    %y = part.matmul %g, %w : ...
+    ...
+    %dx = part.matmul %dy, %w transpose_b {part.layer = 0} : ...
+    %dw = part.matmul %g, %dy transpose_a {part.layer = 0} : ...
+    // After: backward gathers the shard %x again, beside the input gradient
+    %g = part.all_gather %x on @mesh axes ["tp"] dim 1 : ...
+    %y = part.matmul %g, %w : ...
+    ...
+    %g2 = part.all_gather %x on @mesh axes ["tp"] dim 1 {part.layer = 0} : ...
+    %dx = part.matmul %dy, %w transpose_b {part.layer = 0} : ...
+    %dw = part.matmul %g2, %dy transpose_a {part.layer = 0} : ...
+    ```
+  }];
+}
+
 def PartHoistReductionsPass : Pass<"part-hoist-reductions", "::mlir::ModuleOp"> {
   let summary = "issues each all-reduce and reduce-scatter right after its operand is made";
   let description = [{
