@@ -116,6 +116,22 @@ def gpt_shapes(bin_dir, path, layers, hidden, heads):
          "--batch", "1", "--shapes-only", "-o", path])
 
 
+def llama_shapes(bin_dir, path, layers, hidden, heads, kv_heads, ffn):
+    """Writes the shapes of a Llama 3 of vocabulary 128256 and sequence
+    8192 (batch 1) to `path`."""
+    run([os.path.join(bin_dir, "partition-import"), "--model", "llama",
+         "--layers", str(layers), "--hidden", str(hidden),
+         "--heads", str(heads), "--kv-heads", str(kv_heads),
+         "--ffn", str(ffn), "--vocab", "128256", "--seq", "8192",
+         "--batch", "1", "--shapes-only", "-o", path])
+
+
+def needed_gib(why):
+    """The least memory a plan needs, from partition-plan's refusal."""
+    need = re.search(r"needs is ([0-9.]+) GiB", why)
+    return f"{float(need.group(1)):.1f} GiB" if need else "?"
+
+
 def paper_flops(batch, layers, hidden):
     # SC21, eq. 3: with recomputation.
     return (96 * batch * SEQ * layers * hidden ** 2 *
@@ -184,9 +200,7 @@ def others(bin_dir):
                 plan, why = step_of(bin_dir, model, "dgx-a100", gpus, batch,
                                     fix + f",recompute={rc},sp={sp}")
                 if plan is None:
-                    need = re.search(r"needs is ([0-9.]+) GiB", why)
-                    cells.append("does not fit" + (
-                        f": {float(need.group(1)):.1f} GiB" if need else ""))
+                    cells.append(f"does not fit: {needed_gib(why)}")
                     if rc != "selective":
                         cells.append("")
                     continue
@@ -203,10 +217,7 @@ def others(bin_dir):
         print("| GPUs | dp | published MFU | predicted MFU | error | plan |")
         print("|---|---|---|---|---|---|")
         model = os.path.join(tmp, "llama405b.mlir")
-        run([os.path.join(bin_dir, "partition-import"), "--model", "llama",
-             "--layers", "126", "--hidden", "16384", "--heads", "128",
-             "--kv-heads", "8", "--ffn", "53248", "--vocab", "128256",
-             "--seq", "8192", "--batch", "1", "--shapes-only", "-o", model])
+        llama_shapes(bin_dir, model, 126, 16384, 128, 8, 53248)
         for gpus, dp, mfu in LLAMA3:
             plan, why = step_of(bin_dir, model, "dgx-h100", gpus, 2048,
                                 f"tp=8,pp=16,dp={dp},mbs=1")
@@ -247,10 +258,7 @@ def torchtitan(bin_dir, tmp):
           "| predicted memory |")
     print("|---|---|---|---|---|---|")
     model = os.path.join(tmp, "llama8b.mlir")
-    run([os.path.join(bin_dir, "partition-import"), "--model", "llama",
-         "--layers", "32", "--hidden", "4096", "--heads", "32",
-         "--kv-heads", "8", "--ffn", "14336", "--vocab", "128256",
-         "--seq", "8192", "--batch", "1", "--shapes-only", "-o", model])
+    llama_shapes(bin_dir, model, 32, 4096, 32, 8, 14336)
     cluster = os.path.join(tmp, "grand-teton.json")
     grand_teton(bin_dir, cluster)
     for gpus, tps, gib in TORCHTITAN:
@@ -258,9 +266,8 @@ def torchtitan(bin_dir, tmp):
                             f"tp=1,pp=1,dp={gpus},mbs=2,zero=3,"
                             f"recompute=selective,sp=0")
         if plan is None:
-            need = re.search(r"needs is ([0-9.]+) GiB", why)
             print(f"| {gpus} | {tps} | does not fit | | {gib} GiB | "
-                  f"{need.group(1) if need else '?'} GiB |")
+                  f"{needed_gib(why)} |")
             continue
         predicted = 2 * 8192 / plan["step_seconds"]
         print(f"| {gpus} | {tps} | {predicted:.0f} | "
