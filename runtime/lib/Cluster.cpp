@@ -26,11 +26,12 @@ namespace {
 // factor by 0.05-0.1 either way made the mean error no smaller, so these
 // stay. With SC21's gradient all-reduce after backward compiled as such
 // and attention's score blocks charged as partition's kernels move them,
-// the rows are within -11.7%..+6.3%. The H100 and H200 presets take the
+// the rows are within -11.4%..+6.6%. The H100 and H200 presets take the
 // same factors, not fitted: set against Llama 3 405B's published MFU on
-// H100s (Dubey et al. 2024, Table 4), the planner's best plan is 14-20%
-// below it, most of it attention's score blocks, which Meta's fused
-// kernels keep on chip (docs/benchmarks.md).
+// H100s (Dubey et al. 2024, Table 4), the planner's best plan is 15-21%
+// below it, and torchtitan's Llama 3.1 8B with FSDP 34-36%, most of it
+// attention's score blocks, which their fused kernels keep on chip
+// (docs/benchmarks.md).
 const std::vector<std::pair<double, double>> kGemmEfficiency = {
     {1e8, 0.10}, {1e9, 0.30}, {1e10, 0.55}, {1e11, 0.70}, {1e12, 0.78},
     {1e13, 0.80}};
