@@ -259,6 +259,116 @@ static bool keepsBatchSize(Operation &op,
   });
 }
 
+/// Which pass each op of a training step is in. Forward: what the loss (or
+/// an inference's outputs) is computed from; update: what reads the
+/// gradients as the optimizer takes them (part.gradient_of) or its state;
+/// backward: the rest.
+enum Kind { Forward, Backward, Update };
+
+static llvm::DenseMap<Operation *, Kind> passKinds(func::FuncOp function) {
+  Block &body = function.getBody().front();
+  llvm::DenseSet<Operation *> forward = forwardProgram(function);
+  llvm::DenseSet<Operation *> update;
+  SmallVector<Value> work;
+  for (Operation &op : body.without_terminator())
+    if (op.hasAttr(PartDialect::getGradientOfAttrName()) ||
+        op.hasAttr(PartDialect::getGradientAttrName()))
+      for (Value r : op.getResults())
+        for (Operation *u : r.getUsers())
+          if (update.insert(u).second)
+            llvm::append_range(work, u->getResults());
+  for (auto [i, arg] : llvm::enumerate(function.getArguments()))
+    if (auto role = function.getArgAttrOfType<ArgRoleAttr>(
+            i, PartDialect::getRoleAttrName());
+        role && role.getValue() == ArgRole::State)
+      work.push_back(arg);
+  while (!work.empty())
+    for (Operation *u : work.pop_back_val().getUsers())
+      if (!isa<func::ReturnOp>(u) && !forward.contains(u) &&
+          update.insert(u).second)
+        llvm::append_range(work, u->getResults());
+  llvm::DenseMap<Operation *, Kind> kinds;
+  for (Operation &op : body.without_terminator())
+    kinds[&op] = forward.contains(&op)  ? Forward
+                 : update.contains(&op) ? Update
+                                        : Backward;
+  return kinds;
+}
+
+/// The section of each op of `body` (a layer, pre, post or the update);
+/// returns the largest layer. Untagged ops between a pass's layer ops
+/// (mixed precision's casts of what one layer hands the next) go with the
+/// next layer op of the same pass; before the first, forward's are the
+/// embedding's (pre) and backward's the head's (post); after the last, the
+/// other way round. Backward ops computed among forward's (what a layer
+/// keeps for its weight gradients, such as an all-gathered input) keep
+/// their own layer but place none of the untagged ops: the head's backward
+/// comes after forward ends, before the last layer's.
+static int64_t
+assignSections(Block &body, const llvm::DenseMap<Operation *, Kind> &kinds,
+               llvm::DenseMap<Operation *, int32_t> &sections) {
+  int64_t maxLayer = -1;
+  Operation *lastForward = nullptr;
+  for (Operation &op : body.without_terminator())
+    if (kinds.lookup(&op) == Forward)
+      lastForward = &op;
+  for (Kind pass : {Forward, Backward}) {
+    SmallVector<Operation *> pending;
+    bool seenLayer = false, afterForward = pass == Forward || !lastForward;
+    for (Operation &op : body.without_terminator()) {
+      if (&op == lastForward)
+        afterForward = true;
+      if (kinds.lookup(&op) != pass)
+        continue;
+      if (auto layer = op.getAttrOfType<IntegerAttr>("part.layer")) {
+        int32_t l = int32_t(layer.getInt());
+        maxLayer = std::max<int64_t>(maxLayer, l);
+        sections[&op] = l;
+        if (!afterForward)
+          continue;
+        for (Operation *o : pending)
+          sections[o] = seenLayer ? l : (pass == Forward ? kPre : kPost);
+        pending.clear();
+        seenLayer = true;
+        continue;
+      }
+      pending.push_back(&op);
+    }
+    for (Operation *o : pending)
+      sections[o] = seenLayer ? (pass == Forward ? kPost : kPre)
+                              : (pass == Forward ? kPre : kPost);
+  }
+  for (Operation &op : body.without_terminator())
+    if (kinds.lookup(&op) == Update)
+      sections[&op] = kUpdate;
+  return maxLayer;
+}
+
+/// How much of its own (tensor-parallel) communication the compiled probe
+/// hides behind compute it does not wait for, in forward and in backward
+/// apart (a forward's sums are read by the next op at once; backward's run
+/// beside the weight gradients), at each micro-batch size the composition
+/// interpolates between: the compute beside a collective grows with the
+/// micro-batch (the ops of `scaled`), its latencies do not.
+static void
+measureHiddenShares(func::FuncOp function, MeshAttr mesh,
+                    const Cluster &cluster,
+                    const llvm::DenseMap<Operation *, Kind> &kinds,
+                    const llvm::DenseSet<Operation *> &scaled, Probe &p) {
+  for (Kind pass : {Forward, Backward}) {
+    std::vector<double> &shares =
+        pass == Forward ? p.hiddenForward : p.hiddenBackward;
+    for (int64_t i = 0; i < Probe::kHiddenSizes; ++i) {
+      double k =
+          double(int64_t(1) << i) / double(std::max<int64_t>(1, p.batch));
+      shares.push_back(hiddenShare(
+          function, mesh, cluster,
+          [&](Operation *op) { return kinds.lookup(op) == pass; },
+          [&](Operation *op) { return scaled.contains(op) ? k : 1.0; }));
+    }
+  }
+}
+
 std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
                               const PlanConfig &config, const Cluster &cluster,
                               std::string *error) {
@@ -322,83 +432,9 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
         p.batch = t.getDimSize(0);
     }
   }
-  // Steps and sections. Untagged forward ops before the first layer op are
-  // the embedding's (pre), after it the head's (post); backward the other
-  // way round.
-  // Forward: what the loss (or an inference's outputs) is computed from;
-  // update: what reads the gradients as the optimizer takes them
-  // (part.gradient_of) or its state; backward: the rest.
-  enum Kind { Forward, Backward, Update };
-  llvm::DenseSet<Operation *> forward = forwardProgram(function);
-  llvm::DenseSet<Operation *> update;
-  {
-    SmallVector<Value> work;
-    for (Operation &op : body.without_terminator())
-      if (op.hasAttr(PartDialect::getGradientOfAttrName()) ||
-          op.hasAttr(PartDialect::getGradientAttrName()))
-        for (Value r : op.getResults())
-          for (Operation *u : r.getUsers())
-            if (update.insert(u).second)
-              llvm::append_range(work, u->getResults());
-    for (auto [i, arg] : llvm::enumerate(function.getArguments()))
-      if (auto role = function.getArgAttrOfType<ArgRoleAttr>(
-              i, PartDialect::getRoleAttrName());
-          role && role.getValue() == ArgRole::State)
-        work.push_back(arg);
-    while (!work.empty())
-      for (Operation *u : work.pop_back_val().getUsers())
-        if (!isa<func::ReturnOp>(u) && !forward.contains(u) &&
-            update.insert(u).second)
-          llvm::append_range(work, u->getResults());
-  }
-  llvm::DenseMap<Operation *, Kind> kinds;
+  llvm::DenseMap<Operation *, Kind> kinds = passKinds(function);
   llvm::DenseMap<Operation *, int32_t> sections;
-  int64_t maxLayer = -1;
-  for (Operation &op : body.without_terminator())
-    kinds[&op] = forward.contains(&op)  ? Forward
-                 : update.contains(&op) ? Update
-                                        : Backward;
-  // Untagged ops between a pass's layer ops (mixed precision's casts of
-  // what one layer hands the next) go with the next layer op of the same
-  // pass; before the first, forward's are the embedding's (pre) and
-  // backward's the head's (post); after the last, the other way round.
-  // Backward ops computed among forward's (what a layer keeps for its
-  // weight gradients, such as an all-gathered input) keep their own layer
-  // but place none of the untagged ops: the head's backward comes after
-  // forward ends, before the last layer's.
-  Operation *lastForward = nullptr;
-  for (Operation &op : body.without_terminator())
-    if (kinds[&op] == Forward)
-      lastForward = &op;
-  for (Kind pass : {Forward, Backward}) {
-    SmallVector<Operation *> pending;
-    bool seenLayer = false, afterForward = pass == Forward || !lastForward;
-    for (Operation &op : body.without_terminator()) {
-      if (&op == lastForward)
-        afterForward = true;
-      if (kinds[&op] != pass)
-        continue;
-      if (auto layer = op.getAttrOfType<IntegerAttr>("part.layer")) {
-        int32_t l = int32_t(layer.getInt());
-        maxLayer = std::max<int64_t>(maxLayer, l);
-        sections[&op] = l;
-        if (!afterForward)
-          continue;
-        for (Operation *o : pending)
-          sections[o] = seenLayer ? l : (pass == Forward ? kPre : kPost);
-        pending.clear();
-        seenLayer = true;
-        continue;
-      }
-      pending.push_back(&op);
-    }
-    for (Operation *o : pending)
-      sections[o] = seenLayer ? (pass == Forward ? kPost : kPre)
-                              : (pass == Forward ? kPre : kPost);
-  }
-  for (Operation &op : body.without_terminator())
-    if (kinds[&op] == Update)
-      sections[&op] = kUpdate;
+  int64_t maxLayer = assignSections(body, kinds, sections);
   p.probedLayers = maxLayer + 1;
   p.layerParams.assign(p.probedLayers, 0);
   p.layerTensors.assign(p.probedLayers, 0);
@@ -486,23 +522,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       }
   }
 
-  // How much of its own (tensor-parallel) communication the compiled probe
-  // hides behind compute it does not wait for, in forward and in backward
-  // apart (a forward's sums are read by the next op at once; backward's
-  // run beside the weight gradients), at each micro-batch size the
-  // composition interpolates between: the compute beside a collective
-  // grows with the micro-batch, its latencies do not.
-  for (Kind pass : {Forward, Backward}) {
-    std::vector<double> &shares =
-        pass == Forward ? p.hiddenForward : p.hiddenBackward;
-    for (int64_t i = 0; i < Probe::kHiddenSizes; ++i) {
-      double k = double(int64_t(1) << i) / double(std::max<int64_t>(1, p.batch));
-      shares.push_back(hiddenShare(
-          function, mesh, cluster,
-          [&](Operation *op) { return kinds.lookup(op) == pass; },
-          [&](Operation *op) { return scaled.contains(op) ? k : 1.0; }));
-    }
-  }
+  measureHiddenShares(function, mesh, cluster, kinds, scaled, p);
 
   // Parameters: by the layer of the first layer op that reads them (through
   // casts and the like), else before or after the layers (both when tied).
