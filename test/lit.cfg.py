@@ -40,7 +40,8 @@ if config.partition_fuzzers:
     config.available_features.add("fuzzers")
     llvm_config.add_tool_substitutions(
         [t + "-fuzzer" for t in ["onnx-import", "ir-spmd", "plan", "safetensors",
-                                 "npy", "checkpoint-manifest", "store"]],
+                                 "npy", "checkpoint-manifest", "store", "cluster",
+                                 "plan-fix"]],
         [os.path.join(config.partition_obj_root, "fuzz")],
     )
 

@@ -83,8 +83,12 @@ Cluster h200() {
   return c;
 }
 
-/// The shortest of %.15g, %.16g, %.17g that reads back as `v`.
+/// The shortest of %.15g, %.16g, %.17g that reads back as `v`; zero as
+/// "0" whatever its sign (a JSON reader may read "-0" as the integer 0, so
+/// a file written again would differ).
 std::string number(double v) {
+  if (v == 0)
+    return "0";
   char buffer[32];
   for (int digits = 15; digits <= 17; ++digits) {
     std::snprintf(buffer, sizeof(buffer), "%.*g", digits, v);

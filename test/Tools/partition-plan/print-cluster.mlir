@@ -23,3 +23,10 @@
 // NO-DEVICES: partition-plan: --devices is not given; see --help
 // RUN: not partition-plan --cluster nowhere.json --print-cluster 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: partition-plan: {{.*}}nowhere.json
+// A negative zero (an efficiency of -0.0) is written "0", and the file
+// written again from that is the same file.
+// RUN: sed 's/"overlap": 1,/"overlap": -0.0,/' %t/h100.json > %t/zero.json
+// RUN: partition-plan --cluster %t/zero.json --print-cluster > %t/zero-again.json
+// RUN: partition-plan --cluster %t/zero-again.json --print-cluster | diff - %t/zero-again.json
+// RUN: FileCheck %s --check-prefix=ZERO < %t/zero-again.json
+// ZERO: "overlap": 0,
