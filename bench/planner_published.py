@@ -226,7 +226,9 @@ def others(bin_dir):
                 continue
             print(f"| {gpus} | {dp} | {mfu:.0%} | {plan['mfu']:.1%} | "
                   f"{100 * (plan['mfu'] / mfu - 1):+.1f}% | "
-                  f"{plan['schedule']} zero{plan['zero']}"
+                  f"{plan['schedule']}"
+                  f"{' vpp=' + str(plan['virtual_stages']) if plan['virtual_stages'] > 1 else ''}"
+                  f" zero{plan['zero']}"
                   f"{' sync=step' if plan.get('grad_sync') == 'step' else ''}"
                   f" rc={plan['recompute']} sp{int(plan['sequence_parallel'])}"
                   f"{' tp-overlap=' + str(plan['tp_overlap']) if plan.get('tp_overlap') else ''}"
@@ -365,6 +367,11 @@ CONSISTENCY = [
     "recompute=none,sp=1",
     "tp=2,pp=4,dp=1,mbs=1,schedule=zero-bubble,zero=0,recompute=none,sp=0",
     "tp=1,pp=1,dp=8,mbs=1,zero=3,recompute=full,sp=0",
+    # 14 chunks for 12 layers: the embedding and the head a chunk each.
+    "tp=2,pp=2,dp=2,mbs=1,schedule=interleaved-1f1b,vpp=7,zero=0,"
+    "recompute=none,sp=0",
+    # A V: the head on the first stage, beside the embedding.
+    "tp=1,pp=4,dp=2,mbs=1,schedule=v-half,zero=0,recompute=none,sp=0",
 ]
 
 

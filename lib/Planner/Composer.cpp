@@ -81,42 +81,51 @@ struct Composer::Layout {
   /// One transfer of a layer's output between stages.
   double transfer;
   std::optional<pl::ScheduleKind> kind;
-  /// The layers of each stage.
-  const std::vector<std::vector<int64_t>> *runs;
+  /// The layers of each stage and chunk.
+  const StageCut *cut;
+  /// The stage of the last chunk, which runs the head (the first under a
+  /// V), and the chunk there.
+  int64_t headStage = 0, headChunk = 0;
 };
 
-const std::optional<std::vector<std::vector<int64_t>>> &
+const std::optional<StageCut> &
 Composer::stageLayers(int64_t p, int64_t V, pl::Placement placement) const {
   auto key =
       std::make_tuple(static_cast<const void *>(&costs), p, V, int(placement));
   auto it = cache.cuts.find(key);
   if (it != cache.cuts.end())
     return it->second;
-  std::optional<std::vector<std::vector<int64_t>>> &cut = cache.cuts[key];
+  std::optional<StageCut> &cut = cache.cuts[key];
   const int64_t L = model.summary.layers;
+  if (p <= 0 || V <= 0)
+    return cut;
+  pl::LayerGroups groups;
   if (p == 1 && V == 1) {
-    cut.emplace(1);
     for (int64_t l = 0; l < L; ++l)
-      cut->front().push_back(l);
-    return cut;
+      groups[l] = 0;
+  } else {
+    auto work = [](const PassCost &c) { return c.flops; };
+    pl::LayerCosts layers;
+    for (int64_t l = 0; l < L; ++l)
+      layers.layers.push_back(
+          {l, work(costs.layers[model.probedLayerOf(l)]), 0, 0});
+    layers.leading.flops = work(costs.pre);
+    layers.trailing.flops = work(costs.post);
+    std::string error;
+    std::optional<pl::LayerGroups> balanced =
+        pl::balanceFlops(layers, {p, V}, &error);
+    if (!balanced)
+      return cut;
+    groups = std::move(*balanced);
   }
-  if (p <= 0 || V <= 0 || L < p * V)
-    return cut;
-  auto work = [](const PassCost &c) { return c.flops; };
-  pl::LayerCosts layers;
-  for (int64_t l = 0; l < L; ++l)
-    layers.layers.push_back(
-        {l, work(costs.layers[model.probedLayerOf(l)]), 0, 0});
-  layers.leading.flops = work(costs.pre);
-  layers.trailing.flops = work(costs.post);
-  std::string error;
-  std::optional<pl::LayerGroups> groups =
-      pl::balanceFlops(layers, {p, V}, &error);
-  if (!groups)
-    return cut;
-  cut.emplace(p);
-  for (auto [layer, group] : *groups)
-    (*cut)[pl::stageChunkOf(placement, p, group).stage].push_back(layer);
+  cut.emplace();
+  cut->stages.resize(p);
+  cut->chunks.assign(p, std::vector<std::vector<int64_t>>(V));
+  for (auto [layer, group] : groups) {
+    pl::StageChunk at = pl::stageChunkOf(placement, p, group);
+    cut->stages[at.stage].push_back(layer);
+    cut->chunks[at.stage][at.chunk].push_back(layer);
+  }
   return cut;
 }
 
@@ -146,7 +155,8 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
   s.saved.assign(p, 0);
   s.tensors.assign(p, 0);
   // What a stage runs per micro-batch and holds: its layers, the embedding
-  // on the first, the head on the last.
+  // on the first, the head on the stage of the last chunk.
+  const int64_t headStage = x.headStage;
   auto add = [&](int64_t stage, const PassCost &cost, double params,
                  double tensors, double saved) {
     s.forward[stage] += cost.forward;
@@ -158,17 +168,17 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
     s.saved[stage] += saved * x.k;
   };
   for (int64_t stage = 0; stage < p; ++stage) {
-    for (int64_t l : (*x.runs)[stage]) {
+    for (int64_t l : x.cut->stages[stage]) {
       int64_t q = model.probedLayerOf(l);
       add(stage, costs.layers[q], probe.layerParams[q], probe.layerTensors[q],
           probe.layerSaved[q]);
     }
     if (stage == 0)
       add(stage, costs.pre, probe.preParams, probe.preTensors, probe.preSaved);
-    if (stage == p - 1)
+    if (stage == headStage)
       add(stage, costs.post, probe.postParams, probe.postTensors,
           probe.postSaved);
-    if (stage == 0 && stage == p - 1) { // one copy of a tied embedding
+    if (stage == 0 && stage == headStage) { // one copy of a tied embedding
       s.parameters[stage] -= probe.tiedParams;
       s.tensors[stage] -= probe.tiedTensors;
     }
@@ -180,7 +190,40 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
       s.backward[stage].communication += x.transfer * double(V);
     addDataParallel(c, x, stage, s);
   }
+  addChunkShares(x, s);
   return s;
+}
+
+void Composer::addChunkShares(const Layout &x, StageCosts &s) const {
+  const int64_t p = int64_t(x.cut->chunks.size());
+  s.forwardShare.assign(p, {});
+  s.backwardShare.assign(p, {});
+  for (int64_t stage = 0; stage < p; ++stage) {
+    const std::vector<std::vector<int64_t>> &chunks = x.cut->chunks[stage];
+    const int64_t V = int64_t(chunks.size());
+    std::vector<double> forward(V, 0), backward(V, 0);
+    auto add = [&](int64_t chunk, const PassCost &cost) {
+      forward[chunk] += cost.forward.total();
+      backward[chunk] += cost.backward.total();
+    };
+    for (int64_t chunk = 0; chunk < V; ++chunk)
+      for (int64_t l : chunks[chunk])
+        add(chunk, costs.layers[model.probedLayerOf(l)]);
+    if (stage == 0 && V > 0)
+      add(0, costs.pre);
+    if (stage == x.headStage && x.headChunk < V)
+      add(x.headChunk, costs.post);
+    auto shares = [V](std::vector<double> work) {
+      double sum = 0;
+      for (double w : work)
+        sum += w;
+      for (double &w : work)
+        w = sum > 0 ? w / sum : 1.0 / double(V);
+      return work;
+    };
+    s.forwardShare[stage] = shares(forward);
+    s.backwardShare[stage] = shares(backward);
+  }
 }
 
 void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
@@ -219,9 +262,9 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
       std::max(1.0, std::ceil(gradients / double(part::gradBucketBytes(d))));
   double gathers =
       c.zero == 3
-          ? std::max(1.0, double((*x.runs)[stage].size()) +
+          ? std::max(1.0, double(x.cut->stages[stage].size()) +
                               (stage == 0 ? probe.preTensors : 0) +
-                              (stage == p - 1 ? probe.postTensors : 0))
+                              (stage == x.headStage ? probe.postTensors : 0))
           : perTensor;
   // The latencies of the collectives after the first of `count`.
   auto more = [&](double count, runtime::Ring kind) {
@@ -297,7 +340,7 @@ MemoryEstimate Composer::memoryOf(const PlanConfig &c, const Layout &x,
   mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
   if (c.zero == 3) // the largest layer's gathered weights
     mem.parameters += params /
-                      std::max<size_t>(1, (*x.runs)[stage].size()) *
+                      std::max<size_t>(1, x.cut->stages[stage].size()) *
                       probe.parameterBytes;
   // Reduced once per step, the whole sum is held, and its shard.
   mem.gradients = c.syncPerStep
@@ -344,9 +387,10 @@ Composer::pipelineTime(const PlanConfig &c, const Layout &x,
     return std::nullopt;
   }
   auto cost = [&](int64_t stage, const pl::Step &step) {
-    return scheduleStepSeconds(s.forward[stage].total(),
-                               s.backward[stage].total(),
-                               s.weight[stage].total(), V, step.action);
+    return chunkStepSeconds(s.forward[stage].total(),
+                            s.backward[stage].total(), s.weight[stage].total(),
+                            s.forwardShare[stage], s.backwardShare[stage],
+                            stage, V, step);
   };
   std::string why;
   std::optional<pl::Timeline> timeline = pl::simulate(*made.first, &why, cost);
@@ -473,14 +517,20 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   x.transfer =
       c.pp > 1 ? cluster.linkSeconds(ppLink, probe.transferBytes * x.k, 1) : 0;
   x.kind = pl::parseScheduleKind(c.schedule);
-  const std::optional<std::vector<std::vector<int64_t>>> &runs = stageLayers(
-      c.pp, c.virtualStages, x.kind ? pl::placementOf(*x.kind) : pl::Placement::Interleaved);
-  if (!runs) {
+  pl::Placement placement =
+      x.kind ? pl::placementOf(*x.kind) : pl::Placement::Interleaved;
+  const std::optional<StageCut> &cut =
+      stageLayers(c.pp, c.virtualStages, placement);
+  pl::StageChunk head =
+      pl::stageChunkOf(placement, c.pp, c.pp * c.virtualStages - 1);
+  x.headStage = head.stage;
+  x.headChunk = head.chunk;
+  if (!cut) {
     if (pruned)
       *pruned = "no cut of the layers into the stages";
     return std::nullopt;
   }
-  x.runs = &*runs;
+  x.cut = &*cut;
   StageCosts s = stageCosts(c, x);
   std::optional<PipelineTime> pipeline = pipelineTime(c, x, s, exact, pruned);
   if (!pipeline)
@@ -510,6 +560,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
     e.stageForward.push_back(s.forward[stage].total());
     e.stageBackward.push_back(s.backward[stage].total());
     e.stageWeight.push_back(s.weight[stage].total());
+    e.stageForwardShare.push_back(s.forwardShare[stage]);
+    e.stageBackwardShare.push_back(s.backwardShare[stage]);
     e.stageUpdate.push_back(s.update[stage]);
     e.stageMemory.push_back(mem);
     if (mem.total() > most) {

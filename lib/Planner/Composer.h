@@ -67,8 +67,17 @@ struct Model {
 };
 
 /// What a plan's stages run and hold, per stage.
+/// The layers of each stage, and of each of its chunks.
+struct StageCut {
+  std::vector<std::vector<int64_t>> stages;
+  std::vector<std::vector<std::vector<int64_t>>> chunks; ///< [stage][chunk]
+};
+
 struct StageCosts {
   std::vector<Cost> forward, backward; ///< one micro-batch
+  /// [stage][chunk]: each chunk's share of its stage's forward and backward
+  /// work (a chunk of the embedding alone does little).
+  std::vector<std::vector<double>> forwardShare, backwardShare;
   std::vector<Cost> weight;            ///< of backward, weight gradients
   std::vector<double> update;          ///< once per step
   std::vector<Cost> once;              ///< once per step
@@ -86,7 +95,7 @@ struct ComposerCache {
            std::pair<std::optional<part::pipeline::Schedule>, std::string>>
       schedules;
   std::map<std::tuple<const void *, int64_t, int64_t, int>,
-           std::optional<std::vector<std::vector<int64_t>>>>
+           std::optional<StageCut>>
       cuts;
 };
 
@@ -126,8 +135,8 @@ private:
   /// the first and last group), so that 126 layers on 16 stages run 7 on
   /// the first and last when each weighs a layer, and a head as heavy as
   /// two layers leaves its stage fewer. Made once per (p, V, placement);
-  /// nullopt when there are fewer layers than groups.
-  const std::optional<std::vector<std::vector<int64_t>>> &
+  /// nullopt when the layers and the ends fill fewer groups.
+  const std::optional<StageCut> &
   stageLayers(int64_t p, int64_t V, part::pipeline::Placement placement) const;
 
   /// makeSchedule's table (or why there is none), made once per search.
@@ -138,6 +147,8 @@ private:
   /// Each stage's layers, the embedding on the first and the head on the
   /// last, the pipeline's transfers and the data-parallel collectives.
   StageCosts stageCosts(const PlanConfig &c, const Layout &x) const;
+  /// Each chunk's share of its stage's forward and backward work.
+  void addChunkShares(const Layout &x, StageCosts &s) const;
   /// Adds to `stage` of `s` the data-parallel and ZeRO collectives as the
   /// compiler places them, and the update.
   void addDataParallel(const PlanConfig &c, const Layout &x, int64_t stage,

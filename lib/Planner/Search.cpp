@@ -246,6 +246,21 @@ double scheduleStepSeconds(double forward, double backward, double weight,
   return 0.0;
 }
 
+double chunkStepSeconds(double forward, double backward, double weight,
+                        const std::vector<double> &forwardShare,
+                        const std::vector<double> &backwardShare,
+                        int64_t stage, int64_t chunks, const pl::Step &step) {
+  double n = double(std::max<int64_t>(1, chunks));
+  auto share = [&](const std::vector<double> &shares) {
+    return size_t(step.chunk) < shares.size() ? shares[step.chunk] * n : 1.0;
+  };
+  double f = share(forwardShare), b = share(backwardShare);
+  bool first = stage == 0 && step.chunk == 0;
+  return scheduleStepSeconds(f * forward, b * backward,
+                             b * (first ? backward : weight), chunks,
+                             step.action);
+}
+
 namespace {
 
 /// What a probe is compiled for: (tp, sequence parallelism, recomputation,
@@ -305,14 +320,22 @@ struct Exclusions {
   }
 };
 
-/// Why the fixed choices cannot all hold, from the devices, the layers and
-/// the global batch alone: "tp=8 does not divide the 12 devices"; nullopt
-/// when nothing is seen yet.
 /// The V schedules: two chunks per stage, down and back up.
 bool isVShape(pl::ScheduleKind kind) {
   return kind == pl::ScheduleKind::ZeroBubbleV ||
          kind == pl::ScheduleKind::VHalf || kind == pl::ScheduleKind::VMin;
 }
+
+/// The most pipeline groups (stages x chunks) a model of `layers` layers
+/// fills: a layer each, and the embedding and the head a group of their own
+/// (pl::mostGroups; Llama 3 405B's 126 layers in 128 chunks). The cut
+/// (Composer::stageLayers) has the last word: a model with nothing before
+/// or after its layers fills fewer.
+int64_t mostGroups(int64_t layers) { return layers > 0 ? layers + 2 : 0; }
+
+/// Why the fixed choices cannot all hold, from the devices, the layers and
+/// the global batch alone: "tp=8 does not divide the 12 devices"; nullopt
+/// when nothing is seen yet.
 
 std::optional<std::string> fixMismatch(const SearchOptions &options,
                                        int64_t layers, int64_t globalBatch) {
@@ -339,8 +362,9 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   if (fix.pp && *fix.pp > 1) {
     if (!train)
       return "pp=" + n(*fix.pp) + ": pipelines need a training step";
-    if (*fix.pp > layers)
-      return "pp=" + n(*fix.pp) + " is more than the " + n(layers) + " layers";
+    if (*fix.pp > mostGroups(layers))
+      return "pp=" + n(*fix.pp) + " is more stages than the " + n(layers) +
+             " layers and the embedding and the head fill";
   }
   if (fix.dp && globalBatch % *fix.dp)
     return "dp=" + n(*fix.dp) + " does not divide the global batch " +
@@ -384,11 +408,12 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
              " is for the interleaved-1f1b schedule, not " + *fix.schedule;
     if (fix.pp && *fix.pp == 1)
       return "vpp=" + n(*fix.virtualStages) + " needs pp above 1";
-    if (fix.pp && layers < *fix.pp * *fix.virtualStages)
+    if (fix.pp && mostGroups(layers) < *fix.pp * *fix.virtualStages)
       return "vpp=" + n(*fix.virtualStages) + " chunks on each of pp=" +
              n(*fix.pp) + " stages need at least " +
-             n(*fix.pp * *fix.virtualStages) + " layers, the model has " +
-             n(layers);
+             n(*fix.pp * *fix.virtualStages - 2) +
+             " layers (the embedding and the head may fill a chunk each), "
+             "the model has " + n(layers);
   }
   if (kind && *kind == pl::ScheduleKind::Interleaved1F1B &&
       fix.virtualStages && *fix.virtualStages < 2)
@@ -425,8 +450,9 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
         continue;
       // A pp that does not divide the layers cuts them unevenly (the
       // compiler's balance by FLOPs); one chunk per stage then.
-      if ((L == 0 && p > 1) || L < p) {
-        pruned["pp exceeds the " + std::to_string(L) + " layers"] += 1;
+      if (p > 1 && mostGroups(L) < p) {
+        pruned["pp exceeds the " + std::to_string(L) +
+               " layers, the embedding and the head"] += 1;
         continue;
       }
       if (p > 1 && !train) {
@@ -463,7 +489,8 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
             for (int64_t v = 2; v <= std::max<int64_t>(
                                          8, fix.virtualStages.value_or(0));
                  ++v)
-              if (p * v <= L && (v <= 8 || fix.virtualStages == v))
+              if (p * v <= mostGroups(L) &&
+                  (v <= 8 || fix.virtualStages == v))
                 vs.push_back(v);
             if (mb % p != 0)
               vs.clear();
@@ -472,7 +499,7 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
           // 2p - 1 forwards.
           if (isVShape(kind)) {
             vs = {2};
-            if (L < 2 * p ||
+            if (mostGroups(L) < 2 * p ||
                 (kind == ScheduleKind::ZeroBubbleV && mb < 2 * p - 1))
               vs.clear();
           }

@@ -76,10 +76,14 @@ std::optional<report::Timeline> scheduleTimeline(const PlanEstimate &e,
   if (!schedule)
     return std::nullopt;
   auto cost = [&](int64_t stage, const pl::Step &step) {
-    return scheduleStepSeconds(
+    auto of = [&](const std::vector<std::vector<double>> &v) {
+      return size_t(stage) < v.size() ? v[stage] : std::vector<double>();
+    };
+    return chunkStepSeconds(
         e.stageForward[stage], e.stageBackward[stage],
-        stage < e.stageWeight.size() ? e.stageWeight[stage] : 0.0,
-        c.virtualStages, step.action);
+        size_t(stage) < e.stageWeight.size() ? e.stageWeight[stage] : 0.0,
+        of(e.stageForwardShare), of(e.stageBackwardShare), stage,
+        c.virtualStages, step);
   };
   std::optional<pl::Timeline> timeline = pl::simulate(*schedule, &why, cost);
   if (!timeline)

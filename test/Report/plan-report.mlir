@@ -32,7 +32,7 @@
 //
 // RUN: partition-import --model gpt --layers 96 --hidden 12288 --heads 96 --vocab 51200 \
 // RUN:   --seq 2048 --batch 1 --shapes-only -o %t/gpt3.mlir
-// RUN: partition-plan %t/gpt3.mlir --cluster dgx-a100 --devices 1024 --global-batch 1536 --top 5 \
+// RUN: partition-plan %t/gpt3.mlir --cluster dgx-a100 --devices 1024 --global-batch 1536 --top 10 \
 // RUN:   --explain --html %t/gpt3.html > /dev/null
 // RUN: FileCheck %s --check-prefix=GPT3 < %t/gpt3.html
 //
@@ -41,7 +41,7 @@
 // The explanation's lines are listed.
 // GPT3: <li>why #1 beats #2
 // GPT3: <svg class="bars" id="ranked-chart"
-// GPT3-COUNT-5: <g class="bar" data-label="#
+// GPT3-COUNT-10: <g class="bar" data-label="#
 // GPT3: <svg class="mesh" data-mesh="#1" data-devices="1024"
 // GPT3: data-rank="1023" data-node="127"
 // GPT3: <h3>Pipeline schedule of #{{[0-9]}}: {{[0-9]+}} stages, {{[0-9]+}} micro-batches

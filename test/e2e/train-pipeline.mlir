@@ -19,7 +19,7 @@
 // RUN: partition-opt %t/gpt.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=adamw lr=1e-3" -o %t/step.mlir
 // RUN: partition-opt %t/step.mlir --part-spmd="mesh=dp:1" | partition-translate --part-to-plan -o %t/ref.plan
 // RUN: mkdir -p %t/ref && partition-run %t/ref.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/ref > %t/ref.log
-// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1" "pp:2,dp:2 micro-batches=2 schedule=gpipe zero=2" "pp:2,dp:2 micro-batches=2 schedule=zero-bubble zero=3" "pp:4 micro-batches=4 balance=memory" "pp:2 micro-batches=4 schedule=zb-v" "pp:2,dp:2 micro-batches=4 schedule=zb-v zero=1" "pp:2 micro-batches=4 schedule=v-half" "pp:2,tp:2 micro-batches=2 schedule=v-min zero=0" "pp:2 micro-batches=4 unroll=true" "pp:2,dp:2 zero=1 unroll=true" "pp:2 micro-batches=4 schedule=interleaved-1f1b unroll=true" "pp:4,dp:2 micro-batches=4 unroll=true" "pp:2,dp:2 micro-batches=4 zero=1 grad-sync=step" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=2 grad-sync=step"; do \
+// RUN: i=0; for m in "pp:2 micro-batches=2 schedule=gpipe" "pp:2 micro-batches=4" "pp:4 micro-batches=4" "pp:4 micro-batches=8 schedule=gpipe" "pp:2,dp:2 zero=1" "pp:2,tp:2" "pp:2,dp:2,tp:2 zero=3" "pp:4,dp:2 micro-batches=4" "pp:2 micro-batches=4 schedule=zero-bubble" "pp:4 micro-batches=8 schedule=zero-bubble" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=1" "pp:2 micro-batches=4 schedule=interleaved-1f1b" "pp:2,dp:2 micro-batches=2 schedule=interleaved-1f1b zero=1" "pp:2,dp:2 micro-batches=2 schedule=gpipe zero=2" "pp:2,dp:2 micro-batches=2 schedule=zero-bubble zero=3" "pp:4 micro-batches=4 balance=memory" "pp:2 micro-batches=4 schedule=zb-v" "pp:2,dp:2 micro-batches=4 schedule=zb-v zero=1" "pp:2 micro-batches=4 schedule=v-half" "pp:2,tp:2 micro-batches=2 schedule=v-min zero=0" "pp:2 micro-batches=4 unroll=true" "pp:2,dp:2 zero=1 unroll=true" "pp:2 micro-batches=4 schedule=interleaved-1f1b unroll=true" "pp:4,dp:2 micro-batches=4 unroll=true" "pp:2,dp:2 micro-batches=4 zero=1 grad-sync=step" "pp:2,dp:2,tp:2 micro-batches=2 schedule=zero-bubble zero=2 grad-sync=step" "pp:2 micro-batches=4 schedule=interleaved-1f1b virtual-stages=3" "pp:5 micro-batches=8" "pp:3,dp:2 micro-batches=4 schedule=v-half zero=1" "pp:2,tp:2 micro-batches=2 schedule=interleaved-1f1b virtual-stages=3"; do \
 // RUN:   i=$((i+1)); \
 // RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/p$i.plan || exit 1; \
 // RUN:   mkdir -p %t/p$i && partition-run %t/p$i.plan --backend cpu --steps 3 --weights %t/gpt.safetensors --input tokens=%t/tokens.npy --input labels=%t/labels.npy --output-dir %t/p$i > %t/p$i.log || exit 1; \
@@ -30,7 +30,10 @@
 // the same losses and outputs (plans 21-24 are 2, 5, 12 and 8 unrolled; 8
 // completes its gradients' dp all-reduce in the final backward fragment).
 // Plans 25 and 26 reduce-scatter ZeRO's gradients once per step
-// (grad-sync=step), in the last backward.
+// (grad-sync=step), in the last backward. Plans 27-30 have more groups than
+// the 4 layers: the embedding and the head each in a group of their own
+// (6 groups: 2 stages of 3 chunks, a V on 3 stages), or the head alone
+// (pp:5).
 // RUN: for pair in "2 21" "5 22" "12 23" "8 24"; do set -- $pair; \
 // RUN:   %python %S/Inputs/compare_dirs.py 0 0 %t/p$1 %t/p$2 || exit 1; \
 // RUN:   grep "^step" %t/p$1.log > %t/a.txt; grep "^step" %t/p$2.log > %t/b.txt; \

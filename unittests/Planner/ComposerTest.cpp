@@ -209,6 +209,52 @@ TEST(Composer, GPipeHoldsEveryMicroBatch) {
   EXPECT_DOUBLE_EQ(e.stageMemory[0].activations, 4 * 2e6);
 }
 
+// An embedding (0.1 ms forward) and a head (2 ms forward, 2 ms backward)
+// around the 4 layers: with 6 stages each end is a stage of its own (the
+// compiler's cut, Megatron-Core's account_for_embedding/loss_in_pipeline_
+// split), and with 5 the heavier end, the head, alone.
+TEST(Composer, EndsTakeAStageOfTheirOwn) {
+  Fixture f;
+  f.probe.ops.push_back(op(kPre, false, 1e8, 0));
+  f.probe.ops.push_back(op(kPost, false, 2e9, 0));
+  f.probe.ops.push_back(op(kPost, true, 2e9, 0));
+  f.costs = costProbe(f.probe, 1, f.cluster);
+  PlanEstimate six = f.estimate(plan(1, 6, 6, 0, "1f1b"), true);
+  ASSERT_EQ(six.stageForward.size(), 6u);
+  EXPECT_NEAR(six.stageForward[0], 0.1e-3, 1e-12);
+  for (int s = 1; s <= 4; ++s)
+    EXPECT_NEAR(six.stageForward[s], 1e-3, 1e-12) << "stage " << s;
+  EXPECT_NEAR(six.stageForward[5], 2e-3, 1e-12);
+  PlanEstimate five = f.estimate(plan(1, 5, 5, 0, "1f1b"), true);
+  ASSERT_EQ(five.stageForward.size(), 5u);
+  EXPECT_NEAR(five.stageForward[0], 1.1e-3, 1e-12);
+  EXPECT_NEAR(five.stageForward[4], 2e-3, 1e-12);
+  // 7 stages: more than the layers and the ends fill.
+  Composer composer(f.probe, f.costs, f.model, f.cluster, f.probe, 8,
+                    f.training, f.cache);
+  std::string why;
+  EXPECT_FALSE(composer.estimate(plan(1, 7, 7, 0, "1f1b"), false, &why));
+}
+
+// Under a V the last chunk runs on the first stage: the head's work and
+// its copy of a tied embedding are there, one copy beside the embedding's.
+TEST(Composer, VRunsTheHeadOnTheFirstStage) {
+  Fixture f;
+  f.probe.ops.push_back(op(kPost, false, 2e9, 0));
+  f.probe.preParams = f.probe.postParams = f.probe.tiedParams = 2e6;
+  f.probe.preTensors = f.probe.postTensors = f.probe.tiedTensors = 1;
+  f.costs = costProbe(f.probe, 1, f.cluster);
+  PlanConfig c = plan(1, 2, 4, 0, "v-half");
+  c.virtualStages = 2;
+  PlanEstimate e = f.estimate(c, true);
+  ASSERT_EQ(e.stageForward.size(), 2u);
+  // Stage 0: layers 0 and 3 and the head; stage 1: layers 1 and 2.
+  EXPECT_NEAR(e.stageForward[0], 4e-3, 1e-12);
+  EXPECT_NEAR(e.stageForward[1], 2e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(e.stageMemory[0].parameters, 4 * (2e6 + 2e6));
+  EXPECT_DOUBLE_EQ(e.stageMemory[1].parameters, 4 * 2e6);
+}
+
 TEST(Composer, MoreStagesThanLayersIsPruned) {
   Fixture f;
   Composer composer(f.probe, f.costs, f.model, f.cluster, f.probe, 8,

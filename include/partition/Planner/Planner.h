@@ -156,6 +156,8 @@ struct PlanEstimate {
   std::vector<double> stageForward, stageBackward, stageUpdate;
   /// Of each stage's backward, the weight gradients (zero-bubble's W).
   std::vector<double> stageWeight;
+  /// [stage][chunk]: each chunk's share of its stage's forward and backward.
+  std::vector<std::vector<double>> stageForwardShare, stageBackwardShare;
   std::vector<MemoryEstimate> stageMemory;
 };
 
@@ -261,6 +263,19 @@ int64_t truncateLayers(mlir::ModuleOp model, int64_t keep, bool *alike);
 /// simulates schedules with.
 double scheduleStepSeconds(double forward, double backward, double weight,
                            int64_t chunks, part::pipeline::Action action);
+
+/// A step of a pipeline schedule on `stage`, as the planner simulates it
+/// and its report draws it: scheduleStepSeconds of the stage's work with
+/// each chunk its share of the stage's forward and backward
+/// (`forwardShare[chunk]`, `backwardShare[chunk]`; an even split where
+/// they are empty: a chunk of the embedding alone does little), and the
+/// first chunk of the first stage all weight gradients (no stage waits for
+/// the gradient of its input: part-pipeline's zero-bubble split).
+double chunkStepSeconds(double forward, double backward, double weight,
+                        const std::vector<double> &forwardShare,
+                        const std::vector<double> &backwardShare,
+                        int64_t stage, int64_t chunks,
+                        const part::pipeline::Step &step);
 
 /// Registers the pass part-auto-partition.
 void registerAutoPartitionPass();

@@ -14,7 +14,7 @@
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix pp=8 2>&1 | FileCheck %s --check-prefix=PP-LAYERS
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix pp=16 2>&1 | FileCheck %s --check-prefix=PP-DEVICES
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix dp=8,mbs=3 2>&1 | FileCheck %s --check-prefix=MBS
-// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix pp=2,vpp=3 2>&1 | FileCheck %s --check-prefix=VPP
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix pp=2,vpp=4 2>&1 | FileCheck %s --check-prefix=VPP
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix dp=1,zero=2 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=1,sp=1 2>&1 | FileCheck %s --check-prefix=SP
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --inference --fix recompute=full 2>&1 | FileCheck %s --check-prefix=INFER
@@ -31,13 +31,13 @@
 // HUGE-MBS: partition-plan: --fix: mbs=9223372036854775807 is too large (at most 16777216)
 // TP: partition-plan: no plan fits: tp=3 does not divide the 8 devices
 // PRODUCT: partition-plan: no plan fits: dp=1 x tp=2 x pp=2 is 4 devices, not the 8 given
-// PP-LAYERS: partition-plan: no plan fits: pp=8 is more than the 4 layers
+// PP-LAYERS: partition-plan: no plan fits: pp=8 is more stages than the 4 layers and the embedding and the head fill
 // PP-DEVICES: partition-plan: no plan fits: pp=16 does not divide the 8 devices
 // MBS: partition-plan: no plan fits: mbs=3 does not divide the 1 sequences of a dp group's share of the global batch
-// VPP: partition-plan: no plan fits: vpp=3 chunks on each of pp=2 stages need at least 6 layers, the model has 4
+// VPP: partition-plan: no plan fits: vpp=4 chunks on each of pp=2 stages need at least 6 layers (the embedding and the head may fill a chunk each), the model has 4
 // ZERO: partition-plan: no plan fits: zero=2 needs dp above 1
 // SP: partition-plan: no plan fits: sp=1 needs tp above 1 (sequence parallelism splits over tp)
 // INFER: partition-plan: no plan fits: recompute=full needs a training step
 // SCHEDULE: partition-plan: no plan fits: 0 considered; no plan has schedule=gpipe (the plans left out have schedule 1f1b, none)
 // HEADS: partition-plan: no plan fits: 0 considered; {{[0-9]+}} pruned by tp=8 sp: {{.*}}; {{[0-9]+}} pruned by tp=8: 'part.reshape' op splits features into 4 heads, which tp (size 8) does not divide
-// PASS: error: part-auto-partition: no plan fits: pp=8 is more than the 4 layers
+// PASS: error: part-auto-partition: no plan fits: pp=8 is more stages than the 4 layers and the embedding and the head fill

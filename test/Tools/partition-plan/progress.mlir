@@ -19,16 +19,16 @@
 // CHECK-NEXT: partition-plan: probes compiled 4/21 (tp=2, {{[0-9.]+}} s)
 // CHECK:      partition-plan: probes compiled 8/21 (tp=2 sp tp-overlap=4, {{[0-9.]+}} s)
 // CHECK:      partition-plan: probes compiled 21/21 (tp=4 sp tp-overlap=4 recompute=full, {{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 160/1593 ({{[0-9.]+}} s)
-// CHECK-NEXT: partition-plan: combinations evaluated 319/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 478/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 638/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 797/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 956/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 1116/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 1275/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 1434/1593
-// CHECK-NEXT: partition-plan: combinations evaluated 1593/1593
+// CHECK-NEXT: partition-plan: combinations evaluated 173/1725 ({{[0-9.]+}} s)
+// CHECK-NEXT: partition-plan: combinations evaluated 345/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 518/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 690/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 863/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 1035/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 1208/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 1380/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 1553/1725
+// CHECK-NEXT: partition-plan: combinations evaluated 1725/1725
 // CHECK-NEXT: partition-plan: schedules simulated {{[1-9][0-9]*}} ({{[0-9.]+}} s)
 // CHECK-NOT:  partition-plan:
 //
@@ -41,6 +41,6 @@
 // QUIET: model: 4 layers
 //
 // TERMINAL:      {{^}}\r\e[Kpartition-plan: probes compiled 1/21 (tp=1, {{.*}}\r\e[Kpartition-plan: probes compiled 21/21 (tp=4 sp tp-overlap=4 recompute=full, {{[0-9.]+}} s){{$}}
-// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/1593 {{.*}}\r\e[Kpartition-plan: combinations evaluated 1593/1593 ({{[0-9.]+}} s){{$}}
+// TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: combinations evaluated 1/1725 {{.*}}\r\e[Kpartition-plan: combinations evaluated 1725/1725 ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: {{^}}\r\e[Kpartition-plan: schedules simulated 1 {{.*}}\r\e[Kpartition-plan: schedules simulated {{[0-9]+}} ({{[0-9.]+}} s){{$}}
 // TERMINAL-NEXT: model: 4 layers

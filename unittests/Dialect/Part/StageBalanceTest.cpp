@@ -109,6 +109,63 @@ TEST(StageBalanceTest, Llama3On16Stages) {
   EXPECT_EQ(flopsSizes(equalLayers(126, 1e12, 1e12, 1e12), {8, 2}), expected);
 }
 
+/// The layers of each of `count` groups (ends may hold none).
+std::vector<int64_t> layersPerGroup(const LayerGroups &groups,
+                                    int64_t count) {
+  std::vector<int64_t> sizes(count, 0);
+  for (auto [layer, g] : groups) {
+    EXPECT_TRUE(g >= 0 && g < count) << "layer " << layer << " in " << g;
+    if (g >= 0 && g < count)
+      ++sizes[g];
+  }
+  return sizes;
+}
+
+TEST(StageBalanceTest, EndsTakeAGroupOfTheirOwn) {
+  // Llama 3 405B as Meta cut it: 126 layers on 16 stages of 8 chunks, the
+  // embedding alone in the first chunk and the head in the last.
+  LayerCosts llama = equalLayers(126, 1e12, 1e6, 6.6e11);
+  EXPECT_EQ(mostGroups(llama), 128);
+  std::string error;
+  std::optional<LayerGroups> cut = balanceFlops(llama, {16, 8}, &error);
+  ASSERT_TRUE(cut.has_value()) << error;
+  std::vector<int64_t> expected(128, 1);
+  expected.front() = expected.back() = 0;
+  EXPECT_EQ(layersPerGroup(*cut, 128), expected);
+  // One group more than layers: the head, the heavier end, alone ...
+  cut = balanceFlops(equalLayers(3, 1, 0.1, 2), {2, 2}, &error);
+  ASSERT_TRUE(cut.has_value()) << error;
+  EXPECT_EQ(layersPerGroup(*cut, 4), std::vector<int64_t>({1, 1, 1, 0}));
+  // ... or the embedding, by memory where its table is the most.
+  LayerCosts tables = equalLayers(3, 1, 0.1, 2);
+  tables.leading.resident = 50;
+  for (LayerCost &c : tables.layers)
+    c.resident = 10;
+  cut = balanceMemory(tables, {4, 1}, {4, 3, 2, 1}, &error);
+  ASSERT_TRUE(cut.has_value()) << error;
+  EXPECT_EQ(layersPerGroup(*cut, 4), std::vector<int64_t>({0, 1, 1, 1}));
+  // Without ops after the layers, only the embedding can be alone.
+  cut = balanceFlops(equalLayers(3, 1, 0.1, 0), {2, 2}, &error);
+  ASSERT_TRUE(cut.has_value()) << error;
+  EXPECT_EQ(layersPerGroup(*cut, 4), std::vector<int64_t>({0, 1, 1, 1}));
+  // More groups than the layers and both ends fill.
+  EXPECT_FALSE(balanceFlops(equalLayers(4, 1, 1, 1), {4, 2}, &error));
+  EXPECT_EQ(error, "4 stages of 2 chunks need at least 6 layers (ops marked "
+                   "part.layer in the forward program; the ops before the "
+                   "first layer and after the last fill a group each), and "
+                   "the step has 4");
+  // By hand: an empty range at an end.
+  cut = groupsFromRanges(equalLayers(2, 1, 1, 1), {2, 2},
+                         {{1, 0}, {0, 0}, {1, 1}, {1, 0}}, &error);
+  ASSERT_TRUE(cut.has_value()) << error;
+  EXPECT_EQ(layersPerGroup(*cut, 4), std::vector<int64_t>({0, 1, 1, 0}));
+  EXPECT_FALSE(groupsFromRanges(equalLayers(3, 1, 1, 1), {3, 1},
+                                {{0, 1}, {1, 0}, {2, 2}}, &error));
+  EXPECT_EQ(error, "stage-layers gives group 1 no layers; only the first (the "
+                   "ops before the first layer) or the last (those after the "
+                   "last) may have none");
+}
+
 /// The least largest group memory over every contiguous cut of the layers
 /// into `inFlight.size()` non-empty groups.
 double bestMemory(const LayerCosts &costs,

@@ -7,26 +7,35 @@
 #include "partition/Dialect/Part/Analysis/StageBalance.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 using namespace partition::part::pipeline;
 
 namespace {
 
-/// Every group needs a layer.
+/// Whether an end (the leading or the trailing ops) has work of its own.
+bool hasWork(const LayerCost &end) {
+  return end.flops > 0 || end.resident > 0 || end.perMicroBatch > 0;
+}
+
+/// Every group needs a layer or, at the ends, the embedding or the head.
 bool enoughLayers(const LayerCosts &costs, StageGroups groups,
                   std::string *error) {
-  if (int64_t(costs.layers.size()) >= groups.count())
+  if (mostGroups(costs) >= groups.count())
     return true;
+  int64_t ends = mostGroups(costs) - int64_t(costs.layers.size());
   if (error)
     *error = std::to_string(groups.stages) + " stages" +
              (groups.chunks > 1
                   ? " of " + std::to_string(groups.chunks) + " chunks"
                   : "") +
-             " need at least " + std::to_string(groups.count()) +
-             " layers (ops marked part.layer in the forward program), and "
-             "the step has " +
-             std::to_string(costs.layers.size());
+             " need at least " + std::to_string(groups.count() - ends) +
+             " layers (ops marked part.layer in the forward program" +
+             (ends ? std::string("; the ops before the first layer and "
+                                 "after the last fill a group each")
+                   : std::string()) +
+             "), and the step has " + std::to_string(costs.layers.size());
   return false;
 }
 
@@ -36,7 +45,56 @@ void addMemory(LayerCost &to, const LayerCost &f) {
   to.perMicroBatch += f.perMicroBatch;
 }
 
+/// A group's FLOPs and memory.
+LayerCost plus(LayerCost a, const LayerCost &b) {
+  a.flops += b.flops;
+  addMemory(a, b);
+  return a;
+}
+
+/// More groups than layers: a layer per group, and an end alone in the
+/// first or the last group (both where there are two more groups). With one
+/// more, the end left alone is the one whose cut has the least largest
+/// `load` (group, its costs); the head where they tie.
+LayerGroups endsAlone(const LayerCosts &costs, int64_t count,
+                      const std::function<double(int64_t, const LayerCost &)>
+                          &load) {
+  const int64_t n = int64_t(costs.layers.size());
+  // The largest load with the layers from group `first` on.
+  auto worst = [&](int64_t first) {
+    double most = 0;
+    for (int64_t g = 0; g < count; ++g) {
+      LayerCost group;
+      if (g == 0)
+        group = plus(group, costs.leading);
+      if (g == count - 1)
+        group = plus(group, costs.trailing);
+      if (g - first >= 0 && g - first < n)
+        group = plus(group, costs.layers[g - first]);
+      most = std::max(most, load(g, group));
+    }
+    return most;
+  };
+  // The group of the first layer: 1 where the embedding is alone.
+  int64_t first = 1;
+  if (count - n == 1) {
+    bool leading = hasWork(costs.leading), trailing = hasWork(costs.trailing);
+    first = leading && (!trailing || worst(1) < worst(0)) ? 1 : 0;
+  }
+  LayerGroups groupOf;
+  for (int64_t i = 0; i < n; ++i)
+    groupOf[costs.layers[i].layer] = first + i;
+  return groupOf;
+}
+
 } // namespace
+
+int64_t partition::part::pipeline::mostGroups(const LayerCosts &costs) {
+  int64_t n = int64_t(costs.layers.size());
+  if (n == 0)
+    return 0;
+  return n + int64_t(hasWork(costs.leading)) + int64_t(hasWork(costs.trailing));
+}
 
 std::optional<LayerGroups> partition::part::pipeline::groupsFromRanges(
     const LayerCosts &costs, StageGroups groups,
@@ -56,12 +114,19 @@ std::optional<LayerGroups> partition::part::pipeline::groupsFromRanges(
                 (groups.chunks > 1 ? " (stages x virtual stages)"
                                    : " stages"));
   LayerGroups groupOf;
-  for (size_t g = 0; g < ranges.size(); ++g)
+  for (size_t g = 0; g < ranges.size(); ++g) {
+    bool end = (g == 0 && hasWork(costs.leading)) ||
+               (g + 1 == ranges.size() && hasWork(costs.trailing));
+    if (ranges[g].first > ranges[g].second && !end)
+      return fail("stage-layers gives group " + std::to_string(g) +
+                  " no layers; only the first (the ops before the first "
+                  "layer) or the last (those after the last) may have none");
     for (int64_t l = ranges[g].first; l <= ranges[g].second; ++l)
       if (auto [it, inserted] = groupOf.try_emplace(l, int64_t(g)); !inserted)
         return fail("stage-layers puts layer " + std::to_string(l) +
                     " in stages " + std::to_string(it->second) + " and " +
                     std::to_string(g));
+  }
   for (const LayerCost &c : costs.layers)
     if (!groupOf.count(c.layer))
       return fail("stage-layers puts layer " + std::to_string(c.layer) +
@@ -76,6 +141,9 @@ partition::part::pipeline::balanceFlops(const LayerCosts &costs,
   if (!enoughLayers(costs, groups, error))
     return std::nullopt;
   int64_t count = groups.count();
+  if (count > int64_t(costs.layers.size()))
+    return endsAlone(costs, count,
+                     [](int64_t, const LayerCost &c) { return c.flops; });
   double total = costs.leading.flops + costs.trailing.flops;
   for (const LayerCost &c : costs.layers)
     total += c.flops;
@@ -136,6 +204,10 @@ std::optional<LayerGroups> partition::part::pipeline::balanceMemory(
                std::to_string(count);
     return std::nullopt;
   }
+  if (count > int64_t(costs.layers.size()))
+    return endsAlone(costs, count, [&](int64_t g, const LayerCost &c) {
+      return groupMemory(c, inFlight[g]);
+    });
   // The least largest memory over contiguous cuts, by dynamic programming:
   // worst[g][i], the least largest memory of groups 0..g holding the first
   // i layers (each group at least one). Exact whatever the micro-batches in

@@ -366,9 +366,78 @@ PipelineSplit::balanceLayers(const pl::LayerCosts &costs) {
   return *groupOf;
 }
 
+/// The forward ops after the last op of a layer (the head and the loss, and
+/// what they read of the batch): the last group runs them, which is their
+/// own where the groups outnumber the layers (pl::mostGroups).
+static llvm::DenseSet<Operation *>
+trailingOps(Block &body, const llvm::DenseSet<Operation *> &forward) {
+  llvm::DenseSet<Operation *> trailing;
+  for (Operation &op : body.without_terminator()) {
+    if (!forward.contains(&op))
+      continue;
+    if (op.hasAttr(PartDialect::getLayerAttrName()))
+      trailing.clear();
+    else
+      trailing.insert(&op);
+  }
+  return trailing;
+}
+
+bool PipelineSplit::readsParameter(Value v,
+                                   llvm::DenseMap<Value, bool> &memo) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto role = function.getArgAttrOfType<ArgRoleAttr>(
+        arg.getArgNumber(), PartDialect::getRoleAttrName());
+    return role && role.getValue() == ArgRole::Parameter;
+  }
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  bool reads = def && kinds.lookup(def) == Kind::Invariant &&
+               llvm::any_of(def->getOperands(), [&](Value o) {
+                 return readsParameter(o, memo);
+               });
+  memo[v] = reads;
+  return reads;
+}
+
+int64_t PipelineSplit::backwardStage(Operation &op) const {
+  // Where the forward it differentiates ran, from what it reads: a forward
+  // value, on the latest group that made or read it (a norm's backward reads
+  // its input, which the group before made); an index that is no forward
+  // value (the token ids, the positions, the labels), on the first group
+  // whose forward reads it (the embedding's gradient scatters by the ids).
+  int64_t anchor = -1;
+  for (Value v : op.getOperands()) {
+    Operation *def = v.getDefiningOp();
+    bool computed = def && forward.contains(def);
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!computed && !(type && type.getElementType().isInteger()))
+      continue;
+    int64_t first = -1, last = computed ? stageOfValue(v) : -1;
+    for (Operation *user : v.getUsers())
+      if (auto it = opStage.find(user);
+          it != opStage.end() && forward.contains(user)) {
+        first = first < 0 ? it->second : std::min(first, it->second);
+        last = std::max(last, it->second);
+      }
+    anchor = std::max(anchor, computed ? last : first);
+  }
+  if (anchor >= 0)
+    return anchor;
+  // Otherwise the earliest group of what it reads (a sum of gradients from
+  // two stages: the first), or the last group.
+  int64_t stage = -1;
+  for (Value v : op.getOperands())
+    if (int64_t s = stageOfValue(v); s >= 0)
+      stage = stage < 0 ? s : std::min(stage, s);
+  return stage < 0 ? stages * chunks - 1 : stage;
+}
+
 void PipelineSplit::placeOps(pl::LayerGroups stageOfLayer) {
   Block &body = function.getBody().front();
   int64_t groups = stages * chunks; // virtual stages
+  llvm::DenseSet<Operation *> trailing = trailingOps(body, forward);
   for (Operation &op : body.without_terminator()) {
     Kind kind = kinds.lookup(&op);
     if (kind != Kind::MicroBatch && kind != Kind::Accumulate)
@@ -382,6 +451,8 @@ void PipelineSplit::placeOps(pl::LayerGroups stageOfLayer) {
         stage = stageOfLayer[layer.getInt()];
       for (Value v : op.getOperands())
         stage = std::max(stage, stageOfValue(v));
+      if (trailing.contains(&op))
+        stage = groups - 1;
       stage = std::max<int64_t>(stage, 0);
     } else if (auto layer = op.getAttrOfType<IntegerAttr>(
                    PartDialect::getLayerAttrName());
@@ -391,11 +462,7 @@ void PipelineSplit::placeOps(pl::LayerGroups stageOfLayer) {
       // between two stages crosses back, as in Megatron.
       stage = stageOfLayer[layer.getInt()];
     } else {
-      for (Value v : op.getOperands())
-        if (int64_t s = stageOfValue(v); s >= 0)
-          stage = stage < 0 ? s : std::min(stage, s);
-      if (stage < 0)
-        stage = groups - 1;
+      stage = backwardStage(op);
     }
     opStage[&op] = stage;
     for (Value r : op.getResults())
@@ -404,9 +471,17 @@ void PipelineSplit::placeOps(pl::LayerGroups stageOfLayer) {
       actionOf[&op] = forward.contains(&op) ? pl::Action::Forward
                                             : pl::Action::Backward;
   }
+  floatBatchOps();
+}
+
+void PipelineSplit::floatBatchOps() {
+  Block &body = function.getBody().front();
   // Forward ops outside the layers that read only the batch and invariants
   // (the labels' masks, positions) go to the first stage that uses them
   // rather than the first stage: they are computed there instead of sent.
+  // Not what reads a parameter (the embedding's lookup): that stays in its
+  // group, which may hold nothing else.
+  llvm::DenseMap<Value, bool> parameterMemo;
   llvm::DenseSet<Operation *> floating;
   for (Operation &op : body.without_terminator()) {
     if (!forward.contains(&op) || !opStage.count(&op) ||
@@ -414,7 +489,8 @@ void PipelineSplit::placeOps(pl::LayerGroups stageOfLayer) {
       continue;
     if (llvm::all_of(op.getOperands(), [&](Value v) {
           Operation *def = v.getDefiningOp();
-          return stageOfValue(v) < 0 || (def && floating.contains(def));
+          return (stageOfValue(v) < 0 && !readsParameter(v, parameterMemo)) ||
+                 (def && floating.contains(def));
         }))
       floating.insert(&op);
   }
@@ -1272,6 +1348,10 @@ struct PartPipelinePass
       SmallVector<StringRef> parts;
       StringRef(stageLayers).split(parts, ',');
       for (StringRef part : parts) {
+        if (part.trim() == "none") { // an end's group: no layers
+          ranges.push_back({1, 0});
+          continue;
+        }
         auto [lo, hi] = part.trim().split('-');
         int64_t a, b;
         if (lo.getAsInteger(10, a) || (hi.empty() ? (b = a, false)
@@ -1279,7 +1359,8 @@ struct PartPipelinePass
             a < 0 || b < a) {
           module.emitError() << "part-pipeline: stage-layers \"" << stageLayers
                              << "\": \"" << part
-                             << "\" is not a layer range such as 0-11";
+                             << "\" is not a layer range such as 0-11 "
+                                "(or none)";
           return signalPassFailure();
         }
         ranges.push_back({a, b});

@@ -84,6 +84,13 @@ private:
   /// with their operands; forward ops that read only the batch and
   /// invariants with their first user.
   void placeOps(pl::LayerGroups stageOfLayer);
+  /// Moves the forward ops that read only the batch and invariants to the
+  /// first group that uses them.
+  void floatBatchOps();
+  /// Whether `v` is a parameter or an invariant computed from one.
+  bool readsParameter(Value v, llvm::DenseMap<Value, bool> &memo);
+  /// The group of a backward op no layer claims.
+  int64_t backwardStage(Operation &op) const;
   /// An accumulation whose terms come from two stages (a tied embedding's
   /// gradient) accumulates each term in its stage.
   void accumulateTermsInTheirStages();

@@ -178,13 +178,48 @@
 // UNEVEN4-NEXT: "h.4.ln_1.weight"
 // UNEVEN4-NOT:  ln_1
 //
+// More groups than layers: the embedding and the head take a group each, as
+// Megatron-Core's account_for_embedding/loss_in_pipeline_split and Llama 3
+// 405B's 126 layers in 128 chunks. 2 stages of 2 chunks for this 2-layer
+// GPT: the embedding alone in chunk 0 of stage 0, layer 0 in chunk 0 of
+// stage 1, layer 1 in chunk 1 of stage 0, the head and the loss in chunk 1
+// of stage 1. One activation crosses each cut per micro-batch, either way:
+// the final norm's backward runs with its forward (it reads the input the
+// group before made), the embedding's gradient scatters by the token ids on
+// the embedding's stage.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b unroll=true" -o %t/ends.mlir
+// RUN: FileCheck %s --check-prefix=ENDS < %t/ends.mlir
+// RUN: grep -c "part.recv from .*\"[FB]0\.[01]\"" %t/ends.mlir | FileCheck %s --check-prefix=ENDS-RECV
+// ENDS-LABEL: func.func @gpt_stage0(
+// ENDS: part.gather {{.*}}part.step = "F0.0"
+// ENDS-NOT: part.layer = {{.*}}"F0.0"
+// ENDS: part.send {{.*}}part.step = "F0.0"
+// ENDS: part.layer = 1 : i64, part.step = "F0.1"
+// ENDS: part.scatter_add {{.*}}part.step = "B0.0"
+// ENDS-LABEL: func.func @gpt_stage1(
+// ENDS: part.layer = 0 : i64, part.step = "F0.0"
+// ENDS: part.layer_norm {{.*}}part.step = "F0.1"
+// ENDS: part.softmax_cross_entropy {{.*}}part.step = "F0.1"
+// ENDS-NOT: part.layer = {{.*}}"F0.1"
+// ENDS: part.send {{.*}}part.step = "B0.1"
+// ENDS-NOT: part.send {{.*}}"B0.1"
+// ENDS: part.recv {{.*}}part.step = "F1.1"
+// Micro-batch 0 crosses the three cuts once forward and once backward: 6
+// receives (8 when the norm's backward ran a group early: three tensors).
+// ENDS-RECV: {{^}}6{{$}}
+// By hand: "none" is an end's group.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4 stage-layers=none,0,1 unroll=true" | FileCheck %s --check-prefix=NONE
+// NONE-LABEL: func.func @gpt_stage0(
+// NONE-NOT: part.layer =
+// NONE-LABEL: func.func @gpt_stage1(
+//
 // Errors.
-// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
-// LAYERS: error: part-pipeline: 3 stages need at least 3 layers (ops marked part.layer in the forward program), and the step has 2
-// Interleaved 1F1B: 2 stages of 2 chunks (layer 0 on stage 0, 1 on stage 1
-// for this 2-layer GPT... which is too few: 2 x 2 chunks need 4 layers).
-// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKS
-// CHUNKS: error: part-pipeline: 2 stages of 2 chunks need at least 4 layers (ops marked part.layer in the forward program), and the step has 2
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:5 micro-batches=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYERS
+// LAYERS: error: part-pipeline: 5 stages need at least 3 layers (ops marked part.layer in the forward program; the ops before the first layer and after the last fill a group each), and the step has 2
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b virtual-stages=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNKS
+// CHUNKS: error: part-pipeline: 2 stages of 3 chunks need at least 4 layers (ops marked part.layer in the forward program; the ops before the first layer and after the last fill a group each), and the step has 2
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4 stage-layers=0,none,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MIDDLE
+// MIDDLE: error: part-pipeline: stage-layers gives group 1 no layers; only the first (the ops before the first layer) or the last (those after the last) may have none
 // RUN: partition-import --model gpt --layers 4 --hidden 32 --heads 4 --vocab 64 --seq 8 --batch 4 --shapes-only --loss cross-entropy -o %t/gpt4.mlir
 // RUN: partition-opt %t/gpt4.mlir --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step4.mlir
 // RUN: partition-opt %t/step4.mlir --part-spmd="mesh=pp:2 micro-batches=2 schedule=interleaved-1f1b unroll=true" | FileCheck %s --check-prefix=INTERLEAVED
@@ -208,7 +243,7 @@
 // RANGE: error: part-pipeline: stage-layers "0-1,x": "x" is not a layer range such as 0-11
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: error: part-pipeline: stage-layers puts layer 1 in stages 0 and 1
-// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 stage-layers=0-1,5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4 stage-layers=0,5,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: part-pipeline: stage 1 has no forward work
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // DIVIDE: error: argument 0 has a batch of 4, which the data-parallel devices times the micro-batches (3) do not divide

@@ -58,9 +58,20 @@ struct StageGroups {
 /// The group of each layer, by `part.layer`.
 using LayerGroups = std::map<int64_t, int64_t>;
 
+/// The most groups the layers of `costs` fill: a layer each, and at the
+/// ends a group of their own for the ops before the first layer (the
+/// embedding) and after the last (the head and the loss) where there are
+/// such ops, as Megatron-Core's `account_for_embedding_in_pipeline_split`
+/// and `account_for_loss_in_pipeline_split` count them (Llama 3 405B's 126
+/// layers in 128 chunks: 16 stages of 8). Every cut below gives an end a
+/// group of its own only where the groups outnumber the layers.
+int64_t mostGroups(const LayerCosts &costs);
+
 /// `ranges[g]` (first and last layer, inclusive) are group g's layers:
 /// checks there is one range per group, that no layer is in two, and that
-/// every layer of `costs` is in one. Layers a range names that `costs` does
+/// every layer of `costs` is in one. An empty range (first above last) is
+/// the first or last group holding only the ops before or after the
+/// layers. Layers a range names that `costs` does
 /// not have are kept in the result. Errors name the layers and groups.
 std::optional<LayerGroups>
 groupsFromRanges(const LayerCosts &costs, StageGroups groups,
@@ -69,7 +80,8 @@ groupsFromRanges(const LayerCosts &costs, StageGroups groups,
 
 /// Contiguous groups of about equal FLOPs: a layer goes to the next group
 /// when more than half of it would pass the current group's share of the
-/// total; every group gets at least one layer.
+/// total; every group gets at least one layer (or, with more groups than
+/// layers, one layer or an end: `mostGroups`).
 std::optional<LayerGroups> balanceFlops(const LayerCosts &costs,
                                         StageGroups groups, std::string *error);
 

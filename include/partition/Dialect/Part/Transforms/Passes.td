@@ -525,7 +525,17 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     state plus its layers' saved activations times the micro-batches the
     schedule keeps in flight on it: 1F1B's first stage holds p of them, its
     last one), or as `stage-layers` says; a layer's backward runs with its
-    forward (part-autodiff labels it with the layer).
+    forward (part-autodiff labels it with the layer), and so does the
+    backward of an op outside the layers (by what it reads: the final
+    norm's input, the token ids the embedding's gradient scatters by).
+    With more groups than layers, the ops before the first layer (the
+    embedding) and those after the last (the head and the loss) take a
+    group of their own, as Megatron-Core's
+    `account_for_embedding_in_pipeline_split` and
+    `account_for_loss_in_pipeline_split` count them (Llama 3 405B's 126
+    layers in 128 chunks: 16 stages of 8); with one more group, the end
+    whose cut is the more even (by FLOPs or memory); `stage-layers` writes
+    such a group `none` (`none,0-3,4-7,none`).
     With `schedule=interleaved-1f1b` each stage holds `virtual-stages`
     chunks of layers (chunk c of stage s is layer group c * stages + s) and
     runs them interleaved (Megatron's virtual pipeline); steps and
@@ -538,7 +548,7 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     A parameter several stages read (a tied embedding) is held and updated
     by each, with the accumulated gradient sent to each.
 
-    Errors: fewer layers than stages (times chunks), a stage without forward
+    Errors: fewer layers than stages (times chunks) less the ends, a stage without forward
     work, micro-batches not a multiple of the stages (interleaved), a
     schedule the simulation rejects (it names the stages and steps that
     wait on each other), a collective over the micro-batch axis other than a
@@ -552,7 +562,8 @@ def PartPipelinePass : Pass<"part-pipeline", "::mlir::ModuleOp"> {
     Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
            "interleaved-1f1b: chunks of layers per stage (default 2 there)">,
     Option<"stageLayers", "stage-layers", "std::string", /*default=*/"\"\"",
-           "layers per stage, e.g. 0-11,12-23 (default: balanced by FLOPs)">,
+           "layers per stage, e.g. 0-11,12-23, `none` for an end's group "
+           "of no layers (default: balanced by FLOPs)">,
     Option<"balance", "balance", "std::string", /*default=*/"\"flops\"",
            "what the cut balances: flops (time) or memory (each stage's "
            "weights, gradients, optimizer state and in-flight activations)">,
