@@ -163,6 +163,28 @@ LLAMA3 = [(8192, 64, 0.43), (16384, 128, 0.41)]
 TORCHTITAN = [(8, 5762, 82.4), (128, 5605, 67.0)]
 
 
+# --attention E: the presets with a fused attention kernel of efficiency E
+# (cluster field efficiency.attention), written once by --print-cluster.
+ATTENTION = {"efficiency": None, "files": {}}
+
+
+def preset(bin_dir, name):
+    """The preset `name`, or a file of it with --attention's efficiency."""
+    e = ATTENTION["efficiency"]
+    if e is None:
+        return name
+    if name not in ATTENTION["files"]:
+        r, _ = run([os.path.join(bin_dir, "partition-plan"), "--cluster", name,
+                    "--print-cluster"])
+        c = json.loads(r.stdout)
+        c["efficiency"]["attention"] = e
+        path = os.path.join(tempfile.mkdtemp(), name + ".json")
+        with open(path, "w") as f:
+            json.dump(c, f)
+        ATTENTION["files"][name] = path
+    return ATTENTION["files"][name]
+
+
 def step_of(bin_dir, model, cluster, gpus, batch, fix, extra=()):
     """The step seconds and the plan partition-plan gives with `fix`, or
     None and why not."""
@@ -197,7 +219,7 @@ def others(bin_dir):
             for rc, sp, published in (("full", 0, full),
                                       ("none", 1, selective),
                                       ("selective", 1, selective)):
-                plan, why = step_of(bin_dir, model, "dgx-a100", gpus, batch,
+                plan, why = step_of(bin_dir, model, preset(bin_dir, "dgx-a100"), gpus, batch,
                                     fix + f",recompute={rc},sp={sp}")
                 if plan is None:
                     cells.append(f"does not fit: {needed_gib(why)}")
@@ -219,7 +241,7 @@ def others(bin_dir):
         model = os.path.join(tmp, "llama405b.mlir")
         llama_shapes(bin_dir, model, 126, 16384, 128, 8, 53248)
         for gpus, dp, mfu in LLAMA3:
-            plan, why = step_of(bin_dir, model, "dgx-h100", gpus, 2048,
+            plan, why = step_of(bin_dir, model, preset(bin_dir, "dgx-h100"), gpus, 2048,
                                 f"tp=8,pp=16,dp={dp},mbs=1")
             if plan is None:
                 print(f"| {gpus} | {dp} | {mfu:.0%} | does not fit{why} | | |")
@@ -239,15 +261,19 @@ def others(bin_dir):
 
 
 def grand_teton(bin_dir, path):
-    """The dgx-h100 preset with torchtitan's H100 part: HBM2e, 96 GB (as
-    the 80 GB part, less what the driver keeps), 2.4 TB/s."""
+    """The dgx-h100 preset with torchtitan's H100 part (HBM2e, 96 GB: as
+    the 80 GB part, less what the driver keeps; 2.4 TB/s) and eager
+    PyTorch's unfused elementwise ops."""
     r, _ = run([os.path.join(bin_dir, "partition-plan"), "--cluster",
-                "dgx-h100", "--print-cluster"])
+                preset(bin_dir, "dgx-h100"), "--print-cluster"])
     c = json.loads(r.stdout)
     c["name"] = "grand-teton-h100"
     c["device"]["name"] = "H100-SXM5-96GB-HBM2e-500W"
     c["device"]["memory_bytes"] *= 96 / 80
     c["device"]["memory_bandwidth"] = 2.4e12
+    # The eager rows (no torch.compile): PyTorch runs op by op, each
+    # elementwise result through memory.
+    c["efficiency"]["fusion"] = False
     with open(path, "w") as f:
         json.dump(c, f)
 
@@ -388,7 +414,8 @@ def consistency(bin_dir):
         for fix in CONSISTENCY:
             out = os.path.join(tmp, "p.json")
             run([os.path.join(bin_dir, "partition-plan"), model, "--cluster",
-                 "dgx-a100", "--devices", "8", "--fix", fix, "--json", out])
+                 preset(bin_dir, "dgx-a100"), "--devices", "8", "--fix", fix,
+                 "--json", out])
             p = json.load(open(out))["plans"][0]
             # The passes part-auto-partition would run for this plan.
             passes = ["--part-append-loss", "--part-mixed-precision",
@@ -402,7 +429,8 @@ def consistency(bin_dir):
                 name, _, opts = item.partition("{")
                 passes.append(f"--{name}" + (f"={opts[:-1]}" if opts else ""))
             r, _ = run([os.path.join(bin_dir, "partition-opt"), model] +
-                       passes + ["--part-estimate=cluster=dgx-a100", "-o",
+                       passes + ["--part-estimate=cluster=" +
+                                 preset(bin_dir, "dgx-a100"), "-o",
                                  os.devnull])
             m = re.search(r"^  step ([0-9.e+-]+) (s|ms|us)", r.stdout, re.M)
             compiled = float(m.group(1)) * {"s": 1, "ms": 1e-3,
@@ -424,8 +452,13 @@ def main():
                     help="Korthikanti et al. Table 5 and Llama 3 405B (H100)")
     ap.add_argument("--table2", action="store_true",
                     help="SC21 Table 2: ZeRO-3 and PTD-P at equal batch")
+    ap.add_argument("--attention", type=float, default=None,
+                    help="plan as if attention ran on a fused kernel of this "
+                         "efficiency (cluster field efficiency.attention)")
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
+    ATTENTION["efficiency"] = args.attention
+    args.cluster = preset(bin_dir, args.cluster)
     if args.consistency:
         consistency(bin_dir)
         return

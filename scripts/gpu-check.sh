@@ -6,7 +6,11 @@
 #   - RuntimeKernelTests (the conformance suite, which covers every backend
 #     with a usable device, so "cuda" there),
 #   - GemmCudaBench (the backend's Matmul against direct cuBLASLt and
-#     cublasGemmEx calls, bf16 and f32), when the build defines it,
+#     cublasGemmEx calls, bf16 and f32) and AttentionCudaBench (attention on
+#     cuDNN's fused kernels against the decomposition, forward and
+#     backward, and their outputs compared), when the build defines them,
+#   - with cuDNN's attention built, the conformance suite's attention cases
+#     again on the decomposition (PARTITION_CUDNN_ATTENTION=0),
 #   - with GPU_CHECK_PLANS=DIR (plans made by scripts/gpu-plans.sh DIR where
 #     the compiler is): partition-run trains each plan on the CUDA and the
 #     CPU backend and compares every step's loss,
@@ -103,10 +107,21 @@ ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^RuntimeCudaTests:' 
   die "the build has no CUDA targets: was the toolkit found? (see $logs/configure.log)" configure
 note configure "ok ($(elapsed $t))"
 
+# cuDNN's fused attention: built where the configure found cudnn.h and the
+# cudnn-frontend headers (scripts/setup.sh unpacks them into .deps/; carry
+# that folder to a machine without PyPI).
+if grep -qE '^CUDNN_FRONTEND_INCLUDE:PATH=/' "$build_dir/CMakeCache.txt"; then
+  note cudnn-attention "built"
+  cudnn_attention=1
+else
+  note cudnn-attention "NOT BUILT: no cudnn.h or no .deps/cudnn-frontend (attention runs as its decomposition)"
+  cudnn_attention=0
+fi
+
 targets=(RuntimeCudaTests RuntimeCudaFailureTests RuntimeKernelTests partition-run)
 have_bench=0
 if ninja -C "$build_dir" -t targets all 2>/dev/null | grep -q '^GemmCudaBench:'; then
-  targets+=(GemmCudaBench)
+  targets+=(GemmCudaBench AttentionCudaBench)
   have_bench=1
 fi
 t=$SECONDS
@@ -147,6 +162,19 @@ run_tests() {
 run_tests RuntimeCudaTests 180
 run_tests RuntimeCudaFailureTests 180
 run_tests RuntimeKernelTests 240
+# The conformance suite's attention cases once more on the decomposition,
+# which the fused kernels take the 16-bit cases from.
+if [ "$cudnn_attention" = 1 ]; then
+  t=$SECONDS
+  if PARTITION_CUDNN_ATTENTION=0 timeout 120 "$build_dir/unittests/RuntimeKernelTests" \
+       --gtest_filter='*Attention*' --gtest_color=no >"$logs/attention-decomposed.log" 2>&1; then
+    note "attention decomposed" "ok ($(elapsed $t))"
+  else
+    failures=$((failures + 1))
+    note "attention decomposed" "FAILED (see $logs/attention-decomposed.log)"
+    grep -E '^\[  FAILED  \]|Failure' "$logs/attention-decomposed.log" | head -20
+  fi
+fi
 
 # The kernels once more under compute-sanitizer's memcheck (out-of-bounds and
 # misaligned accesses), where the tool works (Firecracker machines; it
@@ -173,20 +201,25 @@ else
 fi
 
 # --- benchmark --------------------------------------------------------------------
-if [ "$have_bench" -eq 1 ]; then
-  t=$SECONDS
-  status=0
-  timeout 150 "$build_dir/bin/GemmCudaBench" >"$logs/GemmCudaBench.log" 2>&1 || status=$?
-  cat "$logs/GemmCudaBench.log"
+# run_bench NAME PREFIX: runs <build>/bin/NAME, notes it, and adds its
+# "PREFIX: <figures>" lines to the summary.
+run_bench() {
+  local name=$1 prefix=$2 t=$SECONDS status=0 line
+  timeout 150 "$build_dir/bin/$name" >"$logs/$name.log" 2>&1 || status=$?
+  cat "$logs/$name.log"
   if [ "$status" -ne 0 ]; then
     failures=$((failures + 1))
-    note GemmCudaBench "FAILED (exit $status, $(elapsed $t))"
+    note "$name" "FAILED (exit $status, $(elapsed $t))"
   else
-    note GemmCudaBench "ok ($(elapsed $t))"
+    note "$name" "ok ($(elapsed $t))"
   fi
   while IFS= read -r line; do
-    summary+=("  ${line#gemm-bench: }")
-  done < <(grep -E '^gemm-bench: [0-9]' "$logs/GemmCudaBench.log")
+    summary+=("  ${line#"$prefix": }")
+  done < <(grep -E "^$prefix: [0-9]" "$logs/$name.log")
+}
+if [ "$have_bench" -eq 1 ]; then
+  run_bench GemmCudaBench gemm-bench
+  run_bench AttentionCudaBench attention-bench
 else
   note GemmCudaBench "NOT BUILT: add bench/cuda to the top-level CMakeLists.txt"
   failures=$((failures + 1))

@@ -89,6 +89,32 @@ sys.exit(any(m.version(k) != v for k, v in pins.items()))" "${current_pins[@]}" 
   fi
 fi
 
+# Optional: the cudnn-frontend headers (PyPI's nvidia-cudnn-frontend wheel,
+# MIT), with which the CUDA backend runs attention on cuDNN's fused kernels
+# (runtime/cuda/CudnnAttention.h); only the wheel's include/ is kept, in
+# .deps/cudnn-frontend/ (runtime/cuda/CMakeLists.txt looks there). Where the
+# toolkit has no cuDNN or PyPI cannot be reached, attention runs as its
+# decomposition.
+cudnn_frontend_version=1.32.0
+deps="$(cd "$(dirname "$0")/.." && pwd)/.deps"
+if [ -e /usr/local/cuda/include/cudnn.h ] &&
+   [ "$(cat "$deps/cudnn-frontend/VERSION" 2>/dev/null)" != "$cudnn_frontend_version" ]; then
+  tmp=$(mktemp -d)
+  if /usr/bin/python3 -m pip download -q --disable-pip-version-check --no-deps \
+       -d "$tmp" "nvidia-cudnn-frontend==$cudnn_frontend_version" 2>/dev/null &&
+     rm -rf "$deps/cudnn-frontend" && mkdir -p "$deps/cudnn-frontend" &&
+     /usr/bin/python3 -c "import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith('include/')])" \
+       "$tmp"/nvidia_cudnn_frontend-*.whl "$deps/cudnn-frontend"; then
+    echo "$cudnn_frontend_version" > "$deps/cudnn-frontend/VERSION"
+    echo "setup: cudnn-frontend $cudnn_frontend_version headers in $deps/cudnn-frontend"
+  else
+    echo "setup: cudnn-frontend could not be fetched; CUDA attention runs as its decomposition" >&2
+  fi
+  rm -rf "$tmp"
+fi
+
 # Optional: headless Chromium for the browser checks of the HTML reports.
 if [ "${1:-}" != "--runtime" ] && [ "${PARTITION_BROWSER:-1}" != 0 ] &&
    ! command -v chromium >/dev/null; then

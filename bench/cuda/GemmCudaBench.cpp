@@ -22,6 +22,8 @@
 #include "partition/runtime/cuda/CudaDevice.h"
 #include "partition/runtime/cuda/CudaStatus.h"
 
+#include "CudaTiming.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +34,7 @@
 #include <vector>
 
 using namespace partition::runtime;
+using partition::bench::timeLaunches;
 
 namespace {
 
@@ -57,28 +60,6 @@ cudaDataType_t cudaType(DType dtype) {
   return dtype == DType::BF16  ? CUDA_R_16BF
          : dtype == DType::F16 ? CUDA_R_16F
                                : CUDA_R_32F;
-}
-
-/// Times `launch` (which enqueues one product on `stream`) over `iters`
-/// launches after `warmup` ones; returns seconds per launch.
-template <typename Fn>
-StatusOr<double> timeLaunches(cudaStream_t stream, int warmup, int iters,
-                              Fn &&launch) {
-  for (int i = 0; i < warmup; ++i)
-    PARTITION_RETURN_IF_ERROR(launch());
-  cudaEvent_t start, stop;
-  PARTITION_CUDA_CHECK(cudaEventCreate(&start));
-  PARTITION_CUDA_CHECK(cudaEventCreate(&stop));
-  PARTITION_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < iters; ++i)
-    PARTITION_RETURN_IF_ERROR(launch());
-  PARTITION_CUDA_CHECK(cudaEventRecord(stop, stream));
-  PARTITION_CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  PARTITION_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return static_cast<double>(ms) / 1e3 / iters;
 }
 
 /// Row-major C[m, n] = A[m, k] B[k, n] through cuBLASLt directly: the

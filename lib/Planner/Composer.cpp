@@ -36,7 +36,7 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
           (1 - p.hiddenAt(o.backward, microBatchSize));
     else
       t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
-                                        o.peak, o.gemm);
+                                        o.peak, o.kind);
     if (o.section == kUpdate) {
       update += t.total();
       continue;
@@ -283,7 +283,8 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
   // gradient, or its shard); a flat gather's concat its shards, its
   // slices the gathered parameters, in every pass that gathers. A
   // pipeline's last backward only is once per step.
-  double copy = cluster.kernelSeconds(0, 1, 1, false);
+  double copy =
+      cluster.kernelSeconds(0, 1, 1, runtime::KernelKind::Elementwise);
   double bucketCopies =
       2.0 * gradients * (1.0 + (c.zero >= 1 ? 1.0 / double(d) : 1.0)) * copy;
   if (training && d > 1 && oneBackward && pipelined)
@@ -501,7 +502,7 @@ void Composer::addFlops(const PlanConfig &c, PlanEstimate &e) const {
   e.tflopsPerDevice = e.hardwareFlops / devices / e.seconds / 1e12;
   double peak = modelProbe.ops.empty() ? 1 : 0;
   for (const ProbeOp &o : modelProbe.ops)
-    if (o.gemm)
+    if (o.kind != runtime::KernelKind::Elementwise)
       peak = std::max(peak, o.peak);
   e.mfu = peak > 0 ? e.modelFlops / devices / e.seconds / peak : 0;
 }

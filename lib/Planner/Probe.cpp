@@ -496,9 +496,10 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
                  "device, beyond what the cost model counts";
         return std::nullopt;
       }
-      o.bytes = double(bytes);
-      o.flops = double(flops);
-      o.gemm = isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(op);
+      KernelWork work = kernelWorkOf(&op, cluster);
+      o.bytes = work.bytes;
+      o.flops = work.flops;
+      o.kind = work.kind;
       o.peak = peakFlopsFor(&op, cluster);
       if (kind == Forward) {
         if (o.section >= 0)

@@ -29,7 +29,9 @@ struct ProbeOp {
   int32_t section = kPre;
   bool backward = false;  ///< else forward (update ops have kUpdate)
   bool scales = false;    ///< grows with the batch
-  bool gemm = false;      ///< matmul, batch matmul, attention
+  /// How its FLOPs run (part::kernelWorkOf): a GEMM, fused attention, or
+  /// memory-bound.
+  runtime::KernelKind kind = runtime::KernelKind::Elementwise;
   /// A backward op of the weight gradients only (zero-bubble's W, as
   /// part-pipeline splits a backward).
   bool weight = false;

@@ -23,6 +23,28 @@
 
 namespace partition::runtime::cuda {
 
+/// Stream-ordered scratch memory from the device's pool, freed (in stream
+/// order) when it goes out of scope.
+class Scratch {
+public:
+  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
+  ~Scratch() {
+    if (data_)
+      (void)cudaFreeAsync(data_, stream_);
+  }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  Status allocate(size_t bytes, cudaMemPool_t pool) {
+    PARTITION_CUDA_CHECK(cudaMallocFromPoolAsync(&data_, bytes, pool, stream_));
+    return Status::ok();
+  }
+  void *data() const { return data_; }
+
+private:
+  cudaStream_t stream_;
+  void *data_ = nullptr;
+};
+
 /// State of one GPU shared by its CudaDevice and everything the device hands
 /// out, so that a buffer or stream that outlives the device stays valid.
 class DeviceState {

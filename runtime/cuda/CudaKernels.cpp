@@ -5,7 +5,9 @@
 // are contiguous with each other, so index arithmetic stays short), and
 // enqueues the work on the caller's stream without waiting for it.
 //
-// GEMMs go through GemmRunner (cuBLASLt, f32 accumulation). Attention is the
+// GEMMs go through GemmRunner (cuBLASLt, f32 accumulation). Attention runs
+// on cuDNN's fused kernels where the build has them and they take the call
+// (CudnnAttention.h: 16-bit operands, head sizes up to 128), else as the
 // plain decomposition: a batched GEMM for the scores (in f32), a masked
 // softmax, and a batched GEMM with the values. Grouped-query heads need no
 // copies: the G = H / Hkv query heads that share a key/value head are
@@ -17,6 +19,7 @@
 #include "CudaBackend.h"
 #include "CudaGemm.h"
 #include "CudaKernelLaunch.h"
+#include "CudnnAttention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -142,25 +145,6 @@ uint64_t fillPattern(DType dtype, float value) {
   return 0;
 }
 
-/// Stream-ordered scratch memory from the device's pool, freed (in stream
-/// order) when it goes out of scope.
-class Scratch {
-public:
-  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
-  ~Scratch() {
-    if (data_)
-      (void)cudaFreeAsync(data_, stream_);
-  }
-  Status allocate(size_t bytes, cudaMemPool_t pool) {
-    PARTITION_CUDA_CHECK(cudaMallocFromPoolAsync(&data_, bytes, pool, stream_));
-    return Status::ok();
-  }
-  void *data() const { return data_; }
-
-private:
-  cudaStream_t stream_;
-  void *data_ = nullptr;
-};
 
 /// Attention's scores and probabilities are computed in chunks of at most
 /// this many bytes of scratch.
@@ -170,7 +154,8 @@ class CudaKernelsImpl final : public Kernels {
 public:
   CudaKernelsImpl(std::shared_ptr<DeviceState> state,
                   std::unique_ptr<GemmRunner> gemm)
-      : state_(std::move(state)), gemm_(std::move(gemm)) {}
+      : state_(std::move(state)), gemm_(std::move(gemm)),
+        cudnn_(std::make_unique<CudnnAttention>(state_->scratchPool())) {}
 
   Status run(OpKind op, const KernelAttrs &attrs,
              const std::vector<TensorRef> &inputs,
@@ -558,6 +543,12 @@ private:
       return Status::ok();
     if (sk == 0) // softmax over no keys: an empty weighted sum
       return copyZeros(out, config);
+    bool fused = false;
+    PARTITION_RETURN_IF_ERROR(cudnn_->forward(shapeOf(attrs, q, k, v), q.data,
+                                              k.data, v.data, out.data,
+                                              stream.get(), &fused));
+    if (fused)
+      return Status::ok();
 
     int64_t group = heads / kvHeads;
     int64_t pairs = batch * kvHeads;  // (batch, kv head) pairs
@@ -629,32 +620,38 @@ private:
     return Status::ok();
   }
 
+  /// An attention call as CudnnAttention takes it.
+  static AttentionShape shapeOf(const KernelAttrs &attrs, const TensorRef &q,
+                                const TensorRef &k, const TensorRef &v) {
+    AttentionShape s;
+    s.batch = q.shape[0];
+    s.heads = q.shape[1];
+    s.sq = q.shape[2];
+    s.d = q.shape[3];
+    s.kvHeads = k.shape[1];
+    s.sk = k.shape[2];
+    s.dv = v.shape[3];
+    s.causal = attrs.AsAttentionAttrs()->causal;
+    s.scale = attrs.AsAttentionAttrs()->scale;
+    s.window = attrs.AsAttentionAttrs()->window;
+    s.dtype = q.dtype;
+    return s;
+  }
+
   /// The sizes and attributes attention's backward works with.
-  struct AttentionDims {
-    bool causal;
-    float scale;
-    int64_t window, batch, heads, sq, d, kvHeads, sk, dv, group, elt;
+  struct AttentionDims : AttentionShape {
+    int64_t group, elt;
     DType t;
     bool f32;
   };
   static AttentionDims attentionDims(const KernelAttrs &attrs,
                                      const std::vector<TensorRef> &in) {
-    const TensorRef &q = in[0], &k = in[1], &v = in[2];
     AttentionDims a;
-    a.causal = attrs.AsAttentionAttrs()->causal;
-    a.scale = attrs.AsAttentionAttrs()->scale;
-    a.window = attrs.AsAttentionAttrs()->window;
-    a.batch = q.shape[0];
-    a.heads = q.shape[1];
-    a.sq = q.shape[2];
-    a.d = q.shape[3];
-    a.kvHeads = k.shape[1];
-    a.sk = k.shape[2];
-    a.dv = v.shape[3];
+    static_cast<AttentionShape &>(a) = shapeOf(attrs, in[0], in[1], in[2]);
     a.group = a.heads / a.kvHeads;
-    a.t = q.dtype;
-    a.elt = dtypeSize(q.dtype);
-    a.f32 = q.dtype == DType::F32;
+    a.t = a.dtype;
+    a.elt = dtypeSize(a.dtype);
+    a.f32 = a.dtype == DType::F32;
     return a;
   }
 
@@ -698,6 +695,12 @@ private:
         PARTITION_RETURN_IF_ERROR(copyZeros(t, config));
       return Status::ok();
     }
+    bool fused = false;
+    PARTITION_RETURN_IF_ERROR(cudnn_->backward(
+        a, in[0].data, in[1].data, in[2].data, in[3].data, out[0].data,
+        out[1].data, out[2].data, stream.get(), &fused));
+    if (fused)
+      return Status::ok();
     int64_t bytesPerRow = a.sk * (8 + (a.f32 ? 0 : a.elt));
     if (a.group * a.sq * bytesPerRow <= kAttentionScratchBytes)
       return attentionGradBatched(a, bytesPerRow, in, out, stream, config);
@@ -1173,6 +1176,8 @@ private:
 
   std::shared_ptr<DeviceState> state_;
   std::unique_ptr<GemmRunner> gemm_;
+  /// cuDNN's fused attention, where the build has it and a call fits it.
+  std::unique_ptr<CudnnAttention> cudnn_;
 };
 
 } // namespace

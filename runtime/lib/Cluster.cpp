@@ -245,9 +245,11 @@ double Cluster::linkSeconds(const Link &link, double bytes,
 }
 
 double Cluster::kernelSeconds(double flops, double bytes, double peak,
-                              bool isGemm) const {
+                              KernelKind kind) const {
   double memory = bytes / (memoryBandwidth * std::max(1e-9, elementwise));
-  double efficiency = isGemm ? gemmEfficiency(flops) : 1.0;
+  double efficiency = kind == KernelKind::Gemm        ? gemmEfficiency(flops)
+                      : kind == KernelKind::Attention ? attention
+                                                      : 1.0;
   return std::max(memory, flops / (peak * std::max(1e-9, efficiency)));
 }
 
@@ -293,7 +295,9 @@ std::string Cluster::toJson() const {
   out += "],\n    \"elementwise\": " + number(elementwise) +
          ",\n    \"collective\": " + number(collective) +
          ",\n    \"overlap\": " + number(overlap) +
-         ",\n    \"fusion\": " + (fusion ? "true" : "false") + "\n  }\n}\n";
+         ",\n    \"fusion\": " + (fusion ? "true" : "false") +
+         (attention > 0 ? ",\n    \"attention\": " + number(attention) : "") +
+         "\n  }\n}\n";
   return out;
 }
 
@@ -404,6 +408,13 @@ StatusOr<Cluster> Cluster::parse(const std::string &json,
     if (fusion->kind != Json::Bool)
       return r.error("efficiency.fusion", "must be true or false");
     c.fusion = fusion->boolean;
+  }
+  if (const Json *attention = eff->get("attention")) {
+    if ((attention->kind != Json::Int && attention->kind != Json::Number) ||
+        !(attention->number >= 0 && attention->number <= 1))
+      return r.error("efficiency.attention",
+                     "must be a number in [0, 1] (0: no fused attention)");
+    c.attention = attention->number;
   }
   return c;
 }

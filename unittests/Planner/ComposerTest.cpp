@@ -39,7 +39,8 @@ ProbeOp op(int32_t section, bool backward, double flops, double bytes,
   o.section = section;
   o.backward = backward;
   o.scales = section != kUpdate;
-  o.gemm = flops > 0;
+  o.kind = flops > 0 ? partition::runtime::KernelKind::Gemm
+                     : partition::runtime::KernelKind::Elementwise;
   o.weight = weight;
   o.flops = flops;
   o.bytes = bytes;

@@ -56,7 +56,13 @@ TEST(Cluster, FilesRoundTrip) {
     EXPECT_EQ(read->collective, preset.collective);
     EXPECT_EQ(read->overlap, preset.overlap);
     EXPECT_EQ(read->fusion, preset.fusion);
+    EXPECT_EQ(read->attention, preset.attention);
     EXPECT_TRUE(preset.fusion) << name;
+    // A fused attention's efficiency, written and read back.
+    preset.attention = 0.4;
+    read = Cluster::parse(preset.toJson(), name + ".json");
+    ASSERT_TRUE(read.isOk()) << read.status().toString();
+    EXPECT_EQ(read->attention, 0.4);
   }
 }
 
@@ -152,6 +158,9 @@ TEST(Cluster, HoldsEachFieldToAPlausibleRange) {
        "mesh holds (16777216)"},
       {"\"name\": \"dgx-a100\"", "\"name\": \"" + std::string(300, 'x') + "\"",
        "\"name\" must be a non-empty string of at most 256 bytes"},
+      {"\"fusion\": true", "\"fusion\": true, \"attention\": 1.5",
+       "\"efficiency.attention\" must be a number in [0, 1] (0: no fused "
+       "attention)"},
   };
   for (const Case &c : cases) {
     StatusOr<Cluster> read = Cluster::parse(edited(c.from, c.to), "c.json");
@@ -265,9 +274,13 @@ TEST(Cluster, OneFormulaForLinksKernelsAndRings) {
   // Latency per message, bytes at the collective efficiency.
   EXPECT_DOUBLE_EQ(c.linkSeconds(link, 8e9, 3), 3e-5 + 8e9 / 80e9);
   // A kernel: the longer of its memory traffic and its FLOPs.
-  EXPECT_DOUBLE_EQ(c.kernelSeconds(0, 1e9, 1e12, false), 1e9 / 0.5e12);
-  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, true), 1e12 / 0.5e12);
-  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, false), 1.0);
+  using K = KernelKind;
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(0, 1e9, 1e12, K::Elementwise), 1e9 / 0.5e12);
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, K::Gemm), 1e12 / 0.5e12);
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, K::Elementwise), 1.0);
+  // Fused attention at its own efficiency.
+  c.attention = 0.25;
+  EXPECT_DOUBLE_EQ(c.kernelSeconds(1e12, 1, 1e12, K::Attention), 4.0);
   // Rings over 4 devices: an all-reduce moves 2 x 3/4 of its operand in 6
   // steps, an all-gather or reduce-scatter 3/4 in 3; one device, nothing.
   RingCost ar = ringCost(Ring::AllReduce, 400, 4);

@@ -82,6 +82,42 @@ double partition::part::peakFlopsFor(Operation *op, const Cluster &cluster) {
   return cluster.peakFor(dtype);
 }
 
+/// The share of the scores a causal mask of `window` keys (0: all before
+/// the query) keeps of [sq, sk]: query i keeps min(i + 1, window, sk).
+static double keptShare(int64_t sq, int64_t sk, int64_t window) {
+  if (sq <= 0 || sk <= 0)
+    return 1;
+  double w = double(window > 0 ? std::min(window, sk) : sk);
+  double kept = 0, rows = double(sq);
+  // Rows below w keep i + 1 keys, the rest w.
+  double ramp = std::min(rows, w);
+  kept = ramp * (ramp + 1) / 2 + (rows - ramp) * w;
+  return std::min(1.0, kept / (rows * double(sk)));
+}
+
+KernelWork partition::part::kernelWorkOf(Operation *op,
+                                         const Cluster &cluster) {
+  KernelWork w;
+  w.flops = double(flopsOf(op));
+  w.bytes = double(memoryBytesOf(op, cluster.fusion));
+  bool attention = isa<AttentionOp, AttentionGradOp>(op);
+  if (isa<MatmulOp, BatchMatmulOp>(op) ||
+      (attention && cluster.attention <= 0))
+    w.kind = runtime::KernelKind::Gemm;
+  if (!attention || cluster.attention <= 0)
+    return w;
+  w.kind = runtime::KernelKind::Attention;
+  w.bytes -= double(attentionScratchBytes(op));
+  auto q = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto k = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (op->hasAttr("causal")) {
+    auto window = op->getAttrOfType<IntegerAttr>("window");
+    w.flops *= keptShare(q.getShape()[2], k.getShape()[2],
+                         window ? window.getInt() : 0);
+  }
+  return w;
+}
+
 FirstRanks partition::part::firstRanksOf(ModuleOp module) {
   FirstRanks ranks;
   int64_t next = 0;
@@ -127,11 +163,9 @@ TimeEstimate partition::part::estimateOp(Operation *op, MeshAttr mesh,
         cluster.linkSeconds(link, scale * double(bytesOf(v)), 1) / 2;
     return t;
   }
-  t.compute = cluster.kernelSeconds(
-      scale * double(flopsOf(op)),
-      scale * double(memoryBytesOf(op, cluster.fusion)),
-      peakFlopsFor(op, cluster),
-      isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(op));
+  KernelWork work = kernelWorkOf(op, cluster);
+  t.compute = cluster.kernelSeconds(scale * work.flops, scale * work.bytes,
+                                    peakFlopsFor(op, cluster), work.kind);
   return t;
 }
 

@@ -29,6 +29,11 @@ struct Link {
   double latency = 0;
 };
 
+/// How a kernel's FLOPs run: memory-bound ops at the peak (their bytes
+/// decide), GEMMs at the GEMM efficiency of their size, attention on a fused
+/// kernel at that kernel's efficiency (Cluster::attention).
+enum class KernelKind { Elementwise, Gemm, Attention };
+
 struct Cluster {
   static constexpr const char *kFormat = "partition-cluster/1";
 
@@ -55,6 +60,13 @@ struct Cluster {
   /// one never goes through memory. Presets: true; calibration: false (the
   /// runtime runs op by op). Optional in files (default false).
   bool fusion = false;
+  /// The fraction of peak a fused attention kernel reaches (FlashAttention,
+  /// cuDNN's SDPA: scores stay on chip, a causal mask's upper half is
+  /// skipped), where the device runs attention on one; 0 (the default, and
+  /// what calibration writes: the CPU backend has none) where attention
+  /// runs as its decomposition, each block of scores through memory.
+  /// Optional in files.
+  double attention = 0;
 
   /// Bounds a cluster file is held to (`parse`): beyond them a figure is a
   /// typing mistake or an attack, and the cost model's sums would leave
@@ -76,10 +88,10 @@ struct Cluster {
   /// every collective, transfer and ring step the cost model counts.
   double linkSeconds(const Link &link, double bytes, double steps) const;
   /// Seconds of one kernel: `bytes` of memory traffic at the elementwise
-  /// efficiency or `flops` at `peak` (times the GEMM efficiency when
-  /// `gemm`), whichever takes longer.
+  /// efficiency or `flops` at `peak` (times the GEMM efficiency for a GEMM,
+  /// the attention efficiency for fused attention), whichever takes longer.
   double kernelSeconds(double flops, double bytes, double peak,
-                       bool gemm) const;
+                       KernelKind kind) const;
   /// The description as a cluster file.
   std::string toJson() const;
 

@@ -82,6 +82,20 @@ struct StepEstimate {
   std::vector<size_t> stagePrograms;
 };
 
+/// What one op computes and moves as a cluster's kernels run it.
+struct KernelWork {
+  double flops = 0, bytes = 0;
+  runtime::KernelKind kind = runtime::KernelKind::Elementwise;
+};
+
+/// `op`'s work on `cluster`: flopsOf and memoryBytesOf (fused as the
+/// cluster fuses), matmuls as GEMMs; attention (and its gradient) on a
+/// fused kernel where the cluster has one (Cluster::attention): its
+/// operands and results alone through memory, and only the scores a causal
+/// mask (and window) keeps computed; else as the decomposition, its score
+/// blocks through memory (attentionScratchBytes) and every score computed.
+KernelWork kernelWorkOf(mlir::Operation *op, const runtime::Cluster &cluster);
+
 /// The peak FLOP/s for `op` on one device of `cluster`: that of its
 /// result's dtype (bf16, f16, else f32), else f32's (Cluster::peakFor; 0
 /// for a cluster without f32, which a cluster file cannot be).
