@@ -801,19 +801,27 @@ TEST(TcpStore, APledgeWhoseHeartbeatStopsIsBroken) {
 }
 
 TEST(TcpStore, HeartbeatsKeepAPledge) {
-  // A client that lives (its heartbeat thread runs) keeps its pledge for
-  // twice the limit; when it goes away, the pledge breaks as before.
+  // A client that lives (its heartbeat thread runs) keeps its pledge past
+  // the limit; when it goes away, the pledge breaks as before. The limit is
+  // long beside the heartbeat period (a quarter of it): a loaded machine
+  // stalls a thread for seconds (a 2 s limit broke once here, the client's
+  // heartbeat thread silent for 2 s), and then the reason below would be
+  // the heartbeat's, not the closed connection's.
   std::unique_ptr<TcpStore> server = serveStore();
   ASSERT_TRUE(server);
   TcpStoreOptions options;
-  options.heartbeatLimit = 2s;
+  options.heartbeatLimit = 8s;
   StatusOr<std::unique_ptr<TcpStore>> client =
       TcpStore::create("127.0.0.1", server->port(), /*serve=*/false, options);
   ASSERT_TRUE(client.isOk()) << client.status().toString();
   ASSERT_TRUE((*client)->pledge("result/1").isOk());
   StatusOr<std::vector<char>> broken =
-      server->get(TcpStore::kBrokenPledgeKey, 4s);
+      server->get(TcpStore::kBrokenPledgeKey, 9s);
   EXPECT_EQ(broken.status().code(), StatusCode::DeadlineExceeded)
+      << "the pledge broke while its heartbeats ran";
+  // Still kept right before the client goes.
+  broken = server->get(TcpStore::kBrokenPledgeKey, 0ms);
+  ASSERT_EQ(broken.status().code(), StatusCode::DeadlineExceeded)
       << "the pledge broke while its heartbeats ran";
   client->reset();
   broken = server->get(TcpStore::kBrokenPledgeKey, 30s);
