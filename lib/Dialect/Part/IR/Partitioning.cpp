@@ -148,7 +148,10 @@ FailureOr<bool> SoftmaxCrossEntropyOp::partition(OpBuilder &b,
   Value logits = context.lookup(loss.getLogits());
   Layout logitsLayout = context.layoutOf(logits);
   SmallVector<StringAttr> split = logitsLayout.dims.back();
-  if (split.empty() || !logitsLayout.unreduced.empty())
+  // A split over axes of one device is no split: the fused loss, as the
+  // same plan without those axes runs it.
+  if (split.empty() || context.groupSize(split) == 1 ||
+      !logitsLayout.unreduced.empty())
     return false; // partitioned by its rule
   MLIRContext *ctx = getContext();
   Location loc = loss.getLoc();
@@ -302,7 +305,8 @@ FailureOr<bool> SoftmaxOp::partition(OpBuilder &b, PartitionContext &context) {
     if (d != dim)
       for (StringAttr axis : wanted.getDimAxes(d))
         movesElsewhere |= llvm::is_contained(split, axis);
-  if (split.empty() || !layout.unreduced.empty() || movesElsewhere)
+  if (split.empty() || context.groupSize(split) == 1 ||
+      !layout.unreduced.empty() || movesElsewhere)
     return false; // partitioned by its rule
   MLIRContext *ctx = getContext();
   Location loc = softmax.getLoc();

@@ -6,6 +6,12 @@
 // RUN: partition-opt %t.mlir --part-spmd="mesh=dp:8" | FileCheck %s --check-prefix=DP
 // RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4 sequence-parallel=true" | FileCheck %s --check-prefix=SP
 // RUN: partition-opt %t.mlir --part-spmd="mesh=dp:2,tp:4" --mlir-print-ir-after=part-tensor-parallel -o /dev/null 2>&1 | FileCheck %s --check-prefix=STAGE
+// A tp axis of one device splits nothing: the loss stays one fused op, as
+// the same plan without the axis runs it (the planner's tp=1 probe compiles
+// on "tp:1" and costs what "dp:8" runs).
+// RUN: partition-opt %t.mlir --part-spmd="mesh=tp:1" | FileCheck %s --check-prefix=TP1
+// TP1: part.softmax_cross_entropy
+// TP1-NOT: vocabulary-parallel loss
 
 // Megatron: two all-reduces over "tp" per layer in the forward pass (after
 // the attention output projection and the second MLP matmul); the embedding
