@@ -377,6 +377,15 @@ def tool_seeds(build):
            "--part-optimizer='kind=sgd lr=0.01' | partition-opt --part-spmd=mesh=dp:1 | "
            "partition-translate --part-to-plan -o attn.plan 2>/dev/null")
         put("plan", open(os.path.join(tmp, "attn.plan"), "rb").read()[:-8], "gqa-attention-grad.plan")
+        # A mixture-of-experts layer's training step: TopK, ExpertDispatch
+        # and ExpertCombine (a capacity that drops slots).
+        sh("partition-import --model mixtral --layers 1 --hidden 16 --heads 2 "
+           "--ffn 16 --vocab 16 --seq 4 --batch 2 --experts 4 --top-k 2 "
+           "--capacity-factor 1 -o moe.mlir && "
+           "partition-opt moe.mlir --part-append-loss --part-autodiff "
+           "--part-optimizer='kind=sgd lr=0.01' | partition-opt --part-spmd=mesh=dp:2 | "
+           "partition-translate --part-to-plan -o moe.plan 2>/dev/null")
+        put("plan", open(os.path.join(tmp, "moe.plan"), "rb").read()[:-8], "moe-routing-dp2.plan")
         # A plan of format 12 written by hand: fragments run by a schedule
         # table per micro-batch, stash slots, micro-batched inputs.
         sh(f"flatc -b --size-prefixed {ROOT}/runtime/plan/plan.fbs "

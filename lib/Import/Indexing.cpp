@@ -6,8 +6,9 @@
 // run-time data they become existing `part` ops where those express them
 // exactly: GatherND with constant indices is a gather from the data
 // flattened over its indexed dimensions; OneHot compares the indices with a
-// constant iota. Run-time TopK and NonZero have no `part` form (NonZero's
-// result size depends on the data) and are reported as such.
+// constant iota; TopK with a constant k is part.top_k. Run-time NonZero has
+// no `part` form (its result size depends on the data) and is reported as
+// such.
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,11 +250,51 @@ FailureOr<bool> foldTopK(Node &n) {
   return true;
 }
 
+/// Run-time TopK (k known while importing) as part.top_k along the last
+/// dimension: another axis is moved last and back, and the smallest are
+/// the largest of the negated values (order and ties unchanged).
 LogicalResult translateTopK(Node &n) {
-  return n.fail("TopK of values computed at run time needs a top-k op "
-                "that partition does not have yet (routing a mixture of "
-                "experts is part of the expert-parallelism work); it is "
-                "supported only on values known while importing");
+  FailureOr<Value> x = n.input(0);
+  FailureOr<const HostTensor *> k = n.requireHost(1, "k");
+  if (failed(x) || failed(k) || failed(n.requireFloat(*x)))
+    return failure();
+  Shape shape = shapeOf(*x);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  FailureOr<int64_t> axis = axisAttribute(n, -1, rank);
+  if (failed(axis))
+    return failure();
+  if ((*k)->size() != 1)
+    return n.fail("k must hold one value; it has " + Twine((*k)->size()) +
+                  " elements");
+  int64_t count = (*k)->asInt(0);
+  if (count < 1 || count > shape[*axis])
+    return n.fail("k " + Twine(count) + " is outside [1, " +
+                  Twine(shape[*axis]) + "] for dimension " + Twine(*axis) +
+                  " of shape " + formatShape(shape));
+  bool largest = n.intAttr("largest", 1) != 0;
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[*axis], perm[rank - 1]);
+  auto moved = [&](Value v) -> Value {
+    if (*axis == rank - 1)
+      return v;
+    return part::TransposeOp::create(n.builder, n.loc, v, perm);
+  };
+  auto negated = [&](Value v) -> Value {
+    return largest ? v : part::NegOp::create(n.builder, n.loc, v);
+  };
+  Value in = negated(moved(*x));
+  Shape top = shapeOf(in);
+  top.back() = count;
+  auto type = cast<RankedTensorType>(in.getType());
+  auto op = part::TopKOp::create(
+      n.builder, n.loc, type.clone(top),
+      type.clone(top, n.builder.getI64Type()), in);
+  Value values = moved(negated(op.getValues()));
+  Value indices = moved(op.getIndices());
+  n.im.setValue(n.proto.output(0), values);
+  if (n.proto.output_size() > 1 && !n.proto.output(1).empty())
+    n.im.setValue(n.proto.output(1), indices);
+  return success();
 }
 
 /// OneHot's depth and its off and on values (inputs 1 and 2).
@@ -463,7 +504,7 @@ void partition::import::detail::registerIndexingOps(OpTable &t) {
       .fold(foldTopK)
       .translate(translateTopK)
       .shapeOperands({1})
-      .note("folded on constants only (run-time top-k: expert parallelism)");
+      .note("run-time values with a constant k: part.top_k");
   t.onOp("OneHot", 13)
       .inputs(3, 3)
       .fold(foldOneHot)

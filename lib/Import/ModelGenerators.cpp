@@ -1,13 +1,13 @@
-//===- ModelGenerators.cpp - GPT, Llama and MLP models built in part ------===//
+//===- ModelGenerators.cpp - GPT, Llama, Mixtral and MLP models in part ---===//
 //
-// `partition-import --model gpt|llama|mlp` builds one global `func.func`
-// (@gpt, @llama or @mlp): no mesh and no sharding annotations, so that
-// `partition-opt --part-spmd="mesh=dp:2,tp:4"` can partition it. Arguments
-// carry `part.role` (`input` or `parameter`; none of these models has a
-// loss, so there is no label) and `part.name`; the result carries
-// `part.name`. Weight matrices are stored [in, out] (`x @ w`, GPT-2's Conv1D
-// layout) except the tied GPT LM head, which reads the [vocab, hidden] token
-// embedding with `transpose_b`.
+// `partition-import --model gpt|llama|mixtral|mlp` builds one global
+// `func.func` (@gpt, @llama, @mixtral or @mlp): no mesh and no sharding
+// annotations, so that `partition-opt --part-spmd="mesh=dp:2,tp:4"` can
+// partition it. Arguments carry `part.role` (`input` or `parameter`; none of
+// these models has a loss, so there is no label) and `part.name`; the result
+// carries `part.name`. Weight matrices are stored [in, out] (`x @ w`,
+// GPT-2's Conv1D layout) except the tied GPT LM head, which reads the
+// [vocab, hidden] token embedding with `transpose_b`.
 //
 // Names and shapes (E hidden, F ffn, V vocab, S seq, B batch, H heads, K
 // kv-heads, D = E / H):
@@ -30,6 +30,11 @@
 //          layers.<i>.mlp.{gate,up}_proj.weight [E, F],
 //          layers.<i>.mlp.down_proj.weight [F, E],
 //          norm.weight [E], lm_head.weight [E, V]
+//   mixtral  as llama, with each layer's mlp.* replaced by (X experts,
+//          each token routed to its top-k, C slots per expert and sequence)
+//          layers.<i>.block_sparse_moe.gate.weight [E, X],
+//          layers.<i>.block_sparse_moe.experts.{w1,w3} [X, E, F],
+//          layers.<i>.block_sparse_moe.experts.w2 [X, F, E]
 //   mlp    input  x [B, E] f32                result y [B, E]
 //          layers.<i>.weight [in, out], layers.<i>.bias [out]: E -> F for
 //          the first layer, F -> F between, F -> E for the last (E -> E
@@ -315,6 +320,51 @@ public:
                                   /*axis=*/0);
   }
 
+  Value batchMatmul(Value x, Value w) {
+    return part::BatchMatmulOp::create(b, loc, x, w, /*transpose_a=*/false,
+                                       /*transpose_b=*/false);
+  }
+
+  Value softmaxLast(Value x) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    return part::SoftmaxOp::create(b, loc, x.getType(), x, xt.getRank() - 1);
+  }
+
+  Value div(Value lhs, Value rhs) {
+    return part::DivOp::create(b, loc, lhs, rhs);
+  }
+
+  Value sum(Value x, ArrayRef<int64_t> dims, bool keepDims) {
+    return part::ReduceSumOp::create(b, loc, x, dims, keepDims);
+  }
+
+  /// The k largest of the last dimension: values and i64 indices.
+  std::pair<Value, Value> topK(Value x, int64_t k) {
+    SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
+    shape.back() = k;
+    auto op = part::TopKOp::create(b, loc, tensor(shape),
+                                   tensor(shape, b.getI64Type()), x);
+    return {op.getValues(), op.getIndices()};
+  }
+
+  /// Tokens [G, S, H] into the buffer [experts, G, capacity, H].
+  Value dispatch(Value x, Value indices, int64_t experts, int64_t capacity) {
+    auto xt = cast<RankedTensorType>(x.getType());
+    return part::ExpertDispatchOp::create(
+        b, loc,
+        tensor({experts, xt.getDimSize(0), capacity, xt.getDimSize(2)}), x,
+        indices);
+  }
+
+  /// The buffer [E, G, C, H] back into the slots [G, S, K, H].
+  Value combine(Value buffer, Value indices) {
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(indices.getType()).getShape());
+    shape.push_back(cast<RankedTensorType>(buffer.getType()).getDimSize(3));
+    return part::ExpertCombineOp::create(b, loc, tensor(shape), buffer,
+                                         indices);
+  }
+
   template <typename OpTy, typename... Args>
   Value unary(Value x, Args... args) {
     return OpTy::create(b, loc, x.getType(), x, args...);
@@ -418,6 +468,9 @@ private:
 /// The sizes after defaults.
 struct Sizes {
   int64_t layers, hidden, heads, kvHeads, ffn, vocab, seq, batch, headDim;
+  /// Mixtral: experts per layer, per token, and slots per expert and
+  /// sequence.
+  int64_t experts = 0, topK = 0, capacity = 0;
 };
 
 } // namespace
@@ -472,8 +525,50 @@ static OwningOpRef<ModuleOp> buildGpt(ModelBuilder &m, const Sizes &s) {
   return m.finish({logits}, {"logits"});
 }
 
-static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
-  const int64_t B = s.batch, S = s.seq, E = s.hidden, F = s.ffn, V = s.vocab;
+/// Llama's SwiGLU MLP: down(silu(h gate) * (h up)).
+static Value swiGlu(ModelBuilder &m, const Sizes &s, const std::string &p,
+                    Value h) {
+  const int64_t E = s.hidden, F = s.ffn;
+  auto weight = [&](StringRef n, ArrayRef<int64_t> shape) {
+    return m.parameter(p + n + ".weight", shape, Init::normal(0.02));
+  };
+  Value gate =
+      m.unary<part::SiluOp>(m.matmul(h, weight("mlp.gate_proj", {E, F})));
+  Value up = m.matmul(h, weight("mlp.up_proj", {E, F}));
+  return m.matmul(m.mul(gate, up), weight("mlp.down_proj", {F, E}));
+}
+
+/// Mixtral's sparse MLP: the router's softmax over X experts, each token's
+/// top K renormalised to sum to 1, the tokens dispatched to their experts'
+/// buffers (a sequence is a group), one SwiGLU per expert as batched
+/// matmuls over X, and the slots combined with the router's weights.
+static Value sparseMoe(ModelBuilder &m, const Sizes &s, const std::string &p,
+                       Value h) {
+  const int64_t B = s.batch, S = s.seq, E = s.hidden, F = s.ffn;
+  const int64_t X = s.experts, C = s.capacity;
+  std::string q = p + "block_sparse_moe.";
+  Value router =
+      m.parameter(q + "gate.weight", {E, X}, Init::normal(0.02));
+  auto [top, chosen] = m.topK(m.softmaxLast(m.matmul(h, router)), s.topK);
+  Value weights = m.div(top, m.sum(top, {2}, /*keepDims=*/true));
+  auto expert = [&](StringRef n, int64_t in, int64_t out) {
+    return m.parameter(q + "experts." + n, {X, in, out}, Init::normal(0.02));
+  };
+  Value w1 = expert("w1", E, F);
+  Value w3 = expert("w3", E, F);
+  Value w2 = expert("w2", F, E);
+  Value tokens = m.reshape(m.dispatch(h, chosen, X, C), {X, B * C, E});
+  Value gate = m.unary<part::SiluOp>(m.batchMatmul(tokens, w1));
+  Value y = m.batchMatmul(m.mul(gate, m.batchMatmul(tokens, w3)), w2);
+  Value slots = m.combine(m.reshape(y, {X, B, C, E}), chosen);
+  Value weighted = m.mul(slots, m.reshape(weights, {B, S, s.topK, 1}));
+  return m.sum(weighted, {2}, /*keepDims=*/false);
+}
+
+/// Llama (and, with `moe`, Mixtral: the MLP replaced by sparseMoe).
+static OwningOpRef<ModuleOp> buildDecoder(ModelBuilder &m, const Sizes &s,
+                                          bool moe) {
+  const int64_t B = s.batch, S = s.seq, E = s.hidden, V = s.vocab;
   const int64_t H = s.heads, K = s.kvHeads, D = s.headDim;
   const double std = 0.02;
   m.setScope("embedding");
@@ -504,12 +599,9 @@ static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
     k = m.rotary(k, cos, sin);
     Value a = m.mergeHeads(m.causalAttention(q, k, v));
     x = m.add(x, m.matmul(a, weight("self_attn.o_proj", {H * D, E})));
-    m.setScope(p + "mlp");
+    m.setScope(p + (moe ? "block_sparse_moe" : "mlp"));
     h = norm("post_attention_layernorm", x);
-    Value gate =
-        m.unary<part::SiluOp>(m.matmul(h, weight("mlp.gate_proj", {E, F})));
-    Value up = m.matmul(h, weight("mlp.up_proj", {E, F}));
-    x = m.add(x, m.matmul(m.mul(gate, up), weight("mlp.down_proj", {F, E})));
+    x = m.add(x, moe ? sparseMoe(m, s, p, h) : swiGlu(m, s, p, h));
   }
   m.setLayer(std::nullopt);
   m.setScope("head");
@@ -517,6 +609,14 @@ static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
   Value logits =
       m.matmul(x, m.parameter("lm_head.weight", {E, V}, Init::normal(std)));
   return m.finish({logits}, {"logits"});
+}
+
+static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
+  return buildDecoder(m, s, /*moe=*/false);
+}
+
+static OwningOpRef<ModuleOp> buildMixtral(ModelBuilder &m, const Sizes &s) {
+  return buildDecoder(m, s, /*moe=*/true);
 }
 
 static OwningOpRef<ModuleOp> buildMlp(ModelBuilder &m, const Sizes &s) {
@@ -542,9 +642,51 @@ static OwningOpRef<ModuleOp> buildMlp(ModelBuilder &m, const Sizes &s) {
 }
 
 /// Checks the sizes and fills in the defaults; reports the first problem.
+/// Mixtral's routing sizes: experts, experts per token and the capacity
+/// per expert and sequence (seq x top-k when every slot must fit).
+static LogicalResult checkExperts(Location loc, const ModelConfig &c,
+                                  Sizes &s) {
+  if (c.experts < 1 || c.experts > 4096) {
+    emitError(loc) << "--experts must be in [1, 4096], got " << c.experts;
+    return failure();
+  }
+  if (c.topK < 1 || c.topK > c.experts) {
+    emitError(loc) << "--top-k must be in [1, --experts " << c.experts
+                   << "], got " << c.topK;
+    return failure();
+  }
+  if (!(c.capacityFactor >= 0) || c.capacityFactor > 1e6) {
+    emitError(loc) << "--capacity-factor must be 0 (drop nothing) or "
+                      "positive, got "
+                   << c.capacityFactor;
+    return failure();
+  }
+  int64_t widest = 4 * std::max(c.hidden, c.ffn);
+  std::optional<int64_t> expertWeights = llvm::checkedMul<int64_t>(
+      3 * c.experts, c.layers);
+  for (int64_t f : {widest, widest})
+    if (expertWeights)
+      expertWeights = llvm::checkedMul<int64_t>(*expertWeights, f);
+  if (!expertWeights) {
+    emitError(loc) << "the sizes are too large: the experts' weights would "
+                      "have more than 2^63 elements";
+    return failure();
+  }
+  s.experts = c.experts;
+  s.topK = c.topK;
+  int64_t slots = c.seq * c.topK;
+  double wanted =
+      std::ceil(double(slots) / double(c.experts) * c.capacityFactor);
+  s.capacity = c.capacityFactor == 0
+                   ? slots
+                   : std::clamp<int64_t>(int64_t(wanted), 1, slots);
+  return success();
+}
+
 static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
   Location loc = UnknownLoc::get(&ctx);
   bool transformer = c.family != "mlp";
+  bool llamaLike = c.family == "llama" || c.family == "mixtral";
   struct Named {
     const char *flag;
     int64_t value;
@@ -576,8 +718,8 @@ static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
                    << c.kvHeads;
     return failure();
   }
-  if (c.kvHeads && c.family != "llama") {
-    emitError(loc) << "--kv-heads applies to --model llama only";
+  if (c.kvHeads && !llamaLike) {
+    emitError(loc) << "--kv-heads applies to --model llama and mixtral only";
     return failure();
   }
 
@@ -611,7 +753,7 @@ static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
                       "count would have more than 2^63 elements";
     return failure();
   }
-  if (c.family == "llama")
+  if (llamaLike)
     s.ffn = c.ffn ? c.ffn : (2 * c.hidden + 2 * c.hidden / 3 + 7) / 8 * 8;
   else
     s.ffn = c.ffn ? c.ffn : 4 * c.hidden;
@@ -624,7 +766,7 @@ static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
     }
     s.headDim = c.hidden / c.heads;
   }
-  if (c.family == "llama") {
+  if (llamaLike) {
     if (s.heads % s.kvHeads) {
       emitError(loc) << "--heads " << s.heads
                      << " is not divisible by --kv-heads " << s.kvHeads;
@@ -637,6 +779,8 @@ static FailureOr<Sizes> checkSizes(MLIRContext &ctx, const ModelConfig &c) {
       return failure();
     }
   }
+  if (c.family == "mixtral" && failed(checkExperts(loc, c, s)))
+    return failure();
   return s;
 }
 
@@ -645,7 +789,10 @@ partition::import::generateModel(MLIRContext &context,
                                  const ModelConfig &config, Weights &weights) {
   using Generator = OwningOpRef<ModuleOp> (*)(ModelBuilder &, const Sizes &);
   static const std::pair<StringRef, Generator> families[] = {
-      {"gpt", buildGpt}, {"llama", buildLlama}, {"mlp", buildMlp}};
+      {"gpt", buildGpt},
+      {"llama", buildLlama},
+      {"mixtral", buildMixtral},
+      {"mlp", buildMlp}};
   Generator generate = nullptr;
   for (auto [name, g] : families)
     if (config.family == name)
@@ -653,7 +800,7 @@ partition::import::generateModel(MLIRContext &context,
   if (!generate) {
     emitError(UnknownLoc::get(&context))
         << "unknown model family \"" << config.family
-        << "\"; known families: gpt, llama, mlp";
+        << "\"; known families: gpt, llama, mixtral, mlp";
     return nullptr;
   }
   FailureOr<Sizes> sizes = checkSizes(context, config);

@@ -28,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <type_traits>
 
 using namespace partition::runtime;
@@ -1802,6 +1803,100 @@ Status scatterAdd(const KernelAttrs &attrs, const TensorRef &updates,
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture-of-experts routing (docs/design/2026-12-07-experts.md)
+//===----------------------------------------------------------------------===//
+
+/// The K largest of each row of the last dimension, descending; NaN first,
+/// equal values in index order. Values are copied bit for bit.
+Status topK(const TensorRef &in, const TensorRef &values,
+            const TensorRef &indices) {
+  int64_t n = in.shape.back(), k = values.shape.back();
+  int64_t rows = n ? in.numElements() / n : 0, elem = dtypeSize(in.dtype);
+  F32Reader r(in);
+  std::vector<int64_t> order(n);
+  const char *src = static_cast<const char *>(in.data);
+  char *dst = static_cast<char *>(values.data);
+  int64_t *idx = static_cast<int64_t *>(indices.data);
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *x = r.read(row * n, n);
+    std::iota(order.begin(), order.end(), int64_t(0));
+    auto before = [&](int64_t a, int64_t b) {
+      bool nanA = x[a] != x[a], nanB = x[b] != x[b];
+      if (nanA != nanB)
+        return nanA;
+      if (!nanA && x[a] != x[b])
+        return x[a] > x[b];
+      return a < b;
+    };
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    for (int64_t j = 0; j < k; ++j) {
+      idx[row * k + j] = order[j];
+      std::memcpy(dst + (row * k + j) * elem, src + (row * n + order[j]) * elem,
+                  elem);
+    }
+  }
+  return Status::ok();
+}
+
+/// Where expert_dispatch puts each slot [G, S, K] of `indices` in a buffer
+/// of `experts` x `capacity` per group: the row (e * G + g) * C + p, or -1
+/// for a dropped slot. Slots are placed k-major within a group.
+StatusOr<std::vector<int64_t>> slotRows(const TensorRef &indices,
+                                        int64_t experts, int64_t capacity) {
+  int64_t groups = indices.shape[0], s = indices.shape[1],
+          k = indices.shape[2];
+  std::vector<int64_t> index = readIndices(indices), rows(index.size(), -1);
+  std::vector<int64_t> filled(experts);
+  for (int64_t g = 0; g < groups; ++g) {
+    std::fill(filled.begin(), filled.end(), 0);
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t t = 0; t < s; ++t) {
+        int64_t slot = (g * s + t) * k + j, e = index[slot];
+        if (e < 0 || e >= experts)
+          return PARTITION_ERROR(InvalidArgument, "expert index ", e,
+                                 " at position ", slot, " ",
+                                 formatIndex(slot, indices.shape),
+                                 " is outside [0, ", experts, ")");
+        if (filled[e] < capacity)
+          rows[slot] = (e * groups + g) * capacity + filled[e]++;
+      }
+  }
+  return rows;
+}
+
+/// ExpertDispatch (slots -> buffer) and ExpertCombine (buffer -> slots):
+/// row copies by element bits, zeros where nothing lands.
+Status route(OpKind op, const TensorRef &in, const TensorRef &indices,
+             const TensorRef &out) {
+  bool dispatch = op == OpKind::ExpertDispatch;
+  const TensorRef &buffer = dispatch ? out : in;
+  const TensorRef &slots = dispatch ? in : out;
+  StatusOr<std::vector<int64_t>> rows =
+      slotRows(indices, buffer.shape[0], buffer.shape[2]);
+  if (!rows.isOk())
+    return rows.status().withContext(opKindName(op));
+  int64_t rowBytes = buffer.shape[3] * dtypeSize(buffer.dtype);
+  int64_t k = indices.shape[2];
+  // The token form [G, S, H] of a dispatch reads one row per token.
+  bool perToken = slots.rank() == 3;
+  std::memset(out.data, 0, out.numBytes());
+  char *bufferData = static_cast<char *>(buffer.data);
+  char *slotData = static_cast<char *>(slots.data);
+  for (size_t slot = 0; slot < rows->size(); ++slot) {
+    int64_t row = (*rows)[slot];
+    if (row < 0)
+      continue;
+    char *slotRow = slotData + (perToken ? slot / k : slot) * rowBytes;
+    char *bufferRow = bufferData + row * rowBytes;
+    if (dispatch)
+      std::memcpy(bufferRow, slotRow, rowBytes);
+    else
+      std::memcpy(slotRow, bufferRow, rowBytes);
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
 
@@ -1880,6 +1975,11 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
     return compare(attrs, in[0], in[1], out[0]);
   case OpKind::Fused:
     return fused(attrs, in, out);
+  case OpKind::TopK:
+    return topK(in[0], out[0], out[1]);
+  case OpKind::ExpertDispatch:
+  case OpKind::ExpertCombine:
+    return route(op, in[0], in[1], out[0]);
   }
   return PARTITION_ERROR(Unimplemented, "the CPU backend has no kernel for ",
                          opKindName(op));

@@ -127,6 +127,11 @@ Status DeviceState::takeErrors() {
                            " at position ", record.position, " is outside [0, ",
                            record.limit, ") (found on ", name_,
                            ", which skipped it)");
+  case kExpertIndexOutOfRange:
+    return PARTITION_ERROR(InvalidArgument, "routing: expert index ",
+                           record.value, " at position ", record.position,
+                           " is outside [0, ", record.limit, ") (found on ",
+                           name_, ", which skipped the slot)");
   case kIntegerDivisionByZero:
     return PARTITION_ERROR(InvalidArgument,
                            "Div: integer division by zero: divisor at "

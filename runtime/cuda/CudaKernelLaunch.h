@@ -40,6 +40,7 @@ enum DeviceErrorKind : int {
   kLabelOutOfRange = 2,
   kIntegerDivisionByZero = 3,
   kScatterIndexOutOfRange = 4,
+  kExpertIndexOutOfRange = 5,
 };
 
 /// Where kernels report errors: the record (device memory) and the flag
@@ -205,6 +206,28 @@ cudaError_t launchGather(const LaunchConfig &config, int elementBytes,
                          DType indexType, void *out, const void *data,
                          const void *indices, int64_t outer, int64_t axisSize,
                          int64_t numIndices, int64_t inner);
+
+/// The k largest of each row of in [rows, n] (values of `dtype`, i64
+/// indices): descending, NaN first, equal values in index order.
+cudaError_t launchTopK(const LaunchConfig &config, DType dtype, void *values,
+                       int64_t *indices, const void *in, int64_t rows,
+                       int64_t n, int64_t k);
+
+/// The shapes of a routing op: buffer [experts, groups, capacity, h],
+/// indices [groups, s, k], slots [groups, s, k, h] or, for a dispatch of
+/// tokens, [groups, s, h] (`perToken`).
+struct RouteShape {
+  int64_t experts, groups, capacity, s, k, h;
+  bool perToken;
+};
+
+/// ExpertDispatch (`dispatch`: slots into the buffer) or ExpertCombine (the
+/// buffer back into the slots); the output must be zeroed first. An expert
+/// index outside [0, experts) is skipped and reported.
+cudaError_t launchRoute(const LaunchConfig &config, bool dispatch,
+                        int elementBytes, DType indexType, void *buffer,
+                        void *slots, const void *indices,
+                        const RouteShape &shape);
 
 /// Softmax of in [outer, dim, inner] along the middle dimension.
 cudaError_t launchSoftmax(const LaunchConfig &config, DType dtype, void *out,

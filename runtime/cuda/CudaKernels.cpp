@@ -287,6 +287,16 @@ private:
       return compare(op, attrs.AsCompareAttrs()->direction, in, out[0], config);
     case OpKind::Fused:
       return fused(attrs, in, out, config);
+    case OpKind::TopK: {
+      int64_t n = in[0].shape.back(), k = out[0].shape.back();
+      PARTITION_CUDA_CHECK(launchTopK(
+          config, in[0].dtype, out[0].data, static_cast<int64_t *>(out[1].data),
+          in[0].data, n ? in[0].numElements() / n : 0, n, k));
+      return Status::ok();
+    }
+    case OpKind::ExpertDispatch:
+    case OpKind::ExpertCombine:
+      return route(op == OpKind::ExpertDispatch, in[0], in[1], out[0], config);
     }
     return PARTITION_ERROR(Unimplemented, "unknown opcode ",
                            static_cast<int>(op));
@@ -1152,6 +1162,22 @@ private:
       }
       offset += width;
     }
+    return Status::ok();
+  }
+
+  /// ExpertDispatch (slots -> buffer) or ExpertCombine (buffer -> slots).
+  Status route(bool dispatch, const TensorRef &in, const TensorRef &indices,
+               const TensorRef &out, const LaunchConfig &config) {
+    const TensorRef &buffer = dispatch ? out : in;
+    const TensorRef &slots = dispatch ? in : out;
+    RouteShape shape{buffer.shape[0],  buffer.shape[1],  buffer.shape[2],
+                     indices.shape[1], indices.shape[2], buffer.shape[3],
+                     slots.rank() == 3};
+    PARTITION_CUDA_CHECK(
+        cudaMemsetAsync(out.data, 0, out.numBytes(), config.stream));
+    PARTITION_CUDA_CHECK(launchRoute(
+        config, dispatch, static_cast<int>(dtypeSize(buffer.dtype)),
+        indices.dtype, buffer.data, slots.data, indices.data, shape));
     return Status::ok();
   }
 

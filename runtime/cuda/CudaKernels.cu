@@ -706,6 +706,84 @@ __global__ void gatherKernel(E *out, const E *data, const Index *indices,
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture-of-experts routing (docs/design/2026-12-07-experts.md)
+//===----------------------------------------------------------------------===//
+
+/// a before b in top-k order: NaN first, then larger, equal in index order.
+__device__ __forceinline__ bool rankedBefore(float va, int64_t a, float vb,
+                                             int64_t b) {
+  bool nanA = va != va, nanB = vb != vb;
+  if (nanA != nanB)
+    return nanA;
+  if (!nanA && va != vb)
+    return va > vb;
+  return a < b;
+}
+
+/// One thread per row: the j-th pick is the first element in top-k order
+/// after the (j-1)-th, so no row state is kept (K passes over N; routing
+/// rows are a few dozen experts wide).
+template <typename T>
+__global__ void topKKernel(T *values, int64_t *indices, const T *in,
+                           int64_t rows, int64_t n, int64_t k) {
+  PARTITION_GRID_STRIDE_LOOP(row, rows) {
+    const T *x = in + row * n;
+    int64_t prev = -1;
+    float prevValue = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t best = -1;
+      float bestValue = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        float v = Elem<T>::up(x[i]);
+        if (prev >= 0 && !rankedBefore(prevValue, prev, v, i))
+          continue;
+        if (best < 0 || rankedBefore(v, i, bestValue, best)) {
+          best = i;
+          bestValue = v;
+        }
+      }
+      values[row * k + j] = x[best];
+      indices[row * k + j] = best;
+      prev = best;
+      prevValue = bestValue;
+    }
+  }
+}
+
+/// One block per (expert e, group g): the block walks the group's slots in
+/// dispatch order (k-major), counting those routed to e, and its threads
+/// move each kept slot's row of H elements. The output was zeroed first.
+/// Block (0, g) reports indices outside [0, E).
+template <bool Dispatch, typename E, typename Index>
+__global__ void routeKernel(E *buffer, E *slots, const Index *indices,
+                            int64_t experts, int64_t groups, int64_t capacity,
+                            int64_t s, int64_t k, int64_t h, bool perToken,
+                            ErrorSink errors) {
+  int64_t e = blockIdx.x % experts, g = blockIdx.x / experts;
+  int64_t filled = 0;
+  for (int64_t j = 0; j < k && filled < capacity; ++j)
+    for (int64_t t = 0; t < s && filled < capacity; ++t) {
+      int64_t slot = (g * s + t) * k + j;
+      int64_t index = static_cast<int64_t>(indices[slot]);
+      if (index < 0 || index >= experts) {
+        if (e == 0 && threadIdx.x == 0)
+          reportError(errors, kExpertIndexOutOfRange, index, slot, experts);
+        continue;
+      }
+      if (index != e)
+        continue;
+      E *bufferRow = buffer + ((e * groups + g) * capacity + filled++) * h;
+      E *slotRow = slots + (perToken ? slot / k : slot) * h;
+      for (int64_t i = threadIdx.x; i < h; i += blockDim.x) {
+        if constexpr (Dispatch)
+          bufferRow[i] = slotRow[i];
+        else
+          slotRow[i] = bufferRow[i];
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
 // Softmax, norms, rotary embedding, losses
 //===----------------------------------------------------------------------===//
 
@@ -1226,6 +1304,48 @@ cudaError_t cuda::launchGather(const LaunchConfig &config, int elementBytes,
               static_cast<E *>(out), static_cast<const E *>(data),
               static_cast<const Index *>(indices), axisSize, numIndices, inner,
               count, config.errors);
+      return cudaGetLastError();
+    });
+  });
+}
+
+cudaError_t cuda::launchTopK(const LaunchConfig &config, DType dtype,
+                              void *values, int64_t *indices, const void *in,
+                              int64_t rows, int64_t n, int64_t k) {
+  if (rows == 0)
+    return cudaSuccess;
+  if (k < 1 || k > n)
+    return cudaErrorInvalidValue;
+  return withFloatType(dtype, [&](auto tag) {
+    using T = Pointee<decltype(tag)>;
+    topKKernel<T><<<gridFor(config, rows), kThreads, 0, config.stream>>>(
+        static_cast<T *>(values), indices, static_cast<const T *>(in), rows, n,
+        k);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t cuda::launchRoute(const LaunchConfig &config, bool dispatch,
+                              int elementBytes, DType indexType, void *buffer,
+                              void *slots, const void *indices,
+                              const RouteShape &shape) {
+  int64_t blocks = shape.experts * shape.groups;
+  if (blocks == 0 || shape.h == 0)
+    return cudaSuccess;
+  if (blocks > INT32_MAX)
+    return cudaErrorInvalidValue;
+  int threads = static_cast<int>(std::min<int64_t>(kThreads, shape.h));
+  return withElementBytes(elementBytes, [&](auto tag) {
+    using E = Pointee<decltype(tag)>;
+    return withIndexType(indexType, [&](auto indexTag) {
+      using Index = Pointee<decltype(indexTag)>;
+      auto kernel = dispatch ? routeKernel<true, E, Index>
+                             : routeKernel<false, E, Index>;
+      kernel<<<static_cast<unsigned>(blocks), threads, 0, config.stream>>>(
+          static_cast<E *>(buffer), static_cast<E *>(slots),
+          static_cast<const Index *>(indices), shape.experts, shape.groups,
+          shape.capacity, shape.s, shape.k, shape.h, shape.perToken,
+          config.errors);
       return cudaGetLastError();
     });
   });

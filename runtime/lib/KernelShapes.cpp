@@ -503,6 +503,57 @@ Status checkFused(const Checker &c) {
   return Status::ok();
 }
 
+/// TopK [..., N] -> [..., K] values and i64 indices; ExpertDispatch
+/// (tokens [G, S, H] or slots [G, S, K, H], indices [G, S, K]) -> buffer
+/// [E, G, C, H]; ExpertCombine (buffer, indices) -> slots [G, S, K, H].
+Status checkRouting(const Checker &c) {
+  const std::vector<TensorRef> &in = c.in, &out = c.out;
+  if (c.op == OpKind::TopK) {
+    PARTITION_RETURN_IF_ERROR(c.arity(1, 2));
+    PARTITION_RETURN_IF_ERROR(c.floatDType(in[0], "the input"));
+    PARTITION_RETURN_IF_ERROR(
+        c.sameDType(in[0], "the input", out[0], "the values"));
+    if (out[1].dtype != DType::I64)
+      return c.fail("indices must be i64, got ", dtypeName(out[1].dtype));
+    if (in[0].rank() < 1 || out[0].shape != out[1].shape ||
+        out[0].rank() != in[0].rank())
+      return c.fail("values ", formatShape(out[0].shape), " and indices ",
+                    formatShape(out[1].shape), " must both be the input ",
+                    formatShape(in[0].shape), " with the last dimension K");
+    Shape shape = in[0].shape;
+    int64_t k = out[0].shape.back();
+    shape.back() = k;
+    if (out[0].shape != shape || k < 1 || k > in[0].shape.back())
+      return c.fail("takes K = ", k, " of ", formatShape(in[0].shape));
+    return Status::ok();
+  }
+  PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
+  bool dispatch = c.op == OpKind::ExpertDispatch;
+  const TensorRef &slots = dispatch ? in[0] : out[0];
+  const TensorRef &buffer = dispatch ? out[0] : in[0];
+  const TensorRef &indices = in[1];
+  PARTITION_RETURN_IF_ERROR(c.floatDType(slots, "the slots"));
+  PARTITION_RETURN_IF_ERROR(
+      c.sameDType(slots, "the slots", buffer, "the buffer"));
+  if (indices.dtype != DType::I32 && indices.dtype != DType::I64)
+    return c.fail("indices must be i32 or i64, got ",
+                  dtypeName(indices.dtype));
+  if (buffer.rank() != 4 || indices.rank() != 3)
+    return c.fail("needs a buffer [E, G, C, H] and indices [G, S, K], got ",
+                  formatShape(buffer.shape), " and ",
+                  formatShape(indices.shape));
+  const Shape &i = indices.shape;
+  Shape perSlot{i[0], i[1], i[2], buffer.shape[3]};
+  Shape perToken{i[0], i[1], buffer.shape[3]};
+  bool ok = slots.shape == perSlot || (dispatch && slots.shape == perToken);
+  if (!ok || buffer.shape[1] != i[0] || buffer.shape[0] < 1 ||
+      buffer.shape[2] < 1)
+    return c.fail("slots ", formatShape(slots.shape), ", indices ",
+                  formatShape(i), " and buffer ", formatShape(buffer.shape),
+                  " do not match");
+  return Status::ok();
+}
+
 } // namespace
 
 Status
@@ -841,6 +892,10 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
         c.sameDType(in[0], "operand 0", outputs[0], "the result"));
     return c.resultShape(shape);
   }
+  case OpKind::TopK:
+  case OpKind::ExpertDispatch:
+  case OpKind::ExpertCombine:
+    return checkRouting(c);
   case OpKind::Gather: {
     PARTITION_RETURN_IF_ERROR(c.arity(2, 1));
     int64_t axis = attrs.AsAxisAttrs()->axis;

@@ -38,7 +38,7 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::cat(category));
 cl::opt<std::string> mesh("mesh",
                           cl::desc("the mesh, as part-spmd's mesh option: "
-                                   "dp:2,tp:2 (axes dp, tp, pp)"),
+                                   "dp:2,tp:2 (axes dp, tp, ep, pp)"),
                           cl::cat(category));
 cl::opt<std::string>
     spmdOptions("spmd-options",

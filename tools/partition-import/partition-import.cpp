@@ -4,8 +4,9 @@
 //                    [--dim batch=8 ...] -o model.mlir
 //                    [--weights model.safetensors]
 //   partition-import --list-ops
-//   partition-import --model gpt|llama|mlp [--layers N --hidden N --heads N
-//                    --kv-heads N --ffn N --vocab N --seq N --batch N]
+//   partition-import --model gpt|llama|mixtral|mlp [--layers N --hidden N
+//                    --heads N --kv-heads N --ffn N --vocab N --seq N
+//                    --batch N --experts N --top-k N --capacity-factor F]
 //                    [--seed N | --shapes-only] -o model.mlir
 //                    [--weights model.safetensors]
 //
@@ -120,7 +121,7 @@ cl::opt<std::string> functionName("function",
 cl::opt<std::string>
     modelFamily("model",
                 cl::desc("Generate a model instead of importing one: gpt, "
-                         "llama or mlp"),
+                         "llama, mixtral or mlp"),
                 cl::value_desc("family"), cl::init(""), cl::cat(category));
 cl::opt<int64_t> layers("layers", cl::desc("Generated model: layers"),
                         cl::init(2), cl::cat(category));
@@ -142,6 +143,18 @@ cl::opt<int64_t> seqLength("seq", cl::desc("Generated model: sequence length"),
                      cl::init(16), cl::cat(category));
 cl::opt<int64_t> batchSize("batch", cl::desc("Generated model: batch size"),
                        cl::init(2), cl::cat(category));
+cl::opt<int64_t> experts("experts",
+                         cl::desc("Generated Mixtral: experts per layer"),
+                         cl::init(4), cl::cat(category));
+cl::opt<int64_t> topK("top-k",
+                      cl::desc("Generated Mixtral: experts per token"),
+                      cl::init(2), cl::cat(category));
+cl::opt<double> capacityFactor(
+    "capacity-factor",
+    cl::desc("Generated Mixtral: each expert's slots per sequence, as a "
+             "multiple of seq x top-k / experts (default 0: no token is "
+             "ever dropped)"),
+    cl::init(0), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Generated model: weight seed"),
                        cl::init(0), cl::cat(category));
 cl::opt<bool> shapesOnly("shapes-only",
@@ -391,6 +404,9 @@ int main(int argc, char **argv) {
     config.vocab = vocab;
     config.seq = seqLength;
     config.batch = batchSize;
+    config.experts = experts;
+    config.topK = topK;
+    config.capacityFactor = capacityFactor;
     config.seed = seed;
     config.shapesOnly = shapesOnly;
     module = import::generateModel(context, config, weights);

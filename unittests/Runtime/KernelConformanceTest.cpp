@@ -43,6 +43,7 @@
 #include <functional>
 #include <iomanip>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
@@ -2115,6 +2116,140 @@ TEST_P(KernelConformanceTest, GatherRejectsOutOfRangeIndex) {
   }
 }
 
+// TopK: the k largest of each row, descending, equal values in index order
+// (rows with ties and NaN among them), values copied exactly.
+TEST_P(KernelConformanceTest, TopK) {
+  struct Case {
+    Shape in;
+    int64_t k;
+  };
+  const Case cases[] = {{{5, 8}, 2}, {{2, 3, 4}, 4}, {{7}, 1}, {{3, 64}, 6}};
+  Random rng(41);
+  for (DType dtype : kFloatTypes) {
+    for (const Case &c : cases) {
+      SCOPED_TRACE(describe(OpKind::TopK, dtype,
+                            str(c.in) + " k " + std::to_string(c.k)));
+      HostTensor in = dataTensor(rng, dtype, c.in);
+      int64_t n = c.in.back(), rows = numel(c.in) / n;
+      // Ties in row 0 and a NaN in row 1 (when there is one).
+      in.values[1] = in.values[n - 1] = in.values[0];
+      if (rows > 1)
+        in.values[n + 2] = NAN;
+      Shape outShape = c.in;
+      outShape.back() = c.k;
+      std::vector<HostTensor> out = {emptyTensor(dtype, outShape),
+                                     emptyTensor(DType::I64, outShape)};
+      if (!runOk(OpKind::TopK, {}, {in}, out))
+        continue;
+      std::vector<double> values, indices;
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<int64_t> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        const double *x = in.values.data() + r * n;
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+          if (std::isnan(x[a]) != std::isnan(x[b]))
+            return std::isnan(x[a]);
+          return x[a] > x[b];
+        });
+        for (int64_t j = 0; j < c.k; ++j) {
+          values.push_back(x[order[j]]);
+          indices.push_back(double(order[j]));
+        }
+      }
+      expectExact(out[0], values);
+      expectExact(out[1], indices);
+    }
+  }
+}
+
+// ExpertDispatch and ExpertCombine against a reference placement: slots
+// k-major within each group, positions beyond the capacity dropped, the
+// tokens form and the per-slot form, exact (rows are copied).
+TEST_P(KernelConformanceTest, ExpertRouting) {
+  struct Case {
+    int64_t groups, s, k, experts, capacity, h;
+  };
+  const Case cases[] = {{2, 5, 2, 4, 3, 3},
+                        {3, 8, 1, 2, 8, 5},
+                        {1, 16, 2, 4, 32, 7},
+                        {2, 6, 3, 8, 1, 2},
+                        {4, 33, 2, 4, 9, 300}};
+  Random rng(43);
+  for (DType dtype : kFloatTypes) {
+    for (DType indexType : {DType::I32, DType::I64}) {
+      for (const Case &c : cases) {
+        for (bool perToken : {true, false}) {
+          SCOPED_TRACE(describe(
+              OpKind::ExpertDispatch, dtype,
+              std::string(perToken ? "tokens" : "slots") + " G" +
+                  std::to_string(c.groups) + " S" + std::to_string(c.s) +
+                  " K" + std::to_string(c.k) + " E" +
+                  std::to_string(c.experts) + " C" +
+                  std::to_string(c.capacity) + " H" + std::to_string(c.h) +
+                  " indices " + dtypeName(indexType)));
+          Shape indexShape{c.groups, c.s, c.k};
+          Shape bufferShape{c.experts, c.groups, c.capacity, c.h};
+          Shape slotShape{c.groups, c.s, c.k, c.h};
+          Shape inShape = perToken ? Shape{c.groups, c.s, c.h} : slotShape;
+          HostTensor indices =
+              randomTensor(rng, indexType, indexShape, 0, c.experts - 1);
+          HostTensor in = dataTensor(rng, dtype, inShape);
+          // Where each slot lands: the row of the buffer, or -1.
+          std::vector<int64_t> row(numel(indexShape), -1);
+          for (int64_t g = 0; g < c.groups; ++g) {
+            std::vector<int64_t> filled(c.experts, 0);
+            for (int64_t j = 0; j < c.k; ++j)
+              for (int64_t t = 0; t < c.s; ++t) {
+                int64_t slot = (g * c.s + t) * c.k + j;
+                int64_t e = int64_t(indices.values[slot]);
+                if (filled[e] < c.capacity)
+                  row[slot] = (e * c.groups + g) * c.capacity + filled[e]++;
+              }
+          }
+          std::vector<HostTensor> buffer = {emptyTensor(dtype, bufferShape)};
+          if (!runOk(OpKind::ExpertDispatch, {}, {in, indices}, buffer))
+            continue;
+          std::vector<double> placed(numel(bufferShape), 0.0);
+          for (size_t slot = 0; slot < row.size(); ++slot)
+            for (int64_t i = 0; row[slot] >= 0 && i < c.h; ++i)
+              placed[row[slot] * c.h + i] =
+                  in.values[(perToken ? slot / c.k : slot) * c.h + i];
+          expectExact(buffer[0], placed);
+          // Combine reads them back: zeros where a slot was dropped.
+          std::vector<HostTensor> slots = {emptyTensor(dtype, slotShape)};
+          if (!runOk(OpKind::ExpertCombine, {}, {buffer[0], indices}, slots))
+            continue;
+          std::vector<double> back(numel(slotShape), 0.0);
+          for (size_t slot = 0; slot < row.size(); ++slot)
+            for (int64_t i = 0; row[slot] >= 0 && i < c.h; ++i)
+              back[slot * c.h + i] = placed[row[slot] * c.h + i];
+          expectExact(slots[0], back);
+        }
+      }
+    }
+  }
+}
+
+// An expert index outside [0, E) is an InvalidArgument naming the position
+// and the value, never a stray write.
+TEST_P(KernelConformanceTest, ExpertRoutingRejectsOutOfRangeIndex) {
+  Random rng(44);
+  for (OpKind op : {OpKind::ExpertDispatch, OpKind::ExpertCombine}) {
+    for (int64_t bad : {int64_t(4), int64_t(-3), int64_t(1234)}) {
+      SCOPED_TRACE(std::string(opKindName(op)) + " index " +
+                   std::to_string(bad));
+      HostTensor indices = randomTensor(rng, DType::I64, {2, 5, 2}, 0, 3);
+      indices.values[13] = static_cast<double>(bad);
+      HostTensor buffer = dataTensor(rng, DType::F32, {4, 2, 3, 6});
+      HostTensor slots = dataTensor(rng, DType::F32, {2, 5, 2, 6});
+      bool dispatch = op == OpKind::ExpertDispatch;
+      std::vector<HostTensor> out = {dispatch ? buffer : slots};
+      expectRejected(op, {}, {dispatch ? slots : buffer, indices}, out, bad,
+                     13);
+    }
+  }
+}
+
 // A scatter-add index outside [0, size) is an InvalidArgument naming the
 // position and the value, never a stray write.
 TEST_P(KernelConformanceTest, ScatterAddRejectsOutOfRangeIndex) {
@@ -2263,7 +2398,10 @@ TEST(KernelConformanceCoverage, EveryOpKindIsTested) {
                                    OpKind::Pad,
                                    OpKind::ScatterAdd,
                                    OpKind::Compare,
-                                   OpKind::Fused};
+                                   OpKind::Fused,
+                                   OpKind::TopK,
+                                   OpKind::ExpertDispatch,
+                                   OpKind::ExpertCombine};
   for (OpKind op : partition::plan::EnumValuesOpKind())
     EXPECT_TRUE(tested.count(op)) << opKindName(op) << " has no test";
 }

@@ -340,6 +340,26 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
   s = checkKernelShapes(OpKind::ScatterAdd, axisAttrs(0), {t({3, 8}), t({3})},
                         {t({100, 8})});
   EXPECT_EQ(s.message(), "ScatterAdd: indices must be i32 or i64, got f32");
+  s = checkKernelShapes(OpKind::TopK, {}, {t({4, 8})},
+                        {t({4, 9}), t({4, 9}, DType::I64)});
+  EXPECT_EQ(s.message(), "TopK: takes K = 9 of [4, 8]");
+  s = checkKernelShapes(OpKind::TopK, {}, {t({4, 8})},
+                        {t({4, 2}), t({4, 2}, DType::I32)});
+  EXPECT_EQ(s.message(), "TopK: indices must be i64, got i32");
+  s = checkKernelShapes(OpKind::ExpertDispatch, {},
+                        {t({2, 16, 3, 64}), t({2, 16, 2}, DType::I64)},
+                        {t({4, 2, 8, 64})});
+  EXPECT_EQ(s.message(), "ExpertDispatch: slots [2, 16, 3, 64], indices "
+                         "[2, 16, 2] and buffer [4, 2, 8, 64] do not match");
+  s = checkKernelShapes(OpKind::ExpertCombine, {},
+                        {t({4, 2, 8, 64}), t({2, 16, 2}, DType::I64)},
+                        {t({2, 16, 64})});
+  EXPECT_EQ(s.message(), "ExpertCombine: slots [2, 16, 64], indices "
+                         "[2, 16, 2] and buffer [4, 2, 8, 64] do not match");
+  EXPECT_TRUE(checkKernelShapes(OpKind::ExpertDispatch, {},
+                                {t({2, 16, 64}), t({2, 16, 2}, DType::I32)},
+                                {t({4, 2, 8, 64})})
+                  .isOk());
   s = checkKernelShapes(OpKind::Compare,
                         compareAttrs(plan::CompareDirection(6)),
                         {t({8}), t({8})}, {t({8}, DType::I32)});

@@ -397,7 +397,7 @@ TEST(Schedule, DumpListsFragmentsAndNamesSteps) {
   ASSERT_TRUE(plan.isOk()) << plan.status().toString();
   std::string dump = plan->dump();
   for (const char *text :
-       {"plan format 12", " fragment 2 B: instructions [2, 5)\n",
+       {"plan format 13", " fragment 2 B: instructions [2, 5)\n",
         " fragment 3 W: instructions [5, 5)\n fragment 4 U: instructions "
         "[5, 6)\n",
         "input \"x\" %0 : f32[2, 3] of global [8, 3] sharded [{}, {}] in 4 "

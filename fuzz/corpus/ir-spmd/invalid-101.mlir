@@ -1,4 +1,4 @@
-func.func @gather_axis(%t: tensor<100x8xf32>, %i: tensor<4xi32>) -> tensor<4x8xf32> {
-  %0 = part.gather %t, %i axis 2 : (tensor<100x8xf32>, tensor<4xi32>) -> tensor<4x8xf32>
-  return %0 : tensor<4x8xf32>
+func.func @expert_dispatch_slots(%x: tensor<2x16x3x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32> {
+  %0 = part.expert_dispatch %x, %i : (tensor<2x16x3x64xf32>, tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32>
+  return %0 : tensor<4x2x8x64xf32>
 }

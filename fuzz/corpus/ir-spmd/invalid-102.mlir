@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @collective_unknown_mesh(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.all_reduce %x on @other axes ["tp"] sum : tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @expert_dispatch_groups(%x: tensor<2x16x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<4x3x8x64xf32> {
+  %0 = part.expert_dispatch %x, %i : (tensor<2x16x64xf32>, tensor<2x16x2xi64>) -> tensor<4x3x8x64xf32>
+  return %0 : tensor<4x3x8x64xf32>
 }

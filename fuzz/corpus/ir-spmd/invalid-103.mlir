@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @collective_no_axes(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.all_reduce %x on @mesh axes [] sum : tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @expert_dispatch_rank(%x: tensor<2x16x64xf32>, %i: tensor<32x2xi64>) -> tensor<4x2x8x64xf32> {
+  %0 = part.expert_dispatch %x, %i : (tensor<2x16x64xf32>, tensor<32x2xi64>) -> tensor<4x2x8x64xf32>
+  return %0 : tensor<4x2x8x64xf32>
 }

@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @collective_unknown_axis(%x: tensor<8xf32>) -> tensor<32xf32> {
-  %0 = part.all_gather %x on @mesh axes ["pp"] dim 0 : tensor<8xf32> -> tensor<32xf32>
-  return %0 : tensor<32xf32>
+func.func @expert_combine_empty(%y: tensor<4x2x0x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32> {
+  %0 = part.expert_combine %y, %i : (tensor<4x2x0x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32>
+  return %0 : tensor<2x16x2x64xf32>
 }

@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_reduce_type(%x: tensor<8xf32>) -> tensor<8xf16> {
-  %0 = "part.all_reduce"(%x) {mesh = @mesh, axes = ["tp"], kind = 0 : i32} : (tensor<8xf32>) -> tensor<8xf16>
-  return %0 : tensor<8xf16>
+func.func @expert_combine_type(%y: tensor<4x2x8x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<2x16x2x64xbf16> {
+  %0 = part.expert_combine %y, %i : (tensor<4x2x8x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xbf16>
+  return %0 : tensor<2x16x2x64xbf16>
 }

@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_gather_overflow(%x: tensor<2305843009213693952xf16>) {
-  %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<2305843009213693952xf16> -> tensor<8xf16>
-  return
+func.func @concat_dim(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %0 = part.concat %x, %x dim 2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_gather_dim(%x: tensor<8xf32>) -> tensor<32xf32> {
-  %0 = part.all_gather %x on @mesh axes ["tp"] dim 1 : tensor<8xf32> -> tensor<32xf32>
-  return %0 : tensor<32xf32>
+func.func @concat_element_types(%x: tensor<4x8xf32>, %y: tensor<4x8xf16>) -> tensor<4x16xf32> {
+  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

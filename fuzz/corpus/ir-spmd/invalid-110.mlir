@@ -1,5 +1,4 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_gather_shape(%x: tensor<8x2xf32>) -> tensor<16x2xf32> {
-  %0 = part.all_gather %x on @mesh axes ["tp"] dim 0 : tensor<8x2xf32> -> tensor<16x2xf32>
-  return %0 : tensor<16x2xf32>
+func.func @concat_shapes(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>) -> tensor<4x16xf32> {
+  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }

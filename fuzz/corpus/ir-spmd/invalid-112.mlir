@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @reduce_scatter_shape(%x: tensor<16xf32>) -> tensor<8xf32> {
-  %0 = part.reduce_scatter %x on @mesh axes ["dp", "tp"] dim 0 sum : tensor<16xf32> -> tensor<8xf32>
+func.func @collective_unknown_mesh(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.all_reduce %x on @other axes ["tp"] sum : tensor<8xf32>
   return %0 : tensor<8xf32>
 }

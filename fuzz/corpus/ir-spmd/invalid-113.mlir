@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_to_all_rank(%x: tensor<8x4xf32>) -> tensor<32xf32> {
-  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 1 : tensor<8x4xf32> -> tensor<32xf32>
-  return %0 : tensor<32xf32>
+func.func @collective_no_axes(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.all_reduce %x on @mesh axes [] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

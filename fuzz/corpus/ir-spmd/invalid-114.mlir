@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_to_all_dims(%x: tensor<8x4xf32>) -> tensor<2x16xf32> {
-  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 2 : tensor<8x4xf32> -> tensor<2x16xf32>
-  return %0 : tensor<2x16xf32>
+func.func @collective_unknown_axis(%x: tensor<8xf32>) -> tensor<32xf32> {
+  %0 = part.all_gather %x on @mesh axes ["pp"] dim 0 : tensor<8xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
 }

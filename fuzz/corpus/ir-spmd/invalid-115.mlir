@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_to_all_divisible(%x: tensor<6x4xf32>) -> tensor<2x16xf32> {
-  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 1 : tensor<6x4xf32> -> tensor<2x16xf32>
-  return %0 : tensor<2x16xf32>
+func.func @collective_axis_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.all_reduce %x on @mesh axes ["tp", "tp"] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,5 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @all_to_all_shape(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 1 : tensor<8x4xf32> -> tensor<8x4xf32>
-  return %0 : tensor<8x4xf32>
+func.func @all_reduce_type(%x: tensor<8xf32>) -> tensor<8xf16> {
+  %0 = "part.all_reduce"(%x) {mesh = @mesh, axes = ["tp"], kind = 0 : i32} : (tensor<8xf32>) -> tensor<8xf16>
+  return %0 : tensor<8xf16>
 }

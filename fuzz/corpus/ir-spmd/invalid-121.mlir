@@ -1,5 +1,5 @@
-part.mesh @stage0 = <["dp"=2]>
-func.func @send_unknown_mesh(%x: tensor<8xf32>) {
-  part.send %x to @stage1 channel 0 : tensor<8xf32>
-  return
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @reduce_scatter_divisible(%x: tensor<6xf32>) -> tensor<1xf32> {
+  %0 = part.reduce_scatter %x on @mesh axes ["tp"] dim 0 sum : tensor<6xf32> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
 }

@@ -1,5 +1,5 @@
-part.mesh @stage0 = <["dp"=2]>
-func.func @recv_channel() -> tensor<8xf32> {
-  %0 = part.recv from @stage0 channel -1 : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @reduce_scatter_shape(%x: tensor<16xf32>) -> tensor<8xf32> {
+  %0 = part.reduce_scatter %x on @mesh axes ["dp", "tp"] dim 0 sum : tensor<16xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }

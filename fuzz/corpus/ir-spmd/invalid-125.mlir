@@ -1,2 +1,5 @@
 part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func private @spmd_checks_axes(%x: tensor<3xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>}) attributes {part.spmd = @mesh}
+func.func @all_to_all_divisible(%x: tensor<6x4xf32>) -> tensor<2x16xf32> {
+  %0 = part.all_to_all %x on @mesh axes ["tp"] split_dim 0 concat_dim 1 : tensor<6x4xf32> -> tensor<2x16xf32>
+  return %0 : tensor<2x16xf32>
+}

@@ -1,1 +1,5 @@
-func.func private @grad_of_range(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = 1 : i64})
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @permute_source_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.collective_permute %x on @mesh axes ["tp"] pairs [[0, 1], [0, 2]] : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -1,4 +1,5 @@
-func.func @grad_of_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.grad_of = 0 : i64} : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @permute_target_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.collective_permute %x on @mesh axes ["tp"] pairs [[0, 2], [1, 2]] : tensor<8xf32>
   return %0 : tensor<8xf32>
 }

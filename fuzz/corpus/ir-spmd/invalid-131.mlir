@@ -1,4 +1,5 @@
-func.func @layer_negative(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.layer = -1 : i64} : tensor<8xf32>
-  return %0 : tensor<8xf32>
+part.mesh @stage0 = <["dp"=2]>
+func.func @send_unknown_mesh(%x: tensor<8xf32>) {
+  part.send %x to @stage1 channel 0 : tensor<8xf32>
+  return
 }

@@ -1,4 +1,5 @@
-func.func @layer_not_integer(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.layer = "h.0"} : tensor<8xf32>
+part.mesh @stage0 = <["dp"=2]>
+func.func @recv_channel() -> tensor<8xf32> {
+  %0 = part.recv from @stage0 channel -1 : tensor<8xf32>
   return %0 : tensor<8xf32>
 }

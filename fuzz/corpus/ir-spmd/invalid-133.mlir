@@ -1,4 +1,4 @@
-func.func @recomputed_not_unit(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.recomputed = true} : tensor<8xf32>
-  return %0 : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @spmd_not_a_mesh(%x: tensor<8xf32>) -> tensor<8xf32> attributes {part.spmd = @other} {
+  return %x : tensor<8xf32>
 }

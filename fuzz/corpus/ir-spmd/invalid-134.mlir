@@ -1,4 +1,5 @@
-func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.name = "y"} : tensor<8xf32>
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @spmd_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.spmd = @mesh} : tensor<8xf32>
   return %0 : tensor<8xf32>
 }

@@ -1,4 +1,2 @@
-func.func @origin_not_string(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.sharding_origin = 3} : tensor<8xf32>
-  return %0 : tensor<8xf32>
-}
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func private @spmd_checks_axes(%x: tensor<3xf32> {part.sharding = #part.sharding<@mesh, [{"pp"}]>}) attributes {part.spmd = @mesh}

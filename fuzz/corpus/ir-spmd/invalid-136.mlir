@@ -1,1 +1,1 @@
-func.func private @arg_origin_not_string(%x: tensor<8xf32> {part.sharding_origin = 3})
+func.func private @empty_name(%x: tensor<8xf32> {part.name = ""})

@@ -1,5 +1,1 @@
-part.mesh @mesh = <["dp"=2, "tp"=4]>
-func.func @axis_index_axis() -> tensor<i32> {
-  %0 = part.axis_index on @mesh axes ["pp"] : tensor<i32>
-  return %0 : tensor<i32>
-}
+func.func private @grad_of_range(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32> {part.grad_of = 1 : i64})

@@ -1,3 +1,4 @@
-func.func @init_on_parameter(%w: tensor<4xf32> {part.role = #part.role<parameter>, part.init = 1.0 : f32}) {
-  return
+func.func @grad_of_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.grad_of = 0 : i64} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,3 +1,4 @@
-func.func @float_init_on_integers(%s: tensor<4xi32> {part.role = #part.role<state>, part.init = 1.0 : f32}) {
-  return
+func.func @layer_negative(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.layer = -1 : i64} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

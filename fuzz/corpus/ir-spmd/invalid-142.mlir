@@ -1,3 +1,4 @@
-func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<state>, part.init = 3}) {
-  return
+func.func @layer_not_integer(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.layer = "h.0"} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,3 +1,4 @@
-func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
-  return
+func.func @recomputed_not_unit(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.recomputed = true} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,3 +1,4 @@
-func.func @stored_shape_on_input(%x: tensor<2x3xf32> {part.stored_shape = array<i64: 6>}) {
-  return
+func.func @name_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.name = "y"} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

@@ -1,4 +1,4 @@
-func.func @stored_shape_on_label(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 6>},
-                                 %y: tensor<2x3xi32> {part.role = #part.role<label>, part.stored_shape = array<i64: 6>}) {
-  return
+func.func @origin_not_string(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = part.neg %x {part.sharding_origin = 3} : tensor<8xf32>
+  return %0 : tensor<8xf32>
 }

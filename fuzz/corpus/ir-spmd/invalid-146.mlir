@@ -1,3 +1,1 @@
-func.func @stored_shape_not_array(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = [6]}) {
-  return
-}
+func.func private @arg_origin_not_string(%x: tensor<8xf32> {part.sharding_origin = 3})

@@ -1,3 +1,5 @@
-func.func @stored_permutation_not_array(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 3, 2>, part.stored_permutation = [1, 0]}) {
-  return
+part.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @axis_index_axis() -> tensor<i32> {
+  %0 = part.axis_index on @mesh axes ["pp"] : tensor<i32>
+  return %0 : tensor<i32>
 }

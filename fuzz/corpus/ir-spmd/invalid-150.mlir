@@ -1,3 +1,3 @@
-func.func @stored_permutation_alone(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_permutation = array<i64: 1, 0>}) {
+func.func @init_on_parameter(%w: tensor<4xf32> {part.role = #part.role<parameter>, part.init = 1.0 : f32}) {
   return
 }

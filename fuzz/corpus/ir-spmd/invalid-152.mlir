@@ -1,4 +1,3 @@
-func.func @elements_overflow(%a: tensor<1099511627776x1099511627776xf32>) {
-  %0 = part.neg %a : tensor<1099511627776x1099511627776xf32>
+func.func @init_not_float_or_name(%s: tensor<4xf32> {part.role = #part.role<state>, part.init = 3}) {
   return
 }

@@ -1,4 +1,3 @@
-func.func @bytes_overflow(%a: tensor<4611686018427387904xf32>) {
-  %0 = part.neg %a : tensor<4611686018427387904xf32>
+func.func @loss_scale_not_scalar(%s: tensor<2xf32> {part.role = #part.role<state>, part.loss_scale}) {
   return
 }

@@ -1,4 +1,3 @@
-func.func @bad_state_of(%w: tensor<8xf32> {part.role = #part.role<parameter>},
-                        %m: tensor<8xf32> {part.role = #part.role<state>, part.state_of = 7 : i64}) {
+func.func @stored_shape_on_input(%x: tensor<2x3xf32> {part.stored_shape = array<i64: 6>}) {
   return
 }

@@ -1,3 +1,3 @@
-func.func @logical_rank(%x: tensor<4x8xf32> {part.logical_shape = array<i64: 3>}) {
+func.func @stored_shape_not_array(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = [6]}) {
   return
 }

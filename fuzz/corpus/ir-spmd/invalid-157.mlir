@@ -1,3 +1,3 @@
-func.func @logical_size(%x: tensor<4x8xf32>) -> (tensor<4x8xf32> {part.logical_shape = array<i64: 4, 9>}) {
-  return %x : tensor<4x8xf32>
+func.func @stored_shape_not_a_view(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_shape = array<i64: 3, 2>}) {
+  return
 }

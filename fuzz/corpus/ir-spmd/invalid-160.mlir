@@ -1,4 +1,3 @@
-func.func @model_flops_on_an_op(%x: tensor<8xf32>) -> tensor<8xf32> {
-  %0 = part.neg %x {part.model_flops = 12 : i64} : tensor<8xf32>
-  return %0 : tensor<8xf32>
+func.func @stored_permutation_alone(%w: tensor<2x3xf32> {part.role = #part.role<parameter>, part.stored_permutation = array<i64: 1, 0>}) {
+  return
 }

@@ -1,4 +1,4 @@
-func.func @concat_none() -> tensor<4xf32> {
-  %0 = "part.concat"() {dim = 0 : i64} : () -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+func.func @top_k_k(%x: tensor<4x8xf32>) {
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x9xf32>, tensor<4x9xi64>)
+  return
 }

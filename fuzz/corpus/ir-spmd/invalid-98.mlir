@@ -1,4 +1,4 @@
-func.func @concat_dim(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
-  %0 = part.concat %x, %x dim 2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
+func.func @top_k_shape(%x: tensor<4x8xf32>) {
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<3x2xi64>)
+  return
 }

@@ -1,4 +1,4 @@
-func.func @concat_element_types(%x: tensor<4x8xf32>, %y: tensor<4x8xf16>) -> tensor<4x16xf32> {
-  %0 = part.concat %x, %y dim 1 : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x16xf32>
-  return %0 : tensor<4x16xf32>
+func.func @top_k_index_type(%x: tensor<4x8xf32>) {
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return
 }

@@ -25,7 +25,7 @@ namespace partition::import {
 /// (GPT and MLP: 4 * hidden; Llama: the SwiGLU size rounded up to a multiple
 /// of 8, and kvHeads = heads).
 struct ModelConfig {
-  /// "gpt", "llama" or "mlp".
+  /// "gpt", "llama", "mixtral" or "mlp".
   std::string family;
   int64_t layers = 2;
   int64_t hidden = 64;
@@ -35,6 +35,12 @@ struct ModelConfig {
   int64_t vocab = 128;
   int64_t seq = 16;
   int64_t batch = 2;
+  /// Mixtral: experts per layer, experts per token, and the capacity factor
+  /// (slots per expert and sequence: ceil(seq * topK / experts * factor);
+  /// 0: every slot fits, nothing is dropped).
+  int64_t experts = 4;
+  int64_t topK = 2;
+  double capacityFactor = 0;
   /// Seed of the random weights.
   uint64_t seed = 0;
   /// No weight data: `weights` is left empty.

@@ -703,6 +703,9 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
         attrs = wrap(t);
         return K::Compare;
       })
+      .Case([](TopKOp) { return K::TopK; })
+      .Case([](ExpertDispatchOp) { return K::ExpertDispatch; })
+      .Case([](ExpertCombineOp) { return K::ExpertCombine; })
       .Default([](Operation *) { return std::nullopt; });
 }
 

@@ -810,6 +810,86 @@ func.func @scatter_add_integers(%u: tensor<4xi32>, %i: tensor<4xi32>) -> tensor<
 
 // -----
 
+func.func @top_k_k(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'part.top_k' op takes K = 9 of 8 entries; K must be in [1, 8]}}
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x9xf32>, tensor<4x9xi64>)
+  return
+}
+
+// -----
+
+func.func @top_k_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'part.top_k' op results have shapes [4, 2] and [3, 2] but both must be the input's [4, 8] with the last dimension K}}
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<3x2xi64>)
+  return
+}
+
+// -----
+
+func.func @top_k_index_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'part.top_k' op indices must be i64, not 'i32'}}
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return
+}
+
+// -----
+
+func.func @top_k_value_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'part.top_k' op values have element type 'f16' but the input has 'f32'}}
+  %v, %i = part.top_k %x : (tensor<4x8xf32>) -> (tensor<4x2xf16>, tensor<4x2xi64>)
+  return
+}
+
+// -----
+
+func.func @expert_dispatch_slots(%x: tensor<2x16x3x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32> {
+  // expected-error @+1 {{'part.expert_dispatch' op input has shape [2, 16, 3, 64] but must be [2, 16, 2, 64] (or [2, 16, 64]) for indices [2, 16, 2] and buffer [4, 2, 8, 64]}}
+  %0 = part.expert_dispatch %x, %i : (tensor<2x16x3x64xf32>, tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32>
+  return %0 : tensor<4x2x8x64xf32>
+}
+
+// -----
+
+func.func @expert_dispatch_groups(%x: tensor<2x16x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<4x3x8x64xf32> {
+  // expected-error @+1 {{'part.expert_dispatch' op buffer [4, 3, 8, 64] has 3 groups but the indices have 2}}
+  %0 = part.expert_dispatch %x, %i : (tensor<2x16x64xf32>, tensor<2x16x2xi64>) -> tensor<4x3x8x64xf32>
+  return %0 : tensor<4x3x8x64xf32>
+}
+
+// -----
+
+func.func @expert_dispatch_rank(%x: tensor<2x16x64xf32>, %i: tensor<32x2xi64>) -> tensor<4x2x8x64xf32> {
+  // expected-error @+1 {{'part.expert_dispatch' op needs a buffer [E, G, C, H] and indices [G, S, K], not [4, 2, 8, 64] and [32, 2]}}
+  %0 = part.expert_dispatch %x, %i : (tensor<2x16x64xf32>, tensor<32x2xi64>) -> tensor<4x2x8x64xf32>
+  return %0 : tensor<4x2x8x64xf32>
+}
+
+// -----
+
+func.func @expert_combine_empty(%y: tensor<4x2x0x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32> {
+  // expected-error @+1 {{'part.expert_combine' op buffer [4, 2, 0, 64] needs at least one expert and one slot}}
+  %0 = part.expert_combine %y, %i : (tensor<4x2x0x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32>
+  return %0 : tensor<2x16x2x64xf32>
+}
+
+// -----
+
+func.func @expert_combine_tokens(%y: tensor<4x2x8x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<2x16x64xf32> {
+  // expected-error @+1 {{'part.expert_combine' op result has shape [2, 16, 64] but must be [2, 16, 2, 64] for indices [2, 16, 2] and buffer [4, 2, 8, 64]}}
+  %0 = part.expert_combine %y, %i : (tensor<4x2x8x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x64xf32>
+  return %0 : tensor<2x16x64xf32>
+}
+
+// -----
+
+func.func @expert_combine_type(%y: tensor<4x2x8x64xf32>, %i: tensor<2x16x2xi64>) -> tensor<2x16x2x64xbf16> {
+  // expected-error @+1 {{'part.expert_combine' op element types differ: 'f32' and 'bf16'}}
+  %0 = part.expert_combine %y, %i : (tensor<4x2x8x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xbf16>
+  return %0 : tensor<2x16x2x64xbf16>
+}
+
+// -----
+
 func.func @concat_none() -> tensor<4xf32> {
   // expected-error @+2 {{'part.concat' op needs at least one operand}}
   // expected-error @+1 {{failed to infer returned types}}

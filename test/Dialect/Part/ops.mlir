@@ -183,6 +183,12 @@ func.func @data_movement(%x: tensor<2x16x64xf32>, %b: tensor<64xf32>, %table: te
   %10 = part.scatter_add %6, %ids axis 0 : (tensor<2x16x64xf32>, tensor<2x16xi32>) -> tensor<1000x64xf32>
   // CHECK: part.scatter_add %{{.*}}, %{{.*}} axis 1 : (tensor<1000x3xf32>, tensor<3xi64>) -> tensor<1000x64xf32>
   %11 = part.scatter_add %7, %ids64 axis 1 : (tensor<1000x3xf32>, tensor<3xi64>) -> tensor<1000x64xf32>
+  // CHECK: %{{.*}}, %{{.*}} = part.top_k %{{.*}} : (tensor<2x16x64xf32>) -> (tensor<2x16x2xf32>, tensor<2x16x2xi64>)
+  %top, %chosen = part.top_k %6 : (tensor<2x16x64xf32>) -> (tensor<2x16x2xf32>, tensor<2x16x2xi64>)
+  // CHECK: part.expert_dispatch %{{.*}}, %{{.*}} : (tensor<2x16x64xf32>, tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32>
+  %buf = part.expert_dispatch %6, %chosen : (tensor<2x16x64xf32>, tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32>
+  // CHECK: part.expert_combine %{{.*}}, %{{.*}} : (tensor<4x2x8x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32>
+  %slots = part.expert_combine %buf, %chosen : (tensor<4x2x8x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32>
   return %1 : tensor<2x4x16x16xf32>
 }
 

@@ -3,7 +3,7 @@
 //
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: not partition-import --model transformer -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=FAMILY
-// FAMILY: error: unknown model family "transformer"; known families: gpt, llama, mlp
+// FAMILY: error: unknown model family "transformer"; known families: gpt, llama, mixtral, mlp
 // RUN: not ls %t/out.mlir
 //
 // RUN: not partition-import --model gpt --hidden 100 --heads 12 -o %t/out.mlir --weights %t/out.safetensors 2>&1 | FileCheck %s --check-prefix=HEADS
@@ -17,9 +17,19 @@
 // RUN: not partition-import --model llama --hidden 36 --heads 4 2>&1 | FileCheck %s --check-prefix=ROPE
 // ROPE: error: the head size 9 (--hidden 36 / --heads 4) must be even for rotary embeddings
 // RUN: not partition-import --model gpt --kv-heads 2 2>&1 | FileCheck %s --check-prefix=KVGPT
-// KVGPT: error: --kv-heads applies to --model llama only
+// KVGPT: error: --kv-heads applies to --model llama and mixtral only
 // RUN: not partition-import --model llama --kv-heads -1 2>&1 | FileCheck %s --check-prefix=KVNEG
 // KVNEG: error: --kv-heads must be positive (or 0 for --heads), got -1
+// RUN: not partition-import --model mixtral --experts 0 2>&1 | FileCheck %s --check-prefix=EXPERTS
+// EXPERTS: error: --experts must be in [1, 4096], got 0
+// RUN: not partition-import --model mixtral --experts 4 --top-k 5 2>&1 | FileCheck %s --check-prefix=TOPK
+// TOPK: error: --top-k must be in [1, --experts 4], got 5
+// RUN: not partition-import --model mixtral --capacity-factor -1 2>&1 | FileCheck %s --check-prefix=CAPACITY
+// CAPACITY: error: --capacity-factor must be 0 (drop nothing) or positive, got -1
+// RUN: not partition-import --model mixtral --capacity-factor nan 2>&1 | FileCheck %s --check-prefix=CAPACITY-NAN
+// CAPACITY-NAN: error: --capacity-factor must be 0 (drop nothing) or positive, got nan
+// RUN: not partition-import --model mixtral --layers 100000 --experts 4096 --hidden 1073741824 --heads 1 --shapes-only 2>&1 | FileCheck %s --check-prefix=EXPERTS-HUGE
+// EXPERTS-HUGE: error: the sizes are too large
 //
 // RUN: not partition-import --model gpt --layers 0 2>&1 | FileCheck %s --check-prefix=LAYERS
 // LAYERS: error: --layers must be positive, got 0

@@ -21,7 +21,7 @@
 // CHECK:      Reshape             13-21  constant shape
 // CHECK:      SplitToSequence     13-21  constant split
 // CHECK:      Tile                13-21  constant repeats
-// CHECK:      TopK                13-21  folded on constants only (run-time top-k: expert parallelism)
+// CHECK:      TopK                13-21  run-time values with a constant k: part.top_k
 // CHECK:      Trilu               14-21  k constant
 // CHECK:      Where               13-21
 // CHECK-NEXT: Xor                 13-21  constant or run-time bool (i32 0 / 1)

@@ -170,8 +170,8 @@
 // GND-RUNTIME: error: node '/gnd' (GatherND): its indices ('idx') are computed at run time; partition translates GatherND only with constant indices (bind every symbolic dimension with --dim so that shape arithmetic folds)
 // RUN: not partition-import %t/isnan-int.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=ISNAN-INT
 // ISNAN-INT: error: node '/isnan' (IsNaN): operand of type 'tensor<2x3xi64>' is not a float tensor
-// RUN: not partition-import %t/topk-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-RUNTIME
-// TOPK-RUNTIME: error: node '/topk' (TopK): TopK of values computed at run time needs a top-k op that partition does not have yet (routing a mixture of experts is part of the expert-parallelism work); it is supported only on values known while importing
+// RUN: not partition-import %t/topk-runtime-k.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-RUNTIME
+// TOPK-RUNTIME: error: node '/topk' (TopK): its k (input 1, 'k') is computed at run time; partition needs it as a constant (bind every symbolic dimension with --dim so that shape arithmetic folds)
 // RUN: not partition-import %t/topk-k.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-K
 // TOPK-K: error: node '/topk' (TopK): k 3 is outside [1, 2] for dimension 1 of shape [1, 2]
 // RUN: not partition-import %t/nonzero-runtime.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=NONZERO-RUNTIME

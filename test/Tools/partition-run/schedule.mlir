@@ -1,4 +1,4 @@
-// A plan of format 12 whose schedule table runs a stage's fragments once per
+// A plan of format 13 whose schedule table runs a stage's fragments once per
 // micro-batch (Inputs/schedule-plan.json, written by hand and built with
 // flatc): partition-run lists the fragments and the named steps, runs it on
 // the CPU backend to numpy's result, with trace origins that name each step,
@@ -17,7 +17,7 @@
 // RUN: %python %S/Inputs/schedule_check.py checksum bad.plan bad-checked.plan
 // RUN: not partition-run bad-checked.plan --dump 2>&1 | FileCheck %s --check-prefix=BAD
 //
-// DUMP: plan format 12
+// DUMP: plan format 13
 // DUMP: memory per device: arena 384 bytes, parameters and constants 0 bytes, inputs 144 bytes
 // DUMP: input "x" %0 : f32[2, 3] of global [8, 3] sharded [{}, {}] in 4 micro-batches
 // DUMP: fragment 1 F: instructions [1, 2)

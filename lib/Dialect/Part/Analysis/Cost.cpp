@@ -231,7 +231,8 @@ int64_t partition::part::flopsOf(Operation *op) {
                          saturatingProduct({4, b, h, sq, sk, dv}));
   }
   if (isa<ConstantOp, ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp,
-          PadOp, GatherOp, ShardingConstraintOp, AxisIndexOp>(op) ||
+          PadOp, GatherOp, ExpertDispatchOp, ExpertCombineOp,
+          ShardingConstraintOp, AxisIndexOp>(op) ||
       isCollective(op))
     return 0;
   int64_t elements = 0;

@@ -88,10 +88,10 @@ static double keptShare(int64_t sq, int64_t sk, int64_t window) {
   if (sq <= 0 || sk <= 0)
     return 1;
   double w = double(window > 0 ? std::min(window, sk) : sk);
-  double kept = 0, rows = double(sq);
+  double rows = double(sq);
   // Rows below w keep i + 1 keys, the rest w.
   double ramp = std::min(rows, w);
-  kept = ramp * (ramp + 1) / 2 + (rows - ramp) * w;
+  double kept = ramp * (ramp + 1) / 2 + (rows - ramp) * w;
   return std::min(1.0, kept / (rows * double(sk)));
 }
 

@@ -891,6 +891,94 @@ LogicalResult ScatterAddOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture-of-experts routing
+//===----------------------------------------------------------------------===//
+
+LogicalResult TopKOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto values = cast<RankedTensorType>(getValues().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  if (input.getRank() < 1)
+    return emitOpError() << "needs an input of rank >= 1";
+  if (values.getElementType() != input.getElementType())
+    return emitOpError() << "values have element type "
+                         << values.getElementType() << " but the input has "
+                         << input.getElementType();
+  if (!indices.getElementType().isInteger(64))
+    return emitOpError() << "indices must be i64, not "
+                         << indices.getElementType();
+  SmallVector<int64_t> expected(input.getShape());
+  int64_t k = values.getShape().empty() ? 0 : values.getShape().back();
+  expected.back() = k;
+  if (values.getShape() != ArrayRef<int64_t>(expected) ||
+      indices.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "results have shapes "
+                         << formatShape(values.getShape()) << " and "
+                         << formatShape(indices.getShape())
+                         << " but both must be the input's "
+                         << formatShape(input.getShape())
+                         << " with the last dimension K";
+  if (k < 1 || k > input.getShape().back())
+    return emitOpError() << "takes K = " << k << " of "
+                         << input.getShape().back()
+                         << " entries; K must be in [1, "
+                         << input.getShape().back() << "]";
+  return success();
+}
+
+/// Checks a routing op's buffer [E, G, C, H], slots [G, S, K(, H)] and
+/// indices [G, S, K]: the shared dimensions agree.
+static LogicalResult verifyRouting(Operation *op, RankedTensorType buffer,
+                                   RankedTensorType slots,
+                                   RankedTensorType indices,
+                                   StringRef slotsName) {
+  if (buffer.getRank() != 4 || indices.getRank() != 3)
+    return op->emitOpError()
+           << "needs a buffer [E, G, C, H] and indices [G, S, K], not "
+           << formatShape(buffer.getShape()) << " and "
+           << formatShape(indices.getShape());
+  ArrayRef<int64_t> b = buffer.getShape(), i = indices.getShape();
+  SmallVector<int64_t> perSlot{i[0], i[1], i[2], b[3]};
+  SmallVector<int64_t> perToken{i[0], i[1], b[3]};
+  bool tokens = isa<ExpertDispatchOp>(op) &&
+                slots.getShape() == ArrayRef<int64_t>(perToken);
+  if (!tokens && slots.getShape() != ArrayRef<int64_t>(perSlot))
+    return op->emitOpError()
+           << slotsName << " has shape " << formatShape(slots.getShape())
+           << " but must be " << formatShape(perSlot)
+           << (isa<ExpertDispatchOp>(op)
+                   ? " (or " + formatShape(perToken) + ")"
+                   : std::string())
+           << " for indices " << formatShape(i) << " and buffer "
+           << formatShape(b);
+  if (b[1] != i[0])
+    return op->emitOpError() << "buffer " << formatShape(b) << " has " << b[1]
+                             << " groups but the indices have " << i[0];
+  if (b[0] < 1 || b[2] < 1)
+    return op->emitOpError() << "buffer " << formatShape(b)
+                             << " needs at least one expert and one slot";
+  if (buffer.getElementType() != slots.getElementType())
+    return op->emitOpError() << "element types differ: "
+                             << buffer.getElementType() << " and "
+                             << slots.getElementType();
+  return success();
+}
+
+LogicalResult ExpertDispatchOp::verify() {
+  return verifyRouting(*this, cast<RankedTensorType>(getResult().getType()),
+                       cast<RankedTensorType>(getInput().getType()),
+                       cast<RankedTensorType>(getIndices().getType()),
+                       "input");
+}
+
+LogicalResult ExpertCombineOp::verify() {
+  return verifyRouting(*this, cast<RankedTensorType>(getInput().getType()),
+                       cast<RankedTensorType>(getResult().getType()),
+                       cast<RankedTensorType>(getIndices().getType()),
+                       "result");
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 

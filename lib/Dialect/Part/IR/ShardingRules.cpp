@@ -592,6 +592,71 @@ ShardingRule ScatterAddOp::getShardingRule() {
 }
 
 //===----------------------------------------------------------------------===//
+// Mixture-of-experts routing
+//===----------------------------------------------------------------------===//
+
+ShardingRule TopKOp::getShardingRule() {
+  // Every leading dimension is parallel; the ranked dimension and K stay
+  // whole.
+  ShardingRule rule;
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ShardingRule::ValueMapping lead = addDims(rule, in.drop_back());
+  ShardingRule::ValueMapping input = lead, top = lead;
+  input.push_back({rule.addFactor(in.back(), FactorKind::NeedReplication)});
+  top.push_back({rule.addFactor(shapeOf(getValues()).back(),
+                                FactorKind::NeedReplication)});
+  rule.addOperand(input);
+  rule.addResult(top);
+  rule.addResult(top);
+  return rule;
+}
+
+/// The factors of a routing op: the groups G and the hidden size H are
+/// parallel (capacity is per group); a slot's position depends on the whole
+/// group and every expert, so S, K, E and C stay whole. Returns the
+/// mappings of the buffer [E, G, C, H], the slots [G, S, K(, H)] and the
+/// indices [G, S, K].
+struct RoutingMaps {
+  ShardingRule::ValueMapping buffer, slots, indices;
+};
+static RoutingMaps routingMaps(ShardingRule &rule, Value buffer, Value slots,
+                               Value indices) {
+  ArrayRef<int64_t> b = shapeOf(buffer), i = shapeOf(indices);
+  auto whole = [&](int64_t size) {
+    return rule.addFactor(size, FactorKind::NeedReplication);
+  };
+  int64_t g = rule.addFactor(b[1]), h = rule.addFactor(b[3]);
+  int64_t e = whole(b[0]), c = whole(b[2]), s = whole(i[1]), k = whole(i[2]);
+  RoutingMaps maps;
+  maps.buffer = {{e}, {g}, {c}, {h}};
+  maps.indices = {{g}, {s}, {k}};
+  // The token form [G, S, H] of a dispatch's input has no K.
+  maps.slots = {{g}, {s}};
+  if (shapeOf(slots).size() == 4)
+    maps.slots.push_back({k});
+  maps.slots.push_back({h});
+  return maps;
+}
+
+ShardingRule ExpertDispatchOp::getShardingRule() {
+  ShardingRule rule;
+  RoutingMaps maps = routingMaps(rule, getResult(), getInput(), getIndices());
+  rule.addOperand(maps.slots);
+  rule.addOperand(maps.indices);
+  rule.addResult(maps.buffer);
+  return rule;
+}
+
+ShardingRule ExpertCombineOp::getShardingRule() {
+  ShardingRule rule;
+  RoutingMaps maps = routingMaps(rule, getInput(), getResult(), getIndices());
+  rule.addOperand(maps.buffer);
+  rule.addOperand(maps.indices);
+  rule.addResult(maps.slots);
+  return rule;
+}
+
+//===----------------------------------------------------------------------===//
 // Pending sums through linear ops
 //===----------------------------------------------------------------------===//
 

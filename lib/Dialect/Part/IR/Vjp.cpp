@@ -743,3 +743,52 @@ SmallVector<Value> ScatterAddOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
   return {GatherOp::create(b, getLoc(), cot[0], getIndices(), getAxis()),
           Value()};
 }
+
+//===----------------------------------------------------------------------===//
+// Mixture-of-experts routing
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> TopKOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
+  // Each value's cotangent goes back to the position it was taken from:
+  // compare the indices [..., K, 1] with an iota [N], select, sum over K.
+  if (!cot[0])
+    return none(*this);
+  Emitter e(b, getLoc());
+  RankedTensorType indices = typeOf(getIndices());
+  SmallVector<int64_t> column(indices.getShape());
+  column.push_back(1);
+  Value iota = e.iota(typeOf(getInput()).getShape().back(),
+                      indices.getElementType());
+  Value hit = e.compare(ComparisonDirection::EQ,
+                        e.reshape(getIndices(), column), iota);
+  Value zero = e.scalar(cot[0], 0.0);
+  Value taken = e.select(hit, e.reshape(cot[0], column), zero);
+  return {e.sum(taken, {indices.getRank() - 1}, /*keepDims=*/false)};
+}
+
+SmallVector<Value> ExpertDispatchOp::buildVjp(OpBuilder &b,
+                                              ArrayRef<Value> cot) {
+  // The adjoint reads each slot back from the buffer; a token sent to K
+  // experts sums its K slots.
+  if (!cot[0])
+    return none(*this);
+  Emitter e(b, getLoc());
+  RankedTensorType indices = typeOf(getIndices());
+  RankedTensorType buffer = typeOf(getResult());
+  SmallVector<int64_t> slots(indices.getShape());
+  slots.push_back(buffer.getShape().back());
+  Value read = ExpertCombineOp::create(b, getLoc(), typeOf(cot[0]).clone(slots),
+                                       cot[0], getIndices());
+  if (typeOf(getInput()).getRank() == 3)
+    read = e.sum(read, {2}, /*keepDims=*/false);
+  return {read, Value()};
+}
+
+SmallVector<Value> ExpertCombineOp::buildVjp(OpBuilder &b,
+                                             ArrayRef<Value> cot) {
+  if (!cot[0])
+    return none(*this);
+  return {ExpertDispatchOp::create(b, getLoc(), getInput().getType(), cot[0],
+                                   getIndices()),
+          Value()};
+}

@@ -1,13 +1,12 @@
 //===- DataParallel.cpp - split the batch over a mesh axis ----------------===//
 
+#include "partition/Dialect/Part/Analysis/DimensionClasses.h"
 #include "partition/Dialect/Part/IR/FunctionAttrs.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Padding.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/IntEqClasses.h"
 
 #define DEBUG_TYPE "part-data-parallel"
 
@@ -32,30 +31,7 @@ using namespace partition::part;
 static SmallVector<bool> batchArguments(func::FuncOp function,
                                         ArrayRef<bool> inputs,
                                         ArrayRef<bool> candidates) {
-  llvm::DenseMap<std::pair<Value, unsigned>, unsigned> nodes;
-  llvm::IntEqClasses classes;
-  unsigned count = 0;
-  auto node = [&](Value v, unsigned d) {
-    auto [it, inserted] = nodes.try_emplace({v, d}, count);
-    if (inserted)
-      classes.grow(++count);
-    return it->second;
-  };
-  function.walk([&](ShardingRuleOpInterface op) {
-    ShardingRule rule = op.getShardingRule();
-    unsigned base = count;
-    count += rule.getNumFactors();
-    classes.grow(count);
-    auto join = [&](ValueRange values,
-                    ArrayRef<ShardingRule::ValueMapping> mappings) {
-      for (auto [v, mapping] : llvm::zip(values, mappings))
-        for (auto [d, factors] : llvm::enumerate(mapping))
-          if (!factors.empty())
-            classes.join(node(v, d), base + factors.front());
-    };
-    join(op->getOperands(), rule.getOperandMappings());
-    join(op->getResults(), rule.getResultMappings());
-  });
+  DimensionClasses classes(function);
   auto typeOf = [&](unsigned i) {
     return cast<RankedTensorType>(function.getArgumentTypes()[i]);
   };
@@ -85,19 +61,15 @@ static SmallVector<bool> batchArguments(func::FuncOp function,
   if (!reference)
     return batched;
   Value ref = function.getArgument(*reference);
-  unsigned batchClass = classes.findLeader(node(ref, 0));
+  std::optional<unsigned> batchClass = classes.classOf(ref, 0);
   int64_t batchSize = typeOf(*reference).getDimSize(0);
-  // A dimension joined to nothing is a class of its own (or no node yet).
-  llvm::DenseMap<unsigned, unsigned> sizes;
-  for (auto &entry : nodes)
-    ++sizes[classes.findLeader(entry.second)];
   for (unsigned i = 0; i < candidates.size(); ++i) {
     if (!candidates[i])
       continue;
-    auto it = nodes.find({function.getArgument(i), 0});
-    bool alone = it == nodes.end() ||
-                 sizes.lookup(classes.findLeader(it->second)) == 1;
-    batched[i] = (!alone && classes.findLeader(it->second) == batchClass) ||
+    // A dimension joined to nothing is a class of its own (or has none).
+    std::optional<unsigned> c = classes.classOf(function.getArgument(i), 0);
+    bool alone = !c || classes.size(*c) == 1;
+    batched[i] = (!alone && c == batchClass) ||
                  (alone && typeOf(i).getDimSize(0) == batchSize);
   }
   return batched;
@@ -116,12 +88,18 @@ struct PartDataParallelPass
         lookupMeshAxisSize(module, meshName, axis, "split the batch over");
     if (failed(size))
       return signalPassFailure();
-    // Micro-batches split each device's batch further.
-    // (With the micro-batch axis as `axis` itself, it is the only split.)
-    bool extraAxis = !microBatchAxis.empty() && microBatchAxis != axis;
-    if (extraAxis) {
-      FailureOr<int64_t> m = lookupMeshAxisSize(
-          module, meshName, microBatchAxis, "split micro-batches over");
+    // The micro-batches and the expert-parallel devices split each device's
+    // batch further. (With the micro-batch axis as `axis` itself, it is the
+    // only split.) The expert axis is the minor one: an all-to-all that
+    // moves it from the tokens' groups to the experts leaves the groups
+    // split over the major axes alone, a block each.
+    SmallVector<StringRef> extraAxes;
+    for (StringRef extra : {StringRef(microBatchAxis), StringRef(expertAxis)})
+      if (!extra.empty() && extra != axis)
+        extraAxes.push_back(extra);
+    for (StringRef extra : extraAxes) {
+      FailureOr<int64_t> m =
+          lookupMeshAxisSize(module, meshName, extra, "split the batch over");
       if (failed(m))
         return signalPassFailure();
       *size *= *m;
@@ -179,8 +157,7 @@ struct PartDataParallelPass
         auto type = cast<RankedTensorType>(function.getArgumentTypes()[i]);
         SmallVector<SmallVector<StringRef>> dims(type.getRank());
         dims[0].push_back(axis);
-        if (extraAxis)
-          dims[0].push_back(microBatchAxis);
+        llvm::append_range(dims[0], extraAxes);
         batch.setArg(i, shardingName, ShardingAttr::get(ctx, meshName, dims));
       }
       batch.commit();

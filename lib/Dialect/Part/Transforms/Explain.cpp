@@ -23,6 +23,53 @@ namespace partition::part {
 using namespace mlir;
 using namespace partition::part;
 
+/// The routing op whose capacity buffer the all-to-all `op` moves: the
+/// dispatch that made its operand, or the combine that reads its result
+/// (through reshapes), or null.
+static Operation *routingOf(Operation *op) {
+  if (!isa<AllToAllOp>(op))
+    return nullptr;
+  Value v = op->getOperand(0);
+  while (auto reshape = v.getDefiningOp<ReshapeOp>())
+    v = reshape.getInput();
+  if (auto dispatch = v.getDefiningOp<ExpertDispatchOp>())
+    return dispatch;
+  for (v = op->getResult(0); v.hasOneUse();) {
+    Operation *user = *v.getUsers().begin();
+    if (isa<ExpertCombineOp>(user))
+      return user;
+    if (!isa<ReshapeOp>(user))
+      break;
+    v = user->getResult(0);
+  }
+  return nullptr;
+}
+
+/// "; to the experts: C slots per expert for each group of S tokens
+/// routed to K experts each (capacity factor F)" for an all-to-all of a
+/// capacity buffer, else "".
+static std::string routingNote(Operation *op) {
+  Operation *routing = routingOf(op);
+  if (!routing)
+    return "";
+  auto buffer = cast<RankedTensorType>(
+      (isa<ExpertDispatchOp>(routing) ? routing->getResult(0)
+                                      : routing->getOperand(0))
+          .getType());
+  ArrayRef<int64_t> indices =
+      cast<RankedTensorType>(routing->getOperand(1).getType()).getShape();
+  int64_t experts = buffer.getDimSize(0), capacity = buffer.getDimSize(2);
+  double factor = double(capacity * experts) / double(indices[1] * indices[2]);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "; " << (isa<ExpertDispatchOp>(routing) ? "to" : "from")
+     << " the experts: " << capacity << " slots per expert for each group of "
+     << indices[1] << " tokens routed to " << indices[2]
+     << " experts each (capacity factor " << llvm::format("%.3g", factor)
+     << ")";
+  return text;
+}
+
 namespace {
 
 struct PartExplainPass
@@ -81,7 +128,8 @@ struct PartExplainPass
                          << cost->operandBytes << " bytes moves "
                          << cost->movedBytes << " bytes per device; needed by "
                          << (origin ? origin.getValue()
-                                    : StringRef("(written by hand)"));
+                                    : StringRef("(written by hand)"))
+                         << routingNote(op);
         auto &row = table[{cost->kind, axesText}];
         row.first += times;
         row.second += cost->movedBytes * times;

@@ -62,18 +62,24 @@ void partition::part::addSpmdShardingPipeline(
   // the work partitioning repeats (recomputation, replicated ops).
   pm.addPass(createPartModelFlopsPass());
   pm.addPass(createPartDefineMeshPass({options.meshName, shape}));
-  if (hasAxis(options.dataParallelAxis))
+  // The batch is split over dp, the micro-batches, then ep (the
+  // expert-parallel devices hold different data, as in Megatron-Core and
+  // DeepSpeed-MoE; part-data-parallel says why ep is minor).
+  std::string microBatches = stages ? std::string(kMicroBatchAxis) : "";
+  std::string dpAxis = options.dataParallelAxis;
+  std::string epAxis = options.expertParallelAxis;
+  bool dp = hasAxis(dpAxis), ep = hasAxis(epAxis);
+  std::string first = dp ? dpAxis : stages ? microBatches : epAxis;
+  if (dp || ep || stages)
     pm.addPass(createPartDataParallelPass(
-        {options.meshName, options.dataParallelAxis,
-         stages ? std::string(kMicroBatchAxis) : std::string()}));
-  else if (stages)
-    pm.addPass(createPartDataParallelPass({options.meshName,
-                                           std::string(kMicroBatchAxis),
-                                           std::string(kMicroBatchAxis)}));
+        {options.meshName, first, ep && first != epAxis ? epAxis : "",
+         microBatches}));
   if (hasAxis(options.tensorParallelAxis))
     pm.addPass(createPartTensorParallelPass({options.meshName,
                                              options.tensorParallelAxis,
                                              options.sequenceParallel}));
+  if (ep)
+    pm.addPass(createPartExpertParallelPass({options.meshName, epAxis}));
   // ZeRO shards the tensor-parallel layouts over the data-parallel axis, so
   // it comes after both; without that axis the pass reports it. Stage 0
   // (plain data parallelism) only reduces each gradient of a training step
@@ -125,10 +131,11 @@ LogicalResult partition::part::checkSpmdMeshAxes(
     function_ref<LogicalResult(const Twine &)> emitError) {
   SmallVector<StringRef> parts;
   StringRef(options.mesh).split(parts, ',', -1, /*KeepEmpty=*/false);
-  StringRef dp = options.dataParallelAxis, tp = options.tensorParallelAxis;
+  StringRef dp = options.dataParallelAxis, tp = options.tensorParallelAxis,
+            ep = options.expertParallelAxis;
   for (StringRef part : parts) {
     StringRef axis = part.split(':').first.trim();
-    if (axis == dp || axis == tp)
+    if (axis == dp || axis == tp || axis == ep)
       continue;
     if (axis == kPipelineAxis) {
       int64_t stages = 0;
@@ -146,7 +153,8 @@ LogicalResult partition::part::checkSpmdMeshAxes(
     return emitError("part-spmd: unknown mesh axis \"" + axis +
                      "\" in mesh=\"" + options.mesh + "\"; known axes: \"" +
                      dp + "\" (data parallel), \"" + tp +
-                     "\" (tensor parallel), \"pp\" (pipeline stages)");
+                     "\" (tensor parallel), \"" + ep +
+                     "\" (expert parallel), \"pp\" (pipeline stages)");
   }
   // grad-sync=step moves ZeRO's per-micro-batch reduce-scatter of a
   // pipeline's gradients; without both it would change nothing, silently.

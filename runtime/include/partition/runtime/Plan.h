@@ -39,8 +39,9 @@ namespace partition::runtime {
 /// ScheduleStep.fragment, Value.slots (stash slots per micro-batch in
 /// flight) and Binding.micro_batches (an input fed whole, read one
 /// micro-batch per step); version 12 added the AttentionGrad opcode
-/// (attention's backward in blocks of query rows).
-constexpr uint32_t kFormatVersion = 12;
+/// (attention's backward in blocks of query rows); version 13 added TopK,
+/// ExpertDispatch and ExpertCombine (mixture-of-experts routing).
+constexpr uint32_t kFormatVersion = 13;
 
 /// Limits of what a plan describes, far from overflow in any arithmetic on
 /// sizes: a dimension, the elements or bytes of a value (and of a binding's

@@ -6,7 +6,8 @@ at import): TopK (largest and smallest, ties to the lower index, axis 0 and
 -1), OneHot, ScatterElements (none and add, a negative index) and NonZero.
 On the run-time input idx (int64 [2, 3], one index negative, one out of
 range): OneHot along the last axis and along axis 0 (a compare with a
-constant iota and a select).
+constant iota and a select), and TopK of its float values (largest along
+the last axis, smallest along axis 0).
 """
 import os
 import sys
@@ -44,9 +45,15 @@ nodes = [
     const("s_idx0", [[1, 0, -1, 2], [0, 2, 1, 1]]),
     n("ScatterElements", ["scores", "s_idx0", "s_upd"], ["scatter_none"], axis=0),
     n("NonZero", ["host_idx"], ["nonzero"]),
+    # Run-time TopK (part.top_k): the largest along the last axis, the
+    # smallest along axis 0 (negated, and moved last and back).
+    n("Cast", ["idx"], ["idx_f"], to=T.FLOAT),
+    n("TopK", ["idx_f", "k2"], ["rt_v", "rt_i"], name="/topk_rt"),
+    n("TopK", ["idx_f", "k1"], ["rt_low_v", "rt_low_i"], axis=0, largest=0),
 ]
 outputs = ["top_v", "top_i", "low_v", "low_i", "col_v", "col_i", "onehot_rt", "onehot_rt0",
-           "onehot_host", "scatter_add", "scatter_none", "nonzero"]
+           "onehot_host", "scatter_add", "scatter_none", "nonzero",
+           "rt_v", "rt_i", "rt_low_v", "rt_low_i"]
 graph = helper.make_graph(nodes, "routing", [helper.make_tensor_value_info("idx", T.INT64, [2, 3])],
                           [onnx.ValueInfoProto(name=o) for o in outputs])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])

@@ -738,6 +738,95 @@ def Part_ScatterAddOp : Part_Op<"scatter_add", [DeclareOpInterfaceMethods<Part_S
 }
 
 //===----------------------------------------------------------------------===//
+// Model ops: mixture-of-experts routing (docs/design/2026-12-07-experts.md)
+//===----------------------------------------------------------------------===//
+
+def Part_TopKOp : Part_Op<"top_k", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+  let summary = "the largest entries of the last dimension and their indices";
+  let description = [{
+    The `K` largest entries along the last dimension (`K` is the results'
+    last dimension), in descending order, and their `i64` indices; equal
+    values come in index order (ONNX TopK, `torch.topk`), and NaN ranks
+    above every number. A router picks each token's experts with it. The
+    values' cotangent goes back to the positions they were taken from.
+
+    ```mlir
+    %v, %i = part.top_k %0 : (tensor<2x16x8xf32>) -> (tensor<2x16x2xf32>, tensor<2x16x2xi64>)
+    ```
+
+    **Constraints:**
+    - the input has rank >= 1 and a float element type; the values have
+      its element type, the indices `i64`;
+    - both results have the input's shape but for the last dimension, `K`,
+      with `1 <= K <= N` (the input's last dimension).
+  }];
+  let arguments = (ins Part_FloatTensor:$input);
+  let results = (outs Part_FloatTensor:$values, Part_IndexTensor:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Part_ExpertDispatchOp : Part_Op<"expert_dispatch", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+  let summary = "places each group's routed tokens in their experts' capacity buffers";
+  let description = [{
+    For `G` groups of `S` tokens, each routed to `K` experts (`indices`,
+    `[G, S, K]`), the result `[E, G, C, H]` holds per expert and group `C`
+    slots. Slot `(s, k)` of group `g` goes to expert `e = indices[g, s, k]`
+    at position `p`, the number of earlier slots of the group routed to
+    `e`; earlier means a lower `k`, or the same `k` and a lower `s` (every
+    token's first choice before any second choice). A slot with `p >= C`
+    is dropped; unfilled positions are zero. `input` is the tokens
+    `[G, S, H]` (a token goes to each of its `K` experts) or one value per
+    slot `[G, S, K, H]`. An index outside `[0, E)` is an error at run time.
+    `part.expert_combine` is its adjoint. Capacity is per group, so a plan
+    that splits the groups computes what one device does.
+
+    ```mlir
+    %b = part.expert_dispatch %x, %i : (tensor<2x16x64xf32>, tensor<2x16x2xi64>) -> tensor<4x2x8x64xf32>
+    ```
+
+    **Constraints:**
+    - `indices` has rank 3; `input` has rank 3 or 4 and the shape
+      `[G, S, H]` or `[G, S, K, H]` for indices `[G, S, K]`;
+    - the result has rank 4, `[E, G, C, H]` with `E, C >= 1`, and the
+      input's element type.
+  }];
+  let arguments = (ins Part_FloatTensor:$input, Part_IndexTensor:$indices);
+  let results = (outs Part_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Part_ExpertCombineOp : Part_Op<"expert_combine", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure]> {
+  let summary = "reads each routed slot back from its expert's capacity buffer";
+  let description = [{
+    The adjoint of `part.expert_dispatch`: `result[g, s, k]` is the row of
+    `input[e, g, p]` where `part.expert_dispatch` placed slot `(s, k)`, or
+    zeros where it dropped the slot. Weighting the slots by the router's
+    probabilities and summing over `k` are `part.mul` and `part.reduce_sum`.
+    An index outside `[0, E)` is an error at run time.
+
+    ```mlir
+    %y = part.expert_combine %b, %i : (tensor<4x2x8x64xf32>, tensor<2x16x2xi64>) -> tensor<2x16x2x64xf32>
+    ```
+
+    **Constraints:**
+    - `input` has rank 4, `[E, G, C, H]`; `indices` rank 3, `[G, S, K]`;
+    - the result is `[G, S, K, H]` of the input's element type.
+  }];
+  let arguments = (ins Part_FloatTensor:$input, Part_IndexTensor:$indices);
+  let results = (outs Part_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 

@@ -39,7 +39,8 @@ struct SpmdPipelineOptions
     : public mlir::PassPipelineOptions<SpmdPipelineOptions> {
   Option<std::string> mesh{*this, "mesh",
                            llvm::cl::desc("mesh axes and sizes, e.g. "
-                                          "dp:2,tp:4 (either may be absent)")};
+                                          "dp:2,tp:4 or dp:2,ep:4,pp:2 (any "
+                                          "may be absent)")};
   Option<std::string> meshName{*this, "mesh-name",
                                llvm::cl::desc("name of the mesh"),
                                llvm::cl::init("mesh")};
@@ -49,6 +50,11 @@ struct SpmdPipelineOptions
   Option<std::string> tensorParallelAxis{
       *this, "tp-axis", llvm::cl::desc("the tensor-parallel axis"),
       llvm::cl::init("tp")};
+  Option<std::string> expertParallelAxis{
+      *this, "ep-axis",
+      llvm::cl::desc("the expert-parallel axis (the experts of "
+                     "mixture-of-experts layers, and the batch inside dp)"),
+      llvm::cl::init("ep")};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("split the residual stream by sequence over the "

@@ -429,10 +429,46 @@ def PartDataParallelPass : Pass<"part-data-parallel", "::mlir::ModuleOp"> {
            "the mesh">,
     Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
            "the data-parallel mesh axis">,
+    Option<"expertAxis", "expert-axis", "std::string", /*default=*/"\"\"",
+           "an axis the batch is split over after `axis` (expert "
+           "parallelism's: the ep devices hold different experts and "
+           "different data; part-spmd sets it)">,
     Option<"microBatchAxis", "micro-batch-axis", "std::string",
            /*default=*/"\"\"",
-           "a second axis the batch is split over after `axis` (the "
+           "a last axis the batch is split over (the "
            "micro-batches of a pipeline; part-spmd sets it)">
+  ];
+}
+
+def PartExpertParallelPass : Pass<"part-expert-parallel", "::mlir::ModuleOp"> {
+  let summary = "splits the experts of mixture-of-experts layers over a mesh axis";
+  let description = [{
+    For each global function, gives every parameter whose first dimension
+    the ops' sharding rules join to the experts' dimension of a
+    `part.expert_dispatch` buffer (the `[E, ...]` weights of the experts'
+    batched matmuls) a split of that dimension over `axis`, added in front
+    of any split it has. With the batch split over the same axis
+    (part-data-parallel's `expert-axis`), propagation then finds the
+    buffer split by groups where the tokens are dispatched and by experts
+    where the experts run, and the partitioner exchanges the two with
+    `part.all_to_all`s, forward and backward (GShard's formulation). A
+    function with no `part.expert_dispatch` is an error: the axis would only
+    split the batch. The experts must divide by the axis size (an error
+    names the parameter and the sizes). See
+    docs/design/2026-12-07-experts.md.
+
+    ```mlir
+    %w1: tensor<8x64x176xf32> {part.role = #part.role<parameter>}
+    // becomes
+    %w1: tensor<8x64x176xf32> {part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"ep"}, {}, {}] # "}]" # [{>}
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
+           "the mesh">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"ep\"",
+           "the expert-parallel mesh axis">
   ];
 }
 

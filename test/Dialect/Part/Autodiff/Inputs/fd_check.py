@@ -176,6 +176,35 @@ def scatter_add(updates, indices, axis, size):
     return out
 
 
+def routed_slots(idx, experts, capacity):
+    """Per slot (g, s, k) of idx [G, S, K], its (expert, position) in the
+    dispatch buffer or None when dropped: k-major within each group."""
+    where = {}
+    for g in range(idx.shape[0]):
+        filled = [0] * experts
+        for k in range(idx.shape[2]):
+            for s in range(idx.shape[1]):
+                e = int(idx[g, s, k])
+                if filled[e] < capacity:
+                    where[(g, s, k)] = (e, filled[e])
+                filled[e] += 1
+    return where
+
+
+def dispatch(x, idx, experts, capacity):
+    out = np.zeros((experts, idx.shape[0], capacity, x.shape[-1]))
+    for (g, s, k), (e, p) in routed_slots(idx, experts, capacity).items():
+        out[e, g, p] = x[g, s] if x.ndim == 3 else x[g, s, k]
+    return out
+
+
+def combine(y, idx):
+    out = np.zeros(idx.shape + (y.shape[-1],))
+    for (g, s, k), (e, p) in routed_slots(idx, y.shape[0], y.shape[2]).items():
+        out[g, s, k] = y[e, g, p]
+    return out
+
+
 def pad(x, shape, offsets, strides=None):
     out = np.zeros(shape)
     strides = strides or [1] * x.ndim
@@ -453,6 +482,28 @@ case("scatter_add", {"u": upd},
      f"%out = part.scatter_add %u, %i axis 1 : ({t([2, 4, 3])}, "
      f"{t([4], 'i64')}) -> {t([2, 5, 3])}",
      lambda v: scatter_add(v["u"], v["i"], 1, 5), inputs={"i": cols})
+# Mixture-of-experts routing. Expert 1 gets more than its capacity of 3
+# in group 0 (slots dropped, no gradient); expert 3 none in group 1.
+x = distinct(4, 6)
+case("top_k", {"x": x},
+     f"%out, %idx = part.top_k %x : ({t([4, 6])}) -> ({t([4, 2])}, "
+     f"{t([4, 2], 'i64')})",
+     lambda v: -np.sort(-v["x"], axis=-1)[:, :2])
+route = np.array([[[1, 0], [1, 2], [3, 1], [1, 0], [2, 1]],
+                  [[0, 2], [2, 1], [1, 0], [0, 2], [2, 0]]], np.int64)
+tokens, slots = normal(2, 5, 3), normal(2, 5, 2, 3)
+case("expert_dispatch", {"x": tokens},
+     f"%out = part.expert_dispatch %x, %i : ({t([2, 5, 3])}, "
+     f"{t([2, 5, 2], 'i64')}) -> {t([4, 2, 3, 3])}",
+     lambda v: dispatch(v["x"], v["i"], 4, 3), inputs={"i": route})
+case("expert_dispatch-slots", {"x": slots},
+     f"%out = part.expert_dispatch %x, %i : ({t([2, 5, 2, 3])}, "
+     f"{t([2, 5, 2], 'i64')}) -> {t([4, 2, 3, 3])}",
+     lambda v: dispatch(v["x"], v["i"], 4, 3), inputs={"i": route})
+case("expert_combine", {"y": normal(4, 2, 3, 3)},
+     f"%out = part.expert_combine %y, %i : ({t([4, 2, 3, 3])}, "
+     f"{t([2, 5, 2], 'i64')}) -> {t([2, 5, 2, 3])}",
+     lambda v: combine(v["y"], v["i"]), inputs={"i": route})
 x = normal(4, 3)
 case("sharding_constraint", {"x": x},
      f"""%y = part.sharding_constraint %x <@mesh, [{{"dp"}}, {{}}]> : {t(x.shape)}

@@ -1,0 +1,2 @@
+module attributes {part.model_flops = -1 : i64} {
+}

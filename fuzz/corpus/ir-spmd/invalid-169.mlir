@@ -1,0 +1,2 @@
+module attributes {part.model_flops = 0.5 : f64} {
+}
