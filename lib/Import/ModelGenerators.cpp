@@ -34,7 +34,9 @@
 //          each token routed to its top-k, C slots per expert and sequence)
 //          layers.<i>.block_sparse_moe.gate.weight [E, X],
 //          layers.<i>.block_sparse_moe.experts.{w1,w3} [X, E, F],
-//          layers.<i>.block_sparse_moe.experts.w2 [X, F, E]
+//          layers.<i>.block_sparse_moe.experts.w2 [X, F, E];
+//          and, unless --router-aux-loss-coef 0, result aux_loss [] (the
+//          load-balancing loss, with part.loss_weight)
 //   mlp    input  x [B, E] f32                result y [B, E]
 //          layers.<i>.weight [in, out], layers.<i>.bias [out]: E -> F for
 //          the first layer, F -> F between, F -> E for the last (E -> E
@@ -275,6 +277,10 @@ public:
   Value reshape(Value x, ArrayRef<int64_t> shape) {
     return part::ReshapeOp::create(b, loc, tensor(shape), x);
   }
+  /// `x` (of any element type, as `like`) in another shape.
+  Value reshape(Value x, ArrayRef<int64_t> shape, RankedTensorType like) {
+    return part::ReshapeOp::create(b, loc, like.clone(shape), x);
+  }
 
   Value transpose(Value x, ArrayRef<int64_t> permutation) {
     auto xt = cast<RankedTensorType>(x.getType());
@@ -338,6 +344,29 @@ public:
     return part::ReduceSumOp::create(b, loc, x, dims, keepDims);
   }
 
+  /// One-hot rows of `indices` [...] over `n` classes: [..., n] f32.
+  Value oneHot(Value indices, int64_t n) {
+    auto it = cast<RankedTensorType>(indices.getType());
+    SmallVector<int64_t> column(it.getShape());
+    column.push_back(1);
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < n; ++i)
+      values.push_back(APInt(64, i, /*isSigned=*/true));
+    auto iotaType = tensor({n}, b.getI64Type());
+    Value iota = part::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(iotaType, values));
+    Value hit = part::CompareOp::create(b, loc, part::ComparisonDirection::EQ,
+                                        reshape(indices, column, it), iota);
+    SmallVector<int64_t> shape(it.getShape());
+    shape.push_back(n);
+    return part::CastOp::create(b, loc, tensor(shape), hit);
+  }
+
+  Value scalar(double v) {
+    return part::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(tensor({}), float(v)));
+  }
+
   /// The k largest of the last dimension: values and i64 indices.
   std::pair<Value, Value> topK(Value x, int64_t k) {
     SmallVector<int64_t> shape(cast<RankedTensorType>(x.getType()).getShape());
@@ -374,16 +403,23 @@ public:
 
   /// Returns `results` (named `names`) and sets the function's type and
   /// argument attributes.
+  /// `lossWeights`, where given, marks results as auxiliary losses
+  /// (`part.loss_weight`, when not 0).
   OwningOpRef<ModuleOp> finish(ArrayRef<Value> results,
-                               ArrayRef<StringRef> names) {
+                               ArrayRef<StringRef> names,
+                               ArrayRef<double> lossWeights = {}) {
     setScope("return");
     func::ReturnOp::create(b, loc, results);
     SmallVector<Type> resultTypes;
     SmallVector<DictionaryAttr> resultAttrs;
-    for (auto [v, name] : llvm::zip_equal(results, names)) {
+    for (auto [i, v, name] : llvm::enumerate(results, names)) {
       resultTypes.push_back(v.getType());
-      resultAttrs.push_back(
-          b.getDictionaryAttr(b.getNamedAttr(nameName, b.getStringAttr(name))));
+      NamedAttrList attrs;
+      attrs.append(nameName, b.getStringAttr(name));
+      if (i < lossWeights.size() && lossWeights[i] != 0)
+        attrs.append(PartDialect::getLossWeightAttrName(),
+                     b.getF64FloatAttr(lossWeights[i]));
+      resultAttrs.push_back(attrs.getDictionary(&ctx));
     }
     function.setType(b.getFunctionType(body->getArgumentTypes(), resultTypes));
     function.setAllArgAttrs(argAttrs);
@@ -471,6 +507,7 @@ struct Sizes {
   /// Mixtral: experts per layer, per token, and slots per expert and
   /// sequence.
   int64_t experts = 0, topK = 0, capacity = 0;
+  double auxLossCoef = 0;
 };
 
 } // namespace
@@ -538,18 +575,34 @@ static Value swiGlu(ModelBuilder &m, const Sizes &s, const std::string &p,
   return m.matmul(m.mul(gate, up), weight("mlp.down_proj", {F, E}));
 }
 
+/// What the load-balancing loss needs of every layer's router: per sequence
+/// and expert, the slots routed to it and the sum of its probabilities over
+/// the sequence's tokens.
+struct RouterStats {
+  Value slots, probabilities;
+};
+
 /// Mixtral's sparse MLP: the router's softmax over X experts, each token's
 /// top K renormalised to sum to 1, the tokens dispatched to their experts'
 /// buffers (a sequence is a group), one SwiGLU per expert as batched
 /// matmuls over X, and the slots combined with the router's weights.
+/// Adds the layer's routing to `stats` when it is to be counted.
 static Value sparseMoe(ModelBuilder &m, const Sizes &s, const std::string &p,
-                       Value h) {
+                       Value h, std::optional<RouterStats> &stats) {
   const int64_t B = s.batch, S = s.seq, E = s.hidden, F = s.ffn;
   const int64_t X = s.experts, C = s.capacity;
   std::string q = p + "block_sparse_moe.";
   Value router =
       m.parameter(q + "gate.weight", {E, X}, Init::normal(0.02));
-  auto [top, chosen] = m.topK(m.softmaxLast(m.matmul(h, router)), s.topK);
+  Value probs = m.softmaxLast(m.matmul(h, router));
+  auto [top, chosen] = m.topK(probs, s.topK);
+  if (stats) {
+    Value slots = m.sum(m.oneHot(chosen, X), {1, 2}, /*keepDims=*/false);
+    Value mass = m.sum(probs, {1}, /*keepDims=*/false);
+    stats->slots = stats->slots ? m.add(stats->slots, slots) : slots;
+    stats->probabilities =
+        stats->probabilities ? m.add(stats->probabilities, mass) : mass;
+  }
   Value weights = m.div(top, m.sum(top, {2}, /*keepDims=*/true));
   auto expert = [&](StringRef n, int64_t in, int64_t out) {
     return m.parameter(q + "experts." + n, {X, in, out}, Init::normal(0.02));
@@ -565,12 +618,30 @@ static Value sparseMoe(ModelBuilder &m, const Sizes &s, const std::string &p,
   return m.sum(weighted, {2}, /*keepDims=*/false);
 }
 
+/// Switch's load-balancing loss for each sequence, as Hugging Face computes
+/// it over all layers' N = layers x S routed tokens -- X sum_e (slots_e /
+/// N) (probabilities_e / N) -- averaged over the sequences (DeepSeek-V3's
+/// sequence-wise form): each sequence's term is its own, so a plan that
+/// splits the batch or cuts it into micro-batches computes the same loss.
+/// With one sequence it is Hugging Face's aux_loss.
+static Value loadBalancingLoss(ModelBuilder &m, const Sizes &s,
+                               const RouterStats &stats) {
+  double n = double(s.layers) * double(s.seq);
+  Value product = m.mul(stats.slots, stats.probabilities);
+  Value perSequence = m.sum(product, {1}, /*keepDims=*/false);
+  return m.mul(m.sum(perSequence, {0}, /*keepDims=*/false),
+               m.scalar(double(s.experts) / (n * n * double(s.batch))));
+}
+
 /// Llama (and, with `moe`, Mixtral: the MLP replaced by sparseMoe).
 static OwningOpRef<ModuleOp> buildDecoder(ModelBuilder &m, const Sizes &s,
                                           bool moe) {
   const int64_t B = s.batch, S = s.seq, E = s.hidden, V = s.vocab;
   const int64_t H = s.heads, K = s.kvHeads, D = s.headDim;
   const double std = 0.02;
+  std::optional<RouterStats> stats;
+  if (moe && s.auxLossCoef != 0)
+    stats = RouterStats{};
   m.setScope("embedding");
   Value tokens = m.input("tokens", {B, S}, m.i32());
   Value embed = m.parameter("embed_tokens.weight", {V, E}, Init::normal(std));
@@ -601,14 +672,19 @@ static OwningOpRef<ModuleOp> buildDecoder(ModelBuilder &m, const Sizes &s,
     x = m.add(x, m.matmul(a, weight("self_attn.o_proj", {H * D, E})));
     m.setScope(p + (moe ? "block_sparse_moe" : "mlp"));
     h = norm("post_attention_layernorm", x);
-    x = m.add(x, moe ? sparseMoe(m, s, p, h) : swiGlu(m, s, p, h));
+    x = m.add(x, moe ? sparseMoe(m, s, p, h, stats) : swiGlu(m, s, p, h));
   }
   m.setLayer(std::nullopt);
   m.setScope("head");
   x = m.rmsNorm(x, m.parameter("norm.weight", {E}, Init::constant(1)));
   Value logits =
       m.matmul(x, m.parameter("lm_head.weight", {E, V}, Init::normal(std)));
-  return m.finish({logits}, {"logits"});
+  if (!stats)
+    return m.finish({logits}, {"logits"});
+  m.setScope("load_balancing_loss");
+  Value aux = loadBalancingLoss(m, s, *stats);
+  return m.finish({logits, aux}, {"logits", "aux_loss"},
+                  {0.0, s.auxLossCoef});
 }
 
 static OwningOpRef<ModuleOp> buildLlama(ModelBuilder &m, const Sizes &s) {
@@ -672,8 +748,15 @@ static LogicalResult checkExperts(Location loc, const ModelConfig &c,
                       "have more than 2^63 elements";
     return failure();
   }
+  if (!std::isfinite(c.routerAuxLossCoef) || c.routerAuxLossCoef < 0) {
+    emitError(loc) << "--router-aux-loss-coef must be 0 (none) or positive, "
+                      "got "
+                   << c.routerAuxLossCoef;
+    return failure();
+  }
   s.experts = c.experts;
   s.topK = c.topK;
+  s.auxLossCoef = c.routerAuxLossCoef;
   int64_t slots = c.seq * c.topK;
   double wanted =
       std::ceil(double(slots) / double(c.experts) * c.capacityFactor);

@@ -109,10 +109,16 @@ bool hasLoss(ModuleOp model) {
   func::FuncOp f = mainFunction(model);
   if (!f)
     return false;
-  return llvm::any_of(f.getResultTypes(), [](Type t) {
-    auto r = dyn_cast<RankedTensorType>(t);
-    return r && r.getRank() == 0;
-  });
+  // An auxiliary loss (part.loss_weight) is added to a loss, not one.
+  return llvm::any_of(llvm::seq<unsigned>(0, f.getNumResults()),
+                      [&](unsigned i) {
+                        auto r = dyn_cast<RankedTensorType>(
+                            f.getResultTypes()[i]);
+                        return r && r.getRank() == 0 &&
+                               !f.getResultAttr(
+                                   i, part::PartDialect::
+                                          getLossWeightAttrName());
+                      });
 }
 
 double bytesOf(Value v) {

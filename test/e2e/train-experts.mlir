@@ -1,8 +1,9 @@
-// Expert parallelism: a generated Mixtral (2 layers, 4 experts, top-2)
-// trained 3 steps with partition-check on ep:2, ep:4, dp:2,ep:2, ep:2,tp:2
-// and pp:2,ep:2, each against one device (losses and every weight after
-// the last step), with a capacity factor of 1 (8 slots per expert and
-// sequence of 16: tokens are dropped) and with none (dropless). Each ep
+// Expert parallelism: a generated Mixtral (2 layers, 4 experts, top-2,
+// the load-balancing loss added to the cross-entropy) trained 3 steps with
+// partition-check on ep:2, ep:4, dp:2,ep:2, ep:2,tp:2 and pp:2,ep:2, each
+// against one device (losses and every weight after the last step), with
+// a capacity factor of 1 (8 slots per expert and sequence of 16: tokens
+// are dropped) and with none (dropless). Each ep
 // device holds its experts only; the tokens reach them and come back with
 // all-to-alls, forward and backward. Tolerances: partition-check's
 // defaults (1e-5 + 1e-4 |ref| for the losses, rtol 1e-3 for the weights).
@@ -16,6 +17,16 @@
 // RUN: done
 // RUN: cat %t/check1-*.log %t/check0-*.log | FileCheck %s --check-prefix=CHECK
 // CHECK-COUNT-10: PASS
+//
+// With ZeRO over dp (the experts' weights and state split over ep and dp,
+// the others over dp):
+// RUN: for z in 1 3; do \
+// RUN:   partition-check %t/m1.mlir --mesh dp:2,ep:2 --steps 3 --weights %t/m1.safetensors --spmd-options zero=$z > %t/zero$z.log || exit 1; \
+// RUN: done
+// RUN: cat %t/zero1.log %t/zero3.log | FileCheck %s --check-prefix=ZERO
+// ZERO-COUNT-2: PASS
+// RUN: partition-opt %t/m1.mlir --part-append-loss --part-autodiff --part-optimizer="kind=adamw" --part-spmd="mesh=dp:2,ep:2 zero=3" -o - | FileCheck %s --check-prefix=ZERO3
+// ZERO3: part.name = "layers.0.block_sparse_moe.experts.w1", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"ep", "dp"}, {}, {}]>
 //
 // The compiled program on ep:2: each device holds 2 of the 4 experts of
 // each weight (and of its gradient); the dispatched buffer [4, 2, 8, 32]

@@ -6,7 +6,8 @@
 //   partition-import --list-ops
 //   partition-import --model gpt|llama|mixtral|mlp [--layers N --hidden N
 //                    --heads N --kv-heads N --ffn N --vocab N --seq N
-//                    --batch N --experts N --top-k N --capacity-factor F]
+//                    --batch N --experts N --top-k N --capacity-factor F
+//                    --router-aux-loss-coef W]
 //                    [--seed N | --shapes-only] -o model.mlir
 //                    [--weights model.safetensors]
 //
@@ -155,6 +156,12 @@ cl::opt<double> capacityFactor(
              "multiple of seq x top-k / experts (default 0: no token is "
              "ever dropped)"),
     cl::init(0), cl::cat(category));
+cl::opt<double> routerAuxLossCoef(
+    "router-aux-loss-coef",
+    cl::desc("Generated Mixtral: weight of the load-balancing loss, returned "
+             "as aux_loss and added to the training loss (default 0.001, "
+             "Hugging Face's; 0: none)"),
+    cl::init(0.001), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Generated model: weight seed"),
                        cl::init(0), cl::cat(category));
 cl::opt<bool> shapesOnly("shapes-only",
@@ -407,6 +414,7 @@ int main(int argc, char **argv) {
     config.experts = experts;
     config.topK = topK;
     config.capacityFactor = capacityFactor;
+    config.routerAuxLossCoef = routerAuxLossCoef;
     config.seed = seed;
     config.shapesOnly = shapesOnly;
     module = import::generateModel(context, config, weights);

@@ -41,6 +41,10 @@ struct ModelConfig {
   int64_t experts = 4;
   int64_t topK = 2;
   double capacityFactor = 0;
+  /// Mixtral: the weight of the load-balancing loss (Switch's, as Hugging
+  /// Face computes it over all layers), returned as `aux_loss` with
+  /// `part.loss_weight`; 0: none.
+  double routerAuxLossCoef = 0.001;
   /// Seed of the random weights.
   uint64_t seed = 0;
   /// No weight data: `weights` is left empty.

@@ -1176,6 +1176,11 @@ func.func private @grad_of_range(%w: tensor<8xf32>) -> (tensor<f32>, tensor<8xf3
 
 // -----
 
+// expected-error @+1 {{'func.func' op 'part.loss_weight' on result 1 must be a finite float, got "0.1"}}
+func.func private @loss_weight_not_float(%w: tensor<8xf32>) -> (tensor<8xf32>, tensor<f32> {part.loss_weight = "0.1"})
+
+// -----
+
 func.func @grad_of_on_op(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'part.neg' op 'part.grad_of' belongs on function results, not on an op}}
   %0 = part.neg %x {part.grad_of = 0 : i64} : tensor<8xf32>

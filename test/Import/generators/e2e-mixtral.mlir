@@ -22,3 +22,24 @@
 // RUN: FileCheck %s < %t/2x2.log
 //
 // CHECK: output logits: f32[4, 16, 128]
+// CHECK: output aux_loss: f32[]
+
+// Trained one SGD step (lr 0.1) on the mean cross-entropy plus 0.02 times
+// the load-balancing loss (Switch's, over both layers' routed tokens, for
+// each sequence as Hugging Face's load_balancing_loss_func computes it,
+// averaged over the batch), on 1 rank and on ep:2 and
+// dp:2,ep:2, against torch's autograd on Hugging Face's model: the loss and
+// every weight after the step (the rotary tables aside, buffers in torch).
+// The gradient reaches the router through the renormalised top-2 weights
+// and the load-balancing loss's probabilities. Tolerance 1e-6 + 1e-4 |ref|:
+// a step moves each weight by 0.1 times a gradient of f32 sums of at most a
+// few thousand terms (2e-4 relative), weights are about 0.02.
+// RUN: %python -c "import numpy as np; t = np.random.default_rng(3).integers(0, 128, (4, 17)); np.save('%t/ids.npy', t[:, :-1].astype(np.int32)); np.save('%t/labels.npy', t[:, 1:].astype(np.int32))"
+// RUN: partition-import --model mixtral --layers 2 --hidden 64 --heads 4 --kv-heads 2 --experts 4 --top-k 2 --vocab 128 --seq 16 --batch 4 --seed 7 --router-aux-loss-coef 0.02 -o %t/aux.mlir
+// RUN: partition-opt %t/aux.mlir --part-append-loss="kind=cross-entropy" --part-autodiff --part-optimizer="kind=sgd lr=0.1" -o %t/step.mlir
+// RUN: for m in "dp:1" "ep:2" "dp:2,ep:2"; do \
+// RUN:   partition-opt %t/step.mlir --part-spmd="mesh=$m" | partition-translate --part-to-plan -o %t/train-$m.plan || exit 1; \
+// RUN:   mkdir -p %t/train-$m && partition-run %t/train-$m.plan --backend cpu --steps 1 --weights %t/mixtral.safetensors --input tokens=%t/ids.npy --input labels=%t/labels.npy --output-dir %t/train-$m > /dev/null || exit 1; \
+// RUN: done
+// RUN: %current_python %S/Inputs/mixtral_reference.py 4 2 2 %t/mixtral.safetensors %t/ids.npy %t/torch-step --train %t/labels.npy 0.1 0.02
+// RUN: %python %S/../../e2e/Inputs/compare_dirs.py 1e-6 1e-4 %t/torch-step %t/train-dp:1 %t/train-ep:2 %t/train-dp:2,ep:2

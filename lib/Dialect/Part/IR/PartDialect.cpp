@@ -14,6 +14,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace partition::part;
 
@@ -473,6 +475,14 @@ LogicalResult PartDialect::verifyRegionResultAttribute(Operation *op,
              << "'part.grad_of' on result " << resultIndex << " is "
              << index.getInt() << ", but the function has " << numArgs
              << " arguments";
+    return success();
+  }
+  if (name == getLossWeightAttrName()) {
+    auto weight = dyn_cast<FloatAttr>(attr.getValue());
+    if (!weight || !std::isfinite(weight.getValueAsDouble()))
+      return op->emitOpError()
+             << "'part.loss_weight' on result " << resultIndex
+             << " must be a finite float, got " << attr.getValue();
     return success();
   }
   if (name == getUpdatesAttrName()) {

@@ -23,6 +23,36 @@ struct PartAppendLossPass
     : public partition::part::impl::PartAppendLossPassBase<PartAppendLossPass> {
   using PartAppendLossPassBase::PartAppendLossPassBase;
 
+  /// Adds weight x result to `loss` for each result marked with a loss
+  /// weight (an auxiliary loss of the model).
+  static LogicalResult addAuxiliaryLosses(func::FuncOp function,
+                                          func::ReturnOp ret, OpBuilder &b,
+                                          Value &loss) {
+    StringRef weightName = PartDialect::getLossWeightAttrName();
+    for (unsigned i = 0; i < function.getNumResults(); ++i) {
+      auto weight = function.getResultAttrOfType<FloatAttr>(i, weightName);
+      if (!weight)
+        continue;
+      Value aux = ret.getOperand(i);
+      auto type = dyn_cast<RankedTensorType>(aux.getType());
+      if (!type || type.getRank() != 0 ||
+          !isa<FloatType>(type.getElementType()))
+        return function.emitError()
+               << "result " << i << " has " << weightName
+               << " but type " << aux.getType()
+               << "; an auxiliary loss is a 0-d float";
+      Location loc = ret.getLoc();
+      auto scalar = RankedTensorType::get({}, b.getF32Type());
+      if (type != scalar)
+        aux = CastOp::create(b, loc, scalar, aux);
+      Value w = ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(scalar, float(weight.getValueAsDouble())));
+      loss = AddOp::create(b, loc, loss, MulOp::create(b, loc, aux, w));
+    }
+    return success();
+  }
+
   LogicalResult appendLoss(func::FuncOp function) {
     MLIRContext *ctx = &getContext();
     StringRef nameAttr = PartDialect::getNameAttrName();
@@ -105,6 +135,8 @@ struct PartAppendLossPass
       return function.emitError() << "unknown loss kind \"" << kind
                                   << "\" (expected cross-entropy or mse)";
     }
+    if (failed(addAuxiliaryLosses(function, ret, b, loss)))
+      return failure();
     func::ReturnOp::create(b, loc, ValueRange{loss});
     ret.erase();
     function.setFunctionType(FunctionType::get(

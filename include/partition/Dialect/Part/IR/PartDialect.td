@@ -153,6 +153,12 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("part.layer");
     }
+    /// Name of the f64 result attribute marking an auxiliary loss (a 0-d
+    /// float result: a mixture of experts' load-balancing loss) and its
+    /// weight: part-append-loss adds weight x the result to the loss.
+    static constexpr ::llvm::StringLiteral getLossWeightAttrName() {
+      return ::llvm::StringLiteral("part.loss_weight");
+    }
     /// Name of the unit attribute marking an op as a recomputation, in
     /// backward, of a forward op (made by part-recompute); it also keeps CSE
     /// from merging the copy back into the original.

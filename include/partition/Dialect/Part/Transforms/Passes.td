@@ -915,6 +915,10 @@ def PartAppendLossPass : Pass<"part-append-loss", "::mlir::ModuleOp"> {
     - `kind=mse`: a new argument `targets` (role `label`, the output's
       type) and the mean of `(output - targets)^2` over all elements.
 
+    Every 0-d float result carrying `part.loss_weight = w` (an auxiliary
+    loss the model computes, such as a mixture of experts' load-balancing
+    loss) is added as `w` times itself, in f32.
+
     ```mlir
     func.func @main(%ids: tensor<2x8xi64> {...}, ...) -> (tensor<2x8x96xf32> {part.name = "logits"})
     // becomes, with kind=cross-entropy
@@ -923,8 +927,9 @@ def PartAppendLossPass : Pass<"part-append-loss", "::mlir::ModuleOp"> {
     ```
 
     A function that already returns a scalar, an output that is not a
-    float tensor (of rank at least 2 for cross-entropy), or an `output`
-    naming no result is an error naming the function and the values.
+    float tensor (of rank at least 2 for cross-entropy), an `output`
+    naming no result, or a loss weight on a result that is not a 0-d float
+    is an error naming the function and the values.
   }];
   let dependentDialects = ["::partition::part::PartDialect"];
   let options = [
