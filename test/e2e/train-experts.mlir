@@ -18,15 +18,22 @@
 // RUN: cat %t/check1-*.log %t/check0-*.log | FileCheck %s --check-prefix=CHECK
 // CHECK-COUNT-10: PASS
 //
-// With ZeRO over dp (the experts' weights and state split over ep and dp,
-// the others over dp):
-// RUN: for z in 1 3; do \
-// RUN:   partition-check %t/m1.mlir --mesh dp:2,ep:2 --steps 3 --weights %t/m1.safetensors --spmd-options zero=$z > %t/zero$z.log || exit 1; \
+// With ZeRO: the experts' state (and with zero=3 their weights) split over
+// ep and dp, every other parameter's over dp and ep, the whole group its
+// gradients are summed over (as Megatron-Core's distributed optimizer
+// shards the dense parameters over the data-parallel group with the
+// expert-parallel ranks in it); on ep:4 over ep alone; and with ep across
+// dp (ep:2,dp:2: the ep devices a node apart rather than beside each
+// other).
+// RUN: for m in "dp:2,ep:2 1" "dp:2,ep:2 3" "ep:4 1" "ep:2,dp:2 1"; do \
+// RUN:   set -- $m; partition-check %t/m1.mlir --mesh $1 --steps 3 --weights %t/m1.safetensors --spmd-options zero=$2 > %t/zero-$1-$2.log || exit 1; \
 // RUN: done
-// RUN: cat %t/zero1.log %t/zero3.log | FileCheck %s --check-prefix=ZERO
-// ZERO-COUNT-2: PASS
+// RUN: cat %t/zero-*.log | FileCheck %s --check-prefix=ZERO
+// ZERO-COUNT-4: PASS
 // RUN: partition-opt %t/m1.mlir --part-append-loss --part-autodiff --part-optimizer="kind=adamw" --part-spmd="mesh=dp:2,ep:2 zero=3" -o - | FileCheck %s --check-prefix=ZERO3
-// ZERO3: part.name = "layers.0.block_sparse_moe.experts.w1", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"ep", "dp"}, {}, {}]>
+// ZERO3-DAG: part.name = "layers.0.block_sparse_moe.experts.w1", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"ep", "dp"}, {}, {}]>
+// ZERO3-DAG: part.name = "layers.0.self_attn.q_proj.weight", part.role = #part.role<parameter>, part.sharding = #part.sharding<@mesh, [{"dp", "ep"}, {}]>
+// ZERO3-DAG: part.name = "adam.m.layers.0.self_attn.q_proj.weight", part.role = #part.role<state>, part.sharding = #part.sharding<@mesh, [{"dp", "ep"}, {}]>
 //
 // The compiled program on ep:2: each device holds 2 of the 4 experts of
 // each weight (and of its gradient); the dispatched buffer [4, 2, 8, 32]

@@ -84,9 +84,12 @@ void partition::part::addSpmdShardingPipeline(
   // it comes after both; without that axis the pass reports it. Stage 0
   // (plain data parallelism) only reduces each gradient of a training step
   // once, where backward produces it, rather than once per use.
-  if (options.zero != 0 || hasAxis(options.dataParallelAxis))
+  // With ep, the state of what is not split by expert is sharded over ep
+  // too (the whole group the batch is split over).
+  if (options.zero != 0 || dp || ep)
     pm.addPass(createPartZeroPass(
-        {options.meshName, options.dataParallelAxis, options.zero}));
+        {options.meshName, dp || !ep ? dpAxis : epAxis,
+         dp && ep ? epAxis : std::string(), options.zero}));
   pm.addPass(createPartPropagateShardingsPass());
 }
 

@@ -37,10 +37,12 @@ namespace {
 /// parameters over the data-parallel axis.
 class ZeroSharding {
 public:
-  ZeroSharding(func::FuncOp function, MeshOp mesh, StringRef axis,
+  ZeroSharding(func::FuncOp function, MeshOp mesh, ArrayRef<StringRef> axes,
                unsigned stage)
-      : function(function), mesh(mesh),
-        axis(StringAttr::get(function.getContext(), axis)), stage(stage) {}
+      : function(function), mesh(mesh), stage(stage) {
+    for (StringRef axis : axes)
+      this->axes.push_back(StringAttr::get(function.getContext(), axis));
+  }
 
   LogicalResult run();
 
@@ -55,8 +57,11 @@ private:
   };
   FailureOr<Update> findUpdate();
   FailureOr<SmallVector<ShardingAttr>> baseArgumentShardings();
-  ShardingAttr split(ShardingAttr base, RankedTensorType type);
-  void remarkWhole(unsigned arg, ShardingAttr base);
+  ShardingAttr split(ShardingAttr base, RankedTensorType type,
+                     SmallVectorImpl<StringAttr> &whole);
+  ShardingAttr split(ShardingAttr base, RankedTensorType type,
+                     StringAttr axis);
+  void remarkWhole(unsigned arg, ShardingAttr base, StringAttr axis);
   ArgRole roleOf(unsigned arg) {
     auto role = function.getArgAttrOfType<ArgRoleAttr>(
         arg, PartDialect::getRoleAttrName());
@@ -68,7 +73,9 @@ private:
 
   func::FuncOp function;
   MeshOp mesh;
-  StringAttr axis;
+  /// The axes split over, in order: the data-parallel axis, then the
+  /// expert-parallel one.
+  SmallVector<StringAttr, 2> axes;
   unsigned stage;
 };
 
@@ -98,10 +105,26 @@ FailureOr<SmallVector<ShardingAttr>> ZeroSharding::baseArgumentShardings() {
   return base;
 }
 
-/// `base` with the axis added, as its minor axis, to the first dimension
+/// `base` split over each of the axes in turn (split(base, type, axis)),
+/// those that divide no dimension left out and added to `whole`; null when
+/// none was added and one of them divides nothing.
+ShardingAttr ZeroSharding::split(ShardingAttr base, RankedTensorType type,
+                                 SmallVectorImpl<StringAttr> &whole) {
+  ShardingAttr s = base;
+  for (StringAttr axis : axes) {
+    if (ShardingAttr next = split(s, type, axis))
+      s = next;
+    else
+      whole.push_back(axis);
+  }
+  return s == base && !whole.empty() ? ShardingAttr() : s;
+}
+
+/// `base` with `axis` added, as its minor axis, to the first dimension
 /// whose local size (after `base`'s split) the axis divides; `base` itself
 /// when it already uses the axis; null when no dimension is divisible.
-ShardingAttr ZeroSharding::split(ShardingAttr base, RankedTensorType type) {
+ShardingAttr ZeroSharding::split(ShardingAttr base, RankedTensorType type,
+                                 StringAttr axis) {
   if (base.isShardedOver(axis) || base.isUnreducedOver(axis))
     return base;
   MeshAttr meshAttr = mesh.getMesh();
@@ -118,7 +141,8 @@ ShardingAttr ZeroSharding::split(ShardingAttr base, RankedTensorType type) {
   return {};
 }
 
-void ZeroSharding::remarkWhole(unsigned arg, ShardingAttr base) {
+void ZeroSharding::remarkWhole(unsigned arg, ShardingAttr base,
+                               StringAttr axis) {
   auto name = function.getArgAttrOfType<StringAttr>(
       arg, PartDialect::getNameAttrName());
   RankedTensorType type = typeOf(arg);
@@ -269,10 +293,12 @@ LogicalResult ZeroSharding::run() {
       continue; // scalars (the step counter) stay whole
     if (stage == 0)
       continue; // only the gradients' constraints below
-    zero[i] = split((*base)[i], typeOf(i));
+    SmallVector<StringAttr, 2> whole;
+    zero[i] = split((*base)[i], typeOf(i), whole);
     bool atRest = role == ArgRole::State || stage >= 3;
-    if (!zero[i] && atRest)
-      remarkWhole(i, (*base)[i]);
+    for (StringAttr axis : whole)
+      if (atRest)
+        remarkWhole(i, zero[i] ? zero[i] : (*base)[i], axis);
   }
 
   // Stage 1 (and up): state split; parameters pinned to their layout unless
@@ -370,9 +396,13 @@ struct PartZeroPass
                          << " does not exist (expected 0 to 3)";
       return signalPassFailure();
     }
-    if (failed(lookupMeshAxisSize(module, meshName, axis,
-                                  "shard optimizer state over")))
-      return signalPassFailure();
+    SmallVector<StringRef, 2> axes = {axis};
+    if (!expertAxis.empty() && expertAxis != axis)
+      axes.push_back(expertAxis);
+    for (StringRef a : axes)
+      if (failed(lookupMeshAxisSize(module, meshName, a,
+                                    "shard optimizer state over")))
+        return signalPassFailure();
     MeshOp mesh =
         lookupMesh(module, FlatSymbolRefAttr::get(&getContext(), meshName));
     for (auto function : module.getOps<func::FuncOp>()) {
@@ -382,7 +412,7 @@ struct PartZeroPass
         function.emitError() << "ZeRO needs a function of one block";
         return signalPassFailure();
       }
-      if (failed(ZeroSharding(function, mesh, axis, stage).run()))
+      if (failed(ZeroSharding(function, mesh, axes, stage).run()))
         return signalPassFailure();
     }
   }

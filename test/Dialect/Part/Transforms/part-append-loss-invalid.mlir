@@ -23,3 +23,12 @@ func.func @ints(%x: tensor<4xi32> {part.role = #part.role<input>}) -> tensor<4xi
 func.func @vector(%x: tensor<4xf32> {part.role = #part.role<input>}) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{result 1 has part.loss_weight but type 'tensor<4xf32>'; an auxiliary loss is a 0-d float}}
+func.func @aux_not_scalar(%x: tensor<4x8xf32> {part.role = #part.role<input>})
+    -> (tensor<4x8xf32>, tensor<4xf32> {part.loss_weight = 1.000000e-01 : f64}) {
+  %0 = part.reduce_sum %x dims [1] : tensor<4x8xf32> -> tensor<4xf32>
+  return %x, %0 : tensor<4x8xf32>, tensor<4xf32>
+}

@@ -32,3 +32,21 @@ func.func @two(%x: tensor<4x10xbf16> {part.name = "x", part.role = #part.role<in
   %0 = part.reduce_sum %x dims [1] keep_dims : tensor<4x10xbf16> -> tensor<4x1xbf16>
   return %0, %x : tensor<4x1xbf16>, tensor<4x10xbf16>
 }
+
+// -----
+
+// A 0-d result with part.loss_weight (a load-balancing loss) is added,
+// weighted, to the loss; the other results are dropped.
+// CHECK-LABEL: func.func @aux(
+// CHECK-SAME: -> (tensor<f32> {part.name = "loss"})
+// CHECK: %[[CE:.*]] = part.softmax_cross_entropy
+// CHECK: %[[W:.*]] = part.constant dense<2.000000e-02> : tensor<f32>
+// CHECK: %[[A:.*]] = part.mul %{{.*}}, %[[W]]
+// CHECK: %[[L:.*]] = part.add %[[CE]], %[[A]]
+// CHECK: return %[[L]] : tensor<f32>
+func.func @aux(%x: tensor<2x8x16xf32> {part.name = "x", part.role = #part.role<input>})
+    -> (tensor<2x8x16xf32> {part.name = "hidden"}, tensor<f32> {part.name = "aux_loss", part.loss_weight = 2.000000e-02 : f64}) {
+  %0 = part.relu %x : tensor<2x8x16xf32>
+  %1 = part.reduce_sum %0 dims [0, 1, 2] : tensor<2x8x16xf32> -> tensor<f32>
+  return %0, %1 : tensor<2x8x16xf32>, tensor<f32>
+}

@@ -628,7 +628,11 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
     tensor parallelism. Each value is split over `axis` on top of the layout
     propagation would give it (its tensor-parallel shard), on its first
     dimension whose local size the axis divides; a value with no such
-    dimension stays whole over the axis and a remark names it.
+    dimension stays whole over the axis and a remark names it. With
+    `expert-axis`, each value is then split over that axis too, the same
+    way, unless its layout already uses it (the experts' weights, split
+    by expert): the dense parameters' state is sharded over the whole
+    group the batch is split over.
     - `stage=0` (what `part-spmd` runs on a mesh with the data-parallel
       axis and no `zero=N`): no layout changes; only the gradient
       constraints of stage 1 below, to the layouts propagation gives, so
@@ -674,6 +678,11 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
            "the mesh">,
     Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
            "the data-parallel mesh axis">,
+    Option<"expertAxis", "expert-axis", "std::string", /*default=*/"\"\"",
+           "an axis the batch is also split over (expert parallelism's): "
+           "values not split over it already (all but the experts') are "
+           "split over it after `axis`, as Megatron-Core shards the dense "
+           "parameters' state over the whole data-parallel group">,
     Option<"stage", "stage", "unsigned", /*default=*/"1",
            "ZeRO stage: 0 only reduces each gradient once (plain data "
            "parallelism), 1 shards optimizer state, 2 also gradients, 3 also "
