@@ -638,22 +638,25 @@ static RoutingMaps routingMaps(ShardingRule &rule, Value buffer, Value slots,
   return maps;
 }
 
-ShardingRule ExpertDispatchOp::getShardingRule() {
+/// A dispatch (slots and indices to the buffer) or a combine (the buffer
+/// and indices to the slots).
+static ShardingRule routingRule(Value buffer, Value slots, Value indices,
+                                bool dispatch) {
   ShardingRule rule;
-  RoutingMaps maps = routingMaps(rule, getResult(), getInput(), getIndices());
-  rule.addOperand(maps.slots);
+  RoutingMaps maps = routingMaps(rule, buffer, slots, indices);
+  rule.addOperand(dispatch ? maps.slots : maps.buffer);
   rule.addOperand(maps.indices);
-  rule.addResult(maps.buffer);
+  rule.addResult(dispatch ? maps.buffer : maps.slots);
   return rule;
 }
 
+ShardingRule ExpertDispatchOp::getShardingRule() {
+  return routingRule(getResult(), getInput(), getIndices(), /*dispatch=*/true);
+}
+
 ShardingRule ExpertCombineOp::getShardingRule() {
-  ShardingRule rule;
-  RoutingMaps maps = routingMaps(rule, getInput(), getResult(), getIndices());
-  rule.addOperand(maps.buffer);
-  rule.addOperand(maps.indices);
-  rule.addResult(maps.slots);
-  return rule;
+  return routingRule(getInput(), getResult(), getIndices(),
+                     /*dispatch=*/false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -67,8 +67,8 @@ struct PartExpertParallelPass
     llvm::DenseSet<unsigned> experts = expertClasses(function, classes);
     if (experts.empty())
       return function.emitError()
-             << "mesh axis \"" << axis
-             << "\" splits experts, but @" << function.getName()
+             << "mesh axis \"" << axis << "\" splits experts, but @"
+             << function.getName()
              << " has no part.expert_dispatch (no mixture-of-experts layer)";
     StringRef shardingName = PartDialect::getShardingAttrName();
     StringAttr axisName = StringAttr::get(&getContext(), axis);
@@ -89,13 +89,11 @@ struct PartExpertParallelPass
                << ") holds " << type.getDimSize(0)
                << " experts, which mesh axis \"" << axis << "\" of size "
                << size << " does not divide";
-      auto existing = dyn_cast_or_null<ShardingAttr>(
-          editor.getArg(i, shardingName));
-      ShardingAttr split =
-          ShardingAttr::get(&getContext(), meshName,
-                            SmallVector<SmallVector<StringRef>>(
-                                type.getRank()),
-                            {});
+      auto existing =
+          dyn_cast_or_null<ShardingAttr>(editor.getArg(i, shardingName));
+      ShardingAttr split = ShardingAttr::get(
+          &getContext(), meshName,
+          SmallVector<SmallVector<StringRef>>(type.getRank()), {});
       split = *split.withDimAxesAppended(0, {axisName});
       if (existing) {
         FailureOr<ShardingAttr> both = split.compose(existing);

@@ -1,4 +1,5 @@
-//===- DimensionClasses.h - dimensions one split splits together -*- C++ -*-===//
+//===- DimensionClasses.h - dimensions one split splits together -*- C++
+//-*-===//
 //
 // The dimensions of a function's values joined through its ops' sharding
 // rules: two dimensions are in one class when a factor leads both (a split
