@@ -1,5 +1,4 @@
-//===- DimensionClasses.h - dimensions one split splits together -*- C++
-//-*-===//
+//===- DimensionClasses.h - dimensions split together ---------*- C++ -*-===//
 //
 // The dimensions of a function's values joined through its ops' sharding
 // rules: two dimensions are in one class when a factor leads both (a split
