@@ -753,7 +753,8 @@ __global__ void topKKernel(T *values, int64_t *indices, const T *in,
 /// One block per (expert e, group g): the block walks the group's slots in
 /// dispatch order (k-major), counting those routed to e, and its threads
 /// move each kept slot's row of H elements. The output was zeroed first.
-/// Block (0, g) reports indices outside [0, E).
+/// Block (0, g) walks every slot of the group (the others stop once their
+/// expert is full) and reports indices outside [0, E).
 template <bool Dispatch, typename E, typename Index>
 __global__ void routeKernel(E *buffer, E *slots, const Index *indices,
                             int64_t experts, int64_t groups, int64_t capacity,
@@ -761,8 +762,9 @@ __global__ void routeKernel(E *buffer, E *slots, const Index *indices,
                             ErrorSink errors) {
   int64_t e = blockIdx.x % experts, g = blockIdx.x / experts;
   int64_t filled = 0;
-  for (int64_t j = 0; j < k && filled < capacity; ++j)
-    for (int64_t t = 0; t < s && filled < capacity; ++t) {
+  auto more = [&] { return e == 0 || filled < capacity; };
+  for (int64_t j = 0; j < k && more(); ++j)
+    for (int64_t t = 0; t < s && more(); ++t) {
       int64_t slot = (g * s + t) * k + j;
       int64_t index = static_cast<int64_t>(indices[slot]);
       if (index < 0 || index >= experts) {
@@ -770,7 +772,7 @@ __global__ void routeKernel(E *buffer, E *slots, const Index *indices,
           reportError(errors, kExpertIndexOutOfRange, index, slot, experts);
         continue;
       }
-      if (index != e)
+      if (index != e || filled >= capacity)
         continue;
       E *bufferRow = buffer + ((e * groups + g) * capacity + filled++) * h;
       E *slotRow = slots + (perToken ? slot / k : slot) * h;
