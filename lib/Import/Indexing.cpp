@@ -203,27 +203,42 @@ AxisSplit splitAt(const Shape &shape, int64_t axis) {
   return a;
 }
 
-FailureOr<bool> foldTopK(Node &n) {
-  const HostTensor *x = n.host(0), *k = n.host(1);
+/// TopK's axis and k for input `shape`: an error naming the node when the
+/// axis is out of range or k is not one value in [1, the axis's size].
+struct TopKChoice {
+  int64_t axis, count;
+};
+FailureOr<TopKChoice> topKChoice(Node &n, const Shape &shape,
+                                 const HostTensor &k) {
   FailureOr<int64_t> axis =
-      axisAttribute(n, -1, static_cast<int64_t>(x->shape.size()));
+      axisAttribute(n, -1, static_cast<int64_t>(shape.size()));
   if (failed(axis))
     return failure();
-  if (k->size() != 1)
-    return n.fail("k must hold one value; it has " + Twine(k->size()) +
+  if (k.size() != 1)
+    return n.fail("k must hold one value; it has " + Twine(k.size()) +
                   " elements");
-  AxisSplit a = splitAt(x->shape, *axis);
-  int64_t count = k->asInt(0);
-  if (count < 1 || count > a.dim)
-    return n.fail("k " + Twine(count) + " is outside [1, " + Twine(a.dim) +
-                  "] for dimension " + Twine(*axis) + " of shape " +
-                  formatShape(x->shape));
+  int64_t count = k.asInt(0);
+  if (count < 1 || count > shape[*axis])
+    return n.fail("k " + Twine(count) + " is outside [1, " +
+                  Twine(shape[*axis]) + "] for dimension " + Twine(*axis) +
+                  " of shape " + formatShape(shape));
+  return TopKChoice{*axis, count};
+}
+
+FailureOr<bool> foldTopK(Node &n) {
+  const HostTensor *x = n.host(0), *k = n.host(1);
+  FailureOr<TopKChoice> choice = topKChoice(n, x->shape, *k);
+  if (failed(choice))
+    return failure();
+  int64_t axis = choice->axis;
+  int64_t count = choice->count;
+  AxisSplit a = splitAt(x->shape, axis);
   bool largest = n.intAttr("largest", 1) != 0;
   HostTensor values, indices;
   values.elemType = x->elemType;
   indices.elemType = onnx::TensorProto::INT64;
   values.shape = indices.shape = x->shape;
-  values.shape[*axis] = indices.shape[*axis] = count;
+  values.shape[axis] = indices.shape[axis] = count;
   values.values.resize(a.outer * count * a.inner);
   indices.values.resize(values.values.size());
   std::vector<int64_t> order(a.dim);
@@ -260,22 +275,16 @@ LogicalResult translateTopK(Node &n) {
     return failure();
   Shape shape = shapeOf(*x);
   int64_t rank = static_cast<int64_t>(shape.size());
-  FailureOr<int64_t> axis = axisAttribute(n, -1, rank);
-  if (failed(axis))
+  FailureOr<TopKChoice> choice = topKChoice(n, shape, **k);
+  if (failed(choice))
     return failure();
-  if ((*k)->size() != 1)
-    return n.fail("k must hold one value; it has " + Twine((*k)->size()) +
-                  " elements");
-  int64_t count = (*k)->asInt(0);
-  if (count < 1 || count > shape[*axis])
-    return n.fail("k " + Twine(count) + " is outside [1, " +
-                  Twine(shape[*axis]) + "] for dimension " + Twine(*axis) +
-                  " of shape " + formatShape(shape));
+  int64_t axis = choice->axis;
+  int64_t count = choice->count;
   bool largest = n.intAttr("largest", 1) != 0;
   SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(perm[*axis], perm[rank - 1]);
+  std::swap(perm[axis], perm[rank - 1]);
   auto moved = [&](Value v) -> Value {
-    if (*axis == rank - 1)
+    if (axis == rank - 1)
       return v;
     return part::TransposeOp::create(n.builder, n.loc, v, perm);
   };

@@ -56,10 +56,14 @@
 // EXPLAIN: remark: all_to_all over "ep" (2 devices) of 8192 bytes moves 4096 bytes per device; needed by operand 0 of part.expert_combine {{.*}}; from the experts: 8 slots per expert for each group of 16 tokens routed to 2 experts each (capacity factor 1)
 // EXPLAIN: all_to_all  "ep"  8      32768
 //
-// A model with no experts on an ep axis, and experts the axis does not
-// divide, are errors.
+// A model with no experts on an ep axis, experts the axis does not divide
+// and a batch a pipeline cannot cut are errors.
 // RUN: partition-import --model llama --layers 1 -o %t/llama.mlir
 // RUN: not partition-opt %t/llama.mlir --part-spmd="mesh=ep:2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOEXPERTS
 // NOEXPERTS: error: mesh axis "ep" splits experts, but @llama has no part.expert_dispatch (no mixture-of-experts layer)
 // RUN: not partition-opt %t/m1.mlir --part-spmd="mesh=ep:8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNEVEN
 // UNEVEN: error: argument {{[0-9]+}} (layers.0.block_sparse_moe.experts.w1) holds 4 experts, which mesh axis "ep" of size 8 does not divide
+// Under a pipeline the batch is not padded: the micro-batches times the ep
+// devices must divide it.
+// RUN: not partition-opt %t/m1.mlir --part-spmd="mesh=pp:2,ep:4 micro-batches=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MICRO
+// MICRO: error: argument 0 has a batch of 4, which the micro-batches times the devices of "ep" (8) do not divide

@@ -7,6 +7,7 @@
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 
 #define DEBUG_TYPE "part-data-parallel"
 
@@ -97,6 +98,13 @@ struct PartDataParallelPass
     for (StringRef extra : {StringRef(microBatchAxis), StringRef(expertAxis)})
       if (!extra.empty() && extra != axis)
         extraAxes.push_back(extra);
+    // The device axes the batch is split over, for diagnostics.
+    SmallVector<std::string> deviceAxes;
+    SmallVector<StringRef> batchAxes = {axis};
+    llvm::append_range(batchAxes, extraAxes);
+    for (StringRef a : batchAxes)
+      if (a != microBatchAxis)
+        deviceAxes.push_back(("\"" + a + "\"").str());
     for (StringRef extra : extraAxes) {
       FailureOr<int64_t> m =
           lookupMeshAxisSize(module, meshName, extra, "split the batch over");
@@ -136,9 +144,12 @@ struct PartDataParallelPass
             if (n % *size)
               return (void)(function.emitError()
                             << "argument " << i << " has a batch of " << n
-                            << ", which the data-parallel devices times the "
-                               "micro-batches ("
-                            << *size << ") do not divide"),
+                            << ", which the micro-batches"
+                            << (deviceAxes.empty()
+                                    ? std::string()
+                                    : " times the devices of " +
+                                          llvm::join(deviceAxes, " x "))
+                            << " (" << *size << ") do not divide"),
                      signalPassFailure();
           }
       SmallVector<PadRequest> padding;

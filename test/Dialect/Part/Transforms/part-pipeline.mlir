@@ -246,7 +246,7 @@
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:3 micro-batches=4 stage-layers=0,5,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: part-pipeline: stage 1 has no forward work
 // RUN: not partition-opt %t/step.mlir --part-spmd="mesh=pp:2 micro-batches=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
-// DIVIDE: error: argument 0 has a batch of 4, which the data-parallel devices times the micro-batches (3) do not divide
+// DIVIDE: error: argument 0 has a batch of 4, which the micro-batches (3) do not divide
 // An inference function is not a training step.
 // RUN: not partition-opt %t/gpt.mlir --part-spmd="mesh=pp:2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=INFERENCE
 // INFERENCE: error: part-pipeline: @gpt is not a training step (no result updates a parameter): pipeline stages cut training steps (run part-autodiff and part-optimizer first); for inference, partition without pp
