@@ -401,8 +401,26 @@ CONSISTENCY = [
 ]
 
 
+def compiled_step(bin_dir, model, plan, cluster):
+    """part-estimate's step seconds for `model` compiled whole as `plan`
+    (a plan of partition-plan's --json) says: the passes
+    part-auto-partition would run."""
+    passes = ["--part-append-loss", "--part-mixed-precision",
+              "--part-autodiff"]
+    if plan["recompute"] != "none":
+        passes.append(f"--part-recompute=mode={plan['recompute']}")
+    passes += ["--part-optimizer", "--part-spmd=" + plan["spmd_options"]]
+    # And those after it, as the plan says ("a{x=1},b").
+    for item in re.findall(r"[\w-]+(?:\{[^}]*\})?", plan["after_spmd"]):
+        name, _, opts = item.partition("{")
+        passes.append(f"--{name}" + (f"={opts[:-1]}" if opts else ""))
+    r, _ = run([os.path.join(bin_dir, "partition-opt"), model] + passes +
+               ["--part-estimate=cluster=" + cluster, "-o", os.devnull])
+    m = re.search(r"^  step ([0-9.e+-]+) (s|ms|us)", r.stdout, re.M)
+    return float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6}[m.group(2)]
+
+
 def consistency(bin_dir):
-    import re
     print("| plan | planner (composed) | part-estimate (compiled) | ratio |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -417,24 +435,8 @@ def consistency(bin_dir):
                  preset(bin_dir, "dgx-a100"), "--devices", "8", "--fix", fix,
                  "--json", out])
             p = json.load(open(out))["plans"][0]
-            # The passes part-auto-partition would run for this plan.
-            passes = ["--part-append-loss", "--part-mixed-precision",
-                      "--part-autodiff"]
-            if p["recompute"] == "full":
-                passes.append("--part-recompute")
-            passes += ["--part-optimizer",
-                       "--part-spmd=" + p["spmd_options"]]
-            # And those after it, as the plan says ("a{x=1},b").
-            for item in re.findall(r"[\w-]+(?:\{[^}]*\})?", p["after_spmd"]):
-                name, _, opts = item.partition("{")
-                passes.append(f"--{name}" + (f"={opts[:-1]}" if opts else ""))
-            r, _ = run([os.path.join(bin_dir, "partition-opt"), model] +
-                       passes + ["--part-estimate=cluster=" +
-                                 preset(bin_dir, "dgx-a100"), "-o",
-                                 os.devnull])
-            m = re.search(r"^  step ([0-9.e+-]+) (s|ms|us)", r.stdout, re.M)
-            compiled = float(m.group(1)) * {"s": 1, "ms": 1e-3,
-                                            "us": 1e-6}[m.group(2)]
+            compiled = compiled_step(bin_dir, model, p,
+                                     preset(bin_dir, "dgx-a100"))
             print(f"| {fix} | {1e3 * p['step_seconds']:.1f} ms | "
                   f"{1e3 * compiled:.1f} ms | "
                   f"{p['step_seconds'] / compiled:.2f} |", flush=True)

@@ -778,15 +778,17 @@ std::string Checker::trainingPrefix(ModuleOp m) const {
 }
 
 std::string Checker::trainingSuffix(const SpmdPipelineOptions &options) const {
-  int64_t dp = 1;
+  int64_t dp = 1; // the devices a dense gradient is reduced over
   SmallVector<StringRef> parts;
   StringRef(options.mesh).split(parts, ',', -1, false);
   for (StringRef part : parts) {
     auto [name, size] = part.split(':');
     int64_t n = 1;
     (void)size.trim().getAsInteger(10, n);
-    if (name.trim() == options.dataParallelAxis)
-      dp = n;
+    // Dense gradients are reduced over dp and ep together.
+    if (name.trim() == options.dataParallelAxis ||
+        name.trim() == options.expertParallelAxis)
+      dp *= n;
   }
   return planner::afterSpmdPipeline(/*train=*/true, dp, options.zero);
 }

@@ -586,9 +586,9 @@ struct RouterStats {
 /// top K renormalised to sum to 1, the tokens dispatched to their experts'
 /// buffers (a sequence is a group), one SwiGLU per expert as batched
 /// matmuls over X, and the slots combined with the router's weights.
-/// Adds the layer's routing to `stats` when it is to be counted.
+/// Appends the layer's routing to `stats` when it is to be counted.
 static Value sparseMoe(ModelBuilder &m, const Sizes &s, const std::string &p,
-                       Value h, std::optional<RouterStats> &stats) {
+                       Value h, std::vector<RouterStats> *stats) {
   const int64_t B = s.batch, S = s.seq, E = s.hidden, F = s.ffn;
   const int64_t X = s.experts, C = s.capacity;
   std::string q = p + "block_sparse_moe.";
@@ -596,13 +596,9 @@ static Value sparseMoe(ModelBuilder &m, const Sizes &s, const std::string &p,
       m.parameter(q + "gate.weight", {E, X}, Init::normal(0.02));
   Value probs = m.softmaxLast(m.matmul(h, router));
   auto [top, chosen] = m.topK(probs, s.topK);
-  if (stats) {
-    Value slots = m.sum(m.oneHot(chosen, X), {1, 2}, /*keepDims=*/false);
-    Value mass = m.sum(probs, {1}, /*keepDims=*/false);
-    stats->slots = stats->slots ? m.add(stats->slots, slots) : slots;
-    stats->probabilities =
-        stats->probabilities ? m.add(stats->probabilities, mass) : mass;
-  }
+  if (stats)
+    stats->push_back({m.sum(m.oneHot(chosen, X), {1, 2}, /*keepDims=*/false),
+                      m.sum(probs, {1}, /*keepDims=*/false)});
   Value weights = m.div(top, m.sum(top, {2}, /*keepDims=*/true));
   auto expert = [&](StringRef n, int64_t in, int64_t out) {
     return m.parameter(q + "experts." + n, {X, in, out}, Init::normal(0.02));
@@ -623,9 +619,16 @@ static Value sparseMoe(ModelBuilder &m, const Sizes &s, const std::string &p,
 /// N) (probabilities_e / N) -- averaged over the sequences (DeepSeek-V3's
 /// sequence-wise form): each sequence's term is its own, so a plan that
 /// splits the batch or cuts it into micro-batches computes the same loss.
-/// With one sequence it is Hugging Face's aux_loss.
+/// With one sequence it is Hugging Face's aux_loss. Computed after the
+/// layers from each one's routing, as Hugging Face's function takes every
+/// layer's router logits: the layers stay alike (the planner probes three).
 static Value loadBalancingLoss(ModelBuilder &m, const Sizes &s,
-                               const RouterStats &stats) {
+                               ArrayRef<RouterStats> layers) {
+  RouterStats stats = layers.front();
+  for (const RouterStats &l : layers.drop_front()) {
+    stats.slots = m.add(stats.slots, l.slots);
+    stats.probabilities = m.add(stats.probabilities, l.probabilities);
+  }
   double n = double(s.layers) * double(s.seq);
   Value product = m.mul(stats.slots, stats.probabilities);
   Value perSequence = m.sum(product, {1}, /*keepDims=*/false);
@@ -639,9 +642,8 @@ static OwningOpRef<ModuleOp> buildDecoder(ModelBuilder &m, const Sizes &s,
   const int64_t B = s.batch, S = s.seq, E = s.hidden, V = s.vocab;
   const int64_t H = s.heads, K = s.kvHeads, D = s.headDim;
   const double std = 0.02;
-  std::optional<RouterStats> stats;
-  if (moe && s.auxLossCoef != 0)
-    stats = RouterStats{};
+  std::vector<RouterStats> stats; // each layer's, with a load-balancing loss
+  bool balance = moe && s.auxLossCoef != 0;
   m.setScope("embedding");
   Value tokens = m.input("tokens", {B, S}, m.i32());
   Value embed = m.parameter("embed_tokens.weight", {V, E}, Init::normal(std));
@@ -672,17 +674,18 @@ static OwningOpRef<ModuleOp> buildDecoder(ModelBuilder &m, const Sizes &s,
     x = m.add(x, m.matmul(a, weight("self_attn.o_proj", {H * D, E})));
     m.setScope(p + (moe ? "block_sparse_moe" : "mlp"));
     h = norm("post_attention_layernorm", x);
-    x = m.add(x, moe ? sparseMoe(m, s, p, h, stats) : swiGlu(m, s, p, h));
+    x = m.add(x, moe ? sparseMoe(m, s, p, h, balance ? &stats : nullptr)
+                     : swiGlu(m, s, p, h));
   }
   m.setLayer(std::nullopt);
   m.setScope("head");
   x = m.rmsNorm(x, m.parameter("norm.weight", {E}, Init::constant(1)));
   Value logits =
       m.matmul(x, m.parameter("lm_head.weight", {E, V}, Init::normal(std)));
-  if (!stats)
+  if (stats.empty())
     return m.finish({logits}, {"logits"});
   m.setScope("load_balancing_loss");
-  Value aux = loadBalancingLoss(m, s, *stats);
+  Value aux = loadBalancingLoss(m, s, stats);
   return m.finish({logits, aux}, {"logits", "aux_loss"},
                   {0.0, s.auxLossCoef});
 }

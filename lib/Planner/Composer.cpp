@@ -23,16 +23,17 @@ ProbeCosts costProbe(const Probe &p, double microBatchSize,
   ProbeCosts c;
   c.layers.assign(p.probedLayers, {});
   double k = microBatchSize / double(std::max<int64_t>(1, p.batch));
-  const Link &tpLink = p.config.tp <= cluster.devicesPerNode
-                           ? cluster.intraNode
-                           : cluster.interNode;
   double update = 0;
   for (const ProbeOp &o : p.ops) {
     double scale = o.scales ? k : 1.0;
     Cost t;
+    // A tp group's collectives on NVLink within a node, an ep group's
+    // all-to-alls too while ep x tp fits one.
+    const Link &link = o.span <= cluster.devicesPerNode ? cluster.intraNode
+                                                        : cluster.interNode;
     if (o.commSteps > 0)
       t.communication =
-          cluster.linkSeconds(tpLink, o.commBytes * scale, o.commSteps) *
+          cluster.linkSeconds(link, o.commBytes * scale, o.commSteps) *
           (1 - p.hiddenAt(o.backward, microBatchSize));
     else
       t.compute = cluster.kernelSeconds(o.flops * scale, o.bytes * scale,
@@ -157,6 +158,8 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
   // What a stage runs per micro-batch and holds: its layers, the embedding
   // on the first, the head on the stage of the last chunk.
   const int64_t headStage = x.headStage;
+  s.expertParameters.assign(p, 0);
+  s.expertTensors.assign(p, 0);
   auto add = [&](int64_t stage, const PassCost &cost, double params,
                  double tensors, double saved) {
     s.forward[stage] += cost.forward;
@@ -172,6 +175,10 @@ StageCosts Composer::stageCosts(const PlanConfig &c, const Layout &x) const {
       int64_t q = model.probedLayerOf(l);
       add(stage, costs.layers[q], probe.layerParams[q], probe.layerTensors[q],
           probe.layerSaved[q]);
+      if (size_t(q) < probe.layerExpertParams.size()) {
+        s.expertParameters[stage] += probe.layerExpertParams[q];
+        s.expertTensors[stage] += probe.layerExpertTensors[q];
+      }
     }
     if (stage == 0)
       add(stage, costs.pre, probe.preParams, probe.preTensors, probe.preSaved);
@@ -226,9 +233,53 @@ void Composer::addChunkShares(const Layout &x, StageCosts &s) const {
   }
 }
 
+/// Parameters whose gradients one group of devices reduces (and ZeRO
+/// shards over): the dense ones over dp x ep, the experts' over dp.
+struct Composer::ReduceGroup {
+  double parameters = 0, tensors = 0;
+  int64_t devices = 1;
+  /// Flat gathers of ZeRO-3 (part-zero-prefetch: one per layer, one per
+  /// tensor outside the layers).
+  double gathers = 0;
+};
+
+std::vector<Composer::ReduceGroup>
+Composer::reduceGroups(const PlanConfig &c, const Layout &x, int64_t stage,
+                       const StageCosts &s) const {
+  double layers = double(x.cut->stages[stage].size());
+  ReduceGroup dense, experts;
+  experts.parameters = s.expertParameters[stage];
+  experts.tensors = s.expertTensors[stage];
+  experts.devices = c.dp;
+  experts.gathers = experts.parameters > 0 ? std::max(1.0, layers) : 0;
+  dense.parameters = s.parameters[stage] - experts.parameters;
+  dense.tensors = s.tensors[stage] - experts.tensors;
+  dense.devices = c.dataParallel();
+  dense.gathers = std::max(1.0, layers + (stage == 0 ? probe.preTensors : 0) +
+                                    (stage == x.headStage ? probe.postTensors
+                                                          : 0));
+  std::vector<ReduceGroup> groups = {dense};
+  if (experts.parameters > 0)
+    groups.push_back(experts);
+  return groups;
+}
+
 void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
                                int64_t stage, StageCosts &s) const {
-  const int64_t p = c.pp, d = c.dp;
+  // Compute that hides collectives, shared by the groups: what one group's
+  // collectives hide behind, the next one's cannot.
+  double usedForward = 0, usedBackward = 0;
+  double update = 0;
+  for (const ReduceGroup &g : reduceGroups(c, x, stage, s))
+    update += addReductions(c, x, g, stage, s, usedForward, usedBackward);
+  s.update[stage] = update + s.once[stage].total();
+}
+
+double Composer::addReductions(const PlanConfig &c, const Layout &x,
+                               const ReduceGroup &g, int64_t stage,
+                               StageCosts &s, double &usedForward,
+                               double &usedBackward) const {
+  const int64_t p = c.pp, d = g.devices;
   const Link &dpLink = *x.dpLink;
   // Data parallelism and ZeRO as the compiler places them: the gradient
   // all-reduce once per step, in the last micro-batch's backward (ZeRO 0);
@@ -236,10 +287,18 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
   // all-gather after the update (1, 2); with 3 also the parameters'
   // all-gather in every forward and again in backward. What runs beside
   // backward is hidden up to the cluster's overlap.
-  double gradients = s.parameters[stage] * probe.gradientBytes;
-  double weights = s.parameters[stage] * probe.parameterBytes;
-  auto hidden = [&](double comm, double besides) {
-    return std::min(comm, besides) * cluster.overlap;
+  double gradients = g.parameters * probe.gradientBytes;
+  double weights = g.parameters * probe.parameterBytes;
+  auto hidden = [&](double comm, double besides, double &used) {
+    double h = std::min(comm, std::max(0.0, besides - used));
+    used += h;
+    return h * cluster.overlap;
+  };
+  auto hiddenForward = [&](double comm) {
+    return hidden(comm, s.forward[stage].compute, usedForward);
+  };
+  auto hiddenBackward = [&](double comm) {
+    return hidden(comm, s.backward[stage].compute, usedBackward);
   };
   // The gradients are reduced in one backward (ZeRO 0's all-reduce and a
   // once-per-step reduce-scatter in the last micro-batch's, or the only
@@ -250,22 +309,17 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
   // pipeline's per-micro-batch reduce-scatters still run beside the
   // micro-batches after them.
   bool waitForBackward = !c.dpOverlap && oneBackward;
-  double update = s.parameters[stage] * costs.updatePerParameter /
+  double update = g.parameters * costs.updatePerParameter /
                   double(c.zero >= 1 ? d : 1);
   // Collectives as the plan compiles them, each paying the ring's
-  // latencies: gradient reductions in buckets of gradBucketBytes(dp)
+  // latencies: gradient reductions in buckets of gradBucketBytes(dp x ep)
   // (part-grad-buckets, in a pipeline's backward fragments too); ZeRO-3's
   // gathers one flat bucket per layer (part-zero-prefetch), one per tensor
   // outside the layers; ZeRO-1/2's gathers after the update one per tensor.
-  double perTensor = std::max(1.0, s.tensors[stage]);
-  double reductions =
-      std::max(1.0, std::ceil(gradients / double(part::gradBucketBytes(d))));
-  double gathers =
-      c.zero == 3
-          ? std::max(1.0, double(x.cut->stages[stage].size()) +
-                              (stage == 0 ? probe.preTensors : 0) +
-                              (stage == x.headStage ? probe.postTensors : 0))
-          : perTensor;
+  double reductions = std::max(
+      1.0,
+      std::ceil(gradients / double(part::gradBucketBytes(c.dataParallel()))));
+  double gathers = c.zero == 3 ? g.gathers : std::max(1.0, g.tensors);
   // The latencies of the collectives after the first of `count`.
   auto more = [&](double count, runtime::Ring kind) {
     return cluster.linkSeconds(
@@ -300,7 +354,7 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
     double ar = ringTime(runtime::Ring::AllReduce, reduced, d, dpLink,
                          cluster) +
                 more(reductions, runtime::Ring::AllReduce);
-    update += ar - (waitForBackward ? 0 : hidden(ar, s.backward[stage].compute));
+    update += ar - (waitForBackward ? 0 : hiddenBackward(ar));
   } else if (training && d > 1) {
     double rs = ringTime(runtime::Ring::AllGather, reduced, d, dpLink,
                          cluster) +
@@ -318,41 +372,42 @@ void Composer::addDataParallel(const PlanConfig &c, const Layout &x,
     if (waitForBackward)
       update += rs;
     else if (c.syncPerStep)
-      update += rs - hidden(rs, s.backward[stage].compute);
+      update += rs - hiddenBackward(rs);
     if (c.zero == 3) {
-      s.forward[stage].communication +=
-          ag - hidden(ag, s.forward[stage].compute);
+      s.forward[stage].communication += ag - hiddenForward(ag);
       backward += ag;
     } else {
       update += ag;
     }
-    s.backward[stage].communication +=
-        backward - hidden(backward, s.backward[stage].compute);
+    s.backward[stage].communication += backward - hiddenBackward(backward);
   }
-  s.update[stage] = update + s.once[stage].total();
+  return update;
 }
 
 MemoryEstimate Composer::memoryOf(const PlanConfig &c, const Layout &x,
                                   const StageCosts &s, int64_t stage,
                                   int64_t inFlight) const {
-  const int64_t d = c.dp;
   MemoryEstimate mem;
   double params = s.parameters[stage];
-  mem.parameters = params * probe.parameterBytes / double(c.zero == 3 ? d : 1);
+  // Each group's parameters, gradients and state, sharded over its devices
+  // by ZeRO.
+  for (const ReduceGroup &g : reduceGroups(c, x, stage, s)) {
+    double d = double(g.devices), n = g.parameters;
+    mem.parameters += n * probe.parameterBytes / (c.zero == 3 ? d : 1);
+    // Reduced once per step, the whole sum is held, and its shard.
+    mem.gradients += c.syncPerStep
+                         ? n * probe.gradientBytes * (1.0 + 1.0 / d)
+                         : n * probe.gradientBytes / (c.zero >= 2 ? d : 1);
+    mem.optimizerState += n * probe.stateBytes / (c.zero >= 1 ? d : 1);
+  }
   if (c.zero == 3) // the largest layer's gathered weights
     mem.parameters += params /
                       std::max<size_t>(1, x.cut->stages[stage].size()) *
                       probe.parameterBytes;
-  // Reduced once per step, the whole sum is held, and its shard.
-  mem.gradients = c.syncPerStep
-                      ? params * probe.gradientBytes * (1.0 + 1.0 / double(d))
-                      : params * probe.gradientBytes /
-                            double(c.zero >= 2 ? d : 1);
-  mem.optimizerState = params * probe.stateBytes / double(c.zero >= 1 ? d : 1);
   mem.activations = s.saved[stage] / double(c.virtualStages) * double(inFlight);
-  mem.workspace =
-      std::max(probe.workspaceAt(x.k),
-               probe.updateWorkspace / double(c.zero >= 1 ? d : 1));
+  mem.workspace = std::max(
+      probe.workspaceAt(x.k),
+      probe.updateWorkspace / double(c.zero >= 1 ? c.dataParallel() : 1));
   return mem;
 }
 
@@ -498,7 +553,7 @@ void Composer::addFlops(const PlanConfig &c, PlanEstimate &e) const {
            ? layersForward / double(std::max<int64_t>(1, modelProbe.batch)) *
                  sequences
            : 0);
-  double devices = double(c.pp * c.dp * c.tp);
+  double devices = double(c.devices());
   e.tflopsPerDevice = e.hardwareFlops / devices / e.seconds / 1e12;
   double peak = modelProbe.ops.empty() ? 1 : 0;
   for (const ProbeOp &o : modelProbe.ops)
@@ -512,9 +567,11 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   Layout x;
   x.k = double(c.microBatchSize) / double(std::max<int64_t>(1, probe.batch));
   const int64_t perNode = std::max<int64_t>(1, cluster.devicesPerNode);
-  x.dpLink = c.dp * c.tp <= perNode ? &cluster.intraNode : &cluster.interNode;
+  // A dp group (and an experts' one) spans dp x ep x tp consecutive ranks.
+  x.dpLink = c.dataParallel() * c.tp <= perNode ? &cluster.intraNode
+                                                : &cluster.interNode;
   const Link &ppLink =
-      c.pp * c.dp * c.tp <= perNode ? cluster.intraNode : cluster.interNode;
+      c.devices() <= perNode ? cluster.intraNode : cluster.interNode;
   x.transfer =
       c.pp > 1 ? cluster.linkSeconds(ppLink, probe.transferBytes * x.k, 1) : 0;
   x.kind = pl::parseScheduleKind(c.schedule);

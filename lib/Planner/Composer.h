@@ -82,6 +82,9 @@ struct StageCosts {
   std::vector<double> update;          ///< once per step
   std::vector<Cost> once;              ///< once per step
   std::vector<double> parameters;      ///< local elements
+  /// Of those, the experts' (reduced and sharded over dp; the rest over
+  /// dp x ep), and their tensors.
+  std::vector<double> expertParameters, expertTensors;
   std::vector<double> saved;           ///< bytes per micro-batch
   std::vector<double> tensors;         ///< parameter tensors
 };
@@ -149,10 +152,23 @@ private:
   StageCosts stageCosts(const PlanConfig &c, const Layout &x) const;
   /// Each chunk's share of its stage's forward and backward work.
   void addChunkShares(const Layout &x, StageCosts &s) const;
+  /// Parameters whose gradients one group of devices reduces.
+  struct ReduceGroup;
+  /// The stage's dense parameters (reduced over dp x ep) and its experts'
+  /// (over dp), the second only where it has experts.
+  std::vector<ReduceGroup> reduceGroups(const PlanConfig &c, const Layout &x,
+                                        int64_t stage,
+                                        const StageCosts &s) const;
   /// Adds to `stage` of `s` the data-parallel and ZeRO collectives as the
   /// compiler places them, and the update.
   void addDataParallel(const PlanConfig &c, const Layout &x, int64_t stage,
                        StageCosts &s) const;
+  /// Adds the collectives of one group's parameters to `stage` of `s`;
+  /// returns its share of the update. `usedForward` and `usedBackward`:
+  /// the compute earlier groups' collectives hide behind.
+  double addReductions(const PlanConfig &c, const Layout &x,
+                       const ReduceGroup &g, int64_t stage, StageCosts &s,
+                       double &usedForward, double &usedBackward) const;
   MemoryEstimate memoryOf(const PlanConfig &c, const Layout &x,
                           const StageCosts &s, int64_t stage,
                           int64_t inFlight) const;

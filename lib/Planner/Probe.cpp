@@ -47,6 +47,8 @@ std::optional<Recompute> parseRecompute(llvm::StringRef name) {
 std::string PlanConfig::text() const {
   std::string s = "tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
                   " dp=" + std::to_string(dp);
+  if (ep > 1)
+    s += " ep=" + std::to_string(ep);
   if (virtualStages > 1)
     s += " vpp=" + std::to_string(virtualStages);
   s += " mbs=" + std::to_string(microBatchSize) +
@@ -65,7 +67,9 @@ std::string PlanConfig::text() const {
 
 std::string PlanConfig::spmdOptions() const {
   // pp outermost and tp innermost: a stage's devices are consecutive ranks,
-  // a tp group the closest of them.
+  // a tp group the closest of them, an ep group the tp groups next to each
+  // other (Megatron-Core's order: its all-to-alls on NVLink while ep x tp
+  // fits a node).
   std::string mesh;
   auto axis = [&](const char *name, int64_t size) {
     mesh += (mesh.empty() ? "" : ",") + std::string(name) + ":" +
@@ -76,6 +80,8 @@ std::string PlanConfig::spmdOptions() const {
     axis("pp", pp);
   if (dp > 1)
     axis("dp", dp);
+  if (ep > 1)
+    axis("ep", ep);
   if (tp > 1 || mesh.empty())
     axis("tp", tp);
   std::string s = "mesh=\"" + mesh + "\"";
@@ -119,6 +125,21 @@ bool hasLoss(ModuleOp model) {
                                    i, part::PartDialect::
                                           getLossWeightAttrName());
                       });
+}
+
+/// The consecutive ranks a group over `axes` spans: the size of its
+/// outermost axis and of every axis inside it.
+int64_t spanOf(MeshAttr mesh, ArrayRef<StringAttr> axes) {
+  ArrayRef<StringAttr> names = mesh.getAxisNames();
+  ArrayRef<int64_t> sizes = mesh.getAxisSizes();
+  size_t outermost = names.size();
+  for (StringAttr a : axes)
+    outermost = std::min<size_t>(
+        outermost, size_t(llvm::find(names, a) - names.begin()));
+  int64_t span = 1;
+  for (size_t i = outermost; i < names.size(); ++i)
+    span *= sizes[i];
+  return span;
 }
 
 double bytesOf(Value v) {
@@ -215,7 +236,7 @@ std::string planPipeline(ModuleOp model, const TrainingOptions &training,
                          const PlanConfig &plan) {
   std::string p = trainingPipeline(model, training, plan.recompute);
   addPass(p, "part-spmd{" + plan.spmdOptions() + "}");
-  addPass(p, afterSpmdPipeline(training.train, plan.dp, plan.zero,
+  addPass(p, afterSpmdPipeline(training.train, plan.dataParallel(), plan.zero,
                                training.gradReduce, plan.dpOverlap));
   return p;
 }
@@ -444,6 +465,8 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
   p.probedLayers = maxLayer + 1;
   p.layerParams.assign(p.probedLayers, 0);
   p.layerTensors.assign(p.probedLayers, 0);
+  p.layerExpertParams.assign(p.probedLayers, 0);
+  p.layerExpertTensors.assign(p.probedLayers, 0);
   p.layerSaved.assign(p.probedLayers, 0);
   p.layerForwardFlops.assign(p.probedLayers, 0);
   // Zero-bubble's W, as part-pipeline splits a backward: a gradient ends
@@ -490,6 +513,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
         continue;
       o.commBytes = double(c->movedBytes);
       o.commSteps = c->steps;
+      o.span = spanOf(mesh, c->axes);
     } else {
       int64_t bytes = memoryBytesOf(&op, cluster.fusion);
       int64_t flops = flopsOf(&op);
@@ -565,7 +589,11 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
           pre |= it->second == kPre;
           post |= it->second == kPost;
         }
-        if (depth < 3)
+        // Through what views or casts the parameter alone (a weight's
+        // bf16 copy made before the layers): not through what reads it
+        // with activations (the embedding's lookup, whose result the first
+        // layer reads).
+        if (depth < 3 && user->getNumOperands() == 1)
           for (Value r : user->getResults())
             work.push_back({r, depth + 1});
       }
@@ -573,6 +601,13 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     if (layer >= 0) {
       p.layerParams[layer] += elements;
       p.layerTensors[layer] += 1;
+      // An expert's weight: split over ep (spmdOptions' axis).
+      if (auto sharding = function.getArgAttrOfType<ShardingAttr>(
+              i, PartDialect::getShardingAttrName());
+          sharding && sharding.isShardedOver("ep")) {
+        p.layerExpertParams[layer] += elements;
+        p.layerExpertTensors[layer] += 1;
+      }
     } else {
       if (pre || !post) {
         p.preParams += elements;

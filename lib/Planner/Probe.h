@@ -2,8 +2,8 @@
 //
 // Internal to the planner: a probe is the model cut to its first layers
 // (truncateLayers), trained and partitioned by the real passes for one
-// tensor parallel degree, sequence parallelism and recomputation, on
-// pp:1 (one stage, so that part-pipeline labels each op forward, backward or
+// tensor and expert parallel degree, sequence parallelism and
+// recomputation, on pp:1 (one stage, so that part-pipeline labels each op forward, backward or
 // update), and reduced to what the composition needs: each op's FLOPs,
 // bytes and collective with its step, its layer and whether it grows with
 // the batch; bytes per parameter; activations each layer keeps.
@@ -39,11 +39,17 @@ struct ProbeOp {
   double peak = 0;        ///< FLOP/s of its dtype on the cluster
   /// A collective: bytes a device moves, and ring steps (latencies).
   double commBytes = 0, commSteps = 0;
+  /// The consecutive ranks its groups span (its outermost axis's size times
+  /// the sizes of the axes inside it: a tp group t, an ep group e x t, as
+  /// PlanConfig::spmdOptions orders the mesh): the link it runs on.
+  int64_t span = 1;
 };
 
 struct Probe {
-  PlanConfig config;        ///< tp, sp, recompute (pp:1, dp:1)
-  int64_t batch = 0;        ///< the model's batch: what `scales` ops saw
+  PlanConfig config;        ///< tp, ep, sp, recompute (pp:1, dp:1)
+  /// The sequences one device's program runs: the model's batch, its share
+  /// on each of ep devices (at least one): what `scales` ops saw.
+  int64_t batch = 0;
   int64_t probedLayers = 0; ///< layers in the probe
   std::vector<ProbeOp> ops;
   /// Local parameter elements: per probed layer, before and after them.
@@ -58,6 +64,10 @@ struct Probe {
   /// last stage of a pipeline each hold a copy; one copy where one stage
   /// holds both.
   double tiedParams = 0, tiedTensors = 0;
+  /// Of each probed layer's, its experts' (split over ep; their gradients
+  /// reduced over dp only, the rest over dp x ep). Experts outside the
+  /// layers count as dense.
+  std::vector<double> layerExpertParams, layerExpertTensors;
   /// Bytes per local parameter element.
   double parameterBytes = 0, stateBytes = 0, gradientBytes = 0;
   /// Bytes forward keeps for backward, per probed layer and outside.

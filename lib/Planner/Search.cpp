@@ -16,6 +16,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -72,6 +73,8 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       ok = number(c.tp, 1, kMaxDevices);
     else if (key == "pp")
       ok = number(c.pp, 1, kMaxDevices);
+    else if (key == "ep")
+      ok = number(c.ep, 1, kMaxDevices);
     else if (key == "vpp")
       ok = number(c.virtualStages, 1, kMaxDevices);
     else if (key == "mbs")
@@ -127,8 +130,8 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       }
     } else {
       *error = "--fix: unknown key \"" + key.str() +
-               "\" (known: dp tp pp vpp mbs schedule zero recompute sp sync "
-               "tp-overlap dp-overlap)";
+               "\" (known: dp tp pp ep vpp mbs schedule zero recompute sp "
+               "sync tp-overlap dp-overlap)";
       ok = false;
     }
     if (!ok)
@@ -148,6 +151,8 @@ PlanConstraint::choices(const PlanConfig &c) const {
     out.push_back({"tp", n(*tp), n(c.tp)});
   if (pp)
     out.push_back({"pp", n(*pp), n(c.pp)});
+  if (ep)
+    out.push_back({"ep", n(*ep), n(c.ep)});
   if (virtualStages)
     out.push_back({"vpp", n(*virtualStages), n(c.virtualStages)});
   if (microBatchSize)
@@ -264,8 +269,12 @@ double chunkStepSeconds(double forward, double backward, double weight,
 namespace {
 
 /// What a probe is compiled for: (tp, sequence parallelism, recomputation,
-/// tp-overlap chunks).
-using ProbeKey = std::tuple<int64_t, bool, Recompute, int64_t>;
+/// tp-overlap chunks, ep).
+using ProbeKey = std::tuple<int64_t, bool, Recompute, int64_t, int64_t>;
+
+ProbeKey probeKeyOf(const PlanConfig &c) {
+  return {c.tp, c.sequenceParallel, c.recompute, c.tpOverlap, c.ep};
+}
 
 /// The ranking: faster first; between plans equally fast (within a
 /// millionth), the one that needs less memory, then the simpler (less
@@ -278,7 +287,7 @@ bool faster(const PlanEstimate &a, const PlanEstimate &b) {
   if (std::abs(ma - mb) > 1e-6 * std::max(ma, mb))
     return ma < mb;
   auto simple = [](const PlanConfig &c) {
-    return std::make_tuple(c.zero, c.recompute, c.pp, c.virtualStages,
+    return std::make_tuple(c.zero, c.recompute, c.pp, c.ep, c.virtualStages,
                            c.sequenceParallel, c.syncPerStep, c.tpOverlap);
   };
   return simple(a.config) < simple(b.config);
@@ -338,7 +347,8 @@ int64_t mostGroups(int64_t layers) { return layers > 0 ? layers + 2 : 0; }
 /// when nothing is seen yet.
 
 std::optional<std::string> fixMismatch(const SearchOptions &options,
-                                       int64_t layers, int64_t globalBatch) {
+                                       int64_t layers, int64_t globalBatch,
+                                       int64_t experts) {
   const PlanConstraint &fix = options.constraint;
   const int64_t devices = options.devices;
   auto n = [](int64_t v) { return std::to_string(v); };
@@ -347,7 +357,8 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   for (auto [key, value] :
        {std::pair<const char *, std::optional<int64_t>>{"dp", fix.dp},
         {"tp", fix.tp},
-        {"pp", fix.pp}}) {
+        {"pp", fix.pp},
+        {"ep", fix.ep}}) {
     if (!value)
       continue;
     product *= *value; // at most 2^24 x devices (2^24): no overflow
@@ -355,7 +366,8 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
     if (double(product) > double(devices) || devices % product != 0)
       return named + " does not divide the " + n(devices) + " devices";
   }
-  if (fix.dp && fix.tp && fix.pp && product != devices)
+  if (fix.dp && fix.tp && fix.pp && (fix.ep || experts == 0) &&
+      product != devices)
     return named + " is " + n(product) + " devices, not the " + n(devices) +
            " given";
   bool train = options.training.train;
@@ -366,15 +378,30 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
       return "pp=" + n(*fix.pp) + " is more stages than the " + n(layers) +
              " layers and the embedding and the head fill";
   }
-  if (fix.dp && globalBatch % *fix.dp)
-    return "dp=" + n(*fix.dp) + " does not divide the global batch " +
-           n(globalBatch);
+  if (fix.ep && *fix.ep > 1 && experts == 0)
+    return "ep=" + n(*fix.ep) +
+           " needs a mixture-of-experts model (part.expert_dispatch); this "
+           "one has no experts";
+  if (fix.ep && experts > 0 && experts % *fix.ep)
+    return "ep=" + n(*fix.ep) + " does not divide the model's " + n(experts) +
+           " experts";
+  // The batch is split over dp x ep.
+  int64_t split = fix.dp.value_or(1) * fix.ep.value_or(1);
+  std::string splitName =
+      fix.dp && fix.ep ? "dp=" + n(*fix.dp) + " x ep=" + n(*fix.ep)
+      : fix.dp         ? "dp=" + n(*fix.dp)
+                       : "ep=" + n(fix.ep.value_or(1));
+  if ((fix.dp || fix.ep) && globalBatch % split)
+    return splitName + " does not divide the global batch " + n(globalBatch);
   if (fix.microBatchSize) {
-    int64_t perGroup = fix.dp ? globalBatch / *fix.dp : globalBatch;
+    int64_t perGroup = globalBatch / split;
     if (perGroup % *fix.microBatchSize)
       return "mbs=" + n(*fix.microBatchSize) + " does not divide the " +
              n(perGroup) + " sequences of " +
-             (fix.dp ? "a dp group's share of " : "") + "the global batch";
+             (fix.ep   ? "each of the " + splitName + " groups' share of "
+              : fix.dp ? "a dp group's share of "
+                       : "") +
+             "the global batch";
   }
   if (fix.sequenceParallel && *fix.sequenceParallel &&
       ((fix.tp && *fix.tp == 1) || devices == 1))
@@ -388,8 +415,10 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
            " needs a training step";
   if (!train && fix.zero && *fix.zero > 0)
     return "zero=" + n(*fix.zero) + " needs a training step";
-  if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1)
-    return "zero=" + n(*fix.zero) + " needs dp above 1";
+  if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1 &&
+      (experts == 0 || fix.ep.value_or(experts) == 1))
+    return "zero=" + n(*fix.zero) +
+           (experts ? " needs dp or ep above 1" : " needs dp above 1");
   if (!train && fix.dpOverlap && !*fix.dpOverlap)
     return "dp-overlap=0 needs a training step (it places the gradients' "
            "reductions)";
@@ -421,12 +450,12 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   return std::nullopt;
 }
 
-/// Every combination of the probed tp degrees (`probeKeys`: tp, sp,
-/// recompute), pp, dp, micro-batch size, schedule, virtual stages and ZeRO
-/// that the constraint admits; what a rule leaves out is counted in
-/// `pruned`, what the constraint leaves out in `excluded`.
+/// Every combination of the probed tp and ep degrees (`probeKeys`: tp, sp,
+/// recompute, tp-overlap, ep), pp, dp, micro-batch size, schedule, virtual
+/// stages and ZeRO that the constraint admits; what a rule leaves out is
+/// counted in `pruned`, what the constraint leaves out in `excluded`.
 std::vector<PlanConfig>
-listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
+listCandidates(const SearchOptions &options,
                const std::vector<ProbeKey> &probeKeys,
                int64_t L, int64_t globalBatch,
                std::map<std::string, int64_t> &pruned, Exclusions &excluded) {
@@ -440,12 +469,18 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
       ScheduleKind::VMin};
   int64_t largestMicroBatch =
       std::max(options.maxMicroBatchSize, fix.microBatchSize.value_or(0));
+  // The (tp, ep) degrees probed, each once, in order.
+  std::set<std::pair<int64_t, int64_t>> degrees;
+  for (const ProbeKey &key : probeKeys)
+    degrees.insert({std::get<0>(key), std::get<4>(key)});
   std::vector<PlanConfig> candidates;
-  for (int64_t t : tps) {
-    for (int64_t p : divisorsOf(options.devices / t)) {
+  for (auto [t, e] : degrees) {
+    if (!excluded.admits("ep", fix.ep, e))
+      continue;
+    for (int64_t p : divisorsOf(options.devices / (t * e))) {
       if (!excluded.admits("pp", fix.pp, p))
         continue;
-      int64_t d = options.devices / (t * p);
+      int64_t d = options.devices / (t * p * e);
       if (!excluded.admits("dp", fix.dp, d))
         continue;
       // A pp that does not divide the layers cuts them unevenly (the
@@ -459,17 +494,19 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
         pruned["pipelines need a training step"] += 1;
         continue;
       }
-      if (globalBatch % d != 0) {
-        pruned["dp does not divide the global batch " +
+      // The batch is split over dp x ep.
+      if (globalBatch % (d * e) != 0) {
+        pruned[std::string(e > 1 ? "dp x ep" : "dp") +
+               " does not divide the global batch " +
                std::to_string(globalBatch)] += 1;
         continue;
       }
-      for (int64_t b : divisorsOf(globalBatch / d)) {
+      for (int64_t b : divisorsOf(globalBatch / (d * e))) {
         if (b > largestMicroBatch)
           break;
         if (!excluded.admits("mbs", fix.microBatchSize, b))
           continue;
-        int64_t mb = globalBatch / (d * b);
+        int64_t mb = globalBatch / (d * e * b);
         if (!train && mb != 1)
           continue;
         if (mb > kMaxMicroBatches) {
@@ -504,21 +541,23 @@ listCandidates(const SearchOptions &options, const std::vector<int64_t> &tps,
               vs.clear();
           }
           for (int64_t v : vs) {
-            for (int64_t z = 0; z <= (d > 1 && train ? 3 : 0); ++z) {
+            for (int64_t z = 0; z <= (d * e > 1 && train ? 3 : 0); ++z) {
               // ZeRO-1 under a pipeline: each micro-batch's gradients
               // reduce-scattered, or the whole sum once (Megatron's
               // distributed optimizer). ZeRO-2's once-per-step form holds
               // the whole gradients too: the same plan, left out.
               bool pipelined = train && (p > 1 || mb > 1);
-              for (auto [pt, sp, rc, ov] : probeKeys)
+              for (auto [pt, sp, rc, ov, pe] : probeKeys)
               for (bool sync : {false, true}) {
-                if (pt != t || (sync && !(pipelined && mb > 1 && z == 1)))
+                if (pt != t || pe != e ||
+                    (sync && !(pipelined && mb > 1 && z == 1)))
                   continue;
                 PlanConfig c;
                 c.syncPerStep = sync;
                 c.tp = t;
                 c.pp = p;
                 c.dp = d;
+                c.ep = e;
                 c.virtualStages = v;
                 c.microBatchSize = b;
                 c.microBatches = mb;
@@ -664,6 +703,13 @@ Model modelOf(ModuleOp model, int64_t layers, bool alike) {
       return std::min(l, probed - 1);
     return 1; // a layer with layers on both sides
   };
+  // Its experts: the experts every dispatch has (their greatest common
+  // divisor, which ep must divide).
+  model.walk([&](part::ExpertDispatchOp d) {
+    int64_t experts =
+        cast<RankedTensorType>(d.getResult().getType()).getDimSize(0);
+    m.summary.experts = std::gcd(m.summary.experts, experts);
+  });
   // The model's batch: its first input's first dimension.
   for (auto f : model.getOps<func::FuncOp>()) {
     if (f.isDeclaration())
@@ -683,10 +729,23 @@ Model modelOf(ModuleOp model, int64_t layers, bool alike) {
   return m;
 }
 
-/// The probes a search compiles: tp degrees that divide the devices (within
-/// a node unless fixed), with and without sequence parallelism (and with it
-/// the chunked tensor-parallel collectives), and each recomputation.
-std::vector<PlanConfig> probeConfigs(const SearchOptions &options) {
+/// The ep degrees a search tries: those that divide the experts and the
+/// devices (1 alone without experts), or the one fixed.
+std::vector<int64_t> expertDegrees(const SearchOptions &options,
+                                   int64_t experts) {
+  std::vector<int64_t> eps;
+  for (int64_t e : divisorsOf(std::max<int64_t>(1, experts)))
+    if (options.devices % e == 0 &&
+        (!options.constraint.ep || *options.constraint.ep == e))
+      eps.push_back(e);
+  return eps;
+}
+
+/// The tensor-parallel choices a search probes: tp degrees that divide the
+/// devices (within a node unless fixed), with and without sequence
+/// parallelism (and with it the chunked tensor-parallel collectives), and
+/// each recomputation.
+std::vector<PlanConfig> tensorParallelProbes(const SearchOptions &options) {
   const Cluster &cluster = options.cluster;
   std::vector<PlanConfig> toProbe;
   const PlanConstraint &fix = options.constraint;
@@ -724,6 +783,21 @@ std::vector<PlanConfig> probeConfigs(const SearchOptions &options) {
       }
     }
   }
+  return toProbe;
+}
+
+/// The probes a search compiles: each of tensorParallelProbes' with every
+/// ep degree whose product with its tp divides the devices.
+std::vector<PlanConfig> probeConfigs(const SearchOptions &options,
+                                     int64_t experts) {
+  std::vector<PlanConfig> toProbe;
+  for (int64_t e : expertDegrees(options, experts))
+    for (PlanConfig pc : tensorParallelProbes(options)) {
+      if (options.devices % (pc.tp * e) != 0)
+        continue;
+      pc.ep = e;
+      toProbe.push_back(pc);
+    }
   return toProbe;
 }
 
@@ -767,29 +841,32 @@ bool rankBySimulation(
 using ReportFn = llvm::function_ref<void(SearchProgress::Stage, int64_t,
                                          int64_t, std::string)>;
 
-/// Compiles the probes probeConfigs lists for `cut` into `probes` (the tp
-/// degrees that compile into `tps`, those that fail into `pruned` with the
-/// compiler's reason), counting them in `compiled`; returns the
-/// unpartitioned probe (tp 1, no recomputation: compiled once more when the
-/// constraint leaves it out), or nullopt with its error in `modelWhy`.
+/// Compiles the probes probeConfigs lists for `cut` into `probes` (those
+/// that fail into `pruned` with the compiler's reason), counting them in
+/// `compiled`; returns the unpartitioned probe (tp 1, ep 1, no
+/// recomputation: compiled once more when the constraint leaves it out), or
+/// nullopt with its error in `modelWhy`.
 std::optional<Probe> compileProbes(ModuleOp cut, const SearchOptions &options,
+                                   int64_t experts,
                                    std::map<ProbeKey, Probed> &probes,
-                                   std::vector<int64_t> &tps,
                                    std::map<std::string, int64_t> &pruned,
                                    int64_t &compiled, ReportFn report,
                                    std::string *modelWhy) {
   const Cluster &cluster = options.cluster;
-  const std::vector<PlanConfig> toProbe = probeConfigs(options);
+  const std::vector<PlanConfig> toProbe = probeConfigs(options, experts);
   // The model's own FLOPs and parameters come from the tp = 1 probe
-  // without recomputation: probed once more when the constraint leaves it
-  // out.
-  bool probesModel = llvm::any_of(toProbe, [](const PlanConfig &pc) {
-    return pc.tp == 1 && !pc.sequenceParallel &&
+  // without recomputation or experts split: probed once more when the
+  // constraint leaves it out.
+  auto isModel = [](const PlanConfig &pc) {
+    return pc.tp == 1 && pc.ep == 1 && !pc.sequenceParallel &&
            pc.recompute == Recompute::None;
-  });
+  };
+  bool probesModel = llvm::any_of(toProbe, isModel);
   int64_t probeCount = int64_t(toProbe.size()) + (probesModel ? 0 : 1);
   auto probeName = [](const PlanConfig &pc) {
-    return "tp=" + std::to_string(pc.tp) + (pc.sequenceParallel ? " sp" : "") +
+    return "tp=" + std::to_string(pc.tp) +
+           (pc.ep > 1 ? " ep=" + std::to_string(pc.ep) : std::string()) +
+           (pc.sequenceParallel ? " sp" : "") +
            (pc.tpOverlap ? " tp-overlap=" + std::to_string(pc.tpOverlap)
                          : std::string()) +
            (pc.recompute == Recompute::None
@@ -798,27 +875,23 @@ std::optional<Probe> compileProbes(ModuleOp cut, const SearchOptions &options,
   };
   std::optional<Probe> modelProbe;
   for (const PlanConfig &pc : toProbe) {
-    int64_t t = pc.tp;
-    bool sp = pc.sequenceParallel;
-    Recompute rc = pc.recompute;
     std::string why;
     std::optional<Probe> probe =
         runProbe(cut, options.training, pc, cluster, &why);
     ++compiled;
     report(SearchProgress::Stage::Probe, compiled, probeCount,
            probeName(pc) + (probe ? "" : " (fails)"));
-    if (t == 1 && !sp && rc == Recompute::None) {
+    if (isModel(pc)) {
       modelProbe = probe;
       *modelWhy = why;
     }
     if (!probe) {
-      pruned["tp=" + std::to_string(t) + (sp ? " sp" : "") + ": " +
-                    why] += 1;
+      pruned["tp=" + std::to_string(pc.tp) +
+             (pc.ep > 1 ? " ep=" + std::to_string(pc.ep) : std::string()) +
+             (pc.sequenceParallel ? " sp" : "") + ": " + why] += 1;
       continue;
     }
-    if (tps.empty() || tps.back() != t)
-      tps.push_back(t);
-    probes[{t, sp, rc, pc.tpOverlap}].probe = std::move(*probe);
+    probes[probeKeyOf(pc)].probe = std::move(*probe);
   }
   if (!probesModel) {
     PlanConfig pc;
@@ -857,7 +930,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     return std::nullopt;
   }
   if (std::optional<std::string> why =
-          fixMismatch(options, layers, globalBatch)) {
+          fixMismatch(options, layers, globalBatch, m.summary.experts)) {
     *error = "no plan fits: " + *why;
     return std::nullopt;
   }
@@ -885,11 +958,10 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   };
   // The probes, compiled; the unpartitioned one gives the model's own
   // FLOPs and parameters.
-  std::vector<int64_t> tps;
   std::string modelWhy;
-  std::optional<Probe> modelProbe = compileProbes(
-      *cut, options, probes, tps, result.pruned, m.summary.probes, report,
-      &modelWhy);
+  std::optional<Probe> modelProbe =
+      compileProbes(*cut, options, m.summary.experts, probes, result.pruned,
+                    m.summary.probes, report, &modelWhy);
   if (!modelProbe) {
     *error = "the model does not compile unpartitioned: " + modelWhy;
     return std::nullopt;
@@ -913,11 +985,11 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   Exclusions excluded;
   ComposerCache cache;
   std::vector<PlanConfig> candidates =
-      listCandidates(options, tps, probeKeys, L, globalBatch, pruned, excluded);
+      listCandidates(options, probeKeys, L, globalBatch, pruned, excluded);
   result.considered = int64_t(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     const PlanConfig &c = candidates[i];
-    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute, c.tpOverlap}];
+    Probed &probed = probes[probeKeyOf(c)];
     int64_t b = c.microBatchSize;
     auto costs = probed.costs.find(b);
     if (costs == probed.costs.end())
@@ -949,7 +1021,7 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   int64_t simulated = 0;
   std::vector<PlanEstimate> ranked = std::move(fitting);
   auto simulate = [&](const PlanConfig &c) {
-    Probed &probed = probes[{c.tp, c.sequenceParallel, c.recompute, c.tpOverlap}];
+    Probed &probed = probes[probeKeyOf(c)];
     Composer composer(probed.probe, probed.costs[c.microBatchSize], m, cluster,
                       *modelProbe, globalBatch, options.training, cache);
     std::string why;

@@ -70,8 +70,10 @@ int64_t partition::planner::truncateLayers(ModuleOp model, int64_t keep,
       if (!alikeOps(ops[i], first[i]))
         return count;
   }
-  // A value of one layer read outside the next one: only the last layer's
-  // may be (by the head), else the layers are not a chain to cut.
+  // A value of one layer read by another layer than the next: the layers
+  // are not a chain to cut. Outside the layers any layer's may be read: the
+  // last one's by the head, each one's by a loss over all layers (a
+  // mixture of experts' load-balancing loss reads every router's).
   for (Operation &op : function.getBody().front()) {
     auto mine = where.find(&op);
     for (Value v : op.getOperands()) {
@@ -83,7 +85,7 @@ int64_t partition::planner::truncateLayers(ModuleOp model, int64_t keep,
       int64_t toLayer = mine == where.end() ? -1 : mine->second.first;
       if (toLayer == fromLayer || toLayer == fromLayer + 1)
         continue;
-      if (toLayer == -1 && fromLayer == count - 1)
+      if (toLayer == -1)
         continue;
       return count;
     }
@@ -92,7 +94,8 @@ int64_t partition::planner::truncateLayers(ModuleOp model, int64_t keep,
     *alike = true;
     return count;
   }
-  // The head reads the last kept layer.
+  // What read an erased layer reads the last kept one: the head its
+  // output, a loss over all layers that layer's terms once for each.
   const std::vector<Operation *> &kept = layers[keep - 1];
   for (Operation &op : function.getBody().front()) {
     if (where.count(&op))
@@ -100,7 +103,7 @@ int64_t partition::planner::truncateLayers(ModuleOp model, int64_t keep,
     for (OpOperand &use : op.getOpOperands()) {
       Operation *def = use.get().getDefiningOp();
       auto from = def ? where.find(def) : where.end();
-      if (from == where.end() || from->second.first != count - 1)
+      if (from == where.end() || from->second.first < keep)
         continue;
       use.set(kept[from->second.second]->getResult(
           cast<OpResult>(use.get()).getResultNumber()));

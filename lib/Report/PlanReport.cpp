@@ -23,6 +23,8 @@ std::string fixed(double v, const char *format) {
 std::string planLabel(size_t rank, const PlanConfig &c) {
   std::string s = "#" + std::to_string(rank) + " tp" + std::to_string(c.tp) +
                   " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp);
+  if (c.ep > 1)
+    s += " ep" + std::to_string(c.ep);
   if (c.virtualStages > 1)
     s += " vpp" + std::to_string(c.virtualStages);
   s += " mbs" + std::to_string(c.microBatchSize);
@@ -170,6 +172,10 @@ report::Report partition::buildPlanReport(const SearchResult &result,
                    "mbs",      "mb",      "schedule",  "zero",   "recompute",
                    "sp",       "step",    "compute",   "exposed comm.",
                    "bubble",   "memory",  "TFLOP/s",   "MFU"};
+  // An ep column for a model with experts.
+  bool experts = result.model.experts > 0;
+  if (experts)
+    table.columns.insert(table.columns.begin() + 4, "ep");
   for (size_t i = 0; i < result.plans.size() && i < top; ++i) {
     const PlanEstimate &e = result.plans[i];
     const PlanConfig &c = e.config;
@@ -184,7 +190,7 @@ report::Report partition::buildPlanReport(const SearchResult &result,
     bar.highlight = i == 0;
     ranked.bars.push_back(std::move(bar));
     auto n = [](int64_t v) { return Cell::number(std::to_string(v)); };
-    table.rows.push_back(
+    std::vector<Cell> row =
         {n(int64_t(i + 1)), n(c.tp), n(c.pp), n(c.dp), n(c.virtualStages),
          n(c.microBatchSize), n(c.microBatches), c.schedule, n(c.zero),
          recomputeName(c.recompute),
@@ -195,7 +201,10 @@ report::Report partition::buildPlanReport(const SearchResult &result,
          Cell::number(report::formatSeconds(e.bubble)),
          Cell::number(report::formatBytes(e.memory.total())),
          Cell::number(fixed(e.tflopsPerDevice, "%.1f")),
-         Cell::number(fixed(100 * e.mfu, "%.1f%%"))});
+         Cell::number(fixed(100 * e.mfu, "%.1f%%"))};
+    if (experts)
+      row.insert(row.begin() + 4, n(c.ep));
+    table.rows.push_back(std::move(row));
   }
   ranked.caption = "The busiest stage's compute, the communication compute "
                    "does not hide, and the pipeline's idle time; after each "
@@ -209,10 +218,11 @@ report::Report partition::buildPlanReport(const SearchResult &result,
   mesh.role = "pp outermost, tp innermost: a tp group on consecutive ranks";
   for (auto [name, size] : {std::pair<const char *, int64_t>{"pp", c.pp},
                             {"dp", c.dp},
+                            {"ep", c.ep},
                             {"tp", c.tp}})
     if (size > 1 || std::string(name) == "tp")
       mesh.axes.push_back({name, size});
-  int64_t devices = c.pp * c.dp * c.tp;
+  int64_t devices = c.devices();
   // Each device is drawn: a mesh larger than the largest preset's is not.
   if (devices <= kMaxDrawnDevices) {
     for (int64_t r = 0; r < devices; ++r) {
@@ -231,7 +241,7 @@ report::Report partition::buildPlanReport(const SearchResult &result,
   for (size_t s = 0; s < first.stageMemory.size(); ++s) {
     report::MemoryRole role;
     role.role = "#1 stage " + std::to_string(s);
-    int64_t perStageDevices = c.dp * c.tp;
+    int64_t perStageDevices = c.devices() / c.pp;
     role.devices = "ranks " + std::to_string(s * perStageDevices) + "-" +
                    std::to_string((s + 1) * perStageDevices - 1);
     role.bytes = memoryParts(first.stageMemory[s]);

@@ -12,7 +12,7 @@
 // TEXT: 1   4   2     1   1    4     2 1f1b
 //
 // SMALL: <title>partition-plan: small.mlir</title>
-// SMALL: 4 layers, 216.4K parameters, global batch 8; 8 devices of small (4 2 MB devices per node
+// SMALL: 4 layers, 217.5K parameters, global batch 8; 8 devices of small (4 2 MB devices per node
 // SMALL: <div data-key="#1"><b>#1</b>tp4 pp2 dp1 mbs4 1f1b</div>
 // SMALL: <div data-key="part-spmd options"><b>part-spmd options</b>mesh=&quot;pp:2,tp:4&quot; micro-batches=2 schedule=1f1b</div>
 // SMALL: <g class="bar" data-label="#1 tp4 pp2 dp1 mbs4 1f1b">

@@ -77,7 +77,9 @@ cl::opt<bool> explain("explain",
                       cl::cat(category));
 cl::opt<std::string>
     fix("fix",
-        cl::desc("fixed choices: dp, tp, pp, vpp, mbs, schedule, zero, "
+        cl::desc("fixed choices: dp, tp, pp, ep (experts split over ep "
+                 "devices: a mixture-of-experts model), vpp, mbs, schedule, "
+                 "zero, "
                  "recompute (none|selective|full), sp (0|1), sync "
                  "(step|micro-batch: ZeRO-1/2 gradients reduce-scattered once "
                  "per step or per micro-batch), tp-overlap (0, or chunks: "
@@ -196,9 +198,14 @@ std::string secs(double s) {
 }
 
 void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
-  os << llvm::format("%3s %3s %3s %5s %3s %4s %5s %-16s %4s %-9s %2s %11s "
+  // An ep column for a model with experts.
+  bool experts = r.model.experts > 0;
+  os << llvm::format("%3s %3s %3s %5s", "#", "tp", "pp", "dp");
+  if (experts)
+    os << llvm::format(" %3s", "ep");
+  os << llvm::format(" %3s %4s %5s %-16s %4s %-9s %2s %11s "
                      "%11s %11s %11s %9s %8s %5s\n",
-                     "#", "tp", "pp", "dp", "vpp", "mbs", "mb", "schedule",
+                     "vpp", "mbs", "mb", "schedule",
                      "zero", "recompute", "sp", "step", "compute",
                      "exp. comm", "bubble", "memory", "TFLOP/s", "MFU");
   bool perStep = false, overlapped = false, afterBackward = false;
@@ -213,10 +220,13 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
                      (c.tpOverlap ? "o" : "");
     overlapped |= c.tpOverlap > 0;
     afterBackward |= !c.dpOverlap && c.dp > 1;
+    os << llvm::format("%3zu %3lld %3lld %5lld", i + 1, (long long)c.tp,
+                       (long long)c.pp, (long long)c.dp);
+    if (experts)
+      os << llvm::format(" %3lld", (long long)c.ep);
     os << llvm::format(
-        "%3zu %3lld %3lld %5lld %3lld %4lld %5lld %-16s %4s %-9s %2s %11s "
+        " %3lld %4lld %5lld %-16s %4s %-9s %2s %11s "
         "%11s %11s %11s %9s %8.1f %4.1f%%\n",
-        i + 1, (long long)c.tp, (long long)c.pp, (long long)c.dp,
         (long long)c.virtualStages, (long long)c.microBatchSize,
         (long long)c.microBatches, c.schedule.c_str(), zero.c_str(),
         recomputeName(c.recompute), sp.c_str(),
@@ -248,6 +258,7 @@ std::string differences(const PlanConfig &a, const PlanConfig &b) {
   note("tp", n(a.tp), n(b.tp));
   note("pp", n(a.pp), n(b.pp));
   note("dp", n(a.dp), n(b.dp));
+  note("ep", n(a.ep), n(b.ep));
   note("vpp", n(a.virtualStages), n(b.virtualStages));
   note("micro-batch size", n(a.microBatchSize), n(b.microBatchSize));
   note("schedule", a.schedule, b.schedule);
@@ -322,6 +333,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"tp", c.tp},
       {"pp", c.pp},
       {"dp", c.dp},
+      {"ep", c.ep},
       {"virtual_stages", c.virtualStages},
       {"micro_batch_size", c.microBatchSize},
       {"micro_batches", c.microBatches},
@@ -349,7 +361,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"schedule_simulated", e.simulated},
       {"spmd_options", c.spmdOptions()},
       // The passes after part-spmd the plan is costed as compiled with.
-      {"after_spmd", afterSpmdPipeline(!inference, c.dp, c.zero,
+      {"after_spmd", afterSpmdPipeline(!inference, c.dataParallel(), c.zero,
                                        gradReduceDtype, c.dpOverlap)},
   };
 }
@@ -545,7 +557,10 @@ int main(int argc, char **argv) {
   int64_t batch = globalBatch ? int64_t(globalBatch) : m.batch;
   os << "model: " << m.layers << " layers"
      << (m.layersAlike && m.layers > 3 ? " (alike: probed on 3)" : "") << ", "
-     << partition::report::formatCount(m.parameters) << " parameters; "
+     << partition::report::formatCount(m.parameters) << " parameters"
+     << (m.experts ? " (" + std::to_string(m.experts) + " experts per layer)"
+                   : std::string())
+     << "; "
      << "global batch " << batch << "; "
      << partition::runtime::printableName(loaded->name) << ", " << devices
      << " devices (" << loaded->devicesPerNode << " per node)\n";

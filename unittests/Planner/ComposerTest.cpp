@@ -265,4 +265,62 @@ TEST(Composer, MoreStagesThanLayersIsPruned) {
   EXPECT_EQ(why, "no cut of the layers into the stages");
 }
 
+// Expert parallelism: of each layer's 1M parameters, 0.5M are an expert's
+// (split over ep: the probe counts its local share). Dense gradients are
+// reduced over dp x ep, the experts' over dp alone, and ZeRO shards each
+// over its own group.
+PlanConfig expertPlan(int64_t dp, int64_t ep, int64_t zero) {
+  PlanConfig c = plan(dp, 1, 1, zero);
+  c.ep = ep;
+  return c;
+}
+
+TEST(Composer, ExpertsReducedAndShardedOverDataParallelOnly) {
+  Fixture f;
+  f.probe.layerExpertParams = {0.5e6};
+  f.probe.layerExpertTensors = {1};
+  // 4 layers: 2M dense and 2M expert parameters, 8 MB of gradients each.
+  // ZeRO-1 on dp:2,ep:2: the dense state over 4 devices, the experts'
+  // over 2.
+  PlanEstimate z1 = f.estimate(expertPlan(2, 2, 1));
+  EXPECT_DOUBLE_EQ(z1.memory.optimizerState, 2e6 * 8 / 4 + 2e6 * 8 / 2);
+  EXPECT_DOUBLE_EQ(z1.memory.gradients, 16e6);
+  EXPECT_DOUBLE_EQ(f.estimate(expertPlan(2, 2, 2)).memory.gradients,
+                   8e6 / 4 + 8e6 / 2);
+  PlanEstimate z3 = f.estimate(expertPlan(2, 2, 3));
+  EXPECT_DOUBLE_EQ(z3.memory.parameters, 8e6 / 4 + 8e6 / 2 + 4e6);
+  // ZeRO 0: the dense all-reduce over 4 devices (2 x 3/4 x 8 MB, 12 ms),
+  // the experts' over 2 (2 x 1/2 x 8 MB, 8 ms). Backward (8 ms and each
+  // bucket's copies, 32 MB at 1 TB/s) hides the first's 8.032 ms; the
+  // second hides behind only its own copies (what is left), 32 us.
+  PlanEstimate z0 = f.estimate(expertPlan(2, 2, 0));
+  double backward = 8e-3 + 64e-6;
+  double exposed = (12e-3 - 8.032e-3) + (8e-3 - 32e-6);
+  EXPECT_NEAR(z0.seconds, 4e-3 + backward + 4e-3 + exposed, 1e-12);
+  // ep:2 alone: the experts' gradients are whole on each device (no
+  // reduction), the dense ones are all-reduced over ep.
+  PlanEstimate ep = f.estimate(expertPlan(1, 2, 0));
+  EXPECT_NEAR(ep.seconds, 4e-3 + 8e-3 + 32e-6 + 4e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(ep.memory.optimizerState, 32e6);
+}
+
+TEST(Composer, CollectivesRunOnTheLinkTheirGroupSpans) {
+  // A forward all-to-all of 1 MB over an ep group: on the 10 GB/s link
+  // while its group spans the 8 devices of a node, on the 1 GB/s one
+  // beyond.
+  Cluster cluster = roundCluster();
+  cluster.intraNode = {1e10, 0};
+  Probe p = roundProbe();
+  ProbeOp a2a = op(0, false, 0, 0);
+  a2a.commBytes = 1e6;
+  a2a.commSteps = 1;
+  a2a.span = 8;
+  p.ops.push_back(a2a);
+  EXPECT_NEAR(costProbe(p, 1, cluster).layers[0].forward.communication,
+              1e-4, 1e-15);
+  p.ops.back().span = 16;
+  EXPECT_NEAR(costProbe(p, 1, cluster).layers[0].forward.communication,
+              1e-3, 1e-15);
+}
+
 } // namespace

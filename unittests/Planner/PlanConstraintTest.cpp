@@ -55,8 +55,9 @@ TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
     const char *text, *error;
   };
   for (const Case &k : std::initializer_list<Case>{
-           {"ep=2", "--fix: unknown key \"ep\" (known: dp tp pp vpp mbs "
+           {"xp=2", "--fix: unknown key \"xp\" (known: dp tp pp ep vpp mbs "
                     "schedule zero recompute sp sync tp-overlap dp-overlap)"},
+           {"ep=0", "--fix: ep=0 is not a whole number of at least 1"},
            {"dp-overlap=2", "--fix: dp-overlap=2 is not 0 or 1"},
            {"tp-overlap=1", "--fix: tp-overlap=1 is not 0 (off) or a number "
                             "of chunks (at least 2)"},
@@ -138,6 +139,22 @@ TEST(PlanConfig, WritesPartSpmdOptions) {
   c.dpOverlap = false;
   EXPECT_EQ(c.text(), "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 "
                       "recompute=none sp=1 tp-overlap=4 dp-overlap=0");
+}
+
+// ep between dp and tp: an ep group is the tp groups beside each other.
+TEST(PlanConfig, PlacesEpBetweenDpAndTp) {
+  PlanConfig c;
+  c.tp = 2;
+  c.dp = 2;
+  c.ep = 4;
+  EXPECT_EQ(c.spmdOptions(), "mesh=\"dp:2,ep:4,tp:2\"");
+  EXPECT_EQ(c.text(), "tp=2 pp=1 dp=2 ep=4 mbs=1 mb=1 schedule=1f1b zero=0 "
+                      "recompute=none sp=0");
+  EXPECT_EQ(c.devices(), 16);
+  EXPECT_EQ(c.dataParallel(), 8);
+  c.tp = 1;
+  c.dp = 1;
+  EXPECT_EQ(c.spmdOptions(), "mesh=\"ep:4\"");
 }
 
 // The gradients' reductions over dp in buckets (a pipeline's too); with

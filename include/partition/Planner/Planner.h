@@ -61,6 +61,11 @@ std::optional<Recompute> parseRecompute(llvm::StringRef name);
 /// One plan: the choices the search makes.
 struct PlanConfig {
   int64_t dp = 1, tp = 1, pp = 1;
+  /// Expert parallelism: each mixture-of-experts layer's experts split over
+  /// ep devices, the tokens exchanged with all-to-alls; the batch is split
+  /// over dp x ep (the ep devices of a dense layer are data parallel, as in
+  /// Megatron-Core and DeepSpeed-MoE).
+  int64_t ep = 1;
   int64_t virtualStages = 1;  ///< chunks per stage (interleaved-1f1b)
   int64_t microBatchSize = 1; ///< sequences per micro-batch per dp group
   int64_t microBatches = 1;   ///< per step
@@ -81,8 +86,13 @@ struct PlanConfig {
   /// --overlap-grad-reduce, as SC21's runs were made); only as fixed.
   bool dpOverlap = true;
 
-  /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1".
+  /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1"
+  /// (" ep=8" after dp where ep > 1).
   std::string text() const;
+  /// tp x pp x dp x ep.
+  int64_t devices() const { return tp * pp * dp * ep; }
+  /// The devices a dense parameter's gradient is reduced over: dp x ep.
+  int64_t dataParallel() const { return dp * ep; }
   /// part-spmd's options for this plan.
   std::string spmdOptions() const;
 };
@@ -105,7 +115,7 @@ constexpr int64_t kMaxScheduleSteps = int64_t(1) << 20;
 
 /// A constraint on the search: the fields given are fixed (`--fix`).
 struct PlanConstraint {
-  std::optional<int64_t> dp, tp, pp, virtualStages, microBatchSize;
+  std::optional<int64_t> dp, tp, pp, ep, virtualStages, microBatchSize;
   std::optional<std::string> schedule;
   std::optional<int64_t> zero;
   std::optional<Recompute> recompute;
@@ -113,7 +123,7 @@ struct PlanConstraint {
   std::optional<int64_t> tpOverlap;
   std::optional<bool> dpOverlap;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
-  /// (keys: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap
+  /// (keys: dp tp pp ep vpp mbs schedule zero recompute sp sync tp-overlap
   /// dp-overlap, sync being step or micro-batch, tp-overlap 0 or the
   /// chunks, dp-overlap 0 or 1, each at most once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
   /// `error` naming the bad key or value.
@@ -202,6 +212,9 @@ struct ModelSummary {
   int64_t layers = 0;      ///< part.layer groups
   bool layersAlike = false; ///< probed on three of them
   int64_t batch = 0;       ///< the model's own
+  /// Experts of its mixture-of-experts layers (part.expert_dispatch); 0:
+  /// none, and ep is 1.
+  int64_t experts = 0;
   double parameters = 0;   ///< elements
   int64_t probes = 0;      ///< partitionings compiled
 };

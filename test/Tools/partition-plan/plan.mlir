@@ -47,7 +47,7 @@
 // RUN: partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=2,pp=2,dp=2,mbs=2,schedule=1f1b,zero=1,recompute=none,sp=0,sync=step --explain | FileCheck %s --check-prefix=SYNC
 // SYNC: 1   2   2     2   1    2     2 1f1b               1s none
 // SYNC-NEXT: zero 1s: the gradients summed over the micro-batches and reduce-scattered once per step (part-spmd grad-sync=step)
-// SYNC: gradients 319 KiB
+// SYNC: gradients 325 KiB
 // Tensor-parallel collectives in chunks (tp-overlap, part-spmd
 // tp-comm-overlap): the table marks sp "1o"; without tp there is nothing to
 // split.
@@ -78,14 +78,14 @@
 // SYNC-ZERO: partition-plan: no plan fits: sync=step is ZeRO-1's gradients reduce-scattered once per step, not zero=2
 //
 // Bad input: each names what is wrong.
-// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,ep=2 2>&1 | FileCheck %s --check-prefix=KEY
+// RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=4,xp=2 2>&1 | FileCheck %s --check-prefix=KEY
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix zero=5 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 0 2>&1 | FileCheck %s --check-prefix=DEVICES
 // RUN: not partition-plan %t/gpt.mlir --cluster %t/none.json --devices 8 2>&1 | FileCheck %s --check-prefix=CLUSTER
 // RUN: not partition-plan %t/gpt.mlir --cluster %S/Inputs/small-node.json --devices 8 --fix tp=8 2>&1 | FileCheck %s --check-prefix=HEADS
 // RUN: not partition-plan %t/none.mlir --cluster dgx-a100 --devices 8 2>&1 | FileCheck %s --check-prefix=MODEL
 //
-// CHECK: model: 4 layers (alike: probed on 3), 216.4K parameters; global batch 8; small, 8 devices (4 per node)
+// CHECK: model: 4 layers (alike: probed on 3), 217.5K parameters; global batch 8; small, 8 devices (4 per node)
 // CHECK-NEXT: searched {{[0-9]+}} plans ({{[0-9]+}} probes) in {{.*}} s; {{[0-9]+}} fit
 // CHECK-NEXT: # tp pp dp vpp mbs mb schedule zero recompute sp step compute exp. comm bubble memory TFLOP/s MFU
 // CHECK-NEXT: 1 {{.*}}
@@ -120,7 +120,7 @@
 // HELP: --global-batch=
 // HELP-NOT: --mlir-
 //
-// KEY: partition-plan: --fix: unknown key "ep" (known: dp tp pp vpp mbs schedule zero recompute sp sync tp-overlap dp-overlap)
+// KEY: partition-plan: --fix: unknown key "xp" (known: dp tp pp ep vpp mbs schedule zero recompute sp sync tp-overlap dp-overlap)
 // ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
 // DEVICES: partition-plan: --devices and --top must be at least 1
 // CLUSTER: partition-plan: {{.*}}none.json
