@@ -21,7 +21,7 @@
 //          h.<i>.mlp.proj.weight [F, E], h.<i>.mlp.proj.bias [E],
 //          ln_f.{weight,bias} [E]
 //   llama  input  tokens [B, S] i32           result logits [B, S, V]
-//          embed_tokens.weight [V, E], rope.cos [S, D], rope.sin [S, D],
+//          embed_tokens.weight [V, E],
 //          layers.<i>.input_layernorm.weight [E],
 //          layers.<i>.self_attn.q_proj.weight [E, H*D],
 //          layers.<i>.self_attn.{k,v}_proj.weight [E, K*D],
@@ -49,9 +49,11 @@
 // embeddings normal(0, 0.02) (GPT-2's residual output projections
 // attn.proj and mlp.proj 0.02 / sqrt(2 L); wpe 0.01), norm scales 1, biases
 // 0; the MLP, which has no normalisation to restore the scale, He-normal
-// (std sqrt(2 / in)). rope.{cos,sin} hold the rotary tables, base 10000,
-// rotate-half layout: angle(s, i) = s * 10000^(-2i/D) for i < D/2,
-// repeated for the second half. Each tensor's numbers come from its own
+// (std sqrt(2 / in)). Llama's rotary tables are no parameters (torch holds
+// them as buffers): the program computes them as Hugging Face's
+// LlamaRotaryEmbedding does, in f32, cos and sin of the positions times
+// 10000^(-2i/D) for i < D/2, repeated for the second half (rotate-half
+// layout). Each tensor's numbers come from its own
 // stream, seeded by (seed, name), of a generator the C++ standard fixes
 // (std::mt19937_64, turned into normal numbers by Box-Muller here rather
 // than by the implementation-defined std::normal_distribution): the same
@@ -94,7 +96,7 @@ namespace {
 
 /// How a parameter's data is filled.
 struct Init {
-  enum Kind { Normal, Constant, RopeCos, RopeSin } kind = Normal;
+  enum Kind { Normal, Constant } kind = Normal;
   /// Standard deviation (Normal) or value (Constant).
   double value = 0;
 
@@ -149,20 +151,6 @@ static void fillNormal(MutableArrayRef<float> out, double std, uint64_t seed,
 
 /// The rotary table of shape [S, D]: cos or sin of s * 10000^(-2i/D), i <
 /// D/2, repeated for the second half (rotate-half layout).
-static void fillRope(MutableArrayRef<float> out, int64_t seqLen,
-                     int64_t headDim, bool sine) {
-  int64_t half = headDim / 2;
-  for (int64_t s = 0; s < seqLen; ++s)
-    for (int64_t i = 0; i < half; ++i) {
-      double inverseFrequency =
-          std::pow(10000.0, -2.0 * static_cast<double>(i) / headDim);
-      double angle = static_cast<double>(s) * inverseFrequency;
-      float v = static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
-      out[s * headDim + i] = v;
-      out[s * headDim + half + i] = v;
-    }
-}
-
 /// Physical memory in bytes, or 0 when unknown.
 static uint64_t physicalMemory() {
 #if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
@@ -310,6 +298,34 @@ public:
     return part::AttentionOp::create(b, loc, q.getType(), q, k, v,
                                      /*causal=*/true, /*scale=*/FloatAttr(),
                                      /*window=*/IntegerAttr());
+  }
+
+  /// Llama's rotary tables cos and sin [S, D], computed as Hugging Face's
+  /// LlamaRotaryEmbedding computes them (f32): the positions [S, 1] times
+  /// the inverse frequencies 10000^(-2i/D) [1, D] (each of the D/2 twice,
+  /// rotate-half layout), then cos and sin. Constants, not parameters: no
+  /// optimizer updates them.
+  std::pair<Value, Value> ropeTables(int64_t seq, int64_t headDim) {
+    std::vector<float> positions(size_t(seq), 0.0f);
+    for (int64_t s = 0; s < seq; ++s)
+      positions[size_t(s)] = float(s);
+    std::vector<float> inverse(size_t(headDim), 0.0f);
+    int64_t half = headDim / 2;
+    for (int64_t i = 0; i < half; ++i) {
+      // torch: 1.0 / (base ** (arange(0, D, 2).float() / D)), in f32.
+      float exponent = float(2 * i) / float(headDim);
+      float f = 1.0f / std::pow(10000.0f, exponent);
+      inverse[size_t(i)] = inverse[size_t(half + i)] = f;
+    }
+    auto constant = [&](ArrayRef<int64_t> shape, ArrayRef<float> values) {
+      return part::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(tensor(shape), values));
+    };
+    Value angles =
+        part::MulOp::create(b, loc, tensor({seq, headDim}),
+                            constant({seq, 1}, positions),
+                            constant({1, headDim}, inverse));
+    return {unary<part::CosOp>(angles), unary<part::SinOp>(angles)};
   }
 
   /// Rotary position embedding of [B, N, S, D] with [S, D] tables.
@@ -469,10 +485,6 @@ public:
       case Init::Constant:
         std::fill(values.begin(), values.end(),
                   static_cast<float>(p.init.value));
-        break;
-      case Init::RopeCos:
-      case Init::RopeSin:
-        fillRope(out, p.shape[0], p.shape[1], p.init.kind == Init::RopeSin);
         break;
       }
       t.data.resize(values.size() * sizeof(float));
@@ -647,8 +659,7 @@ static OwningOpRef<ModuleOp> buildDecoder(ModelBuilder &m, const Sizes &s,
   m.setScope("embedding");
   Value tokens = m.input("tokens", {B, S}, m.i32());
   Value embed = m.parameter("embed_tokens.weight", {V, E}, Init::normal(std));
-  Value cos = m.parameter("rope.cos", {S, D}, {Init::RopeCos, 0});
-  Value sin = m.parameter("rope.sin", {S, D}, {Init::RopeSin, 0});
+  auto [cos, sin] = m.ropeTables(S, D);
   Value x = m.gather(embed, tokens);
   for (int64_t i = 0; i < s.layers; ++i) {
     std::string p = "layers." + std::to_string(i) + ".";

@@ -29,7 +29,8 @@
 // each sequence as Hugging Face's load_balancing_loss_func computes it,
 // averaged over the batch), on 1 rank and on ep:2 and
 // dp:2,ep:2, against torch's autograd on Hugging Face's model: the loss and
-// every weight after the step (the rotary tables aside, buffers in torch).
+// every weight after the step (the rotary tables are constants, as
+// torch's buffers: no weight of either).
 // The gradient reaches the router through the renormalised top-2 weights
 // and the load-balancing loss's probabilities. Tolerance 1e-6 + 1e-4 |ref|:
 // a step moves each weight by 0.1 times a gradient of f32 sums of at most a

@@ -1,7 +1,8 @@
 // partition-import --model llama: RMSNorm, grouped-query attention with
 // rotary embeddings, a SwiGLU MLP, final RMSNorm and an untied LM head; its
-// argument names and shapes, its weights (with the real rotary tables), and
-// its Megatron partitioning.
+// argument names and shapes, its rotary tables (computed in the program, as
+// Hugging Face computes them: no parameters), its weights, and its Megatron
+// partitioning.
 //
 // RUN: partition-import --model llama --layers 2 --hidden 64 --heads 8 --kv-heads 4 --vocab 128 --seq 16 --batch 4 --shapes-only -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
@@ -15,8 +16,6 @@
 // CHECK-LABEL: func.func @llama(
 // CHECK-SAME: %[[TOK:arg[0-9]+]]: tensor<4x16xi32> {part.name = "tokens", part.role = #part.role<input>}
 // CHECK-SAME: %[[EMB:arg[0-9]+]]: tensor<128x64xf32> {part.name = "embed_tokens.weight", part.role = #part.role<parameter>}
-// CHECK-SAME: %[[COS:arg[0-9]+]]: tensor<16x8xf32> {part.name = "rope.cos", part.role = #part.role<parameter>}
-// CHECK-SAME: %[[SIN:arg[0-9]+]]: tensor<16x8xf32> {part.name = "rope.sin", part.role = #part.role<parameter>}
 // CHECK-SAME: %[[N1:arg[0-9]+]]: tensor<64xf32> {part.name = "layers.0.input_layernorm.weight"
 // CHECK-SAME: %[[WQ:arg[0-9]+]]: tensor<64x64xf32> {part.name = "layers.0.self_attn.q_proj.weight"
 // CHECK-SAME: %[[WK:arg[0-9]+]]: tensor<64x32xf32> {part.name = "layers.0.self_attn.k_proj.weight"
@@ -30,6 +29,13 @@
 // CHECK-SAME: %[[NF:arg[0-9]+]]: tensor<64xf32> {part.name = "norm.weight"
 // CHECK-SAME: %[[HEAD:arg[0-9]+]]: tensor<64x128xf32> {part.name = "lm_head.weight", part.role = #part.role<parameter>})
 // CHECK-SAME: -> (tensor<4x16x128xf32> {part.name = "logits"})
+// The rotary tables: positions [16, 1] times the inverse frequencies
+// 10000^(-2i/8), i < 4, each twice (rotate-half layout), then cos and sin.
+// CHECK: %[[INV:.*]] = part.constant dense<{{\[\[}}1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03, 1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]]> : tensor<1x8xf32>
+// CHECK: %[[POS:.*]] = part.constant dense<{{\[\[}}0.000000e+00], [1.000000e+00], {{.*}}, [1.500000e+01]]> : tensor<16x1xf32>
+// CHECK: %[[ANGLE:.*]] = part.mul %[[POS]], %[[INV]] : (tensor<16x1xf32>, tensor<1x8xf32>) -> tensor<16x8xf32>
+// CHECK: %[[COS:.*]] = part.cos %[[ANGLE]]
+// CHECK: %[[SIN:.*]] = part.sin %[[ANGLE]]
 // CHECK: %[[X0:.*]] = part.gather %[[EMB]], %[[TOK]] axis 0 : (tensor<128x64xf32>, tensor<4x16xi32>) -> tensor<4x16x64xf32>
 // CHECK: %[[H:.*]] = part.rms_norm %[[X0]], %[[N1]] {{.*}}{part.layer = 0 : i64}
 // CHECK: %[[QM:.*]] = part.matmul %[[H]], %[[WQ]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<64x64xf32>) -> tensor<4x16x64xf32>
@@ -99,10 +105,10 @@
 // SPMD: return
 //
 // The weights: norm scales 1, matrices normal(0, 0.02) (the printed
-// standard deviations are the samples', fixed by the seed), and the rotary
-// tables of base 10000 in rotate-half layout (checked against numpy).
+// standard deviations are the samples', fixed by the seed); no rotary
+// tables (e2e-llama.mlir checks the program's against numpy's).
 // RUN: partition-import --model llama --layers 1 --hidden 64 --heads 8 --kv-heads 4 --vocab 128 --seq 16 --batch 4 --seed 1 -o %t.weights.mlir --weights %t.safetensors
-// RUN: %python %S/Inputs/safetensors_info.py %t.safetensors --seq 16 --head-dim 8 | FileCheck %s --check-prefix=WEIGHTS
+// RUN: %python %S/Inputs/safetensors_info.py %t.safetensors | FileCheck %s --check-prefix=WEIGHTS
 // WEIGHTS: embed_tokens.weight F32 [128x64] normal std=0.02
 // WEIGHTS-NEXT: layers.0.input_layernorm.weight F32 [64] ones
 // WEIGHTS-NEXT: layers.0.mlp.down_proj.weight F32 [176x64] normal std=0.02
@@ -115,7 +121,4 @@
 // WEIGHTS-NEXT: layers.0.self_attn.v_proj.weight F32 [64x32] normal std=0.02
 // WEIGHTS-NEXT: lm_head.weight F32 [64x128] normal std=0.02
 // WEIGHTS-NEXT: norm.weight F32 [64] ones
-// WEIGHTS-NEXT: rope.cos F32 [16x8] other
-// WEIGHTS-NEXT: rope.sin F32 [16x8] other
-// WEIGHTS-NEXT: rope: ok
 // WEIGHTS-NOT: {{.}}

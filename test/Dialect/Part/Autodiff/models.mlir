@@ -58,7 +58,7 @@
 // GPT: gpt2x2: ok, every gradient within
 //
 // LLAMA: loss {{.*}}: ok
-// LLAMA-COUNT-14: ok against finite differences
+// LLAMA-COUNT-12: ok against finite differences
 // LLAMA: llama2x2: ok, every gradient within
 //
 // DUMP: mesh @mesh ["dp"=2, "tp"=2]

@@ -13,7 +13,8 @@ loss (Hugging Face's load_balancing_loss_func over all layers, for each
 sequence, averaged over the batch), and writes
 OUTDIR/loss.npy (before the step) and OUTDIR/new.<name>.npy for every
 trained parameter, in the generated layout and names (as partition-run
-writes them; the rotary tables, buffers in torch, are left out).
+writes them; the rotary tables are buffers in torch and constants in the
+generated program).
 
 The generated weights are stored [in, out] and each expert's projections
 as one [X, in, out] tensor; Hugging Face stores nn.Linear weights [out,
@@ -42,8 +43,6 @@ def hf_state(w):
     state = {"model.embed_tokens.weight": w.pop("embed_tokens.weight"),
              "model.norm.weight": w.pop("norm.weight"),
              "lm_head.weight": w.pop("lm_head.weight").T}
-    w.pop("rope.cos")
-    w.pop("rope.sin")
     i = 0
     while f"layers.{i}.input_layernorm.weight" in w:
         g, h = f"layers.{i}.", f"model.layers.{i}."

@@ -79,10 +79,18 @@ def gpt(w, tokens, H):
     return x @ w["wte"].T
 
 
+def rope(seq, dim):
+    """Llama's rotary tables: base 10000, rotate-half layout."""
+    inv = 10000.0 ** (-np.arange(0, dim // 2) * 2.0 / dim)
+    angle = np.arange(seq)[:, None] * inv[None, :]
+    angle = np.concatenate([angle, angle], axis=1)
+    return np.cos(angle), np.sin(angle)
+
+
 def llama(w, tokens, H):
     x = w["embed_tokens.weight"][tokens]
-    cos, sin = w["rope.cos"], w["rope.sin"]
-    D = cos.shape[1]
+    D = w["layers.0.self_attn.q_proj.weight"].shape[1] // H
+    cos, sin = rope(tokens.shape[1], D)
     i = 0
     while f"layers.{i}.input_layernorm.weight" in w:
         p = lambda n: w[f"layers.{i}.{n}.weight"]
