@@ -73,7 +73,7 @@ def build(family, attn):
         # The eager experts loop (the default grouped_mm has no ONNX form).
         return T.MixtralForCausalLM(T.MixtralConfig(
             num_local_experts=4, num_experts_per_tok=2,
-            experts_implementation="eager", **small))
+            experts_implementation="batched_mm", **small))
     raise SystemExit(f"export_current.py: unknown family {family!r}")
 
 
