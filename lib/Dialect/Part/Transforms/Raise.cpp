@@ -1660,6 +1660,11 @@ struct PartRaisePass
         Diagnosis diagnosis;
         if (failed(matchAttention(product, cache, diagnosis)))
           emitNearMiss(op, "part.attention", diagnosis);
+        std::string experts =
+            partition::part::detail::whyNotExpertProduct(product);
+        if (!experts.empty())
+          op->emitRemark() << "not raised to part.expert_dispatch: "
+                           << experts;
       }
     });
   }

@@ -244,12 +244,14 @@ struct ExpertProduct {
 /// expert weights: one operand a gather of [E, d1, d2] weights along
 /// dimension 0 at top-k expert ids, the other a vector per slot.
 static FailureOr<ExpertProduct> matchExpertProduct(BatchMatmulOp root,
-                                                   std::string &why) {
+                                                   std::string &why,
+                                                   bool &candidate) {
   for (int side = 0; side < 2; ++side) {
     auto gather = root->getOperand(side).getDefiningOp<GatherOp>();
     if (!gather || gather.getAxis() != 0 ||
         tensorType(gather.getData()).getRank() != 3)
       continue;
+    candidate = true;
     ArrayRef<int64_t> w = tensorType(gather.getData()).getShape();
     FailureOr<Routing> routing = routingOf(gather.getIndices(), w[0], why);
     if (failed(routing))
@@ -288,7 +290,8 @@ struct RaiseExpertProduct : OpRewritePattern<BatchMatmulOp> {
   LogicalResult matchAndRewrite(BatchMatmulOp root,
                                 PatternRewriter &rewriter) const override {
     std::string why;
-    FailureOr<ExpertProduct> p = matchExpertProduct(root, why);
+    bool candidate = false;
+    FailureOr<ExpertProduct> p = matchExpertProduct(root, why, candidate);
     if (failed(p))
       return rewriter.notifyMatchFailure(root, why);
     const Routing &r = p->routing;
@@ -325,6 +328,14 @@ struct RaiseExpertProduct : OpRewritePattern<BatchMatmulOp> {
   }
 };
 } // namespace
+
+std::string partition::part::detail::whyNotExpertProduct(BatchMatmulOp op) {
+  std::string why;
+  bool candidate = false;
+  if (succeeded(matchExpertProduct(op, why, candidate)) || !candidate)
+    return "";
+  return why;
+}
 
 void partition::part::detail::populateRaiseExpertPatterns(
     RewritePatternSet &patterns) {
@@ -530,6 +541,8 @@ static Value repeatedTokens(OpBuilder &b, ExpertDispatchOp dispatch) {
   b.setInsertionPoint(dispatch);
   Value token = throughReshapes(repeat.getInput());
   auto type = tensorType(token).clone({slots[0], slots[1], features});
+  if (token.getType() == type)
+    return token;
   auto reshape = ReshapeOp::create(b, dispatch.getLoc(), type, token);
   if (Attribute layer = dispatch->getAttr(PartDialect::getLayerAttrName()))
     reshape->setAttr(PartDialect::getLayerAttrName(), layer);

@@ -10,8 +10,12 @@
 #ifndef PARTITION_DIALECT_PART_TRANSFORMS_RAISEEXPERTS_H
 #define PARTITION_DIALECT_PART_TRANSFORMS_RAISEEXPERTS_H
 
+#include "partition/Dialect/Part/IR/PartOps.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <string>
 
 namespace partition::part::detail {
 
@@ -19,6 +23,11 @@ namespace partition::part::detail {
 /// weights and per-slot vectors into dispatch, a batched matmul over the
 /// experts with the weights whole, and combine.
 void populateRaiseExpertPatterns(mlir::RewritePatternSet &patterns);
+
+/// Why `op`, a product with a gather of [E, rows, columns] weights along
+/// dimension 0, is not raised ("" when it is not such a product or is
+/// raised): for part-raise's `report`.
+std::string whyNotExpertProduct(BatchMatmulOp op);
 
 /// After the patterns converge: a dispatch of per-slot values computed from
 /// a combine of the same routing by slot-wise ops that keep zero rows zero
