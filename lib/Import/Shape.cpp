@@ -967,9 +967,8 @@ LogicalResult translateGatherElements(Node &n) {
 
 /// ONNX counts negative indices from the end, so i + d * min(max(-i, 0), 1)
 /// maps [-d, d) onto [0, d) and leaves indices outside it outside.
-FailureOr<Value> partition::import::detail::runtimeIndexValues(Node &n,
-                                                               Value idx,
-                                                               int64_t dim) {
+FailureOr<Value>
+partition::import::detail::runtimeIndexValues(Node &n, Value idx, int64_t dim) {
   if (!isa<IntegerType>(elementTypeOf(idx)))
     return n.error() << "indices of type " << idx.getType()
                      << " are not integers";

@@ -43,7 +43,8 @@
 // CHECK: part.gather %[[VIEW]], %[[BATCH]] axis 0 : (tensor<6x4xf32>, tensor<2x2xi64>) -> tensor<2x2x4xf32>
 // Run-time indices of one component: a gather along dimension 0 at the
 // indices, each negative one shifted by the dimension's size.
-// CHECK: %[[IDS:.*]] = part.reshape %arg2 : tensor<3xi64> -> tensor<3xi64>
+// CHECK: %[[COL:.*]] = part.reshape %arg2 : tensor<3xi64> -> tensor<3x1xi64>
+// CHECK: %[[IDS:.*]] = part.reshape %[[COL]] : tensor<3x1xi64> -> tensor<3xi64>
 // CHECK: %[[SHIFTED:.*]] = part.add %[[IDS]], %{{.*}} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
 // CHECK: part.gather %{{.*}}, %[[SHIFTED]] axis 0 : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<3x3x4xf32>
 // The mask lookup reads every element once, in order: no gather.

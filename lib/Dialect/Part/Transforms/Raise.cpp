@@ -1663,8 +1663,7 @@ struct PartRaisePass
         std::string experts =
             partition::part::detail::whyNotExpertProduct(product);
         if (!experts.empty())
-          op->emitRemark() << "not raised to part.expert_dispatch: "
-                           << experts;
+          op->emitRemark() << "not raised to part.expert_dispatch: " << experts;
       }
     });
   }

@@ -243,9 +243,8 @@ struct ExpertProduct {
 /// Matches `root` as one matrix-vector product per slot with the slot's
 /// expert weights: one operand a gather of [E, d1, d2] weights along
 /// dimension 0 at top-k expert ids, the other a vector per slot.
-static FailureOr<ExpertProduct> matchExpertProduct(BatchMatmulOp root,
-                                                   std::string &why,
-                                                   bool &candidate) {
+static FailureOr<ExpertProduct>
+matchExpertProduct(BatchMatmulOp root, std::string &why, bool &candidate) {
   for (int side = 0; side < 2; ++side) {
     auto gather = root->getOperand(side).getDefiningOp<GatherOp>();
     if (!gather || gather.getAxis() != 0 ||
@@ -309,17 +308,17 @@ struct RaiseExpertProduct : OpRewritePattern<BatchMatmulOp> {
                               element),
         slots, indices));
     Value rows = e.reshape(buffer, {experts, r.groups * capacity, p->inputs});
-    Value product = e.tag(BatchMatmulOp::create(
-        rewriter, e.loc, rows, p->weights, /*transpose_a=*/false,
-        p->transposeWeights));
+    Value product = e.tag(
+        BatchMatmulOp::create(rewriter, e.loc, rows, p->weights,
+                              /*transpose_a=*/false, p->transposeWeights));
     Value out = e.reshape(product, {experts, r.groups, capacity, p->outputs});
     Value combined = e.tag(ExpertCombineOp::create(
         rewriter, e.loc,
-        RankedTensorType::get({r.groups, r.seq, r.k, p->outputs}, element),
-        out, indices));
+        RankedTensorType::get({r.groups, r.seq, r.k, p->outputs}, element), out,
+        indices));
     Value result = e.reshape(combined, tensorType(root).getShape());
-    LLVM_DEBUG(llvm::dbgs() << "part-raise: expert product at "
-                            << root.getLoc() << "\n");
+    LLVM_DEBUG(llvm::dbgs()
+               << "part-raise: expert product at " << root.getLoc() << "\n");
     if (Operation *def = result.getDefiningOp())
       for (NamedAttribute attr : root->getDiscardableAttrs())
         def->setAttr(attr.getName(), attr.getValue());
@@ -361,26 +360,38 @@ static std::optional<size_t> slotPrefix(ArrayRef<int64_t> shape,
   return std::nullopt;
 }
 
-/// True when `v`, a value over expert buffers, is zero in every row a
-/// dispatch left unfilled: a dispatch, a product of such rows with weights,
-/// and slot-wise ops that keep zero rows zero.
-static bool isZeroPadded(Value v) {
+/// True when `v`, a value over expert buffers of `rows` rows (E x G x C)
+/// in its leading dimensions, is zero in every row a dispatch left
+/// unfilled: a dispatch, a product of such rows with weights, and
+/// slot-wise ops that keep zero rows zero, through reshapes that keep the
+/// rows.
+static bool isZeroPadded(Value v, int64_t rows) {
   for (int step = 0; step < 32; ++step) {
-    v = throughReshapes(v);
+    std::optional<size_t> prefix = slotPrefix(tensorType(v).getShape(), rows);
     Operation *op = v.getDefiningOp();
-    if (!op)
+    if (!prefix || !op)
       return false;
     if (isa<ExpertDispatchOp>(op))
       return true;
     if (auto product = dyn_cast<BatchMatmulOp>(op)) {
-      if (product.getTransposeA())
+      // Rows [E, G * C] times each expert's weights.
+      if (product.getTransposeA() || tensorType(v).getRank() != 3 ||
+          *prefix != 2)
         return false;
       v = product.getLhs();
-    } else if (isa<SiluOp, GeluOp, ReluOp, TanhOp, NegOp, SliceOp>(op)) {
+    } else if (auto slice = dyn_cast<SliceOp>(op)) {
+      ArrayRef<int64_t> in = tensorType(slice.getInput()).getShape();
+      if (in.take_front(*prefix) !=
+          tensorType(v).getShape().take_front(*prefix))
+        return false;
+      v = slice.getInput();
+    } else if (isa<ReshapeOp, SiluOp, GeluOp, ReluOp, TanhOp, NegOp>(op)) {
       v = op->getOperand(0);
     } else if (isa<MulOp>(op)) {
-      return isZeroPadded(op->getOperand(0)) ||
-             isZeroPadded(op->getOperand(1));
+      return op->getOperand(0).getType() == v.getType() &&
+             op->getOperand(1).getType() == v.getType() &&
+             (isZeroPadded(op->getOperand(0), rows) ||
+              isZeroPadded(op->getOperand(1), rows));
     } else {
       return false;
     }
@@ -448,7 +459,7 @@ FailureOr<Value> BufferRebuilder::rebuildOnce(Value v) {
     if (throughReshapes(combine.getIndices()) != source ||
         tensorType(input).getShape().take_front(3) !=
             buffer.getShape().take_front(3) ||
-        !isZeroPadded(input))
+        !isZeroPadded(input, product(buffer.getShape().take_front(3))))
       return failure();
     return input;
   }
