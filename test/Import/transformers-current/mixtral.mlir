@@ -15,21 +15,24 @@
 // forward). check_export.py prints one line per check; see its docstring.
 //
 // Each import: the parameters are exactly torch's named_parameters(); the
-// logits equal torch's on 1 rank, ep:2, dp:2,ep:2 and dp:2,tp:2 (the
-// experts whole under tp); the Hugging Face checkpoint loads by name on 1
-// rank and ep:2 (each ep rank reading its 2 experts); 3 SGD steps on ep:2
-// equal 3 on one rank, and those equal torch's. The legacy TorchScript
-// exporter needs an attention mask (without one it cannot export
-// transformers 5's mask code, aten::diff), as for Llama.
+// logits equal torch's on 1 rank, ep:2, dp:2,ep:2, ep:2,tp:2 and tp:4 (the
+// experts whole under tp: 1 all-reduce per layer for attention, 1 for the
+// embedding); the Hugging Face checkpoint loads by name on 1 rank and ep:2
+// (each ep rank reading its 2 experts); 3 SGD steps on ep:2 equal 3 on one
+// rank, and those equal torch's. With an attention mask the attention stays
+// decomposed and the experts are raised the same way. The legacy
+// TorchScript exporter needs an attention mask (without one it cannot
+// export transformers 5's mask code, aten::diff), as for Llama.
 // REQUIRES: current-transformers
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) mixtral %t/dynamo --meshes dp:1,ep:2,dp:2+ep:2,dp:2+tp:2 --hf-checkpoint dp:1,ep:2 --train ep:2 | FileCheck %s --check-prefix=DYNAMO
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) mixtral %t/dynamo --meshes dp:1,ep:2,dp:2+ep:2,ep:2+tp:2,tp:4 --hf-checkpoint dp:1,ep:2 --train ep:2 | FileCheck %s --check-prefix=DYNAMO
 // DYNAMO: import mixtral: ok
 // DYNAMO-NEXT: params: 21 equal named_parameters() (9 viewed transposed)
 // DYNAMO-NEXT: run dp:1: logits equal torch; attention 2; tp all-reduces 0; expert dispatches 2; parameters split over ep 0; ep all-to-alls 0
 // DYNAMO-NEXT: run ep:2: logits equal torch; attention 2; tp all-reduces 0; expert dispatches 2; parameters split over ep 4; ep all-to-alls 4
 // DYNAMO-NEXT: run dp:2,ep:2: logits equal torch; attention 2; tp all-reduces 0; expert dispatches 2; parameters split over ep 4; ep all-to-alls 4
-// DYNAMO-NEXT: run dp:2,tp:2: logits equal torch; attention 2; tp all-reduces 3; expert dispatches 2; parameters split over ep 0; ep all-to-alls 0
+// DYNAMO-NEXT: run ep:2,tp:2: logits equal torch; attention 2; tp all-reduces 3; expert dispatches 2; parameters split over ep 4; ep all-to-alls 4
+// DYNAMO-NEXT: run tp:4: logits equal torch; attention 2; tp all-reduces 3; expert dispatches 2; parameters split over ep 0; ep all-to-alls 0
 // DYNAMO-NEXT: hf: the weights file holds the Hugging Face checkpoint's 21 tensors
 // DYNAMO-NEXT: hf dp:1: the Hugging Face checkpoint loads by name; logits equal torch
 // DYNAMO-NEXT: hf ep:2: the Hugging Face checkpoint loads by name; logits equal torch
@@ -53,6 +56,12 @@
 // IR: part.reduce_sum %{{.*}} dims [1] {{.*}}: tensor<16x2x64xf32> -> tensor<16x64xf32>
 // RUN: FileCheck %s --check-prefix=NOGATHER < %t/dynamo/m.mlir
 // NOGATHER-NOT: part.gather {{.*}}: (tensor<4x
+//
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) mixtral %t/dynamo-mask --mask --meshes dp:1,ep:2 | FileCheck %s --check-prefix=MASK
+// MASK: import mixtral --mask: ok
+// MASK-NEXT: params: 21 equal named_parameters() (9 viewed transposed)
+// MASK-NEXT: run dp:1: logits equal torch; attention 0; tp all-reduces 0; expert dispatches 2; parameters split over ep 0; ep all-to-alls 0
+// MASK-NEXT: run ep:2: logits equal torch; attention 0; tp all-reduces 0; expert dispatches 2; parameters split over ep 4; ep all-to-alls 4
 //
 // RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) mixtral %t/legacy --exporter legacy --mask --meshes dp:1,ep:2 --train ep:2 | FileCheck %s --check-prefix=LEGACY
 // LEGACY: import mixtral --exporter legacy --mask: ok
