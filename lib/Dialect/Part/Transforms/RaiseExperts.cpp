@@ -89,6 +89,8 @@ static Value peelIndexShift(Value v) {
     return v;
   for (int side = 0; side < 2; ++side) {
     Value a = add->getOperand(side);
+    if (a.getType() != v.getType())
+      continue;
     auto mul = add->getOperand(1 - side).getDefiningOp<MulOp>();
     if (!mul)
       continue;
