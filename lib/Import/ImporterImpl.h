@@ -573,6 +573,12 @@ public:
 /// an error naming the axis and the rank when it is out of range.
 FailureOr<int64_t> axisAttribute(Node &n, int64_t dflt, int64_t rank);
 
+/// Run-time gather indices `idx` into a dimension of size `dim` with ONNX's
+/// negative indices (counted from the end) mapped onto [0, dim); indices
+/// outside [-dim, dim) stay outside, so part.gather reports them at run
+/// time. An error naming the type when `idx` is not integer.
+FailureOr<Value> runtimeIndexValues(Node &n, Value idx, int64_t dim);
+
 } // namespace partition::import::detail
 
 #endif // PARTITION_LIB_IMPORT_IMPORTERIMPL_H

@@ -5,7 +5,8 @@
 // TopK, OneHot, ScatterElements and NonZero. All fold on host values. On
 // run-time data they become existing `part` ops where those express them
 // exactly: GatherND with constant indices is a gather from the data
-// flattened over its indexed dimensions; OneHot compares the indices with a
+// flattened over its indexed dimensions, with run-time indices of one
+// component a gather along dimension 0; OneHot compares the indices with a
 // constant iota; TopK with a constant k is part.top_k. Run-time NonZero has
 // no `part` form (its result size depends on the data) and is reported as
 // such.
@@ -144,6 +145,43 @@ FailureOr<bool> foldGatherND(Node &n) {
   return n.folded(std::move(out));
 }
 
+/// Run-time indices of one component each (batch_dims 0, indices
+/// [..., 1]): a gather along dimension 0 at the indices without their last
+/// dimension, negative ones counted from the end (a mixture of experts
+/// reading the weights of each token's experts, aten.index on the stacked
+/// expert weights). Longer index tuples or batch dimensions would need a
+/// row computed from several components, where one out of range could
+/// silently read another row: those are reported.
+LogicalResult translateRuntimeGatherND(Node &n, Value data) {
+  FailureOr<Value> indices = n.input(1);
+  if (failed(indices))
+    return failure();
+  Shape in = shapeOf(data), idx = shapeOf(*indices);
+  FailureOr<GatherNDPlan> p = gatherNDPlan(n, in, idx);
+  if (failed(p))
+    return failure();
+  if (p->batch != 0 || p->depth != 1)
+    return n.fail("its indices ('" + printable(n.proto.input(1)) +
+                  "') are computed at run time, with batch_dims " +
+                  Twine(p->batch) + " and index tuples of length " +
+                  Twine(p->depth) + " (indices of shape " + formatShape(idx) +
+                  "); partition translates run-time GatherND only with "
+                  "batch_dims 0 and tuples of length 1 (a gather along "
+                  "dimension 0)");
+  Shape rows(idx.begin(), idx.end() - 1);
+  // One tuple reads one row: gather it as a list of one, then drop that
+  // dimension with the final reshape.
+  if (rows.empty())
+    rows = {1};
+  Value flat = n.im.reshape(*indices, rows, n.loc);
+  FailureOr<Value> normalized = runtimeIndexValues(n, flat, in[0]);
+  if (failed(normalized))
+    return failure();
+  Value gathered =
+      part::GatherOp::create(n.builder, n.loc, data, *normalized, 0);
+  return n.done(n.im.reshape(gathered, p->result, n.loc));
+}
+
 /// Run-time data, constant indices: the data viewed as [rows, inner dims...]
 /// gathered along dimension 0 at the rows the indices name.
 LogicalResult translateGatherND(Node &n) {
@@ -152,10 +190,7 @@ LogicalResult translateGatherND(Node &n) {
     return failure();
   const HostTensor *indices = n.host(1);
   if (!indices)
-    return n.fail("its indices ('" + printable(n.proto.input(1)) +
-                  "') are computed at run time; partition translates "
-                  "GatherND only with constant indices (bind every symbolic "
-                  "dimension with --dim so that shape arithmetic folds)");
+    return translateRuntimeGatherND(n, *data);
   Shape in = shapeOf(*data);
   FailureOr<GatherNDPlan> p = gatherNDPlan(n, in, indices->shape);
   if (failed(p))
@@ -507,7 +542,8 @@ void partition::import::detail::registerIndexingOps(OpTable &t) {
       .translate(translateGatherND)
       .shapeOperands({1})
       .movesData()
-      .note("constant indices on run-time data");
+      .note("constant indices, or run-time indices with batch_dims 0 and "
+            "tuples of length 1 (part.gather along dimension 0)");
   t.onOp("TopK", 13)
       .inputs(2, 2)
       .fold(foldTopK)

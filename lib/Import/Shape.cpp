@@ -802,29 +802,12 @@ LogicalResult translateSplit(Node &n) {
   return success();
 }
 
-/// Run-time indices: ONNX counts negative indices from the end, so
-/// i + d * min(max(-i, 0), 1) maps [-d, d) onto [0, d) and leaves indices
-/// outside it outside.
+/// Run-time indices (input 1): see runtimeIndexValues.
 FailureOr<Value> runtimeIndices(Node &n, int64_t dim) {
   FailureOr<Value> indices = n.input(1);
   if (failed(indices))
     return failure();
-  if (!isa<IntegerType>(elementTypeOf(*indices)))
-    return n.error() << "indices of type " << indices->getType()
-                     << " are not integers";
-  Value idx = *indices;
-  int32_t type = elementTypeOf(idx).isInteger(32) ? onnx::TensorProto::INT32
-                                                  : onnx::TensorProto::INT64;
-  auto scalar = [&](int64_t v) {
-    return n.constant(HostTensor::scalar(type, static_cast<double>(v)));
-  };
-  OpBuilder &b = n.builder;
-  Value zero = scalar(0), one = scalar(1);
-  Value negated = part::SubOp::create(b, n.loc, zero, idx);
-  Value isNegative = part::MinOp::create(
-      b, n.loc, part::MaxOp::create(b, n.loc, negated, zero), one);
-  Value shift = part::MulOp::create(b, n.loc, isNegative, scalar(dim));
-  return part::AddOp::create(b, n.loc, idx, shift).getResult();
+  return runtimeIndexValues(n, *indices, dim);
 }
 
 LogicalResult translateGather(Node &n) {
@@ -981,6 +964,27 @@ LogicalResult translateGatherElements(Node &n) {
 }
 
 } // namespace
+
+/// ONNX counts negative indices from the end, so i + d * min(max(-i, 0), 1)
+/// maps [-d, d) onto [0, d) and leaves indices outside it outside.
+FailureOr<Value>
+partition::import::detail::runtimeIndexValues(Node &n, Value idx, int64_t dim) {
+  if (!isa<IntegerType>(elementTypeOf(idx)))
+    return n.error() << "indices of type " << idx.getType()
+                     << " are not integers";
+  int32_t type = elementTypeOf(idx).isInteger(32) ? onnx::TensorProto::INT32
+                                                  : onnx::TensorProto::INT64;
+  auto scalar = [&](int64_t v) {
+    return n.constant(HostTensor::scalar(type, static_cast<double>(v)));
+  };
+  OpBuilder &b = n.builder;
+  Value zero = scalar(0), one = scalar(1);
+  Value negated = part::SubOp::create(b, n.loc, zero, idx);
+  Value isNegative = part::MinOp::create(
+      b, n.loc, part::MaxOp::create(b, n.loc, negated, zero), one);
+  Value shift = part::MulOp::create(b, n.loc, isNegative, scalar(dim));
+  return part::AddOp::create(b, n.loc, idx, shift).getResult();
+}
 
 void partition::import::detail::registerShapeOps(OpTable &t) {
   t.onOp("Constant", 13)

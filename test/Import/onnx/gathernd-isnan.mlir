@@ -12,9 +12,9 @@
 // RUN: partition-import %t/gathernd_isnan.onnx --dim batch=2 --dim seq=8 -o %t/m.mlir
 // RUN: FileCheck %s < %t/m.mlir
 // RUN: partition-opt %t/m.mlir --part-spmd=mesh=dp:1 | partition-translate --part-to-plan -o %t/p.plan
-// RUN: partition-run %t/p.plan --input x=%t/x.npy --input m=%t/m.npy --output-dir %t/out > /dev/null
+// RUN: partition-run %t/p.plan --input x=%t/x.npy --input m=%t/m.npy --input r=%t/r.npy --output-dir %t/out > /dev/null
 // RUN: %python -c "import numpy as np, os, sys; \
-// RUN:   names = sorted(os.listdir('%t/ref')); assert len(names) == 13, names; \
+// RUN:   names = sorted(os.listdir('%t/ref')); assert len(names) == 14, names; \
 // RUN:   [np.testing.assert_array_equal(np.load('%t/out/' + f), np.load('%t/ref/' + f), f) or \
 // RUN:    np.load('%t/out/' + f).dtype == np.load('%t/ref/' + f).dtype or sys.exit(f + ': dtype') \
 // RUN:    for f in names]"
@@ -41,6 +41,12 @@
 // CHECK: %[[VIEW:.*]] = part.reshape %arg0 : tensor<2x3x4xf32> -> tensor<6x4xf32>
 // CHECK: %[[BATCH:.*]] = part.constant dense<{{\[\[}}2, 0], [4, 4]]> : tensor<2x2xi64>
 // CHECK: part.gather %[[VIEW]], %[[BATCH]] axis 0 : (tensor<6x4xf32>, tensor<2x2xi64>) -> tensor<2x2x4xf32>
+// Run-time indices of one component: a gather along dimension 0 at the
+// indices, each negative one shifted by the dimension's size.
+// CHECK: %[[COL:.*]] = part.reshape %arg2 : tensor<3xi64> -> tensor<3x1xi64>
+// CHECK: %[[IDS:.*]] = part.reshape %[[COL]] : tensor<3x1xi64> -> tensor<3xi64>
+// CHECK: %[[SHIFTED:.*]] = part.add %[[IDS]], %{{.*}} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+// CHECK: part.gather %{{.*}}, %[[SHIFTED]] axis 0 : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<3x3x4xf32>
 // The mask lookup reads every element once, in order: no gather.
 // CHECK: %[[MASK:.*]] = part.compare ne, %arg1
 // CHECK-NEXT: part.cast %[[MASK]] : tensor<2x8xi32> -> tensor<2x8xi64>

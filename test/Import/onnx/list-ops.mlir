@@ -11,7 +11,7 @@
 // CHECK-NEXT: Add                 13-21
 // CHECK-NEXT: And                 13-21  constant or run-time bool (i32 0 / 1)
 // CHECK:      CumSum              13-21  constant axis
-// CHECK:      GatherND            13-21  constant indices on run-time data
+// CHECK:      GatherND            13-21  constant indices, or run-time indices with batch_dims 0 and tuples of length 1 (part.gather along dimension 0)
 // CHECK:      Gelu                20-21
 // CHECK:      IsNaN               13-21  float input; results are i32 0 / 1
 // CHECK:      LayerNormalization  17-21

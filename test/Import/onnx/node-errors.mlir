@@ -167,7 +167,7 @@
 // RUN: not partition-import %t/gathernd-float-indices.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-FLOAT
 // GND-FLOAT: error: node '/gnd' (GatherND): indices of type float32 are not integers
 // RUN: not partition-import %t/gathernd-runtime-indices.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=GND-RUNTIME
-// GND-RUNTIME: error: node '/gnd' (GatherND): its indices ('idx') are computed at run time; partition translates GatherND only with constant indices (bind every symbolic dimension with --dim so that shape arithmetic folds)
+// GND-RUNTIME: error: node '/gnd' (GatherND): its indices ('idx') are computed at run time, with batch_dims 0 and index tuples of length 2 (indices of shape [2, 2]); partition translates run-time GatherND only with batch_dims 0 and tuples of length 1 (a gather along dimension 0)
 // RUN: not partition-import %t/isnan-int.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=ISNAN-INT
 // ISNAN-INT: error: node '/isnan' (IsNaN): operand of type 'tensor<2x3xi64>' is not a float tensor
 // RUN: not partition-import %t/topk-runtime-k.onnx -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=TOPK-RUNTIME

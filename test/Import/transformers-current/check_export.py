@@ -21,7 +21,9 @@ inputs' shapes bound to batch 2 and sequence 8 (--shape), and then:
   run MESH  the logits of the partitioned program against torch's (5e-5
             absolute plus 5e-5 relative, as test/Import/models), with the
             number of part.attention ops and of all-reduces over the tensor
-            parallel axes of that mesh
+            parallel axes of that mesh; for a mixture of experts also its
+            part.expert_dispatch ops, the parameters split over ep (on
+            dimension 0, the experts) and the all-to-alls over ep
   train     3 SGD steps of the cross-entropy on next tokens on MESH against
             the same on one rank: the losses (2e-5) and every trained
             parameter (1e-5 + 1e-3 relative); and the one rank's against
@@ -175,7 +177,24 @@ def check_mesh(args, out, mesh, masked):
     attention = len(re.findall(r"part\.attention\b", text))
     tp = len(re.findall(r'part\.all_reduce .*axes \["tp"', text))
     print(f"run {mesh}: logits equal torch; attention {attention}; "
-          f"tp all-reduces {tp}")
+          f"tp all-reduces {tp}{experts_summary(text)}")
+
+
+def experts_summary(text):
+    """For a mixture of experts: its expert dispatches, the parameters split
+    over the ep axis (the experts' weights, dimension 0) and the
+    all-to-alls over ep; nothing for a dense model."""
+    dispatches = len(re.findall(r"part\.expert_dispatch\b", text))
+    if not dispatches:
+        return ""
+    signature = re.search(r"func\.func @main\((.*)", text).group(1)
+    split = sum(1 for arg in signature.split("%arg")
+                if "#part.role<parameter>" in arg and re.search(
+                    r'part\.sharding = #part\.sharding<@mesh, \[\{"ep"\}',
+                    arg))
+    alltoall = len(re.findall(r'part\.all_to_all .*axes \["ep"\]', text))
+    return (f"; expert dispatches {dispatches}; parameters split over ep "
+            f"{split}; ep all-to-alls {alltoall}")
 
 
 def check_hf(args, out, masked, meshes):

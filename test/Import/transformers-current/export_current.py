@@ -7,7 +7,9 @@ it to ONNX with torch 2.x, as users export theirs today:
 
 FAMILY: gpt2, llama (GQA 8/2), qwen2, qwen3, mistral (sliding window),
 gemma, gemma3 (sliding-window layers), phi3 (fused unequal qkv_proj), bert,
-mixtral (mixture of experts, top-2 of 4).
+mixtral (mixture of experts, top-2 of 4, renormalised), qwen2_moe (top-3
+of 6 softmax probabilities, not renormalised, plus a gated shared expert);
+the experts as transformers' batched_mm writes them.
 
 --exporter dynamo (the default of torch.onnx.export in torch 2.x: opset 18,
 weights in OUTDIR/FAMILY.onnx.data) or legacy (the TorchScript exporter,
@@ -69,11 +71,18 @@ def build(family, attn):
             vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
             num_attention_heads=4, intermediate_size=64,
             max_position_embeddings=32, attn_implementation=attn))
+    # Mixtures of experts: the batched_mm experts (the default grouped_mm
+    # has no ONNX form, and the eager loop over the experts hit is
+    # data-dependent: the dynamo exporter cannot trace it).
     if family == "mixtral":
-        # The eager experts loop (the default grouped_mm has no ONNX form).
         return T.MixtralForCausalLM(T.MixtralConfig(
             num_local_experts=4, num_experts_per_tok=2,
-            experts_implementation="eager", **small))
+            experts_implementation="batched_mm", **small))
+    if family == "qwen2_moe":
+        return T.Qwen2MoeForCausalLM(T.Qwen2MoeConfig(
+            num_experts=6, num_experts_per_tok=3, moe_intermediate_size=48,
+            shared_expert_intermediate_size=80,
+            experts_implementation="batched_mm", **small))
     raise SystemExit(f"export_current.py: unknown family {family!r}")
 
 

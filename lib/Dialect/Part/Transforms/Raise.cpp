@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RaiseExperts.h"
 #include "partition/Dialect/Part/IR/PartOps.h"
 #include "partition/Dialect/Part/Transforms/Passes.h"
 
@@ -1596,6 +1597,7 @@ struct PartRaisePass
     patterns.add<RaiseGelu, RaiseSilu, RaiseNorm, RaiseLayerNormBias,
                  RaiseRotaryEmbedding>(context);
     patterns.add<RaiseAttention>(context, cache, report);
+    partition::part::detail::populateRaiseExpertPatterns(patterns);
     // Keep constants where they are: raising changes nothing else. No
     // pattern feeds another in a cycle, so the rewrite converges in two
     // sweeps; were it cut short, the program would still be equivalent.
@@ -1604,6 +1606,9 @@ struct PartRaisePass
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       LLVM_DEBUG(llvm::dbgs() << "part-raise: stopped before converging\n");
+    // Once SiLU is raised: the layers of each expert MLP between one
+    // dispatch and one combine.
+    partition::part::detail::fuseExpertChains(getOperation());
     shareRotaryTables();
     if (report)
       reportNearMisses(cache);
@@ -1655,6 +1660,10 @@ struct PartRaisePass
         Diagnosis diagnosis;
         if (failed(matchAttention(product, cache, diagnosis)))
           emitNearMiss(op, "part.attention", diagnosis);
+        std::string experts =
+            partition::part::detail::whyNotExpertProduct(product);
+        if (!experts.empty())
+          op->emitRemark() << "not raised to part.expert_dispatch: " << experts;
       }
     });
   }

@@ -7,6 +7,7 @@ aten.index in transformers' mask code), on inputs with symbolic dimensions
 (batch, seq; bound to 2 and 8 when imported):
   x  float [batch, 3, 4]  with NaN, +inf and -inf among finite values
   m  int64 [batch, seq]   an attention mask (0 / 1)
+  r  int64 [3]            row indices into x, one negative
 Outputs (bool results cast to float or int64: outputs of partition are
 never bool; none holds a NaN):
   isnan      Cast(IsNaN(x))
@@ -20,6 +21,9 @@ never bool; none holds a NaN):
   gnd_batch  GatherND(x, [[[2], [0]], [[1], [1]]], batch_dims=1)
   gnd_pairs  GatherND(Where(IsInf(x), 0, x), [[0, 1], [1, 2]]): rows of
              the last dimension
+  gnd_ids    GatherND(x, Unsqueeze(r, -1)) with r a run-time input (one
+             index negative): a mixture of experts' weights read at each
+             token's expert ids
   gnd_mask   GatherND(Cast(m, BOOL), Concat(batch index, position) with
              both from Range and Expand over the shape of m): transformers'
              padding-mask lookup in a dynamic-shape export, data run-time
@@ -70,6 +74,9 @@ nodes = [
     n("GatherND", ["x", "i_batch"], ["gnd_batch"], name="/gnd_batch", batch_dims=1),
     const("i_pairs", [[0, 1], [1, 2]]),
     n("GatherND", ["guard_fin", "i_pairs"], ["gnd_pairs"], name="/gnd_pairs"),
+    const("r_axes", [-1]),
+    n("Unsqueeze", ["r", "r_axes"], ["r_col"]),
+    n("GatherND", ["guard_fin", "r_col"], ["gnd_ids"], name="/gnd_ids"),
     # Indices [batch, seq, 2] = (b, s) from the shape of m, as the dynamic
     # export builds them: Range over each dimension, Unsqueeze, Expand, Concat.
     n("Shape", ["m"], ["m_shape"]),
@@ -94,12 +101,13 @@ nodes = [
     n("GatherND", ["positions", "i_mask"], ["gnd_host"], name="/gnd_host"),
 ]
 outputs = ["isnan", "guarded", "guard_fin", "isinf", "isinf_pos", "isinf_neg",
-           "isnan_host", "gnd_rows", "gnd_elems", "gnd_batch", "gnd_pairs",
+           "isnan_host", "gnd_rows", "gnd_elems", "gnd_batch", "gnd_pairs", "gnd_ids",
            "gnd_mask", "gnd_host"]
 graph = helper.make_graph(
     nodes, "gathernd_isnan",
     [helper.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 4]),
-     helper.make_tensor_value_info("m", T.INT64, ["batch", "seq"])],
+     helper.make_tensor_value_info("m", T.INT64, ["batch", "seq"]),
+     helper.make_tensor_value_info("r", T.INT64, [3])],
     [onnx.ValueInfoProto(name=o) for o in outputs])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 model.ir_version = 8
@@ -114,7 +122,9 @@ m = np.ones((2, 8), np.int64)
 m[1, 6:] = 0
 np.save(f"{out}/x.npy", x)
 np.save(f"{out}/m.npy", m)
+r = np.array([1, -2, 1], np.int64)
+np.save(f"{out}/r.npy", r)
 session = ort.InferenceSession(model.SerializeToString(),
                                providers=["CPUExecutionProvider"])
-for name, value in zip(outputs, session.run(outputs, {"x": x, "m": m})):
+for name, value in zip(outputs, session.run(outputs, {"x": x, "m": m, "r": r})):
     np.save(f"{out}/ref/{name}.npy", value)

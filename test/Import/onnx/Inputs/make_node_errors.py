@@ -199,7 +199,7 @@ CASES = {
     "gathernd-float-indices": model([n("GatherND", ["x", "idx"], ["y"], name="/gnd")],
                                     inits=[arr("idx", [[0.0]], np.float32)]),
     "gathernd-runtime-indices": model([n("GatherND", ["x", "idx"], ["y"], name="/gnd")],
-                                      inputs=[vi("x"), vi("idx", T.INT64, (2, 1))]),
+                                      inputs=[vi("x"), vi("idx", T.INT64, (2, 2))]),
     "isnan-int": model([n("IsNaN", ["m"], ["b"], name="/isnan"),
                         n("Cast", ["b"], ["y"], to=T.FLOAT)], inputs=[vi("m", T.INT64)]),
     "topk-runtime-k": model([n("TopK", ["x", "k"], ["v", "i"], name="/topk")],

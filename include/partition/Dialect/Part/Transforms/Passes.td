@@ -708,6 +708,7 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     | `x * sigmoid(x)` | `part.silu` |
     | `softmax(Q Kt * s + mask) V` or `softmax(select(causal, Q Kt * s, -big)) V`, heads in the batch or not, the probabilities under torch's NaN guard or not | `part.attention` (`causal`, `window`) |
     | `x * cos + concat(-x[..., D/2:], x[..., :D/2]) * sin` | `part.rotary_embedding` |
+    | `batch_matmul(gather(W, ids), x)`: the `[E, P, Q]` weights of each slot's expert, `ids` a `part.top_k`'s indices, one vector `x` per slot | `part.expert_dispatch`, `part.batch_matmul` over the experts, `part.expert_combine` |
 
     Products match in any operand order and association. Constants are
     splat `part.constant`s of any shape that broadcasts without changing
@@ -773,6 +774,25 @@ def PartRaisePass : Pass<"part-raise", "::mlir::ModuleOp"> {
     not one table) and become `[S, D]` operands: a constant is rewritten,
     anything else reshaped, and the queries and keys of a layer share one
     pair of rewritten constants.
+
+    The experts of a mixture of experts as Hugging Face's `batched_mm`
+    writes them (what torch's exporters trace: each token repeated over its
+    K slots, each slot's expert weights gathered at the router's top-k
+    expert ids, one matrix-vector product per slot) become a dispatch of the
+    slots to their experts' capacity buffers `[E, G, C, Q]`, a
+    `part.batch_matmul` of the buffers with the weights `[E, ...]` whole,
+    and a combine back to the slots, so a plan can split the experts (`ep`).
+    The ids are the indices of a `part.top_k` over the E experts, reshaped
+    (and under the importer's shift of negative indices, a no-op on them);
+    groups are the sequences (G is the first dimension of the first value
+    of rank >= 3 above the router holding its tokens, C = S: a token's
+    top-k experts are distinct, so nothing is dropped). The routing weights
+    and the sum over K stay as they are. Then a dispatch of values computed
+    slot by slot from a combine of the same routing (slices of the
+    features, SiLU, GELU, ReLU, tanh, negation, products, reshapes) computes
+    them on the buffer instead (they keep the rows a dispatch leaves
+    unfilled zero), and a dispatch of each token broadcast over its K slots
+    dispatches the tokens: one dispatch and one combine per expert MLP.
 
     A pattern raises only when it matches exactly, and only when no
     intermediate value of the chain is used outside it; otherwise the ops
