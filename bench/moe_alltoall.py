@@ -11,8 +11,9 @@ each device moves per step against the analytic count:
     per layer, 4 all-to-alls (forward: tokens to experts and back;
     backward: the same two for the gradients), each moving
     (ep - 1) / ep of the device's buffer [E, G, C, H] x 4 bytes,
-    with G = the sequences per device and C = ceil(S k / E x f)
-    (S k when f = 0, dropless).
+    with G = the sequences per device and C = min(S, ceil(S k / E x f))
+    (S when f = 0, dropless: a token's k experts are distinct, so an
+    expert gets at most S slots of a sequence).
 
 It also reports the seconds `partition-opt` takes (a check that the
 compile stays fast at this size), and exits non-zero when a count differs.
@@ -32,10 +33,9 @@ H, HEADS, KV, FFN, E, K, S, LAYERS = 4096, 32, 8, 14336, 8, 2, 4096, 2
 
 
 def capacity(factor):
-    slots = S * K
     if factor == 0:
-        return slots
-    return max(1, min(slots, math.ceil(slots / E * factor)))
+        return S
+    return max(1, min(S, math.ceil(S * K / E * factor)))
 
 
 def analytic(ep, per_device, factor):

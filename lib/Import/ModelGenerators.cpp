@@ -733,7 +733,9 @@ static OwningOpRef<ModuleOp> buildMlp(ModelBuilder &m, const Sizes &s) {
 
 /// Checks the sizes and fills in the defaults; reports the first problem.
 /// Mixtral's routing sizes: experts, experts per token and the capacity
-/// per expert and sequence (seq x top-k when every slot must fit).
+/// per expert and sequence: seq when every slot must fit (a token's top-k
+/// experts are distinct, so no expert gets more than one slot of a token),
+/// and never more.
 static LogicalResult checkExperts(Location loc, const ModelConfig &c,
                                   Sizes &s) {
   if (c.experts < 1 || c.experts > 4096) {
@@ -772,11 +774,12 @@ static LogicalResult checkExperts(Location loc, const ModelConfig &c,
   s.topK = c.topK;
   s.auxLossCoef = c.routerAuxLossCoef;
   int64_t slots = c.seq * c.topK;
-  double wanted =
-      std::ceil(double(slots) / double(c.experts) * c.capacityFactor);
+  double wanted = std::min(
+      double(c.seq),
+      std::ceil(double(slots) / double(c.experts) * c.capacityFactor));
   s.capacity = c.capacityFactor == 0
-                   ? slots
-                   : std::clamp<int64_t>(int64_t(wanted), 1, slots);
+                   ? c.seq
+                   : std::clamp<int64_t>(int64_t(wanted), 1, c.seq);
   return success();
 }
 

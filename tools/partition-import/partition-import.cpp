@@ -153,8 +153,8 @@ cl::opt<int64_t> topK("top-k",
 cl::opt<double> capacityFactor(
     "capacity-factor",
     cl::desc("Generated Mixtral: each expert's slots per sequence, as a "
-             "multiple of seq x top-k / experts (default 0: no token is "
-             "ever dropped)"),
+             "multiple of seq x top-k / experts, at most seq (default 0: "
+             "seq, no token is ever dropped)"),
     cl::init(0), cl::cat(category));
 cl::opt<double> routerAuxLossCoef(
     "router-aux-loss-coef",

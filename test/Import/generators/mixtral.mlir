@@ -10,7 +10,8 @@
 // RUN: FileCheck %s < %t/dropless.mlir
 // RUN: partition-opt %t/dropless.mlir --part-print-sharding-rules -o /dev/null 2>&1 | FileCheck %s --check-prefix=RULES
 //
-// Dropless: 16 x 2 = 32 slots per expert and sequence.
+// Dropless: 16 slots per expert and sequence (a token picks an expert at
+// most once, so no expert gets more than the sequence's 16).
 // CHECK-LABEL: func.func @mixtral(
 // CHECK-SAME: %[[ROUTER:arg[0-9]+]]: tensor<64x4xf32> {part.name = "layers.0.block_sparse_moe.gate.weight"
 // CHECK-SAME: %[[W1:arg[0-9]+]]: tensor<4x64x176xf32> {part.name = "layers.0.block_sparse_moe.experts.w1"
@@ -22,13 +23,13 @@
 // CHECK: %[[TOP:.*]], %[[CHOSEN:.*]] = part.top_k %[[PROBS]] {part.layer = 0 : i64} : (tensor<4x16x4xf32>) -> (tensor<4x16x2xf32>, tensor<4x16x2xi64>)
 // CHECK: %[[SUM:.*]] = part.reduce_sum %[[TOP]] dims [2] keep_dims
 // CHECK: %[[WEIGHTS:.*]] = part.div %[[TOP]], %[[SUM]]
-// CHECK: %[[BUF:.*]] = part.expert_dispatch %[[H]], %[[CHOSEN]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<4x16x2xi64>) -> tensor<4x4x32x64xf32>
-// CHECK: part.reshape %[[BUF]] {part.layer = 0 : i64} : tensor<4x4x32x64xf32> -> tensor<4x128x64xf32>
+// CHECK: %[[BUF:.*]] = part.expert_dispatch %[[H]], %[[CHOSEN]] {part.layer = 0 : i64} : (tensor<4x16x64xf32>, tensor<4x16x2xi64>) -> tensor<4x4x16x64xf32>
+// CHECK: part.reshape %[[BUF]] {part.layer = 0 : i64} : tensor<4x4x16x64xf32> -> tensor<4x64x64xf32>
 // CHECK: part.batch_matmul {{.*}}, %[[W1]]
 // CHECK: part.silu
 // CHECK: part.batch_matmul {{.*}}, %[[W3]]
-// CHECK: part.batch_matmul {{.*}}, %[[W2]] {part.layer = 0 : i64} : (tensor<4x128x176xf32>, tensor<4x176x64xf32>) -> tensor<4x128x64xf32>
-// CHECK: %[[SLOTS:.*]] = part.expert_combine %{{.*}}, %[[CHOSEN]] {part.layer = 0 : i64} : (tensor<4x4x32x64xf32>, tensor<4x16x2xi64>) -> tensor<4x16x2x64xf32>
+// CHECK: part.batch_matmul {{.*}}, %[[W2]] {part.layer = 0 : i64} : (tensor<4x64x176xf32>, tensor<4x176x64xf32>) -> tensor<4x64x64xf32>
+// CHECK: %[[SLOTS:.*]] = part.expert_combine %{{.*}}, %[[CHOSEN]] {part.layer = 0 : i64} : (tensor<4x4x16x64xf32>, tensor<4x16x2xi64>) -> tensor<4x16x2x64xf32>
 // CHECK: %[[W:.*]] = part.reshape %[[WEIGHTS]] {part.layer = 0 : i64} : tensor<4x16x2xf32> -> tensor<4x16x2x1xf32>
 // CHECK: part.mul %[[SLOTS]], %[[W]]
 // CHECK: part.reduce_sum %{{.*}} dims [2] {part.layer = 0 : i64} : tensor<4x16x2x64xf32> -> tensor<4x16x64xf32>
@@ -37,17 +38,18 @@
 // experts, capacity, sequence and K whole.
 // RULES: remark: sharding rule ([a, b, c]) -> ([a, b, d], [a, b, d]) a=4 b=16 c=4 d=2; c need-replication, d need-replication
 // RULES-NEXT: part.top_k
-// RULES: remark: sharding rule ([a, e, b], [a, e, f]) -> ([c, a, d, b]) a=4 b=64 c=4 d=32 e=16 f=2; c need-replication, d need-replication, e need-replication, f need-replication
+// RULES: remark: sharding rule ([a, e, b], [a, e, f]) -> ([c, a, d, b]) a=4 b=64 c=4 d=16 e=16 f=2; c need-replication, d need-replication, e need-replication, f need-replication
 // RULES-NEXT: part.expert_dispatch
-// RULES: remark: sharding rule ([c, a, d, b], [a, e, f]) -> ([a, e, f, b]) a=4 b=64 c=4 d=32 e=16 f=2; c need-replication, d need-replication, e need-replication, f need-replication
+// RULES: remark: sharding rule ([c, a, d, b], [a, e, f]) -> ([a, e, f, b]) a=4 b=64 c=4 d=16 e=16 f=2; c need-replication, d need-replication, e need-replication, f need-replication
 // RULES-NEXT: part.expert_combine
 //
 // A capacity factor of 1: ceil(16 x 2 / 4) = 8 slots per expert and
 // sequence, so tokens beyond an expert's 8 are dropped.
 // RUN: partition-import --model mixtral --layers 1 --experts 4 --top-k 2 --seq 16 --batch 4 --capacity-factor 1 --shapes-only -o - | FileCheck %s --check-prefix=CAPACITY
 // CAPACITY: part.expert_dispatch {{.*}} -> tensor<4x4x8x64xf32>
+// A capacity factor beyond that is held to the sequence's 16 slots.
 // RUN: partition-import --model mixtral --layers 1 --experts 8 --top-k 2 --seq 16 --batch 4 --capacity-factor 100 --shapes-only -o - | FileCheck %s --check-prefix=CLAMPED
-// CLAMPED: part.expert_dispatch {{.*}} -> tensor<8x4x32x64xf32>
+// CLAMPED: part.expert_dispatch {{.*}} -> tensor<8x4x16x64xf32>
 //
 // Trained: the loss appended, AdamW, 3 steps on 1 rank and on dp:2, tp:2
 // and dp:2,tp:2, with no token dropped and with a capacity factor of 1
