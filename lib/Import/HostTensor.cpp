@@ -225,20 +225,25 @@ void forEachIndex(const Shape &shape,
   }
 }
 
+std::optional<int64_t> moduleIndex(StringRef component) {
+  auto [module, index] = component.rsplit('.');
+  uint64_t value;
+  if (!module.empty() && !index.empty() &&
+      (isalpha(module.front()) || module.front() == '_') &&
+      !index.getAsInteger(10, value) && value <= INT64_MAX)
+    return static_cast<int64_t>(value);
+  return std::nullopt;
+}
+
 std::optional<int64_t> layerOfNodeName(StringRef name) {
   if (!name.consume_front("/"))
     return std::nullopt;
   SmallVector<StringRef> components;
   name.split(components, '/');
   components.pop_back(); // the node's own name ("MatMul_3")
-  for (StringRef component : components) {
-    auto [module, index] = component.rsplit('.');
-    uint64_t value;
-    if (!module.empty() && !index.empty() &&
-        (isalpha(module.front()) || module.front() == '_') &&
-        !index.getAsInteger(10, value) && value <= INT64_MAX)
-      return static_cast<int64_t>(value);
-  }
+  for (StringRef component : components)
+    if (std::optional<int64_t> layer = moduleIndex(component))
+      return layer;
   return std::nullopt;
 }
 

@@ -121,6 +121,9 @@ HostTensor hostSlice(const HostTensor &in, int64_t axis, int64_t offset,
 /// names nodes: the index of the first path component `<name>.<index>`
 /// ("/transformer/h.3/attn/MatMul" is in layer 3); none for other names.
 std::optional<int64_t> layerOfNodeName(llvm::StringRef name);
+/// The index of a module path component `<name>.<index>` ("h.3",
+/// "model.layers.3"); none for another.
+std::optional<int64_t> moduleIndex(llvm::StringRef component);
 
 /// The static shape, element type and rank of a run-time value.
 Shape shapeOf(Value v);
@@ -175,6 +178,15 @@ std::vector<std::string> torchPlaceholdersRead(const onnx::NodeProto &node,
 /// The innermost module `node` came from (the last module of its
 /// pkg.torch.onnx.name_scopes metadata: "transformer.wte"), or "".
 std::string torchModuleOf(const onnx::NodeProto &node);
+/// The torch module scopes the dynamo exporter records for a node, from
+/// the root in ("", "model", "model.layers.3", ...), then the torch node's
+/// own name; empty for another exporter's node.
+std::vector<std::string> torchScopesOf(const onnx::NodeProto &node);
+/// The layer a node belongs to: by its name (layerOfNodeName, the
+/// TorchScript exporter's "/model/layers.3/..."), else by the first of
+/// its dynamo scopes that is a module's index ("model.layers.3"): the
+/// dynamo exporter's names ("node_MatMul_7") say nothing of it.
+std::optional<int64_t> layerOfNode(const onnx::NodeProto &node);
 
 //===----------------------------------------------------------------------===//
 // The op table (OpTable.cpp)

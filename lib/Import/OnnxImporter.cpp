@@ -458,7 +458,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node) {
                            << node.input_size();
   if (node.output_size() == 0 || node.output(0).empty())
     return nodeError(node) << "has no output";
-  std::optional<int64_t> layer = layerOfNodeName(node.name());
+  std::optional<int64_t> layer = layerOfNode(node);
   layerTagger.layer = layer ? builder.getI64IntegerAttr(*layer) : IntegerAttr();
 
   Node n(*this, node);

@@ -67,16 +67,35 @@ std::vector<std::string> torchPlaceholdersRead(const onnx::NodeProto &node,
   return read;
 }
 
-std::string torchModuleOf(const onnx::NodeProto &node) {
-  // "['', 'transformer', 'transformer.wte', 'embedding']": the modules
-  // from the root in, then the torch node's own name.
+std::vector<std::string> torchScopesOf(const onnx::NodeProto &node) {
+  // "['', 'transformer', 'transformer.wte', 'embedding']".
   std::string scopes =
       unknownMetadataProps(node, 9)["pkg.torch.onnx.name_scopes"];
   SmallVector<StringRef> parts;
   StringRef(scopes).trim("[] ").split(parts, ',');
-  if (parts.size() < 2)
+  std::vector<std::string> out;
+  if (scopes.empty())
+    return out;
+  for (StringRef part : parts)
+    out.push_back(part.trim().trim('\'').str());
+  return out;
+}
+
+std::string torchModuleOf(const onnx::NodeProto &node) {
+  // The modules from the root in, then the torch node's own name.
+  std::vector<std::string> scopes = torchScopesOf(node);
+  if (scopes.size() < 2)
     return "";
-  return parts[parts.size() - 2].trim().trim('\'').str();
+  return scopes[scopes.size() - 2];
+}
+
+std::optional<int64_t> layerOfNode(const onnx::NodeProto &node) {
+  if (std::optional<int64_t> layer = layerOfNodeName(node.name()))
+    return layer;
+  for (const std::string &scope : torchScopesOf(node))
+    if (std::optional<int64_t> layer = moduleIndex(scope))
+      return layer;
+  return std::nullopt;
 }
 
 } // namespace partition::import::detail

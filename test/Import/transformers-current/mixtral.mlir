@@ -57,6 +57,17 @@
 // RUN: FileCheck %s --check-prefix=NOGATHER < %t/dynamo/m.mlir
 // NOGATHER-NOT: part.gather {{.*}}: (tensor<4x
 //
+// The layers: the dynamo exporter names its nodes "node_MatMul_7", and
+// the importer takes each node's layer from the module scopes it records
+// ("model.layers.1"), so the planner sees 2 layers (it saw none) and the
+// import trains on a pipeline with its experts split over ep, 3 steps
+// equal to one device.
+// RUN: partition-plan %t/dynamo/m.mlir --cluster %S/../../e2e/Inputs/cpu-4.json --devices 4 --precision f32 --fix ep=2,pp=2 --top 1 | FileCheck %s --check-prefix=PLAN
+// PLAN: model: 2 layers, {{.*}} parameters (4 experts per layer)
+// PLAN: 1 1 2 1 2
+// RUN: partition-check %t/dynamo/m.mlir --mesh pp:2,ep:2 --spmd-options "micro-batches=1" --steps 3 --random-weights 1 --random-scale 0.1 | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE: PASS
+//
 // RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) mixtral %t/dynamo-mask --mask --meshes dp:1,ep:2 | FileCheck %s --check-prefix=MASK
 // MASK: import mixtral --mask: ok
 // MASK-NEXT: params: 21 equal named_parameters() (9 viewed transposed)
