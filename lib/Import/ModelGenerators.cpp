@@ -321,10 +321,12 @@ public:
       return part::ConstantOp::create(
           b, loc, DenseElementsAttr::get(tensor(shape), values));
     };
+    // One statement each: the order of a call's arguments is the
+    // compiler's, and the IR must not depend on it.
+    Value column = constant({seq, 1}, positions);
+    Value row = constant({1, headDim}, inverse);
     Value angles =
-        part::MulOp::create(b, loc, tensor({seq, headDim}),
-                            constant({seq, 1}, positions),
-                            constant({1, headDim}, inverse));
+        part::MulOp::create(b, loc, tensor({seq, headDim}), column, row);
     return {unary<part::CosOp>(angles), unary<part::SinOp>(angles)};
   }
 
@@ -644,7 +646,8 @@ static Value loadBalancingLoss(ModelBuilder &m, const Sizes &s,
   double n = double(s.layers) * double(s.seq);
   Value product = m.mul(stats.slots, stats.probabilities);
   Value perSequence = m.sum(product, {1}, /*keepDims=*/false);
-  return m.mul(m.sum(perSequence, {0}, /*keepDims=*/false),
+  Value total = m.sum(perSequence, {0}, /*keepDims=*/false);
+  return m.mul(total,
                m.scalar(double(s.experts) / (n * n * double(s.batch))));
 }
 

@@ -31,8 +31,8 @@
 // CHECK-SAME: -> (tensor<4x16x128xf32> {part.name = "logits"})
 // The rotary tables: positions [16, 1] times the inverse frequencies
 // 10000^(-2i/8), i < 4, each twice (rotate-half layout), then cos and sin.
-// CHECK: %[[INV:.*]] = part.constant dense<{{\[\[}}1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03, 1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]]> : tensor<1x8xf32>
 // CHECK: %[[POS:.*]] = part.constant dense<{{\[\[}}0.000000e+00], [1.000000e+00], {{.*}}, [1.500000e+01]]> : tensor<16x1xf32>
+// CHECK: %[[INV:.*]] = part.constant dense<{{\[\[}}1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03, 1.000000e+00, 1.000000e-01, 0.00999999977, 1.000000e-03]]> : tensor<1x8xf32>
 // CHECK: %[[ANGLE:.*]] = part.mul %[[POS]], %[[INV]] : (tensor<16x1xf32>, tensor<1x8xf32>) -> tensor<16x8xf32>
 // CHECK: %[[COS:.*]] = part.cos %[[ANGLE]]
 // CHECK: %[[SIN:.*]] = part.sin %[[ANGLE]]
