@@ -31,7 +31,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from planner_published import ATTENTION, compiled_step, preset, run  # noqa
+from planner_published import (add_attention_option, compiled_step,  # noqa
+                               preset, run, use_attention_option)
 
 PUBLISHED = ("tp=1,pp=4,ep=8,vpp=8,mbs=1", 468)
 CONSISTENCY = [
@@ -135,12 +136,10 @@ def scaling(bin_dir, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--attention", type=float, default=None,
-                    help="plan as if attention ran on a fused kernel of this "
-                         "efficiency (cluster field efficiency.attention)")
+    add_attention_option(ap)
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
-    ATTENTION["efficiency"] = args.attention
+    use_attention_option(args)
     with tempfile.TemporaryDirectory() as tmp:
         search_and_published(bin_dir, tmp)
         if args.attention is None:

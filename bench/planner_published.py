@@ -168,6 +168,18 @@ TORCHTITAN = [(8, 5762, 82.4), (128, 5605, 67.0)]
 ATTENTION = {"efficiency": None, "files": {}}
 
 
+def add_attention_option(ap):
+    """--attention: plan as if attention ran fused at that efficiency
+    (read back by use_attention_option)."""
+    ap.add_argument("--attention", type=float, default=None,
+                    help="plan as if attention ran on a fused kernel of this "
+                         "efficiency (cluster field efficiency.attention)")
+
+
+def use_attention_option(args):
+    ATTENTION["efficiency"] = args.attention
+
+
 def preset(bin_dir, name):
     """The preset `name`, or a file of it with --attention's efficiency."""
     e = ATTENTION["efficiency"]
@@ -454,12 +466,10 @@ def main():
                     help="Korthikanti et al. Table 5 and Llama 3 405B (H100)")
     ap.add_argument("--table2", action="store_true",
                     help="SC21 Table 2: ZeRO-3 and PTD-P at equal batch")
-    ap.add_argument("--attention", type=float, default=None,
-                    help="plan as if attention ran on a fused kernel of this "
-                         "efficiency (cluster field efficiency.attention)")
+    add_attention_option(ap)
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
-    ATTENTION["efficiency"] = args.attention
+    use_attention_option(args)
     args.cluster = preset(bin_dir, args.cluster)
     if args.consistency:
         consistency(bin_dir)
