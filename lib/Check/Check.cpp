@@ -785,8 +785,9 @@ std::string Checker::trainingSuffix(const SpmdPipelineOptions &options) const {
     auto [name, size] = part.split(':');
     int64_t n = 1;
     (void)size.trim().getAsInteger(10, n);
-    // Dense gradients are reduced over dp and ep together.
+    // Dense gradients are reduced over dp, cp and ep together.
     if (name.trim() == options.dataParallelAxis ||
+        name.trim() == options.contextParallelAxis ||
         name.trim() == options.expertParallelAxis)
       dp *= n;
   }

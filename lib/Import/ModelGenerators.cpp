@@ -296,6 +296,8 @@ public:
 
   Value causalAttention(Value q, Value k, Value v) {
     return part::AttentionOp::create(b, loc, q.getType(), q, k, v,
+                                     /*query_positions=*/Value(),
+                                     /*key_positions=*/Value(),
                                      /*causal=*/true, /*scale=*/FloatAttr(),
                                      /*window=*/IntegerAttr());
   }

@@ -26,7 +26,7 @@
 // CHECK-NEXT: partition-check: error: --mesh "dp2": "dp2" is not AXIS:SIZE with a positive size (e.g. dp:2,tp:2)
 // CHECK-NEXT: exit 2
 // CHECK-LABEL: == gpt2.mlir --mesh xx:2
-// CHECK-NEXT: partition-check: error: part-spmd: unknown mesh axis "xx" in mesh="xx:2"; known axes: "dp" (data parallel), "tp" (tensor parallel), "ep" (expert parallel), "pp" (pipeline stages)
+// CHECK-NEXT: partition-check: error: part-spmd: unknown mesh axis "xx" in mesh="xx:2"; known axes: "dp" (data parallel), "tp" (tensor parallel), "ep" (expert parallel), "cp" (context parallel), "pp" (pipeline stages)
 // CHECK-NEXT: exit 2
 // A mesh that does not divide the model: the compiler's diagnostic.
 // CHECK-LABEL: == gpt2.mlir --mesh tp:3

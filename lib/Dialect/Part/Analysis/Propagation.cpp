@@ -299,7 +299,8 @@ bool ShardingPropagation::Impl::visit(Operation *op, const ShardingRule &rule) {
         take(choices[f]);
     if (isResult)
       for (int64_t f = 0; f < rule.getNumFactors(); ++f)
-        if (rule.getFactorKind(f) == FactorKind::Reduction)
+        if (rule.getFactorKind(f) == FactorKind::Reduction &&
+            !ShardingRule::mapsFactor(mapping, f))
           take(choices[f]);
     if (best == Priority::None || numAxes <= state.layout->numAxes())
       return;

@@ -75,9 +75,13 @@ Layout partition::part::layoutFromFactors(
   for (auto [d, factors] : llvm::enumerate(mapping))
     for (int64_t f : factors)
       llvm::append_range(l.dims[d], factorAxes[f]);
+  // A reduction factor leaves partial sums in the results it does not index
+  // (a result that it indexes is split by it, as attention_grad's query
+  // gradient by the query positions).
   if (isResult)
     for (int64_t f = 0; f < rule.getNumFactors(); ++f)
-      if (rule.getFactorKind(f) == FactorKind::Reduction)
+      if (rule.getFactorKind(f) == FactorKind::Reduction &&
+          !ShardingRule::mapsFactor(mapping, f))
         llvm::append_range(l.unreduced, factorAxes[f]);
   return l;
 }

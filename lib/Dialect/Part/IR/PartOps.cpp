@@ -531,7 +531,8 @@ static LogicalResult checkAttentionOperands(const Reporter &report,
                                             RankedTensorType q,
                                             RankedTensorType k,
                                             RankedTensorType v, bool causal,
-                                            std::optional<int64_t> window) {
+                                            std::optional<int64_t> window,
+                                            bool positions) {
   if (!q || !k || !v)
     return report("operands must be ranked tensors");
   if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
@@ -557,9 +558,9 @@ static LogicalResult checkAttentionOperands(const Reporter &report,
   if (q.getDimSize(3) != k.getDimSize(3))
     return report("head sizes differ: query ", q.getDimSize(3), ", key ",
                   k.getDimSize(3));
-  if (causal && q.getDimSize(2) != k.getDimSize(2))
+  if (causal && !positions && q.getDimSize(2) != k.getDimSize(2))
     return report("causal attention needs equal query and key "
-                  "sequence lengths, got ",
+                  "sequence lengths (or positions), got ",
                   q.getDimSize(2), " and ", k.getDimSize(2));
   if (window) {
     if (*window < 1)
@@ -572,6 +573,32 @@ static LogicalResult checkAttentionOperands(const Reporter &report,
   return success();
 }
 
+/// The optional positions of an attention: both or neither, with causal,
+/// shaped [Sq] and [Sk].
+static LogicalResult checkAttentionPositions(const Reporter &report,
+                                             RankedTensorType q,
+                                             RankedTensorType k, bool causal,
+                                             Value queryPositions,
+                                             Value keyPositions) {
+  if (!queryPositions && !keyPositions)
+    return success();
+  if (!queryPositions || !keyPositions)
+    return report("query and key positions come together, got only the ",
+                  queryPositions ? "query's" : "key's");
+  if (!causal)
+    return report("positions need causal: they only place the causal mask");
+  auto qp = getTensorType(queryPositions.getType());
+  auto kp = getTensorType(keyPositions.getType());
+  if (!qp || !kp || qp.getShape() != ArrayRef<int64_t>{q.getDimSize(2)} ||
+      kp.getShape() != ArrayRef<int64_t>{k.getDimSize(2)})
+    return report("query and key positions must have shapes [",
+                  q.getDimSize(2), "] and [", k.getDimSize(2), "], got ",
+                  qp ? formatShape(qp.getShape()) : std::string("unranked"),
+                  " and ",
+                  kp ? formatShape(kp.getShape()) : std::string("unranked"));
+  return success();
+}
+
 LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
@@ -580,8 +607,12 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   auto q = getTensorType(adaptor.getQuery().getType());
   auto k = getTensorType(adaptor.getKey().getType());
   auto v = getTensorType(adaptor.getValue().getType());
+  bool positions = adaptor.getQueryPositions() || adaptor.getKeyPositions();
   if (failed(checkAttentionOperands(report, q, k, v, adaptor.getCausal(),
-                                    adaptor.getWindow())))
+                                    adaptor.getWindow(), positions)) ||
+      failed(checkAttentionPositions(report, q, k, adaptor.getCausal(),
+                                     adaptor.getQueryPositions(),
+                                     adaptor.getKeyPositions())))
     return failure();
   inferred.push_back(RankedTensorType::get(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
@@ -597,8 +628,12 @@ LogicalResult AttentionGradOp::inferReturnTypes(
   auto k = getTensorType(adaptor.getKey().getType());
   auto v = getTensorType(adaptor.getValue().getType());
   auto dy = getTensorType(adaptor.getResultGrad().getType());
+  bool positions = adaptor.getQueryPositions() || adaptor.getKeyPositions();
   if (failed(checkAttentionOperands(report, q, k, v, adaptor.getCausal(),
-                                    adaptor.getWindow())))
+                                    adaptor.getWindow(), positions)) ||
+      failed(checkAttentionPositions(report, q, k, adaptor.getCausal(),
+                                     adaptor.getQueryPositions(),
+                                     adaptor.getKeyPositions())))
     return failure();
   if (!dy)
     return report("operands must be ranked tensors");

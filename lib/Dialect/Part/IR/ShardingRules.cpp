@@ -317,14 +317,27 @@ static AttentionFactors attentionFactors(ShardingRule &rule, Value query,
   return f;
 }
 
+/// The mappings of an attention's optional positions, [Sq] and [Sk], which
+/// come after its other operands.
+static void addAttentionPositions(ShardingRule &rule,
+                                  const AttentionFactors &f, Value positions) {
+  if (!positions)
+    return;
+  rule.addOperand({{f.sq}});
+  rule.addOperand({{f.sk}});
+}
+
 ShardingRule AttentionOp::getShardingRule() {
-  // Keys, head size and (with a causal mask, whose positions are global)
-  // query positions stay whole.
+  // Keys and head size stay whole. A causal mask compares positions: the
+  // query's stay whole unless the op is given them (context parallelism),
+  // and then they split with the queries.
   ShardingRule rule;
   AttentionFactors f = attentionFactors(
       rule, getQuery(), getKey(), getValue(),
-      getCausal() ? FactorKind::NeedReplication : FactorKind::Parallel,
+      getCausal() && !getQueryPositions() ? FactorKind::NeedReplication
+                                          : FactorKind::Parallel,
       FactorKind::Parallel);
+  addAttentionPositions(rule, f, getQueryPositions());
   rule.addResult({{f.b}, f.qHeads, {f.sq}, {f.dv}});
   return rule;
 }
@@ -333,12 +346,18 @@ ShardingRule AttentionGradOp::getShardingRule() {
   // Each query head's gradients are its own (the key's and value's too:
   // per query head, summed over each group by the caller), so batch and
   // heads are parallel; every sum runs over positions and head sizes,
-  // which stay whole.
+  // which stay whole. Given positions, the query positions are a
+  // reduction: the query's gradient splits with them, and the key's and
+  // value's are partial sums over the local queries (context parallelism
+  // reduce-scatters them).
   ShardingRule rule;
-  AttentionFactors f =
-      attentionFactors(rule, getQuery(), getKey(), getValue(),
-                       FactorKind::NeedReplication, FactorKind::NeedReplication);
+  AttentionFactors f = attentionFactors(
+      rule, getQuery(), getKey(), getValue(),
+      getQueryPositions() ? FactorKind::Reduction
+                          : FactorKind::NeedReplication,
+      FactorKind::NeedReplication);
   rule.addOperand({{f.b}, f.qHeads, {f.sq}, {f.dv}});
+  addAttentionPositions(rule, f, getQueryPositions());
   rule.addResult({{f.b}, f.qHeads, {f.sq}, {f.d}});
   rule.addResult({{f.b}, f.qHeads, {f.sk}, {f.d}});
   rule.addResult({{f.b}, f.qHeads, {f.sk}, {f.dv}});

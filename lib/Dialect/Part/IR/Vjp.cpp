@@ -582,8 +582,9 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
     return none(*this);
   Emitter e(b, getLoc());
   Value q = getQuery(), k = getKey(), v = getValue();
-  auto grad = AttentionGradOp::create(b, getLoc(), q, k, v, dy, getCausal(),
-                                      getScaleAttr(), getWindowAttr());
+  auto grad = AttentionGradOp::create(
+      b, getLoc(), q, k, v, dy, getQueryPositions(), getKeyPositions(),
+      getCausal(), getScaleAttr(), getWindowAttr());
   int64_t heads = typeOf(q).getShape()[1], kvHeads = typeOf(k).getShape()[1];
   int64_t group = heads / kvHeads;
   // [B, H, S, D] -> [B, Hkv, S, D], summing each group.
@@ -594,8 +595,11 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
     Value r = e.reshape(t, {s[0], kvHeads, group, s[2], s[3]});
     return e.sum(r, {2}, /*keepDims=*/false);
   };
-  return {grad.getQueryGrad(), collapse(grad.getKeyGrad()),
-          collapse(grad.getValueGrad())};
+  SmallVector<Value> cotangents = {grad.getQueryGrad(),
+                                   collapse(grad.getKeyGrad()),
+                                   collapse(grad.getValueGrad())};
+  cotangents.resize(getNumOperands()); // none for the positions
+  return cotangents;
 }
 
 SmallVector<Value> SoftmaxCrossEntropyOp::buildVjp(OpBuilder &b,

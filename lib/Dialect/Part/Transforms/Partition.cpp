@@ -516,9 +516,7 @@ LogicalResult Partitioner::partitionOp(OpBuilder &b, Operation *op) {
            llvm::zip(op->getOperands(), rule.getOperandMappings()))
         if (isa<FloatType>(
                 cast<RankedTensorType>(operand.getType()).getElementType()) &&
-            llvm::any_of(m, [&](const auto &fs) {
-              return llvm::is_contained(fs, f);
-            }))
+            ShardingRule::mapsFactor(m, f))
           ++floats;
       contraction = floats >= 2;
     }

@@ -68,12 +68,17 @@ void partition::part::addSpmdShardingPipeline(
   std::string microBatches = stages ? std::string(kMicroBatchAxis) : "";
   std::string dpAxis = options.dataParallelAxis;
   std::string epAxis = options.expertParallelAxis;
-  bool dp = hasAxis(dpAxis), ep = hasAxis(epAxis);
+  std::string cpAxis = options.contextParallelAxis;
+  bool dp = hasAxis(dpAxis), ep = hasAxis(epAxis), cp = hasAxis(cpAxis);
   std::string first = dp ? dpAxis : stages ? microBatches : epAxis;
   if (dp || ep || stages)
     pm.addPass(createPartDataParallelPass(
         {options.meshName, first, ep && first != epAxis ? epAxis : "",
          microBatches}));
+  // The sequence inside each device's batch (the mesh's order pp, dp, cp,
+  // tp, as Megatron-Core's).
+  if (cp)
+    pm.addPass(createPartContextParallelPass({options.meshName, cpAxis}));
   if (hasAxis(options.tensorParallelAxis))
     pm.addPass(createPartTensorParallelPass({options.meshName,
                                              options.tensorParallelAxis,
@@ -86,10 +91,13 @@ void partition::part::addSpmdShardingPipeline(
   // once, where backward produces it, rather than once per use.
   // With ep, the state of what is not split by expert is sharded over ep
   // too (the whole group the batch is split over).
-  if (options.zero != 0 || dp || ep)
+  // With cp, every gradient is summed over it too, and the state sharded.
+  if (options.zero != 0 || dp || ep || cp) {
+    std::string group = dp ? dpAxis : cp ? cpAxis : ep ? epAxis : dpAxis;
     pm.addPass(createPartZeroPass(
-        {options.meshName, dp || !ep ? dpAxis : epAxis,
-         dp && ep ? epAxis : std::string(), options.zero}));
+        {options.meshName, group, ep && group != epAxis ? epAxis : "",
+         cp && group != cpAxis ? cpAxis : "", options.zero}));
+  }
   pm.addPass(createPartPropagateShardingsPass());
 }
 
@@ -135,10 +143,10 @@ LogicalResult partition::part::checkSpmdMeshAxes(
   SmallVector<StringRef> parts;
   StringRef(options.mesh).split(parts, ',', -1, /*KeepEmpty=*/false);
   StringRef dp = options.dataParallelAxis, tp = options.tensorParallelAxis,
-            ep = options.expertParallelAxis;
+            ep = options.expertParallelAxis, cp = options.contextParallelAxis;
   for (StringRef part : parts) {
     StringRef axis = part.split(':').first.trim();
-    if (axis == dp || axis == tp || axis == ep)
+    if (axis == dp || axis == tp || axis == ep || axis == cp)
       continue;
     if (axis == kPipelineAxis) {
       int64_t stages = 0;
@@ -157,7 +165,8 @@ LogicalResult partition::part::checkSpmdMeshAxes(
                      "\" in mesh=\"" + options.mesh + "\"; known axes: \"" +
                      dp + "\" (data parallel), \"" + tp +
                      "\" (tensor parallel), \"" + ep +
-                     "\" (expert parallel), \"pp\" (pipeline stages)");
+                     "\" (expert parallel), \"" + cp +
+                     "\" (context parallel), \"pp\" (pipeline stages)");
   }
   // grad-sync=step moves ZeRO's per-micro-batch reduce-scatter of a
   // pipeline's gradients; without both it would change nothing, silently.

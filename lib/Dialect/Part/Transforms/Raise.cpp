@@ -1547,7 +1547,8 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
     if (match->mergedHeads.empty()) {
       auto attention =
           AttentionOp::create(rewriter, loc, root.getType(), match->query, key,
-                              match->value, match->causal, scale, window);
+                              match->value, Value(), Value(), match->causal,
+                              scale, window);
       replaceRoot(rewriter, root, attention);
       return success();
     }
@@ -1560,7 +1561,8 @@ struct RaiseAttention : OpRewritePattern<BatchMatmulOp> {
         root.getType().getElementType());
     auto attention =
         AttentionOp::create(rewriter, loc, type, match->query, key,
-                            match->value, match->causal, scale, window);
+                            match->value, Value(), Value(), match->causal,
+                            scale, window);
     Attribute layer = root->getAttr(PartDialect::getLayerAttrName());
     if (layer)
       attention->setAttr(PartDialect::getLayerAttrName(), layer);

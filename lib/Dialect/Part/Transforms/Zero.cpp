@@ -396,9 +396,10 @@ struct PartZeroPass
                          << " does not exist (expected 0 to 3)";
       return signalPassFailure();
     }
-    SmallVector<StringRef, 2> axes = {axis};
-    if (!expertAxis.empty() && expertAxis != axis)
-      axes.push_back(expertAxis);
+    SmallVector<StringRef, 3> axes = {axis};
+    for (StringRef extra : {StringRef(contextAxis), StringRef(expertAxis)})
+      if (!extra.empty() && !llvm::is_contained(axes, extra))
+        axes.push_back(extra);
     for (StringRef a : axes)
       if (failed(lookupMeshAxisSize(module, meshName, a,
                                     "shard optimizer state over")))

@@ -3,7 +3,7 @@
 // SHAPE: error: mesh shape "dp:x" must list axes as name:size, e.g. dp:2,tp:4; "dp:x" is not one
 // An axis no pass splits over would replicate everything silently.
 // RUN: not partition-opt %s --part-spmd="mesh=foo:2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: part-spmd: unknown mesh axis "foo" in mesh="foo:2"; known axes: "dp" (data parallel), "tp" (tensor parallel), "ep" (expert parallel), "pp" (pipeline stages)
+// UNKNOWN: error: part-spmd: unknown mesh axis "foo" in mesh="foo:2"; known axes: "dp" (data parallel), "tp" (tensor parallel), "ep" (expert parallel), "cp" (context parallel), "pp" (pipeline stages)
 // RUN: not partition-opt %s --part-spmd="mesh=dp:2,pp:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PP
 // PP: error: part-spmd: mesh axis "pp" needs a size of at least 1, got "pp:0"
 // Sizes below 1 and axes given twice are not meshes.

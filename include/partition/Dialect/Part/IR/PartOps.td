@@ -395,7 +395,7 @@ def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
   let hasVerifier = 1;
 }
 
-def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention, optionally causal or sliding-window";
   let description = [{
     `query` has shape `[B, H, Sq, D]`, `key` `[B, Hkv, Sk, D]` and `value`
@@ -418,6 +418,17 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
     query row keeps at least one key (its own position), so no row of the
     probabilities is undefined.
 
+    With `positions(query_positions, key_positions)` (integer tensors `[Sq]`
+    and `[Sk]`), the causal mask and the window compare these global
+    positions rather than the row and column indices: query `i` sees key `j`
+    when `key_positions[j] <= query_positions[i]` (and, with a window, when
+    `query_positions[i] - key_positions[j] < window`). The keys may come in
+    any order. Context parallelism gives each device the queries of its own
+    chunks of the sequence and the keys of all of them, in the balanced
+    order (docs/design/2026-12-07-context-parallel.md), so `Sq` may then
+    differ from `Sk`, and the query positions split with the queries. A
+    query that sees no key has the result 0.
+
     ```mlir
     %o = part.attention %q, %k, %v causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
     %w = part.attention %q, %k, %v causal window 4 : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
@@ -429,22 +440,28 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
       the same sequence length; that number of heads is at least 1 and
       divides the query's;
     - `query` and `key` have the same head size;
-    - with `causal`, the query and key sequence lengths are equal;
-    - `window` is at least 1 and only comes with `causal`.
+    - with `causal` and no positions, the query and key sequence lengths
+      are equal;
+    - `window` is at least 1 and only comes with `causal`;
+    - positions come with `causal`, both or neither, with shapes `[Sq]` and
+      `[Sk]`.
   }];
   let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
-                   Part_FloatTensor:$value, UnitAttr:$causal,
-                   OptionalAttr<F32Attr>:$scale,
+                   Part_FloatTensor:$value,
+                   Optional<Part_IndexTensor>:$query_positions,
+                   Optional<Part_IndexTensor>:$key_positions,
+                   UnitAttr:$causal, OptionalAttr<F32Attr>:$scale,
                    OptionalAttr<I64Attr>:$window);
   let results = (outs Part_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`causal` $causal^)? (`window` $window^)?
     (`scale` $scale^)?
+    (`positions` `(` $query_positions^ `,` $key_positions `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }
 
-def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor]> {
+def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "the gradients of part.attention, computed in blocks of query rows";
   let description = [{
     The vector-Jacobian product of `part.attention` (same operands and
@@ -470,12 +487,14 @@ def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<
     %dq, %dk, %dv = part.attention_grad %q, %k, %v, %do causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
     ```
 
-    **Constraints:** those of `part.attention` on `query`, `key`, `value`
-    and its attributes; `result_grad` has the shape and element type of
+    **Constraints:** those of `part.attention` on `query`, `key`, `value`,
+    the positions and its attributes; `result_grad` has the shape and element type of
     `part.attention`'s result.
   }];
   let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
                    Part_FloatTensor:$value, Part_FloatTensor:$result_grad,
+                   Optional<Part_IndexTensor>:$query_positions,
+                   Optional<Part_IndexTensor>:$key_positions,
                    UnitAttr:$causal, OptionalAttr<F32Attr>:$scale,
                    OptionalAttr<I64Attr>:$window);
   let results = (outs Part_FloatTensor:$query_grad, Part_FloatTensor:$key_grad,
@@ -483,6 +502,7 @@ def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $result_grad (`causal` $causal^)?
     (`window` $window^)? (`scale` $scale^)?
+    (`positions` `(` $query_positions^ `,` $key_positions `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }

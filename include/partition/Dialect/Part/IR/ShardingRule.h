@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
@@ -46,6 +47,13 @@ public:
   }
   void addResult(ValueMapping mapping) {
     results.push_back(std::move(mapping));
+  }
+
+  /// Whether some dimension of `mapping` is made of factor `f`.
+  static bool mapsFactor(const ValueMapping &mapping, int64_t f) {
+    return llvm::any_of(mapping, [&](const auto &factors) {
+      return llvm::is_contained(factors, f);
+    });
   }
 
   int64_t getNumFactors() const { return factorSizes.size(); }

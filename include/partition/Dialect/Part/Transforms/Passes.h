@@ -13,6 +13,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <vector>
+
 namespace partition::part {
 
 /// The most bytes of gradients one collective of `part-grad-buckets`
@@ -33,6 +35,12 @@ inline int64_t gradBucketBytes(int64_t dp) {
 
 #define GEN_PASS_REGISTRATION
 #include "partition/Dialect/Part/Transforms/Passes.h.inc"
+
+/// The balanced order of a sequence of `length` positions split over
+/// `devices` (context parallelism): chunks 0, 2d-1, 1, 2d-2, ... of
+/// length / (2d) positions each, so that device r holds chunks r and
+/// 2d-1-r. Element i is the position that goes to place i.
+std::vector<int64_t> balancedSequenceOrder(int64_t length, int64_t devices);
 
 /// Options of the part-spmd pipeline.
 struct SpmdPipelineOptions
@@ -55,6 +63,11 @@ struct SpmdPipelineOptions
       llvm::cl::desc("the expert-parallel axis (the experts of "
                      "mixture-of-experts layers, and the batch inside dp)"),
       llvm::cl::init("ep")};
+  Option<std::string> contextParallelAxis{
+      *this, "cp-axis",
+      llvm::cl::desc("the context-parallel axis (the sequence, in the "
+                     "balanced causal order)"),
+      llvm::cl::init("cp")};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("split the residual stream by sequence over the "

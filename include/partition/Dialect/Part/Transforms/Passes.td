@@ -472,6 +472,52 @@ def PartExpertParallelPass : Pass<"part-expert-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartContextParallelPass : Pass<"part-context-parallel", "::mlir::ModuleOp"> {
+  let summary = "splits the sequence over a mesh axis, in the balanced causal order";
+  let description = [{
+    Context parallelism (Megatron-Core's `--context-parallel-size`, Llama
+    3's long-context phase): for each global function, the sequence, the
+    dimension of its `part.attention`s' query and key positions and of every
+    value the ops' sharding rules join to them, is cut into `2 * size`
+    chunks, and device `r` of `axis` holds chunks `r` and `2 size - 1 - r`,
+    so that under a causal mask every device has as many (query, key) pairs
+    to compute as any other.
+
+    - Every input and label indexed by the sequence (tokens, labels, a
+      mask), and every constant (position ids, rotary tables, the positions
+      they are computed from), is gathered in that order where it enters,
+      with the indices split over `axis`: each device takes its own
+      positions, with no communication.
+    - Every causal attention is given the positions of the order
+      (`positions(...)`): its mask compares global positions, its queries
+      split with the sequence, and its keys and values are gathered whole
+      over `axis` (the all-gather form Llama 3 ran); backward
+      reduce-scatters their gradients.
+    - Every result indexed by the sequence (logits) is put back in the
+      sequence's order. A mean or sum loss does not depend on the order.
+
+    Errors name what cannot be split: no attention, a sequence length that
+    `2 * size` does not divide, attentions of different lengths, and a
+    slice, pad or concatenation along the sequence (labels shifted inside
+    the model). See docs/design/2026-12-07-context-parallel.md.
+
+    ```mlir
+    %o = part.attention %q, %k, %v causal : ...
+    // becomes
+    %pos = part.constant dense<[0, 1, 6, 7, 2, 3, 4, 5]> : tensor<8xi64>
+    %local = part.sharding_constraint %pos <@mesh, [{"cp"}] # "}]" # [{> : tensor<8xi64>
+    %o = part.attention %q, %k, %v causal positions(%local, %pos) : ...
+    ```
+  }];
+  let dependentDialects = ["::partition::part::PartDialect"];
+  let options = [
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
+           "the mesh">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"cp\"",
+           "the context-parallel mesh axis">
+  ];
+}
+
 def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
   let summary = "annotates Megatron column/row splits of MLP and attention blocks";
   let description = [{
@@ -683,6 +729,13 @@ def PartZeroPass : Pass<"part-zero", "::mlir::ModuleOp"> {
            "values not split over it already (all but the experts') are "
            "split over it after `axis`, as Megatron-Core shards the dense "
            "parameters' state over the whole data-parallel group">,
+    Option<"contextAxis", "context-axis", "std::string", /*default=*/"\"\"",
+           "an axis the sequence is split over (context parallelism's): its "
+           "devices hold other positions of the same sequences, so every "
+           "gradient is summed over it and the state is split over it "
+           "after `axis` (and before `expert-axis`), as Megatron-Core's "
+           "distributed optimizer shards over the data- and "
+           "context-parallel group">,
     Option<"stage", "stage", "unsigned", /*default=*/"1",
            "ZeRO stage: 0 only reduces each gradient once (plain data "
            "parallelism), 1 shards optimizer state, 2 also gradients, 3 also "

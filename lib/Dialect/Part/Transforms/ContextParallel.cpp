@@ -1,0 +1,299 @@
+//===- ContextParallel.cpp - split the sequence over a mesh axis ----------===//
+//
+// part-context-parallel: every sequence-indexed value split over a mesh
+// axis, in the balanced chunk order that gives each device as much causal
+// attention work as any other. See docs/design/2026-12-07-context-parallel.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "partition/Dialect/Part/Analysis/DimensionClasses.h"
+#include "partition/Dialect/Part/IR/PartOps.h"
+#include "partition/Dialect/Part/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+
+#define DEBUG_TYPE "part-context-parallel"
+
+namespace partition::part {
+#define GEN_PASS_DEF_PARTCONTEXTPARALLELPASS
+#include "partition/Dialect/Part/Transforms/Passes.h.inc"
+} // namespace partition::part
+
+using namespace mlir;
+using namespace partition::part;
+
+std::vector<int64_t> partition::part::balancedSequenceOrder(int64_t length,
+                                                            int64_t devices) {
+  // Chunks 0, 2cp-1, 1, 2cp-2, ...: device r holds chunks r and 2cp-1-r.
+  int64_t chunks = 2 * devices, chunk = length / chunks;
+  std::vector<int64_t> order;
+  order.reserve(length);
+  for (int64_t r = 0; r < devices; ++r)
+    for (int64_t c : {r, chunks - 1 - r})
+      for (int64_t i = 0; i < chunk; ++i)
+        order.push_back(c * chunk + i);
+  return order;
+}
+
+namespace {
+/// The sequence dimensions of a function: the classes of its attentions'
+/// query and key positions.
+struct SequenceDims {
+  llvm::DenseSet<unsigned> classes;
+  int64_t length = 0;
+
+  /// The dimensions of `v` in the sequence's classes.
+  SmallVector<unsigned> of(Value v, const DimensionClasses &dims) const {
+    SmallVector<unsigned> found;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return found;
+    for (unsigned d = 0; d < type.getRank(); ++d)
+      if (std::optional<unsigned> c = dims.classOf(v, d);
+          c && classes.contains(*c) && type.getDimSize(d) == length)
+        found.push_back(d);
+    return found;
+  }
+};
+
+struct PartContextParallelPass
+    : public partition::part::impl::PartContextParallelPassBase<
+          PartContextParallelPass> {
+  using PartContextParallelPassBase::PartContextParallelPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<int64_t> size =
+        lookupMeshAxisSize(module, meshName, axis, "split the sequence over");
+    if (failed(size))
+      return signalPassFailure();
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isDeclaration() || getSpmdMesh(function))
+        continue;
+      if (failed(splitSequence(function, *size)))
+        return signalPassFailure();
+    }
+  }
+
+  /// The sequence of `function`'s attentions, or an error naming what
+  /// context parallelism cannot split.
+  FailureOr<SequenceDims> findSequence(func::FuncOp function,
+                                       const DimensionClasses &dims,
+                                       int64_t size) {
+    SequenceDims seq;
+    Operation *first = nullptr;
+    auto add = [&](Operation *op, Value q, Value k) -> LogicalResult {
+      int64_t sq = cast<RankedTensorType>(q.getType()).getDimSize(2);
+      int64_t sk = cast<RankedTensorType>(k.getType()).getDimSize(2);
+      if (sq != sk || (first && sq != seq.length))
+        return op->emitError()
+               << "context parallelism over \"" << axis
+               << "\" needs one sequence length in every attention, got "
+               << sq << " queries and " << sk << " keys here"
+               << (first ? " and " + std::to_string(seq.length) + " before"
+                         : std::string());
+      first = first ? first : op;
+      seq.length = sq;
+      for (Value v : {q, k})
+        if (std::optional<unsigned> c = dims.classOf(v, 2))
+          seq.classes.insert(*c);
+      return success();
+    };
+    WalkResult walk = function.walk([&](Operation *op) {
+      if (auto a = dyn_cast<AttentionOp>(op))
+        return failed(add(op, a.getQuery(), a.getKey())) ? WalkResult::interrupt()
+                                                          : WalkResult::advance();
+      if (auto g = dyn_cast<AttentionGradOp>(op))
+        return failed(add(op, g.getQuery(), g.getKey())) ? WalkResult::interrupt()
+                                                          : WalkResult::advance();
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+    if (!first)
+      return function.emitError()
+             << "mesh axis \"" << axis << "\" splits the sequence, but @"
+             << function.getName()
+             << " has no part.attention (part-raise makes one of an "
+                "attention written as ops)";
+    if (seq.length % (2 * size))
+      return first->emitError()
+             << "context parallelism over \"" << axis << "\" of size " << size
+             << " cuts the sequence into " << 2 * size
+             << " chunks (two per device, for the causal balance), which "
+                "do not divide its length "
+             << seq.length;
+    return seq;
+  }
+
+  /// An error at the first op that moves values along the sequence (a
+  /// slice, pad or concatenation of it): those see the sequence in the
+  /// balanced order, not in its own.
+  LogicalResult checkPositionwise(func::FuncOp function,
+                                  const DimensionClasses &dims,
+                                  const SequenceDims &seq) {
+    WalkResult walk = function.walk([&](Operation *op) {
+      if (!isa<SliceOp, PadOp, ConcatOp>(op))
+        return WalkResult::advance();
+      Value in = op->getOperand(0), out = op->getResult(0);
+      auto inType = cast<RankedTensorType>(in.getType());
+      auto outType = cast<RankedTensorType>(out.getType());
+      for (unsigned d : seq.of(in, dims)) {
+        if (isa<ConcatOp>(op) &&
+            cast<ConcatOp>(op).getDim() != static_cast<int64_t>(d))
+          continue;
+        if (inType.getDimSize(d) == outType.getDimSize(d) &&
+            !isa<ConcatOp>(op))
+          continue;
+        op->emitError() << "context parallelism over \"" << axis
+                        << "\" cannot split a " << op->getName()
+                        << " along the sequence (dimension " << d << ", "
+                        << seq.length
+                        << " positions): each device holds its own chunks "
+                           "of the sequence (shift labels outside the model)";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
+  LogicalResult splitSequence(func::FuncOp function, int64_t size) {
+    DimensionClasses dims(function);
+    FailureOr<SequenceDims> seq = findSequence(function, dims, size);
+    if (failed(seq) || failed(checkPositionwise(function, dims, *seq)))
+      return failure();
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(&function.getBody().front());
+    Location loc = function.getLoc();
+    std::vector<int64_t> order = balancedSequenceOrder(seq->length, size);
+    std::vector<int64_t> inverse(order.size());
+    for (auto [i, p] : llvm::enumerate(order))
+      inverse[p] = static_cast<int64_t>(i);
+    auto indexType = RankedTensorType::get({seq->length}, b.getI64Type());
+    auto positions =
+        ConstantOp::create(b, loc, DenseElementsAttr::get(
+                                       indexType, ArrayRef<int64_t>(order)));
+    SmallVector<SmallVector<StringRef>> split = {{axis}};
+    Value local = ShardingConstraintOp::create(
+        b, loc, positions, ShardingAttr::get(ctx, meshName, split, {}));
+    reorderSources(function, dims, *seq, positions, local);
+    givePositions(function, positions, local);
+    restoreResults(function, dims, *seq, inverse);
+    return success();
+  }
+
+  /// `v` with each of its sequence dimensions `seqDims` gathered in the
+  /// order `positions` (the first split, as the queries; the others whole,
+  /// as keys).
+  static Value gatherSequence(OpBuilder &b, Location loc, Value v,
+                              ArrayRef<unsigned> seqDims, Value local,
+                              Value positions) {
+    for (auto [i, d] : llvm::enumerate(seqDims)) {
+      Value indices = i == 0 ? local : positions;
+      v = GatherOp::create(b, loc, v.getType(), v, indices,
+                           b.getI64IntegerAttr(d));
+    }
+    return v;
+  }
+
+  /// Puts the inputs, labels and constants indexed by the sequence in the
+  /// balanced order, where they enter the function.
+  void reorderSources(func::FuncOp function, const DimensionClasses &dims,
+                      const SequenceDims &seq, Value positions, Value local) {
+    OpBuilder b(&getContext());
+    Block &entry = function.getBody().front();
+    b.setInsertionPointAfter(local.getDefiningOp());
+    for (BlockArgument arg : entry.getArguments()) {
+      auto role = function.getArgAttrOfType<ArgRoleAttr>(
+          arg.getArgNumber(), PartDialect::getRoleAttrName());
+      if (!role || role.getValue() == ArgRole::Parameter ||
+          role.getValue() == ArgRole::State)
+        continue;
+      replaceSource(b, arg, seq.of(arg, dims), local, positions);
+    }
+    SmallVector<ConstantOp> constants;
+    function.walk([&](ConstantOp c) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (c.getResult() != positions && !(dense && dense.isSplat()))
+        constants.push_back(c);
+    });
+    for (ConstantOp c : constants) {
+      b.setInsertionPointAfter(c);
+      replaceSource(b, c.getResult(), seq.of(c.getResult(), dims), local,
+                    positions);
+    }
+  }
+
+  /// Replaces the uses of `source` by it gathered in the balanced order,
+  /// at the builder's insertion point (after the positions).
+  static void replaceSource(OpBuilder &b, Value source,
+                            ArrayRef<unsigned> seqDims, Value local,
+                            Value positions) {
+    if (seqDims.empty())
+      return;
+    Value reordered =
+        gatherSequence(b, source.getLoc(), source, seqDims, local, positions);
+    Operation *first = reordered.getDefiningOp();
+    while (first->getOperand(0) != source)
+      first = first->getOperand(0).getDefiningOp();
+    source.replaceAllUsesExcept(reordered, first);
+  }
+
+  /// Gives every causal attention the positions of the balanced order: its
+  /// queries' own (split with them) and the keys' (whole).
+  static void givePositions(func::FuncOp function, Value positions,
+                            Value local) {
+    function.walk([&](Operation *op) {
+      OpBuilder b(op);
+      if (auto a = dyn_cast<AttentionOp>(op)) {
+        if (!a.getCausal() || a.getQueryPositions())
+          return;
+        auto with = AttentionOp::create(
+            b, a.getLoc(), a.getType(), a.getQuery(), a.getKey(), a.getValue(),
+            local, positions, a.getCausal(), a.getScaleAttr(),
+            a.getWindowAttr());
+        with->setDiscardableAttrs(a->getDiscardableAttrDictionary());
+        a.replaceAllUsesWith(with.getResult());
+        a.erase();
+      } else if (auto g = dyn_cast<AttentionGradOp>(op)) {
+        if (!g.getCausal() || g.getQueryPositions())
+          return;
+        auto with = AttentionGradOp::create(
+            b, g.getLoc(), g.getQuery(), g.getKey(), g.getValue(),
+            g.getResultGrad(), local, positions, g.getCausal(),
+            g.getScaleAttr(), g.getWindowAttr());
+        with->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+        g.replaceAllUsesWith(with.getResults());
+        g.erase();
+      }
+    });
+  }
+
+  /// Puts the results indexed by the sequence (logits) back in its order.
+  void restoreResults(func::FuncOp function, const DimensionClasses &dims,
+                      const SequenceDims &seq, ArrayRef<int64_t> inverse) {
+    auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+    OpBuilder b(ret);
+    Value order;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      SmallVector<unsigned> seqDims = seq.of(operand.get(), dims);
+      if (seqDims.empty())
+        continue;
+      if (!order) {
+        auto type = RankedTensorType::get({seq.length}, b.getI64Type());
+        order = ConstantOp::create(
+            b, ret.getLoc(), DenseElementsAttr::get(type, inverse));
+      }
+      Value v = operand.get();
+      for (unsigned d : seqDims)
+        v = GatherOp::create(b, ret.getLoc(), v.getType(), v, order,
+                             b.getI64IntegerAttr(d));
+      operand.set(v);
+    }
+  }
+};
+} // namespace
