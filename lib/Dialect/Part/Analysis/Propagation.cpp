@@ -154,8 +154,11 @@ LogicalResult ShardingPropagation::Impl::seed() {
       return WalkResult::advance();
     }
     if (auto c = dyn_cast<ShardingConstraintOp>(op)) {
+      // A pass's constraint says, in its location's name, what it is for.
+      auto named = dyn_cast<NameLoc>(op->getLoc());
       setFromSharding(c.getResult(), c.getSharding(), Priority::User,
-                      "sharding_constraint at " + where(op->getLoc()));
+                      named ? named.getName().str()
+                            : "sharding_constraint at " + where(op->getLoc()));
       return WalkResult::advance();
     }
     if (op->getNumResults() == 1)

@@ -713,6 +713,12 @@ SmallVector<bool> ReshapeOp::keepsPendingSum(ArrayRef<bool> pending) {
 SmallVector<bool> TransposeOp::keepsPendingSum(ArrayRef<bool> pending) {
   return pending[0] ? SmallVector<bool>{true} : SmallVector<bool>{};
 }
+// A sum of partial sums is the partial sum of the sums: reduced after the
+// sum, the reduction moves the smaller tensor (context parallelism's
+// weight gradients, summed over the batch rows after their products).
+SmallVector<bool> ReduceSumOp::keepsPendingSum(ArrayRef<bool> pending) {
+  return pending[0] ? SmallVector<bool>{true} : SmallVector<bool>{};
+}
 
 // A mean's partial results over split reduction factors are scaled by their
 // share before they are summed.

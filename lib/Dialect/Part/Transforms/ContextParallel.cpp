@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <numeric>
+
 #define DEBUG_TYPE "part-context-parallel"
 
 namespace partition::part {
@@ -178,12 +180,77 @@ struct PartContextParallelPass
         ConstantOp::create(b, loc, DenseElementsAttr::get(
                                        indexType, ArrayRef<int64_t>(order)));
     SmallVector<SmallVector<StringRef>> split = {{axis}};
+    // Named: propagation gives this as the origin of every split of the
+    // sequence, and the partitioner as the reason of their collectives.
+    Location why = NameLoc::get(
+        StringAttr::get(ctx, "context parallelism over \"" + axis +
+                                 "\" (each device's chunks of the sequence)"),
+        loc);
     Value local = ShardingConstraintOp::create(
-        b, loc, positions, ShardingAttr::get(ctx, meshName, split, {}));
+        b, why, positions, ShardingAttr::get(ctx, meshName, split, {}));
+    contractSequenceInPlace(function, dims, *seq);
     reorderSources(function, dims, *seq, positions, local);
     givePositions(function, positions, local);
     restoreResults(function, dims, *seq, inverse);
     return success();
+  }
+
+  /// Autodiff writes a weight's gradient as A^T dy with A and dy's leading
+  /// dimensions folded into rows ([B, S, K] -> [B S, K]). With the
+  /// sequence split and the batch not, a device's rows are not a block of
+  /// B S, so that fold would gather the whole sequence. Where the rows
+  /// hold the sequence, the product is written per batch row instead (a
+  /// batch_matmul contracting the sequence, then a sum over the batch):
+  /// each device sums its own positions, and the sum over cp follows.
+  void contractSequenceInPlace(func::FuncOp function,
+                               const DimensionClasses &dims,
+                               const SequenceDims &seq) {
+    SmallVector<MatmulOp> products;
+    function.walk([&](MatmulOp m) {
+      auto a = m.getLhs().getDefiningOp<ReshapeOp>();
+      auto g = m.getRhs().getDefiningOp<ReshapeOp>();
+      if (!m.getTransposeA() || m.getTransposeB() || !a || !g)
+        return;
+      auto aType = cast<RankedTensorType>(a.getInput().getType());
+      auto gType = cast<RankedTensorType>(g.getInput().getType());
+      if (aType.getRank() < 3 ||
+          aType.getShape().drop_back() != gType.getShape().drop_back() ||
+          cast<RankedTensorType>(m.getLhs().getType()).getDimSize(1) !=
+              aType.getShape().back() ||
+          cast<RankedTensorType>(m.getRhs().getType()).getDimSize(1) !=
+              gType.getShape().back())
+        return;
+      SmallVector<unsigned> inA = seq.of(a.getInput(), dims);
+      if (llvm::is_contained(inA, unsigned(aType.getRank() - 2)))
+        products.push_back(m);
+    });
+    for (MatmulOp m : products) {
+      OpBuilder b(m);
+      Value a = m.getLhs().getDefiningOp<ReshapeOp>().getInput();
+      Value g = m.getRhs().getDefiningOp<ReshapeOp>().getInput();
+      Value perRow = BatchMatmulOp::create(b, m.getLoc(), a, g,
+                                           /*transpose_a=*/true,
+                                           /*transpose_b=*/false);
+      int64_t batchDims = cast<RankedTensorType>(a.getType()).getRank() - 2;
+      SmallVector<int64_t> batch(batchDims);
+      std::iota(batch.begin(), batch.end(), 0);
+      Value sum = ReduceSumOp::create(b, m.getLoc(), perRow, batch,
+                                      /*keepDims=*/false);
+      // The sum is the gradient (part.gradient_of and the rest); both are
+      // of the product's layer.
+      sum.getDefiningOp()->setDiscardableAttrs(
+          m->getDiscardableAttrDictionary());
+      if (Attribute layer = m->getAttr(PartDialect::getLayerAttrName()))
+        perRow.getDefiningOp()->setAttr(PartDialect::getLayerAttrName(),
+                                        layer);
+      m.replaceAllUsesWith(sum);
+      SmallVector<Operation *> folds = {m.getLhs().getDefiningOp(),
+                                        m.getRhs().getDefiningOp()};
+      m.erase();
+      for (Operation *fold : folds)
+        if (fold->use_empty())
+          fold->erase();
+    }
   }
 
   /// `v` with each of its sequence dimensions `seqDims` gathered in the

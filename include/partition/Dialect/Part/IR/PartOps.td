@@ -558,7 +558,7 @@ class Part_ReduceOp<string mnemonic, string what,
   }];
 }
 
-def Part_ReduceSumOp : Part_ReduceOp<"reduce_sum", "sum">;
+def Part_ReduceSumOp : Part_ReduceOp<"reduce_sum", "sum", ["keepsPendingSum"]>;
 def Part_ReduceMeanOp : Part_ReduceOp<"reduce_mean", "mean", ["meansOverReductionFactors"]>;
 def Part_ReduceMaxOp : Part_ReduceOp<"reduce_max", "maximum", ["getPaddingRule"]>;
 

@@ -135,15 +135,20 @@ def rotary(x, cos, sin):
     return x * cos + rotated * sin
 
 
-def attention(q, k, v, causal=False, scale=None, window=0):
+def attention(q, k, v, causal=False, scale=None, window=0, qpos=None,
+              kpos=None):
+    """Query i sees key j where kpos[j] <= qpos[i] (within the window);
+    without positions they are the row and column indices."""
     group = q.shape[1] // k.shape[1]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     s = q @ np.swapaxes(k, -1, -2) * (scale or 1 / np.sqrt(q.shape[-1]))
     if causal:
-        n = s.shape[-1]
-        kept = np.tril(np.ones((n, n), bool))
+        qp = np.arange(q.shape[2]) if qpos is None else np.asarray(qpos)
+        kp = np.arange(k.shape[2]) if kpos is None else np.asarray(kpos)
+        distance = qp[:, None] - kp[None, :]
+        kept = distance >= 0
         if window:
-            kept &= ~np.tril(np.ones((n, n), bool), -window)
+            kept &= distance < window
         s = np.where(kept, s, -np.inf)
     return softmax(s, -1) @ v
 
@@ -408,6 +413,29 @@ for name, hq, hkv, sq, sk, attrs, kw in [
          f"%out = part.attention %q, %k, %v {attrs} : ({t(q.shape)}, "
          f"{t(k.shape)}, {t(v_.shape)}) -> {t([2, hq, sq, 5])}",
          lambda v, kw=kw: attention(v["q"], v["k"], v["v"], **kw))
+
+# Attention with positions (context parallelism): a device's queries are
+# two chunks of the sequence, its keys the whole sequence in the balanced
+# order (here 8 positions over 2 devices: device 1's queries 2 3 4 5 and
+# the keys in the order 0 1 6 7 2 3 4 5), with and without a window and
+# with grouped-query heads.
+order = [0, 1, 6, 7, 2, 3, 4, 5]
+for name, hq, hkv, qpos, attrs, kw in [
+        ("attention-positions", 2, 2, [2, 3, 4, 5], "causal", {}),
+        ("attention-positions-first", 2, 2, [0, 1, 6, 7], "causal scale 0.5",
+         {"scale": 0.5}),
+        ("attention-positions-gqa-window", 4, 2, [2, 3, 4, 5],
+         "causal window 3", {"window": 3})]:
+    q, k, v_ = normal(2, hq, 4, 3), normal(2, hkv, 8, 3), normal(2, hkv, 8, 5)
+    case(name, {"q": q, "k": k, "v": v_},
+         f"%qp = part.constant dense<{qpos}> : {t([4], 'i64')}\n"
+         f"  %kp = part.constant dense<{order}> : {t([8], 'i64')}\n"
+         f"  %out = part.attention %q, %k, %v {attrs} positions(%qp, %kp) : "
+         f"({t(q.shape)}, {t(k.shape)}, {t(v_.shape)}, {t([4], 'i64')}, "
+         f"{t([8], 'i64')}) -> {t([2, hq, 4, 5])}",
+         lambda v, kw=kw, qpos=qpos: attention(
+             v["q"], v["k"], v["v"], causal=True, qpos=qpos, kpos=order,
+             **kw))
 
 # Cross-entropy against integer labels.
 labels = rng.integers(0, 7, (2, 3)).astype(np.int32)
