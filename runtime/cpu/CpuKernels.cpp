@@ -1248,13 +1248,83 @@ void maskedSoftmaxRows(float *scores, int64_t rows, int64_t sk, bool causal,
   }
 }
 
+/// Attention's optional global positions: the operands query_positions
+/// [Sq] and key_positions [Sk] after the others. Read only for causal
+/// attention, the one mask they change; `given` false otherwise.
+struct AttentionPositions {
+  bool given = false;
+  std::vector<int64_t> query, key;
+};
+
+/// The positions operands of Attention or AttentionGrad from operand
+/// `first` on, where the kernel has them.
+AttentionPositions attentionPositions(const KernelAttrs &attrs,
+                                      const std::vector<TensorRef> &in,
+                                      size_t first) {
+  AttentionPositions p;
+  if (!attrs.AsAttentionAttrs()->causal || in.size() < first + 2)
+    return p;
+  p.given = true;
+  p.query = readIndices(in[first]);
+  p.key = readIndices(in[first + 1]);
+  return p;
+}
+
+/// Whether a causal query at position `query` sees the key at position
+/// `key`: the key is not after it and, with a window, less than `window`
+/// positions before it. The distance is taken in uint64_t, where it is
+/// exact (and defined) for every key <= query.
+inline bool seesKey(int64_t query, int64_t key, int64_t window) {
+  return key <= query && (window <= 0 || uint64_t(query) - uint64_t(key) <
+                                             static_cast<uint64_t>(window));
+}
+
+/// maskedSoftmaxRows by global positions: row i is the query at position
+/// p.query[queryIndex(i)] and key j at p.key[j], in any order, so the keys a
+/// row sees (seesKey) need not be one range. The others get probability
+/// exactly 0; a row that sees no key gets 0 everywhere.
+template <typename QueryIndex>
+void softmaxRowsByPositions(float *scores, int64_t rows, int64_t sk,
+                            int64_t window, const AttentionPositions &p,
+                            QueryIndex queryIndex) {
+  constexpr float kMasked = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = scores + i * sk;
+    int64_t position = p.query[queryIndex(i)];
+    int64_t seen = 0;
+    for (int64_t j = 0; j < sk; ++j) {
+      bool sees = seesKey(position, p.key[j], window);
+      seen += sees;
+      row[j] = sees ? row[j] : kMasked; // expVec(-inf - max) is exactly 0
+    }
+    if (seen == 0)
+      std::fill(row, row + sk, 0.0f);
+    else
+      softmaxRow(row, row, sk);
+  }
+}
+
+/// The probabilities of attention's score rows in place: row i is query
+/// queryIndex(i), masked by `positions` where given, else by its index.
+template <typename QueryIndex>
+void attentionSoftmaxRows(float *scores, int64_t rows, int64_t sk, bool causal,
+                          int64_t window, const AttentionPositions &positions,
+                          QueryIndex queryIndex) {
+  if (positions.given)
+    softmaxRowsByPositions(scores, rows, sk, window, positions, queryIndex);
+  else
+    maskedSoftmaxRows(scores, rows, sk, causal, window, queryIndex);
+}
+
 /// softmax(scale * Q K^T + mask) V per (batch, head). The query heads that
 /// share a kv head (h / (H / Hkv)) are adjacent in memory, so their rows form
 /// one [group * Sq, D] matrix and take one GEMM against that kv head. A
 /// causal row at position p keeps the keys [p + 1 - window, p] (from 0
-/// without a window).
-Status attention(const KernelAttrs &attrs, const TensorRef &q,
-                 const TensorRef &k, const TensorRef &v, const TensorRef &out) {
+/// without a window); with positions operands, the keys at positions in
+/// that range, wherever they are.
+Status attention(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
+                 const TensorRef &out) {
+  const TensorRef &q = in[0], &k = in[1], &v = in[2];
   int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
           d = q.shape[3];
   int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
@@ -1262,6 +1332,7 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
   bool causal = attrs.AsAttentionAttrs()->causal;
   float scale = attrs.AsAttentionAttrs()->scale;
   int64_t window = attrs.AsAttentionAttrs()->window;
+  AttentionPositions positions = attentionPositions(attrs, in, 3);
   int64_t blockRows = std::max<int64_t>(
       1, std::min(rows, kScoreBlock / std::max<int64_t>(sk, 1)));
   F32Reader rq(q), rk(k), rv(v);
@@ -1278,8 +1349,8 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
         const float *queries = rq.read((firstRow + r0) * d, nr * d);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, true, nr, sk, d, scale, queries, keys, scores.data()));
-        maskedSoftmaxRows(scores.data(), nr, sk, causal, window,
-                          [&](int64_t i) { return (r0 + i) % sq; });
+        attentionSoftmaxRows(scores.data(), nr, sk, causal, window, positions,
+                             [&](int64_t i) { return (r0 + i) % sq; });
         float *o = w.begin((firstRow + r0) * dv, nr * dv);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, false, nr, dv, sk, 1.0f, scores.data(), values, o));
@@ -1295,7 +1366,8 @@ Status attention(const KernelAttrs &attrs, const TensorRef &q,
 ///   dv += p^T do, dp = do v^T, ds = scale * p * (dp - rowsum(dp * p)),
 ///   dq = ds k, dk += ds^T q,
 /// the key's and value's gradients per query head ([B, H, Sk, D / Dv]),
-/// summed over the blocks in f32.
+/// summed over the blocks in f32. A key a row does not see (by index or by
+/// the positions operands) has p = 0, hence ds = 0: only the softmax masks.
 Status attentionGrad(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
                      const std::vector<TensorRef> &out) {
   const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
@@ -1306,6 +1378,7 @@ Status attentionGrad(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
   bool causal = attrs.AsAttentionAttrs()->causal;
   float scale = attrs.AsAttentionAttrs()->scale;
   int64_t window = attrs.AsAttentionAttrs()->window;
+  AttentionPositions positions = attentionPositions(attrs, in, 4);
   int64_t blockRows = std::max<int64_t>(
       1, std::min(sq, kScoreBlock / std::max<int64_t>(sk, 1)));
   F32Reader rq(q), rk(k), rv(v), rdy(dy);
@@ -1325,8 +1398,8 @@ Status attentionGrad(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
         const float *grad = rdy.read((head * sq + r0) * dv, nr * dv);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, true, nr, sk, d, scale, queries, keys, p.data()));
-        maskedSoftmaxRows(p.data(), nr, sk, causal, window,
-                          [&](int64_t i) { return r0 + i; });
+        attentionSoftmaxRows(p.data(), nr, sk, causal, window, positions,
+                             [&](int64_t i) { return r0 + i; });
         PARTITION_RETURN_IF_ERROR(
             gemm(true, false, sk, dv, nr, 1.0f, p.data(), grad,
                  dvalue.data(), 1.0f));
@@ -1943,7 +2016,7 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
   case OpKind::RotaryEmbedding:
     return rotaryEmbedding(in, out[0]);
   case OpKind::Attention:
-    return attention(attrs, in[0], in[1], in[2], out[0]);
+    return attention(attrs, in, out[0]);
   case OpKind::AttentionGrad:
     return attentionGrad(attrs, in, out);
   case OpKind::SoftmaxCrossEntropy:

@@ -234,23 +234,39 @@ cudaError_t launchSoftmax(const LaunchConfig &config, DType dtype, void *out,
                           const void *in, int64_t outer, int64_t dim,
                           int64_t inner);
 
+/// Attention's optional global positions (device memory, both of `type`
+/// I32 or I64): `query` [seq] and `key` [cols] of launchAttentionSoftmax.
+/// `query` null: none (query i is at position i and key j at j).
+struct AttentionPositions {
+  DType type = DType::I64;
+  const void *query = nullptr;
+  const void *key = nullptr;
+};
+
 /// Softmax of the f32 rows of `scores` [rows, cols] into `out` (of `dtype`;
 /// may be `scores` itself when f32). The rows come in groups of
 /// `rowsPerGroup` that start at row `rowOffset` of a [heads * seq, cols]
-/// block. With `causalPeriod` (seq) > 0, a row at query position
-/// p = (rowOffset + r % rowsPerGroup) % causalPeriod keeps its first p + 1
-/// columns and gets zeros in the others (the causal mask); with `window`
-/// > 0 as well, it keeps only the last `window` of those (columns
-/// p + 1 - window .. p, sliding-window attention).
+/// block. With `causalPeriod` (seq) > 0, a row is query
+/// i = (rowOffset + r % rowsPerGroup) % causalPeriod, at position p = i; it
+/// keeps its first p + 1 columns and gets zeros in the others (the causal
+/// mask); with `window` > 0 as well, it keeps only the last `window` of
+/// those (columns p + 1 - window .. p, sliding-window attention). With
+/// `positions`, the row is at p = positions.query[i] and keeps the columns
+/// j with p - window < positions.key[j] <= p (any order, so not one range);
+/// a row that keeps none gets zeros. Without `causalPeriod`, `positions` is
+/// ignored.
 cudaError_t launchAttentionSoftmax(const LaunchConfig &config, DType dtype,
                                    void *out, const float *scores, int64_t rows,
                                    int64_t cols, int64_t rowsPerGroup,
                                    int64_t rowOffset, int64_t causalPeriod,
-                                   int64_t window);
+                                   int64_t window,
+                                   const AttentionPositions &positions = {});
 
 /// Attention's score gradients per row of [rows, cols]: ds = scale * p *
 /// (dp - rowsum(dp * p)), from `dp` (f32) and the probabilities `p` in
-/// `dtype`, written to `out` in `dtype` (`out` may be `dp` when f32).
+/// `dtype`, written to `out` in `dtype` (`out` may be `dp` when f32). A key
+/// the mask hides (by index or by positions) has p = 0, hence ds = 0: the
+/// mask needs no second look here.
 cudaError_t launchAttentionGradScores(const LaunchConfig &config, DType dtype,
                                       void *out, const float *dp,
                                       const void *p, int64_t rows,

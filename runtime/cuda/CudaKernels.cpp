@@ -12,6 +12,9 @@
 // softmax, and a batched GEMM with the values. Grouped-query heads need no
 // copies: the G = H / Hkv query heads that share a key/value head are
 // contiguous, so each (batch, kv head) pair is one GEMM with G * Sq rows.
+// Causal attention with positions operands (context parallelism: a chunk
+// of queries against keys in any order) always runs as the decomposition,
+// its softmax masking by positions: cuDNN's masks are ranges of indices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -250,7 +253,7 @@ private:
     case OpKind::RotaryEmbedding:
       return rotary(in, out[0], config);
     case OpKind::Attention:
-      return attention(attrs, in[0], in[1], in[2], out[0], stream, config);
+      return attention(attrs, in, out[0], stream, config);
     case OpKind::AttentionGrad:
       return attentionGrad(attrs, in, out, stream, config);
     case OpKind::SoftmaxCrossEntropy:
@@ -540,9 +543,26 @@ private:
     return Status::ok();
   }
 
-  Status attention(const KernelAttrs &attrs, const TensorRef &q,
-                   const TensorRef &k, const TensorRef &v, const TensorRef &out,
-                   CudaStream &stream, const LaunchConfig &config) {
+  /// Attention's positions operands from operand `first` on, as the
+  /// softmax takes them: none unless the attention is causal (the one mask
+  /// they change) and has them.
+  static AttentionPositions positionsOf(const KernelAttrs &attrs,
+                                        const std::vector<TensorRef> &in,
+                                        size_t first) {
+    AttentionPositions p;
+    if (attrs.AsAttentionAttrs()->causal && in.size() >= first + 2) {
+      p.type = in[first].dtype;
+      p.query = in[first].data;
+      p.key = in[first + 1].data;
+    }
+    return p;
+  }
+
+  Status attention(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
+                   const TensorRef &out, CudaStream &stream,
+                   const LaunchConfig &config) {
+    const TensorRef &q = in[0], &k = in[1], &v = in[2];
+    AttentionPositions positions = positionsOf(attrs, in, 3);
     bool causal = attrs.AsAttentionAttrs()->causal;
     float scale = attrs.AsAttentionAttrs()->scale;
     int64_t window = attrs.AsAttentionAttrs()->window;
@@ -554,9 +574,10 @@ private:
     if (sk == 0) // softmax over no keys: an empty weighted sum
       return copyZeros(out, config);
     bool fused = false;
-    PARTITION_RETURN_IF_ERROR(cudnn_->forward(shapeOf(attrs, q, k, v), q.data,
-                                              k.data, v.data, out.data,
-                                              stream.get(), &fused));
+    if (!positions.query)
+      PARTITION_RETURN_IF_ERROR(cudnn_->forward(shapeOf(attrs, q, k, v), q.data,
+                                                k.data, v.data, out.data,
+                                                stream.get(), &fused));
     if (fused)
       return Status::ok();
 
@@ -608,9 +629,9 @@ private:
             gemm_->run(s, qData + (p0 * rowsPerPair + r0) * d * elt,
                        kData + p0 * sk * d * elt, scores, stream.get(),
                        workspace, CudaStream::kWorkspaceBytes));
-        PARTITION_CUDA_CHECK(launchAttentionSoftmax(config, q.dtype, probs,
-                                                    scores, np * nr, sk, nr, r0,
-                                                    causal ? sq : 0, window));
+        PARTITION_CUDA_CHECK(
+            launchAttentionSoftmax(config, q.dtype, probs, scores, np * nr, sk,
+                                   nr, r0, causal ? sq : 0, window, positions));
         // out = P V, [np, nr, dv].
         RowMajorGemm o;
         o.abType = o.cType = q.dtype;
@@ -648,11 +669,12 @@ private:
     return s;
   }
 
-  /// The sizes and attributes attention's backward works with.
+  /// The sizes, attributes and positions attention's backward works with.
   struct AttentionDims : AttentionShape {
     int64_t group, elt;
     DType t;
     bool f32;
+    AttentionPositions positions;
   };
   static AttentionDims attentionDims(const KernelAttrs &attrs,
                                      const std::vector<TensorRef> &in) {
@@ -662,6 +684,7 @@ private:
     a.t = a.dtype;
     a.elt = dtypeSize(a.dtype);
     a.f32 = a.dtype == DType::F32;
+    a.positions = positionsOf(attrs, in, 4);
     return a;
   }
 
@@ -706,9 +729,10 @@ private:
       return Status::ok();
     }
     bool fused = false;
-    PARTITION_RETURN_IF_ERROR(cudnn_->backward(
-        a, in[0].data, in[1].data, in[2].data, in[3].data, out[0].data,
-        out[1].data, out[2].data, stream.get(), &fused));
+    if (!a.positions.query)
+      PARTITION_RETURN_IF_ERROR(cudnn_->backward(
+          a, in[0].data, in[1].data, in[2].data, in[3].data, out[0].data,
+          out[1].data, out[2].data, stream.get(), &fused));
     if (fused)
       return Status::ok();
     int64_t bytesPerRow = a.sk * (8 + (a.f32 ? 0 : a.elt));
@@ -765,8 +789,8 @@ private:
                                      DType::F32, np, queries, rowsPerPair * d,
                                      keys, sk * d, scores, rowsPerPair * sk));
       PARTITION_CUDA_CHECK(launchAttentionSoftmax(
-          config, a.t, probs, scores, np * rowsPerPair, sk, np * rowsPerPair,
-          0, a.causal ? sq : 0, a.window));
+          config, a.t, probs, scores, np * rowsPerPair, sk, np * rowsPerPair, 0,
+          a.causal ? sq : 0, a.window, a.positions));
       // dv = p^T do per query head: [Sk, Dv].
       PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, sq, 1.0f, a.t,
                                      np * a.group, probs, sq * sk, grad,
@@ -846,9 +870,9 @@ private:
         bool first = r0 == 0;
         PARTITION_RETURN_IF_ERROR(gemm(false, true, nr, sk, d, a.scale,
                                        DType::F32, queries, keys, scores));
-        PARTITION_CUDA_CHECK(launchAttentionSoftmax(
-            config, a.t, probs, scores, nr, sk, nr, r0, a.causal ? sq : 0,
-            a.window));
+        PARTITION_CUDA_CHECK(
+            launchAttentionSoftmax(config, a.t, probs, scores, nr, sk, nr, r0,
+                                   a.causal ? sq : 0, a.window, a.positions));
         PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, nr, 1.0f,
                                        DType::F32, probs, grad,
                                        first ? dvAcc : partial));

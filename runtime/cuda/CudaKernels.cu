@@ -823,6 +823,53 @@ __global__ void softmaxRowsKernel(Out *out, const In *in, int64_t rows,
   }
 }
 
+/// Whether a causal query at position `query` sees the key at position
+/// `key`: not after it and, with a window, less than `window` positions
+/// before it (the distance in unsigned arithmetic, exact for key <= query).
+__device__ __forceinline__ bool seesKey(int64_t query, int64_t key,
+                                        int64_t window) {
+  return key <= query && (window <= 0 || static_cast<uint64_t>(query) -
+                                                 static_cast<uint64_t>(key) <
+                                             static_cast<uint64_t>(window));
+}
+
+/// softmaxRowsKernel's causal softmax by global positions (see
+/// launchAttentionSoftmax): row r is query i = (rowOffset + r %
+/// rowsPerGroup) % period at position queryPositions[i], column j the key
+/// at keyPositions[j]. The columns a row keeps need not be one range, so
+/// every pass tests each column; a row that keeps none gets zeros (its
+/// maximum stays -inf and no column is kept). `out` may be `in` when Out is
+/// float.
+template <typename Out, typename Pos>
+__global__ void
+positionsSoftmaxRowsKernel(Out *out, const float *in, int64_t rows,
+                           int64_t cols, int64_t rowsPerGroup,
+                           int64_t rowOffset, int64_t period, int64_t window,
+                           const Pos *queryPositions, const Pos *keyPositions) {
+  __shared__ float shared[32];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const float *x = in + row * cols;
+    Out *y = out + row * cols;
+    int64_t position = static_cast<int64_t>(
+        queryPositions[(rowOffset + row % rowsPerGroup) % period]);
+    auto sees = [&](int64_t j) {
+      return seesKey(position, static_cast<int64_t>(keyPositions[j]), window);
+    };
+    float m = -CUDART_INF_F;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      if (sees(j))
+        m = fmaxf(m, x[j]);
+    m = blockReduce<true>(m, shared);
+    float s = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      if (sees(j))
+        s += expf(x[j] - m);
+    s = blockReduce<false>(s, shared);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      y[j] = Elem<Out>::down(sees(j) ? expf(x[j] - m) / s : 0.0f);
+  }
+}
+
 /// Attention's score gradients, one block per row: ds = scale * p * (dp -
 /// sum_j dp_j p_j), from `dp` (f32) and the probabilities `p`, written in
 /// Out (`out` may be `dp` when Out is float: each thread reads and writes
@@ -1374,16 +1421,31 @@ cudaError_t cuda::launchSoftmax(const LaunchConfig &config, DType dtype,
   });
 }
 
-cudaError_t cuda::launchAttentionSoftmax(const LaunchConfig &config,
-                                         DType dtype, void *out,
-                                         const float *scores, int64_t rows,
-                                         int64_t cols, int64_t rowsPerGroup,
-                                         int64_t rowOffset,
-                                         int64_t causalPeriod, int64_t window) {
+cudaError_t cuda::launchAttentionSoftmax(
+    const LaunchConfig &config, DType dtype, void *out, const float *scores,
+    int64_t rows, int64_t cols, int64_t rowsPerGroup, int64_t rowOffset,
+    int64_t causalPeriod, int64_t window, const AttentionPositions &positions) {
   if (rows * cols == 0)
     return cudaSuccess;
   if (rowsPerGroup <= 0)
     return cudaErrorInvalidValue;
+  if (causalPeriod > 0 && positions.query) {
+    if (!positions.key)
+      return cudaErrorInvalidValue;
+    return withFloatType(dtype, [&](auto tag) {
+      using T = Pointee<decltype(tag)>;
+      return withIndexType(positions.type, [&](auto positionTag) {
+        using P = Pointee<decltype(positionTag)>;
+        positionsSoftmaxRowsKernel<T, P>
+            <<<rowGrid(config, rows), rowThreads(cols), 0, config.stream>>>(
+                static_cast<T *>(out), scores, rows, cols, rowsPerGroup,
+                rowOffset, causalPeriod, window,
+                static_cast<const P *>(positions.query),
+                static_cast<const P *>(positions.key));
+        return cudaGetLastError();
+      });
+    });
+  }
   return withFloatType(dtype, [&](auto tag) {
     using T = Pointee<decltype(tag)>;
     softmaxRowsKernel<float, T>

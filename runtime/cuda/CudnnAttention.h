@@ -12,7 +12,9 @@
 // not multiples of 8 or above 128, a mask cuDNN has no kernel for, no
 // libcudnn at run time -- is declined (`taken` false) and the caller runs the
 // decomposition; a declined shape is remembered. PARTITION_CUDNN_ATTENTION=0
-// in the environment declines every call (to compare the two).
+// in the environment declines every call (to compare the two). Causal
+// attention with positions operands (keys in any order) never comes here:
+// the caller runs it as the decomposition.
 //
 //===----------------------------------------------------------------------===//
 

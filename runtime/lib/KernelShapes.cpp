@@ -408,15 +408,51 @@ Status checkMatmul(const Checker &c, bool batched) {
   return c.resultShape(result);
 }
 
-/// A Fused kernel: every operand and result a float tensor, the results of
-/// one shape, each operand as many elements or a divisor of that many, and
-/// every step reading only slots defined before it.
+/// Attention's and AttentionGrad's operand counts: `base` (query, key,
+/// value and, for AttentionGrad, the result gradient) or `base` + 2 (with
+/// query_positions and key_positions after them).
+Status checkAttentionArity(const Checker &c, size_t base, size_t results) {
+  if ((c.in.size() == base || c.in.size() == base + 2) &&
+      c.out.size() == results)
+    return Status::ok();
+  return c.fail("takes ", base, " operands (", base + 2,
+                " with query_positions and key_positions) and ", results,
+                " results, got ", c.in.size(), " and ", c.out.size());
+}
+
+/// The optional positions operands at `first` (after query, key, value and
+/// the result gradient): integer tensors of one dtype, query_positions [Sq]
+/// and key_positions [Sk].
+Status checkAttentionPositions(const Checker &c, size_t first) {
+  const TensorRef &q = c.in[0], &k = c.in[1];
+  const struct {
+    const TensorRef &positions;
+    const char *name;
+    int64_t length;
+    const char *of;
+  } operands[] = {{c.in[first], "query_positions", q.shape[2], "query"},
+                  {c.in[first + 1], "key_positions", k.shape[2], "key"}};
+  for (const auto &o : operands) {
+    if (isFloat(o.positions.dtype))
+      return c.fail(o.name, " must be i32 or i64, got ",
+                    dtypeName(o.positions.dtype));
+    if (o.positions.shape != Shape{o.length})
+      return c.fail(o.name, " has shape ", formatShape(o.positions.shape),
+                    " but must be [", o.length, "] (the ", o.of,
+                    " sequence length)");
+  }
+  return c.sameDType(c.in[first], "query_positions", c.in[first + 1],
+                     "key_positions");
+}
+
 /// What Attention and AttentionGrad check alike: query, key and value of
-/// one float dtype (the first result's too), rank 4, shapes that fit, and
-/// the mask's attributes.
+/// one float dtype (the first result's too), rank 4, shapes that fit, the
+/// mask's attributes and the positions from operand `positions` on where
+/// there are any.
 Status checkAttentionOperands(const Checker &c,
                               const std::vector<TensorRef> &in,
-                              const std::vector<TensorRef> &outputs) {
+                              const std::vector<TensorRef> &outputs,
+                              size_t positions) {
   const TensorRef &q = in[0], &k = in[1], &v = in[2];
   PARTITION_RETURN_IF_ERROR(c.floatDType(q, "query"));
   PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", k, "key"));
@@ -431,9 +467,16 @@ Status checkAttentionOperands(const Checker &c,
       q.shape[1] % k.shape[1] != 0)
     return c.fail("incompatible query ", formatShape(q.shape), ", key ",
                   formatShape(k.shape), " and value ", formatShape(v.shape));
-  if (c.attrs.AsAttentionAttrs()->causal && q.shape[2] != k.shape[2])
-    return c.fail("causal attention needs equal sequence lengths, got ",
+  bool withPositions = in.size() > positions;
+  // Without positions, query i is at position i and key j at j: the causal
+  // mask needs the two sequences to be one.
+  if (c.attrs.AsAttentionAttrs()->causal && !withPositions &&
+      q.shape[2] != k.shape[2])
+    return c.fail("causal attention without positions needs equal "
+                  "sequence lengths, got ",
                   q.shape[2], " and ", k.shape[2]);
+  if (withPositions)
+    PARTITION_RETURN_IF_ERROR(checkAttentionPositions(c, positions));
   if (int64_t window = c.attrs.AsAttentionAttrs()->window; window != 0) {
     if (window < 0)
       return c.fail("the attention window must be positive, got ", window);
@@ -443,6 +486,9 @@ Status checkAttentionOperands(const Checker &c,
   return Status::ok();
 }
 
+/// A Fused kernel: every operand and result a float tensor, the results of
+/// one shape, each operand as many elements or a divisor of that many, and
+/// every step reading only slots defined before it.
 Status checkFused(const Checker &c) {
   const plan::FusedAttrsT &f = *c.attrs.AsFusedAttrs();
   if (c.in.empty() || c.out.empty())
@@ -714,14 +760,14 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     return c.resultShape(in[0].shape);
   }
   case OpKind::Attention: {
-    PARTITION_RETURN_IF_ERROR(c.arity(3, 1));
-    PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs));
+    PARTITION_RETURN_IF_ERROR(checkAttentionArity(c, 3, 1));
+    PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs, 3));
     const TensorRef &q = in[0], &v = in[2];
     return c.resultShape({q.shape[0], q.shape[1], q.shape[2], v.shape[3]});
   }
   case OpKind::AttentionGrad: {
-    PARTITION_RETURN_IF_ERROR(c.arity(4, 3));
-    PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs));
+    PARTITION_RETURN_IF_ERROR(checkAttentionArity(c, 4, 3));
+    PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs, 4));
     const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
     PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", dy, "result_grad"));
     Shape result = {q.shape[0], q.shape[1], q.shape[2], v.shape[3]};

@@ -1161,20 +1161,106 @@ double softmaxRelError(double dev, double maxDev, int64_t n) {
   return kU * (dev + maxDev) + 2 * kLibmUlps * kUlp + (n + 2) * kU;
 }
 
+/// Which keys attention's query rows see: sees(i, j) for query i, key j.
+using KeyMask = std::function<bool(int64_t, int64_t)>;
+
+/// The mask of attention's attributes and positions operands: every key
+/// unless causal; causal, query i at position p = queryPositions[i] sees key
+/// j at k = keyPositions[j] iff k <= p and, with a window w, p - k < w.
+/// Without positions, query i is at position i and key j at j.
+KeyMask attentionMask(bool causal, int64_t window,
+                      std::vector<int64_t> queryPositions = {},
+                      std::vector<int64_t> keyPositions = {}) {
+  return [=](int64_t i, int64_t j) {
+    if (!causal)
+      return true;
+    int64_t p = queryPositions.empty() ? i : queryPositions[i];
+    int64_t k = keyPositions.empty() ? j : keyPositions[j];
+    return k <= p && (window == 0 || p - k < window);
+  };
+}
+
+/// Attention's result for q [B, H, Sq, D], k [B, Hkv, Sk, D] and v [B, Hkv,
+/// Sk, Dv] under `sees`, query head h reading kv head h / (H/Hkv), and its
+/// tolerance per output element, first order:
+///  - scores s = scale * q.k: GEMM bound (D + 1) u |scale| sum|q k|, plus one
+///    rounding for the scaling;
+///  - softmax: a score error of at most eS on a row changes each probability
+///    by at most 2 eS relative, on top of softmaxRelError;
+///  - out = P V: gamma_Sk sum_j p_j |v_j| plus the probabilities' relative
+///    error times the same sum;
+///  - f16/bf16: PartOps.td defines attention by its decomposition, in which
+///    the probabilities are a tensor of the operands' element type, so a
+///    backend may round them to it before the second product (CUDA does):
+///    u(dtype) sum_j p_j |v_j| more. Scores stay f32 on every backend.
+/// A row that sees no key is 0, and its tolerance (stored(dtype, 0, 0))
+/// admits only 0.
+void referenceAttention(const HostTensor &q, const HostTensor &k,
+                        const HostTensor &v, double scale, const KeyMask &sees,
+                        std::vector<double> &expected,
+                        std::vector<double> &tol) {
+  DType dtype = q.dtype;
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+          dq = q.shape[3];
+  int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+  Shape outShape = {batch, heads, sq, dv};
+  expected.assign(numel(outShape), 0.0);
+  tol.assign(numel(outShape), 0.0);
+  int64_t group = heads / kvHeads;
+  double probRounding = dtype == DType::F32 ? 0 : unitRoundoff(dtype);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kvh = h / group;
+      for (int64_t i = 0; i < sq; ++i) {
+        std::vector<double> s(sk), err(sk);
+        double m = -INFINITY, maxErr = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          double dot = 0, abs = 0;
+          for (int64_t d = 0; d < dq; ++d) {
+            double x = q.values[ravel({b, h, i, d}, q.shape)];
+            double y = k.values[ravel({b, kvh, j, d}, k.shape)];
+            dot += x * y;
+            abs += std::fabs(x * y);
+          }
+          s[j] = scale * dot;
+          err[j] = (dq + 2) * kU * std::fabs(scale) * abs;
+          m = std::max(m, s[j]);
+          maxErr = std::max(maxErr, err[j]);
+        }
+        double maxDev = 0, sum = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          maxDev = std::max(maxDev, m - s[j]);
+          sum += std::exp(s[j] - m);
+        }
+        double relP = 2 * maxErr + softmaxRelError(maxDev, maxDev, sk);
+        for (int64_t e = 0; e < dv; ++e) {
+          double o = 0, weight = 0;
+          for (int64_t j = 0; j < sk; ++j) {
+            if (!sees(i, j))
+              continue;
+            double p = std::exp(s[j] - m) / sum;
+            double y = v.values[ravel({b, kvh, j, e}, v.shape)];
+            o += p * y;
+            weight += p * std::fabs(y);
+          }
+          int64_t at = ravel({b, h, i, e}, outShape);
+          expected[at] = o;
+          tol[at] =
+              stored(dtype, o, ((sk + 1) * kU + relP + probRounding) * weight);
+        }
+      }
+    }
+  }
+}
+
 // Attention per (batch, head) with query head h reading kv head h / (H/Hkv);
 // causal masks key positions after the query's, and a window w those w or
-// more before it (sliding-window attention). Tolerance, per output
-// element, first order:
-//  - scores s = scale * q.k: GEMM bound (D + 1) u |scale| sum|q k|, plus one
-//    rounding for the scaling;
-//  - softmax: a score error of at most eS on a row changes each probability
-//    by at most 2 eS relative, on top of softmaxRelError;
-//  - out = P V: gamma_Sk sum_j p_j |v_j| plus the probabilities' relative
-//    error times the same sum;
-//  - f16/bf16: PartOps.td defines attention by its decomposition, in which
-//    the probabilities are a tensor of the operands' element type, so a
-//    backend may round them to it before the second product (CUDA does):
-//    u(dtype) sum_j p_j |v_j| more. Scores stay f32 on every backend.
+// more before it (sliding-window attention). Tolerance: see
+// referenceAttention.
 TEST_P(KernelConformanceTest, Attention) {
   struct Case {
     int64_t b, h, hkv, sq, sk, d, dv;
@@ -1213,69 +1299,172 @@ TEST_P(KernelConformanceTest, Attention) {
       KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
       if (!runOk(OpKind::Attention, attrs, {q, k, v}, out))
         continue;
-      std::vector<double> expected(out[0].values.size()),
-          tol(out[0].values.size());
-      int64_t group = c.h / c.hkv;
-      for (int64_t b = 0; b < c.b; ++b) {
-        for (int64_t h = 0; h < c.h; ++h) {
-          int64_t kvh = h / group;
-          for (int64_t i = 0; i < c.sq; ++i) {
-            int64_t seen = c.causal ? i + 1 : c.sk;
-            int64_t first = c.window ? std::max<int64_t>(0, seen - c.window) : 0;
-            std::vector<double> s(seen), err(seen);
-            for (int64_t j = first; j < seen; ++j) {
-              double dot = 0, abs = 0;
-              for (int64_t d = 0; d < c.d; ++d) {
-                double x = q.values[ravel({b, h, i, d}, q.shape)];
-                double y = k.values[ravel({b, kvh, j, d}, k.shape)];
-                dot += x * y;
-                abs += std::fabs(x * y);
-              }
-              s[j] = scale * dot;
-              err[j] = (c.d + 2) * kU * std::fabs(scale) * abs;
-            }
-            double m = *std::max_element(s.begin() + first, s.end());
-            double maxErr = *std::max_element(err.begin() + first, err.end());
-            double maxDev = 0, sum = 0;
-            for (int64_t j = first; j < seen; ++j) {
-              maxDev = std::max(maxDev, m - s[j]);
-              sum += std::exp(s[j] - m);
-            }
-            double relP = 2 * maxErr + softmaxRelError(maxDev, maxDev, c.sk);
-            for (int64_t e = 0; e < c.dv; ++e) {
-              double o = 0, weight = 0;
-              for (int64_t j = first; j < seen; ++j) {
-                double p = std::exp(s[j] - m) / sum;
-                double y = v.values[ravel({b, kvh, j, e}, v.shape)];
-                o += p * y;
-                weight += p * std::fabs(y);
-              }
-              int64_t at = ravel({b, h, i, e}, out[0].shape);
-              expected[at] = o;
-              double probRounding =
-                  dtype == DType::F32 ? 0 : unitRoundoff(dtype);
-              tol[at] = stored(
-                  dtype, o, ((c.sk + 1) * kU + relP + probRounding) * weight);
-            }
-          }
-        }
-      }
+      std::vector<double> expected, tol;
+      referenceAttention(q, k, v, scale, attentionMask(c.causal, c.window),
+                         expected, tol);
       expectClose(out[0], expected, tol);
     }
   }
 }
 
+/// AttentionGrad's results (dq [B, H, Sq, D], and dk [B, H, Sk, D] and dv
+/// [B, H, Sk, Dv] per query head) for q, k, v as in referenceAttention and
+/// the result's gradient dy [B, H, Sq, Dv] under `sees`: a double reference
+/// of the decomposition p = softmax(scale q k^T + mask), dv = p^T do,
+/// dp = do v^T, delta = rowsum(dp * p), ds = scale p (dp - delta),
+/// dq = ds k, dk = ds^T q. Tolerance, first order, from the same parts as
+/// Attention's: the probabilities' relative error relP (scores and
+/// softmax); dp's GEMM bound (Dv + 1) u sum|do v|; delta's (Sk + 1) u over
+/// its terms' magnitudes and their errors; each ds term's error from
+/// those, plus its storage rounding (a backend may hold p and ds in the
+/// operands' type: CUDA does); then each gradient's GEMM bound over its
+/// terms and the propagated ds or p errors, and the result's rounding. A
+/// key no row sees, or a row that sees no key, contributes exactly 0.
+void referenceAttentionGrad(const HostTensor &q, const HostTensor &k,
+                            const HostTensor &v, const HostTensor &dy,
+                            double scale, const KeyMask &sees,
+                            std::vector<std::vector<double>> &expected,
+                            std::vector<std::vector<double>> &tol) {
+  DType dtype = q.dtype;
+  double store = dtype == DType::F32 ? kU : unitRoundoff(dtype);
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+          dq = q.shape[3];
+  int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+  const Shape shapes[3] = {
+      {batch, heads, sq, dq}, {batch, heads, sk, dq}, {batch, heads, sk, dv}};
+  expected.assign(3, {});
+  tol.assign(3, {});
+  for (int r = 0; r < 3; ++r) {
+    expected[r].assign(numel(shapes[r]), 0.0);
+    tol[r].assign(numel(shapes[r]), 0.0);
+  }
+  int64_t group = heads / kvHeads;
+  auto at = [](const HostTensor &t, std::initializer_list<int64_t> i) {
+    return t.values[ravel(i, t.shape)];
+  };
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kvh = h / group;
+      // Per row i: p, ds and ds's error bound over the keys it sees.
+      std::vector<std::vector<double>> p(sq), ds(sq), eDs(sq);
+      std::vector<double> relP(sq);
+      for (int64_t i = 0; i < sq; ++i) {
+        std::vector<double> s(sk, 0), err(sk, 0);
+        double m = -INFINITY, maxErr = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          double dot = 0, abs = 0;
+          for (int64_t d = 0; d < dq; ++d) {
+            double x = at(q, {b, h, i, d}), y = at(k, {b, kvh, j, d});
+            dot += x * y;
+            abs += std::fabs(x * y);
+          }
+          s[j] = scale * dot;
+          err[j] = (dq + 2) * kU * std::fabs(scale) * abs;
+          m = std::max(m, s[j]);
+          maxErr = std::max(maxErr, err[j]);
+        }
+        double maxDev = 0, sum = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          maxDev = std::max(maxDev, m - s[j]);
+          sum += std::exp(s[j] - m);
+        }
+        relP[i] = 2 * maxErr + softmaxRelError(maxDev, maxDev, sk) +
+                  (dtype == DType::F32 ? 0 : store);
+        p[i].assign(sk, 0);
+        std::vector<double> dp(sk, 0), absDp(sk, 0);
+        double delta = 0, absDelta = 0;
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          p[i][j] = std::exp(s[j] - m) / sum;
+          for (int64_t e = 0; e < dv; ++e) {
+            double x = at(dy, {b, h, i, e}) * at(v, {b, kvh, j, e});
+            dp[j] += x;
+            absDp[j] += std::fabs(x);
+          }
+          delta += dp[j] * p[i][j];
+          absDelta += (std::fabs(dp[j]) + (dv + 1) * kU * absDp[j]) * p[i][j] *
+                      (1 + relP[i]);
+        }
+        double eDelta = (sk + 1) * kU * absDelta + relP[i] * absDelta;
+        for (int64_t j = 0; j < sk; ++j)
+          eDelta += p[i][j] * (dv + 1) * kU * absDp[j];
+        ds[i].assign(sk, 0);
+        eDs[i].assign(sk, 0);
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          double diff = dp[j] - delta;
+          ds[i][j] = scale * p[i][j] * diff;
+          eDs[i][j] =
+              std::fabs(scale) * p[i][j] *
+                  (relP[i] * std::fabs(diff) + (dv + 1) * kU * absDp[j] +
+                   eDelta + kU * (std::fabs(dp[j]) + std::fabs(delta))) +
+              store * std::fabs(ds[i][j]);
+        }
+      }
+      // dq = ds k.
+      for (int64_t i = 0; i < sq; ++i)
+        for (int64_t d = 0; d < dq; ++d) {
+          double x = 0, abs = 0, e = 0;
+          for (int64_t j = 0; j < sk; ++j) {
+            double kk = at(k, {b, kvh, j, d});
+            x += ds[i][j] * kk;
+            abs += std::fabs(ds[i][j] * kk);
+            e += eDs[i][j] * std::fabs(kk);
+          }
+          int64_t o = ravel({b, h, i, d}, shapes[0]);
+          expected[0][o] = x;
+          tol[0][o] = stored(dtype, x, (sk + 1) * kU * abs + e);
+        }
+      // dk = ds^T q and dv = p^T do, per query head.
+      for (int64_t j = 0; j < sk; ++j) {
+        for (int64_t d = 0; d < dq; ++d) {
+          double x = 0, abs = 0, e = 0;
+          for (int64_t i = 0; i < sq; ++i) {
+            double qq = at(q, {b, h, i, d});
+            x += ds[i][j] * qq;
+            abs += std::fabs(ds[i][j] * qq);
+            e += eDs[i][j] * std::fabs(qq);
+          }
+          int64_t o = ravel({b, h, j, d}, shapes[1]);
+          expected[1][o] = x;
+          tol[1][o] = stored(dtype, x, (sq + 1) * kU * abs + e);
+        }
+        for (int64_t e = 0; e < dv; ++e) {
+          double x = 0, weight = 0, err = 0;
+          for (int64_t i = 0; i < sq; ++i) {
+            double g = at(dy, {b, h, i, e});
+            x += p[i][j] * g;
+            weight += p[i][j] * std::fabs(g);
+            err += relP[i] * p[i][j] * std::fabs(g);
+          }
+          int64_t o = ravel({b, h, j, e}, shapes[2]);
+          expected[2][o] = x;
+          tol[2][o] = stored(dtype, x, (sq + 1) * kU * weight + err);
+        }
+      }
+    }
+  }
+}
+
+/// The three results of AttentionGrad against `expected` within `tol`.
+void expectGradientsClose(const std::vector<HostTensor> &out,
+                          const std::vector<std::vector<double>> &expected,
+                          const std::vector<std::vector<double>> &tol) {
+  for (int r = 0; r < 3; ++r) {
+    SCOPED_TRACE("gradient " + std::to_string(r));
+    expectClose(out[r], expected[r], tol[r]);
+  }
+}
+
 // Attention's gradients (AttentionGrad) per (batch, query head), the key's
 // and value's per query head, against a double reference of the same
-// decomposition: p = softmax(scale q k^T + mask), dv = p^T do,
-// dp = do v^T, delta = rowsum(dp * p), ds = scale p (dp - delta),
-// dq = ds k, dk = ds^T q. Tolerance, first order, from the same parts as
-// Attention's: the probabilities' relative error relP (scores and
-// softmax); dp's GEMM bound (Dv + 1) u sum|do v|; delta's (Sk + 1) u over
-// its terms' magnitudes and their errors; each ds term's error from
-// those, plus its storage rounding (a backend may hold p and ds in the
-// operands' type: CUDA does); then each gradient's GEMM bound over its
-// terms and the propagated ds or p errors, and the result's rounding.
+// decomposition. Tolerance: see referenceAttentionGrad.
 TEST_P(KernelConformanceTest, AttentionGrad) {
   struct Case {
     int64_t b, h, hkv, sq, sk, d, dv;
@@ -1293,7 +1482,6 @@ TEST_P(KernelConformanceTest, AttentionGrad) {
                         {1, 6, 3, 65, 65, 64, 64, true, 16}};
   Random rng(11);
   for (DType dtype : kFloatTypes) {
-    double store = dtype == DType::F32 ? kU : unitRoundoff(dtype);
     for (const Case &c : cases) {
       std::ostringstream name;
       name << "B=" << c.b << " H=" << c.h << " Hkv=" << c.hkv << " Sq=" << c.sq
@@ -1312,122 +1500,222 @@ TEST_P(KernelConformanceTest, AttentionGrad) {
       KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
       if (!runOk(OpKind::AttentionGrad, attrs, {q, k, v, dy}, out))
         continue;
-      std::vector<std::vector<double>> expected(3), tol(3);
-      for (int r = 0; r < 3; ++r) {
-        expected[r].assign(out[r].values.size(), 0.0);
-        tol[r].assign(out[r].values.size(), 0.0);
-      }
-      int64_t group = c.h / c.hkv;
-      auto at = [](const HostTensor &t, std::initializer_list<int64_t> i) {
-        return t.values[ravel(i, t.shape)];
+      std::vector<std::vector<double>> expected, tol;
+      referenceAttentionGrad(q, k, v, dy, scale,
+                             attentionMask(c.causal, c.window), expected, tol);
+      expectGradientsClose(out, expected, tol);
+    }
+  }
+}
+
+/// The positions of a sequence of 2 cp chunks of `chunk` positions in
+/// context parallelism's balanced order: chunks 0, 2cp-1, 1, 2cp-2, ...,
+/// so that rank r's queries (positions [2r chunk, 2(r+1) chunk) of it) are
+/// chunks r and 2cp-1-r.
+std::vector<int64_t> balancedOrder(int64_t cp, int64_t chunk) {
+  std::vector<int64_t> order;
+  for (int64_t r = 0; r < cp; ++r)
+    for (int64_t c : {r, 2 * cp - 1 - r})
+      for (int64_t i = 0; i < chunk; ++i)
+        order.push_back(c * chunk + i);
+  return order;
+}
+
+/// Rank r's query positions: its 2 chunks of balancedOrder(cp, chunk).
+std::vector<int64_t> balancedQueries(int64_t cp, int64_t chunk, int64_t r) {
+  std::vector<int64_t> order = balancedOrder(cp, chunk);
+  return std::vector<int64_t>(order.begin() + 2 * r * chunk,
+                              order.begin() + 2 * (r + 1) * chunk);
+}
+
+std::vector<int64_t> iota(int64_t n, int64_t first = 0) {
+  std::vector<int64_t> v(n);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+/// `v` shuffled by a fixed seed.
+std::vector<int64_t> shuffled(std::vector<int64_t> v, uint64_t seed) {
+  std::shuffle(v.begin(), v.end(), std::mt19937_64(seed));
+  return v;
+}
+
+HostTensor positionsTensor(DType dtype, const std::vector<int64_t> &p) {
+  HostTensor t = emptyTensor(dtype, {static_cast<int64_t>(p.size())});
+  for (size_t i = 0; i < p.size(); ++i)
+    t.values[i] = static_cast<double>(p[i]);
+  return t;
+}
+
+/// Attention with query_positions and key_positions operands (context
+/// parallelism: a rank's chunk of queries against the keys of every chunk,
+/// in any order).
+struct PositionsCase {
+  const char *name;
+  int64_t b, h, hkv, d, dv;
+  std::vector<int64_t> queries, keys;
+  int64_t window = 0;
+  bool causal = true;
+  DType positionType = DType::I64;
+  bool f32Only = false; ///< large: once, not per dtype
+};
+
+std::vector<PositionsCase> positionsCases() {
+  // Queries at 0-3 come before every key (8-15): their rows see nothing;
+  // with a window of 2, neither do those at 17 and 30.
+  std::vector<int64_t> early = {0, 1, 2, 3, 12, 13, 14, 15};
+  std::vector<int64_t> gaps = {0, 1, 12, 3, 13, 17, 2, 30};
+  return {
+      {"balanced cp=2 rank 0", 1, 2, 2, 8, 8, balancedQueries(2, 4, 0),
+       balancedOrder(2, 4)},
+      {"balanced cp=2 rank 1, GQA, window 5", 2, 4, 2, 8, 6,
+       balancedQueries(2, 4, 1), balancedOrder(2, 4), 5},
+      {"balanced cp=4 rank 3, GQA, window 3, i32", 1, 6, 3, 16, 16,
+       balancedQueries(4, 4, 3), balancedOrder(4, 4), 3, true, DType::I32},
+      {"shuffled queries and keys, Sq = Sk", 1, 4, 1, 8, 8,
+       shuffled(iota(17), 1), shuffled(iota(17), 2)},
+      {"shuffled, window 4", 2, 2, 1, 8, 8, shuffled(iota(13), 3),
+       shuffled(iota(13), 4), 4},
+      {"rows that see no key", 1, 2, 1, 8, 8, early, shuffled(iota(8, 8), 5)},
+      {"rows that see no key, window 2", 1, 2, 2, 8, 8, gaps,
+       shuffled(iota(8, 8), 6), 2},
+      {"not causal: positions ignored", 1, 4, 2, 8, 8, shuffled(iota(5), 7),
+       shuffled(iota(11), 8), 0, false},
+      // More scores than one CPU block of kScoreBlock (2^20): query blocks
+      // start inside a head and in the next one.
+      {"blocks of query rows", 1, 2, 1, 4, 4, balancedQueries(2, 400, 0),
+       balancedOrder(2, 400), 0, true, DType::I64, true},
+  };
+}
+
+std::string describe(const PositionsCase &c) {
+  std::ostringstream name;
+  name << c.name << ": B=" << c.b << " H=" << c.h << " Hkv=" << c.hkv
+       << " Sq=" << c.queries.size() << " Sk=" << c.keys.size() << " D=" << c.d
+       << " Dv=" << c.dv << " positions " << dtypeName(c.positionType);
+  return name.str();
+}
+
+// Attention with positions operands against referenceAttention under the
+// positions' mask (same tolerance).
+TEST_P(KernelConformanceTest, AttentionWithPositions) {
+  Random rng(13);
+  for (DType dtype : kFloatTypes) {
+    for (const PositionsCase &c : positionsCases()) {
+      if (c.f32Only && dtype != DType::F32)
+        continue;
+      SCOPED_TRACE(describe(OpKind::Attention, dtype, describe(c)));
+      int64_t sq = c.queries.size(), sk = c.keys.size();
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.dv}, -1, 1);
+      std::vector<HostTensor> out = {emptyTensor(dtype, {c.b, c.h, sq, c.dv})};
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
+      if (!runOk(OpKind::Attention, attrs,
+                 {q, k, v, positionsTensor(c.positionType, c.queries),
+                  positionsTensor(c.positionType, c.keys)},
+                 out))
+        continue;
+      std::vector<double> expected, tol;
+      referenceAttention(q, k, v, scale,
+                         attentionMask(c.causal, c.window, c.queries, c.keys),
+                         expected, tol);
+      expectClose(out[0], expected, tol);
+    }
+  }
+}
+
+// AttentionGrad with positions operands against referenceAttentionGrad
+// under the positions' mask (same tolerance).
+TEST_P(KernelConformanceTest, AttentionGradWithPositions) {
+  Random rng(17);
+  for (DType dtype : kFloatTypes) {
+    for (const PositionsCase &c : positionsCases()) {
+      if (c.f32Only && dtype != DType::F32)
+        continue;
+      SCOPED_TRACE(describe(OpKind::AttentionGrad, dtype, describe(c)));
+      int64_t sq = c.queries.size(), sk = c.keys.size();
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.dv}, -1, 1);
+      HostTensor dy = randomTensor(rng, dtype, {c.b, c.h, sq, c.dv}, -1, 1);
+      std::vector<HostTensor> out = {emptyTensor(dtype, {c.b, c.h, sq, c.d}),
+                                     emptyTensor(dtype, {c.b, c.h, sk, c.d}),
+                                     emptyTensor(dtype, {c.b, c.h, sk, c.dv})};
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
+      if (!runOk(OpKind::AttentionGrad, attrs,
+                 {q, k, v, dy, positionsTensor(c.positionType, c.queries),
+                  positionsTensor(c.positionType, c.keys)},
+                 out))
+        continue;
+      std::vector<std::vector<double>> expected, tol;
+      referenceAttentionGrad(
+          q, k, v, dy, scale,
+          attentionMask(c.causal, c.window, c.queries, c.keys), expected, tol);
+      expectGradientsClose(out, expected, tol);
+    }
+  }
+}
+
+// Positions 0..S-1 for queries and keys are what the kernels assume
+// without positions: Attention and AttentionGrad with them agree with the
+// same kernels without them. Both are within the reference's tolerance of
+// the exact result, so within twice it of each other.
+TEST_P(KernelConformanceTest, AttentionIotaPositionsAreTheDefault) {
+  struct Case {
+    int64_t b, h, hkv, s, d, window;
+  };
+  const Case cases[] = {{1, 1, 1, 1, 4, 0},
+                        {2, 4, 2, 9, 8, 0},
+                        {1, 6, 3, 33, 16, 0},
+                        {2, 4, 2, 9, 8, 3},
+                        {1, 6, 3, 33, 16, 1}};
+  Random rng(19);
+  for (DType dtype : kFloatTypes) {
+    for (const Case &c : cases) {
+      std::ostringstream name;
+      name << "B=" << c.b << " H=" << c.h << " Hkv=" << c.hkv << " S=" << c.s
+           << " D=" << c.d << " causal"
+           << (c.window ? " window=" + std::to_string(c.window) : "");
+      SCOPED_TRACE(describe(OpKind::Attention, dtype, name.str()));
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, c.s, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, c.s, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, c.s, c.d}, -1, 1);
+      HostTensor dy = randomTensor(rng, dtype, {c.b, c.h, c.s, c.d}, -1, 1);
+      HostTensor positions = positionsTensor(DType::I64, iota(c.s));
+      KernelAttrs attrs = attentionAttrs(true, scale, c.window);
+      auto results = [&] {
+        return std::vector<HostTensor>{
+            emptyTensor(dtype, {c.b, c.h, c.s, c.d}),
+            emptyTensor(dtype, {c.b, c.h, c.s, c.d}),
+            emptyTensor(dtype, {c.b, c.h, c.s, c.d})};
       };
-      for (int64_t b = 0; b < c.b; ++b) {
-        for (int64_t h = 0; h < c.h; ++h) {
-          int64_t kvh = h / group;
-          // Per row i: p, ds and ds's error bound over the keys it sees.
-          std::vector<std::vector<double>> p(c.sq), ds(c.sq), eDs(c.sq);
-          std::vector<double> relP(c.sq);
-          for (int64_t i = 0; i < c.sq; ++i) {
-            int64_t seen = c.causal ? i + 1 : c.sk;
-            int64_t first =
-                c.window ? std::max<int64_t>(0, seen - c.window) : 0;
-            std::vector<double> s(c.sk, 0), err(c.sk, 0);
-            double m = -INFINITY, maxErr = 0;
-            for (int64_t j = first; j < seen; ++j) {
-              double dot = 0, abs = 0;
-              for (int64_t d = 0; d < c.d; ++d) {
-                double x = at(q, {b, h, i, d}), y = at(k, {b, kvh, j, d});
-                dot += x * y;
-                abs += std::fabs(x * y);
-              }
-              s[j] = scale * dot;
-              err[j] = (c.d + 2) * kU * std::fabs(scale) * abs;
-              m = std::max(m, s[j]);
-              maxErr = std::max(maxErr, err[j]);
-            }
-            double maxDev = 0, sum = 0;
-            for (int64_t j = first; j < seen; ++j) {
-              maxDev = std::max(maxDev, m - s[j]);
-              sum += std::exp(s[j] - m);
-            }
-            relP[i] = 2 * maxErr + softmaxRelError(maxDev, maxDev, c.sk) +
-                      (dtype == DType::F32 ? 0 : store);
-            p[i].assign(c.sk, 0);
-            std::vector<double> dp(c.sk, 0), absDp(c.sk, 0);
-            double delta = 0, absDelta = 0;
-            for (int64_t j = first; j < seen; ++j) {
-              p[i][j] = std::exp(s[j] - m) / sum;
-              for (int64_t e = 0; e < c.dv; ++e) {
-                double x = at(dy, {b, h, i, e}) * at(v, {b, kvh, j, e});
-                dp[j] += x;
-                absDp[j] += std::fabs(x);
-              }
-              delta += dp[j] * p[i][j];
-              absDelta += (std::fabs(dp[j]) + (c.dv + 1) * kU * absDp[j]) *
-                          p[i][j] * (1 + relP[i]);
-            }
-            double eDelta = (c.sk + 1) * kU * absDelta +
-                            relP[i] * absDelta;
-            for (int64_t j = first; j < seen; ++j)
-              eDelta += p[i][j] * (c.dv + 1) * kU * absDp[j];
-            ds[i].assign(c.sk, 0);
-            eDs[i].assign(c.sk, 0);
-            for (int64_t j = first; j < seen; ++j) {
-              double diff = dp[j] - delta;
-              ds[i][j] = scale * p[i][j] * diff;
-              eDs[i][j] = std::fabs(scale) * p[i][j] *
-                              (relP[i] * std::fabs(diff) +
-                               (c.dv + 1) * kU * absDp[j] + eDelta +
-                               kU * (std::fabs(dp[j]) + std::fabs(delta))) +
-                          store * std::fabs(ds[i][j]);
-            }
-          }
-          // dq = ds k.
-          for (int64_t i = 0; i < c.sq; ++i)
-            for (int64_t d = 0; d < c.d; ++d) {
-              double x = 0, abs = 0, e = 0;
-              for (int64_t j = 0; j < c.sk; ++j) {
-                double kk = at(k, {b, kvh, j, d});
-                x += ds[i][j] * kk;
-                abs += std::fabs(ds[i][j] * kk);
-                e += eDs[i][j] * std::fabs(kk);
-              }
-              int64_t o = ravel({b, h, i, d}, out[0].shape);
-              expected[0][o] = x;
-              tol[0][o] = stored(dtype, x, (c.sk + 1) * kU * abs + e);
-            }
-          // dk = ds^T q and dv = p^T do, per query head.
-          for (int64_t j = 0; j < c.sk; ++j) {
-            for (int64_t d = 0; d < c.d; ++d) {
-              double x = 0, abs = 0, e = 0;
-              for (int64_t i = 0; i < c.sq; ++i) {
-                double qq = at(q, {b, h, i, d});
-                x += ds[i][j] * qq;
-                abs += std::fabs(ds[i][j] * qq);
-                e += eDs[i][j] * std::fabs(qq);
-              }
-              int64_t o = ravel({b, h, j, d}, out[1].shape);
-              expected[1][o] = x;
-              tol[1][o] = stored(dtype, x, (c.sq + 1) * kU * abs + e);
-            }
-            for (int64_t e = 0; e < c.dv; ++e) {
-              double x = 0, weight = 0, err = 0;
-              for (int64_t i = 0; i < c.sq; ++i) {
-                double g = at(dy, {b, h, i, e});
-                x += p[i][j] * g;
-                weight += p[i][j] * std::fabs(g);
-                err += relP[i] * p[i][j] * std::fabs(g);
-              }
-              int64_t o = ravel({b, h, j, e}, out[2].shape);
-              expected[2][o] = x;
-              tol[2][o] = stored(dtype, x, (c.sq + 1) * kU * weight + err);
-            }
-          }
-        }
-      }
+      std::vector<HostTensor> plain = {results()[0]}, byPositions = plain;
+      std::vector<HostTensor> plainGrad = results(),
+                              byPositionsGrad = results();
+      if (!runOk(OpKind::Attention, attrs, {q, k, v}, plain) ||
+          !runOk(OpKind::Attention, attrs, {q, k, v, positions, positions},
+                 byPositions) ||
+          !runOk(OpKind::AttentionGrad, attrs, {q, k, v, dy}, plainGrad) ||
+          !runOk(OpKind::AttentionGrad, attrs,
+                 {q, k, v, dy, positions, positions}, byPositionsGrad))
+        continue;
+      KeyMask mask = attentionMask(true, c.window);
+      std::vector<double> expected, tol;
+      referenceAttention(q, k, v, scale, mask, expected, tol);
+      for (double &t : tol)
+        t *= 2;
+      expectClose(byPositions[0], plain[0].values, tol);
+      std::vector<std::vector<double>> gradExpected, gradTol;
+      referenceAttentionGrad(q, k, v, dy, scale, mask, gradExpected, gradTol);
       for (int r = 0; r < 3; ++r) {
         SCOPED_TRACE("gradient " + std::to_string(r));
-        expectClose(out[r], expected[r], tol[r]);
+        for (double &t : gradTol[r])
+          t *= 2;
+        expectClose(byPositionsGrad[r], plainGrad[r].values, gradTol[r]);
       }
     }
   }

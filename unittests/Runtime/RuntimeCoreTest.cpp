@@ -385,6 +385,77 @@ TEST(KernelShapes, RejectsWithTheNumbers) {
   EXPECT_FALSE(s.isOk());
 }
 
+// Attention and AttentionGrad take query_positions [Sq] and key_positions
+// [Sk] (i32 or i64, one dtype) after their other operands; with them,
+// causal attention may have Sq != Sk (a chunk of the queries).
+TEST(KernelShapes, AttentionPositions) {
+  std::vector<TensorRef> qkv = {t({1, 4, 6, 8}), t({1, 2, 16, 8}),
+                                t({1, 2, 16, 3})};
+  auto with = [&](std::vector<TensorRef> in, TensorRef qp, TensorRef kp) {
+    in.push_back(std::move(qp));
+    in.push_back(std::move(kp));
+    return in;
+  };
+  std::vector<TensorRef> result = {t({1, 4, 6, 3})};
+  EXPECT_TRUE(checkKernelShapes(
+                  OpKind::Attention, attentionAttrs(true, 0.5f),
+                  with(qkv, t({6}, DType::I64), t({16}, DType::I64)), result)
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(
+                  OpKind::Attention, attentionAttrs(true, 0.5f, 3),
+                  with(qkv, t({6}, DType::I32), t({16}, DType::I32)), result)
+                  .isOk());
+  std::vector<TensorRef> grads = {t({1, 4, 6, 8}), t({1, 4, 16, 8}),
+                                  t({1, 4, 16, 3})};
+  std::vector<TensorRef> qkvdy = qkv;
+  qkvdy.push_back(t({1, 4, 6, 3}));
+  EXPECT_TRUE(checkKernelShapes(
+                  OpKind::AttentionGrad, attentionAttrs(true, 0.5f),
+                  with(qkvdy, t({6}, DType::I64), t({16}, DType::I64)), grads)
+                  .isOk());
+
+  Status s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                               qkv, result);
+  EXPECT_EQ(s.message(), "Attention: causal attention without positions "
+                         "needs equal sequence lengths, got 6 and 16");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                        with(qkv, t({16}, DType::I64), t({16}, DType::I64)),
+                        result);
+  EXPECT_EQ(s.message(), "Attention: query_positions has shape [16] but must "
+                         "be [6] (the query sequence length)");
+  s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f),
+                        with(qkvdy, t({6}, DType::I64), t({1, 16}, DType::I64)),
+                        grads);
+  EXPECT_EQ(s.message(), "AttentionGrad: key_positions has shape [1, 16] but "
+                         "must be [16] (the key sequence length)");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                        with(qkv, t({6}), t({16}, DType::I64)), result);
+  EXPECT_EQ(s.message(),
+            "Attention: query_positions must be i32 or i64, got f32");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                        with(qkv, t({6}, DType::I64), t({16}, DType::BF16)),
+                        result);
+  EXPECT_EQ(s.message(),
+            "Attention: key_positions must be i32 or i64, got bf16");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                        with(qkv, t({6}, DType::I64), t({16}, DType::I32)),
+                        result);
+  EXPECT_EQ(s.message(), "Attention: query_positions has dtype i64 but "
+                         "key_positions has i32");
+  std::vector<TensorRef> four = qkv;
+  four.push_back(t({6}, DType::I64));
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f), four,
+                        result);
+  EXPECT_EQ(s.message(), "Attention: takes 3 operands (5 with query_positions "
+                         "and key_positions) and 1 results, got 4 and 1");
+  s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f),
+                        with(qkv, t({6}, DType::I64), t({16}, DType::I64)),
+                        grads);
+  EXPECT_EQ(s.message(), "AttentionGrad: takes 4 operands (6 with "
+                         "query_positions and key_positions) and 3 results, "
+                         "got 5 and 3");
+}
+
 TEST(KernelShapes, TakesTheAttributeTableOfItsOpcode) {
   // Each opcode takes one kind of table (or none), with values in range.
   Status s = checkKernelShapes(OpKind::Matmul, {}, {t({2, 8}), t({8, 5})},

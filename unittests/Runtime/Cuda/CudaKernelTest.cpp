@@ -4,8 +4,9 @@
 // same reference; these tests cover what is specific to the CUDA backend:
 // its index paths (broadcast, strided reductions, merged dimensions), the
 // cuBLASLt GEMM paths (batched, transposed, the transposed-lhs loop), the
-// attention decomposition with grouped-query heads and the causal mask, and
-// the clamped-index report at the next synchronization.
+// attention decomposition with grouped-query heads and the causal mask (by
+// index and by positions operands), and the clamped-index report at the
+// next synchronization.
 //
 // Tolerances: f32 results are compared at 1e-5 relative + 1e-5 absolute (f32
 // rounding of sums of a few hundred terms); f16/bf16 results at one unit in
@@ -155,11 +156,21 @@ TEST_F(CudaKernelTest, MatmulWithEmptyContraction) {
 }
 
 /// Reference attention: q [B, H, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv].
+/// Causal, query i at position qp (queryPositions[i], else i) sees key j at
+/// kp (keyPositions[j], else j) iff kp <= qp and, with a window, qp - kp <
+/// window; a row that sees no key is 0.
 std::vector<double>
 referenceAttention(const std::vector<double> &q, const std::vector<double> &k,
                    const std::vector<double> &v, int64_t batch, int64_t heads,
                    int64_t kvHeads, int64_t sq, int64_t sk, int64_t d,
-                   int64_t dv, bool causal, double scale) {
+                   int64_t dv, bool causal, double scale, int64_t window = 0,
+                   const std::vector<int64_t> &queryPositions = {},
+                   const std::vector<int64_t> &keyPositions = {}) {
+  auto sees = [&](int64_t i, int64_t j) {
+    int64_t qp = queryPositions.empty() ? i : queryPositions[i];
+    int64_t kp = keyPositions.empty() ? j : keyPositions[j];
+    return !causal || (kp <= qp && (window == 0 || qp - kp < window));
+  };
   std::vector<double> out(batch * heads * sq * dv, 0.0);
   int64_t group = heads / kvHeads;
   for (int64_t b = 0; b < batch; ++b)
@@ -169,7 +180,7 @@ referenceAttention(const std::vector<double> &q, const std::vector<double> &k,
         std::vector<double> s(sk, -INFINITY);
         double m = -INFINITY;
         for (int64_t j = 0; j < sk; ++j) {
-          if (causal && j > i)
+          if (!sees(i, j))
             continue;
           double dot = 0;
           for (int64_t t = 0; t < d; ++t)
@@ -227,6 +238,71 @@ TEST_F(CudaKernelTest, AttentionCrossLengths) {
                           {&tq, &tk, &tv}, {&out}));
   expectNear(referenceAttention(q, k, v, B, H, Hkv, Sq, Sk, D, Dv, false, 0.3),
              download(out), DType::F32);
+}
+
+// Causal attention with positions operands: a rank's chunk of queries of
+// context parallelism's balanced order (cp 2: chunks 1 and 2 of 4) against
+// every key in that order, grouped-query heads, with and without a window,
+// i64 and i32 positions; bf16 operands and D = 16 would suit cuDNN, which
+// must leave the call to the decomposition (its masks are index ranges).
+// Then queries before every key: rows of zeros, not NaN.
+TEST_F(CudaKernelTest, AttentionWithPositions) {
+  const int64_t B = 2, H = 4, Hkv = 2, chunk = 8, D = 16, Dv = 16;
+  std::vector<int64_t> keys; // chunks 0, 3, 1, 2
+  for (int64_t c : {0, 3, 1, 2})
+    for (int64_t i = 0; i < chunk; ++i)
+      keys.push_back(c * chunk + i);
+  std::vector<int64_t> queries(keys.begin() + 2 * chunk, keys.end());
+  const int64_t Sq = queries.size(), Sk = keys.size();
+  auto asDoubles = [](const std::vector<int64_t> &p) {
+    return std::vector<double>(p.begin(), p.end());
+  };
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    for (DType positionType : {DType::I64, DType::I32}) {
+      for (int64_t window : {0, 5}) {
+        SCOPED_TRACE(std::string(dtypeName(dtype)) + " positions " +
+                     dtypeName(positionType) + " window " +
+                     std::to_string(window));
+        auto q = roundTo(dtype, randomValues(B * H * Sq * D, 41));
+        auto k = roundTo(dtype, randomValues(B * Hkv * Sk * D, 42));
+        auto v = roundTo(dtype, randomValues(B * Hkv * Sk * Dv, 43));
+        DeviceTensor tq = upload(dtype, {B, H, Sq, D}, q);
+        DeviceTensor tk = upload(dtype, {B, Hkv, Sk, D}, k);
+        DeviceTensor tv = upload(dtype, {B, Hkv, Sk, Dv}, v);
+        DeviceTensor qp = upload(positionType, {Sq}, asDoubles(queries));
+        DeviceTensor kp = upload(positionType, {Sk}, asDoubles(keys));
+        DeviceTensor out = empty(dtype, {B, H, Sq, Dv});
+        float scale = 1.0f / std::sqrt(static_cast<float>(D));
+        PARTITION_ASSERT_OK(run(OpKind::Attention,
+                                attentionAttrs(true, scale, window),
+                                {&tq, &tk, &tv, &qp, &kp}, {&out}));
+        expectNear(referenceAttention(q, k, v, B, H, Hkv, Sq, Sk, D, Dv, true,
+                                      scale, window, queries, keys),
+                   download(out), dtype, dtype == DType::F32 ? 1e-5 : 2e-2);
+      }
+    }
+  }
+  // Queries 0-3 precede every key (8-15, descending): zeros in their rows.
+  std::vector<int64_t> early = {0, 1, 2, 3, 12, 13, 14, 15};
+  std::vector<int64_t> late = {15, 14, 13, 12, 11, 10, 9, 8};
+  auto q = randomValues(H * 8 * D, 44), k = randomValues(Hkv * 8 * D, 45),
+       v = randomValues(Hkv * 8 * Dv, 46);
+  DeviceTensor tq = upload(DType::F32, {1, H, 8, D}, q);
+  DeviceTensor tk = upload(DType::F32, {1, Hkv, 8, D}, k);
+  DeviceTensor tv = upload(DType::F32, {1, Hkv, 8, Dv}, v);
+  DeviceTensor qp = upload(DType::I64, {8}, asDoubles(early));
+  DeviceTensor kp = upload(DType::I64, {8}, asDoubles(late));
+  DeviceTensor out = empty(DType::F32, {1, H, 8, Dv});
+  PARTITION_ASSERT_OK(run(OpKind::Attention, attentionAttrs(true, 0.25f),
+                          {&tq, &tk, &tv, &qp, &kp}, {&out}));
+  std::vector<double> actual = download(out);
+  expectNear(referenceAttention(q, k, v, 1, H, Hkv, 8, 8, D, Dv, true, 0.25, 0,
+                                early, late),
+             actual, DType::F32);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t i = 0; i < 4 * Dv; ++i)
+      ASSERT_EQ(actual[h * 8 * Dv + i], 0.0)
+          << "head " << h << " element " << i;
 }
 
 TEST_F(CudaKernelTest, BinaryBroadcastAndIntegers) {
