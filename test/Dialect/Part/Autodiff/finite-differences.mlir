@@ -32,5 +32,5 @@
 //
 // DP2-NOT: MISMATCH
 // DP2-NOT: FAILED
-// DP2: 44 cases on mesh dp:2
+// DP2: 47 cases on mesh dp:2
 // DP2-NEXT: all gradients ok
