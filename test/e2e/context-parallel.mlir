@@ -22,6 +22,27 @@
 // RUN:   FileCheck %s --check-prefix=TRAIN < %t/composed.log || exit 1; \
 // RUN: done
 //
+// The ring form (cp-attention=ring) on the five meshes: each step's
+// block of keys and values computed while the next one arrives, the
+// blocks merged by their log-sum-exp; the gradients of each block of keys
+// travel with it and arrive home after the last step.
+// RUN: for m in "cp:2" "cp:4" "dp:2,cp:2;zero=1" "cp:2,tp:2;sequence-parallel=true" "pp:2,cp:2"; do \
+// RUN:   o="cp-attention=ring"; case "$m" in *";"*) o="$o ${m#*;}";; esac; \
+// RUN:   partition-check %t/llama.mlir --weights %t/llama.safetensors --mesh "${m%%;*}" --spmd-options "$o" --steps 3 > %t/ring.log || { cat %t/ring.log; exit 1; }; \
+// RUN:   FileCheck %s --check-prefix=TRAIN < %t/ring.log || exit 1; \
+// RUN: done
+//
+// The all-to-all form (cp-attention=all-to-all, DeepSpeed-Ulysses) on
+// cp:2 (2 query and 1 key/value heads per device after the exchange),
+// cp:4 (1 query head per device: the 2 key/value heads are repeated to 4
+// first), cp:2,tp:2 (tp's 2 query heads and 1 key/value head per device,
+// the latter repeated) and dp:2,cp:2 with ZeRO-1.
+// RUN: for m in "cp:2" "cp:4" "cp:2,tp:2" "dp:2,cp:2;zero=1"; do \
+// RUN:   o="cp-attention=all-to-all"; case "$m" in *";"*) o="$o ${m#*;}";; esac; \
+// RUN:   partition-check %t/llama.mlir --weights %t/llama.safetensors --mesh "${m%%;*}" --spmd-options "$o" --steps 3 > %t/ulysses.log || { cat %t/ulysses.log; exit 1; }; \
+// RUN:   FileCheck %s --check-prefix=TRAIN < %t/ulysses.log || exit 1; \
+// RUN: done
+//
 // TRAIN: trained 3 steps
 // TRAIN: step 3:
 // TRAIN-NOT: MISMATCH
@@ -66,3 +87,45 @@
 //
 // EXPLAIN: remark: all_gather over "cp" (4 devices) of {{[0-9]+}} bytes moves {{[0-9]+}} bytes per device; needed by operand 1 of part.attention at {{.*}}, sharded by context parallelism over "cp" (each device's chunks of the sequence)
 // EXPLAIN: remark: all_gather over "cp" (4 devices) of {{[0-9]+}} bytes moves {{[0-9]+}} bytes per device; needed by operand 2 of part.attention
+
+// On cp:4 the all-to-all form's attention holds the whole sequence of one
+// query head (the two key/value heads repeated to four, then exchanged),
+// and --part-explain names each exchange.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=cp:4 cp-attention=all-to-all" -o %t/ulysses.mlir
+// RUN: FileCheck %s --check-prefix=ULYSSES < %t/ulysses.mlir
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=cp:4 cp-attention=all-to-all" --part-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=ULYSSES-EXPLAIN
+// ULYSSES: part.all_to_all {{.*}} axes ["cp"] {{.*}} : tensor<4x4x16x8xf32> -> tensor<4x1x64x8xf32>
+// ULYSSES: part.broadcast {{.*}} : tensor<4x2x1x16x8xf32> -> tensor<4x2x2x16x8xf32>
+// ULYSSES: part.attention {{.*}} causal positions(%[[P:.*]], %[[P]]) {{.*}} : (tensor<4x1x64x8xf32>, tensor<4x1x64x8xf32>, tensor<4x1x64x8xf32>, tensor<64xi64>, tensor<64xi64>) -> tensor<4x1x64x8xf32>
+// ULYSSES: part.all_to_all {{.*}} axes ["cp"] {{.*}} : tensor<4x1x64x8xf32> -> tensor<4x4x16x8xf32>
+// ULYSSES: part.attention_grad {{.*}} causal positions(%[[P2:.*]], %[[P2]])
+// ULYSSES-NOT: part.all_gather {{.*}}x64x8xf32>
+// ULYSSES-EXPLAIN: remark: all_to_all over "cp" (4 devices) of {{[0-9]+}} bytes moves {{[0-9]+}} bytes per device; needed by context parallelism (all-to-all): the whole sequence of a share of the heads, operand 0 of part.attention
+
+// The all-to-all form needs the devices to divide each device's query
+// heads: tp:2 leaves 2, which cp:4 does not divide.
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=cp:4,tp:2 cp-attention=all-to-all" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HEADS
+// RUN: not partition-opt %t/step.mlir --part-spmd="mesh=cp:2 cp-attention=spiral" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORM
+// HEADS: error: context parallelism's all-to-all over "cp" (4 devices) gives each device the whole sequence of a share of the heads, but 4 does not divide the 2 query heads a device holds; attention=all-gather takes any number of heads
+// FORM: error: part-context-parallel: attention=spiral is not a form of context-parallel attention (all-gather, ring or all-to-all)
+
+// The ring on cp:4: 4 blocks of 16 keys per attention, 3 steps' permutes
+// of keys, values and positions ahead of each block's compute, and in
+// backward 4 steps with the blocks' gradients carried along (the last
+// permute takes them home); no value holds the whole sequence but the
+// token ids.
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=cp:4 cp-attention=ring" -o %t/ring.mlir
+// RUN: FileCheck %s --check-prefix=RING < %t/ring.mlir
+// RUN: grep -v "func.func\|dense<" %t/ring.mlir | grep -o "tensor<[0-9x]*x64x[0-9x]*[fi][0-9]*>" | sort -u | FileCheck %s --check-prefix=RING-WHOLE
+// RUN: grep -c "part.collective_permute" %t/ring.mlir | FileCheck %s --check-prefix=RING-PERMUTES
+// RUN: partition-opt %t/step.mlir --part-spmd="mesh=cp:4 cp-attention=ring" --part-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=RING-EXPLAIN
+// RING: %[[K1:.*]] = part.collective_permute %[[K0:.*]] on @mesh axes ["cp"] pairs {{\[}}[0, 1], [1, 2], [2, 3], [3, 0]] {{.*}} : tensor<4x2x16x8xf32>
+// RING: part.attention_block %{{.*}}, %[[K0]], %{{.*}} causal positions({{.*}}) {{.*}} -> (tensor<4x4x16x8xf32>, tensor<4x4x16xf32>)
+// RING: part.attention_block %{{.*}}, %[[K1]], %{{.*}} causal positions
+// RING: part.attention_grad {{.*}} causal positions({{.*}}) lse({{.*}}) {{.*}} -> (tensor<4x4x16x8xf32>, tensor<4x4x16x8xf32>, tensor<4x4x16x8xf32>)
+// RING-WHOLE: tensor<4x64xi32>
+// RING-WHOLE-EMPTY:
+// Per layer: forward 3 steps x (keys, values, positions) = 9; backward
+// 3 x 3 and 4 x 2 gradients = 17; 2 layers.
+// RING-PERMUTES: 52
+// RING-EXPLAIN: remark: collective_permute over "cp" (4 devices) of {{[0-9]+}} bytes moves {{[0-9]+}} bytes per device; needed by context parallelism (ring): step 1's keys of part.attention_block

@@ -618,6 +618,12 @@ static std::optional<plan::OpKind> kernelOf(Operation *op,
         attrs = wrap(attentionAttrs(a));
         return K::Attention;
       })
+      .Case([&](AttentionBlockOp a) {
+        // The block form: Attention with its rows' log-sum-exp as a
+        // second result.
+        attrs = wrap(attentionAttrs(a));
+        return K::Attention;
+      })
       .Case([&](AttentionGradOp a) {
         attrs = wrap(attentionAttrs(a));
         return K::AttentionGrad;

@@ -587,10 +587,46 @@ func.func @attention_head_size(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x4xf32
 // -----
 
 func.func @attention_causal_lengths(%q: tensor<2x4x1x8xf32>, %k: tensor<2x4x16x8xf32>) -> tensor<2x4x1x8xf32> {
-  // expected-error @+2 {{'part.attention' op causal attention needs equal query and key sequence lengths, got 1 and 16}}
+  // expected-error @+2 {{'part.attention' op causal attention needs equal query and key sequence lengths (or positions), got 1 and 16}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = part.attention %q, %k, %k causal : (tensor<2x4x1x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x1x8xf32>
   return %0 : tensor<2x4x1x8xf32>
+}
+
+// -----
+
+func.func @attention_positions_shapes(%q: tensor<2x4x8x8xf32>, %k: tensor<2x4x16x8xf32>, %qp: tensor<8xi64>, %kp: tensor<8xi64>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+2 {{'part.attention' op query and key positions must have shapes [8] and [16], got [8] and [8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %k, %k causal positions(%qp, %kp) : (tensor<2x4x8x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<8xi64>, tensor<8xi64>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+func.func @attention_positions_not_causal(%q: tensor<2x4x8x8xf32>, %p: tensor<8xi64>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+2 {{'part.attention' op positions need causal: they only place the causal mask}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %q, %q positions(%p, %p) : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<8xi64>, tensor<8xi64>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+func.func @attention_grad_lse_shape(%q: tensor<2x4x8x8xf32>, %p: tensor<8xi64>, %l: tensor<2x4x8xf32>, %d: tensor<2x4xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+2 {{'part.attention_grad' op lse and delta must be f32 [2, 4, 8], got [2, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = part.attention_grad %q, %q, %q, %q causal positions(%p, %p) lse(%l, %d) : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<8xi64>, tensor<8xi64>, tensor<2x4x8xf32>, tensor<2x4xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>)
+  return %0#0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+func.func @attention_grad_lse_without_positions(%q: tensor<2x4x8x8xf32>, %l: tensor<2x4x8xf32>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+2 {{'part.attention_grad' op lse and delta come together, with positions}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = part.attention_grad %q, %q, %q, %q causal lse(%l, %l) : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>)
+  return %0#0 : tensor<2x4x8x8xf32>
 }
 
 // -----

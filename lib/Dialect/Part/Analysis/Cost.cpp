@@ -146,7 +146,8 @@ ResidentBytes partition::part::residentBytes(func::FuncOp function,
 
 bool partition::part::isFusible(Operation *op) {
   return isa<PartDialect>(op->getDialect()) && op->getNumRegions() == 0 &&
-         !isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp, ConstantOp,
+         !isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionBlockOp,
+              AttentionGradOp, ConstantOp,
               ReshapeOp,
               AxisIndexOp, SendOp, RecvOp, ShardingConstraintOp>(op) &&
          !isCollective(op);
@@ -184,7 +185,7 @@ int64_t partition::part::attentionScratchBytes(Operation *op) {
   // probabilities' gradient, writes the probabilities and reads them twice
   // (p^T do, ds), and writes ds and reads it twice (ds k, ds^T q).
   bool grad = isa<AttentionGradOp>(op);
-  if (!grad && !isa<AttentionOp>(op))
+  if (!grad && !isa<AttentionOp, AttentionBlockOp>(op))
     return 0;
   auto q = cast<RankedTensorType>(op->getOperand(0).getType());
   auto k = cast<RankedTensorType>(op->getOperand(1).getType());
@@ -208,14 +209,14 @@ int64_t partition::part::flopsOf(Operation *op) {
                                     : a.getShape().back();
     return saturatingProduct({2, k, elementsOf(bmm.getResult().getType())});
   }
-  if (auto attention = dyn_cast<AttentionOp>(op)) {
+  if (isa<AttentionOp, AttentionBlockOp>(op)) {
     // scores = Q K^T: [B, H, Sq, Sk] from D; out = P V: [B, H, Sq, Dv] from Sk.
-    auto q = cast<RankedTensorType>(attention.getQuery().getType());
-    auto k = cast<RankedTensorType>(attention.getKey().getType());
+    auto q = cast<RankedTensorType>(op->getOperand(0).getType());
+    auto k = cast<RankedTensorType>(op->getOperand(1).getType());
     int64_t b = q.getShape()[0], h = q.getShape()[1], sq = q.getShape()[2],
             d = q.getShape()[3], sk = k.getShape()[2];
-    int64_t dv = cast<RankedTensorType>(attention.getResult().getType())
-                     .getShape()[3];
+    int64_t dv =
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape()[3];
     return saturatingSum(saturatingProduct({2, b, h, sq, sk, d}),
                          saturatingProduct({2, b, h, sq, sk, dv}));
   }

@@ -100,7 +100,7 @@ KernelWork partition::part::kernelWorkOf(Operation *op,
   KernelWork w;
   w.flops = double(flopsOf(op));
   w.bytes = double(memoryBytesOf(op, cluster.fusion));
-  bool attention = isa<AttentionOp, AttentionGradOp>(op);
+  bool attention = isa<AttentionOp, AttentionBlockOp, AttentionGradOp>(op);
   if (isa<MatmulOp, BatchMatmulOp>(op) ||
       (attention && cluster.attention <= 0))
     w.kind = runtime::KernelKind::Gemm;

@@ -327,6 +327,18 @@ LogicalResult PartDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == getContextHeadsAttrName() || name == getContextRingAttrName()) {
+    bool heads = name == getContextHeadsAttrName();
+    bool attention = heads ? isa<AttentionOp, AttentionGradOp>(op)
+                           : isa<AttentionBlockOp, AttentionGradOp>(op);
+    if (!attention || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' names a mesh axis (a string) on "
+             << (heads ? "part.attention or part.attention_grad"
+                       : "part.attention_block or part.attention_grad")
+             << ", got " << attr.getValue();
+    return success();
+  }
   if (name == getRecomputedAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'part.recomputed' is a unit attribute, got "

@@ -620,6 +620,51 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult AttentionBlockOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Reporter report{loc, AttentionBlockOp::getOperationName()};
+  auto q = getTensorType(adaptor.getQuery().getType());
+  auto k = getTensorType(adaptor.getKey().getType());
+  auto v = getTensorType(adaptor.getValue().getType());
+  if (failed(checkAttentionOperands(report, q, k, v, adaptor.getCausal(),
+                                    adaptor.getWindow(), /*positions=*/true)))
+    return failure();
+  auto qp = getTensorType(adaptor.getQueryPositions().getType());
+  auto kp = getTensorType(adaptor.getKeyPositions().getType());
+  if (!qp || !kp || qp.getShape() != ArrayRef<int64_t>{q.getDimSize(2)} ||
+      kp.getShape() != ArrayRef<int64_t>{k.getDimSize(2)})
+    return report("query and key positions must have shapes [",
+                  q.getDimSize(2), "] and [", k.getDimSize(2), "]");
+  int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2);
+  inferred.push_back(RankedTensorType::get({b, h, sq, v.getDimSize(3)},
+                                           q.getElementType()));
+  inferred.push_back(RankedTensorType::get(
+      {b, h, sq}, Float32Type::get(q.getContext())));
+  return success();
+}
+
+/// attention_grad's optional lse and delta: both or neither, with
+/// positions, f32 [B, H, Sq].
+static LogicalResult checkBlockRows(const Reporter &report,
+                                    RankedTensorType q, bool positions,
+                                    Value lse, Value delta) {
+  if (!lse && !delta)
+    return success();
+  if (!lse || !delta || !positions)
+    return report("lse and delta come together, with positions");
+  SmallVector<int64_t> rows = {q.getDimSize(0), q.getDimSize(1),
+                               q.getDimSize(2)};
+  for (Value v : {lse, delta}) {
+    auto t = getTensorType(v.getType());
+    if (!t || t.getShape() != ArrayRef<int64_t>(rows) ||
+        !t.getElementType().isF32())
+      return report("lse and delta must be f32 ", formatShape(rows), ", got ",
+                    t ? formatShape(t.getShape()) : std::string("unranked"));
+  }
+  return success();
+}
+
 LogicalResult AttentionGradOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {
@@ -637,6 +682,9 @@ LogicalResult AttentionGradOp::inferReturnTypes(
     return failure();
   if (!dy)
     return report("operands must be ranked tensors");
+  if (failed(checkBlockRows(report, q, positions, adaptor.getLse(),
+                            adaptor.getDelta())))
+    return failure();
   SmallVector<int64_t> result = {q.getDimSize(0), q.getDimSize(1),
                                  q.getDimSize(2), v.getDimSize(3)};
   if (dy.getShape() != ArrayRef<int64_t>(result))

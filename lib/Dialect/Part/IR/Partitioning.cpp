@@ -336,3 +336,485 @@ FailureOr<bool> SoftmaxOp::partition(OpBuilder &b, PartitionContext &context) {
   return true;
 }
 
+
+//===----------------------------------------------------------------------===//
+// Attention: context parallelism's all-to-all form
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Context parallelism's all-to-all form (DeepSpeed-Ulysses) of a causal
+/// attention or attention_grad tagged part.context_heads: its [B, H, S, D]
+/// operands, the sequence split over the axis, exchanged with all-to-alls
+/// so that each device holds the whole sequence of 1 / n of the heads; the
+/// op runs there with the whole positions; its results are exchanged back.
+class HeadsForSequence {
+public:
+  HeadsForSequence(Operation *op, StringAttr axis, PartitionContext &context)
+      : op(op), axis(axis), context(context),
+        devices(context.groupSize({axis})) {}
+
+  /// The query's local heads must divide by the devices.
+  LogicalResult checkHeads(Value query) const {
+    int64_t heads = cast<RankedTensorType>(query.getType()).getDimSize(1);
+    if (heads % devices == 0)
+      return success();
+    return op->emitError()
+           << "context parallelism's all-to-all over \"" << axis.getValue()
+           << "\" (" << devices << " devices) gives each device the whole "
+           << "sequence of a share of the heads, but " << devices
+           << " does not divide the " << heads
+           << " query heads a device holds; attention=all-gather takes "
+              "any number of heads";
+  }
+
+  /// `local` (operand `operand`) with the axis moved from its sequence to
+  /// its heads, pending sums completed.
+  FailureOr<Value> toHeads(OpBuilder &b, Value local, unsigned operand) {
+    Layout target = context.layoutOf(local);
+    target.unreduced.clear();
+    llvm::erase(target.dims[2], axis);
+    target.dims[1].push_back(axis);
+    return context.reshard(
+        b, local, target, op, operand,
+        "context parallelism (all-to-all): the whole sequence of a share of "
+        "the heads, operand " +
+            std::to_string(operand));
+  }
+
+  /// A key or value (operand `operand`) with `group` times its heads
+  /// (grouped-query attention with fewer key/value heads than devices),
+  /// then moved to its heads.
+  FailureOr<Value> repeatedToHeads(OpBuilder &b, Value local, int64_t group,
+                                   unsigned operand) {
+    if (group > 1) {
+      auto type = cast<RankedTensorType>(local.getType());
+      ArrayRef<int64_t> s = type.getShape();
+      Type elt = type.getElementType();
+      Location loc = op->getLoc();
+      Layout layout = context.layoutOf(local);
+      Value one = ReshapeOp::create(
+          b, loc, RankedTensorType::get({s[0], s[1], 1, s[2], s[3]}, elt),
+          local);
+      Value wide = BroadcastOp::create(
+          b, loc, RankedTensorType::get({s[0], s[1], group, s[2], s[3]}, elt),
+          one);
+      local = ReshapeOp::create(
+          b, loc, RankedTensorType::get({s[0], s[1] * group, s[2], s[3]}, elt),
+          wide);
+      context.setLayout(local, layout);
+    }
+    return toHeads(b, local, operand);
+  }
+
+  /// The positions (operand `operand`), whole on every device.
+  FailureOr<Value> whole(OpBuilder &b, Value global, unsigned operand) {
+    Value local = context.lookup(global);
+    return context.reshard(b, local, Layout::replicated(1), op, operand);
+  }
+
+  /// `local`, a result laid out as `layout` (heads split over the axis,
+  /// the sequence whole), with the sequence split over `sequence` again.
+  FailureOr<Value> toSequence(OpBuilder &b, Value local, Layout layout,
+                              ArrayRef<StringAttr> sequence) {
+    context.setLayout(local, layout);
+    llvm::erase(layout.dims[1], axis);
+    layout.dims[2].assign(sequence.begin(), sequence.end());
+    return context.reshard(b, local, layout, op, 0,
+                           "context parallelism (all-to-all): the sequence "
+                           "back from the heads, the result");
+  }
+
+  /// The layout of a local result [B, H, S, X] of the op run on `heads`
+  /// (an operand moved to its heads), its last dimension laid out as
+  /// `last`'s.
+  Layout resultLayout(Value heads, Value last) {
+    Layout l = context.layoutOf(heads);
+    l.dims[3] = context.layoutOf(last).dims[3];
+    return l;
+  }
+
+  int64_t getDevices() const { return devices; }
+
+private:
+  Operation *op;
+  StringAttr axis;
+  PartitionContext &context;
+  int64_t devices;
+};
+
+/// The all-to-all form's axis when `op` asks for it and its queries are
+/// split over it; null otherwise (the op is partitioned by its rule).
+StringAttr headsAxis(Operation *op, Value query, Value keyPositions,
+                     PartitionContext &context) {
+  auto axis =
+      op->getAttrOfType<StringAttr>(PartDialect::getContextHeadsAttrName());
+  if (!axis || !keyPositions)
+    return {};
+  const Layout &l = context.layoutOf(context.lookup(query));
+  return llvm::is_contained(l.dims[2], axis) ? axis : StringAttr();
+}
+
+/// The query, key and value of an attention moved to their heads (keys and
+/// values repeated where the devices do not divide their heads).
+FailureOr<SmallVector<Value>> attentionInputsToHeads(OpBuilder &b,
+                                                     HeadsForSequence &form,
+                                                     Value q, Value k,
+                                                     Value v) {
+  if (failed(form.checkHeads(q)))
+    return failure();
+  int64_t hq = cast<RankedTensorType>(q.getType()).getDimSize(1);
+  int64_t hk = cast<RankedTensorType>(k.getType()).getDimSize(1);
+  int64_t group = hk % form.getDevices() ? hq / hk : 1;
+  FailureOr<Value> qh = form.toHeads(b, q, 0);
+  FailureOr<Value> kh = form.repeatedToHeads(b, k, group, 1);
+  FailureOr<Value> vh = form.repeatedToHeads(b, v, group, 2);
+  if (failed(qh) || failed(kh) || failed(vh))
+    return failure();
+  return SmallVector<Value>{*qh, *kh, *vh};
+}
+
+/// The local type of a result [B, H, S, X]: `heads`'s shape with X last.
+RankedTensorType headsType(Value heads, Value last) {
+  SmallVector<int64_t> shape(
+      cast<RankedTensorType>(heads.getType()).getShape());
+  shape[3] = cast<RankedTensorType>(last.getType()).getShape()[3];
+  return RankedTensorType::get(
+      shape, cast<RankedTensorType>(heads.getType()).getElementType());
+}
+} // namespace
+
+FailureOr<bool> AttentionOp::partition(OpBuilder &b,
+                                       PartitionContext &context) {
+  StringAttr axis =
+      headsAxis(*this, getQuery(), getKeyPositions(), context);
+  if (!axis)
+    return false;
+  HeadsForSequence form(*this, axis, context);
+  Value q = context.lookup(getQuery());
+  SmallVector<StringAttr> sequence = context.layoutOf(q).dims[2];
+  FailureOr<SmallVector<Value>> in = attentionInputsToHeads(
+      b, form, q, context.lookup(getKey()), context.lookup(getValue()));
+  FailureOr<Value> positions = form.whole(b, getKeyPositions(), 4);
+  if (failed(in) || failed(positions))
+    return failure();
+  auto local = AttentionOp::create(
+      b, getLoc(), headsType((*in)[0], (*in)[2]), (*in)[0], (*in)[1],
+      (*in)[2], *positions, *positions, getCausal(), getScaleAttr(),
+      getWindowAttr());
+  if (Attribute layer = (*this)->getAttr(PartDialect::getLayerAttrName()))
+    local->setAttr(PartDialect::getLayerAttrName(), layer);
+  FailureOr<Value> back = form.toSequence(
+      b, local, form.resultLayout((*in)[0], (*in)[2]), sequence);
+  if (failed(back))
+    return failure();
+  context.map(getResult(), *back, context.layoutOf(*back));
+  return true;
+}
+
+/// The all-to-all form of attention's gradients.
+static FailureOr<bool> partitionGradHeads(AttentionGradOp op, OpBuilder &b,
+                                          PartitionContext &context) {
+  StringAttr axis =
+      headsAxis(op, op.getQuery(), op.getKeyPositions(), context);
+  if (!axis)
+    return false;
+  HeadsForSequence form(op, axis, context);
+  Value q = context.lookup(op.getQuery()), k = context.lookup(op.getKey());
+  SmallVector<StringAttr> querySequence = context.layoutOf(q).dims[2];
+  SmallVector<StringAttr> keySequence = context.layoutOf(k).dims[2];
+  FailureOr<SmallVector<Value>> in =
+      attentionInputsToHeads(b, form, q, k, context.lookup(op.getValue()));
+  FailureOr<Value> dy = form.toHeads(b, context.lookup(op.getResultGrad()), 3);
+  FailureOr<Value> positions = form.whole(b, op.getKeyPositions(), 5);
+  if (failed(in) || failed(dy) || failed(positions))
+    return failure();
+  auto local = AttentionGradOp::create(
+      b, op.getLoc(), (*in)[0], (*in)[1], (*in)[2], *dy, *positions, *positions,
+      /*lse=*/Value(), /*delta=*/Value(), op.getCausal(), op.getScaleAttr(),
+      op.getWindowAttr());
+  if (Attribute layer = op->getAttr(PartDialect::getLayerAttrName()))
+    local->setAttr(PartDialect::getLayerAttrName(), layer);
+  // The key's and value's gradients are per query head, as the query's.
+  Value grads[] = {local.getQueryGrad(), local.getKeyGrad(),
+                   local.getValueGrad()};
+  Value lasts[] = {(*in)[0], (*in)[1], (*in)[2]};
+  for (auto [i, grad] : llvm::enumerate(grads)) {
+    FailureOr<Value> back =
+        form.toSequence(b, grad, form.resultLayout((*in)[0], lasts[i]),
+                        i == 0 ? querySequence : keySequence);
+    if (failed(back))
+      return failure();
+    context.map(op.getResult(i), *back, context.layoutOf(*back));
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention: context parallelism's ring form
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Context parallelism's ring form of a part.attention_block or a
+/// part.attention_grad (with lse) tagged part.context_ring: the sequence
+/// split over the axis, each device keeps its queries and passes the blocks
+/// of keys and values (with their positions) to the next device of the
+/// ring, computing one block per step. Each step's permutes are issued
+/// before its block's compute, which does not read them, so the transfer
+/// of the next block runs beside it.
+class Ring {
+public:
+  Ring(Operation *op, StringAttr axis, PartitionContext &context)
+      : op(op), axis(axis), context(context),
+        devices(context.groupSize({axis})), loc(op->getLoc()) {}
+
+  int64_t size() const { return devices; }
+
+  /// `global` (operand `operand`) laid out as `dims`, no pending sums.
+  FailureOr<Value> laidOut(OpBuilder &b, Value global, unsigned operand,
+                           ArrayRef<SmallVector<StringAttr>> dims) {
+    Layout target;
+    target.dims.assign(dims.begin(), dims.end());
+    return context.reshard(b, context.lookup(global), target, op, operand);
+  }
+
+  /// `local` sent to the next device of the ring (`what`, for the reason
+  /// --part-explain gives), its layout `layout`.
+  Value next(OpBuilder &b, Value local, const Layout &layout,
+             const Twine &what) {
+    SmallVector<int64_t> pairs;
+    for (int64_t i = 0; i < devices; ++i) {
+      pairs.push_back(i);
+      pairs.push_back((i + 1) % devices);
+    }
+    MLIRContext *ctx = op->getContext();
+    auto permute = CollectivePermuteOp::create(
+        b, loc, local.getType(), local, context.mesh(),
+        ArrayAttr::get(ctx, {axis}), b.getDenseI64ArrayAttr(pairs));
+    std::string where;
+    if (auto file = dyn_cast<FileLineColLoc>(loc))
+      where = " at " + file.getFilename().str() + ":" +
+              std::to_string(file.getLine());
+    permute->setAttr(PartDialect::getOriginAttrName(),
+                     StringAttr::get(ctx, "context parallelism (ring): " +
+                                              what + " of " +
+                                              op->getName().getStringRef() +
+                                              where));
+    tagLayer(permute);
+    context.setLayout(permute.getResult(), layout);
+    return permute.getResult();
+  }
+
+  /// Gives `made` the layer of the op it partitions.
+  void tagLayer(Operation *made) const {
+    if (Attribute layer = op->getAttr(PartDialect::getLayerAttrName()))
+      made->setAttr(PartDialect::getLayerAttrName(), layer);
+  }
+
+  /// Merges a block's (result, lse) into the running (acc, accLse) by
+  /// their log-sum-exp; returns the new pair.
+  std::pair<Value, Value> merge(OpBuilder &b, Value acc, Value accLse,
+                                Value result, Value lse) {
+    Value m = MaxOp::create(b, loc, accLse, lse);
+    Value wa = ExpOp::create(b, loc, SubOp::create(b, loc, accLse, m));
+    Value wb = ExpOp::create(b, loc, SubOp::create(b, loc, lse, m));
+    Value sum = AddOp::create(b, loc, wa, wb);
+    Value newLse = AddOp::create(b, loc, m, LogOp::create(b, loc, sum));
+    // Each side's share [B, H, S] as a column [B, H, S, 1] of the
+    // results' type.
+    auto column = [&](Value w) -> Value {
+      Value share = DivOp::create(b, loc, w, sum);
+      auto t = cast<RankedTensorType>(share.getType());
+      SmallVector<int64_t> shape(t.getShape());
+      shape.push_back(1);
+      Value r = ReshapeOp::create(
+          b, loc, RankedTensorType::get(shape, t.getElementType()), share);
+      Type elt = cast<RankedTensorType>(acc.getType()).getElementType();
+      if (elt != t.getElementType())
+        r = CastOp::create(b, loc, RankedTensorType::get(shape, elt), r);
+      tagLayer(share.getDefiningOp());
+      tagLayer(r.getDefiningOp());
+      return r;
+    };
+    Value merged =
+        AddOp::create(b, loc, MulOp::create(b, loc, acc, column(wa)),
+                      MulOp::create(b, loc, result, column(wb)));
+    for (Value v : {m, wa, wb, sum, newLse, merged})
+      tagLayer(v.getDefiningOp());
+    return {merged, newLse};
+  }
+
+private:
+  Operation *op;
+  StringAttr axis;
+  PartitionContext &context;
+  int64_t devices;
+  Location loc;
+};
+
+/// The ring's axis when `op` asks for it and its queries are split over
+/// it; null otherwise.
+StringAttr ringAxis(Operation *op, Value query, PartitionContext &context) {
+  auto axis =
+      op->getAttrOfType<StringAttr>(PartDialect::getContextRingAttrName());
+  if (!axis)
+    return {};
+  const Layout &l = context.layoutOf(context.lookup(query));
+  return llvm::is_contained(l.dims[2], axis) ? axis : StringAttr();
+}
+
+/// The local key, value and query positions of a ring: the keys and values
+/// split along the sequence as the queries are (so that a device's block of
+/// keys has its queries' positions).
+struct RingInputs {
+  Value q, k, v, positions;
+  Layout queryLayout, keyLayout, valueLayout;
+};
+template <typename AttentionLike>
+FailureOr<RingInputs> ringInputs(OpBuilder &b, Ring &ring,
+                                 AttentionLike op, PartitionContext &context,
+                                 unsigned positionsOperand) {
+  RingInputs in;
+  in.q = context.lookup(op.getQuery());
+  in.queryLayout = context.layoutOf(in.q);
+  SmallVector<StringAttr> sequence = in.queryLayout.dims[2];
+  auto along = [&](Value global) {
+    Layout l = context.layoutOf(context.lookup(global));
+    l.dims[2] = sequence;
+    return l.dims;
+  };
+  FailureOr<Value> k = ring.laidOut(b, op.getKey(), 1, along(op.getKey()));
+  FailureOr<Value> v =
+      ring.laidOut(b, op.getValue(), 2, along(op.getValue()));
+  FailureOr<Value> positions =
+      ring.laidOut(b, op.getQueryPositions(), positionsOperand, {sequence});
+  if (failed(k) || failed(v) || failed(positions))
+    return failure();
+  in.k = *k;
+  in.v = *v;
+  in.positions = *positions;
+  in.keyLayout = context.layoutOf(in.k);
+  in.valueLayout = context.layoutOf(in.v);
+  return in;
+}
+} // namespace
+
+FailureOr<bool> AttentionBlockOp::partition(OpBuilder &b,
+                                            PartitionContext &context) {
+  StringAttr axis = ringAxis(*this, getQuery(), context);
+  if (!axis)
+    return false;
+  Ring ring(*this, axis, context);
+  FailureOr<RingInputs> in =
+      ringInputs(b, ring, *this, context, /*positionsOperand=*/3);
+  if (failed(in))
+    return failure();
+  Value k = in->k, v = in->v, positions = in->positions;
+  Layout positionsLayout = context.layoutOf(positions);
+  Value acc, accLse;
+  for (int64_t step = 0; step < ring.size(); ++step) {
+    Value nextK, nextV, nextPositions;
+    if (step + 1 < ring.size()) {
+      std::string what = "step " + std::to_string(step + 1) + "'s ";
+      nextK = ring.next(b, k, in->keyLayout, what + "keys");
+      nextV = ring.next(b, v, in->valueLayout, what + "values");
+      nextPositions =
+          ring.next(b, positions, positionsLayout, what + "key positions");
+    }
+    auto block = AttentionBlockOp::create(b, getLoc(), in->q, k, v,
+                                          in->positions, positions,
+                                          getCausal(), getScaleAttr(),
+                                          getWindowAttr());
+    ring.tagLayer(block);
+    if (step == 0)
+      std::tie(acc, accLse) = std::make_pair(block.getResult(), block.getLse());
+    else
+      std::tie(acc, accLse) =
+          ring.merge(b, acc, accLse, block.getResult(), block.getLse());
+    k = nextK, v = nextV, positions = nextPositions;
+  }
+  Layout result = in->queryLayout;
+  result.unreduced.clear();
+  result.dims[3] = in->valueLayout.dims[3];
+  Layout rows = result;
+  rows.dims.pop_back();
+  context.map(getResult(), acc, result);
+  context.map(getLse(), accLse, rows);
+  return true;
+}
+
+/// The ring form of the gradients: each step's block of keys gets its
+/// key and value gradients (per query head) added to those the block
+/// carries from the devices before; after the last step they travel once
+/// more, to the device that holds the block.
+static FailureOr<bool> partitionGradRing(AttentionGradOp op, OpBuilder &b,
+                                         PartitionContext &context,
+                                         StringAttr axis) {
+  Ring ring(op, axis, context);
+  FailureOr<RingInputs> in =
+      ringInputs(b, ring, op, context, /*positionsOperand=*/4);
+  if (failed(in))
+    return failure();
+  SmallVector<SmallVector<StringAttr>> rowDims(
+      in->queryLayout.dims.begin(), in->queryLayout.dims.begin() + 3);
+  FailureOr<Value> dy =
+      ring.laidOut(b, op.getResultGrad(), 3, in->queryLayout.dims);
+  FailureOr<Value> lse = ring.laidOut(b, op.getLse(), 6, rowDims);
+  FailureOr<Value> delta = ring.laidOut(b, op.getDelta(), 7, rowDims);
+  if (failed(dy) || failed(lse) || failed(delta))
+    return failure();
+  Value k = in->k, v = in->v, positions = in->positions;
+  Layout positionsLayout = context.layoutOf(positions);
+  // The gradients of a block of keys are per query head: the query's
+  // heads, the key's (value's) sequence and head size.
+  Layout keyGrad = in->queryLayout, valueGrad = in->queryLayout;
+  keyGrad.unreduced.clear();
+  valueGrad.unreduced.clear();
+  keyGrad.dims[3] = in->keyLayout.dims[3];
+  valueGrad.dims[3] = in->valueLayout.dims[3];
+  Value dq, dk, dv;
+  for (int64_t step = 0; step < ring.size(); ++step) {
+    Value nextK, nextV, nextPositions;
+    std::string what = "step " + std::to_string(step + 1) + "'s ";
+    if (step + 1 < ring.size()) {
+      nextK = ring.next(b, k, in->keyLayout, what + "keys");
+      nextV = ring.next(b, v, in->valueLayout, what + "values");
+      nextPositions =
+          ring.next(b, positions, positionsLayout, what + "key positions");
+    }
+    auto block = AttentionGradOp::create(
+        b, op.getLoc(), in->q, k, v, *dy, in->positions, positions, *lse,
+        *delta, op.getCausal(), op.getScaleAttr(), op.getWindowAttr());
+    ring.tagLayer(block);
+    auto add = [&](Value sum, Value term) -> Value {
+      if (!sum)
+        return term;
+      Value r = AddOp::create(b, op.getLoc(), sum, term);
+      ring.tagLayer(r.getDefiningOp());
+      return r;
+    };
+    dq = add(dq, block.getQueryGrad());
+    dk = add(dk, block.getKeyGrad());
+    dv = add(dv, block.getValueGrad());
+    // The block's gradients go on with it (after the last step: home).
+    std::string carried = step + 1 < ring.size()
+                              ? what + "block's"
+                              : std::string("the block's own");
+    dk = ring.next(b, dk, keyGrad, carried + " key gradient");
+    dv = ring.next(b, dv, valueGrad, carried + " value gradient");
+    k = nextK, v = nextV, positions = nextPositions;
+  }
+  Layout queryGrad = in->queryLayout;
+  queryGrad.unreduced.clear();
+  context.map(op.getQueryGrad(), dq, queryGrad);
+  context.map(op.getKeyGrad(), dk, keyGrad);
+  context.map(op.getValueGrad(), dv, valueGrad);
+  return true;
+}
+
+FailureOr<bool> AttentionGradOp::partition(OpBuilder &b,
+                                           PartitionContext &context) {
+  if (StringAttr axis =
+          getLse() ? ringAxis(*this, getQuery(), context) : StringAttr())
+    return partitionGradRing(*this, b, context, axis);
+  return partitionGradHeads(*this, b, context);
+}

@@ -342,6 +342,18 @@ ShardingRule AttentionOp::getShardingRule() {
   return rule;
 }
 
+ShardingRule AttentionBlockOp::getShardingRule() {
+  // part.attention's with positions, and the rows' log-sum-exp.
+  ShardingRule rule;
+  AttentionFactors f =
+      attentionFactors(rule, getQuery(), getKey(), getValue(),
+                       FactorKind::Parallel, FactorKind::Parallel);
+  addAttentionPositions(rule, f, getQueryPositions());
+  rule.addResult({{f.b}, f.qHeads, {f.sq}, {f.dv}});
+  rule.addResult({{f.b}, f.qHeads, {f.sq}});
+  return rule;
+}
+
 ShardingRule AttentionGradOp::getShardingRule() {
   // Each query head's gradients are its own (the key's and value's too:
   // per query head, summed over each group by the caller), so batch and
@@ -358,6 +370,10 @@ ShardingRule AttentionGradOp::getShardingRule() {
       FactorKind::NeedReplication);
   rule.addOperand({{f.b}, f.qHeads, {f.sq}, {f.dv}});
   addAttentionPositions(rule, f, getQueryPositions());
+  if (getLse()) { // the rows' log-sum-exp and delta
+    rule.addOperand({{f.b}, f.qHeads, {f.sq}});
+    rule.addOperand({{f.b}, f.qHeads, {f.sq}});
+  }
   rule.addResult({{f.b}, f.qHeads, {f.sq}, {f.d}});
   rule.addResult({{f.b}, f.qHeads, {f.sk}, {f.d}});
   rule.addResult({{f.b}, f.qHeads, {f.sk}, {f.dv}});

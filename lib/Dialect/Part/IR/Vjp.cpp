@@ -584,7 +584,8 @@ SmallVector<Value> AttentionOp::buildVjp(OpBuilder &b, ArrayRef<Value> cot) {
   Value q = getQuery(), k = getKey(), v = getValue();
   auto grad = AttentionGradOp::create(
       b, getLoc(), q, k, v, dy, getQueryPositions(), getKeyPositions(),
-      getCausal(), getScaleAttr(), getWindowAttr());
+      /*lse=*/Value(), /*delta=*/Value(), getCausal(), getScaleAttr(),
+      getWindowAttr());
   int64_t heads = typeOf(q).getShape()[1], kvHeads = typeOf(k).getShape()[1];
   int64_t group = heads / kvHeads;
   // [B, H, S, D] -> [B, Hkv, S, D], summing each group.

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <numeric>
@@ -71,6 +72,13 @@ struct PartContextParallelPass
         lookupMeshAxisSize(module, meshName, axis, "split the sequence over");
     if (failed(size))
       return signalPassFailure();
+    if (attention != "all-gather" && attention != "all-to-all" &&
+        attention != "ring") {
+      module.emitError() << "part-context-parallel: attention=" << attention
+                         << " is not a form of context-parallel attention "
+                            "(all-gather, ring or all-to-all)";
+      return signalPassFailure();
+    }
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isDeclaration() || getSpmdMesh(function))
         continue;
@@ -190,9 +198,82 @@ struct PartContextParallelPass
         b, why, positions, ShardingAttr::get(ctx, meshName, split, {}));
     contractSequenceInPlace(function, dims, *seq);
     reorderSources(function, dims, *seq, positions, local);
-    givePositions(function, positions, local);
+    givePositions(function, positions, local,
+                  attention == "all-to-all" ? StringAttr::get(ctx, axis)
+                                            : StringAttr());
     restoreResults(function, dims, *seq, inverse);
+    if (attention == "ring")
+      useBlocks(function, StringAttr::get(ctx, axis));
     return success();
+  }
+
+  /// The ring form: each causal attention becomes a part.attention_block,
+  /// whose rows' log-sum-exp its gradient takes with delta = rowsum(dO O),
+  /// both tagged for the partitioner's ring. A gradient whose attention is
+  /// not in the program (recomputed) gets its own block before it.
+  static void useBlocks(func::FuncOp function, StringAttr axis) {
+    StringRef tag = PartDialect::getContextRingAttrName();
+    using Key = std::tuple<Value, Value, Value>;
+    llvm::DenseMap<Key, AttentionBlockOp> blocks;
+    auto blockOf = [&](OpBuilder &b, auto op) {
+      auto block = AttentionBlockOp::create(
+          b, op.getLoc(), op.getQuery(), op.getKey(), op.getValue(),
+          op.getQueryPositions(), op.getKeyPositions(), op.getCausal(),
+          op.getScaleAttr(), op.getWindowAttr());
+      if (Attribute layer = op->getAttr(PartDialect::getLayerAttrName()))
+        block->setAttr(PartDialect::getLayerAttrName(), layer);
+      block->setAttr(tag, axis);
+      blocks[{op.getQuery(), op.getKey(), op.getValue()}] = block;
+      return block;
+    };
+    SmallVector<AttentionOp> forward;
+    SmallVector<AttentionGradOp> backward;
+    function.walk([&](AttentionOp a) {
+      if (a.getQueryPositions())
+        forward.push_back(a);
+    });
+    function.walk([&](AttentionGradOp g) {
+      if (g.getQueryPositions())
+        backward.push_back(g);
+    });
+    for (AttentionOp a : forward) {
+      OpBuilder b(a);
+      AttentionBlockOp block = blockOf(b, a);
+      a.replaceAllUsesWith(block.getResult());
+      a.erase();
+    }
+    for (AttentionGradOp g : backward) {
+      OpBuilder b(g);
+      auto it = blocks.find({g.getQuery(), g.getKey(), g.getValue()});
+      AttentionBlockOp block = it != blocks.end() ? it->second : blockOf(b, g);
+      Value delta = rowDot(b, g.getLoc(), g.getResultGrad(), block.getResult());
+      if (Attribute layer = g->getAttr(PartDialect::getLayerAttrName()))
+        delta.getDefiningOp()->setAttr(PartDialect::getLayerAttrName(), layer);
+      auto with = AttentionGradOp::create(
+          b, g.getLoc(), g.getQuery(), g.getKey(), g.getValue(),
+          g.getResultGrad(), g.getQueryPositions(), g.getKeyPositions(),
+          block.getLse(), delta, g.getCausal(), g.getScaleAttr(),
+          g.getWindowAttr());
+      with->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+      with->removeAttr(PartDialect::getContextHeadsAttrName());
+      with->setAttr(tag, axis);
+      g.replaceAllUsesWith(with.getResults());
+      g.erase();
+    }
+  }
+
+  /// rowsum(dy * o) over the last dimension, in f32: [B, H, S].
+  static Value rowDot(OpBuilder &b, Location loc, Value dy, Value o) {
+    auto f32 = [&](Value v) -> Value {
+      auto t = cast<RankedTensorType>(v.getType());
+      if (t.getElementType().isF32())
+        return v;
+      return CastOp::create(b, loc, t.clone(b.getF32Type()), v);
+    };
+    Value product = MulOp::create(b, loc, f32(dy), f32(o));
+    int64_t last = cast<RankedTensorType>(product.getType()).getRank() - 1;
+    return ReduceSumOp::create(b, loc, product, ArrayRef<int64_t>{last},
+                               /*keepDims=*/false);
   }
 
   /// Autodiff writes a weight's gradient as A^T dy with A and dy's leading
@@ -311,9 +392,11 @@ struct PartContextParallelPass
   }
 
   /// Gives every causal attention the positions of the balanced order: its
-  /// queries' own (split with them) and the keys' (whole).
+  /// queries' own (split with them) and the keys' (whole); with
+  /// `headsAxis`, tagged for the all-to-all form over it.
   static void givePositions(func::FuncOp function, Value positions,
-                            Value local) {
+                            Value local, StringAttr headsAxis) {
+    StringRef tag = PartDialect::getContextHeadsAttrName();
     function.walk([&](Operation *op) {
       OpBuilder b(op);
       if (auto a = dyn_cast<AttentionOp>(op)) {
@@ -324,6 +407,8 @@ struct PartContextParallelPass
             local, positions, a.getCausal(), a.getScaleAttr(),
             a.getWindowAttr());
         with->setDiscardableAttrs(a->getDiscardableAttrDictionary());
+        if (headsAxis)
+          with->setAttr(tag, headsAxis);
         a.replaceAllUsesWith(with.getResult());
         a.erase();
       } else if (auto g = dyn_cast<AttentionGradOp>(op)) {
@@ -331,9 +416,12 @@ struct PartContextParallelPass
           return;
         auto with = AttentionGradOp::create(
             b, g.getLoc(), g.getQuery(), g.getKey(), g.getValue(),
-            g.getResultGrad(), local, positions, g.getCausal(),
+            g.getResultGrad(), local, positions, /*lse=*/Value(),
+            /*delta=*/Value(), g.getCausal(),
             g.getScaleAttr(), g.getWindowAttr());
         with->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+        if (headsAxis)
+          with->setAttr(tag, headsAxis);
         g.replaceAllUsesWith(with.getResults());
         g.erase();
       }

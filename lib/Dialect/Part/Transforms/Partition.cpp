@@ -68,6 +68,9 @@ public:
     mapping.map(global, local);
     layouts[local] = layout;
   }
+  void setLayout(Value local, const Layout &layout) override {
+    layouts[local] = layout;
+  }
   FlatSymbolRefAttr mesh() override { return meshRef; }
   int64_t groupSize(ArrayRef<StringAttr> axes) override {
     return meshAttr.getGroupSize(axes);

@@ -75,16 +75,18 @@ void partition::part::addSpmdShardingPipeline(
     pm.addPass(createPartDataParallelPass(
         {options.meshName, first, ep && first != epAxis ? epAxis : "",
          microBatches}));
-  // The sequence inside each device's batch (the mesh's order pp, dp, cp,
-  // tp, as Megatron-Core's).
-  if (cp)
-    pm.addPass(createPartContextParallelPass({options.meshName, cpAxis}));
   if (hasAxis(options.tensorParallelAxis))
     pm.addPass(createPartTensorParallelPass({options.meshName,
                                              options.tensorParallelAxis,
                                              options.sequenceParallel}));
   if (ep)
     pm.addPass(createPartExpertParallelPass({options.meshName, epAxis}));
+  // The sequence inside each device's batch (the mesh's order pp, dp, cp,
+  // tp, as Megatron-Core's); after tensor parallelism, which finds the
+  // heads of the forward attentions the ring form rewrites.
+  if (cp)
+    pm.addPass(createPartContextParallelPass(
+        {options.meshName, cpAxis, options.contextAttention}));
   // ZeRO shards the tensor-parallel layouts over the data-parallel axis, so
   // it comes after both; without that axis the pass reports it. Stage 0
   // (plain data parallelism) only reduces each gradient of a training step

@@ -161,7 +161,8 @@ struct PartRemakeInBackwardPass
         if (l && l != layer)
           break;
         at = p;
-        if (isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionGradOp>(p))
+        if (isa<MatmulOp, BatchMatmulOp, AttentionOp, AttentionBlockOp,
+                AttentionGradOp>(p))
           break;
       }
     OpBuilder b(at);

@@ -153,6 +153,26 @@ def Part_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getLayerAttrName() {
       return ::llvm::StringLiteral("part.layer");
     }
+    /// Name of the op attribute (a string: a mesh axis) asking a causal
+    /// part.attention or part.attention_grad whose sequence is split over
+    /// that axis for context parallelism's all-to-all form
+    /// (DeepSpeed-Ulysses): the queries, keys and values exchanged with
+    /// all-to-alls so that each device holds the whole sequence of a share
+    /// of the heads, attention run there, and its results exchanged back.
+    /// Set by part-context-parallel (attention=all-to-all).
+    static constexpr ::llvm::StringLiteral getContextHeadsAttrName() {
+      return ::llvm::StringLiteral("part.context_heads");
+    }
+    /// Name of the op attribute (a string: a mesh axis) asking a
+    /// part.attention_block or part.attention_grad (with lse) whose
+    /// sequence is split over that axis for context parallelism's ring
+    /// form: the blocks of keys and values passed around the axis with
+    /// collective permutes, one block computed per step while the next
+    /// arrives, the blocks merged by their log-sum-exp. Set by
+    /// part-context-parallel (attention=ring).
+    static constexpr ::llvm::StringLiteral getContextRingAttrName() {
+      return ::llvm::StringLiteral("part.context_ring");
+    }
     /// Name of the f64 result attribute marking an auxiliary loss (a 0-d
     /// float result: a mixture of experts' load-balancing loss) and its
     /// weight: part-append-loss adds weight x the result to the loss.

@@ -395,7 +395,7 @@ def Part_RotaryEmbeddingOp : Part_Op<"rotary_embedding",
   let hasVerifier = 1;
 }
 
-def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, DeclareOpInterfaceMethods<Part_VjpOpInterface>, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention, optionally causal or sliding-window";
   let description = [{
     `query` has shape `[B, H, Sq, D]`, `key` `[B, Hkv, Sk, D]` and `value`
@@ -461,7 +461,43 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
   }];
 }
 
-def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface>, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+def Part_AttentionBlockOp : Part_Op<"attention_block", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, Pure, InferTypeOpAdaptor]> {
+  let summary = "attention with its rows' log-sum-exp (a block of ring attention)";
+  let description = [{
+    `part.attention` with its `positions` (always given), and also the
+    log-sum-exp of each query row's scaled scores over the keys it sees,
+    `lse [B, H, Sq]` in f32 (`-inf` where it sees none). Over a block of the
+    keys, `result` is the softmax over that block; blocks merge exactly by
+    their log-sum-exp (`m = max(l1, l2)`, `result = (r1 e^(l1 - m) + r2
+    e^(l2 - m)) / (e^(l1 - m) + e^(l2 - m))`, `lse = m + log(e^(l1 - m) +
+    e^(l2 - m))`): context parallelism's ring form computes attention so,
+    one block of keys per step, the next block arriving meanwhile
+    (docs/design/2026-12-07-context-parallel.md). Over all the keys it is
+    `part.attention`, and `lse` is what `part.attention_grad` needs to
+    recompute the probabilities of a block. part-context-parallel writes
+    it (attention=ring) after autodiff; it has no vector-Jacobian product.
+
+    ```mlir
+    %o, %lse = part.attention_block %q, %k, %v causal positions(%qp, %kp) : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<16xi64>, tensor<16xi64>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16xf32>)
+    ```
+
+    **Constraints:** those of `part.attention` with positions.
+  }];
+  let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
+                   Part_FloatTensor:$value, Part_IndexTensor:$query_positions,
+                   Part_IndexTensor:$key_positions,
+                   UnitAttr:$causal, OptionalAttr<F32Attr>:$scale,
+                   OptionalAttr<I64Attr>:$window);
+  let results = (outs Part_FloatTensor:$result, Part_FloatTensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? (`window` $window^)?
+    (`scale` $scale^)?
+    `positions` `(` $query_positions `,` $key_positions `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<Part_ShardingRuleOpInterface, ["partition"]>, Pure, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "the gradients of part.attention, computed in blocks of query rows";
   let description = [{
     The vector-Jacobian product of `part.attention` (same operands and
@@ -487,14 +523,25 @@ def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<
     %dq, %dk, %dv = part.attention_grad %q, %k, %v, %do causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
     ```
 
+    With `lse(lse, delta)` (f32 `[B, H, Sq]`, with positions: ring
+    attention's blocks), the probabilities are not recomputed as a softmax
+    over these keys but as `p = exp(scale q k^T - lse)` from the rows'
+    log-sum-exp over all the keys (`part.attention_block`'s), and the
+    rows' sum is the given `delta = rowsum(result_grad * result)` of the
+    whole attention: the gradients of one block of keys, which summed over
+    the blocks are the whole attention's.
+
     **Constraints:** those of `part.attention` on `query`, `key`, `value`,
-    the positions and its attributes; `result_grad` has the shape and element type of
+    the positions and its attributes; `lse` and `delta` come together,
+    with positions, f32 `[B, H, Sq]`; `result_grad` has the shape and element type of
     `part.attention`'s result.
   }];
   let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
                    Part_FloatTensor:$value, Part_FloatTensor:$result_grad,
                    Optional<Part_IndexTensor>:$query_positions,
                    Optional<Part_IndexTensor>:$key_positions,
+                   Optional<Part_FloatTensor>:$lse,
+                   Optional<Part_FloatTensor>:$delta,
                    UnitAttr:$causal, OptionalAttr<F32Attr>:$scale,
                    OptionalAttr<I64Attr>:$window);
   let results = (outs Part_FloatTensor:$query_grad, Part_FloatTensor:$key_grad,
@@ -503,6 +550,7 @@ def Part_AttentionGradOp : Part_Op<"attention_grad", [DeclareOpInterfaceMethods<
     $query `,` $key `,` $value `,` $result_grad (`causal` $causal^)?
     (`window` $window^)? (`scale` $scale^)?
     (`positions` `(` $query_positions^ `,` $key_positions `)`)?
+    (`lse` `(` $lse^ `,` $delta `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
 }

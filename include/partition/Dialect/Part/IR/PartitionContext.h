@@ -37,6 +37,9 @@ public:
   /// result `global`.
   virtual void map(mlir::Value global, mlir::Value local,
                    const Layout &layout) = 0;
+  /// Records the layout of a per-device value an op's partition made
+  /// (that stands for no global value), so that it can be resharded.
+  virtual void setLayout(mlir::Value local, const Layout &layout) = 0;
   /// The mesh the program is partitioned for, and its size over `axes`.
   virtual mlir::FlatSymbolRefAttr mesh() = 0;
   virtual int64_t groupSize(llvm::ArrayRef<mlir::StringAttr> axes) = 0;

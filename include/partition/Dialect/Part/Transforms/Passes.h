@@ -68,6 +68,14 @@ struct SpmdPipelineOptions
       llvm::cl::desc("the context-parallel axis (the sequence, in the "
                      "balanced causal order)"),
       llvm::cl::init("cp")};
+  Option<std::string> contextAttention{
+      *this, "cp-attention",
+      llvm::cl::desc("with a cp axis: all-gather (causal attention's keys "
+                     "and values gathered whole), ring (their blocks passed "
+                     "around cp, one computed while the next arrives) or "
+                     "all-to-all (DeepSpeed-Ulysses: the whole sequence of "
+                     "a share of the heads)"),
+      llvm::cl::init("all-gather")};
   Option<bool> sequenceParallel{
       *this, "sequence-parallel",
       llvm::cl::desc("split the residual stream by sequence over the "

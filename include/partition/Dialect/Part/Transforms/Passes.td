@@ -493,6 +493,20 @@ def PartContextParallelPass : Pass<"part-context-parallel", "::mlir::ModuleOp"> 
       split with the sequence, and its keys and values are gathered whole
       over `axis` (the all-gather form Llama 3 ran); backward
       reduce-scatters their gradients.
+    - With `attention=all-to-all` (DeepSpeed-Ulysses), each causal
+      attention is tagged `part.context_heads`: the partitioner exchanges
+      its queries, keys and values with all-to-alls over `axis` so that
+      each device holds the whole sequence of a share of the heads (keys
+      and values repeated where the devices do not divide their heads),
+      runs it there, and exchanges the results back.
+    - With `attention=ring`, each causal attention becomes a
+      `part.attention_block` (its rows' log-sum-exp kept for backward),
+      and its `part.attention_grad` takes that and `delta =
+      rowsum(dO * O)`; both are tagged `part.context_ring`: the
+      partitioner passes the blocks of keys and values around `axis` with
+      collective permutes (the key and value gradients travel with their
+      block and arrive home after the last step), computing one block per
+      step while the next arrives.
     - Every result indexed by the sequence (logits) is put back in the
       sequence's order. A mean or sum loss does not depend on the order.
 
@@ -514,7 +528,16 @@ def PartContextParallelPass : Pass<"part-context-parallel", "::mlir::ModuleOp"> 
     Option<"meshName", "mesh", "std::string", /*default=*/"\"mesh\"",
            "the mesh">,
     Option<"axis", "axis", "std::string", /*default=*/"\"cp\"",
-           "the context-parallel mesh axis">
+           "the context-parallel mesh axis">,
+    Option<"attention", "attention", "std::string",
+           /*default=*/"\"all-gather\"",
+           "how causal attention sees the other devices' keys: all-gather "
+           "(the keys and values gathered whole, any number of heads), "
+           "ring (their blocks passed around the axis, one computed while "
+           "the next arrives, merged by log-sum-exp) or all-to-all "
+           "(DeepSpeed-Ulysses: queries, keys and values exchanged for the "
+           "whole sequence of a share of the heads; the devices must "
+           "divide each device's query heads)">
   ];
 }
 
