@@ -341,6 +341,32 @@ PARTITION_SIMD_CLONES void softmaxRow(const float *x, float *y, int64_t n) {
     y[i] *= inv;
 }
 
+/// softmaxRow that also gives the row's maximum `max` and the sum `sum` of
+/// exp(x - max) it normalised by (softmaxRow's arithmetic, unchanged).
+PARTITION_SIMD_CLONES void softmaxRowStats(const float *x, float *y, int64_t n,
+                                           float &max, double &sum) {
+  float m = maxRow(x, n);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = expVec(x[i] - m);
+  sum = sumRow(y, n);
+  float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i)
+    y[i] *= inv;
+  max = m;
+}
+
+/// y = softmax(x) over [0, n) (y may be x); where `lse` is given, the row's
+/// log-sum-exp max + log(sum exp(x - max)) goes to *lse (-inf for n == 0).
+void softmaxRowInto(const float *x, float *y, int64_t n, float *lse) {
+  if (!lse)
+    return softmaxRow(x, y, n);
+  float max;
+  double sum;
+  softmaxRowStats(x, y, n, max, sum);
+  *lse = n == 0 ? -std::numeric_limits<float>::infinity()
+                : max + static_cast<float>(std::log(sum));
+}
+
 /// C[m, n] = alpha * op(A) op(B) with row-major A ([m, k] or [k, m] with
 /// `ta`) and B ([k, n] or [n, k] with `tb`), through OpenBLAS.
 /// c = alpha a b + beta c (row-major; beta 0 or 1).
@@ -1234,15 +1260,17 @@ Status batchMatmul(const KernelAttrs &attrs, const TensorRef &lhs,
 /// The probabilities of `rows` rows of scores [rows, sk] in place: row i is
 /// the query at position `position(i)`; causal, it sees keys 0..p, or with
 /// a window p + 1 - window..p, and the keys it does not see get
-/// probability exactly 0.
+/// probability exactly 0. Where `lse` is given, row i's log-sum-exp over
+/// the keys it sees goes to lse[i].
 template <typename Position>
 void maskedSoftmaxRows(float *scores, int64_t rows, int64_t sk, bool causal,
-                       int64_t window, Position position) {
+                       int64_t window, Position position, float *lse) {
   for (int64_t i = 0; i < rows; ++i) {
     float *row = scores + i * sk;
     int64_t seen = causal ? position(i) + 1 : sk;
     int64_t first = window > 0 ? std::max<int64_t>(0, seen - window) : 0;
-    softmaxRow(row + first, row + first, seen - first);
+    softmaxRowInto(row + first, row + first, seen - first,
+                   lse ? lse + i : nullptr);
     std::fill(row, row + first, 0.0f);
     std::fill(row + seen, row + sk, 0.0f);
   }
@@ -1282,11 +1310,11 @@ inline bool seesKey(int64_t query, int64_t key, int64_t window) {
 /// maskedSoftmaxRows by global positions: row i is the query at position
 /// p.query[queryIndex(i)] and key j at p.key[j], in any order, so the keys a
 /// row sees (seesKey) need not be one range. The others get probability
-/// exactly 0; a row that sees no key gets 0 everywhere.
+/// exactly 0; a row that sees no key gets 0 everywhere (and lse -inf).
 template <typename QueryIndex>
 void softmaxRowsByPositions(float *scores, int64_t rows, int64_t sk,
                             int64_t window, const AttentionPositions &p,
-                            QueryIndex queryIndex) {
+                            QueryIndex queryIndex, float *lse) {
   constexpr float kMasked = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < rows; ++i) {
     float *row = scores + i * sk;
@@ -1297,23 +1325,77 @@ void softmaxRowsByPositions(float *scores, int64_t rows, int64_t sk,
       seen += sees;
       row[j] = sees ? row[j] : kMasked; // expVec(-inf - max) is exactly 0
     }
-    if (seen == 0)
+    if (seen == 0) {
       std::fill(row, row + sk, 0.0f);
-    else
-      softmaxRow(row, row, sk);
+      if (lse)
+        lse[i] = kMasked;
+    } else {
+      softmaxRowInto(row, row, sk, lse ? lse + i : nullptr);
+    }
   }
 }
 
 /// The probabilities of attention's score rows in place: row i is query
 /// queryIndex(i), masked by `positions` where given, else by its index.
+/// Where `lse` is given (the block form), row i's log-sum-exp over the keys
+/// it sees goes to lse[i]: -inf for a row that sees none.
 template <typename QueryIndex>
 void attentionSoftmaxRows(float *scores, int64_t rows, int64_t sk, bool causal,
                           int64_t window, const AttentionPositions &positions,
-                          QueryIndex queryIndex) {
+                          QueryIndex queryIndex, float *lse = nullptr) {
   if (positions.given)
-    softmaxRowsByPositions(scores, rows, sk, window, positions, queryIndex);
+    softmaxRowsByPositions(scores, rows, sk, window, positions, queryIndex,
+                           lse);
   else
-    maskedSoftmaxRows(scores, rows, sk, causal, window, queryIndex);
+    maskedSoftmaxRows(scores, rows, sk, causal, window, queryIndex, lse);
+}
+
+/// The block form's probabilities of AttentionGrad's score rows in place:
+/// p = exp(s - lse[i]) for the keys row i (query queryIndex(i)) sees, as
+/// attentionSoftmaxRows masks them, and 0 for the others and everywhere in
+/// a row whose lse is -inf. lse is the caller's log-sum-exp over every
+/// block of keys, so the rows are not renormalised over this block.
+template <typename QueryIndex>
+void blockProbabilityRows(float *scores, int64_t rows, int64_t sk, bool causal,
+                          int64_t window, const AttentionPositions &positions,
+                          QueryIndex queryIndex, const float *lse) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = scores + i * sk;
+    float l = lse[i];
+    if (l == -std::numeric_limits<float>::infinity()) {
+      std::fill(row, row + sk, 0.0f);
+      continue;
+    }
+    int64_t query = queryIndex(i);
+    int64_t position = positions.given ? positions.query[query] : query;
+    for (int64_t j = 0; j < sk; ++j) {
+      bool sees = positions.given ? seesKey(position, positions.key[j], window)
+                                  : !causal || seesKey(query, j, window);
+      row[j] = sees ? expVec(row[j] - l) : 0.0f;
+    }
+  }
+}
+
+/// Softmax's gradient over rows of probabilities `p` [rows, sk], in place
+/// of dp: ds = scale * p * (dp - delta_i), where delta_i is rowsum(dp * p)
+/// (in double) or, where `delta` is given (the block form), delta[i].
+void scoreGradRows(float *dp, const float *p, int64_t rows, int64_t sk,
+                   float scale, const float *delta) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const float *pi = p + i * sk;
+    float *di = dp + i * sk;
+    float rowDelta;
+    if (delta) {
+      rowDelta = delta[i];
+    } else {
+      double dot = 0;
+      for (int64_t j = 0; j < sk; ++j)
+        dot += double(di[j]) * double(pi[j]);
+      rowDelta = float(dot);
+    }
+    for (int64_t j = 0; j < sk; ++j)
+      di[j] = scale * pi[j] * (di[j] - rowDelta);
+  }
 }
 
 /// softmax(scale * Q K^T + mask) V per (batch, head). The query heads that
@@ -1321,10 +1403,13 @@ void attentionSoftmaxRows(float *scores, int64_t rows, int64_t sk, bool causal,
 /// one [group * Sq, D] matrix and take one GEMM against that kv head. A
 /// causal row at position p keeps the keys [p + 1 - window, p] (from 0
 /// without a window); with positions operands, the keys at positions in
-/// that range, wherever they are.
+/// that range, wherever they are. The block form's second result (f32 [B,
+/// H, Sq], rows in the order of the first's) takes each row's log-sum-exp.
 Status attention(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
-                 const TensorRef &out) {
-  const TensorRef &q = in[0], &k = in[1], &v = in[2];
+                 const std::vector<TensorRef> &results) {
+  const TensorRef &q = in[0], &k = in[1], &v = in[2], &out = results[0];
+  float *lse =
+      results.size() > 1 ? static_cast<float *>(results[1].data) : nullptr;
   int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
           d = q.shape[3];
   int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
@@ -1349,8 +1434,10 @@ Status attention(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
         const float *queries = rq.read((firstRow + r0) * d, nr * d);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, true, nr, sk, d, scale, queries, keys, scores.data()));
-        attentionSoftmaxRows(scores.data(), nr, sk, causal, window, positions,
-                             [&](int64_t i) { return (r0 + i) % sq; });
+        attentionSoftmaxRows(
+            scores.data(), nr, sk, causal, window, positions,
+            [&](int64_t i) { return (r0 + i) % sq; },
+            lse ? lse + firstRow + r0 : nullptr);
         float *o = w.begin((firstRow + r0) * dv, nr * dv);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, false, nr, dv, sk, 1.0f, scores.data(), values, o));
@@ -1368,9 +1455,14 @@ Status attention(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
 /// the key's and value's gradients per query head ([B, H, Sk, D / Dv]),
 /// summed over the blocks in f32. A key a row does not see (by index or by
 /// the positions operands) has p = 0, hence ds = 0: only the softmax masks.
+/// The block form (operands 6 and 7: lse and delta, f32 [B, H, Sq]) takes
+/// p = exp(s - lse) and delta instead of rowsum(dp * p).
 Status attentionGrad(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
                      const std::vector<TensorRef> &out) {
   const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
+  bool block = in.size() == 8;
+  const float *lse = block ? static_cast<const float *>(in[6].data) : nullptr;
+  const float *delta = block ? static_cast<const float *>(in[7].data) : nullptr;
   int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
           d = q.shape[3];
   int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
@@ -1398,22 +1490,20 @@ Status attentionGrad(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
         const float *grad = rdy.read((head * sq + r0) * dv, nr * dv);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, true, nr, sk, d, scale, queries, keys, p.data()));
-        attentionSoftmaxRows(p.data(), nr, sk, causal, window, positions,
-                             [&](int64_t i) { return r0 + i; });
+        auto query = [&](int64_t i) { return r0 + i; };
+        if (block)
+          blockProbabilityRows(p.data(), nr, sk, causal, window, positions,
+                               query, lse + head * sq + r0);
+        else
+          attentionSoftmaxRows(p.data(), nr, sk, causal, window, positions,
+                               query);
         PARTITION_RETURN_IF_ERROR(
             gemm(true, false, sk, dv, nr, 1.0f, p.data(), grad,
                  dvalue.data(), 1.0f));
         PARTITION_RETURN_IF_ERROR(
             gemm(false, true, nr, sk, dv, 1.0f, grad, values, dp.data()));
-        for (int64_t i = 0; i < nr; ++i) {
-          const float *pi = p.data() + i * sk;
-          float *di = dp.data() + i * sk;
-          double dot = 0;
-          for (int64_t j = 0; j < sk; ++j)
-            dot += double(di[j]) * double(pi[j]);
-          for (int64_t j = 0; j < sk; ++j)
-            di[j] = scale * pi[j] * (di[j] - float(dot));
-        }
+        scoreGradRows(dp.data(), p.data(), nr, sk, scale,
+                      block ? delta + head * sq + r0 : nullptr);
         float *dq = wq.begin((head * sq + r0) * d, nr * d);
         PARTITION_RETURN_IF_ERROR(
             gemm(false, false, nr, d, sk, 1.0f, dp.data(), keys, dq));
@@ -2016,7 +2106,7 @@ Status dispatch(OpKind op, const KernelAttrs &attrs,
   case OpKind::RotaryEmbedding:
     return rotaryEmbedding(in, out[0]);
   case OpKind::Attention:
-    return attention(attrs, in, out[0]);
+    return attention(attrs, in, out);
   case OpKind::AttentionGrad:
     return attentionGrad(attrs, in, out);
   case OpKind::SoftmaxCrossEntropy:

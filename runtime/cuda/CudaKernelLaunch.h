@@ -254,23 +254,39 @@ struct AttentionPositions {
 /// `positions`, the row is at p = positions.query[i] and keeps the columns
 /// j with p - window < positions.key[j] <= p (any order, so not one range);
 /// a row that keeps none gets zeros. Without `causalPeriod`, `positions` is
-/// ignored.
+/// ignored. With `lse` (f32, device memory; attention's block form), row r's
+/// log-sum-exp over the columns it keeps, max + log(sum exp(x - max)), goes
+/// to lse[r]: -inf for a row that keeps none.
 cudaError_t launchAttentionSoftmax(const LaunchConfig &config, DType dtype,
                                    void *out, const float *scores, int64_t rows,
                                    int64_t cols, int64_t rowsPerGroup,
                                    int64_t rowOffset, int64_t causalPeriod,
                                    int64_t window,
-                                   const AttentionPositions &positions = {});
+                                   const AttentionPositions &positions = {},
+                                   float *lse = nullptr);
+
+/// AttentionGrad's block form: the probabilities p = exp(score - lse[r]) of
+/// the f32 rows of `scores` [rows, cols] into `out` (of `dtype`; may be
+/// `scores` itself when f32), for the columns a row keeps as
+/// launchAttentionSoftmax masks them, and 0 for the others and everywhere
+/// in a row whose lse is -inf. `lse` (f32, device memory) is the caller's
+/// log-sum-exp over every block of keys: the rows are not renormalised.
+cudaError_t launchAttentionBlockProbabilities(
+    const LaunchConfig &config, DType dtype, void *out, const float *scores,
+    int64_t rows, int64_t cols, int64_t rowsPerGroup, int64_t rowOffset,
+    int64_t causalPeriod, int64_t window, const AttentionPositions &positions,
+    const float *lse);
 
 /// Attention's score gradients per row of [rows, cols]: ds = scale * p *
-/// (dp - rowsum(dp * p)), from `dp` (f32) and the probabilities `p` in
-/// `dtype`, written to `out` in `dtype` (`out` may be `dp` when f32). A key
-/// the mask hides (by index or by positions) has p = 0, hence ds = 0: the
-/// mask needs no second look here.
+/// (dp - delta_r), from `dp` (f32) and the probabilities `p` in `dtype`,
+/// written to `out` in `dtype` (`out` may be `dp` when f32). delta_r is
+/// rowsum(dp * p), or with `delta` (f32, device memory; the block form)
+/// delta[r]. A key the mask hides (by index or by positions) has p = 0,
+/// hence ds = 0: the mask needs no second look here.
 cudaError_t launchAttentionGradScores(const LaunchConfig &config, DType dtype,
-                                      void *out, const float *dp,
-                                      const void *p, int64_t rows,
-                                      int64_t cols, float scale);
+                                      void *out, const float *dp, const void *p,
+                                      int64_t rows, int64_t cols, float scale,
+                                      const float *delta = nullptr);
 
 /// Layer norm (biased variance; `bias` may be null) or, with `rms`, RMS norm
 /// over the last dimension of in [rows, cols].

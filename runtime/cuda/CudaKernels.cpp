@@ -253,7 +253,7 @@ private:
     case OpKind::RotaryEmbedding:
       return rotary(in, out[0], config);
     case OpKind::Attention:
-      return attention(attrs, in, out[0], stream, config);
+      return attention(attrs, in, out, stream, config);
     case OpKind::AttentionGrad:
       return attentionGrad(attrs, in, out, stream, config);
     case OpKind::SoftmaxCrossEntropy:
@@ -558,10 +558,16 @@ private:
     return p;
   }
 
+  /// Attention: cuDNN where it takes the call, else the decomposition. The
+  /// block form's second result (f32 [B, H, Sq], rows in the order of the
+  /// first's) takes each row's log-sum-exp from the softmax; cuDNN is not
+  /// asked for it.
   Status attention(const KernelAttrs &attrs, const std::vector<TensorRef> &in,
-                   const TensorRef &out, CudaStream &stream,
+                   const std::vector<TensorRef> &results, CudaStream &stream,
                    const LaunchConfig &config) {
-    const TensorRef &q = in[0], &k = in[1], &v = in[2];
+    const TensorRef &q = in[0], &k = in[1], &v = in[2], &out = results[0];
+    float *lse =
+        results.size() > 1 ? static_cast<float *>(results[1].data) : nullptr;
     AttentionPositions positions = positionsOf(attrs, in, 3);
     bool causal = attrs.AsAttentionAttrs()->causal;
     float scale = attrs.AsAttentionAttrs()->scale;
@@ -569,12 +575,18 @@ private:
     int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
             d = q.shape[3];
     int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
-    if (out.numElements() == 0)
+    // With Dv = 0 the block form still has log-sum-exps to compute.
+    if (batch * heads * sq == 0 || (out.numElements() == 0 && !lse))
       return Status::ok();
-    if (sk == 0) // softmax over no keys: an empty weighted sum
+    // A softmax over no keys: an empty weighted sum, and lse -inf.
+    if (sk == 0) {
+      if (lse)
+        PARTITION_RETURN_IF_ERROR(
+            fill(-std::numeric_limits<float>::infinity(), results[1], config));
       return copyZeros(out, config);
+    }
     bool fused = false;
-    if (!positions.query)
+    if (!positions.query && !lse)
       PARTITION_RETURN_IF_ERROR(cudnn_->forward(shapeOf(attrs, q, k, v), q.data,
                                                 k.data, v.data, out.data,
                                                 stream.get(), &fused));
@@ -629,9 +641,12 @@ private:
             gemm_->run(s, qData + (p0 * rowsPerPair + r0) * d * elt,
                        kData + p0 * sk * d * elt, scores, stream.get(),
                        workspace, CudaStream::kWorkspaceBytes));
-        PARTITION_CUDA_CHECK(
-            launchAttentionSoftmax(config, q.dtype, probs, scores, np * nr, sk,
-                                   nr, r0, causal ? sq : 0, window, positions));
+        // A chunk's rows are adjacent rows of [B * H * Sq]: whole pairs, or
+        // rows of one pair.
+        PARTITION_CUDA_CHECK(launchAttentionSoftmax(
+            config, q.dtype, probs, scores, np * nr, sk, nr, r0,
+            causal ? sq : 0, window, positions,
+            lse ? lse + p0 * rowsPerPair + r0 : nullptr));
         // out = P V, [np, nr, dv].
         RowMajorGemm o;
         o.abType = o.cType = q.dtype;
@@ -669,12 +684,14 @@ private:
     return s;
   }
 
-  /// The sizes, attributes and positions attention's backward works with.
+  /// The sizes, attributes and positions attention's backward works with,
+  /// and in the block form lse and delta (f32 [B, H, Sq]; else null).
   struct AttentionDims : AttentionShape {
     int64_t group, elt;
     DType t;
     bool f32;
     AttentionPositions positions;
+    const float *lse = nullptr, *delta = nullptr;
   };
   static AttentionDims attentionDims(const KernelAttrs &attrs,
                                      const std::vector<TensorRef> &in) {
@@ -685,7 +702,27 @@ private:
     a.elt = dtypeSize(a.dtype);
     a.f32 = a.dtype == DType::F32;
     a.positions = positionsOf(attrs, in, 4);
+    if (in.size() == 8) {
+      a.lse = static_cast<const float *>(in[6].data);
+      a.delta = static_cast<const float *>(in[7].data);
+    }
     return a;
+  }
+
+  /// The probabilities of `rows` score rows that are the adjacent rows
+  /// `first`.. of [B * H * Sq] (row r is query (rowOffset + r) % Sq): the
+  /// masked softmax, or in the block form exp(s - lse) over lse's rows.
+  cudaError_t gradProbabilities(const AttentionDims &a, void *probs,
+                                const float *scores, int64_t rows,
+                                int64_t rowOffset, int64_t first,
+                                const LaunchConfig &config) {
+    int64_t period = a.causal ? a.sq : 0;
+    if (a.lse)
+      return launchAttentionBlockProbabilities(
+          config, a.t, probs, scores, rows, a.sk, rows, rowOffset, period,
+          a.window, a.positions, a.lse + first);
+    return launchAttentionSoftmax(config, a.t, probs, scores, rows, a.sk, rows,
+                                  rowOffset, period, a.window, a.positions);
   }
 
   /// A GEMM of `t` operands (into `cType`), batched `count` times with the
@@ -729,7 +766,7 @@ private:
       return Status::ok();
     }
     bool fused = false;
-    if (!a.positions.query)
+    if (!a.positions.query && !a.lse)
       PARTITION_RETURN_IF_ERROR(cudnn_->backward(
           a, in[0].data, in[1].data, in[2].data, in[3].data, out[0].data,
           out[1].data, out[2].data, stream.get(), &fused));
@@ -788,9 +825,8 @@ private:
       PARTITION_RETURN_IF_ERROR(gemm(false, true, rowsPerPair, sk, d, a.scale,
                                      DType::F32, np, queries, rowsPerPair * d,
                                      keys, sk * d, scores, rowsPerPair * sk));
-      PARTITION_CUDA_CHECK(launchAttentionSoftmax(
-          config, a.t, probs, scores, np * rowsPerPair, sk, np * rowsPerPair, 0,
-          a.causal ? sq : 0, a.window, a.positions));
+      PARTITION_CUDA_CHECK(gradProbabilities(a, probs, scores, np * rowsPerPair,
+                                             0, p0 * rowsPerPair, config));
       // dv = p^T do per query head: [Sk, Dv].
       PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, sq, 1.0f, a.t,
                                      np * a.group, probs, sq * sk, grad,
@@ -801,7 +837,8 @@ private:
                                      DType::F32, np, grad, rowsPerPair * dv,
                                      values, sk * dv, dp, rowsPerPair * sk));
       PARTITION_CUDA_CHECK(launchAttentionGradScores(
-          config, a.t, probs, dp, probs, np * rowsPerPair, sk, a.scale));
+          config, a.t, probs, dp, probs, np * rowsPerPair, sk, a.scale,
+          a.delta ? a.delta + p0 * rowsPerPair : nullptr));
       // dq = ds k per pair; dk = ds^T q per query head.
       PARTITION_RETURN_IF_ERROR(gemm(false, false, rowsPerPair, d, sk, 1.0f,
                                      a.t, np, probs, rowsPerPair * sk, keys,
@@ -871,8 +908,7 @@ private:
         PARTITION_RETURN_IF_ERROR(gemm(false, true, nr, sk, d, a.scale,
                                        DType::F32, queries, keys, scores));
         PARTITION_CUDA_CHECK(
-            launchAttentionSoftmax(config, a.t, probs, scores, nr, sk, nr, r0,
-                                   a.causal ? sq : 0, a.window, a.positions));
+            gradProbabilities(a, probs, scores, nr, r0, bh * sq + r0, config));
         PARTITION_RETURN_IF_ERROR(gemm(true, false, sk, dv, nr, 1.0f,
                                        DType::F32, probs, grad,
                                        first ? dvAcc : partial));
@@ -882,7 +918,8 @@ private:
                                        DType::F32, grad, values, dp));
         // ds over the probabilities (in place: each thread its columns).
         PARTITION_CUDA_CHECK(launchAttentionGradScores(
-            config, a.t, probs, dp, probs, nr, sk, a.scale));
+            config, a.t, probs, dp, probs, nr, sk, a.scale,
+            a.delta ? a.delta + bh * sq + r0 : nullptr));
         PARTITION_RETURN_IF_ERROR(gemm(
             false, false, nr, d, sk, 1.0f, a.t, probs, keys,
             static_cast<char *>(out[0].data) + (bh * sq + r0) * d * elt));

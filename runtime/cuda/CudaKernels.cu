@@ -789,15 +789,22 @@ __global__ void routeKernel(E *buffer, E *slots, const Index *indices,
 // Softmax, norms, rotary embedding, losses
 //===----------------------------------------------------------------------===//
 
+/// The log-sum-exp of a row whose kept columns have maximum `m` and sum
+/// `s` of exp(x - m): -inf for a row that keeps none (m -inf, s 0).
+__device__ __forceinline__ float rowLogSumExp(float m, float s) {
+  return m == -CUDART_INF_F ? -CUDART_INF_F : m + logf(s);
+}
+
 /// Softmax along the last dimension: one block per row.
 /// Rows are grouped as described at launchAttentionSoftmax; with
 /// `causalPeriod` 0 every column is kept. `out` may be `in` when In == Out:
-/// each thread reads and writes the same columns.
+/// each thread reads and writes the same columns. With `lse`, lse[row] takes
+/// the row's log-sum-exp over the columns it keeps.
 template <typename In, typename Out>
 __global__ void softmaxRowsKernel(Out *out, const In *in, int64_t rows,
                                   int64_t cols, int64_t rowsPerGroup,
                                   int64_t rowOffset, int64_t causalPeriod,
-                                  int64_t window) {
+                                  int64_t window, float *lse) {
   __shared__ float shared[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const In *x = in + row * cols;
@@ -817,6 +824,8 @@ __global__ void softmaxRowsKernel(Out *out, const In *in, int64_t rows,
     for (int64_t j = first + threadIdx.x; j < valid; j += blockDim.x)
       s += expf(Elem<In>::up(x[j]) - m);
     s = blockReduce<false>(s, shared);
+    if (lse && threadIdx.x == 0)
+      lse[row] = rowLogSumExp(m, s);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
       y[j] = Elem<Out>::down(
           j >= first && j < valid ? expf(Elem<In>::up(x[j]) - m) / s : 0.0f);
@@ -839,13 +848,13 @@ __device__ __forceinline__ bool seesKey(int64_t query, int64_t key,
 /// at keyPositions[j]. The columns a row keeps need not be one range, so
 /// every pass tests each column; a row that keeps none gets zeros (its
 /// maximum stays -inf and no column is kept). `out` may be `in` when Out is
-/// float.
+/// float. With `lse`, lse[row] takes the row's log-sum-exp (-inf for a row
+/// that keeps no column).
 template <typename Out, typename Pos>
-__global__ void
-positionsSoftmaxRowsKernel(Out *out, const float *in, int64_t rows,
-                           int64_t cols, int64_t rowsPerGroup,
-                           int64_t rowOffset, int64_t period, int64_t window,
-                           const Pos *queryPositions, const Pos *keyPositions) {
+__global__ void positionsSoftmaxRowsKernel(
+    Out *out, const float *in, int64_t rows, int64_t cols, int64_t rowsPerGroup,
+    int64_t rowOffset, int64_t period, int64_t window,
+    const Pos *queryPositions, const Pos *keyPositions, float *lse) {
   __shared__ float shared[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float *x = in + row * cols;
@@ -865,28 +874,61 @@ positionsSoftmaxRowsKernel(Out *out, const float *in, int64_t rows,
       if (sees(j))
         s += expf(x[j] - m);
     s = blockReduce<false>(s, shared);
+    if (lse && threadIdx.x == 0)
+      lse[row] = rowLogSumExp(m, s);
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
       y[j] = Elem<Out>::down(sees(j) ? expf(x[j] - m) / s : 0.0f);
   }
 }
 
+/// AttentionGrad's block form (see launchAttentionBlockProbabilities), one
+/// thread per score: p = exp(x - lse[row]) where the row keeps the column
+/// (rows as in softmaxRowsKernel; by positions where `queryPositions` is
+/// given), else 0, and 0 in a row whose lse is -inf. `out` may be `in` when
+/// Out is float: each thread reads and writes one element.
+template <typename Out, typename Pos>
+__global__ void blockProbabilitiesKernel(
+    Out *out, const float *in, int64_t rows, int64_t cols, int64_t rowsPerGroup,
+    int64_t rowOffset, int64_t period, int64_t window,
+    const Pos *queryPositions, const Pos *keyPositions, const float *lse) {
+  PARTITION_GRID_STRIDE_LOOP(t, rows * cols) {
+    int64_t row = t / cols, j = t % cols;
+    float l = lse[row];
+    bool keeps = l != -CUDART_INF_F;
+    if (period > 0) {
+      int64_t i = (rowOffset + row % rowsPerGroup) % period;
+      keeps =
+          keeps && (queryPositions
+                        ? seesKey(static_cast<int64_t>(queryPositions[i]),
+                                  static_cast<int64_t>(keyPositions[j]), window)
+                        : seesKey(i, j, window));
+    }
+    out[t] = Elem<Out>::down(keeps ? expf(in[t] - l) : 0.0f);
+  }
+}
+
 /// Attention's score gradients, one block per row: ds = scale * p * (dp -
-/// sum_j dp_j p_j), from `dp` (f32) and the probabilities `p`, written in
-/// Out (`out` may be `dp` when Out is float: each thread reads and writes
-/// the same columns, after the row's sum).
+/// delta), delta = sum_j dp_j p_j or, given `delta` (the block form),
+/// delta[row], from `dp` (f32) and the probabilities `p`, written in Out
+/// (`out` may be `dp` when Out is float: each thread reads and writes the
+/// same columns, after the row's sum).
 template <typename Out>
-__global__ void attentionGradScoresKernel(Out *out, const float *dp,
-                                          const Out *p, int64_t rows,
-                                          int64_t cols, float scale) {
+__global__ void
+attentionGradScoresKernel(Out *out, const float *dp, const Out *p, int64_t rows,
+                          int64_t cols, float scale, const float *delta) {
   __shared__ float shared[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float *g = dp + row * cols;
     const Out *pr = p + row * cols;
     Out *y = out + row * cols;
     float dot = 0.0f;
-    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-      dot += g[j] * Elem<Out>::up(pr[j]);
-    dot = blockReduce<false>(dot, shared);
+    if (delta) { // the same for every thread of the block
+      dot = delta[row];
+    } else {
+      for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+        dot += g[j] * Elem<Out>::up(pr[j]);
+      dot = blockReduce<false>(dot, shared);
+    }
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
       y[j] = Elem<Out>::down(scale * Elem<Out>::up(pr[j]) * (g[j] - dot));
   }
@@ -1411,7 +1453,7 @@ cudaError_t cuda::launchSoftmax(const LaunchConfig &config, DType dtype,
       softmaxRowsKernel<T, T>
           <<<rowGrid(config, outer), rowThreads(dim), 0, config.stream>>>(
               static_cast<T *>(out), static_cast<const T *>(in), outer, dim, 1,
-              0, 0, 0);
+              0, 0, 0, nullptr);
     else
       softmaxColumnsKernel<T>
           <<<gridFor(config, outer * inner), kThreads, 0, config.stream>>>(
@@ -1421,10 +1463,12 @@ cudaError_t cuda::launchSoftmax(const LaunchConfig &config, DType dtype,
   });
 }
 
-cudaError_t cuda::launchAttentionSoftmax(
-    const LaunchConfig &config, DType dtype, void *out, const float *scores,
-    int64_t rows, int64_t cols, int64_t rowsPerGroup, int64_t rowOffset,
-    int64_t causalPeriod, int64_t window, const AttentionPositions &positions) {
+cudaError_t
+cuda::launchAttentionSoftmax(const LaunchConfig &config, DType dtype, void *out,
+                             const float *scores, int64_t rows, int64_t cols,
+                             int64_t rowsPerGroup, int64_t rowOffset,
+                             int64_t causalPeriod, int64_t window,
+                             const AttentionPositions &positions, float *lse) {
   if (rows * cols == 0)
     return cudaSuccess;
   if (rowsPerGroup <= 0)
@@ -1441,7 +1485,7 @@ cudaError_t cuda::launchAttentionSoftmax(
                 static_cast<T *>(out), scores, rows, cols, rowsPerGroup,
                 rowOffset, causalPeriod, window,
                 static_cast<const P *>(positions.query),
-                static_cast<const P *>(positions.key));
+                static_cast<const P *>(positions.key), lse);
         return cudaGetLastError();
       });
     });
@@ -1451,8 +1495,36 @@ cudaError_t cuda::launchAttentionSoftmax(
     softmaxRowsKernel<float, T>
         <<<rowGrid(config, rows), rowThreads(cols), 0, config.stream>>>(
             static_cast<T *>(out), scores, rows, cols, rowsPerGroup, rowOffset,
-            causalPeriod, window);
+            causalPeriod, window, lse);
     return cudaGetLastError();
+  });
+}
+
+cudaError_t cuda::launchAttentionBlockProbabilities(
+    const LaunchConfig &config, DType dtype, void *out, const float *scores,
+    int64_t rows, int64_t cols, int64_t rowsPerGroup, int64_t rowOffset,
+    int64_t causalPeriod, int64_t window, const AttentionPositions &positions,
+    const float *lse) {
+  if (rows * cols == 0)
+    return cudaSuccess;
+  if (rowsPerGroup <= 0 || !lse)
+    return cudaErrorInvalidValue;
+  bool byPositions = causalPeriod > 0 && positions.query;
+  if (byPositions && !positions.key)
+    return cudaErrorInvalidValue;
+  return withFloatType(dtype, [&](auto tag) {
+    using T = Pointee<decltype(tag)>;
+    return withIndexType(positions.type, [&](auto positionTag) {
+      using P = Pointee<decltype(positionTag)>;
+      blockProbabilitiesKernel<T, P>
+          <<<gridFor(config, rows * cols), kThreads, 0, config.stream>>>(
+              static_cast<T *>(out), scores, rows, cols, rowsPerGroup,
+              rowOffset, causalPeriod, window,
+              byPositions ? static_cast<const P *>(positions.query) : nullptr,
+              byPositions ? static_cast<const P *>(positions.key) : nullptr,
+              lse);
+      return cudaGetLastError();
+    });
   });
 }
 
@@ -1460,7 +1532,7 @@ cudaError_t cuda::launchAttentionGradScores(const LaunchConfig &config,
                                             DType dtype, void *out,
                                             const float *dp, const void *p,
                                             int64_t rows, int64_t cols,
-                                            float scale) {
+                                            float scale, const float *delta) {
   if (rows * cols == 0)
     return cudaSuccess;
   return withFloatType(dtype, [&](auto tag) {
@@ -1468,7 +1540,7 @@ cudaError_t cuda::launchAttentionGradScores(const LaunchConfig &config,
     attentionGradScoresKernel<T>
         <<<rowGrid(config, rows), rowThreads(cols), 0, config.stream>>>(
             static_cast<T *>(out), dp, static_cast<const T *>(p), rows, cols,
-            scale);
+            scale, delta);
     return cudaGetLastError();
   });
 }

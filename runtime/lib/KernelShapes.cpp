@@ -408,16 +408,40 @@ Status checkMatmul(const Checker &c, bool batched) {
   return c.resultShape(result);
 }
 
-/// Attention's and AttentionGrad's operand counts: `base` (query, key,
-/// value and, for AttentionGrad, the result gradient) or `base` + 2 (with
-/// query_positions and key_positions after them).
-Status checkAttentionArity(const Checker &c, size_t base, size_t results) {
-  if ((c.in.size() == base || c.in.size() == base + 2) &&
-      c.out.size() == results)
+/// Attention's operand and result counts: [query, key, value] and
+/// optionally [query_positions, key_positions]; [result] and, in the block
+/// form, [lse] after it.
+Status checkAttentionArity(const Checker &c) {
+  if ((c.in.size() == 3 || c.in.size() == 5) &&
+      (c.out.size() == 1 || c.out.size() == 2))
     return Status::ok();
-  return c.fail("takes ", base, " operands (", base + 2,
-                " with query_positions and key_positions) and ", results,
-                " results, got ", c.in.size(), " and ", c.out.size());
+  return c.fail("takes 3 operands (5 with query_positions and key_positions) "
+                "and 1 result (2 with lse), got ",
+                c.in.size(), " and ", c.out.size());
+}
+
+/// AttentionGrad's: [query, key, value, result_grad], then optionally
+/// [query_positions, key_positions] and, in the block form, [lse, delta];
+/// results [query, key, value gradients].
+Status checkAttentionGradArity(const Checker &c) {
+  if ((c.in.size() == 4 || c.in.size() == 6 || c.in.size() == 8) &&
+      c.out.size() == 3)
+    return Status::ok();
+  return c.fail("takes 4 operands (6 with query_positions and key_positions, "
+                "8 with those, lse and delta) and 3 results, got ",
+                c.in.size(), " and ", c.out.size());
+}
+
+/// A per-row f32 vector of the block form (lse or delta): [B, H, Sq] for
+/// query [B, H, Sq, D], f32 whatever the query's dtype.
+Status checkAttentionRowVector(const Checker &c, const TensorRef &t,
+                               const char *name) {
+  const TensorRef &q = c.in[0];
+  Shape expected = {q.shape[0], q.shape[1], q.shape[2]};
+  if (t.dtype != DType::F32 || t.shape != expected)
+    return c.fail(name, " must be f32 ", formatShape(expected), ", got ",
+                  dtypeName(t.dtype), " ", formatShape(t.shape));
+  return Status::ok();
 }
 
 /// The optional positions operands at `first` (after query, key, value and
@@ -760,14 +784,20 @@ partition::runtime::checkKernelShapes(OpKind op, const KernelAttrs &attrs,
     return c.resultShape(in[0].shape);
   }
   case OpKind::Attention: {
-    PARTITION_RETURN_IF_ERROR(checkAttentionArity(c, 3, 1));
+    PARTITION_RETURN_IF_ERROR(checkAttentionArity(c));
     PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs, 3));
     const TensorRef &q = in[0], &v = in[2];
+    if (outputs.size() == 2) // the block form's log-sum-exp per query row
+      PARTITION_RETURN_IF_ERROR(checkAttentionRowVector(c, outputs[1], "lse"));
     return c.resultShape({q.shape[0], q.shape[1], q.shape[2], v.shape[3]});
   }
   case OpKind::AttentionGrad: {
-    PARTITION_RETURN_IF_ERROR(checkAttentionArity(c, 4, 3));
+    PARTITION_RETURN_IF_ERROR(checkAttentionGradArity(c));
     PARTITION_RETURN_IF_ERROR(checkAttentionOperands(c, in, outputs, 4));
+    if (in.size() == 8) { // the block form
+      PARTITION_RETURN_IF_ERROR(checkAttentionRowVector(c, in[6], "lse"));
+      PARTITION_RETURN_IF_ERROR(checkAttentionRowVector(c, in[7], "delta"));
+    }
     const TensorRef &q = in[0], &k = in[1], &v = in[2], &dy = in[3];
     PARTITION_RETURN_IF_ERROR(c.sameDType(q, "query", dy, "result_grad"));
     Shape result = {q.shape[0], q.shape[1], q.shape[2], v.shape[3]};

@@ -1161,6 +1161,11 @@ double softmaxRelError(double dev, double maxDev, int64_t n) {
   return kU * (dev + maxDev) + 2 * kLibmUlps * kUlp + (n + 2) * kU;
 }
 
+/// A reference result: the exact values and each one's error bound.
+struct Reference {
+  std::vector<double> expected, tol;
+};
+
 /// Which keys attention's query rows see: sees(i, j) for query i, key j.
 using KeyMask = std::function<bool(int64_t, int64_t)>;
 
@@ -1195,10 +1200,21 @@ KeyMask attentionMask(bool causal, int64_t window,
 ///    u(dtype) sum_j p_j |v_j| more. Scores stay f32 on every backend.
 /// A row that sees no key is 0, and its tolerance (stored(dtype, 0, 0))
 /// admits only 0.
+///
+/// With `lse`, also the block form's second result: each row's log-sum-exp
+/// log(sum_j exp(s_j)) over the keys it sees, [B, H, Sq] (-inf, exactly,
+/// for a row that sees none), within, first order:
+///  - maxErr: lse is 1-Lipschitz in the scores' maximum norm (its gradient
+///    is the probabilities), so the scores' errors move it by at most theirs;
+///  - softmaxRelError(maxDev, maxDev, Sk): the sum of exp(s - max) is
+///    within that relative error (it also counts a normalisation, which lse
+///    does not have), hence its logarithm within that absolute;
+///  - kLibmUlps of log(sum) for the logarithm, and u |lse| for adding the
+///    maximum.
 void referenceAttention(const HostTensor &q, const HostTensor &k,
                         const HostTensor &v, double scale, const KeyMask &sees,
-                        std::vector<double> &expected,
-                        std::vector<double> &tol) {
+                        std::vector<double> &expected, std::vector<double> &tol,
+                        Reference *lse = nullptr) {
   DType dtype = q.dtype;
   int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
           dq = q.shape[3];
@@ -1208,6 +1224,10 @@ void referenceAttention(const HostTensor &q, const HostTensor &k,
   tol.assign(numel(outShape), 0.0);
   int64_t group = heads / kvHeads;
   double probRounding = dtype == DType::F32 ? 0 : unitRoundoff(dtype);
+  if (lse) {
+    lse->expected.assign(batch * heads * sq, -INFINITY);
+    lse->tol.assign(batch * heads * sq, 0.0);
+  }
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       int64_t kvh = h / group;
@@ -1237,6 +1257,14 @@ void referenceAttention(const HostTensor &q, const HostTensor &k,
           sum += std::exp(s[j] - m);
         }
         double relP = 2 * maxErr + softmaxRelError(maxDev, maxDev, sk);
+        if (lse && sum > 0) {
+          int64_t row = (b * heads + h) * sq + i;
+          double l = m + std::log(sum);
+          lse->expected[row] = l;
+          lse->tol[row] = maxErr + softmaxRelError(maxDev, maxDev, sk) +
+                          kLibmUlps * kUlp * std::log(sum) + kU * std::fabs(l) +
+                          tinyError(DType::F32);
+        }
         for (int64_t e = 0; e < dv; ++e) {
           double o = 0, weight = 0;
           for (int64_t j = 0; j < sk; ++j) {
@@ -1307,6 +1335,144 @@ TEST_P(KernelConformanceTest, Attention) {
   }
 }
 
+/// Row i of one (batch, query head)'s scores: s_j = scale q_i . k_j for the
+/// keys j it sees (0 for the others) within err_j = (D + 2) u |scale| sum_d
+/// |q k| (the GEMM bound plus the scaling's rounding), their maximum m (-inf
+/// for a row that sees none) and largest error maxErr.
+struct ScoreRow {
+  std::vector<double> s, err;
+  double m = -INFINITY, maxErr = 0;
+};
+
+ScoreRow scoreRow(const HostTensor &q, const HostTensor &k, double scale,
+                  const KeyMask &sees, int64_t b, int64_t h, int64_t kvh,
+                  int64_t i) {
+  int64_t sk = k.shape[2], dq = q.shape[3];
+  ScoreRow r;
+  r.s.assign(sk, 0);
+  r.err.assign(sk, 0);
+  for (int64_t j = 0; j < sk; ++j) {
+    if (!sees(i, j))
+      continue;
+    double dot = 0, abs = 0;
+    for (int64_t d = 0; d < dq; ++d) {
+      double x = q.values[ravel({b, h, i, d}, q.shape)];
+      double y = k.values[ravel({b, kvh, j, d}, k.shape)];
+      dot += x * y;
+      abs += std::fabs(x * y);
+    }
+    r.s[j] = scale * dot;
+    r.err[j] = (dq + 2) * kU * std::fabs(scale) * abs;
+    r.m = std::max(r.m, r.s[j]);
+    r.maxErr = std::max(r.maxErr, r.err[j]);
+  }
+  return r;
+}
+
+/// One (batch, query head)'s rows of the backward: per query row i and key
+/// j, the probability p, its relative error bound relP, the score gradient
+/// ds and its absolute error bound eDs; all 0 for a key the row does not
+/// see.
+struct GradRows {
+  std::vector<std::vector<double>> p, relP, ds, eDs;
+};
+
+/// dp_j = do_i . v_j for every key of row i, with the magnitudes sum |do v|
+/// its GEMM bound (Dv + 1) u sum |do v| is taken over.
+void valueGradRow(const HostTensor &v, const HostTensor &dy, int64_t b,
+                  int64_t h, int64_t kvh, int64_t i, std::vector<double> &dp,
+                  std::vector<double> &absDp) {
+  int64_t sk = v.shape[2], dv = v.shape[3];
+  dp.assign(sk, 0);
+  absDp.assign(sk, 0);
+  for (int64_t j = 0; j < sk; ++j)
+    for (int64_t e = 0; e < dv; ++e) {
+      double x = dy.values[ravel({b, h, i, e}, dy.shape)] *
+                 v.values[ravel({b, kvh, j, e}, v.shape)];
+      dp[j] += x;
+      absDp[j] += std::fabs(x);
+    }
+}
+
+/// AttentionGrad's three results as references: dq [B, H, Sq, D], and dk
+/// [B, H, Sk, D] and dv [B, H, Sk, Dv] per query head, zeroed.
+void startGradients(const HostTensor &q, const HostTensor &k,
+                    const HostTensor &v,
+                    std::vector<std::vector<double>> &expected,
+                    std::vector<std::vector<double>> &tol) {
+  int64_t batch = q.shape[0], heads = q.shape[1];
+  const Shape shapes[3] = {{batch, heads, q.shape[2], q.shape[3]},
+                           {batch, heads, k.shape[2], k.shape[3]},
+                           {batch, heads, k.shape[2], v.shape[3]}};
+  expected.assign(3, {});
+  tol.assign(3, {});
+  for (int r = 0; r < 3; ++r) {
+    expected[r].assign(numel(shapes[r]), 0.0);
+    tol[r].assign(numel(shapes[r]), 0.0);
+  }
+}
+
+/// dq = ds k, dk = ds^T q and dv = p^T do of query head h of batch b from
+/// its rows, into startGradients' results: each within its GEMM bound over
+/// its terms plus the propagated ds or p errors, and the result's rounding.
+void gradientsOfRows(const HostTensor &q, const HostTensor &k,
+                     const HostTensor &dy, int64_t b, int64_t h, int64_t kvh,
+                     const GradRows &rows,
+                     std::vector<std::vector<double>> &expected,
+                     std::vector<std::vector<double>> &tol) {
+  DType dtype = q.dtype;
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
+          dq = q.shape[3];
+  int64_t sk = k.shape[2], dv = dy.shape[3];
+  const Shape shapes[3] = {
+      {batch, heads, sq, dq}, {batch, heads, sk, dq}, {batch, heads, sk, dv}};
+  auto at = [](const HostTensor &t, std::initializer_list<int64_t> i) {
+    return t.values[ravel(i, t.shape)];
+  };
+  const auto &p = rows.p, &ds = rows.ds, &eDs = rows.eDs;
+  // dq = ds k.
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t d = 0; d < dq; ++d) {
+      double x = 0, abs = 0, e = 0;
+      for (int64_t j = 0; j < sk; ++j) {
+        double kk = at(k, {b, kvh, j, d});
+        x += ds[i][j] * kk;
+        abs += std::fabs(ds[i][j] * kk);
+        e += eDs[i][j] * std::fabs(kk);
+      }
+      int64_t o = ravel({b, h, i, d}, shapes[0]);
+      expected[0][o] = x;
+      tol[0][o] = stored(dtype, x, (sk + 1) * kU * abs + e);
+    }
+  // dk = ds^T q and dv = p^T do, per query head.
+  for (int64_t j = 0; j < sk; ++j) {
+    for (int64_t d = 0; d < dq; ++d) {
+      double x = 0, abs = 0, e = 0;
+      for (int64_t i = 0; i < sq; ++i) {
+        double qq = at(q, {b, h, i, d});
+        x += ds[i][j] * qq;
+        abs += std::fabs(ds[i][j] * qq);
+        e += eDs[i][j] * std::fabs(qq);
+      }
+      int64_t o = ravel({b, h, j, d}, shapes[1]);
+      expected[1][o] = x;
+      tol[1][o] = stored(dtype, x, (sq + 1) * kU * abs + e);
+    }
+    for (int64_t e = 0; e < dv; ++e) {
+      double x = 0, weight = 0, err = 0;
+      for (int64_t i = 0; i < sq; ++i) {
+        double g = at(dy, {b, h, i, e});
+        x += p[i][j] * g;
+        weight += p[i][j] * std::fabs(g);
+        err += rows.relP[i][j] * p[i][j] * std::fabs(g);
+      }
+      int64_t o = ravel({b, h, j, e}, shapes[2]);
+      expected[2][o] = x;
+      tol[2][o] = stored(dtype, x, (sq + 1) * kU * weight + err);
+    }
+  }
+}
+
 /// AttentionGrad's results (dq [B, H, Sq, D], and dk [B, H, Sk, D] and dv
 /// [B, H, Sk, Dv] per query head) for q, k, v as in referenceAttention and
 /// the result's gradient dy [B, H, Sq, Dv] under `sees`: a double reference
@@ -1317,9 +1483,8 @@ TEST_P(KernelConformanceTest, Attention) {
 /// softmax); dp's GEMM bound (Dv + 1) u sum|do v|; delta's (Sk + 1) u over
 /// its terms' magnitudes and their errors; each ds term's error from
 /// those, plus its storage rounding (a backend may hold p and ds in the
-/// operands' type: CUDA does); then each gradient's GEMM bound over its
-/// terms and the propagated ds or p errors, and the result's rounding. A
-/// key no row sees, or a row that sees no key, contributes exactly 0.
+/// operands' type: CUDA does); then gradientsOfRows. A key no row sees, or
+/// a row that sees no key, contributes exactly 0.
 void referenceAttentionGrad(const HostTensor &q, const HostTensor &k,
                             const HostTensor &v, const HostTensor &dy,
                             double scale, const KeyMask &sees,
@@ -1327,127 +1492,121 @@ void referenceAttentionGrad(const HostTensor &q, const HostTensor &k,
                             std::vector<std::vector<double>> &tol) {
   DType dtype = q.dtype;
   double store = dtype == DType::F32 ? kU : unitRoundoff(dtype);
-  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2],
-          dq = q.shape[3];
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2];
   int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
-  const Shape shapes[3] = {
-      {batch, heads, sq, dq}, {batch, heads, sk, dq}, {batch, heads, sk, dv}};
-  expected.assign(3, {});
-  tol.assign(3, {});
-  for (int r = 0; r < 3; ++r) {
-    expected[r].assign(numel(shapes[r]), 0.0);
-    tol[r].assign(numel(shapes[r]), 0.0);
-  }
+  startGradients(q, k, v, expected, tol);
   int64_t group = heads / kvHeads;
-  auto at = [](const HostTensor &t, std::initializer_list<int64_t> i) {
-    return t.values[ravel(i, t.shape)];
-  };
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t h = 0; h < heads; ++h) {
       int64_t kvh = h / group;
-      // Per row i: p, ds and ds's error bound over the keys it sees.
-      std::vector<std::vector<double>> p(sq), ds(sq), eDs(sq);
-      std::vector<double> relP(sq);
+      GradRows rows;
+      rows.p.assign(sq, std::vector<double>(sk, 0));
+      rows.relP = rows.ds = rows.eDs = rows.p;
       for (int64_t i = 0; i < sq; ++i) {
-        std::vector<double> s(sk, 0), err(sk, 0);
-        double m = -INFINITY, maxErr = 0;
-        for (int64_t j = 0; j < sk; ++j) {
-          if (!sees(i, j))
-            continue;
-          double dot = 0, abs = 0;
-          for (int64_t d = 0; d < dq; ++d) {
-            double x = at(q, {b, h, i, d}), y = at(k, {b, kvh, j, d});
-            dot += x * y;
-            abs += std::fabs(x * y);
-          }
-          s[j] = scale * dot;
-          err[j] = (dq + 2) * kU * std::fabs(scale) * abs;
-          m = std::max(m, s[j]);
-          maxErr = std::max(maxErr, err[j]);
-        }
+        ScoreRow s = scoreRow(q, k, scale, sees, b, h, kvh, i);
         double maxDev = 0, sum = 0;
         for (int64_t j = 0; j < sk; ++j) {
           if (!sees(i, j))
             continue;
-          maxDev = std::max(maxDev, m - s[j]);
-          sum += std::exp(s[j] - m);
+          maxDev = std::max(maxDev, s.m - s.s[j]);
+          sum += std::exp(s.s[j] - s.m);
         }
-        relP[i] = 2 * maxErr + softmaxRelError(maxDev, maxDev, sk) +
-                  (dtype == DType::F32 ? 0 : store);
-        p[i].assign(sk, 0);
-        std::vector<double> dp(sk, 0), absDp(sk, 0);
+        double relP = 2 * s.maxErr + softmaxRelError(maxDev, maxDev, sk) +
+                      (dtype == DType::F32 ? 0 : store);
+        std::vector<double> &p = rows.p[i];
+        std::vector<double> dp, absDp;
+        valueGradRow(v, dy, b, h, kvh, i, dp, absDp);
         double delta = 0, absDelta = 0;
         for (int64_t j = 0; j < sk; ++j) {
           if (!sees(i, j))
             continue;
-          p[i][j] = std::exp(s[j] - m) / sum;
-          for (int64_t e = 0; e < dv; ++e) {
-            double x = at(dy, {b, h, i, e}) * at(v, {b, kvh, j, e});
-            dp[j] += x;
-            absDp[j] += std::fabs(x);
-          }
-          delta += dp[j] * p[i][j];
-          absDelta += (std::fabs(dp[j]) + (dv + 1) * kU * absDp[j]) * p[i][j] *
-                      (1 + relP[i]);
+          p[j] = std::exp(s.s[j] - s.m) / sum;
+          rows.relP[i][j] = relP;
+          delta += dp[j] * p[j];
+          absDelta +=
+              (std::fabs(dp[j]) + (dv + 1) * kU * absDp[j]) * p[j] * (1 + relP);
         }
-        double eDelta = (sk + 1) * kU * absDelta + relP[i] * absDelta;
+        double eDelta = (sk + 1) * kU * absDelta + relP * absDelta;
         for (int64_t j = 0; j < sk; ++j)
-          eDelta += p[i][j] * (dv + 1) * kU * absDp[j];
-        ds[i].assign(sk, 0);
-        eDs[i].assign(sk, 0);
+          eDelta += p[j] * (dv + 1) * kU * absDp[j];
         for (int64_t j = 0; j < sk; ++j) {
           if (!sees(i, j))
             continue;
           double diff = dp[j] - delta;
-          ds[i][j] = scale * p[i][j] * diff;
-          eDs[i][j] =
-              std::fabs(scale) * p[i][j] *
-                  (relP[i] * std::fabs(diff) + (dv + 1) * kU * absDp[j] +
-                   eDelta + kU * (std::fabs(dp[j]) + std::fabs(delta))) +
-              store * std::fabs(ds[i][j]);
+          rows.ds[i][j] = scale * p[j] * diff;
+          rows.eDs[i][j] =
+              std::fabs(scale) * p[j] *
+                  (relP * std::fabs(diff) + (dv + 1) * kU * absDp[j] + eDelta +
+                   kU * (std::fabs(dp[j]) + std::fabs(delta))) +
+              store * std::fabs(rows.ds[i][j]);
         }
       }
-      // dq = ds k.
-      for (int64_t i = 0; i < sq; ++i)
-        for (int64_t d = 0; d < dq; ++d) {
-          double x = 0, abs = 0, e = 0;
-          for (int64_t j = 0; j < sk; ++j) {
-            double kk = at(k, {b, kvh, j, d});
-            x += ds[i][j] * kk;
-            abs += std::fabs(ds[i][j] * kk);
-            e += eDs[i][j] * std::fabs(kk);
-          }
-          int64_t o = ravel({b, h, i, d}, shapes[0]);
-          expected[0][o] = x;
-          tol[0][o] = stored(dtype, x, (sk + 1) * kU * abs + e);
-        }
-      // dk = ds^T q and dv = p^T do, per query head.
-      for (int64_t j = 0; j < sk; ++j) {
-        for (int64_t d = 0; d < dq; ++d) {
-          double x = 0, abs = 0, e = 0;
-          for (int64_t i = 0; i < sq; ++i) {
-            double qq = at(q, {b, h, i, d});
-            x += ds[i][j] * qq;
-            abs += std::fabs(ds[i][j] * qq);
-            e += eDs[i][j] * std::fabs(qq);
-          }
-          int64_t o = ravel({b, h, j, d}, shapes[1]);
-          expected[1][o] = x;
-          tol[1][o] = stored(dtype, x, (sq + 1) * kU * abs + e);
-        }
-        for (int64_t e = 0; e < dv; ++e) {
-          double x = 0, weight = 0, err = 0;
-          for (int64_t i = 0; i < sq; ++i) {
-            double g = at(dy, {b, h, i, e});
-            x += p[i][j] * g;
-            weight += p[i][j] * std::fabs(g);
-            err += relP[i] * p[i][j] * std::fabs(g);
-          }
-          int64_t o = ravel({b, h, j, e}, shapes[2]);
-          expected[2][o] = x;
-          tol[2][o] = stored(dtype, x, (sq + 1) * kU * weight + err);
+      gradientsOfRows(q, k, dy, b, h, kvh, rows, expected, tol);
+    }
+  }
+}
+
+/// AttentionGrad's block form under `sees` (this block's keys), given the
+/// exact log-sum-exp `lse` and `delta` of the whole attention per row
+/// ([B, H, Sq]; the operands are them rounded to f32, within u |lse| and
+/// u |delta|): p = exp(s - lse) for the keys a row sees (0 for the others
+/// and in a row whose lse is -inf), ds = scale p (dp - delta), then dq, dk
+/// and dv as referenceAttentionGrad. Tolerance, first order:
+///  - relP = err + u |lse| + u |s - lse| + kLibmUlps ulp: the score's error,
+///    lse's rounding and the subtraction's move the exponent, exp adds its
+///    own; plus u(dtype) where a backend holds p in a 16-bit operand type;
+///  - ds = (scale p)(dp - delta) takes dp's GEMM bound, delta's rounding,
+///    the subtraction's u |dp - delta| and two products' 2u |ds| (plus
+///    u(dtype) for a 16-bit ds), besides relP;
+///  - then gradientsOfRows.
+/// With the whole attention's keys, p is its softmax and delta its
+/// rowsum(dp * p): the results are the ordinary AttentionGrad's.
+void referenceBlockAttentionGrad(const HostTensor &q, const HostTensor &k,
+                                 const HostTensor &v, const HostTensor &dy,
+                                 double scale, const KeyMask &sees,
+                                 const std::vector<double> &lse,
+                                 const std::vector<double> &delta,
+                                 std::vector<std::vector<double>> &expected,
+                                 std::vector<std::vector<double>> &tol) {
+  DType dtype = q.dtype;
+  double store = dtype == DType::F32 ? 0 : unitRoundoff(dtype);
+  int64_t batch = q.shape[0], heads = q.shape[1], sq = q.shape[2];
+  int64_t kvHeads = k.shape[1], sk = k.shape[2], dv = v.shape[3];
+  startGradients(q, k, v, expected, tol);
+  int64_t group = heads / kvHeads;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kvh = h / group;
+      GradRows rows;
+      rows.p.assign(sq, std::vector<double>(sk, 0));
+      rows.relP = rows.ds = rows.eDs = rows.p;
+      for (int64_t i = 0; i < sq; ++i) {
+        double l = lse[(b * heads + h) * sq + i];
+        double rowDelta = delta[(b * heads + h) * sq + i];
+        if (l == -INFINITY)
+          continue;
+        ScoreRow s = scoreRow(q, k, scale, sees, b, h, kvh, i);
+        std::vector<double> dp, absDp;
+        valueGradRow(v, dy, b, h, kvh, i, dp, absDp);
+        for (int64_t j = 0; j < sk; ++j) {
+          if (!sees(i, j))
+            continue;
+          double p = std::exp(s.s[j] - l);
+          double relP = s.err[j] + kU * std::fabs(l) +
+                        kU * std::fabs(s.s[j] - l) + kLibmUlps * kUlp + store;
+          double diff = dp[j] - rowDelta;
+          double ds = scale * p * diff;
+          rows.p[i][j] = p;
+          rows.relP[i][j] = relP;
+          rows.ds[i][j] = ds;
+          rows.eDs[i][j] =
+              std::fabs(scale) * p *
+                  (relP * std::fabs(diff) + (dv + 1) * kU * absDp[j] +
+                   kU * std::fabs(rowDelta) + kU * std::fabs(diff)) +
+              (2 * kU + store) * std::fabs(ds);
         }
       }
+      gradientsOfRows(q, k, dy, b, h, kvh, rows, expected, tol);
     }
   }
 }
@@ -1558,6 +1717,7 @@ struct PositionsCase {
   bool causal = true;
   DType positionType = DType::I64;
   bool f32Only = false; ///< large: once, not per dtype
+  bool operands = true; ///< false: none (query i at i, key j at j)
 };
 
 std::vector<PositionsCase> positionsCases() {
@@ -1717,6 +1877,338 @@ TEST_P(KernelConformanceTest, AttentionIotaPositionsAreTheDefault) {
           t *= 2;
         expectClose(byPositionsGrad[r], plainGrad[r].values, gradTol[r]);
       }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Attention's block form (ring attention: context parallelism)
+//===----------------------------------------------------------------------===//
+
+/// The mask of a case's attributes and positions (none without operands).
+KeyMask caseMask(const PositionsCase &c, const std::vector<int64_t> &keys) {
+  if (!c.operands)
+    return attentionMask(c.causal, c.window);
+  return attentionMask(c.causal, c.window, c.queries, keys);
+}
+
+/// Keys [begin, end) of a [B, H, S, D] tensor (its dimension 2).
+HostTensor sliceKeys(const HostTensor &t, int64_t begin, int64_t end) {
+  Shape shape = t.shape;
+  shape[2] = end - begin;
+  HostTensor result = emptyTensor(t.dtype, shape);
+  for (int64_t i = 0; i < numel(shape); ++i) {
+    Shape index = unravel(i, shape);
+    index[2] += begin;
+    result.values[i] = t.values[ravel(index, t.shape)];
+  }
+  return result;
+}
+
+/// Keys [begin, end) of values per key row (dk or dv) of `shape` [B, H,
+/// Sk, D].
+std::vector<double> sliceKeys(const std::vector<double> &values,
+                              const Shape &shape, int64_t begin, int64_t end) {
+  return sliceKeys(HostTensor{DType::F32, shape, values}, begin, end).values;
+}
+
+/// Ring attention's blocks of keys: the first half of the key order and the
+/// rest. In the balanced order each is a set of cp chunks, not one range.
+std::vector<std::pair<int64_t, int64_t>> keyBlocks(int64_t sk) {
+  return {{0, sk / 2}, {sk / 2, sk}};
+}
+
+/// An f32 tensor [B, H, Sq] of per-row values (lse, delta), rounded to f32.
+HostTensor rowTensor(const Shape &shape, const std::vector<double> &values) {
+  HostTensor t = emptyTensor(DType::F32, shape);
+  for (size_t i = 0; i < values.size(); ++i)
+    t.values[i] = roundTo(DType::F32, values[i]);
+  return t;
+}
+
+/// The whole attention's per-row delta = rowsum(dy * out), exactly (out
+/// the reference's), as the caller of the block form computes it.
+std::vector<double> rowDelta(const HostTensor &dy,
+                             const std::vector<double> &out) {
+  int64_t dv = dy.shape[3], rows = numel(dy.shape) / std::max<int64_t>(dv, 1);
+  std::vector<double> delta(rows, 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t e = 0; e < dv; ++e)
+      delta[r] += dy.values[r * dv + e] * out[r * dv + e];
+  return delta;
+}
+
+/// Cases of the block form's forward: positionsCases, and two without
+/// positions operands (query i at i, key j at j).
+std::vector<PositionsCase> blockForwardCases() {
+  std::vector<PositionsCase> cases = positionsCases();
+  PositionsCase causal{
+      "causal by index, GQA, window 3", 2, 4, 2, 8, 6, iota(9), iota(9), 3};
+  PositionsCase cross{
+      "not causal, Sq != Sk", 1, 4, 1, 8, 8, iota(5), iota(12), 0, false};
+  for (PositionsCase c : {causal, cross}) {
+    c.operands = false;
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+/// Attention's operands for a case: q, k, v and, where the case has them,
+/// its positions (key positions `keys`).
+std::vector<HostTensor> attentionOperands(const PositionsCase &c,
+                                          const HostTensor &q,
+                                          const HostTensor &k,
+                                          const HostTensor &v,
+                                          const std::vector<int64_t> &keys) {
+  std::vector<HostTensor> in = {q, k, v};
+  if (c.operands) {
+    in.push_back(positionsTensor(c.positionType, c.queries));
+    in.push_back(positionsTensor(c.positionType, keys));
+  }
+  return in;
+}
+
+// Attention's block form, results [out, lse]: out is the attention's
+// result (referenceAttention's, and within twice its tolerance of the same
+// kernel's without lse), lse each row's log-sum-exp of the scaled scores
+// of the keys it sees (referenceAttention's lse: -inf, exactly, for a row
+// that sees none), f32 whatever the operands' dtype; with positions
+// operands and without.
+TEST_P(KernelConformanceTest, AttentionBlockForm) {
+  Random rng(23);
+  for (DType dtype : kFloatTypes) {
+    for (const PositionsCase &c : blockForwardCases()) {
+      if (c.f32Only && dtype != DType::F32)
+        continue;
+      SCOPED_TRACE(describe(OpKind::Attention, dtype, describe(c)));
+      int64_t sq = c.queries.size(), sk = c.keys.size();
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.dv}, -1, 1);
+      std::vector<HostTensor> out = {emptyTensor(dtype, {c.b, c.h, sq, c.dv}),
+                                     emptyTensor(DType::F32, {c.b, c.h, sq})};
+      std::vector<HostTensor> plain = {out[0]};
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
+      std::vector<HostTensor> in = attentionOperands(c, q, k, v, c.keys);
+      if (!runOk(OpKind::Attention, attrs, in, out) ||
+          !runOk(OpKind::Attention, attrs, in, plain))
+        continue;
+      std::vector<double> expected, tol;
+      Reference lse;
+      referenceAttention(q, k, v, scale, caseMask(c, c.keys), expected, tol,
+                         &lse);
+      {
+        SCOPED_TRACE("result");
+        expectClose(out[0], expected, tol);
+      }
+      {
+        SCOPED_TRACE("lse");
+        expectClose(out[1], lse.expected, lse.tol);
+      }
+      SCOPED_TRACE("result against the form without lse");
+      for (double &t : tol)
+        t *= 2;
+      expectClose(out[0], plain[0].values, tol);
+    }
+  }
+}
+
+// Ring attention's forward: the block form over two blocks of the keys
+// (keyBlocks), merged by log-sum-exp as the compiler does it, m = max(l1,
+// l2), out = (o1 e^(l1 - m) + o2 e^(l2 - m)) / (e^(l1 - m) + e^(l2 - m)),
+// lse = m + log(e^(l1 - m) + e^(l2 - m)), is the attention over all the
+// keys. A row that sees no key of either block (l1 = l2 = -inf) merges to
+// 0 and -inf. Tolerance, first order: with the exact weights w_b =
+// e^(l_b - lse) and per block a result error t_b and an lse error e_b
+// (referenceAttention's on the block), the merged result is off by at most
+// w1 t1 + w2 t2 + w1 w2 |o1 - o2| (e1 + e2) (the weights' derivatives in
+// l_b are +-w1 w2), the merged lse by w1 e1 + w2 e2; the merge is in double.
+TEST_P(KernelConformanceTest, AttentionBlocksMergeByLogSumExp) {
+  Random rng(29);
+  for (DType dtype : kFloatTypes) {
+    for (const PositionsCase &c : positionsCases()) {
+      if (c.f32Only && dtype != DType::F32)
+        continue;
+      SCOPED_TRACE(describe(OpKind::Attention, dtype, describe(c)));
+      int64_t sq = c.queries.size(), sk = c.keys.size();
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.dv}, -1, 1);
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
+      std::vector<std::vector<HostTensor>> results;
+      std::vector<Reference> outRef, lseRef;
+      for (auto [begin, end] : keyBlocks(sk)) {
+        std::vector<int64_t> keys(c.keys.begin() + begin, c.keys.begin() + end);
+        HostTensor kb = sliceKeys(k, begin, end), vb = sliceKeys(v, begin, end);
+        results.push_back({emptyTensor(dtype, {c.b, c.h, sq, c.dv}),
+                           emptyTensor(DType::F32, {c.b, c.h, sq})});
+        if (!runOk(OpKind::Attention, attrs,
+                   attentionOperands(c, q, kb, vb, keys), results.back()))
+          break;
+        outRef.emplace_back();
+        lseRef.emplace_back();
+        referenceAttention(q, kb, vb, scale, caseMask(c, keys),
+                           outRef.back().expected, outRef.back().tol,
+                           &lseRef.back());
+      }
+      if (outRef.size() != 2)
+        continue;
+      Reference whole, wholeLse;
+      referenceAttention(q, k, v, scale, caseMask(c, c.keys), whole.expected,
+                         whole.tol, &wholeLse);
+      HostTensor merged = emptyTensor(dtype, {c.b, c.h, sq, c.dv});
+      HostTensor mergedLse = emptyTensor(DType::F32, {c.b, c.h, sq});
+      std::vector<double> tol(merged.values.size()), lseTol(sq * c.b * c.h);
+      for (int64_t r = 0; r < c.b * c.h * sq; ++r) {
+        double l1 = results[0][1].values[r], l2 = results[1][1].values[r];
+        double m = std::max(l1, l2);
+        if (m == -INFINITY) {
+          mergedLse.values[r] = -INFINITY;
+          continue; // merged.values and the tolerances: 0
+        }
+        double a1 = std::exp(l1 - m), a2 = std::exp(l2 - m);
+        mergedLse.values[r] = m + std::log(a1 + a2);
+        double lse = wholeLse.expected[r];
+        double w1 = std::exp(lseRef[0].expected[r] - lse),
+               w2 = std::exp(lseRef[1].expected[r] - lse);
+        double e1 = lseRef[0].tol[r], e2 = lseRef[1].tol[r];
+        lseTol[r] = w1 * e1 + w2 * e2;
+        for (int64_t e = 0; e < c.dv; ++e) {
+          int64_t at = r * c.dv + e;
+          merged.values[at] =
+              (results[0][0].values[at] * a1 + results[1][0].values[at] * a2) /
+              (a1 + a2);
+          double o1 = outRef[0].expected[at], o2 = outRef[1].expected[at];
+          tol[at] = w1 * outRef[0].tol[at] + w2 * outRef[1].tol[at] +
+                    w1 * w2 * std::fabs(o1 - o2) * (e1 + e2);
+        }
+      }
+      {
+        SCOPED_TRACE("merged result");
+        expectClose(merged, whole.expected, tol);
+      }
+      SCOPED_TRACE("merged lse");
+      expectClose(mergedLse, wholeLse.expected, lseTol);
+    }
+  }
+}
+
+/// The whole attention's lse and delta for AttentionGrad's block form:
+/// exact (referenceAttention over every key, delta = rowsum(dy * out)).
+struct WholeRows {
+  std::vector<double> lse, delta;
+};
+
+WholeRows wholeRows(const HostTensor &q, const HostTensor &k,
+                    const HostTensor &v, const HostTensor &dy, double scale,
+                    const KeyMask &sees) {
+  std::vector<double> out, tol;
+  Reference lse;
+  referenceAttention(q, k, v, scale, sees, out, tol, &lse);
+  return {lse.expected, rowDelta(dy, out)};
+}
+
+// AttentionGrad's block form over every key, given the whole attention's
+// lse and delta (rounded to f32), is the ordinary AttentionGrad: against
+// referenceAttentionGrad's results, within referenceBlockAttentionGrad's
+// tolerance (whose exact results are the same numbers).
+TEST_P(KernelConformanceTest, AttentionGradBlockFormOverEveryKey) {
+  Random rng(31);
+  for (DType dtype : kFloatTypes) {
+    for (const PositionsCase &c : positionsCases()) {
+      if (c.f32Only && dtype != DType::F32)
+        continue;
+      SCOPED_TRACE(describe(OpKind::AttentionGrad, dtype, describe(c)));
+      int64_t sq = c.queries.size(), sk = c.keys.size();
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.dv}, -1, 1);
+      HostTensor dy = randomTensor(rng, dtype, {c.b, c.h, sq, c.dv}, -1, 1);
+      KeyMask mask = caseMask(c, c.keys);
+      WholeRows whole = wholeRows(q, k, v, dy, scale, mask);
+      std::vector<HostTensor> in = attentionOperands(c, q, k, v, c.keys);
+      in.insert(in.begin() + 3, dy);
+      in.push_back(rowTensor({c.b, c.h, sq}, whole.lse));
+      in.push_back(rowTensor({c.b, c.h, sq}, whole.delta));
+      std::vector<HostTensor> out = {emptyTensor(dtype, {c.b, c.h, sq, c.d}),
+                                     emptyTensor(dtype, {c.b, c.h, sk, c.d}),
+                                     emptyTensor(dtype, {c.b, c.h, sk, c.dv})};
+      if (!runOk(OpKind::AttentionGrad,
+                 attentionAttrs(c.causal, scale, c.window), in, out))
+        continue;
+      std::vector<std::vector<double>> expected, unused, blockExpected, tol;
+      referenceAttentionGrad(q, k, v, dy, scale, mask, expected, unused);
+      referenceBlockAttentionGrad(q, k, v, dy, scale, mask, whole.lse,
+                                  whole.delta, blockExpected, tol);
+      expectGradientsClose(out, expected, tol);
+    }
+  }
+}
+
+// Ring attention's backward: AttentionGrad's block form per block of keys
+// (keyBlocks), each given the whole attention's lse and delta, sums to the
+// ordinary AttentionGrad over all of them: dq the sum of the blocks' dq,
+// and each block's dk and dv the whole's rows of its keys. Tolerance:
+// referenceBlockAttentionGrad's per block (summed for dq); its exact
+// results are the whole's.
+TEST_P(KernelConformanceTest, AttentionGradBlocksSumToTheWhole) {
+  Random rng(37);
+  for (DType dtype : kFloatTypes) {
+    for (const PositionsCase &c : positionsCases()) {
+      if (c.f32Only && dtype != DType::F32)
+        continue;
+      SCOPED_TRACE(describe(OpKind::AttentionGrad, dtype, describe(c)));
+      int64_t sq = c.queries.size(), sk = c.keys.size();
+      float scale = static_cast<float>(1 / std::sqrt(double(c.d)));
+      HostTensor q = randomTensor(rng, dtype, {c.b, c.h, sq, c.d}, -2, 2);
+      HostTensor k = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.d}, -2, 2);
+      HostTensor v = randomTensor(rng, dtype, {c.b, c.hkv, sk, c.dv}, -1, 1);
+      HostTensor dy = randomTensor(rng, dtype, {c.b, c.h, sq, c.dv}, -1, 1);
+      KernelAttrs attrs = attentionAttrs(c.causal, scale, c.window);
+      WholeRows whole = wholeRows(q, k, v, dy, scale, caseMask(c, c.keys));
+      std::vector<std::vector<double>> expected, unused;
+      referenceAttentionGrad(q, k, v, dy, scale, caseMask(c, c.keys), expected,
+                             unused);
+      HostTensor dqSum = emptyTensor(dtype, {c.b, c.h, sq, c.d});
+      std::vector<double> dqTol(dqSum.values.size(), 0.0);
+      bool ran = true;
+      for (auto [begin, end] : keyBlocks(sk)) {
+        SCOPED_TRACE("keys " + std::to_string(begin) + ".." +
+                     std::to_string(end));
+        std::vector<int64_t> keys(c.keys.begin() + begin, c.keys.begin() + end);
+        HostTensor kb = sliceKeys(k, begin, end), vb = sliceKeys(v, begin, end);
+        std::vector<HostTensor> in = attentionOperands(c, q, kb, vb, keys);
+        in.insert(in.begin() + 3, dy);
+        in.push_back(rowTensor({c.b, c.h, sq}, whole.lse));
+        in.push_back(rowTensor({c.b, c.h, sq}, whole.delta));
+        int64_t n = end - begin;
+        std::vector<HostTensor> out = {emptyTensor(dtype, {c.b, c.h, sq, c.d}),
+                                       emptyTensor(dtype, {c.b, c.h, n, c.d}),
+                                       emptyTensor(dtype, {c.b, c.h, n, c.dv})};
+        if (!(ran = runOk(OpKind::AttentionGrad, attrs, in, out)))
+          break;
+        std::vector<std::vector<double>> blockExpected, tol;
+        referenceBlockAttentionGrad(q, kb, vb, dy, scale, caseMask(c, keys),
+                                    whole.lse, whole.delta, blockExpected, tol);
+        for (size_t i = 0; i < dqSum.values.size(); ++i) {
+          dqSum.values[i] += out[0].values[i];
+          dqTol[i] += tol[0][i];
+        }
+        for (int r = 1; r < 3; ++r) {
+          SCOPED_TRACE("gradient " + std::to_string(r));
+          Shape wholeShape = out[r].shape;
+          wholeShape[2] = sk;
+          expectClose(out[r], sliceKeys(expected[r], wholeShape, begin, end),
+                      tol[r]);
+        }
+      }
+      if (!ran)
+        continue;
+      SCOPED_TRACE("gradient 0, summed over the blocks");
+      expectClose(dqSum, expected[0], dqTol);
     }
   }
 }

@@ -447,13 +447,86 @@ TEST(KernelShapes, AttentionPositions) {
   s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f), four,
                         result);
   EXPECT_EQ(s.message(), "Attention: takes 3 operands (5 with query_positions "
-                         "and key_positions) and 1 results, got 4 and 1");
+                         "and key_positions) and 1 result (2 with lse), got 4 "
+                         "and 1");
   s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f),
                         with(qkv, t({6}, DType::I64), t({16}, DType::I64)),
                         grads);
   EXPECT_EQ(s.message(), "AttentionGrad: takes 4 operands (6 with "
-                         "query_positions and key_positions) and 3 results, "
-                         "got 5 and 3");
+                         "query_positions and key_positions, 8 with those, lse "
+                         "and delta) and 3 results, got 5 and 3");
+}
+
+// The block form (ring attention): Attention's second result lse and
+// AttentionGrad's operands lse and delta after the positions, all f32
+// [B, H, Sq] whatever the query's dtype.
+TEST(KernelShapes, AttentionBlockForm) {
+  DType bf16 = DType::BF16, i64 = DType::I64;
+  std::vector<TensorRef> qkv = {t({1, 4, 6, 8}, bf16), t({1, 2, 16, 8}, bf16),
+                                t({1, 2, 16, 3}, bf16)};
+  std::vector<TensorRef> withPositions = qkv;
+  withPositions.push_back(t({6}, i64));
+  withPositions.push_back(t({16}, i64));
+  TensorRef result = t({1, 4, 6, 3}, bf16), lse = t({1, 4, 6});
+  EXPECT_TRUE(checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                                withPositions, {result, lse})
+                  .isOk());
+  EXPECT_TRUE(checkKernelShapes(OpKind::Attention, attentionAttrs(false, 0.5f),
+                                qkv, {result, lse})
+                  .isOk());
+  std::vector<TensorRef> grad = {t({1, 4, 6, 8}, bf16),
+                                 t({1, 2, 16, 8}, bf16),
+                                 t({1, 2, 16, 3}, bf16),
+                                 t({1, 4, 6, 3}, bf16),
+                                 t({6}, i64),
+                                 t({16}, i64),
+                                 t({1, 4, 6}),
+                                 t({1, 4, 6})};
+  std::vector<TensorRef> grads = {t({1, 4, 6, 8}, bf16), t({1, 4, 16, 8}, bf16),
+                                  t({1, 4, 16, 3}, bf16)};
+  EXPECT_TRUE(checkKernelShapes(OpKind::AttentionGrad,
+                                attentionAttrs(true, 0.5f, 4), grad, grads)
+                  .isOk());
+
+  Status s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                               withPositions, {result, t({1, 4, 6}, bf16)});
+  EXPECT_EQ(s.message(),
+            "Attention: lse must be f32 [1, 4, 6], got bf16 [1, 4, 6]");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                        withPositions, {result, t({1, 4, 6, 1})});
+  EXPECT_EQ(s.message(),
+            "Attention: lse must be f32 [1, 4, 6], got f32 [1, 4, 6, 1]");
+  s = checkKernelShapes(OpKind::Attention, attentionAttrs(true, 0.5f),
+                        withPositions, {result, lse, lse});
+  EXPECT_EQ(s.message(), "Attention: takes 3 operands (5 with query_positions "
+                         "and key_positions) and 1 result (2 with lse), got 5 "
+                         "and 3");
+  std::vector<TensorRef> bad = grad;
+  bad[6] = t({1, 2, 6});
+  s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f), bad,
+                        grads);
+  EXPECT_EQ(s.message(),
+            "AttentionGrad: lse must be f32 [1, 4, 6], got f32 [1, 2, 6]");
+  bad = grad;
+  bad[7] = t({1, 4, 6}, bf16);
+  s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f), bad,
+                        grads);
+  EXPECT_EQ(s.message(),
+            "AttentionGrad: delta must be f32 [1, 4, 6], got bf16 [1, 4, 6]");
+  bad = grad;
+  bad.pop_back();
+  s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f), bad,
+                        grads);
+  EXPECT_EQ(s.message(), "AttentionGrad: takes 4 operands (6 with "
+                         "query_positions and key_positions, 8 with those, lse "
+                         "and delta) and 3 results, got 7 and 3");
+  // The block form's positions are checked as the others'.
+  bad = grad;
+  bad[5] = t({6}, i64);
+  s = checkKernelShapes(OpKind::AttentionGrad, attentionAttrs(true, 0.5f), bad,
+                        grads);
+  EXPECT_EQ(s.message(), "AttentionGrad: key_positions has shape [6] but must "
+                         "be [16] (the key sequence length)");
 }
 
 TEST(KernelShapes, TakesTheAttributeTableOfItsOpcode) {

@@ -5,8 +5,9 @@
 // its index paths (broadcast, strided reductions, merged dimensions), the
 // cuBLASLt GEMM paths (batched, transposed, the transposed-lhs loop), the
 // attention decomposition with grouped-query heads and the causal mask (by
-// index and by positions operands), and the clamped-index report at the
-// next synchronization.
+// index and by positions operands) and its block form (log-sum-exp out,
+// lse and delta in), and the clamped-index report at the next
+// synchronization.
 //
 // Tolerances: f32 results are compared at 1e-5 relative + 1e-5 absolute (f32
 // rounding of sums of a few hundred terms); f16/bf16 results at one unit in
@@ -18,7 +19,9 @@
 
 #include "CudaTestUtil.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace partition::runtime;
@@ -303,6 +306,216 @@ TEST_F(CudaKernelTest, AttentionWithPositions) {
     for (int64_t i = 0; i < 4 * Dv; ++i)
       ASSERT_EQ(actual[h * 8 * Dv + i], 0.0)
           << "head " << h << " element " << i;
+}
+
+/// Causal attention's key mask by positions: query i sees key j iff
+/// keys[j] <= queries[i] and, with a window, queries[i] - keys[j] < window.
+bool seesByPositions(const std::vector<int64_t> &queries,
+                     const std::vector<int64_t> &keys, int64_t window,
+                     int64_t i, int64_t j) {
+  return keys[j] <= queries[i] &&
+         (window == 0 || queries[i] - keys[j] < window);
+}
+
+/// Attention's block form, host side: the scaled scores of query row i of
+/// head h against kv head kh's keys, -inf for the keys it does not see.
+std::vector<double>
+scoreRow(const std::vector<double> &q, const std::vector<double> &k, int64_t bh,
+         int64_t bkv, int64_t i, int64_t sq, int64_t sk, int64_t d,
+         double scale, const std::function<bool(int64_t, int64_t)> &sees) {
+  std::vector<double> s(sk, -INFINITY);
+  for (int64_t j = 0; j < sk; ++j) {
+    if (!sees(i, j))
+      continue;
+    double dot = 0;
+    for (int64_t t = 0; t < d; ++t)
+      dot += q[(bh * sq + i) * d + t] * k[(bkv * sk + j) * d + t];
+    s[j] = scale * dot;
+  }
+  return s;
+}
+
+/// Each row's log-sum-exp over the keys it sees, [B, H, Sq]: -inf for a row
+/// that sees none.
+std::vector<double>
+referenceLse(const std::vector<double> &q, const std::vector<double> &k,
+             int64_t batch, int64_t heads, int64_t kvHeads, int64_t sq,
+             int64_t sk, int64_t d, double scale,
+             const std::function<bool(int64_t, int64_t)> &sees) {
+  std::vector<double> lse(batch * heads * sq, -INFINITY);
+  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+    int64_t bkv = (bh / heads) * kvHeads + (bh % heads) / (heads / kvHeads);
+    for (int64_t i = 0; i < sq; ++i) {
+      std::vector<double> s =
+          scoreRow(q, k, bh, bkv, i, sq, sk, d, scale, sees);
+      double m = *std::max_element(s.begin(), s.end()), sum = 0;
+      if (m == -INFINITY)
+        continue;
+      for (double x : s)
+        sum += std::exp(x - m);
+      lse[bh * sq + i] = m + std::log(sum);
+    }
+  }
+  return lse;
+}
+
+/// AttentionGrad's block form, host side: p = exp(s - lse) for the keys a
+/// row sees, ds = scale p (dp - delta), dv = p^T dy, dq = ds k and dk =
+/// ds^T q ({dq, dk, dv}, the latter two per query head).
+std::vector<std::vector<double>>
+referenceBlockGrad(const std::vector<double> &q, const std::vector<double> &k,
+                   const std::vector<double> &v, const std::vector<double> &dy,
+                   const std::vector<double> &lse,
+                   const std::vector<double> &delta, int64_t batch,
+                   int64_t heads, int64_t kvHeads, int64_t sq, int64_t sk,
+                   int64_t d, int64_t dv, double scale,
+                   const std::function<bool(int64_t, int64_t)> &sees) {
+  std::vector<std::vector<double>> grads = {
+      std::vector<double>(batch * heads * sq * d, 0.0),
+      std::vector<double>(batch * heads * sk * d, 0.0),
+      std::vector<double>(batch * heads * sk * dv, 0.0)};
+  for (int64_t bh = 0; bh < batch * heads; ++bh) {
+    int64_t bkv = (bh / heads) * kvHeads + (bh % heads) / (heads / kvHeads);
+    for (int64_t i = 0; i < sq; ++i) {
+      double l = lse[bh * sq + i];
+      if (l == -INFINITY)
+        continue;
+      std::vector<double> s =
+          scoreRow(q, k, bh, bkv, i, sq, sk, d, scale, sees);
+      for (int64_t j = 0; j < sk; ++j) {
+        if (s[j] == -INFINITY)
+          continue;
+        double p = std::exp(s[j] - l), dp = 0;
+        for (int64_t t = 0; t < dv; ++t) {
+          double g = dy[(bh * sq + i) * dv + t];
+          dp += g * v[(bkv * sk + j) * dv + t];
+          grads[2][(bh * sk + j) * dv + t] += p * g;
+        }
+        double ds = scale * p * (dp - delta[bh * sq + i]);
+        for (int64_t t = 0; t < d; ++t) {
+          grads[0][(bh * sq + i) * d + t] += ds * k[(bkv * sk + j) * d + t];
+          grads[1][(bh * sk + j) * d + t] += ds * q[(bh * sq + i) * d + t];
+        }
+      }
+    }
+  }
+  return grads;
+}
+
+/// The keys [begin, end) of a [B, Hkv, S, D] tensor's values.
+std::vector<double> keySlice(const std::vector<double> &t, int64_t outer,
+                             int64_t s, int64_t d, int64_t begin, int64_t end) {
+  std::vector<double> slice;
+  for (int64_t o = 0; o < outer; ++o)
+    slice.insert(slice.end(), t.begin() + (o * s + begin) * d,
+                 t.begin() + (o * s + end) * d);
+  return slice;
+}
+
+// Attention's block form (ring attention) on the device's own kernels:
+// rank 1's queries of context parallelism's balanced order (cp 2: chunks 1
+// and 2 of 4) against each rank's block of keys (chunks 0 and 3, then 1 and
+// 2), grouped-query heads, with and without a window. Forward: the result
+// and each row's log-sum-exp (-inf, exactly, for a row that sees no key of
+// the block: with a window of 5, queries 12-23 see none of chunks 0 and
+// 3). Then
+// AttentionGrad's block form per block, given the whole attention's lse and
+// delta, against the host's block gradients (f32 only: the conformance
+// suite bounds the 16-bit types).
+TEST_F(CudaKernelTest, AttentionBlockForm) {
+  const int64_t B = 2, H = 4, Hkv = 2, chunk = 8, D = 16, Dv = 16;
+  std::vector<int64_t> keys; // chunks 0, 3, 1, 2
+  for (int64_t c : {0, 3, 1, 2})
+    for (int64_t i = 0; i < chunk; ++i)
+      keys.push_back(c * chunk + i);
+  std::vector<int64_t> queries(keys.begin() + 2 * chunk, keys.end());
+  const int64_t Sq = queries.size(), Sk = keys.size(), Sb = Sk / 2;
+  auto asDoubles = [](const std::vector<int64_t> &p) {
+    return std::vector<double>(p.begin(), p.end());
+  };
+  float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  for (DType dtype : {DType::F32, DType::BF16}) {
+    for (int64_t window : {0, 5}) {
+      SCOPED_TRACE(std::string(dtypeName(dtype)) + " window " +
+                   std::to_string(window));
+      KernelAttrs attrs = attentionAttrs(true, scale, window);
+      auto q = roundTo(dtype, randomValues(B * H * Sq * D, 51));
+      auto k = roundTo(dtype, randomValues(B * Hkv * Sk * D, 52));
+      auto v = roundTo(dtype, randomValues(B * Hkv * Sk * Dv, 53));
+      auto dy = roundTo(dtype, randomValues(B * H * Sq * Dv, 54));
+      auto all = [&](int64_t i, int64_t j) {
+        return seesByPositions(queries, keys, window, i, j);
+      };
+      std::vector<double> lse =
+          referenceLse(q, k, B, H, Hkv, Sq, Sk, D, scale, all);
+      std::vector<double> out =
+          referenceAttention(q, k, v, B, H, Hkv, Sq, Sk, D, Dv, true, scale,
+                             window, queries, keys);
+      std::vector<double> delta(B * H * Sq, 0.0);
+      for (int64_t r = 0; r < B * H * Sq; ++r)
+        for (int64_t t = 0; t < Dv; ++t)
+          delta[r] += dy[r * Dv + t] * out[r * Dv + t];
+      DeviceTensor tq = upload(dtype, {B, H, Sq, D}, q);
+      DeviceTensor tdy = upload(dtype, {B, H, Sq, Dv}, dy);
+      DeviceTensor qp = upload(DType::I64, {Sq}, asDoubles(queries));
+      DeviceTensor tlse = upload(DType::F32, {B, H, Sq}, lse);
+      DeviceTensor tdelta = upload(DType::F32, {B, H, Sq}, delta);
+      for (int64_t begin : {int64_t(0), Sb}) {
+        SCOPED_TRACE("keys " + std::to_string(begin) + ".." +
+                     std::to_string(begin + Sb));
+        std::vector<int64_t> blockKeys(keys.begin() + begin,
+                                       keys.begin() + begin + Sb);
+        auto kb = keySlice(k, B * Hkv, Sk, D, begin, begin + Sb);
+        auto vb = keySlice(v, B * Hkv, Sk, Dv, begin, begin + Sb);
+        auto sees = [&](int64_t i, int64_t j) {
+          return seesByPositions(queries, blockKeys, window, i, j);
+        };
+        DeviceTensor tk = upload(dtype, {B, Hkv, Sb, D}, kb);
+        DeviceTensor tv = upload(dtype, {B, Hkv, Sb, Dv}, vb);
+        DeviceTensor kp = upload(DType::I64, {Sb}, asDoubles(blockKeys));
+        DeviceTensor tout = empty(dtype, {B, H, Sq, Dv});
+        DeviceTensor tblockLse = empty(DType::F32, {B, H, Sq});
+        PARTITION_ASSERT_OK(run(OpKind::Attention, attrs,
+                                {&tq, &tk, &tv, &qp, &kp},
+                                {&tout, &tblockLse}));
+        expectNear(referenceAttention(q, kb, vb, B, H, Hkv, Sq, Sb, D, Dv, true,
+                                      scale, window, queries, blockKeys),
+                   download(tout), dtype, dtype == DType::F32 ? 1e-5 : 2e-2);
+        std::vector<double> blockLse =
+            referenceLse(q, kb, B, H, Hkv, Sq, Sb, D, scale, sees);
+        std::vector<double> actualLse = download(tblockLse);
+        int64_t unseen = 0;
+        for (size_t r = 0; r < blockLse.size(); ++r) {
+          if (blockLse[r] == -INFINITY) {
+            ++unseen;
+            ASSERT_EQ(actualLse[r], -INFINITY) << "row " << r;
+          } else {
+            ASSERT_NEAR(actualLse[r], blockLse[r],
+                        1e-5 * std::fabs(blockLse[r]) + 1e-5)
+                << "row " << r;
+          }
+        }
+        if (window && begin == 0) {
+          EXPECT_GT(unseen, 0) << "no row without keys in the block";
+        }
+        if (dtype != DType::F32)
+          continue;
+        DeviceTensor dq = empty(dtype, {B, H, Sq, D});
+        DeviceTensor dk = empty(dtype, {B, H, Sb, D});
+        DeviceTensor dv = empty(dtype, {B, H, Sb, Dv});
+        PARTITION_ASSERT_OK(run(OpKind::AttentionGrad, attrs,
+                                {&tq, &tk, &tv, &tdy, &qp, &kp, &tlse, &tdelta},
+                                {&dq, &dk, &dv}));
+        std::vector<std::vector<double>> expected = referenceBlockGrad(
+            q, kb, vb, dy, lse, delta, B, H, Hkv, Sq, Sb, D, Dv, scale, sees);
+        const DeviceTensor *grads[3] = {&dq, &dk, &dv};
+        for (int g = 0; g < 3; ++g) {
+          SCOPED_TRACE("gradient " + std::to_string(g));
+          expectNear(expected[g], download(*grads[g]), dtype, 1e-4);
+        }
+      }
+    }
+  }
 }
 
 TEST_F(CudaKernelTest, BinaryBroadcastAndIntegers) {
