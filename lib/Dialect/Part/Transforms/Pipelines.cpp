@@ -80,9 +80,9 @@ void partition::part::addSpmdShardingPipeline(
   if (cp)
     pm.addPass(createPartContextParallelPass({options.meshName, cpAxis}));
   if (hasAxis(options.tensorParallelAxis))
-    pm.addPass(createPartTensorParallelPass({options.meshName,
-                                             options.tensorParallelAxis,
-                                             options.sequenceParallel}));
+    pm.addPass(createPartTensorParallelPass(
+        {options.meshName, options.tensorParallelAxis, options.sequenceParallel,
+         cp ? cpAxis : std::string()}));
   if (ep)
     pm.addPass(createPartExpertParallelPass({options.meshName, epAxis}));
   // ZeRO shards the tensor-parallel layouts over the data-parallel axis, so
