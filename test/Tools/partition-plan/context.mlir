@@ -17,6 +17,13 @@
 // FIX: # tp pp dp cp vpp mbs mb schedule
 // FIX-NEXT: 1 {{[12]}} 1 {{[12]}} 2 1
 // JSON: json ok
+// The HTML report: the plan's label, a cp column, the mesh's cp groups
+// (consecutive ranks: cp inside dp).
+// RUN: partition-plan %t/short.mlir --cluster %S/../../e2e/Inputs/cpu-4.json --devices 4 --precision f32 --fix cp=2 --top 3 --html %t/report.html > /dev/null
+// RUN: FileCheck %s --check-prefix=HTML < %t/report.html
+// HTML: data-label="#1 tp1 pp1 dp2 cp2 mbs2
+// HTML: <code>cp</code>: 2 groups of 2: {0 1} {2 3}
+// HTML: <th>dp</th><th>cp</th><th>vpp</th>
 //
 // The plans the planner chooses with cp fixed (the best, one with a
 // pipeline, one with sequence parallelism inside each cp device's tokens,
