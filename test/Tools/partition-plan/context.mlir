@@ -47,6 +47,17 @@
 // LONG: searched {{[0-9]+}} plans (33 probes)
 // LONG-NEXT: # tp pp dp cp vpp mbs
 //
+// The activations a device keeps halve with each doubling of cp (the
+// probe's program holds S / cp tokens of each sequence): dp 2 and cp 1, 2
+// and 4 on the 2 MB devices of small-node, which refuse each and say what
+// it needs.
+// RUN: for c in 1 2 4; do \
+// RUN:   not partition-plan %t/long.mlir --cluster %S/Inputs/small-node.json --devices $((2 * c)) --global-batch 2 --precision f32 --fix tp=1,pp=1,dp=2,mbs=1,zero=0,recompute=none,cp=$c 2>&1; \
+// RUN: done | FileCheck %s --check-prefix=ACTIVATIONS
+// ACTIVATIONS: (tp=1 pp=1 dp=2 mbs=1 {{.*}} activations 0.158,
+// ACTIVATIONS: (tp=1 pp=1 dp=2 cp=2 mbs=1 {{.*}} activations 0.0811,
+// ACTIVATIONS: (tp=1 pp=1 dp=2 cp=4 mbs=1 {{.*}} activations 0.0425,
+//
 // What --fix cp= cannot have: each error names the values.
 // RUN: not partition-plan %t/short.mlir --cluster %S/../../e2e/Inputs/cpu-4.json --devices 4 --precision f32 --fix cp=8 2>&1 | FileCheck %s --check-prefix=DEVICES
 // RUN: not partition-plan %t/short.mlir --cluster %S/../../e2e/Inputs/cpu-4.json --devices 4 --precision f32 --fix tp=4,cp=2 2>&1 | FileCheck %s --check-prefix=DIVIDE
