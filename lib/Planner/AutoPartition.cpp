@@ -26,7 +26,7 @@ struct AutoPartitionPass
 
   StringRef getArgument() const override { return "part-auto-partition"; }
   StringRef getDescription() const override {
-    return "chooses dp, tp, pp, micro-batching, schedule, ZeRO, "
+    return "chooses dp, tp, pp, cp, ep, micro-batching, schedule, ZeRO, "
            "recomputation and sequence parallelism for a forward model on a "
            "cluster by the cost model, then trains and partitions it so";
   }

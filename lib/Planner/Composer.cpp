@@ -234,7 +234,9 @@ void Composer::addChunkShares(const Layout &x, StageCosts &s) const {
 }
 
 /// Parameters whose gradients one group of devices reduces (and ZeRO
-/// shards over): the dense ones over dp x ep, the experts' over dp.
+/// shards over): the dense ones over dp x cp x ep, the experts' over dp x
+/// cp (a cp device sees other tokens of the same sequences; an ep device
+/// holds other experts).
 struct Composer::ReduceGroup {
   double parameters = 0, tensors = 0;
   int64_t devices = 1;
@@ -250,7 +252,7 @@ Composer::reduceGroups(const PlanConfig &c, const Layout &x, int64_t stage,
   ReduceGroup dense, experts;
   experts.parameters = s.expertParameters[stage];
   experts.tensors = s.expertTensors[stage];
-  experts.devices = c.dp;
+  experts.devices = c.expertDataParallel();
   experts.gathers = experts.parameters > 0 ? std::max(1.0, layers) : 0;
   dense.parameters = s.parameters[stage] - experts.parameters;
   dense.tensors = s.tensors[stage] - experts.tensors;
@@ -312,7 +314,8 @@ double Composer::addReductions(const PlanConfig &c, const Layout &x,
   double update = g.parameters * costs.updatePerParameter /
                   double(c.zero >= 1 ? d : 1);
   // Collectives as the plan compiles them, each paying the ring's
-  // latencies: gradient reductions in buckets of gradBucketBytes(dp x ep)
+  // latencies: gradient reductions in buckets of gradBucketBytes(dp x cp x
+  // ep)
   // (part-grad-buckets, in a pipeline's backward fragments too); ZeRO-3's
   // gathers one flat bucket per layer (part-zero-prefetch), one per tensor
   // outside the layers; ZeRO-1/2's gathers after the update one per tensor.
@@ -567,7 +570,8 @@ std::optional<PlanEstimate> Composer::estimate(const PlanConfig &c, bool exact,
   Layout x;
   x.k = double(c.microBatchSize) / double(std::max<int64_t>(1, probe.batch));
   const int64_t perNode = std::max<int64_t>(1, cluster.devicesPerNode);
-  // A dp group (and an experts' one) spans dp x ep x tp consecutive ranks.
+  // A gradient-reduction group (dp x cp x ep, and the experts' dp x cp)
+  // spans dp x cp x ep x tp consecutive ranks.
   x.dpLink = c.dataParallel() * c.tp <= perNode ? &cluster.intraNode
                                                 : &cluster.interNode;
   const Link &ppLink =

@@ -1,7 +1,7 @@
 //===- Composer.h - a plan's step time and memory from a probe -*- C++ -*-===//
 //
-// Internal to the planner: the composition of one plan (tp, pp, dp, its
-// schedule, ZeRO, recomputation) from the costs of a probe at one
+// Internal to the planner: the composition of one plan (tp, pp, dp, cp, ep,
+// its schedule, ZeRO, recomputation) from the costs of a probe at one
 // micro-batch size -- each stage's layers, the data-parallel collectives as
 // the compiler places them, the pipeline by formula or by simulating its
 // schedule, and each stage's memory.
@@ -82,8 +82,8 @@ struct StageCosts {
   std::vector<double> update;          ///< once per step
   std::vector<Cost> once;              ///< once per step
   std::vector<double> parameters;      ///< local elements
-  /// Of those, the experts' (reduced and sharded over dp; the rest over
-  /// dp x ep), and their tensors.
+  /// Of those, the experts' (reduced and sharded over dp x cp; the rest
+  /// over dp x cp x ep), and their tensors.
   std::vector<double> expertParameters, expertTensors;
   std::vector<double> saved;           ///< bytes per micro-batch
   std::vector<double> tensors;         ///< parameter tensors
@@ -154,8 +154,8 @@ private:
   void addChunkShares(const Layout &x, StageCosts &s) const;
   /// Parameters whose gradients one group of devices reduces.
   struct ReduceGroup;
-  /// The stage's dense parameters (reduced over dp x ep) and its experts'
-  /// (over dp), the second only where it has experts.
+  /// The stage's dense parameters (reduced over dp x cp x ep) and its
+  /// experts' (over dp x cp), the second only where it has experts.
   std::vector<ReduceGroup> reduceGroups(const PlanConfig &c, const Layout &x,
                                         int64_t stage,
                                         const StageCosts &s) const;

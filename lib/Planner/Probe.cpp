@@ -47,6 +47,8 @@ std::optional<Recompute> parseRecompute(llvm::StringRef name) {
 std::string PlanConfig::text() const {
   std::string s = "tp=" + std::to_string(tp) + " pp=" + std::to_string(pp) +
                   " dp=" + std::to_string(dp);
+  if (cp > 1)
+    s += " cp=" + std::to_string(cp);
   if (ep > 1)
     s += " ep=" + std::to_string(ep);
   if (virtualStages > 1)
@@ -69,7 +71,9 @@ std::string PlanConfig::spmdOptions() const {
   // pp outermost and tp innermost: a stage's devices are consecutive ranks,
   // a tp group the closest of them, an ep group the tp groups next to each
   // other (Megatron-Core's order: its all-to-alls on NVLink while ep x tp
-  // fits a node).
+  // fits a node), a cp group the ep x tp blocks next to each other (cp
+  // between dp and tp, as Megatron-Core orders it: attention's K/V
+  // all-gathers on NVLink while cp x ep x tp fits a node).
   std::string mesh;
   auto axis = [&](const char *name, int64_t size) {
     mesh += (mesh.empty() ? "" : ",") + std::string(name) + ":" +
@@ -80,6 +84,8 @@ std::string PlanConfig::spmdOptions() const {
     axis("pp", pp);
   if (dp > 1)
     axis("dp", dp);
+  if (cp > 1)
+    axis("cp", cp);
   if (ep > 1)
     axis("ep", ep);
   if (tp > 1 || mesh.empty())
@@ -377,11 +383,12 @@ assignSections(Block &body, const llvm::DenseMap<Operation *, Kind> &kinds,
 /// beside the weight gradients), at each micro-batch size the composition
 /// interpolates between: the compute beside a collective grows with the
 /// micro-batch (the ops of `scaled`), its latencies do not.
-static void
-measureHiddenShares(func::FuncOp function, MeshAttr mesh,
-                    const Cluster &cluster,
-                    const llvm::DenseMap<Operation *, Kind> &kinds,
-                    const llvm::DenseSet<Operation *> &scaled, Probe &p) {
+static void measureHiddenShares(func::FuncOp function, MeshAttr mesh,
+                                const Cluster &cluster,
+                                const llvm::DenseMap<Operation *, Kind> &kinds,
+                                const llvm::DenseSet<Operation *> &scaled,
+                                const llvm::DenseSet<Operation *> &leftOut,
+                                Probe &p) {
   for (Kind pass : {Forward, Backward}) {
     std::vector<double> &shares =
         pass == Forward ? p.hiddenForward : p.hiddenBackward;
@@ -390,10 +397,54 @@ measureHiddenShares(func::FuncOp function, MeshAttr mesh,
           double(int64_t(1) << i) / double(std::max<int64_t>(1, p.batch));
       shares.push_back(hiddenShare(
           function, mesh, cluster,
-          [&](Operation *op) { return kinds.lookup(op) == pass; },
+          [&](Operation *op) {
+            return kinds.lookup(op) == pass && !leftOut.contains(op);
+          },
           [&](Operation *op) { return scaled.contains(op) ? k : 1.0; }));
     }
   }
+}
+
+/// The gradients' reductions over the axes part-zero sums every gradient
+/// over (the probe's cp and ep; dp is 1 in a probe): a sum over those axes
+/// alone whose result the update reads, as it is or through a view or a
+/// cast. The composition adds them for the plan's whole dp x cp x ep group
+/// (Composer::addReductions); counted here too, they would be twice.
+static llvm::DenseSet<Operation *>
+gradientReductions(Block &body,
+                   const llvm::DenseMap<Operation *, Kind> &kinds) {
+  llvm::DenseSet<Operation *> out;
+  for (Operation &op : body.without_terminator()) {
+    ArrayAttr axes;
+    if (auto ar = dyn_cast<AllReduceOp>(op))
+      axes = ar.getAxesAttr();
+    else if (auto rs = dyn_cast<ReduceScatterOp>(op))
+      axes = rs.getAxesAttr();
+    if (!axes || kinds.lookup(&op) != Backward ||
+        !llvm::all_of(axes, [](Attribute a) {
+          StringRef name = cast<StringAttr>(a).getValue();
+          return name == "dp" || name == "cp" || name == "ep";
+        }))
+      continue;
+    SmallVector<std::pair<Value, int>> work = {{op.getResult(0), 0}};
+    bool toUpdate = false;
+    while (!work.empty() && !toUpdate) {
+      auto [v, depth] = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (kinds.lookup(user) == Update ||
+            user->hasAttr(PartDialect::getGradientAttrName())) {
+          toUpdate = true;
+          break;
+        }
+        if (depth < 3 && user->getNumOperands() == 1)
+          for (Value r : user->getResults())
+            work.push_back({r, depth + 1});
+      }
+    }
+    if (toUpdate)
+      out.insert(&op);
+  }
+  return out;
 }
 
 std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
@@ -414,7 +465,11 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       return success();
     });
     PassManager pm(ctx);
-    std::string text = planPipeline(*module, training, probe);
+    // The plan's passes up to part-spmd: the gradients' reductions over
+    // the probe's cp and ep are left out below, so they are not bucketed
+    // (part-grad-buckets) either.
+    std::string text = trainingPipeline(*module, training, probe.recompute);
+    addPass(text, "part-spmd{" + probe.spmdOptions() + "}");
     std::string parseError;
     llvm::raw_string_ostream os(parseError);
     if (failed(parsePassPipeline(text, pm, os))) {
@@ -460,6 +515,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     }
   }
   llvm::DenseMap<Operation *, Kind> kinds = passKinds(function);
+  llvm::DenseSet<Operation *> leftOut = gradientReductions(body, kinds);
   llvm::DenseMap<Operation *, int32_t> sections;
   int64_t maxLayer = assignSections(body, kinds, sections);
   p.probedLayers = maxLayer + 1;
@@ -509,7 +565,8 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
     o.weight = weightOps.contains(&op);
     o.scales = dependsOnBatch && kind != Update;
     if (std::optional<CollectiveCost> c = collectiveCost(&op, mesh)) {
-      if (isa<AllSliceOp>(op) || c->groupSize <= 1 || c->movedBytes == 0)
+      if (isa<AllSliceOp>(op) || c->groupSize <= 1 || c->movedBytes == 0 ||
+          leftOut.contains(&op))
         continue;
       o.commBytes = double(c->movedBytes);
       o.commSteps = c->steps;
@@ -553,7 +610,7 @@ std::optional<Probe> runProbe(ModuleOp cut, const TrainingOptions &training,
       }
   }
 
-  measureHiddenShares(function, mesh, cluster, kinds, scaled, p);
+  measureHiddenShares(function, mesh, cluster, kinds, scaled, leftOut, p);
 
   // Parameters: by the layer of the first layer op that reads them (through
   // casts and the like), else before or after the layers (both when tied).

@@ -2,11 +2,11 @@
 //
 // Internal to the planner: a probe is the model cut to its first layers
 // (truncateLayers), trained and partitioned by the real passes for one
-// tensor and expert parallel degree, sequence parallelism and
-// recomputation, on pp:1 (one stage, so that part-pipeline labels each op forward, backward or
-// update), and reduced to what the composition needs: each op's FLOPs,
-// bytes and collective with its step, its layer and whether it grows with
-// the batch; bytes per parameter; activations each layer keeps.
+// tensor, context and expert parallel degree, sequence parallelism and
+// recomputation, on pp:1 (one stage, so that part-pipeline labels each op
+// forward, backward or update), and reduced to what the composition needs: each
+// op's FLOPs, bytes and collective with its step, its layer and whether it
+// grows with the batch; bytes per parameter; activations each layer keeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,15 +40,18 @@ struct ProbeOp {
   /// A collective: bytes a device moves, and ring steps (latencies).
   double commBytes = 0, commSteps = 0;
   /// The consecutive ranks its groups span (its outermost axis's size times
-  /// the sizes of the axes inside it: a tp group t, an ep group e x t, as
-  /// PlanConfig::spmdOptions orders the mesh): the link it runs on.
+  /// the sizes of the axes inside it: a tp group t, an ep group e x t, a cp
+  /// group c x e x t, as PlanConfig::spmdOptions orders the mesh): the link
+  /// it runs on.
   int64_t span = 1;
 };
 
 struct Probe {
-  PlanConfig config;        ///< tp, ep, sp, recompute (pp:1, dp:1)
+  PlanConfig config; ///< tp, cp, ep, sp, recompute (pp:1, dp:1)
   /// The sequences one device's program runs: the model's batch, its share
-  /// on each of ep devices (at least one): what `scales` ops saw.
+  /// on each of ep devices (at least one): what `scales` ops saw. Under cp
+  /// each of them is S / cp tokens of its sequence: every op's FLOPs,
+  /// bytes and activations are a cp device's.
   int64_t batch = 0;
   int64_t probedLayers = 0; ///< layers in the probe
   std::vector<ProbeOp> ops;

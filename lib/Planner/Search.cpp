@@ -73,6 +73,8 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       ok = number(c.tp, 1, kMaxDevices);
     else if (key == "pp")
       ok = number(c.pp, 1, kMaxDevices);
+    else if (key == "cp")
+      ok = number(c.cp, 1, kMaxDevices);
     else if (key == "ep")
       ok = number(c.ep, 1, kMaxDevices);
     else if (key == "vpp")
@@ -130,7 +132,7 @@ std::optional<PlanConstraint> PlanConstraint::parse(const std::string &text,
       }
     } else {
       *error = "--fix: unknown key \"" + key.str() +
-               "\" (known: dp tp pp ep vpp mbs schedule zero recompute sp "
+               "\" (known: dp tp pp cp ep vpp mbs schedule zero recompute sp "
                "sync tp-overlap dp-overlap)";
       ok = false;
     }
@@ -151,6 +153,8 @@ PlanConstraint::choices(const PlanConfig &c) const {
     out.push_back({"tp", n(*tp), n(c.tp)});
   if (pp)
     out.push_back({"pp", n(*pp), n(c.pp)});
+  if (cp)
+    out.push_back({"cp", n(*cp), n(c.cp)});
   if (ep)
     out.push_back({"ep", n(*ep), n(c.ep)});
   if (virtualStages)
@@ -269,11 +273,12 @@ double chunkStepSeconds(double forward, double backward, double weight,
 namespace {
 
 /// What a probe is compiled for: (tp, sequence parallelism, recomputation,
-/// tp-overlap chunks, ep).
-using ProbeKey = std::tuple<int64_t, bool, Recompute, int64_t, int64_t>;
+/// tp-overlap chunks, ep, cp).
+using ProbeKey =
+    std::tuple<int64_t, bool, Recompute, int64_t, int64_t, int64_t>;
 
 ProbeKey probeKeyOf(const PlanConfig &c) {
-  return {c.tp, c.sequenceParallel, c.recompute, c.tpOverlap, c.ep};
+  return {c.tp, c.sequenceParallel, c.recompute, c.tpOverlap, c.ep, c.cp};
 }
 
 /// The ranking: faster first; between plans equally fast (within a
@@ -287,8 +292,9 @@ bool faster(const PlanEstimate &a, const PlanEstimate &b) {
   if (std::abs(ma - mb) > 1e-6 * std::max(ma, mb))
     return ma < mb;
   auto simple = [](const PlanConfig &c) {
-    return std::make_tuple(c.zero, c.recompute, c.pp, c.ep, c.virtualStages,
-                           c.sequenceParallel, c.syncPerStep, c.tpOverlap);
+    return std::make_tuple(c.zero, c.recompute, c.pp, c.cp, c.ep,
+                           c.virtualStages, c.sequenceParallel, c.syncPerStep,
+                           c.tpOverlap);
   };
   return simple(a.config) < simple(b.config);
 }
@@ -342,13 +348,29 @@ bool isVShape(pl::ScheduleKind kind) {
 /// or after its layers fills fewer.
 int64_t mostGroups(int64_t layers) { return layers > 0 ? layers + 2 : 0; }
 
-/// Why the fixed choices cannot all hold, from the devices, the layers and
-/// the global batch alone: "tp=8 does not divide the 12 devices"; nullopt
-/// when nothing is seen yet.
+/// The cp degrees a search tries: the one fixed, else 1 and each power of
+/// two that divides the devices, whose 2 cp chunks divide the `sequence`
+/// (part-context-parallel's balanced order) and leave each device at least
+/// kMinContextTokens of it; 1 alone for a model without attention
+/// (`sequence` 0) or with shorter sequences.
+std::vector<int64_t> contextDegrees(const SearchOptions &options,
+                                    int64_t sequence) {
+  if (options.constraint.cp)
+    return {*options.constraint.cp};
+  std::vector<int64_t> cps = {1};
+  for (int64_t c = 2; sequence > 0 && c <= options.devices; c *= 2)
+    if (options.devices % c == 0 && sequence % (2 * c) == 0 &&
+        sequence / c >= kMinContextTokens)
+      cps.push_back(c);
+  return cps;
+}
 
+/// Why the fixed choices cannot all hold, from the devices, the layers, the
+/// sequence and the global batch alone: "tp=8 does not divide the 12
+/// devices"; nullopt when nothing is seen yet.
 std::optional<std::string> fixMismatch(const SearchOptions &options,
                                        int64_t layers, int64_t globalBatch,
-                                       int64_t experts) {
+                                       int64_t experts, int64_t sequence) {
   const PlanConstraint &fix = options.constraint;
   const int64_t devices = options.devices;
   auto n = [](int64_t v) { return std::to_string(v); };
@@ -358,6 +380,7 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
        {std::pair<const char *, std::optional<int64_t>>{"dp", fix.dp},
         {"tp", fix.tp},
         {"pp", fix.pp},
+        {"cp", fix.cp},
         {"ep", fix.ep}}) {
     if (!value)
       continue;
@@ -366,7 +389,9 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
     if (double(product) > double(devices) || devices % product != 0)
       return named + " does not divide the " + n(devices) + " devices";
   }
-  if (fix.dp && fix.tp && fix.pp && (fix.ep || experts == 0) &&
+  // cp is 1 where it is not fixed and the search tries no other.
+  bool cpKnown = fix.cp || contextDegrees(options, sequence).size() == 1;
+  if (fix.dp && fix.tp && fix.pp && (fix.ep || experts == 0) && cpKnown &&
       product != devices)
     return named + " is " + n(product) + " devices, not the " + n(devices) +
            " given";
@@ -385,6 +410,17 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   if (fix.ep && experts > 0 && experts % *fix.ep)
     return "ep=" + n(*fix.ep) + " does not divide the model's " + n(experts) +
            " experts";
+  if (fix.cp && *fix.cp > 1 && sequence == 0)
+    return "cp=" + n(*fix.cp) +
+           " needs a model with attention (part.attention): context "
+           "parallelism splits the sequence its attentions run over; this "
+           "one has none";
+  if (fix.cp && sequence > 0 && sequence % (2 * *fix.cp))
+    return "cp=" + n(*fix.cp) +
+           " cuts each sequence into 2 x cp = " + n(2 * *fix.cp) +
+           " chunks (the balanced causal order), which do "
+           "not divide the model's sequence of " +
+           n(sequence) + " tokens";
   // The batch is split over dp x ep.
   int64_t split = fix.dp.value_or(1) * fix.ep.value_or(1);
   std::string splitName =
@@ -415,10 +451,20 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
            " needs a training step";
   if (!train && fix.zero && *fix.zero > 0)
     return "zero=" + n(*fix.zero) + " needs a training step";
+  // ZeRO shards over dp x cp x ep: one of them above 1.
   if (fix.zero && *fix.zero > 0 && fix.dp && *fix.dp == 1 &&
-      (experts == 0 || fix.ep.value_or(experts) == 1))
-    return "zero=" + n(*fix.zero) +
-           (experts ? " needs dp or ep above 1" : " needs dp above 1");
+      (experts == 0 || fix.ep.value_or(experts) == 1) &&
+      fix.cp.value_or(contextDegrees(options, sequence).back()) == 1) {
+    std::vector<std::string> axes = {"dp"};
+    if (fix.cp)
+      axes.push_back("cp");
+    if (experts)
+      axes.push_back("ep");
+    std::string listed;
+    for (size_t i = 0; i < axes.size(); ++i)
+      listed += (i == 0 ? "" : i + 1 == axes.size() ? " or " : ", ") + axes[i];
+    return "zero=" + n(*fix.zero) + " needs " + listed + " above 1";
+  }
   if (!train && fix.dpOverlap && !*fix.dpOverlap)
     return "dp-overlap=0 needs a training step (it places the gradients' "
            "reductions)";
@@ -450,10 +496,10 @@ std::optional<std::string> fixMismatch(const SearchOptions &options,
   return std::nullopt;
 }
 
-/// Every combination of the probed tp and ep degrees (`probeKeys`: tp, sp,
-/// recompute, tp-overlap, ep), pp, dp, micro-batch size, schedule, virtual
-/// stages and ZeRO that the constraint admits; what a rule leaves out is
-/// counted in `pruned`, what the constraint leaves out in `excluded`.
+/// Every combination of the probed tp, cp and ep degrees (`probeKeys`: tp,
+/// sp, recompute, tp-overlap, ep, cp), pp, dp, micro-batch size, schedule,
+/// virtual stages and ZeRO that the constraint admits; what a rule leaves out
+/// is counted in `pruned`, what the constraint leaves out in `excluded`.
 std::vector<PlanConfig>
 listCandidates(const SearchOptions &options,
                const std::vector<ProbeKey> &probeKeys,
@@ -469,18 +515,19 @@ listCandidates(const SearchOptions &options,
       ScheduleKind::VMin};
   int64_t largestMicroBatch =
       std::max(options.maxMicroBatchSize, fix.microBatchSize.value_or(0));
-  // The (tp, ep) degrees probed, each once, in order.
-  std::set<std::pair<int64_t, int64_t>> degrees;
+  // The (tp, cp, ep) degrees probed, each once, in order.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> degrees;
   for (const ProbeKey &key : probeKeys)
-    degrees.insert({std::get<0>(key), std::get<4>(key)});
+    degrees.insert({std::get<0>(key), std::get<5>(key), std::get<4>(key)});
   std::vector<PlanConfig> candidates;
-  for (auto [t, e] : degrees) {
-    if (!excluded.admits("ep", fix.ep, e))
+  for (auto [t, cp, e] : degrees) {
+    if (!excluded.admits("cp", fix.cp, cp) || !excluded.admits("ep", fix.ep, e))
       continue;
-    for (int64_t p : divisorsOf(options.devices / (t * e))) {
+    for (int64_t p : divisorsOf(options.devices / (t * cp * e))) {
       if (!excluded.admits("pp", fix.pp, p))
         continue;
-      int64_t d = options.devices / (t * p * e);
+      // The batch is split over dp x ep, each sequence over cp.
+      int64_t d = options.devices / (t * p * cp * e);
       if (!excluded.admits("dp", fix.dp, d))
         continue;
       // A pp that does not divide the layers cuts them unevenly (the
@@ -541,45 +588,47 @@ listCandidates(const SearchOptions &options,
               vs.clear();
           }
           for (int64_t v : vs) {
-            for (int64_t z = 0; z <= (d * e > 1 && train ? 3 : 0); ++z) {
+            // ZeRO shards over dp x cp x ep.
+            for (int64_t z = 0; z <= (d * cp * e > 1 && train ? 3 : 0); ++z) {
               // ZeRO-1 under a pipeline: each micro-batch's gradients
               // reduce-scattered, or the whole sum once (Megatron's
               // distributed optimizer). ZeRO-2's once-per-step form holds
               // the whole gradients too: the same plan, left out.
               bool pipelined = train && (p > 1 || mb > 1);
-              for (auto [pt, sp, rc, ov, pe] : probeKeys)
-              for (bool sync : {false, true}) {
-                if (pt != t || pe != e ||
-                    (sync && !(pipelined && mb > 1 && z == 1)))
-                  continue;
-                PlanConfig c;
-                c.syncPerStep = sync;
-                c.tp = t;
-                c.pp = p;
-                c.dp = d;
-                c.ep = e;
-                c.virtualStages = v;
-                c.microBatchSize = b;
-                c.microBatches = mb;
-                c.schedule = train && (p > 1 || mb > 1) ? schedule : "none";
-                c.zero = z;
-                c.recompute = rc;
-                c.sequenceParallel = sp;
-                c.tpOverlap = ov;
-                c.dpOverlap = fix.dpOverlap.value_or(true);
-                bool admitted = true;
-                for (const PlanConstraint::Choice &x : fix.choices(c)) {
-                  std::string item = x.key + "=" + x.fixed;
-                  if (x.fixed == x.actual) {
-                    excluded.met.insert(item);
-                  } else {
-                    excluded.names[item].insert(x.actual);
-                    admitted = false;
+              for (auto [pt, sp, rc, ov, pe, pc] : probeKeys)
+                for (bool sync : {false, true}) {
+                  if (pt != t || pe != e || pc != cp ||
+                      (sync && !(pipelined && mb > 1 && z == 1)))
+                    continue;
+                  PlanConfig c;
+                  c.syncPerStep = sync;
+                  c.tp = t;
+                  c.pp = p;
+                  c.dp = d;
+                  c.cp = cp;
+                  c.ep = e;
+                  c.virtualStages = v;
+                  c.microBatchSize = b;
+                  c.microBatches = mb;
+                  c.schedule = train && (p > 1 || mb > 1) ? schedule : "none";
+                  c.zero = z;
+                  c.recompute = rc;
+                  c.sequenceParallel = sp;
+                  c.tpOverlap = ov;
+                  c.dpOverlap = fix.dpOverlap.value_or(true);
+                  bool admitted = true;
+                  for (const PlanConstraint::Choice &x : fix.choices(c)) {
+                    std::string item = x.key + "=" + x.fixed;
+                    if (x.fixed == x.actual) {
+                      excluded.met.insert(item);
+                    } else {
+                      excluded.names[item].insert(x.actual);
+                      admitted = false;
+                    }
                   }
+                  if (admitted)
+                    candidates.push_back(c);
                 }
-                if (admitted)
-                  candidates.push_back(c);
-              }
             }
           }
         }
@@ -710,6 +759,13 @@ Model modelOf(ModuleOp model, int64_t layers, bool alike) {
         cast<RankedTensorType>(d.getResult().getType()).getDimSize(0);
     m.summary.experts = std::gcd(m.summary.experts, experts);
   });
+  // Its sequence: the first attention's queries' (part-context-parallel
+  // refuses attentions of different lengths).
+  model.walk([&](part::AttentionOp a) {
+    m.summary.sequence =
+        cast<RankedTensorType>(a.getQuery().getType()).getDimSize(2);
+    return WalkResult::interrupt();
+  });
   // The model's batch: its first input's first dimension.
   for (auto f : model.getOps<func::FuncOp>()) {
     if (f.isDeclaration())
@@ -787,17 +843,23 @@ std::vector<PlanConfig> tensorParallelProbes(const SearchOptions &options) {
 }
 
 /// The probes a search compiles: each of tensorParallelProbes' with every
-/// ep degree whose product with its tp divides the devices.
+/// cp and ep degree whose product with its tp divides the devices (each
+/// compiled on cp:c,ep:e,tp:t, so that attention's K/V all-gathers over cp
+/// and the experts' all-to-alls are costed as compiled, on the link their
+/// group spans).
 std::vector<PlanConfig> probeConfigs(const SearchOptions &options,
-                                     int64_t experts) {
+                                     int64_t experts, int64_t sequence) {
   std::vector<PlanConfig> toProbe;
-  for (int64_t e : expertDegrees(options, experts))
-    for (PlanConfig pc : tensorParallelProbes(options)) {
-      if (options.devices % (pc.tp * e) != 0)
-        continue;
-      pc.ep = e;
-      toProbe.push_back(pc);
-    }
+  for (int64_t c : contextDegrees(options, sequence))
+    for (int64_t e : expertDegrees(options, experts))
+      for (PlanConfig pc : tensorParallelProbes(options)) {
+        // c, e and tp each divide the devices (at most 2^24): no overflow.
+        if (options.devices % (pc.tp * e * c) != 0)
+          continue;
+        pc.cp = c;
+        pc.ep = e;
+        toProbe.push_back(pc);
+      }
   return toProbe;
 }
 
@@ -847,26 +909,30 @@ using ReportFn = llvm::function_ref<void(SearchProgress::Stage, int64_t,
 /// recomputation: compiled once more when the constraint leaves it out), or
 /// nullopt with its error in `modelWhy`.
 std::optional<Probe> compileProbes(ModuleOp cut, const SearchOptions &options,
-                                   int64_t experts,
+                                   int64_t experts, int64_t sequence,
                                    std::map<ProbeKey, Probed> &probes,
                                    std::map<std::string, int64_t> &pruned,
                                    int64_t &compiled, ReportFn report,
                                    std::string *modelWhy) {
   const Cluster &cluster = options.cluster;
-  const std::vector<PlanConfig> toProbe = probeConfigs(options, experts);
+  const std::vector<PlanConfig> toProbe =
+      probeConfigs(options, experts, sequence);
   // The model's own FLOPs and parameters come from the tp = 1 probe
-  // without recomputation or experts split: probed once more when the
-  // constraint leaves it out.
+  // without recomputation, experts or sequence split: probed once more
+  // when the constraint leaves it out.
   auto isModel = [](const PlanConfig &pc) {
-    return pc.tp == 1 && pc.ep == 1 && !pc.sequenceParallel &&
+    return pc.tp == 1 && pc.ep == 1 && pc.cp == 1 && !pc.sequenceParallel &&
            pc.recompute == Recompute::None;
   };
   bool probesModel = llvm::any_of(toProbe, isModel);
   int64_t probeCount = int64_t(toProbe.size()) + (probesModel ? 0 : 1);
-  auto probeName = [](const PlanConfig &pc) {
+  auto degrees = [](const PlanConfig &pc) {
     return "tp=" + std::to_string(pc.tp) +
-           (pc.ep > 1 ? " ep=" + std::to_string(pc.ep) : std::string()) +
-           (pc.sequenceParallel ? " sp" : "") +
+           (pc.cp > 1 ? " cp=" + std::to_string(pc.cp) : std::string()) +
+           (pc.ep > 1 ? " ep=" + std::to_string(pc.ep) : std::string());
+  };
+  auto probeName = [&](const PlanConfig &pc) {
+    return degrees(pc) + (pc.sequenceParallel ? " sp" : "") +
            (pc.tpOverlap ? " tp-overlap=" + std::to_string(pc.tpOverlap)
                          : std::string()) +
            (pc.recompute == Recompute::None
@@ -886,9 +952,8 @@ std::optional<Probe> compileProbes(ModuleOp cut, const SearchOptions &options,
       *modelWhy = why;
     }
     if (!probe) {
-      pruned["tp=" + std::to_string(pc.tp) +
-             (pc.ep > 1 ? " ep=" + std::to_string(pc.ep) : std::string()) +
-             (pc.sequenceParallel ? " sp" : "") + ": " + why] += 1;
+      pruned[degrees(pc) + (pc.sequenceParallel ? " sp" : "") + ": " + why] +=
+          1;
       continue;
     }
     probes[probeKeyOf(pc)].probe = std::move(*probe);
@@ -930,7 +995,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
     return std::nullopt;
   }
   if (std::optional<std::string> why =
-          fixMismatch(options, layers, globalBatch, m.summary.experts)) {
+          fixMismatch(options, layers, globalBatch, m.summary.experts,
+                      m.summary.sequence)) {
     *error = "no plan fits: " + *why;
     return std::nullopt;
   }
@@ -960,8 +1026,8 @@ std::optional<SearchResult> search(ModuleOp model, const SearchOptions &options,
   // FLOPs and parameters.
   std::string modelWhy;
   std::optional<Probe> modelProbe =
-      compileProbes(*cut, options, m.summary.experts, probes, result.pruned,
-                    m.summary.probes, report, &modelWhy);
+      compileProbes(*cut, options, m.summary.experts, m.summary.sequence,
+                    probes, result.pruned, m.summary.probes, report, &modelWhy);
   if (!modelProbe) {
     *error = "the model does not compile unpartitioned: " + modelWhy;
     return std::nullopt;

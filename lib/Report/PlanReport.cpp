@@ -23,6 +23,8 @@ std::string fixed(double v, const char *format) {
 std::string planLabel(size_t rank, const PlanConfig &c) {
   std::string s = "#" + std::to_string(rank) + " tp" + std::to_string(c.tp) +
                   " pp" + std::to_string(c.pp) + " dp" + std::to_string(c.dp);
+  if (c.cp > 1)
+    s += " cp" + std::to_string(c.cp);
   if (c.ep > 1)
     s += " ep" + std::to_string(c.ep);
   if (c.virtualStages > 1)
@@ -172,10 +174,15 @@ report::Report partition::buildPlanReport(const SearchResult &result,
                    "mbs",      "mb",      "schedule",  "zero",   "recompute",
                    "sp",       "step",    "compute",   "exposed comm.",
                    "bubble",   "memory",  "TFLOP/s",   "MFU"};
-  // An ep column for a model with experts.
+  // A cp column where a plan splits the sequence, an ep column for a model
+  // with experts (after dp, in the mesh's order).
+  bool context = llvm::any_of(
+      result.plans, [](const PlanEstimate &e) { return e.config.cp > 1; });
   bool experts = result.model.experts > 0;
   if (experts)
     table.columns.insert(table.columns.begin() + 4, "ep");
+  if (context)
+    table.columns.insert(table.columns.begin() + 4, "cp");
   for (size_t i = 0; i < result.plans.size() && i < top; ++i) {
     const PlanEstimate &e = result.plans[i];
     const PlanConfig &c = e.config;
@@ -204,6 +211,8 @@ report::Report partition::buildPlanReport(const SearchResult &result,
          Cell::number(fixed(100 * e.mfu, "%.1f%%"))};
     if (experts)
       row.insert(row.begin() + 4, n(c.ep));
+    if (context)
+      row.insert(row.begin() + 4, n(c.cp));
     table.rows.push_back(std::move(row));
   }
   ranked.caption = "The busiest stage's compute, the communication compute "
@@ -218,6 +227,7 @@ report::Report partition::buildPlanReport(const SearchResult &result,
   mesh.role = "pp outermost, tp innermost: a tp group on consecutive ranks";
   for (auto [name, size] : {std::pair<const char *, int64_t>{"pp", c.pp},
                             {"dp", c.dp},
+                            {"cp", c.cp},
                             {"ep", c.ep},
                             {"tp", c.tp}})
     if (size > 1 || std::string(name) == "tp")

@@ -77,7 +77,10 @@ cl::opt<bool> explain("explain",
                       cl::cat(category));
 cl::opt<std::string>
     fix("fix",
-        cl::desc("fixed choices: dp, tp, pp, ep (experts split over ep "
+        cl::desc("fixed choices: dp, tp, pp, cp (each sequence split over cp "
+                 "devices: a model with attention whose sequence 2 x cp "
+                 "divides; searched unfixed for sequences of 16384 tokens "
+                 "and more), ep (experts split over ep "
                  "devices: a mixture-of-experts model), vpp, mbs, schedule, "
                  "zero, "
                  "recompute (none|selective|full), sp (0|1), sync "
@@ -198,9 +201,14 @@ std::string secs(double s) {
 }
 
 void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
-  // An ep column for a model with experts.
+  // A cp column where a plan splits the sequence, an ep column for a model
+  // with experts.
+  bool context = llvm::any_of(
+      r.plans, [](const PlanEstimate &e) { return e.config.cp > 1; });
   bool experts = r.model.experts > 0;
   os << llvm::format("%3s %3s %3s %5s", "#", "tp", "pp", "dp");
+  if (context)
+    os << llvm::format(" %3s", "cp");
   if (experts)
     os << llvm::format(" %3s", "ep");
   os << llvm::format(" %3s %4s %5s %-16s %4s %-9s %2s %11s "
@@ -222,6 +230,8 @@ void printTable(llvm::raw_ostream &os, const SearchResult &r, size_t count) {
     afterBackward |= !c.dpOverlap && c.dp > 1;
     os << llvm::format("%3zu %3lld %3lld %5lld", i + 1, (long long)c.tp,
                        (long long)c.pp, (long long)c.dp);
+    if (context)
+      os << llvm::format(" %3lld", (long long)c.cp);
     if (experts)
       os << llvm::format(" %3lld", (long long)c.ep);
     os << llvm::format(
@@ -258,6 +268,7 @@ std::string differences(const PlanConfig &a, const PlanConfig &b) {
   note("tp", n(a.tp), n(b.tp));
   note("pp", n(a.pp), n(b.pp));
   note("dp", n(a.dp), n(b.dp));
+  note("cp", n(a.cp), n(b.cp));
   note("ep", n(a.ep), n(b.ep));
   note("vpp", n(a.virtualStages), n(b.virtualStages));
   note("micro-batch size", n(a.microBatchSize), n(b.microBatchSize));
@@ -333,6 +344,7 @@ llvm::json::Object planJson(const PlanEstimate &e) {
       {"tp", c.tp},
       {"pp", c.pp},
       {"dp", c.dp},
+      {"cp", c.cp},
       {"ep", c.ep},
       {"virtual_stages", c.virtualStages},
       {"micro_batch_size", c.microBatchSize},

@@ -304,6 +304,63 @@ TEST(Composer, ExpertsReducedAndShardedOverDataParallelOnly) {
   EXPECT_DOUBLE_EQ(ep.memory.optimizerState, 32e6);
 }
 
+// Context parallelism: the batch is not split over cp, each sequence is
+// (the probe's costs are a cp device's), and every gradient is summed over
+// dp x cp, ZeRO sharding over that group: cp:2 reduces and shards as dp:2
+// does, and dp:2 x cp:2 as dp:4.
+PlanConfig contextPlan(int64_t dp, int64_t cp, int64_t zero) {
+  PlanConfig c = plan(dp, 1, 1, zero);
+  c.cp = cp;
+  return c;
+}
+
+TEST(Composer, GradientsReducedAndShardedOverDataAndContextParallel) {
+  Fixture f;
+  // ZeRO 0 on cp:2: the all-reduce of 16 MB over 2 devices, 16 ms, of
+  // which backward (8 ms and the bucket's copies) hides 8.064 ms.
+  PlanEstimate cp = f.estimate(contextPlan(1, 2, 0));
+  PlanEstimate dp = f.estimate(plan(2, 1, 1, 0));
+  double backward = 8e-3 + 64e-6;
+  EXPECT_NEAR(cp.seconds, 4e-3 + backward + 4e-3 + (16e-3 - backward), 1e-12);
+  EXPECT_NEAR(cp.seconds, dp.seconds, 1e-12);
+  // Model FLOPs and devices: 2 devices run the 8 sequences.
+  EXPECT_DOUBLE_EQ(cp.modelFlops, dp.modelFlops);
+  EXPECT_DOUBLE_EQ(cp.mfu, dp.mfu);
+  // dp:2 x cp:2: ZeRO shards over the 4 devices, as dp:4 does.
+  for (int64_t zero : {1, 2, 3}) {
+    PlanEstimate both = f.estimate(contextPlan(2, 2, zero));
+    PlanEstimate four = f.estimate(plan(4, 1, 1, zero));
+    EXPECT_DOUBLE_EQ(both.memory.optimizerState, 32e6 / 4) << zero;
+    EXPECT_DOUBLE_EQ(both.memory.gradients, four.memory.gradients) << zero;
+    EXPECT_DOUBLE_EQ(both.memory.parameters, four.memory.parameters) << zero;
+    EXPECT_NEAR(both.seconds, four.seconds, 1e-12) << zero;
+  }
+  // Experts' gradients are summed over dp x cp too (not over ep).
+  f.probe.layerExpertParams = {0.5e6};
+  f.probe.layerExpertTensors = {1};
+  PlanConfig c = contextPlan(1, 2, 1);
+  c.ep = 2;
+  EXPECT_DOUBLE_EQ(f.estimate(c).memory.optimizerState,
+                   2e6 * 8 / 4 + 2e6 * 8 / 2);
+}
+
+TEST(Composer, ContextParallelGroupsRunOnTheLinkTheySpan) {
+  // dp:2 x cp:4 over tp 1 spans the 8 devices of a node: the gradients'
+  // all-reduce on its 10 GB/s; over tp 2, 16 devices: the 1 GB/s link.
+  Fixture f;
+  f.cluster.intraNode = {1e10, 0};
+  PlanEstimate node = f.estimate(contextPlan(2, 4, 0));
+  PlanConfig wide = contextPlan(2, 4, 0);
+  wide.tp = 2;
+  PlanEstimate nodes = f.estimate(wide);
+  // 2 x 7/8 x 16 MB: 2.8 ms at 10 GB/s, all hidden by backward; 28 ms at
+  // 1 GB/s, 8.064 ms of it hidden.
+  double backward = 8e-3 + 64e-6;
+  EXPECT_NEAR(node.seconds, 4e-3 + backward + 4e-3, 1e-12);
+  EXPECT_NEAR(nodes.seconds, 4e-3 + backward + 4e-3 + (28e-3 - backward),
+              1e-12);
+}
+
 TEST(Composer, CollectivesRunOnTheLinkTheirGroupSpans) {
   // A forward all-to-all of 1 MB over an ep group: on the 10 GB/s link
   // while its group spans the 8 devices of a node, on the 1 GB/s one

@@ -55,14 +55,18 @@ TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
     const char *text, *error;
   };
   for (const Case &k : std::initializer_list<Case>{
-           {"xp=2", "--fix: unknown key \"xp\" (known: dp tp pp ep vpp mbs "
-                    "schedule zero recompute sp sync tp-overlap dp-overlap)"},
+           {"xp=2", "--fix: unknown key \"xp\" (known: dp tp pp cp ep vpp "
+                    "mbs schedule zero recompute sp sync tp-overlap "
+                    "dp-overlap)"},
            {"ep=0", "--fix: ep=0 is not a whole number of at least 1"},
+           {"cp=0", "--fix: cp=0 is not a whole number of at least 1"},
+           {"cp=16777217",
+            "--fix: cp=16777217 is too large (at most 16777216)"},
+           {"cp=2,cp=4", "--fix: cp is given twice (cp=2, cp=4)"},
            {"dp-overlap=2", "--fix: dp-overlap=2 is not 0 or 1"},
            {"tp-overlap=1", "--fix: tp-overlap=1 is not 0 (off) or a number "
                             "of chunks (at least 2)"},
-           {"tp-overlap=65",
-            "--fix: tp-overlap=65 is too large (at most 64)"},
+           {"tp-overlap=65", "--fix: tp-overlap=65 is too large (at most 64)"},
            {"zero=5", "--fix: zero=5 is not a ZeRO stage (0-3)"},
            {"tp=0", "--fix: tp=0 is not a whole number of at least 1"},
            {"tp=x", "--fix: tp=x is not a whole number of at least 1"},
@@ -76,6 +80,25 @@ TEST(PlanConstraint, RejectsWhatIsNotAChoice) {
     EXPECT_FALSE(parse(k.text, &error)) << k.text;
     EXPECT_EQ(error, k.error) << k.text;
   }
+}
+
+TEST(PlanConstraint, FixesContextParallelism) {
+  std::string error;
+  std::optional<PlanConstraint> c = parse("tp=8,pp=16,cp=16", &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->cp, 16);
+  PlanConfig plan;
+  plan.tp = 8;
+  plan.pp = 16;
+  plan.cp = 8;
+  EXPECT_FALSE(c->admits(plan));
+  std::vector<PlanConstraint::Choice> choices = c->choices(plan);
+  ASSERT_EQ(choices.size(), 3u);
+  EXPECT_EQ(choices[2].key, "cp");
+  EXPECT_EQ(choices[2].fixed, "16");
+  EXPECT_EQ(choices[2].actual, "8");
+  plan.cp = 16;
+  EXPECT_TRUE(c->admits(plan));
 }
 
 TEST(PlanConstraint, AdmitsThePlansWithItsChoices) {
@@ -155,6 +178,43 @@ TEST(PlanConfig, PlacesEpBetweenDpAndTp) {
   c.tp = 1;
   c.dp = 1;
   EXPECT_EQ(c.spmdOptions(), "mesh=\"ep:4\"");
+}
+
+// cp between dp and ep (Megatron-Core's order, pp dp cp ep tp): a cp group
+// is the ep x tp blocks beside each other. The batch is not split over it
+// but every gradient is summed over it: dp x cp x ep devices reduce a dense
+// gradient, dp x cp an expert's.
+TEST(PlanConfig, PlacesCpBetweenDpAndTp) {
+  PlanConfig c;
+  c.tp = 8;
+  c.pp = 16;
+  c.dp = 8;
+  c.cp = 16;
+  c.microBatches = 16;
+  EXPECT_EQ(c.spmdOptions(), "mesh=\"pp:16,dp:8,cp:16,tp:8\" "
+                             "micro-batches=16 schedule=1f1b");
+  EXPECT_EQ(c.text(), "tp=8 pp=16 dp=8 cp=16 mbs=1 mb=16 schedule=1f1b "
+                      "zero=0 recompute=none sp=0");
+  EXPECT_EQ(c.devices(), 16384);
+  EXPECT_EQ(c.dataParallel(), 128);
+  EXPECT_EQ(c.expertDataParallel(), 128);
+  c.ep = 2;
+  c.pp = 1;
+  c.microBatches = 1;
+  EXPECT_EQ(c.spmdOptions(), "mesh=\"dp:8,cp:16,ep:2,tp:8\"");
+  EXPECT_EQ(c.text(), "tp=8 pp=1 dp=8 cp=16 ep=2 mbs=1 mb=1 schedule=1f1b "
+                      "zero=0 recompute=none sp=0");
+  EXPECT_EQ(c.dataParallel(), 256);
+  EXPECT_EQ(c.expertDataParallel(), 128);
+  c.tp = 1;
+  c.dp = 1;
+  c.ep = 1;
+  c.cp = 2;
+  EXPECT_EQ(c.spmdOptions(), "mesh=\"cp:2\"");
+  // Its gradients are reduced in buckets, as dp's.
+  EXPECT_NE(afterSpmdPipeline(true, c.dataParallel(), 0)
+                .find("part-grad-buckets{bytes="),
+            std::string::npos);
 }
 
 // The gradients' reductions over dp in buckets (a pipeline's too); with

@@ -1,7 +1,7 @@
 //===- Planner.h - the automatic partitioner --------------------*- C++ -*-===//
 //
-// Chooses dp, tp, pp, virtual stages, micro-batch size, schedule, ZeRO stage,
-// recomputation and sequence parallelism for a model on a cluster
+// Chooses dp, tp, pp, cp, ep, virtual stages, micro-batch size, schedule,
+// ZeRO stage, recomputation and sequence parallelism for a model on a cluster
 // (docs/design/2026-12-03-cost-model.md, "Search"):
 //
 // - probes: the model cut to its first three layers (when its layers are
@@ -66,6 +66,12 @@ struct PlanConfig {
   /// over dp x ep (the ep devices of a dense layer are data parallel, as in
   /// Megatron-Core and DeepSpeed-MoE).
   int64_t ep = 1;
+  /// Context parallelism: each sequence split over cp devices
+  /// (part-context-parallel: the balanced causal order, attention's keys
+  /// and values all-gathered over cp); the batch is not split over it, but
+  /// every parameter's gradient is summed over it (its devices see other
+  /// tokens of the same sequences), as in Megatron-Core.
+  int64_t cp = 1;
   int64_t virtualStages = 1;  ///< chunks per stage (interleaved-1f1b)
   int64_t microBatchSize = 1; ///< sequences per micro-batch per dp group
   int64_t microBatches = 1;   ///< per step
@@ -87,12 +93,16 @@ struct PlanConfig {
   bool dpOverlap = true;
 
   /// "tp=8 pp=8 dp=16 mbs=1 mb=96 schedule=1f1b zero=1 recompute=full sp=1"
-  /// (" ep=8" after dp where ep > 1).
+  /// (" cp=16" then " ep=8" after dp where they are above 1).
   std::string text() const;
-  /// tp x pp x dp x ep.
-  int64_t devices() const { return tp * pp * dp * ep; }
-  /// The devices a dense parameter's gradient is reduced over: dp x ep.
-  int64_t dataParallel() const { return dp * ep; }
+  /// tp x pp x dp x cp x ep.
+  int64_t devices() const { return tp * pp * dp * cp * ep; }
+  /// The devices a dense parameter's gradient is reduced over (and ZeRO
+  /// shards it over): dp x cp x ep.
+  int64_t dataParallel() const { return dp * cp * ep; }
+  /// The devices an expert's gradient is reduced over: dp x cp (each ep
+  /// device holds other experts).
+  int64_t expertDataParallel() const { return dp * cp; }
   /// part-spmd's options for this plan.
   std::string spmdOptions() const;
 };
@@ -112,10 +122,17 @@ constexpr int64_t kMaxMicroBatches = 4096;
 /// Steps of one pipeline schedule (stages x micro-batches x chunks) the
 /// search simulates; plans with more are left out.
 constexpr int64_t kMaxScheduleSteps = int64_t(1) << 20;
+/// The fewest tokens of a sequence each device keeps under a cp degree the
+/// search tries unasked: context parallelism is for long sequences (Llama
+/// 3 ran cp 16 at 131,072 tokens, 8192 per device, and none at 8192), so a
+/// search tries cp > 1 only for sequences of 16,384 tokens and more, and
+/// the probes of shorter ones stay those of cp 1. `--fix cp=` is not held
+/// to it.
+constexpr int64_t kMinContextTokens = 8192;
 
 /// A constraint on the search: the fields given are fixed (`--fix`).
 struct PlanConstraint {
-  std::optional<int64_t> dp, tp, pp, ep, virtualStages, microBatchSize;
+  std::optional<int64_t> dp, tp, pp, cp, ep, virtualStages, microBatchSize;
   std::optional<std::string> schedule;
   std::optional<int64_t> zero;
   std::optional<Recompute> recompute;
@@ -123,10 +140,10 @@ struct PlanConstraint {
   std::optional<int64_t> tpOverlap;
   std::optional<bool> dpOverlap;
   /// Parses "tp=8,pp=8,mbs=1,schedule=1f1b,zero=0,recompute=full,sp=1"
-  /// (keys: dp tp pp ep vpp mbs schedule zero recompute sp sync tp-overlap
+  /// (keys: dp tp pp cp ep vpp mbs schedule zero recompute sp sync tp-overlap
   /// dp-overlap, sync being step or micro-batch, tp-overlap 0 or the
-  /// chunks, dp-overlap 0 or 1, each at most once; numbers at most kMaxDevices, mbs kMaxGlobalBatch); nullopt with
-  /// `error` naming the bad key or value.
+  /// chunks, dp-overlap 0 or 1, each at most once; numbers at most kMaxDevices,
+  /// mbs kMaxGlobalBatch); nullopt with `error` naming the bad key or value.
   static std::optional<PlanConstraint> parse(const std::string &text,
                                              std::string *error);
   bool admits(const PlanConfig &c) const;
@@ -215,6 +232,9 @@ struct ModelSummary {
   /// Experts of its mixture-of-experts layers (part.expert_dispatch); 0:
   /// none, and ep is 1.
   int64_t experts = 0;
+  /// The sequence its attentions run over (a part.attention's query
+  /// dimension 2): what cp splits; 0: no attention, and cp is 1.
+  int64_t sequence = 0;
   double parameters = 0;   ///< elements
   int64_t probes = 0;      ///< partitionings compiled
 };

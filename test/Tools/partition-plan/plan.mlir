@@ -120,7 +120,7 @@
 // HELP: --global-batch=
 // HELP-NOT: --mlir-
 //
-// KEY: partition-plan: --fix: unknown key "xp" (known: dp tp pp ep vpp mbs schedule zero recompute sp sync tp-overlap dp-overlap)
+// KEY: partition-plan: --fix: unknown key "xp" (known: dp tp pp cp ep vpp mbs schedule zero recompute sp sync tp-overlap dp-overlap)
 // ZERO: partition-plan: --fix: zero=5 is not a ZeRO stage (0-3)
 // DEVICES: partition-plan: --devices and --top must be at least 1
 // CLUSTER: partition-plan: {{.*}}none.json

@@ -112,7 +112,18 @@ KernelWork partition::part::kernelWorkOf(Operation *op,
   auto k = cast<RankedTensorType>(op->getOperand(1).getType());
   if (op->hasAttr("causal")) {
     auto window = op->getAttrOfType<IntegerAttr>("window");
-    w.flops *= keptShare(q.getShape()[2], k.getShape()[2],
+    // With positions (part-context-parallel's queries: a device's chunks
+    // of the sequence in the balanced order, against all of its keys) the
+    // rows are not the first Sq of the sequence: the balanced chunks keep
+    // as many scores per query as the whole sequence's average row (and a
+    // ring's blocks, over its steps, as many as the whole).
+    bool positions = isa<AttentionBlockOp>(op);
+    if (auto a = dyn_cast<AttentionOp>(op))
+      positions = static_cast<bool>(a.getQueryPositions());
+    if (auto g = dyn_cast<AttentionGradOp>(op))
+      positions = static_cast<bool>(g.getQueryPositions());
+    int64_t sk = k.getShape()[2];
+    w.flops *= keptShare(positions ? sk : q.getShape()[2], sk,
                          window ? window.getInt() : 0);
   }
   return w;

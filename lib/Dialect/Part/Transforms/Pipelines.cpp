@@ -76,9 +76,9 @@ void partition::part::addSpmdShardingPipeline(
         {options.meshName, first, ep && first != epAxis ? epAxis : "",
          microBatches}));
   if (hasAxis(options.tensorParallelAxis))
-    pm.addPass(createPartTensorParallelPass({options.meshName,
-                                             options.tensorParallelAxis,
-                                             options.sequenceParallel}));
+    pm.addPass(createPartTensorParallelPass(
+        {options.meshName, options.tensorParallelAxis, options.sequenceParallel,
+         cp ? cpAxis : std::string()}));
   if (ep)
     pm.addPass(createPartExpertParallelPass({options.meshName, epAxis}));
   // The sequence inside each device's batch (the mesh's order pp, dp, cp,

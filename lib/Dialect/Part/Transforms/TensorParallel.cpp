@@ -251,10 +251,21 @@ struct PartTensorParallelPass
   /// Sequence parallelism: after the residual add that takes each
   /// row-parallel layer's output, pin the residual stream [B, S, E] to a
   /// split of S over the axis (and of B as the batch of the inputs is split).
+  /// With a context axis (the sequence split over it already), S is split
+  /// over both, the context axis major: each device's tokens split again.
   LogicalResult splitSequence(func::FuncOp function,
                               ArrayRef<MatmulOp> rowParallel, int64_t size,
                               ArrayRef<StringRef> axes) {
     MLIRContext *ctx = function.getContext();
+    int64_t contextSize = 1;
+    if (!contextAxis.empty()) {
+      FailureOr<int64_t> c =
+          lookupMeshAxisSize(function->getParentOfType<ModuleOp>(), meshName,
+                             contextAxis, "split the sequence over");
+      if (failed(c))
+        return failure();
+      contextSize = *c;
+    }
     // The batch split the data-parallel annotation gave the inputs.
     SmallVector<StringRef> batchAxes;
     for (unsigned i = 0; i < function.getNumArguments() && batchAxes.empty();
@@ -287,14 +298,21 @@ struct PartTensorParallelPass
       auto type = cast<RankedTensorType>(residual->getResult(0).getType());
       if (type.getRank() != 3)
         continue;
-      if (type.getDimSize(1) % size)
-        return residual->emitOpError()
-               << "has sequence length " << type.getDimSize(1) << ", which "
-               << axis << " (size " << size
-               << ") does not divide for sequence parallelism";
+      if (type.getDimSize(1) % (contextSize * size)) {
+        InFlightDiagnostic d = residual->emitOpError()
+                               << "has sequence length " << type.getDimSize(1)
+                               << ", which " << axis << " (size " << size
+                               << ")";
+        if (contextSize > 1)
+          d << " times " << contextAxis << " (size " << contextSize << ")";
+        d << " does not divide for sequence parallelism";
+        return d;
+      }
       SmallVector<SmallVector<StringRef>> dims(3);
       dims[0].assign(batchAxes.begin(), batchAxes.end());
-      dims[1].assign(axes.begin(), axes.end());
+      if (contextSize > 1)
+        dims[1].push_back(contextAxis);
+      dims[1].append(axes.begin(), axes.end());
       OpBuilder b(ctx);
       b.setInsertionPointAfter(residual);
       Value result = residual->getResult(0);

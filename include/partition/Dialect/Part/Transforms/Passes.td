@@ -599,7 +599,13 @@ def PartTensorParallelPass : Pass<"part-tensor-parallel", "::mlir::ModuleOp"> {
            "also split the residual stream [batch, sequence, features] by "
            "sequence over the axis between blocks (Megatron's sequence "
            "parallelism): each block's all-reduce becomes a reduce-scatter "
-           "and an all-gather, and layer norms run on sequence shards">
+           "and an all-gather, and layer norms run on sequence shards">,
+    Option<"contextAxis", "context-axis", "std::string", /*default=*/"\"\"",
+           "an axis the sequence is split over already (part-context-"
+           "parallel's): sequence parallelism splits each device's tokens "
+           "again, the sequence over this axis and then `axis`, as "
+           "Megatron-Core's sequence parallelism within a context-parallel "
+           "rank">
   ];
 }
 
