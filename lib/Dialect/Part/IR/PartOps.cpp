@@ -628,14 +628,11 @@ LogicalResult AttentionBlockOp::inferReturnTypes(
   auto k = getTensorType(adaptor.getKey().getType());
   auto v = getTensorType(adaptor.getValue().getType());
   if (failed(checkAttentionOperands(report, q, k, v, adaptor.getCausal(),
-                                    adaptor.getWindow(), /*positions=*/true)))
+                                    adaptor.getWindow(), /*positions=*/true)) ||
+      failed(checkAttentionPositions(report, q, k, adaptor.getCausal(),
+                                     adaptor.getQueryPositions(),
+                                     adaptor.getKeyPositions())))
     return failure();
-  auto qp = getTensorType(adaptor.getQueryPositions().getType());
-  auto kp = getTensorType(adaptor.getKeyPositions().getType());
-  if (!qp || !kp || qp.getShape() != ArrayRef<int64_t>{q.getDimSize(2)} ||
-      kp.getShape() != ArrayRef<int64_t>{k.getDimSize(2)})
-    return report("query and key positions must have shapes [",
-                  q.getDimSize(2), "] and [", k.getDimSize(2), "]");
   int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2);
   inferred.push_back(RankedTensorType::get({b, h, sq, v.getDimSize(3)},
                                            q.getElementType()));

@@ -635,9 +635,15 @@ public:
       tagLayer(r.getDefiningOp());
       return r;
     };
-    Value merged =
-        AddOp::create(b, loc, MulOp::create(b, loc, acc, column(wa)),
-                      MulOp::create(b, loc, result, column(wb)));
+    // One op per statement: the IR's order must not depend on the order
+    // the compiler evaluates a call's arguments in.
+    Value accShare = column(wa);
+    Value kept = MulOp::create(b, loc, acc, accShare);
+    Value blockShare = column(wb);
+    Value added = MulOp::create(b, loc, result, blockShare);
+    Value merged = AddOp::create(b, loc, kept, added);
+    for (Value v : {kept, added})
+      tagLayer(v.getDefiningOp());
     for (Value v : {m, wa, wb, sum, newLse, merged})
       tagLayer(v.getDefiningOp());
     return {merged, newLse};

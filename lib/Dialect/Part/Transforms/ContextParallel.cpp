@@ -270,7 +270,9 @@ struct PartContextParallelPass
         return v;
       return CastOp::create(b, loc, t.clone(b.getF32Type()), v);
     };
-    Value product = MulOp::create(b, loc, f32(dy), f32(o));
+    Value dy32 = f32(dy);
+    Value o32 = f32(o);
+    Value product = MulOp::create(b, loc, dy32, o32);
     int64_t last = cast<RankedTensorType>(product.getType()).getRank() - 1;
     return ReduceSumOp::create(b, loc, product, ArrayRef<int64_t>{last},
                                /*keepDims=*/false);
