@@ -34,6 +34,7 @@ PlanConfig planOf(const PlanConstraint &c) {
   p.tp = c.tp.value_or(p.tp);
   p.pp = c.pp.value_or(p.pp);
   p.ep = c.ep.value_or(p.ep);
+  p.cp = c.cp.value_or(p.cp);
   p.virtualStages = c.virtualStages.value_or(p.virtualStages);
   p.microBatchSize = c.microBatchSize.value_or(p.microBatchSize);
   p.schedule = c.schedule.value_or(p.schedule);
@@ -57,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   for (const std::optional<int64_t> &n :
-       {fix->dp, fix->tp, fix->pp, fix->ep, fix->virtualStages})
+       {fix->dp, fix->tp, fix->pp, fix->ep, fix->cp, fix->virtualStages})
     FUZZ_CHECK(!n || (*n >= 1 && *n <= kMaxDevices), "a degree's bounds");
   FUZZ_CHECK(!fix->microBatchSize ||
                  (*fix->microBatchSize >= 1 &&
