@@ -604,6 +604,15 @@ func.func @attention_positions_shapes(%q: tensor<2x4x8x8xf32>, %k: tensor<2x4x16
 
 // -----
 
+func.func @attention_positions_types(%q: tensor<2x4x8x8xf32>, %qp: tensor<8xi32>, %kp: tensor<8xi64>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+2 {{'part.attention' op query and key positions must have one element type, got 'i32' and 'i64'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = part.attention %q, %q, %q causal positions(%qp, %kp) : (tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x8x8xf32>, tensor<8xi32>, tensor<8xi64>) -> tensor<2x4x8x8xf32>
+  return %0 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
 func.func @attention_positions_not_causal(%q: tensor<2x4x8x8xf32>, %p: tensor<8xi64>) -> tensor<2x4x8x8xf32> {
   // expected-error @+2 {{'part.attention' op positions need causal: they only place the causal mask}}
   // expected-error @+1 {{failed to infer returned types}}

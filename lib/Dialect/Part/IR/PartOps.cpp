@@ -596,6 +596,9 @@ static LogicalResult checkAttentionPositions(const Reporter &report,
                   qp ? formatShape(qp.getShape()) : std::string("unranked"),
                   " and ",
                   kp ? formatShape(kp.getShape()) : std::string("unranked"));
+  if (qp.getElementType() != kp.getElementType())
+    return report("query and key positions must have one element type, got ",
+                  qp.getElementType(), " and ", kp.getElementType());
   return success();
 }
 

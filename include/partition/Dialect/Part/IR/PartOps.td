@@ -444,7 +444,7 @@ def Part_AttentionOp : Part_Op<"attention", [DeclareOpInterfaceMethods<Part_Shar
       are equal;
     - `window` is at least 1 and only comes with `causal`;
     - positions come with `causal`, both or neither, with shapes `[Sq]` and
-      `[Sk]`.
+      `[Sk]` and one element type.
   }];
   let arguments = (ins Part_FloatTensor:$query, Part_FloatTensor:$key,
                    Part_FloatTensor:$value,
