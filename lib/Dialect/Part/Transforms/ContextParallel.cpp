@@ -350,21 +350,18 @@ struct PartContextParallelPass
     return v;
   }
 
-  /// Puts the inputs, labels and constants indexed by the sequence in the
-  /// balanced order, where they enter the function.
+  /// Puts the arguments and constants indexed by the sequence in the
+  /// balanced order, where they enter the function: inputs, labels and
+  /// masks, but also a parameter of one row per position (GPT-2's learned
+  /// position table) and its optimizer state, whose new values
+  /// restoreResults puts back in the sequence's order.
   void reorderSources(func::FuncOp function, const DimensionClasses &dims,
                       const SequenceDims &seq, Value positions, Value local) {
     OpBuilder b(&getContext());
     Block &entry = function.getBody().front();
     b.setInsertionPointAfter(local.getDefiningOp());
-    for (BlockArgument arg : entry.getArguments()) {
-      auto role = function.getArgAttrOfType<ArgRoleAttr>(
-          arg.getArgNumber(), PartDialect::getRoleAttrName());
-      if (!role || role.getValue() == ArgRole::Parameter ||
-          role.getValue() == ArgRole::State)
-        continue;
+    for (BlockArgument arg : entry.getArguments())
       replaceSource(b, arg, seq.of(arg, dims), local, positions);
-    }
     SmallVector<ConstantOp> constants;
     function.walk([&](ConstantOp c) {
       auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
