@@ -174,7 +174,9 @@ def check_mesh(args, out, mesh, masked):
     if why:
         sys.exit(f"run {mesh}: logits differ from torch: {why}")
     text = open(ir).read()
-    attention = len(re.findall(r"part\.attention\b", text))
+    # The ops (`= part.attention ...`), not the reasons of collectives that
+    # name them.
+    attention = len(re.findall(r"= part\.attention\b", text))
     tp = len(re.findall(r'part\.all_reduce .*axes \["tp"', text))
     print(f"run {mesh}: logits equal torch; attention {attention}; "
           f"tp all-reduces {tp}{experts_summary(text)}")

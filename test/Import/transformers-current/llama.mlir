@@ -40,6 +40,16 @@
 // DYNAMO-NEXT: train dp:2,tp:2: 3 steps equal one rank's
 // DYNAMO-NEXT: train dp:1: 3 steps equal torch's
 //
+// Context parallelism on the dynamo export: the logits equal torch's with
+// the sequence split over cp (alone and with dp),
+// and 3 steps on cp:2 equal one rank's.
+// RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) llama %t/cp --meshes cp:2,dp:2+cp:2,cp:4 --train cp:2 | FileCheck %s --check-prefix=CP
+// CP: run cp:2: logits equal torch; attention 2; tp all-reduces 0
+// CP-NEXT: run dp:2,cp:2: logits equal torch; attention 2; tp all-reduces 0
+// CP-NEXT: run cp:4: logits equal torch; attention 2; tp all-reduces 0
+// CP-NEXT: train cp:2: 3 steps equal one rank's
+// CP-NEXT: train dp:1: 3 steps equal torch's
+//
 // RUN: %current_python %S/check_export.py --bin $(dirname partition-opt) llama %t/dynamo-mask --mask --meshes dp:1,dp:2+tp:2 | FileCheck %s --check-prefix=MASK
 // MASK: import llama --mask: ok
 // MASK-NEXT: params: 21 equal named_parameters() (15 viewed transposed)

@@ -170,10 +170,46 @@ struct PartContextParallelPass
     return failure(walk.wasInterrupted());
   }
 
+  /// An error for an input or label with a dimension of the sequence's
+  /// length that the sharding rules do not join to the attentions' (an op
+  /// between them folds the sequence into another dimension, as a reshape
+  /// of [B, S, H] into [B S, H] rows does): it would not be put in the
+  /// balanced order while the attentions' operands are.
+  LogicalResult checkInputsReached(func::FuncOp function,
+                                   const DimensionClasses &dims,
+                                   const SequenceDims &seq) {
+    for (BlockArgument arg : function.getArguments()) {
+      auto role = function.getArgAttrOfType<ArgRoleAttr>(
+          arg.getArgNumber(), PartDialect::getRoleAttrName());
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!role || !type ||
+          (role.getValue() != ArgRole::Input &&
+           role.getValue() != ArgRole::Label) ||
+          !llvm::is_contained(type.getShape(), seq.length) ||
+          !seq.of(arg, dims).empty())
+        continue;
+      auto name = function.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), PartDialect::getNameAttrName());
+      return function.emitError()
+             << "context parallelism over \"" << axis
+             << "\" cannot follow the sequence (" << seq.length
+             << " positions) from the attentions to argument "
+             << arg.getArgNumber() << (name ? " (" + name.str() + ")" : "")
+             << " of shape [" << llvm::make_range(type.getShape().begin(),
+                                                  type.getShape().end())
+             << "]: an op between them folds the sequence into another "
+                "dimension (a part.reshape of [batch, sequence, features] "
+                "into rows), so its positions could not be put in the "
+                "order of the attentions'";
+    }
+    return success();
+  }
+
   LogicalResult splitSequence(func::FuncOp function, int64_t size) {
     DimensionClasses dims(function);
     FailureOr<SequenceDims> seq = findSequence(function, dims, size);
-    if (failed(seq) || failed(checkPositionwise(function, dims, *seq)))
+    if (failed(seq) || failed(checkPositionwise(function, dims, *seq)) ||
+        failed(checkInputsReached(function, dims, *seq)))
       return failure();
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);

@@ -81,3 +81,21 @@ func.func @nocp(%x: tensor<1x2x8x4xf32> {part.role = #part.role<input>}) -> tens
   %o = part.attention %x, %x, %x causal : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
   return %o : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// The sequence folded with the batch into rows before the attention (as
+// Hugging Face's GPT-2 export writes its Conv1D layers): the input's
+// positions cannot be put in the attention's order, so nothing is split
+// rather than the attention's mask placed on the wrong positions.
+part.mesh @mesh = <["cp"=2]>
+// expected-error @below {{context parallelism over "cp" cannot follow the sequence (8 positions) from the attentions to argument 0 (x) of shape [2, 8, 4]: an op between them folds the sequence into another dimension (a part.reshape of [batch, sequence, features] into rows), so its positions could not be put in the order of the attentions'}}
+func.func @rows(%x: tensor<2x8x4xf32> {part.name = "x", part.role = #part.role<input>},
+                %w: tensor<4x8xf32> {part.role = #part.role<parameter>}) -> tensor<2x2x8x4xf32> {
+  %r = part.reshape %x : tensor<2x8x4xf32> -> tensor<16x4xf32>
+  %p = part.matmul %r, %w : (tensor<16x4xf32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+  %h = part.reshape %p : tensor<16x8xf32> -> tensor<2x8x2x4xf32>
+  %t = part.transpose %h [0, 2, 1, 3] : tensor<2x8x2x4xf32> -> tensor<2x2x8x4xf32>
+  %o = part.attention %t, %t, %t causal : (tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>, tensor<2x2x8x4xf32>) -> tensor<2x2x8x4xf32>
+  return %o : tensor<2x2x8x4xf32>
+}
